@@ -1,0 +1,70 @@
+# texc — build, test, demo.  `make` builds build/texc; `make test`, `make demo`, `make asan`, `make bench`.
+B ?= build
+CC ?= cc
+LLVM_CONFIG ?= llvm-config-19
+LLVM_CFLAGS := $(shell $(LLVM_CONFIG) --cflags 2>/dev/null | sed 's/-std=[^ ]*//')
+LLVM_LIBS := $(shell $(LLVM_CONFIG) --ldflags --libs 2>/dev/null) $(shell $(LLVM_CONFIG) --system-libs 2>/dev/null)
+OPT ?= -O2 -g
+WARN := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wno-unused-parameter
+CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -Icompiler -Iruntime -I$(B)/gen $(EXTRA_CFLAGS)
+LDLIBS := $(LLVM_LIBS) -lxgboost -lcjson -lOpenCL -ldl -lpthread -lm $(EXTRA_LDFLAGS)
+
+COMPILER_SRC := $(wildcard compiler/*.c) $(wildcard compiler/autosched/*.c)
+RUNTIME_SRC := $(wildcard runtime/*.c)
+GEN_SRC := $(B)/gen/lexer.c $(B)/gen/parser.c
+COMPILER_OBJ := $(COMPILER_SRC:%.c=$(B)/%.o) $(GEN_SRC:%.c=%.o)
+RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(B)/%.o)
+HEADERS := compiler/texc.h runtime/texrt.h runtime/rt_internal.h $(wildcard compiler/*.h compiler/autosched/*.h runtime/*.h)
+
+all: $(B)/texc $(B)/libtexrt.a
+
+$(B)/gen/parser.c $(B)/gen/parser.h &: grammar/parser.y
+	@mkdir -p $(B)/gen
+	bison -Wall -Werror --defines=$(B)/gen/parser.h -o $(B)/gen/parser.c $<
+
+$(B)/gen/lexer.c: grammar/lexer.re $(B)/gen/parser.h
+	@mkdir -p $(B)/gen
+	re2c -W --no-generation-date -o $@ $<
+
+$(B)/gen/%.o: $(B)/gen/%.c $(HEADERS) $(B)/gen/parser.h
+	$(CC) $(CFLAGS) -Wno-unused-function -Wno-missing-prototypes -c $< -o $@
+
+$(B)/compiler/codegen_llvm.o: compiler/codegen_llvm.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LLVM_CFLAGS) -c $< -o $@
+
+$(B)/%.o: %.c $(HEADERS) $(B)/gen/parser.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(B)/libtexrt.a: $(RUNTIME_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+# -rdynamic: JIT-compiled kernels find the runtime (rt_parallel_for) in texc itself.
+$(B)/texc: $(COMPILER_OBJ) $(B)/libtexrt.a
+	$(CC) $(CFLAGS) -rdynamic -o $@ $(COMPILER_OBJ) -Wl,--whole-archive $(B)/libtexrt.a -Wl,--no-whole-archive $(LDLIBS)
+
+deps:
+	@./scripts/install-deps.sh
+
+test: deps
+	@$(MAKE) --no-print-directory all
+	@./tests/run.sh $(B)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@./scripts/demo.sh $(B)
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@./bench/run.sh $(B)
+
+asan: deps
+	@$(MAKE) --no-print-directory B=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
+	@ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 ./tests/run.sh build-asan
+
+clean:
+	rm -rf build build-asan
+
+.PHONY: all deps test demo bench asan clean

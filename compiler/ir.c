@@ -1,0 +1,340 @@
+/* ir.c — loop IR constructors, substitution and structural equality. */
+#include "texc.h"
+
+#include <string.h>
+
+const char *const binop_names[BINOP_COUNT] = {"+",  "-",  "*", "/",  "%",  "min", "max", "==",
+                                              "!=", "<",  "<=", ">", ">=", "&&",  "||",  "pow"};
+const char *const callfn_names[CALLFN_COUNT] = {"exp", "log",     "sqrt",  "rsqrt", "tanh",
+                                                "sigmoid", "abs", "floor", "ceil"};
+const char *const forkind_names[FORKIND_COUNT] = {
+    "serial",     "parallel",   "vectorized",  "unrolled",    "blockIdx.x", "blockIdx.y",
+    "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z", "vthread"};
+
+static int next_id;
+
+IrVar *ir_newvar(const char *name, DType t) {
+  IrVar *v = xalloc(sizeof *v);
+  v->name = xstrdup(name);
+  v->dtype = t;
+  v->id = ++next_id;
+  return v;
+}
+
+static Expr *new_expr(ExprKind k, DType t) {
+  Expr *e = xalloc(sizeof *e);
+  e->kind = k;
+  e->dtype = t;
+  return e;
+}
+
+Expr *ir_const(DType t, int64_t v) {
+  Expr *e = new_expr(E_INT, t);
+  e->ival = v;
+  return e;
+}
+
+Expr *ir_int(int64_t v) { return ir_const(DT_I64, v); }
+
+Expr *ir_float(DType t, double v) {
+  Expr *e = new_expr(E_FLOAT, t);
+  e->fval = v;
+  return e;
+}
+
+Expr *ir_var(IrVar *v) {
+  Expr *e = new_expr(E_VAR, v->dtype);
+  e->var = v;
+  return e;
+}
+
+static Expr **copy_args(Expr **args, int n) {
+  Expr **a = xalloc(sizeof(Expr *) * (size_t)(n ? n : 1));
+  for (int i = 0; i < n; i++) a[i] = args[i];
+  return a;
+}
+
+Expr *ir_load(Buffer *b, Expr **idx) {
+  Expr *e = new_expr(E_LOAD, b->dtype);
+  e->buf = b;
+  e->nargs = b->ndim;
+  e->args = copy_args(idx, b->ndim);
+  return e;
+}
+
+Expr *ir_bin(BinOp op, Expr *a, Expr *b) {
+  bool cmp = op >= OP_EQ && op <= OP_OR;
+  Expr *e = new_expr(E_BIN, cmp ? DT_BOOL : a->dtype);
+  e->op = op;
+  e->a = a;
+  e->b = b;
+  return e;
+}
+
+Expr *ir_un(UnOp op, Expr *a) {
+  Expr *e = new_expr(E_UN, op == OP_NOT ? DT_BOOL : a->dtype);
+  e->op = op;
+  e->a = a;
+  return e;
+}
+
+Expr *ir_select(Expr *c, Expr *a, Expr *b) {
+  Expr *e = new_expr(E_SELECT, a->dtype);
+  e->a = c;
+  e->b = a;
+  e->c = b;
+  return e;
+}
+
+Expr *ir_call(CallFn fn, Expr **args, int n, DType t) {
+  Expr *e = new_expr(E_CALL, t);
+  e->op = fn;
+  e->nargs = n;
+  e->args = copy_args(args, n);
+  return e;
+}
+
+Expr *ir_cast(DType t, Expr *a) {
+  Expr *e = new_expr(E_CAST, t);
+  e->a = a;
+  return e;
+}
+
+bool ir_is_const(const Expr *e, int64_t *v) {
+  if (!e || e->kind != E_INT) return false;
+  if (v) *v = e->ival;
+  return true;
+}
+
+static int64_t fdiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+  return q;
+}
+
+static int64_t fmod_i(int64_t a, int64_t b) { return a - fdiv(a, b) * b; }
+
+/* Fold OP over two integer constants, or with an identity; NULL when nothing folds. */
+static Expr *fold(BinOp op, Expr *a, Expr *b) {
+  int64_t x, y;
+  bool ca = ir_is_const(a, &x), cb = ir_is_const(b, &y);
+  if (ca && cb && a->dtype == b->dtype) {
+    switch (op) {
+    case OP_ADD: return ir_const(a->dtype, x + y);
+    case OP_SUB: return ir_const(a->dtype, x - y);
+    case OP_MUL: return ir_const(a->dtype, x * y);
+    case OP_DIV: if (y) return ir_const(a->dtype, fdiv(x, y)); break;
+    case OP_MOD: if (y) return ir_const(a->dtype, fmod_i(x, y)); break;
+    case OP_MIN: return ir_const(a->dtype, x < y ? x : y);
+    case OP_MAX: return ir_const(a->dtype, x > y ? x : y);
+    default: break;
+    }
+  }
+  if (op == OP_ADD && ca && x == 0) return b;
+  if ((op == OP_ADD || op == OP_SUB) && cb && y == 0) return a;
+  if (op == OP_MUL && ((ca && x == 1))) return b;
+  if ((op == OP_MUL || op == OP_DIV) && cb && y == 1) return a;
+  if (op == OP_MUL && ((ca && x == 0) || (cb && y == 0)) && dtype_is_int(a->dtype))
+    return ir_const(a->dtype, 0);
+  if (op == OP_MOD && cb && y == 1) return ir_const(a->dtype, 0);
+  return NULL;
+}
+
+static Expr *bin_fold(BinOp op, Expr *a, Expr *b) {
+  Expr *f = fold(op, a, b);
+  return f ? f : ir_bin(op, a, b);
+}
+
+Expr *ir_add(Expr *a, Expr *b) { return bin_fold(OP_ADD, a, b); }
+Expr *ir_sub(Expr *a, Expr *b) { return bin_fold(OP_SUB, a, b); }
+Expr *ir_mul(Expr *a, Expr *b) { return bin_fold(OP_MUL, a, b); }
+Expr *ir_min(Expr *a, Expr *b) { return bin_fold(OP_MIN, a, b); }
+Expr *ir_max(Expr *a, Expr *b) { return bin_fold(OP_MAX, a, b); }
+Expr *ir_floordiv(Expr *a, Expr *b) { return bin_fold(OP_DIV, a, b); }
+Expr *ir_floormod(Expr *a, Expr *b) { return bin_fold(OP_MOD, a, b); }
+
+static Stmt *new_stmt(StmtKind k) {
+  Stmt *s = xalloc(sizeof *s);
+  s->kind = k;
+  return s;
+}
+
+Stmt *ir_for(IrVar *v, Expr *min, Expr *extent, ForKind k, Stmt *body) {
+  Stmt *s = new_stmt(S_FOR);
+  s->var = v;
+  s->min = min;
+  s->extent = extent;
+  s->for_kind = k;
+  s->body = body;
+  return s;
+}
+
+Stmt *ir_store(Buffer *b, Expr **idx, Expr *value) {
+  Stmt *s = new_stmt(S_STORE);
+  s->buf = b;
+  s->nargs = b->ndim;
+  s->args = copy_args(idx, b->ndim);
+  s->value = value;
+  return s;
+}
+
+Stmt *ir_alloc(Buffer *b, Stmt *body) {
+  Stmt *s = new_stmt(S_ALLOC);
+  s->buf = b;
+  s->body = body;
+  return s;
+}
+
+Stmt *ir_if(Expr *cond, Stmt *then, Stmt *els) {
+  Stmt *s = new_stmt(S_IF);
+  s->cond = cond;
+  s->body = then;
+  s->els = els;
+  return s;
+}
+
+static void seq_collect(Vec *out, Stmt *s) {
+  if (!s) return;
+  if (s->kind == S_SEQ) {
+    for (int i = 0; i < s->n; i++) seq_collect(out, s->stmts[i]);
+    return;
+  }
+  vec_push(out, s);
+}
+
+Stmt *ir_seq(Stmt **ss, int n) {
+  Vec v = {0};
+  for (int i = 0; i < n; i++) seq_collect(&v, ss[i]);
+  if (v.len == 1) return v.data[0];
+  Stmt *s = new_stmt(S_SEQ);
+  s->n = v.len;
+  s->stmts = (Stmt **)v.data;
+  return s;
+}
+
+Stmt *ir_seq2(Stmt *a, Stmt *b) {
+  Stmt *two[2] = {a, b};
+  return ir_seq(two, 2);
+}
+
+Stmt *ir_barrier(void) { return new_stmt(S_BARRIER); }
+
+Buffer *ir_buffer(const char *name, DType t, int ndim, Expr **shape, Scope scope, BufKind kind) {
+  static int next_buf;
+  Buffer *b = xalloc(sizeof *b);
+  b->name = xstrdup(name);
+  b->dtype = t;
+  b->ndim = ndim;
+  b->shape = copy_args(shape, ndim);
+  b->scope = scope;
+  b->kind = kind;
+  b->id = ++next_buf;
+  return b;
+}
+
+/* Substitution rebuilds only the spine that changes. */
+Expr *ir_subst(Expr *e, IrVar **vars, Expr **vals, int n) {
+  if (!e) return NULL;
+  switch (e->kind) {
+  case E_INT:
+  case E_FLOAT: return e;
+  case E_VAR:
+    for (int i = 0; i < n; i++)
+      if (vars[i] == e->var) return vals[i];
+    return e;
+  default: break;
+  }
+  Expr *c = xalloc(sizeof *c);
+  *c = *e;
+  c->a = ir_subst(e->a, vars, vals, n);
+  c->b = ir_subst(e->b, vars, vals, n);
+  c->c = ir_subst(e->c, vars, vals, n);
+  if (e->nargs) {
+    c->args = xalloc(sizeof(Expr *) * (size_t)e->nargs);
+    for (int i = 0; i < e->nargs; i++) c->args[i] = ir_subst(e->args[i], vars, vals, n);
+  }
+  return c;
+}
+
+Stmt *ir_stmt_subst(Stmt *s, IrVar **vars, Expr **vals, int n) {
+  if (!s) return NULL;
+  Stmt *c = xalloc(sizeof *c);
+  *c = *s;
+  c->min = ir_subst(s->min, vars, vals, n);
+  c->extent = ir_subst(s->extent, vars, vals, n);
+  c->value = ir_subst(s->value, vars, vals, n);
+  c->cond = ir_subst(s->cond, vars, vals, n);
+  if (s->nargs) {
+    c->args = xalloc(sizeof(Expr *) * (size_t)s->nargs);
+    for (int i = 0; i < s->nargs; i++) c->args[i] = ir_subst(s->args[i], vars, vals, n);
+  }
+  c->body = ir_stmt_subst(s->body, vars, vals, n);
+  c->els = ir_stmt_subst(s->els, vars, vals, n);
+  if (s->n) {
+    c->stmts = xalloc(sizeof(Stmt *) * (size_t)s->n);
+    for (int i = 0; i < s->n; i++) c->stmts[i] = ir_stmt_subst(s->stmts[i], vars, vals, n);
+  }
+  return c;
+}
+
+Expr *ir_copy(Expr *e) { return ir_subst(e, NULL, NULL, 0); }
+
+bool ir_equal(const Expr *a, const Expr *b) {
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return false;
+  switch (a->kind) {
+  case E_INT: return a->ival == b->ival;
+  case E_FLOAT: return a->fval == b->fval;
+  case E_VAR: return a->var == b->var;
+  default: break;
+  }
+  if (a->op != b->op || a->buf != b->buf || a->nargs != b->nargs) return false;
+  for (int i = 0; i < a->nargs; i++)
+    if (!ir_equal(a->args[i], b->args[i])) return false;
+  return ir_equal(a->a, b->a) && ir_equal(a->b, b->b) && ir_equal(a->c, b->c);
+}
+
+bool ir_uses_var(const Expr *e, const IrVar *v) {
+  if (!e) return false;
+  if (e->kind == E_VAR) return e->var == v;
+  for (int i = 0; i < e->nargs; i++)
+    if (ir_uses_var(e->args[i], v)) return true;
+  return ir_uses_var(e->a, v) || ir_uses_var(e->b, v) || ir_uses_var(e->c, v);
+}
+
+/* Evaluate an integer expression over the function's sizes; -1 if it is not one. */
+static int64_t eval_size(const Expr *e, const LoweredFunc *f, const int64_t *sizes) {
+  int64_t x, y;
+  switch (e->kind) {
+  case E_INT: return e->ival;
+  case E_VAR:
+    for (int i = 0; f && i < f->nsizes; i++)
+      if (f->sizes[i] == e->var) return sizes[i];
+    return -1;
+  case E_BIN:
+    x = eval_size(e->a, f, sizes);
+    y = eval_size(e->b, f, sizes);
+    if (x < 0 || y < 0) return -1;
+    switch (e->op) {
+    case OP_ADD: return x + y;
+    case OP_SUB: return x - y;
+    case OP_MUL: return x * y;
+    case OP_DIV: return y ? fdiv(x, y) : -1;
+    case OP_MOD: return y ? fmod_i(x, y) : -1;
+    case OP_MIN: return x < y ? x : y;
+    case OP_MAX: return x > y ? x : y;
+    default: return -1;
+    }
+  default: return -1;
+  }
+}
+
+int64_t ir_buffer_numel(const Buffer *b, const LoweredFunc *f, const int64_t *sizes) {
+  int64_t n = 1;
+  for (int d = 0; d < b->ndim; d++) {
+    int64_t e = eval_size(b->shape[d], f, sizes);
+    if (e < 0) return -1;
+    n *= e;
+  }
+  return n;
+}

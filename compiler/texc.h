@@ -1,0 +1,515 @@
+/* texc.h — the compiler's one shared header: utilities, diagnostics, the AST,
+ * the checked compute DAG, the loop IR, and the interfaces between passes.
+ *
+ * Pipeline (driver.c):  parse_file -> check_program -> sched_build -> sched_lower
+ *                       -> backend->emit / backend->build   (or interp_run)
+ *
+ * Sections are ordered as the pipeline; each names the file that implements it.
+ */
+#ifndef TEXC_H
+#define TEXC_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TEXC_VERSION "0.1.0"
+
+/* ===================================================================== */
+/* util.c — arenas, strings, growable pointer arrays                      */
+/* ===================================================================== */
+
+/* All compiler data lives in the current arena and is freed at once.
+ * The tuner pushes an arena per candidate so that long searches do not grow. */
+typedef struct Arena Arena;
+Arena *arena_new(void);
+void arena_free(Arena *a);
+Arena *arena_swap(Arena *a); /* make A current; returns the previous one */
+void *xalloc(size_t n);      /* zeroed memory from the current arena */
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *read_file(const char *path, size_t *len); /* malloc'd, NUL-terminated; NULL if unreadable */
+
+/* A growable array of pointers in the current arena. */
+typedef struct Vec {
+  void **data;
+  int len, cap;
+} Vec;
+void vec_push(Vec *v, void *p);
+#define VEC_AT(v, i) ((v).data[(i)])
+
+/* ===================================================================== */
+/* diag.c — diagnostics for people                                        */
+/* ===================================================================== */
+
+typedef struct Loc {
+  const char *file; /* NULL: no location */
+  int line, col;    /* 1-based */
+} Loc;
+
+/* Register a file's text so that diagnostics can print the source line. */
+void diag_source(const char *file, const char *text);
+/* `FILE:LINE:COL: error: MESSAGE`, the source line and a caret, on stderr. */
+void diag_error(Loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void diag_warning(Loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void diag_note(Loc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int diag_errors(void); /* errors reported since the last diag_reset */
+void diag_reset(void);
+/* When set, diagnostics are counted but not printed (the tuner tries steps that may fail). */
+extern bool diag_silent;
+/* The text of the last error, for the tuner's error records. */
+const char *diag_last(void);
+/* Internal compiler errors: print and abort. Never for user mistakes. */
+_Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ===================================================================== */
+/* Data types                                                             */
+/* ===================================================================== */
+
+/* ORDER DType: dtype_name[] in util.c */
+typedef enum {
+  DT_BOOL, DT_I8, DT_I16, DT_I32, DT_I64, DT_U8, DT_U32, DT_F16, DT_F32, DT_F64,
+  DT_COUNT
+} DType;
+const char *dtype_name(DType t);       /* "f32" */
+bool dtype_parse(const char *s, DType *out);
+int dtype_bytes(DType t);              /* storage size; bool is 1 byte */
+bool dtype_is_float(DType t);
+bool dtype_is_int(DType t);            /* signed or unsigned integer, not bool */
+bool dtype_is_signed(DType t);
+
+/* ===================================================================== */
+/* The AST — grammar/parser.y builds it, ast.c prints it (--emit ast)     */
+/* ===================================================================== */
+
+/* Every node is one struct; the comment on each kind says which fields it uses.
+ * Lists are Vec of Ast*. Names are arena strings. */
+#define AST_KINDS(X)                                                                  \
+  /* expressions */                                                                   \
+  X(A_INT)     /* ival */                                                             \
+  X(A_FLOAT)   /* fval */                                                             \
+  X(A_STR)     /* sval */                                                             \
+  X(A_NAME)    /* name */                                                             \
+  X(A_MEMBER)  /* name.name2: `C.i`, `blockIdx.x` (steps only) */                     \
+  X(A_ACCESS)  /* name[list]: a tensor access */                                      \
+  X(A_CALL)    /* name(list): a math call or a cast (`f32(x)`) */                     \
+  X(A_UNARY)   /* op a: op is '-' or '!' */                                           \
+  X(A_BINARY)  /* a op b: op is a char or a TOKOP_ below */                           \
+  X(A_COND)    /* a ? b : c */                                                        \
+  X(A_KWARG)   /* name = a: `parts = 4` (steps only) */                               \
+  /* kernel bodies */                                                                 \
+  X(A_PARAM)   /* name: dtype[list]; also a kernel output */                          \
+  X(A_TENSOR)  /* tensor name: dtype[list] — a local intermediate */                  \
+  X(A_STMT)    /* a (an A_ACCESS) op b, where list2 (A_RANGE); op: '=' or a TOKOP_ */ \
+  X(A_RANGE)   /* name in a..b */                                                     \
+  /* top level */                                                                     \
+  X(A_CONST)   /* const name = a (one node per name) */                               \
+  X(A_IMPORT)  /* import sval; list holds the imported file's items once resolved */  \
+  X(A_KERNEL)  /* kernel name(list: A_PARAM) -> list2: A_PARAM { list3: A_STMT|A_TENSOR } */ \
+  X(A_SCHEDULE) /* schedule name.name2 for list (A_NAME targets; empty: all)          \
+                   { list2: A_STEP } or `= auto` (ival = 1) */                        \
+  X(A_STEP)    /* list (A_NAME outputs) = name(list2 args) */                         \
+  X(A_FILE)    /* sval: path; list: items */
+
+typedef enum {
+#define X(k) k,
+  AST_KINDS(X)
+#undef X
+  A_KIND_COUNT
+} AstKind;
+
+/* Operators that are more than one character; single-char ops use the char itself. */
+enum {
+  TOKOP_LE = 256, TOKOP_GE, TOKOP_EQ, TOKOP_NE, TOKOP_AND, TOKOP_OR,
+  TOKOP_ADDEQ, TOKOP_MAXEQ, TOKOP_MINEQ, TOKOP_MULEQ
+};
+
+typedef struct Ast Ast;
+struct Ast {
+  AstKind kind;
+  Loc loc;
+  const char *name, *name2;
+  int op;
+  int64_t ival;
+  double fval;
+  const char *sval;
+  Ast *a, *b, *c;
+  Vec list, list2, list3;
+};
+
+extern const char *const ast_kind_names[];
+Ast *ast_new(AstKind k, Loc loc);
+
+/* parse.c / parser.y: parse a whole file and, recursively, its imports (relative to
+ * the file, then to the stdlib directory). NULL when there were errors (reported). */
+Ast *parse_file(const char *path);
+Ast *parse_string(const char *file, const char *text);
+/* Parse the steps of one schedule block (without braces): the tuner and the records
+ * store schedules as text. Returns a Vec of A_STEP in *out. */
+bool parse_steps(const char *file, const char *text, Vec *out);
+extern const char *texc_stdlib_dir; /* set by the driver; default: <exe>/../stdlib */
+
+/* ast.c */
+void ast_print(FILE *f, const Ast *file);         /* --emit ast */
+void steps_print(FILE *f, const Vec *steps, const char *indent); /* steps back to text */
+char *steps_to_text(const Vec *steps);            /* one step per line */
+
+/* ===================================================================== */
+/* The loop IR — ir.c (constructors, substitution, equality)             */
+/* ===================================================================== */
+
+typedef struct Expr Expr;
+typedef struct Stmt Stmt;
+typedef struct Buffer Buffer;
+typedef struct Op Op;
+
+/* A variable: a loop variable, an axis of a compute, or a symbolic size. Identity is
+ * the pointer. Index arithmetic is i64 throughout (dtype DT_I64). */
+typedef struct IrVar {
+  const char *name;
+  DType dtype;
+  int id; /* unique per process, for printing duplicates apart */
+} IrVar;
+
+typedef enum { SCOPE_GLOBAL, SCOPE_SHARED, SCOPE_LOCAL } Scope;
+typedef enum { BUF_INPUT, BUF_OUTPUT, BUF_TEMP } BufKind;
+
+/* A multi-dimensional, row-major tensor. Loads and stores index it with one
+ * expression per dimension; backends flatten. */
+struct Buffer {
+  const char *name;
+  DType dtype;
+  int ndim;
+  Expr **shape; /* extents; constants or expressions over symbolic sizes */
+  Scope scope;
+  BufKind kind;
+  Op *op;       /* the compute that writes it (NULL for inputs) */
+  int id;
+};
+
+/* ORDER BinOp: binop_names[] in ir.c */
+typedef enum {
+  OP_ADD, OP_SUB, OP_MUL,
+  OP_DIV, /* integers: floor division (TVM floordiv); floats: true division */
+  OP_MOD, /* integers: floor modulo (result has the divisor's sign) */
+  OP_MIN, OP_MAX,
+  OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, /* result bool */
+  OP_AND, OP_OR,                           /* bool operands */
+  OP_POW,
+  BINOP_COUNT
+} BinOp;
+typedef enum { OP_NEG, OP_NOT } UnOp;
+/* ORDER CallFn: callfn_names[] in ir.c */
+typedef enum {
+  FN_EXP, FN_LOG, FN_SQRT, FN_RSQRT, FN_TANH, FN_SIGMOID, FN_ABS, FN_FLOOR, FN_CEIL,
+  CALLFN_COUNT
+} CallFn;
+extern const char *const binop_names[];
+extern const char *const callfn_names[];
+
+#define EXPR_KINDS(X)                                          \
+  X(E_INT)    /* ival (integer or bool dtype) */               \
+  X(E_FLOAT)  /* fval */                                       \
+  X(E_VAR)    /* var */                                        \
+  X(E_LOAD)   /* buf[args[0..nargs)], nargs == buf->ndim */    \
+  X(E_BIN)    /* op (BinOp), a, b */                           \
+  X(E_UN)     /* op (UnOp), a */                               \
+  X(E_SELECT) /* a ? b : c (a is bool; b, c evaluated lazily) */ \
+  X(E_CALL)   /* op (CallFn), args[0..nargs) */                \
+  X(E_CAST)   /* dtype(a) */
+
+typedef enum {
+#define X(k) k,
+  EXPR_KINDS(X)
+#undef X
+  E_KIND_COUNT
+} ExprKind;
+
+struct Expr {
+  ExprKind kind;
+  DType dtype;
+  int op;
+  int64_t ival;
+  double fval;
+  IrVar *var;
+  Buffer *buf;
+  Expr *a, *b, *c;
+  Expr **args;
+  int nargs;
+};
+
+/* How a loop runs. ORDER ForKind: forkind_names[] in ir.c */
+typedef enum {
+  FOR_SERIAL, FOR_PARALLEL, FOR_VECTORIZE, FOR_UNROLL,
+  FOR_BLOCK_X, FOR_BLOCK_Y, FOR_BLOCK_Z,
+  FOR_THREAD_X, FOR_THREAD_Y, FOR_THREAD_Z,
+  FOR_VTHREAD,
+  FORKIND_COUNT
+} ForKind;
+extern const char *const forkind_names[]; /* "serial", ..., "blockIdx.x", "threadIdx.x", "vthread" */
+static inline bool forkind_is_gpu(ForKind k) { return k >= FOR_BLOCK_X; }
+
+#define STMT_KINDS(X)                                                               \
+  X(S_FOR)     /* var in [min, min + extent), kind, body */                         \
+  X(S_STORE)   /* buf[args] = value */                                              \
+  X(S_ALLOC)   /* buf (its shape and scope) allocated for body */                   \
+  X(S_IF)      /* if cond then body else els (els may be NULL) */                   \
+  X(S_SEQ)     /* stmts[0..n) in order */                                           \
+  X(S_BARRIER) /* all threads of a block: shared-memory writes visible (GPU only) */
+
+typedef enum {
+#define X(k) k,
+  STMT_KINDS(X)
+#undef X
+  S_KIND_COUNT
+} StmtKind;
+
+/* GPU semantics: a thread-bound loop (FOR_THREAD_*) stands for all threads of the block;
+ * sibling thread loops under one block loop run one after another in the interpreter,
+ * and the GPU backends turn them into guarded regions separated by barriers. */
+struct Stmt {
+  StmtKind kind;
+  Loc loc;         /* the step that made this loop kind, where one did */
+  IrVar *var;
+  Expr *min, *extent;
+  ForKind for_kind;
+  Buffer *buf;
+  Expr **args;
+  int nargs;
+  Expr *value, *cond;
+  Stmt *body, *els;
+  Stmt **stmts;
+  int n;
+};
+
+/* A kernel lowered to one loop nest: what every backend and the interpreter consume. */
+typedef enum { TARGET_LLVM, TARGET_CUDA, TARGET_OPENCL, TARGET_COUNT } Target;
+extern const char *const target_names[]; /* "llvm", "cuda", "opencl" */
+#define TARGET_BIT(t) (1u << (t))
+
+typedef struct LoweredFunc {
+  const char *name;
+  Buffer **params; /* inputs in declaration order, then outputs */
+  int nparams, ninputs;
+  IrVar **sizes;   /* symbolic sizes, in order of first appearance */
+  int nsizes;
+  Stmt *body;
+  Target target;
+} LoweredFunc;
+
+IrVar *ir_newvar(const char *name, DType t);
+Expr *ir_int(int64_t v);                  /* i64 */
+Expr *ir_const(DType t, int64_t v);       /* integer or bool of dtype t */
+Expr *ir_float(DType t, double v);
+Expr *ir_var(IrVar *v);
+Expr *ir_load(Buffer *b, Expr **idx);     /* copies idx (b->ndim entries) */
+Expr *ir_bin(BinOp op, Expr *a, Expr *b); /* dtype: a's, or bool for comparisons */
+Expr *ir_un(UnOp op, Expr *a);
+Expr *ir_select(Expr *c, Expr *a, Expr *b);
+Expr *ir_call(CallFn fn, Expr **args, int n, DType t);
+Expr *ir_cast(DType t, Expr *a);
+/* Shorthands that fold constants: ir_add(ir_int(1), ir_int(2)) is 3. */
+Expr *ir_add(Expr *a, Expr *b);
+Expr *ir_sub(Expr *a, Expr *b);
+Expr *ir_mul(Expr *a, Expr *b);
+Expr *ir_min(Expr *a, Expr *b);
+Expr *ir_max(Expr *a, Expr *b);
+Expr *ir_floordiv(Expr *a, Expr *b);
+Expr *ir_floormod(Expr *a, Expr *b);
+bool ir_is_const(const Expr *e, int64_t *v); /* an E_INT; *v gets its value */
+
+Stmt *ir_for(IrVar *v, Expr *min, Expr *extent, ForKind k, Stmt *body);
+Stmt *ir_store(Buffer *b, Expr **idx, Expr *value);
+Stmt *ir_alloc(Buffer *b, Stmt *body);
+Stmt *ir_if(Expr *cond, Stmt *then, Stmt *els);
+Stmt *ir_seq(Stmt **s, int n);            /* flattens nested seqs, drops NULLs */
+Stmt *ir_seq2(Stmt *a, Stmt *b);
+Stmt *ir_barrier(void);
+Buffer *ir_buffer(const char *name, DType t, int ndim, Expr **shape, Scope scope, BufKind kind);
+
+/* Replace every use of a var: MAP is parallel arrays VARS -> VALS of length N. */
+Expr *ir_subst(Expr *e, IrVar **vars, Expr **vals, int n);
+Stmt *ir_stmt_subst(Stmt *s, IrVar **vars, Expr **vals, int n);
+bool ir_equal(const Expr *a, const Expr *b);   /* structural */
+bool ir_uses_var(const Expr *e, const IrVar *v);
+Expr *ir_copy(Expr *e);
+int64_t ir_buffer_numel(const Buffer *b, const LoweredFunc *f, const int64_t *sizes);
+
+/* ===================================================================== */
+/* simplify.c, arith.c — the arithmetic simplifier and interval analysis */
+/* ===================================================================== */
+
+/* Known ranges of variables: v in [min, min + extent). */
+typedef struct VarRange {
+  IrVar *var;
+  Expr *min, *extent;
+} VarRange;
+typedef struct RangeMap {
+  VarRange *r;
+  int n, cap;
+} RangeMap;
+void range_push(RangeMap *m, IrVar *v, Expr *min, Expr *extent);
+void range_pop(RangeMap *m);
+
+/* Simplify integer index arithmetic and fold constants (exactly: never changes a value).
+ * RANGES (may be NULL) lets it drop guards and fold divisions it can prove. */
+Expr *simplify(Expr *e, const RangeMap *ranges);
+Stmt *simplify_stmt(Stmt *s);
+/* True only when COND is provably true for every value in RANGES. */
+bool prove(Expr *cond, const RangeMap *ranges);
+
+/* A closed symbolic interval [min, max]; a NULL end is unbounded. */
+typedef struct Interval {
+  Expr *min, *max;
+} Interval;
+/* The set of values E takes when its variables range over RANGES (a superset;
+ * exact for affine expressions). Variables not in RANGES are treated as fixed points. */
+Interval interval_of(Expr *e, const RangeMap *ranges);
+/* Constant bounds when they exist. */
+bool const_bounds(Expr *e, const RangeMap *ranges, int64_t *lo, int64_t *hi);
+
+/* ===================================================================== */
+/* check.c — names, dtypes, shapes, reduction axes: the compute DAG      */
+/* ===================================================================== */
+
+typedef enum { RED_NONE, RED_SUM, RED_MAX, RED_MIN, RED_PROD } ReduceOp;
+extern const char *const reduceop_names[]; /* "", "+=", "max=", "min=", "*=" */
+
+/* One tensor statement: out[axes] (rop)= value, over raxes. */
+struct Op {
+  const char *name;   /* the tensor written */
+  Loc loc;
+  Buffer *out;
+  IrVar **axes;       /* one per dimension of out, ranging over out->shape[d] */
+  int ndim;
+  IrVar **raxes;      /* reduction axes, in order of first appearance in value */
+  Expr **rmin, **rext;
+  int nred;
+  ReduceOp rop;
+  Expr *value;        /* over axes, raxes, sizes; E_LOADs of inputs and other ops */
+  Buffer **reads;     /* distinct buffers that value loads, in order of first use */
+  int nreads;
+};
+
+typedef struct Variant {
+  const char *name;
+  unsigned targets;   /* TARGET_BIT mask */
+  bool is_auto;
+  Vec steps;          /* A_STEP nodes (empty for auto) */
+  Loc loc;
+} Variant;
+
+typedef struct Kernel {
+  const char *name;
+  Loc loc;
+  Buffer **inputs;  int ninputs;
+  Buffer **outputs; int noutputs;
+  Buffer **temps;   int ntemps;    /* `tensor` declarations and other intermediates */
+  Op **ops;         int nops;      /* topological order: producers before consumers */
+  IrVar **sizes;    int nsizes;    /* symbolic sizes, in order of first appearance */
+  Variant **variants; int nvariants;
+} Kernel;
+
+typedef struct Program {
+  const char *file;
+  Kernel **kernels;
+  int nkernels;
+} Program;
+
+/* -D NAME=VALUE: overrides a const, or binds a symbolic size (which is then a constant). */
+typedef struct Define {
+  const char *name;
+  int64_t value;
+  bool used;
+} Define;
+
+/* Check a parsed file (imports resolved). NULL when there were errors (reported). */
+Program *check_program(Ast *file, Define *defs, int ndefs);
+Kernel *program_kernel(Program *p, const char *name);
+Op *kernel_op(Kernel *k, const char *tensor); /* the op writing TENSOR, or NULL */
+Variant *kernel_variant(Kernel *k, const char *name);
+/* The variant a kernel uses for TARGET when --schedule NAME (NULL: none) is given;
+ * NULL means the default schedule. */
+Variant *kernel_pick_variant(Kernel *k, const char *name, Target t);
+/* The canonical text of the compute DAG (for the workload key) and its 64-bit hash. */
+char *kernel_canonical(Kernel *k);
+uint64_t kernel_workload_key(Kernel *k);
+double kernel_flops(Kernel *k); /* floating-point operations of one call (sizes bound) */
+
+/* ===================================================================== */
+/* schedule.c, bound.c, lower.c — steps on stages, bound inference, loops */
+/* ===================================================================== */
+
+/* A kernel's schedule state, TE style: one stage per op (plus stages made by cache_read,
+ * cache_write, rfactor), each with its loop relations, attachment and annotations.
+ * Opaque; steps are the only way to change it. */
+typedef struct Schedule Schedule;
+
+typedef struct GpuLimits {
+  int max_threads_per_block; /* 1024 */
+  int max_shared_bytes;      /* 49152 */
+} GpuLimits;
+
+/* The default schedule for TARGET: every stage at the root, loops in order; on GPU
+ * targets, each root stage's spatial loops fused and bound to blockIdx.x/threadIdx.x. */
+Schedule *sched_new(Kernel *k, Target t);
+/* Apply one step. On error: a diagnostic at the step's line, false, and S unchanged. */
+bool sched_step(Schedule *s, const Ast *step);
+/* sched_new + every step of the variant (or of STEPS); NULL on error (reported). */
+Schedule *sched_build(Kernel *k, Target t, const Vec *steps);
+/* Bound inference and loop-nest generation. NULL on error (reported), e.g. a GPU
+ * schedule with an unbound root stage or too many threads per block. */
+LoweredFunc *sched_lower(Schedule *s, const GpuLimits *limits);
+/* Names of the loops of every stage, outermost first, as steps may use them: the
+ * tuner's view of a schedule. Each line `STAGE: l1 l2 ...` */
+char *sched_describe(Schedule *s);
+
+/* ===================================================================== */
+/* irprint.c, verify.c, interp.c                                          */
+/* ===================================================================== */
+
+void ir_print_expr(FILE *f, const Expr *e);
+void ir_print_stmt(FILE *f, const Stmt *s, int indent);
+void ir_print_func(FILE *f, const LoweredFunc *fn);   /* --emit ir: TIR-like text */
+char *ir_expr_str(const Expr *e);
+/* Structural checks: every var bound before use, loads/stores with ndim indices,
+ * dtypes consistent. Returns false and prints what is wrong (an internal error). */
+bool ir_verify(const LoweredFunc *fn);
+
+/* Run a lowered function on host memory: ARGS[i] points to params[i]'s data,
+ * SIZES[j] is the value of sizes[j]. Returns 0, or non-zero after printing the
+ * error (an out-of-bounds access is reported, never performed). */
+int interp_run(const LoweredFunc *fn, void **args, const int64_t *sizes);
+
+/* ===================================================================== */
+/* codegen — backends are tables of functions (codegen_*.c)               */
+/* ===================================================================== */
+
+typedef struct Options {
+  Target target;
+  const char *mcpu, *mtriple;   /* llvm: default host */
+  const char *opencl_device;    /* "P:D" or a name substring */
+  int opt_level;                /* 3 */
+  bool verbose;
+  GpuLimits gpu;
+} Options;
+
+struct RtModule;
+
+typedef struct Backend {
+  const char *name;
+  bool gpu;
+  /* Write FNS as KIND ("llvm", "asm", "obj", "so", "header", "cuda", "ptx", "opencl")
+   * to PATH ("-" is stdout). false after a diagnostic when KIND does not apply. */
+  bool (*emit)(LoweredFunc **fns, int n, const char *kind, const char *path, const Options *o);
+  /* Compile FNS to run in this process; NULL after printing why (e.g. no device). */
+  struct RtModule *(*build)(LoweredFunc **fns, int n, const Options *o);
+} Backend;
+
+extern const Backend backend_llvm, backend_cuda, backend_opencl;
+const Backend *backend_for(Target t);
+
+#endif

@@ -1,0 +1,133 @@
+/* util.c — arenas, strings, growable arrays, dtypes. */
+#include "texc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Chunk {
+  struct Chunk *next;
+  size_t used, size;
+  _Alignas(16) unsigned char data[];
+} Chunk;
+
+struct Arena {
+  Chunk *head;
+};
+
+static Arena root_arena;
+static Arena *current = &root_arena;
+
+Arena *arena_new(void) {
+  Arena *a = calloc(1, sizeof *a);
+  if (!a) die("out of memory");
+  return a;
+}
+
+void arena_free(Arena *a) {
+  for (Chunk *c = a->head, *next; c; c = next) {
+    next = c->next;
+    free(c);
+  }
+  a->head = NULL;
+  if (a != &root_arena) free(a);
+}
+
+Arena *arena_swap(Arena *a) {
+  Arena *old = current;
+  current = a ? a : &root_arena;
+  return old;
+}
+
+void *xalloc(size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  Chunk *c = current->head;
+  if (!c || c->used + n > c->size) {
+    size_t size = n > 65536 ? n : 65536;
+    c = malloc(sizeof(Chunk) + size);
+    if (!c) die("out of memory");
+    c->size = size;
+    c->used = 0;
+    c->next = current->head;
+    current->head = c;
+  }
+  void *p = c->data + c->used;
+  c->used += n;
+  memset(p, 0, n);
+  return p;
+}
+
+char *xstrndup(const char *s, size_t n) {
+  char *p = xalloc(n + 1);
+  memcpy(p, s, n);
+  p[n] = 0;
+  return p;
+}
+
+char *xstrdup(const char *s) { return xstrndup(s, strlen(s)); }
+
+char *xprintf(const char *fmt, ...) {
+  va_list ap, ap2;
+  va_start(ap, fmt);
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *p = xalloc((size_t)n + 1);
+  vsnprintf(p, (size_t)n + 1, fmt, ap2);
+  va_end(ap2);
+  return p;
+}
+
+char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap);
+  for (;;) {
+    if (n + 4096 + 1 > cap) {
+      cap *= 2;
+      buf = realloc(buf, cap);
+      if (!buf) die("out of memory");
+    }
+    size_t got = fread(buf + n, 1, cap - n - 1, f);
+    n += got;
+    if (got == 0) break;
+  }
+  fclose(f);
+  buf[n] = 0;
+  if (len) *len = n;
+  return buf;
+}
+
+void vec_push(Vec *v, void *p) {
+  if (v->len == v->cap) {
+    int cap = v->cap ? v->cap * 2 : 8;
+    void **data = xalloc(sizeof(void *) * (size_t)cap);
+    if (v->len) memcpy(data, v->data, sizeof(void *) * (size_t)v->len);
+    v->data = data;
+    v->cap = cap;
+  }
+  v->data[v->len++] = p;
+}
+
+/* ORDER DType */
+static const char *const dtype_names[DT_COUNT] = {"bool", "i8",  "i16", "i32", "i64",
+                                                  "u8",   "u32", "f16", "f32", "f64"};
+static const int dtype_sizes[DT_COUNT] = {1, 1, 2, 4, 8, 1, 4, 2, 4, 8};
+
+const char *dtype_name(DType t) { return (unsigned)t < DT_COUNT ? dtype_names[t] : "?"; }
+
+bool dtype_parse(const char *s, DType *out) {
+  for (int i = 0; i < DT_COUNT; i++)
+    if (strcmp(s, dtype_names[i]) == 0) {
+      *out = (DType)i;
+      return true;
+    }
+  return false;
+}
+
+int dtype_bytes(DType t) { return dtype_sizes[t]; }
+bool dtype_is_float(DType t) { return t == DT_F16 || t == DT_F32 || t == DT_F64; }
+bool dtype_is_int(DType t) { return t >= DT_I8 && t <= DT_U32; }
+bool dtype_is_signed(DType t) { return t >= DT_I8 && t <= DT_I64; }
+
+const char *const target_names[TARGET_COUNT] = {"llvm", "cuda", "opencl"};

@@ -1,0 +1,42 @@
+/* rt_internal.h — how device back ends plug into the runtime (not public). */
+#ifndef RT_INTERNAL_H
+#define RT_INTERNAL_H
+#include "texrt.h"
+
+/* A function of a module. CALL receives the tensors and sizes as rt_func_call got them,
+ * after the runtime checked that every tensor is on DEVICE. */
+struct RtFunc {
+  const char *name;
+  RtDevice device;
+  void *impl;
+  int (*call)(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes);
+  void (*destroy)(RtFunc *f);
+};
+
+struct RtModule {
+  RtFunc **funcs;
+  int nfuncs;
+  void *impl;
+  void (*destroy)(RtModule *m); /* frees IMPL; the runtime frees the funcs */
+};
+
+RtModule *rt_module_new(void *impl, void (*destroy)(RtModule *m));
+void rt_module_add(RtModule *m, RtFunc *f); /* takes ownership of F (malloc'd) */
+
+/* Device memory back ends (rt_cuda.c, rt_opencl.c) provide these per kind. */
+typedef struct RtDeviceOps {
+  int (*exists)(int id);
+  const char *(*name)(int id);
+  void *(*alloc)(int id, int64_t nbytes);
+  void (*free)(int id, void *p);
+  int (*to_device)(int id, void *dst, const void *src, int64_t nbytes);
+  int (*to_host)(int id, void *dst, const void *src, int64_t nbytes);
+  int (*sync)(int id);
+} RtDeviceOps;
+extern const RtDeviceOps rt_cuda_ops, rt_opencl_ops;
+
+/* The packed entry point every CPU kernel also exports as `__texc_packed_NAME`:
+ * ARGS[i] points to the i-th tensor's data, SIZES to the symbolic sizes. */
+typedef int (*RtPackedFn)(void **args, const int64_t *sizes);
+RtFunc *rt_cpu_func(const char *name, RtPackedFn fn, int nargs, int nsizes);
+#endif

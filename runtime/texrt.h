@@ -1,0 +1,84 @@
+/* texrt.h — texc's public runtime API: devices, tensors, modules, functions, timing.
+ *
+ * A module is what texc compiled: a shared library from `texc --emit so`, or a JIT /
+ * GPU module built in-process. Functions take tensors (inputs in declaration order,
+ * then outputs) and the values of the kernel's symbolic sizes.
+ *
+ *   RtModule *m = rt_module_load("matmul.so");
+ *   RtFunc *f = rt_module_func(m, "matmul");
+ *   RtTensor *args[3] = { a, b, c };
+ *   if (rt_func_call(f, args, 3, NULL, 0)) fprintf(stderr, "%s\n", rt_last_error());
+ *
+ * All functions return 0 on success (or a non-NULL pointer) and set rt_last_error()
+ * otherwise.
+ */
+#ifndef TEXRT_H
+#define TEXRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { RT_CPU, RT_CUDA, RT_OPENCL } RtDeviceKind;
+
+typedef struct RtDevice {
+  RtDeviceKind kind;
+  int id;
+} RtDevice;
+
+/* A dense, row-major tensor on a device. DATA is a host pointer on RT_CPU, a CUdeviceptr
+ * on RT_CUDA, a cl_mem on RT_OPENCL. */
+typedef struct RtTensor {
+  void *data;
+  RtDevice dev;
+  int dtype_bytes;
+  int ndim;
+  int64_t shape[8];
+  int64_t nbytes;
+} RtTensor;
+
+const char *rt_last_error(void);
+void rt_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Devices. rt_device_exists is 0 when the driver or device is missing. */
+int rt_device_exists(RtDevice dev);
+const char *rt_device_name(RtDevice dev);
+
+/* Tensors */
+RtTensor *rt_tensor_alloc(RtDevice dev, int dtype_bytes, int ndim, const int64_t *shape);
+void rt_tensor_free(RtTensor *t);
+int rt_tensor_copy(RtTensor *dst, const RtTensor *src); /* any device to any device */
+int rt_tensor_from_host(RtTensor *dst, const void *src);  /* dst->nbytes bytes */
+int rt_tensor_to_host(void *dst, const RtTensor *src);
+
+/* Modules and functions */
+typedef struct RtModule RtModule;
+typedef struct RtFunc RtFunc;
+RtModule *rt_module_load(const char *so_path);
+RtFunc *rt_module_func(RtModule *m, const char *name);
+void rt_module_free(RtModule *m);
+int rt_func_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes);
+
+/* Timing, as TVM's time_evaluator: each of REPEAT measurements runs the function NUMBER
+ * times (NUMBER grows until a measurement lasts MIN_REPEAT_MS) after one warm-up call. */
+typedef struct RtTiming {
+  double mean_ms, median_ms, stdev_ms, min_ms;
+  int repeat, number;
+} RtTiming;
+int rt_time(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes,
+            int number, int repeat, double min_repeat_ms, RtTiming *out);
+
+/* The CPU thread pool: TEX_NUM_THREADS threads (default: all cores), created once.
+ * Generated code calls rt_parallel_for for `parallel` loops. */
+int rt_num_threads(void);
+/* TASK runs iterations [begin, end) of the loop; each thread gets one contiguous chunk. */
+typedef void (*RtTask)(int64_t begin, int64_t end, void *closure);
+void rt_parallel_for(int64_t n, RtTask task, void *closure);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
