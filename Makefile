@@ -45,6 +45,15 @@ $(B)/libtexrt.a: $(RUNTIME_OBJ)
 $(B)/texc: $(COMPILER_OBJ) $(B)/libtexrt.a
 	$(CC) $(CFLAGS) -rdynamic -o $@ $(COMPILER_OBJ) -Wl,--whole-archive $(B)/libtexrt.a -Wl,--no-whole-archive $(LDLIBS)
 
+# C unit tests: each tests/unit/test_X.c links against the compiler (without its main).
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:%.c=$(B)/%)
+LIB_OBJ := $(filter-out $(B)/compiler/driver.o,$(COMPILER_OBJ))
+$(B)/tests/unit/%: tests/unit/%.c $(LIB_OBJ) $(B)/libtexrt.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -rdynamic -o $@ $< $(LIB_OBJ) -Wl,--whole-archive $(B)/libtexrt.a -Wl,--no-whole-archive $(LDLIBS)
+unit-tests: $(UNIT_BIN)
+
 deps:
 	@./scripts/install-deps.sh
 
@@ -67,4 +76,4 @@ asan: deps
 clean:
 	rm -rf build build-asan
 
-.PHONY: all deps test demo bench asan clean
+.PHONY: all unit-tests deps test demo bench asan clean

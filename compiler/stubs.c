@@ -57,3 +57,9 @@ static struct RtModule *no_build(LoweredFunc **f, int n, const Options *o) { (vo
 WEAK const Backend backend_llvm = {"llvm", false, no_emit, no_build};
 WEAK const Backend backend_cuda = {"cuda", true, no_emit, no_build};
 WEAK const Backend backend_opencl = {"opencl", true, no_emit, no_build};
+
+WEAK bool gpu_default_steps(Kernel *k, Target t, Vec *steps) { (void)k; (void)t; (void)steps; return true; }
+WEAK bool gpu_check(const LoweredFunc *fn, const GpuLimits *l) { (void)fn; (void)l; return true; }
+WEAK int tune_main(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "texc tune: not built yet\n"); return 1; }
+WEAK int records_main(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "texc records: not built yet\n"); return 1; }
+WEAK bool tune_auto_steps(Kernel *k, Target t, const Options *o, const char *r, Vec *steps) { (void)k; (void)t; (void)o; (void)r; (void)steps; diag_error(k->loc, "auto schedules: the searcher is not built yet"); return false; }

@@ -453,8 +453,9 @@ typedef struct GpuLimits {
   int max_shared_bytes;      /* 49152 */
 } GpuLimits;
 
-/* The default schedule for TARGET: every stage at the root, loops in order; on GPU
- * targets, each root stage's spatial loops fused and bound to blockIdx.x/threadIdx.x. */
+/* The default schedule: every stage at the root, loops in declaration order, no
+ * annotations. (On GPU targets the driver applies gpu_default_steps when a kernel has no
+ * variant for the target.) TARGET decides which steps are legal (bind, parallel). */
 Schedule *sched_new(Kernel *k, Target t);
 /* Apply one step. On error: a diagnostic at the step's line, false, and S unchanged. */
 bool sched_step(Schedule *s, const Ast *step);
@@ -511,5 +512,30 @@ typedef struct Backend {
 
 extern const Backend backend_llvm, backend_cuda, backend_opencl;
 const Backend *backend_for(Target t);
+
+/* gpu_default.c: the steps of the default GPU schedule for a kernel with no variant for
+ * a GPU target: each root stage's spatial loops fused, split, bound to blockIdx.x and
+ * threadIdx.x. Appends A_STEP nodes to STEPS. */
+bool gpu_default_steps(Kernel *k, Target t, Vec *steps);
+/* gpu_check.c: checks of a lowered GPU function against the device's limits: every
+ * store under a blockIdx loop, threads per block, shared memory. Diagnostics at the
+ * step that made the offending loop. */
+bool gpu_check(const LoweredFunc *fn, const GpuLimits *limits);
+
+/* ===================================================================== */
+/* autosched/ — the auto-scheduler, records, `texc tune`, `texc records`  */
+/* ===================================================================== */
+
+/* `texc tune ...` and `texc records show|best|distill ...`: ARGV[0] is "tune" / "records".
+ * Return the process exit status. */
+int tune_main(int argc, char **argv);
+int records_main(int argc, char **argv);
+/* For `schedule K.V = auto`: the steps of the best record for K and T in RECORDS_PATH,
+ * or, when there is none, those of a short search (which appends its records). */
+bool tune_auto_steps(Kernel *k, Target t, const Options *o, const char *records_path,
+                     Vec *steps);
+
+/* util.c: deterministic random input data (uniform in [-1, 1) for floats, small integers). */
+void fill_random(void *data, DType t, int64_t n, uint64_t seed);
 
 #endif

@@ -131,3 +131,49 @@ bool dtype_is_int(DType t) { return t >= DT_I8 && t <= DT_U32; }
 bool dtype_is_signed(DType t) { return t >= DT_I8 && t <= DT_I64; }
 
 const char *const target_names[TARGET_COUNT] = {"llvm", "cuda", "opencl"};
+
+const Backend *backend_for(Target t) {
+  switch (t) {
+  case TARGET_CUDA: return &backend_cuda;
+  case TARGET_OPENCL: return &backend_opencl;
+  default: return &backend_llvm;
+  }
+}
+
+/* splitmix64: a fixed, portable sequence, so every run sees the same inputs. */
+static uint64_t next_random(uint64_t *s) {
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+void fill_random(void *data, DType t, int64_t n, uint64_t seed) {
+  uint64_t s = seed;
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t r = next_random(&s);
+    double u = (double)(r >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+    int64_t k = (int64_t)(r % 7) - 3;
+    switch (t) {
+    case DT_F32: ((float *)data)[i] = (float)u; break;
+    case DT_F64: ((double *)data)[i] = u; break;
+    case DT_F16: { /* store the f16 bit pattern of u rounded to 1/64 */
+      float f = (float)((int)(u * 64)) / 64.0f;
+      uint32_t b;
+      memcpy(&b, &f, 4);
+      uint16_t h = (uint16_t)(((b >> 16) & 0x8000) |
+                              (f == 0 ? 0 : ((((b >> 23) & 0xff) - 112) << 10) | ((b >> 13) & 0x3ff)));
+      ((uint16_t *)data)[i] = h;
+      break;
+    }
+    case DT_BOOL: ((uint8_t *)data)[i] = (uint8_t)(r & 1); break;
+    case DT_I8: ((int8_t *)data)[i] = (int8_t)k; break;
+    case DT_U8: ((uint8_t *)data)[i] = (uint8_t)(r % 7); break;
+    case DT_I16: ((int16_t *)data)[i] = (int16_t)k; break;
+    case DT_I32: ((int32_t *)data)[i] = (int32_t)k; break;
+    case DT_U32: ((uint32_t *)data)[i] = (uint32_t)(r % 7); break;
+    case DT_I64: ((int64_t *)data)[i] = k; break;
+    default: break;
+    }
+  }
+}
