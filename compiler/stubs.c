@@ -63,3 +63,14 @@ WEAK bool gpu_check(const LoweredFunc *fn, const GpuLimits *l) { (void)fn; (void
 WEAK int tune_main(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "texc tune: not built yet\n"); return 1; }
 WEAK int records_main(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "texc records: not built yet\n"); return 1; }
 WEAK bool tune_auto_steps(Kernel *k, Target t, const Options *o, const char *r, Vec *steps) { (void)k; (void)t; (void)o; (void)r; (void)steps; diag_error(k->loc, "auto schedules: the searcher is not built yet"); return false; }
+
+/* runtime (runtime/) */
+WEAK const char *rt_last_error(void) { return "runtime not built yet"; }
+WEAK RtTensor *rt_tensor_alloc(RtDevice dev, int b, int nd, const int64_t *s) { (void)dev; (void)b; (void)nd; (void)s; return NULL; }
+WEAK void rt_tensor_free(RtTensor *t) { (void)t; }
+WEAK int rt_tensor_from_host(RtTensor *d, const void *s) { (void)d; (void)s; return 1; }
+WEAK int rt_tensor_to_host(void *d, const RtTensor *s) { (void)d; (void)s; return 1; }
+WEAK RtFunc *rt_module_func(RtModule *m, const char *n) { (void)m; (void)n; return NULL; }
+WEAK void rt_module_free(RtModule *m) { (void)m; }
+WEAK int rt_func_call(RtFunc *f, RtTensor **a, int n, const int64_t *s, int ns) { (void)f; (void)a; (void)n; (void)s; (void)ns; return 1; }
+WEAK int rt_time(RtFunc *f, RtTensor **a, int n, const int64_t *s, int ns, int num, int rep, double mr, RtTiming *o) { (void)f; (void)a; (void)n; (void)s; (void)ns; (void)num; (void)rep; (void)mr; (void)o; return 1; }

@@ -1,0 +1,239 @@
+/* randsched.c — `texc fuzz-schedule FILE [--count N] [--seed S]`: the differential test.
+ *
+ * For every kernel, builds COUNT random step lists (split, tile, fuse, reorder, parallel,
+ * vectorize, unroll, compute_at, compute_inline, compute_root, cache_read, cache_write,
+ * rfactor) by asking the schedule for its loops (sched_describe) and proposing steps as
+ * text; steps the schedule rejects are dropped. Every accepted schedule is lowered and run
+ * by the interpreter (and compiled, unless --interp) and must match the default schedule's
+ * interpreted result. A failure prints the schedule block that reproduces it.
+ */
+#include "driver.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Rng {
+  uint64_t s;
+} Rng;
+
+static uint32_t rnd(Rng *r, uint32_t n) {
+  r->s = r->s * 6364136223846793005ull + 1442695040888963407ull;
+  return n ? (uint32_t)((r->s >> 33) % n) : 0;
+}
+
+#define MAX_STAGES 32
+#define MAX_LOOPS 24
+
+/* A stage and its leaf loops as sched_describe printed them, ready to be named in steps. */
+typedef struct StageView {
+  char name[64];
+  char loops[MAX_LOOPS][80];
+  int nloops;
+} StageView;
+
+typedef struct Trial {
+  Rng rng;
+  Kernel *k;
+  StageView st[MAX_STAGES];
+  int nst;
+  Vec fresh; /* names introduced by this trial's steps */
+  int next_name;
+} Trial;
+
+static bool is_fresh(Trial *t, const char *name) {
+  for (int i = 0; i < t->fresh.len; i++)
+    if (strcmp(t->fresh.data[i], name) == 0) return true;
+  return false;
+}
+
+/* Parse `STAGE: loop loop ...` lines; each loop token starts with its name. */
+static void read_view(Trial *t, const char *desc) {
+  t->nst = 0;
+  for (const char *p = desc; *p && t->nst < MAX_STAGES;) {
+    const char *eol = strchr(p, '\n');
+    if (!eol) eol = p + strlen(p);
+    const char *colon = memchr(p, ':', (size_t)(eol - p));
+    if (colon) {
+      StageView *s = &t->st[t->nst++];
+      memset(s, 0, sizeof *s);
+      int n = (int)(colon - p);
+      while (n > 0 && isspace((unsigned char)p[n - 1])) n--;
+      while (n > 0 && isspace((unsigned char)*p)) p++, n--;
+      if (n >= (int)sizeof s->name) n = (int)sizeof s->name - 1;
+      memcpy(s->name, p, (size_t)n);
+      s->name[n] = 0;
+      for (const char *q = colon + 1; q < eol && s->nloops < MAX_LOOPS;) {
+        while (q < eol && !(isalnum((unsigned char)*q) || *q == '_')) q++;
+        const char *b = q;
+        while (q < eol && (isalnum((unsigned char)*q) || *q == '_' || *q == '.')) q++;
+        if (q > b && !isdigit((unsigned char)*b)) {
+          char name[64];
+          snprintf(name, sizeof name, "%.*s", (int)(q - b), b);
+          if (strchr(name, '.') || is_fresh(t, name))
+            snprintf(s->loops[s->nloops++], 80, "%s", name);
+          else
+            snprintf(s->loops[s->nloops++], 80, "%s.%s", s->name, name);
+        }
+        while (q < eol && !isspace((unsigned char)*q)) q++; /* skip an extent suffix */
+      }
+    }
+    p = *eol ? eol + 1 : eol;
+  }
+}
+
+static const char *fresh_name(Trial *t) {
+  char *n = xprintf("l%d", t->next_name++);
+  vec_push(&t->fresh, n);
+  return n;
+}
+
+static StageView *any_stage(Trial *t) { return t->nst ? &t->st[rnd(&t->rng, (uint32_t)t->nst)] : NULL; }
+
+static const char *any_loop(Trial *t, StageView *s) {
+  return s->nloops ? s->loops[rnd(&t->rng, (uint32_t)s->nloops)] : NULL;
+}
+
+static int factor(Trial *t) {
+  static const int f[] = {1, 2, 3, 4, 5, 7, 8, 16, 32};
+  return f[rnd(&t->rng, sizeof f / sizeof f[0])];
+}
+
+/* A tensor that some stage reads: an input or another stage. */
+static const char *any_tensor(Trial *t) {
+  Kernel *k = t->k;
+  uint32_t n = (uint32_t)(k->ninputs + t->nst);
+  uint32_t i = rnd(&t->rng, n);
+  return i < (uint32_t)k->ninputs ? k->inputs[i]->name : t->st[i - (uint32_t)k->ninputs].name;
+}
+
+/* One random step as text, or NULL when the stage offers nothing to try. */
+static char *random_step(Trial *t) {
+  StageView *s = any_stage(t), *c;
+  if (!s || !s->nloops) return NULL;
+  const char *l = any_loop(t, s);
+  int i = rnd(&t->rng, (uint32_t)s->nloops), j;
+  switch (rnd(&t->rng, 16)) {
+  case 0: case 1: case 2: {
+    const char *o = fresh_name(t), *in = fresh_name(t);
+    if (rnd(&t->rng, 4) == 0) return xprintf("%s, %s = split(%s, parts = %d)", o, in, l, factor(t));
+    return xprintf("%s, %s = split(%s, %d)", o, in, l, factor(t));
+  }
+  case 3:
+    if (i + 1 >= s->nloops) return NULL;
+    {
+      const char *a = fresh_name(t), *b = fresh_name(t), *d = fresh_name(t), *e = fresh_name(t);
+      return xprintf("%s, %s, %s, %s = tile(%s, %s, %d, %d)", a, b, d, e, s->loops[i], s->loops[i + 1],
+                     factor(t), factor(t));
+    }
+  case 4:
+    if (i + 1 >= s->nloops) return NULL;
+    return xprintf("%s = fuse(%s, %s)", fresh_name(t), s->loops[i], s->loops[i + 1]);
+  case 5: case 6: {
+    if (s->nloops < 2) return NULL;
+    int perm[MAX_LOOPS], n = s->nloops;
+    for (j = 0; j < n; j++) perm[j] = j;
+    for (j = n - 1; j > 0; j--) {
+      int r = (int)rnd(&t->rng, (uint32_t)j + 1), tmp = perm[j];
+      perm[j] = perm[r];
+      perm[r] = tmp;
+    }
+    char *txt = xprintf("reorder(%s", s->loops[perm[0]]);
+    for (j = 1; j < n; j++) txt = xprintf("%s, %s", txt, s->loops[perm[j]]);
+    return xprintf("%s)", txt);
+  }
+  case 7: return xprintf("parallel(%s)", s->loops[0]);
+  case 8: return xprintf("vectorize(%s)", s->loops[s->nloops - 1]);
+  case 9: return xprintf("unroll(%s)", l);
+  case 10: return xprintf("compute_inline(%s)", s->name);
+  case 11: case 12:
+    c = any_stage(t);
+    if (c == s || !c->nloops) return NULL;
+    return xprintf("compute_at(%s, %s, %s)", s->name, c->name, any_loop(t, c));
+  case 13: return xprintf("compute_root(%s)", s->name);
+  case 14:
+    if (rnd(&t->rng, 2)) return xprintf("%s = cache_write(%s, local)", fresh_name(t), s->name);
+    return xprintf("%s = cache_read(%s, local, %s)", fresh_name(t), any_tensor(t), s->name);
+  default: return xprintf("%s = rfactor(%s, %s)", fresh_name(t), s->name, l);
+  }
+}
+
+/* Propose up to NSTEPS steps; the accepted ones go to STEPS (as text, one per line). */
+static Schedule *random_schedule(Trial *t, int nsteps, char **text) {
+  *text = xstrdup("");
+  Schedule *s = sched_new(t->k, TARGET_LLVM);
+  if (!s) return NULL;
+  for (int tries = 0, applied = 0; applied < nsteps && tries < nsteps * 6; tries++) {
+    read_view(t, sched_describe(s));
+    char *step = random_step(t);
+    Vec st = {0};
+    if (!step || !parse_steps("<random>", step, &st) || st.len != 1) continue;
+    if (!sched_step(s, st.data[0])) continue;
+    *text = xprintf("%s  %s\n", *text, step);
+    applied++;
+  }
+  return s;
+}
+
+typedef struct Tally {
+  int checked, failed, lower_errors;
+} Tally;
+
+/* One trial: build, lower, interpret (and compile), compare. */
+static void run_trial(Cli *c, Trial *t, void **args, void **ref, Tally *tally, int n) {
+  char *text = NULL;
+  diag_silent = true;
+  Schedule *s = random_schedule(t, 1 + (int)rnd(&t->rng, 6), &text);
+  LoweredFunc *f = s ? sched_lower(s, &c->o.gpu) : NULL;
+  diag_silent = false;
+  const char *why = NULL;
+  if (!f) {
+    tally->lower_errors++;
+    why = xprintf("accepted steps failed to lower: %s", diag_last());
+  } else if (!ir_verify(f)) {
+    why = "lowered IR does not verify";
+  } else {
+    void **got = drv_copy_args(f, args);
+    double ms;
+    if (interp_run(f, got, NULL)) why = "interpreter error";
+    else if (!drv_compare(f, got, ref, true)) why = "interpreted result differs from the reference";
+    if (!why && !c->interp) {
+      got = drv_copy_args(f, args);
+      if (drv_execute(c, f, got, false, &ms)) why = "compiled code failed";
+      else if (!drv_compare(f, got, ref, true)) why = "compiled result differs from the reference";
+    }
+  }
+  tally->checked++;
+  if (!why) return;
+  tally->failed++;
+  printf("FAIL %s trial %d: %s\nschedule %s.fuzz%d {\n%s}\n", t->k->name, n, why, t->k->name, n, text);
+}
+
+int drv_fuzz_schedule(Cli *c) {
+  Program *p = drv_load(c);
+  if (!p) return 1;
+  int count = c->count ? c->count : 100, total_failed = 0;
+  for (int i = 0; i < p->nkernels; i++) {
+    Kernel *k = p->kernels[i];
+    if (!drv_selected(c, k) || k->nsizes) continue;
+    Vec none = {0};
+    LoweredFunc *def = drv_lower(c, k, TARGET_LLVM, &none);
+    if (!def) return 1;
+    void **args = drv_host_args(def);
+    void **ref = drv_reference(c, k, args, def);
+    if (!ref) return 1;
+    Tally tally = {0};
+    for (int n = 0; n < count; n++) {
+      Arena *a = arena_new(), *old = arena_swap(a);
+      Trial t = {.rng = {(c->seed + 1) * 1000003u + (uint64_t)n * 7919u + (uint64_t)i}, .k = k};
+      run_trial(c, &t, args, ref, &tally, n);
+      arena_swap(old);
+      arena_free(a);
+    }
+    diag_reset();
+    printf("%s: %d random schedules checked, %d failed (%d failed to lower)\n", k->name, tally.checked,
+           tally.failed, tally.lower_errors);
+    total_failed += tally.failed;
+  }
+  return total_failed ? 1 : 0;
+}

@@ -1,0 +1,265 @@
+/* run.c — `texc run` and `texc bench`: random inputs, compiled or interpreted execution,
+ * comparison with the reference interpreter, timing tables. */
+#include "driver.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rt_internal.h"
+#include "texrt.h"
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int64_t param_numel(const LoweredFunc *f, int i) {
+  int64_t n = ir_buffer_numel(f->params[i], f, NULL);
+  if (n < 0) die("size of %s is not constant", f->params[i]->name);
+  return n;
+}
+
+void **drv_host_args(const LoweredFunc *f) {
+  void **args = xalloc(sizeof(void *) * (size_t)f->nparams);
+  for (int i = 0; i < f->nparams; i++) {
+    Buffer *b = f->params[i];
+    int64_t n = param_numel(f, i);
+    args[i] = xalloc((size_t)(n ? n : 1) * (size_t)dtype_bytes(b->dtype));
+    fill_random(args[i], b->dtype, n, i < f->ninputs ? 1000u + (uint64_t)i : 0xdeadbeefu + (uint64_t)i);
+  }
+  return args;
+}
+
+void **drv_copy_args(const LoweredFunc *f, void **args) {
+  void **copy = xalloc(sizeof(void *) * (size_t)f->nparams);
+  for (int i = 0; i < f->nparams; i++) {
+    size_t bytes = (size_t)param_numel(f, i) * (size_t)dtype_bytes(f->params[i]->dtype);
+    copy[i] = xalloc(bytes ? bytes : 1);
+    memcpy(copy[i], args[i], bytes);
+  }
+  return copy;
+}
+
+static RtDevice target_device(Target t) {
+  RtDevice d = {RT_CPU, 0};
+  if (t == TARGET_CUDA) d.kind = RT_CUDA;
+  if (t == TARGET_OPENCL) d.kind = RT_OPENCL;
+  return d;
+}
+
+/* Device tensors for F's params holding ARGS. NULL after printing why. */
+static RtTensor **device_args(const LoweredFunc *f, void **args, RtDevice dev) {
+  RtTensor **t = xalloc(sizeof(RtTensor *) * (size_t)f->nparams);
+  for (int i = 0; i < f->nparams; i++) {
+    int64_t n = param_numel(f, i);
+    t[i] = rt_tensor_alloc(dev, dtype_bytes(f->params[i]->dtype), 1, &n);
+    if (!t[i] || rt_tensor_from_host(t[i], args[i])) {
+      fprintf(stderr, "texc: error: %s\n", rt_last_error());
+      return NULL;
+    }
+  }
+  return t;
+}
+
+static void free_device_args(const LoweredFunc *f, RtTensor **t) {
+  for (int i = 0; t && i < f->nparams; i++) rt_tensor_free(t[i]);
+}
+
+static RtFunc *build(Cli *c, LoweredFunc *f, RtModule **m) {
+  *m = backend_for(f->target)->build(&f, 1, &c->o);
+  if (!*m) return NULL;
+  RtFunc *fn = rt_module_func(*m, f->name);
+  if (!fn) fprintf(stderr, "texc: error: %s\n", rt_last_error());
+  return fn;
+}
+
+int drv_execute(Cli *c, LoweredFunc *f, void **args, bool interp, double *ms) {
+  if (interp) {
+    double t0 = now_ms();
+    int rc = interp_run(f, args, NULL);
+    *ms = now_ms() - t0;
+    return rc;
+  }
+  RtModule *m;
+  RtFunc *fn = build(c, f, &m);
+  if (!fn) return 1;
+  RtTensor **t = device_args(f, args, target_device(f->target));
+  int rc = 1;
+  if (t) {
+    double t0 = now_ms();
+    rc = rt_func_call(fn, t, f->nparams, NULL, 0);
+    *ms = now_ms() - t0;
+    if (rc) fprintf(stderr, "texc: error: %s: %s\n", f->name, rt_last_error());
+    for (int i = f->ninputs; rc == 0 && i < f->nparams; i++)
+      if (rt_tensor_to_host(args[i], t[i])) {
+        fprintf(stderr, "texc: error: %s\n", rt_last_error());
+        rc = 1;
+      }
+  }
+  free_device_args(f, t);
+  rt_module_free(m);
+  return rc;
+}
+
+static float half_to_float(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+  if (exp == 0) {
+    float f = (float)man / 1024.0f / 16384.0f;
+    return sign ? -f : f;
+  }
+  if (exp == 31) bits = sign | 0x7f800000 | (man << 13);
+  else bits = sign | ((exp + 112) << 23) | (man << 13);
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+static double element(const void *p, DType t, int64_t i) {
+  switch (t) {
+  case DT_F32: return ((const float *)p)[i];
+  case DT_F64: return ((const double *)p)[i];
+  case DT_F16: return half_to_float(((const uint16_t *)p)[i]);
+  case DT_BOOL: case DT_U8: return ((const uint8_t *)p)[i];
+  case DT_I8: return ((const int8_t *)p)[i];
+  case DT_I16: return ((const int16_t *)p)[i];
+  case DT_I32: return ((const int32_t *)p)[i];
+  case DT_U32: return ((const uint32_t *)p)[i];
+  case DT_I64: return (double)((const int64_t *)p)[i];
+  default: return 0;
+  }
+}
+
+static double rel_tolerance(DType t) {
+  return t == DT_F16 ? 1e-2 : t == DT_F32 ? 1e-3 : t == DT_F64 ? 1e-9 : 0;
+}
+
+bool drv_compare(const LoweredFunc *f, void **got, void **ref, bool quiet) {
+  double max_abs = 0, max_rel = 0;
+  bool ok = true;
+  for (int i = f->ninputs; i < f->nparams; i++) {
+    Buffer *b = f->params[i];
+    int64_t n = param_numel(f, i), bad = -1;
+    double scale = 0, tol = rel_tolerance(b->dtype);
+    for (int64_t j = 0; j < n; j++) scale = fmax(scale, fabs(element(ref[i], b->dtype, j)));
+    for (int64_t j = 0; j < n; j++) {
+      double x = element(got[i], b->dtype, j), y = element(ref[i], b->dtype, j);
+      if (isnan(x) && isnan(y)) continue;
+      double err = fabs(x - y);
+      if (isnan(err)) err = INFINITY;
+      double rel = err / fmax(fabs(y), 1e-30);
+      max_abs = fmax(max_abs, err);
+      if (err > 0) max_rel = fmax(max_rel, rel);
+      if (err > tol * fabs(y) + tol * 1e-1 * fmax(scale, 1.0) && bad < 0) bad = j;
+    }
+    if (bad >= 0) {
+      ok = false;
+      if (!quiet)
+        printf("  MISMATCH in %s at flat index %lld: got %g, expected %g\n", b->name, (long long)bad,
+               element(got[i], b->dtype, bad), element(ref[i], b->dtype, bad));
+    }
+  }
+  if (!quiet)
+    printf("  check: max abs err %.3g, max rel err %.3g: %s\n", max_abs, max_rel, ok ? "ok" : "FAILED");
+  return ok;
+}
+
+void **drv_reference(Cli *c, Kernel *k, void **args, const LoweredFunc *like) {
+  Vec none = {0};
+  LoweredFunc *ref = drv_lower(c, k, TARGET_LLVM, &none);
+  if (!ref) return NULL;
+  void **copy = drv_copy_args(like, args);
+  if (interp_run(ref, copy, NULL)) return NULL;
+  return copy;
+}
+
+static const char *variant_label(Variant *v) { return v ? v->name : "default"; }
+
+/* Run one kernel under --schedule; with --check compare with the reference. */
+static bool run_kernel(Cli *c, Kernel *k) {
+  Vec steps = {0};
+  Variant *v = NULL;
+  if (!drv_steps(c, k, c->schedule, c->o.target, &steps, &v)) return false;
+  LoweredFunc *f = drv_lower(c, k, c->o.target, &steps);
+  if (!f) return false;
+  void **args = drv_host_args(f);
+  void **before = c->check ? drv_copy_args(f, args) : NULL;
+  double ms = 0;
+  bool interp = c->interp;
+  if (drv_execute(c, f, args, interp, &ms)) return false;
+  printf("%s [%s, %s%s]: %.3f ms\n", k->name, variant_label(v), target_names[c->o.target],
+         interp ? ", interpreted" : "", ms);
+  if (!c->check) return true;
+  void **ref = drv_reference(c, k, before, f);
+  if (!ref) return false;
+  return drv_compare(f, args, ref, false);
+}
+
+int drv_run(Cli *c) {
+  Program *p = drv_load(c);
+  if (!p) return 1;
+  bool ok = true;
+  for (int i = 0; i < p->nkernels; i++) {
+    Kernel *k = p->kernels[i];
+    if (!drv_selected(c, k)) continue;
+    if (k->nsizes) {
+      diag_error(k->loc, "kernel %s has symbolic size '%s': give it a value with -D %s=VALUE",
+                 k->name, k->sizes[0]->name, k->sizes[0]->name);
+      ok = false;
+      continue;
+    }
+    if (!run_kernel(c, k)) ok = false;
+  }
+  return ok && !diag_errors() ? 0 : 1;
+}
+
+/* Time one variant (NULL: the default schedule). Returns the median in ms, or -1. */
+static double bench_variant(Cli *c, Kernel *k, Variant *v) {
+  Vec steps = {0};
+  if (!drv_steps(c, k, v ? v->name : NULL, c->o.target, &steps, NULL)) return -1;
+  LoweredFunc *f = drv_lower(c, k, c->o.target, &steps);
+  if (!f) return -1;
+  RtModule *m;
+  RtFunc *fn = build(c, f, &m);
+  if (!fn) return -1;
+  void **args = drv_host_args(f);
+  RtTensor **t = device_args(f, args, target_device(f->target));
+  RtTiming tm = {0};
+  int rc = t ? rt_time(fn, t, f->nparams, NULL, 0, c->number, c->repeat, c->min_repeat_ms, &tm) : 1;
+  if (rc && t) fprintf(stderr, "texc: error: %s\n", rt_last_error());
+  free_device_args(f, t);
+  rt_module_free(m);
+  return rc ? -1 : tm.median_ms;
+}
+
+static void bench_row(Kernel *k, const char *variant, double ms, double base) {
+  double flops = kernel_flops(k);
+  if (ms < 0) {
+    printf("%-16s %-14s %12s\n", k->name, variant, "error");
+    return;
+  }
+  printf("%-16s %-14s %12.4f %10.2f %9.2fx\n", k->name, variant, ms,
+         flops > 0 ? flops / (ms * 1e6) : 0.0, base > 0 ? base / ms : 1.0);
+}
+
+int drv_bench(Cli *c) {
+  Program *p = drv_load(c);
+  if (!p) return 1;
+  bool all = c->schedule && strcmp(c->schedule, "all") == 0;
+  printf("%-16s %-14s %12s %10s %10s\n", "kernel", "schedule", "median ms", "GFLOP/s", "speedup");
+  for (int i = 0; i < p->nkernels; i++) {
+    Kernel *k = p->kernels[i];
+    if (!drv_selected(c, k)) continue;
+    double base = bench_variant(c, k, NULL);
+    bench_row(k, "default", base, base);
+    for (int j = 0; j < k->nvariants; j++) {
+      Variant *v = k->variants[j];
+      if (!(v->targets & TARGET_BIT(c->o.target))) continue;
+      if (!all && (!c->schedule || strcmp(c->schedule, v->name) != 0)) continue;
+      bench_row(k, v->name, bench_variant(c, k, v), base);
+    }
+  }
+  return diag_errors() ? 1 : 0;
+}
