@@ -63,6 +63,8 @@ static void read_view(Trial *t, const char *desc) {
       if (n >= (int)sizeof s->name) n = (int)sizeof s->name - 1;
       memcpy(s->name, p, (size_t)n);
       s->name[n] = 0;
+      char stage[64];
+      memcpy(stage, s->name, sizeof stage);
       for (const char *q = colon + 1; q < eol && s->nloops < MAX_LOOPS;) {
         while (q < eol && !(isalnum((unsigned char)*q) || *q == '_')) q++;
         const char *b = q;
@@ -70,10 +72,10 @@ static void read_view(Trial *t, const char *desc) {
         if (q > b && !isdigit((unsigned char)*b)) {
           char name[64];
           snprintf(name, sizeof name, "%.*s", (int)(q - b), b);
-          if (strchr(name, '.') || is_fresh(t, name))
-            snprintf(s->loops[s->nloops++], 80, "%s", name);
-          else
-            snprintf(s->loops[s->nloops++], 80, "%s.%s", s->name, name);
+          char full[80];
+          if (strchr(name, '.') || is_fresh(t, name)) snprintf(full, sizeof full, "%s", name);
+          else snprintf(full, sizeof full, "%s.%s", stage, name);
+          memcpy(s->loops[s->nloops++], full, sizeof full);
         }
         while (q < eol && !isspace((unsigned char)*q)) q++; /* skip an extent suffix */
       }
