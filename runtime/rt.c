@@ -1,0 +1,394 @@
+/* rt.c — texc's runtime: errors, devices, tensors, modules, calls and timing.
+ *
+ * CPU memory is handled here; CUDA and OpenCL memory go through the RtDeviceOps tables
+ * of rt_cuda.c and rt_opencl.c. Those are referenced weakly, so that a program (or a
+ * `--emit so` library) linked against libtexrt.a without the GPU objects still links
+ * and simply reports that the device does not exist.
+ */
+#include "rt_internal.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#pragma weak rt_cuda_ops
+#pragma weak rt_opencl_ops
+
+/* ------------------------------------------------------------------ errors */
+
+static _Thread_local char last_error[1024];
+
+const char *rt_last_error(void) { return last_error; }
+
+void rt_set_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(last_error, sizeof last_error, fmt, ap);
+  va_end(ap);
+}
+
+/* ----------------------------------------------------------------- devices */
+
+/* The memory operations of a GPU device kind; NULL for the CPU or when not linked in. */
+static const RtDeviceOps *device_ops(RtDeviceKind k) {
+  switch (k) {
+  case RT_CUDA: return &rt_cuda_ops;
+  case RT_OPENCL: return &rt_opencl_ops;
+  default: return NULL;
+  }
+}
+
+static const char *kind_name(RtDeviceKind k) {
+  return k == RT_CPU ? "cpu" : k == RT_CUDA ? "cuda" : k == RT_OPENCL ? "opencl" : "?";
+}
+
+int rt_device_exists(RtDevice dev) {
+  if (dev.kind == RT_CPU) return dev.id == 0;
+  const RtDeviceOps *ops = device_ops(dev.kind);
+  return ops && ops->exists && ops->exists(dev.id);
+}
+
+const char *rt_device_name(RtDevice dev) {
+  if (dev.kind == RT_CPU) return "cpu";
+  const RtDeviceOps *ops = device_ops(dev.kind);
+  if (!ops || !ops->name) return "none";
+  return ops->name(dev.id);
+}
+
+/* The ops of DEV, or NULL after setting the error when it has none. */
+static const RtDeviceOps *need_ops(RtDevice dev) {
+  const RtDeviceOps *ops = device_ops(dev.kind);
+  if (!ops) rt_set_error("%s device %d: this runtime was built without it", kind_name(dev.kind), dev.id);
+  return ops;
+}
+
+/* ----------------------------------------------------------------- tensors */
+
+RtTensor *rt_tensor_alloc(RtDevice dev, int dtype_bytes, int ndim, const int64_t *shape) {
+  if (ndim < 0 || ndim > 8 || dtype_bytes <= 0 || (ndim && !shape)) {
+    rt_set_error("rt_tensor_alloc: bad arguments (ndim %d, dtype_bytes %d)", ndim, dtype_bytes);
+    return NULL;
+  }
+  RtTensor *t = calloc(1, sizeof *t);
+  if (!t) goto oom;
+  t->dev = dev;
+  t->dtype_bytes = dtype_bytes;
+  t->ndim = ndim;
+  t->nbytes = dtype_bytes;
+  for (int d = 0; d < ndim; d++) {
+    if (shape[d] < 0) {
+      rt_set_error("rt_tensor_alloc: negative extent %lld", (long long)shape[d]);
+      free(t);
+      return NULL;
+    }
+    t->shape[d] = shape[d];
+    t->nbytes *= shape[d];
+  }
+  size_t bytes = ((size_t)t->nbytes + 63) & ~(size_t)63;
+  if (dev.kind == RT_CPU) {
+    t->data = aligned_alloc(64, bytes ? bytes : 64);
+  } else {
+    const RtDeviceOps *ops = need_ops(dev);
+    if (!ops) {
+      free(t);
+      return NULL;
+    }
+    t->data = ops->alloc(dev.id, t->nbytes ? t->nbytes : 64);
+    if (!t->data) { /* the back end said why */
+      free(t);
+      return NULL;
+    }
+  }
+  if (t->data) return t;
+  free(t);
+oom:
+  rt_set_error("rt_tensor_alloc: out of memory");
+  return NULL;
+}
+
+void rt_tensor_free(RtTensor *t) {
+  if (!t) return;
+  if (t->dev.kind == RT_CPU) free(t->data);
+  else if (device_ops(t->dev.kind)) device_ops(t->dev.kind)->free(t->dev.id, t->data);
+  free(t);
+}
+
+int rt_tensor_from_host(RtTensor *dst, const void *src) {
+  if (dst->dev.kind == RT_CPU) {
+    memcpy(dst->data, src, (size_t)dst->nbytes);
+    return 0;
+  }
+  const RtDeviceOps *ops = need_ops(dst->dev);
+  return ops ? ops->to_device(dst->dev.id, dst->data, src, dst->nbytes) : 1;
+}
+
+int rt_tensor_to_host(void *dst, const RtTensor *src) {
+  if (src->dev.kind == RT_CPU) {
+    memcpy(dst, src->data, (size_t)src->nbytes);
+    return 0;
+  }
+  const RtDeviceOps *ops = need_ops(src->dev);
+  return ops ? ops->to_host(src->dev.id, dst, src->data, src->nbytes) : 1;
+}
+
+int rt_tensor_copy(RtTensor *dst, const RtTensor *src) {
+  if (dst->nbytes != src->nbytes) {
+    rt_set_error("rt_tensor_copy: sizes differ (%lld and %lld bytes)", (long long)dst->nbytes,
+                 (long long)src->nbytes);
+    return 1;
+  }
+  if (src->dev.kind == RT_CPU) return rt_tensor_from_host(dst, src->data);
+  if (dst->dev.kind == RT_CPU) return rt_tensor_to_host(dst->data, src);
+  /* device to device: through the host */
+  void *tmp = malloc((size_t)src->nbytes + 1);
+  if (!tmp) {
+    rt_set_error("rt_tensor_copy: out of memory");
+    return 1;
+  }
+  int rc = rt_tensor_to_host(tmp, src);
+  if (!rc) rc = rt_tensor_from_host(dst, tmp);
+  free(tmp);
+  return rc;
+}
+
+/* ----------------------------------------------------------------- modules */
+
+RtModule *rt_module_new(void *impl, void (*destroy)(RtModule *m)) {
+  RtModule *m = calloc(1, sizeof *m);
+  if (!m) return NULL;
+  m->impl = impl;
+  m->destroy = destroy;
+  return m;
+}
+
+void rt_module_add(RtModule *m, RtFunc *f) {
+  RtFunc **fs = realloc(m->funcs, sizeof *fs * (size_t)(m->nfuncs + 1));
+  if (!fs) abort();
+  m->funcs = fs;
+  m->funcs[m->nfuncs++] = f;
+}
+
+RtFunc *rt_module_func(RtModule *m, const char *name) {
+  if (!m) {
+    rt_set_error("rt_module_func: no module");
+    return NULL;
+  }
+  for (int i = 0; i < m->nfuncs; i++)
+    if (strcmp(m->funcs[i]->name, name) == 0) return m->funcs[i];
+  rt_set_error("no function '%s' in the module", name);
+  return NULL;
+}
+
+void rt_module_free(RtModule *m) {
+  if (!m) return;
+  for (int i = 0; i < m->nfuncs; i++) {
+    RtFunc *f = m->funcs[i];
+    if (f->destroy) f->destroy(f);
+    free(f);
+  }
+  free(m->funcs);
+  if (m->destroy) m->destroy(m);
+  free(m);
+}
+
+/* ------------------------------------------------------- CPU functions */
+
+/* What a CPU RtFunc keeps: the packed entry and its arity. */
+typedef struct CpuFunc {
+  RtPackedFn fn;
+  int nargs, nsizes;
+  char name[];
+} CpuFunc;
+
+static int cpu_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes) {
+  CpuFunc *c = f->impl;
+  if (nargs != c->nargs || nsizes != c->nsizes) {
+    rt_set_error("%s takes %d tensors and %d sizes, not %d and %d", f->name, c->nargs, c->nsizes,
+                 nargs, nsizes);
+    return 1;
+  }
+  void *ptrs[64];
+  void **p = nargs <= 64 ? ptrs : malloc(sizeof *p * (size_t)nargs);
+  if (!p) {
+    rt_set_error("%s: out of memory", f->name);
+    return 1;
+  }
+  for (int i = 0; i < nargs; i++) p[i] = args[i]->data;
+  int rc = c->fn(p, sizes);
+  if (p != ptrs) free(p);
+  if (rc) rt_set_error("%s failed (%d): a negative size or a failed allocation", f->name, rc);
+  return rc;
+}
+
+static void cpu_destroy(RtFunc *f) { free(f->impl); }
+
+RtFunc *rt_cpu_func(const char *name, RtPackedFn fn, int nargs, int nsizes) {
+  size_t len = strlen(name);
+  RtFunc *f = calloc(1, sizeof *f);
+  CpuFunc *c = calloc(1, sizeof *c + len + 1);
+  if (!f || !c) {
+    free(f);
+    free(c);
+    rt_set_error("out of memory");
+    return NULL;
+  }
+  c->fn = fn;
+  c->nargs = nargs;
+  c->nsizes = nsizes;
+  memcpy(c->name, name, len + 1);
+  f->name = c->name;
+  f->device = (RtDevice){RT_CPU, 0};
+  f->impl = c;
+  f->call = cpu_call;
+  f->destroy = cpu_destroy;
+  return f;
+}
+
+static void so_destroy(RtModule *m) {
+  if (m->impl) dlclose(m->impl);
+}
+
+/* Add one kernel of the `__texc_kernels` table line "NAME NARGS NSIZES". */
+static int add_so_kernel(RtModule *m, void *handle, const char *line, const char *path) {
+  char name[256], sym[300];
+  int nargs, nsizes;
+  if (sscanf(line, "%255s %d %d", name, &nargs, &nsizes) != 3) {
+    rt_set_error("%s: malformed kernel table", path);
+    return 1;
+  }
+  snprintf(sym, sizeof sym, "__texc_packed_%s", name);
+  void *fn = dlsym(handle, sym);
+  if (!fn) {
+    rt_set_error("%s: kernel '%s' is listed but %s is missing", path, name, sym);
+    return 1;
+  }
+  RtFunc *f = rt_cpu_func(name, (RtPackedFn)fn, nargs, nsizes);
+  if (!f) return 1;
+  rt_module_add(m, f);
+  return 0;
+}
+
+RtModule *rt_module_load(const char *so_path) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s%s", strchr(so_path, '/') ? "" : "./", so_path);
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    rt_set_error("cannot load %s: %s", so_path, dlerror());
+    return NULL;
+  }
+  const char *table = dlsym(h, "__texc_kernels");
+  if (!table) {
+    rt_set_error("%s was not made by `texc --emit so` (no __texc_kernels)", so_path);
+    dlclose(h);
+    return NULL;
+  }
+  RtModule *m = rt_module_new(h, so_destroy);
+  for (const char *line = table; m && *line;) {
+    if (add_so_kernel(m, h, line, so_path)) {
+      rt_module_free(m);
+      return NULL;
+    }
+    const char *nl = strchr(line, '\n');
+    line = nl ? nl + 1 : line + strlen(line);
+  }
+  return m;
+}
+
+/* ------------------------------------------------------------------- calls */
+
+int rt_func_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes) {
+  if (!f) {
+    rt_set_error("rt_func_call: no function");
+    return 1;
+  }
+  if (nargs < 0 || (nargs && !args) || nsizes < 0 || (nsizes && !sizes)) {
+    rt_set_error("%s: bad argument arrays", f->name);
+    return 1;
+  }
+  for (int i = 0; i < nargs; i++) {
+    if (!args[i] || !args[i]->data) {
+      rt_set_error("%s: tensor argument %d is missing", f->name, i);
+      return 1;
+    }
+    if (args[i]->dev.kind != f->device.kind || args[i]->dev.id != f->device.id) {
+      rt_set_error("%s runs on %s:%d but tensor argument %d is on %s:%d", f->name,
+                   kind_name(f->device.kind), f->device.id, i, kind_name(args[i]->dev.kind),
+                   args[i]->dev.id);
+      return 1;
+    }
+  }
+  return f->call(f, args, nargs, sizes, nsizes);
+}
+
+/* ------------------------------------------------------------------ timing */
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Milliseconds for NUMBER calls (device work finished), or a negative value on error. */
+static double time_batch(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes,
+                         int number) {
+  const RtDeviceOps *ops = device_ops(f->device.kind);
+  double t0 = now_ms();
+  for (int i = 0; i < number; i++)
+    if (rt_func_call(f, args, nargs, sizes, nsizes)) return -1;
+  if (ops && ops->sync && ops->sync(f->device.id)) return -1;
+  return now_ms() - t0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Fill OUT's statistics from the per-call times T[0..n). */
+static void summarize(double *t, int n, RtTiming *out) {
+  double sum = 0, var = 0;
+  for (int i = 0; i < n; i++) sum += t[i];
+  out->mean_ms = sum / n;
+  for (int i = 0; i < n; i++) var += (t[i] - out->mean_ms) * (t[i] - out->mean_ms);
+  out->stdev_ms = n > 1 ? sqrt(var / (n - 1)) : 0;
+  qsort(t, (size_t)n, sizeof *t, cmp_double);
+  out->min_ms = t[0];
+  out->median_ms = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
+int rt_time(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes, int number,
+            int repeat, double min_repeat_ms, RtTiming *out) {
+  if (number <= 0) number = 1;
+  if (repeat <= 0) repeat = 1;
+  if (time_batch(f, args, nargs, sizes, nsizes, 1) < 0) return 1; /* warm-up */
+  for (;;) { /* grow NUMBER until one measurement lasts MIN_REPEAT_MS */
+    double ms = time_batch(f, args, nargs, sizes, nsizes, number);
+    if (ms < 0) return 1;
+    if (ms >= min_repeat_ms || number >= (1 << 30)) break;
+    double per = ms > 1e-6 ? ms / number : 1e-6;
+    int want = (int)fmin(min_repeat_ms / per * 1.1 + 1, 1 << 30);
+    number = want > number * 2 ? want : number * 2;
+  }
+  double *t = malloc(sizeof *t * (size_t)repeat);
+  if (!t) {
+    rt_set_error("rt_time: out of memory");
+    return 1;
+  }
+  for (int r = 0; r < repeat; r++) {
+    double ms = time_batch(f, args, nargs, sizes, nsizes, number);
+    if (ms < 0) {
+      free(t);
+      return 1;
+    }
+    t[r] = ms / number;
+  }
+  summarize(t, repeat, out);
+  out->repeat = repeat;
+  out->number = number;
+  free(t);
+  return 0;
+}

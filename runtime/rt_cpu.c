@@ -1,0 +1,127 @@
+/* rt_cpu.c — the CPU thread pool behind `parallel` loops.
+ *
+ * One pool per process, created on first use with TEX_NUM_THREADS threads (default:
+ * every online core), the caller counting as thread 0. rt_parallel_for splits [0, n)
+ * into one contiguous chunk per thread and runs chunk 0 itself. Workers spin briefly
+ * after a job (a kernel usually issues the next one at once), then sleep on a condvar.
+ *
+ * This file depends on nothing else of the runtime, so that a `--emit so` library that
+ * only calls rt_parallel_for pulls in just this object from libtexrt.a.
+ */
+#include "texrt.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define SPIN_ROUNDS 20000
+
+typedef struct Pool {
+  int nthreads; /* including the caller */
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
+  pthread_mutex_t busy; /* one parallel_for at a time; others run serially */
+  atomic_ulong generation;
+  atomic_int pending; /* workers still running the current job */
+  RtTask task;
+  void *closure;
+  int64_t n, chunk;
+} Pool;
+
+static Pool pool;
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+/* Set in workers and while the caller runs a job: nested loops run serially. */
+static _Thread_local int in_parallel;
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+int rt_num_threads(void) {
+  const char *s = getenv("TEX_NUM_THREADS");
+  int n = s ? atoi(s) : 0;
+  if (n <= 0) n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  if (n <= 0) n = 1;
+  return n > 256 ? 256 : n;
+}
+
+/* Run chunk ID of the current job. */
+static void run_chunk(int id) {
+  int64_t begin = id * pool.chunk, end = begin + pool.chunk;
+  if (end > pool.n) end = pool.n;
+  if (begin < end) pool.task(begin, end, pool.closure);
+}
+
+/* Wait until the job generation moves past SEEN: spin first, then sleep. */
+static unsigned long wait_job(unsigned long seen) {
+  unsigned long g;
+  for (int i = 0; i < SPIN_ROUNDS; i++) {
+    if ((g = atomic_load(&pool.generation)) != seen) return g;
+    cpu_relax();
+  }
+  pthread_mutex_lock(&pool.lock);
+  while ((g = atomic_load(&pool.generation)) == seen) pthread_cond_wait(&pool.wake, &pool.lock);
+  pthread_mutex_unlock(&pool.lock);
+  return g;
+}
+
+static void *worker(void *arg) {
+  int id = (int)(intptr_t)arg;
+  unsigned long seen = 0;
+  in_parallel = 1;
+  for (;;) {
+    seen = wait_job(seen);
+    run_chunk(id);
+    atomic_fetch_sub(&pool.pending, 1);
+  }
+  return NULL;
+}
+
+static void pool_init(void) {
+  pool.nthreads = rt_num_threads();
+  pthread_mutex_init(&pool.lock, NULL);
+  pthread_cond_init(&pool.wake, NULL);
+  pthread_mutex_init(&pool.busy, NULL);
+  for (int i = 1; i < pool.nthreads; i++) {
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &attr, worker, (void *)(intptr_t)i) != 0) {
+      pool.nthreads = i; /* fewer workers than asked: still correct */
+      pthread_attr_destroy(&attr);
+      break;
+    }
+    pthread_attr_destroy(&attr);
+  }
+}
+
+void rt_parallel_for(int64_t n, RtTask task, void *closure) {
+  if (n <= 0) return;
+  pthread_once(&pool_once, pool_init);
+  if (in_parallel || pool.nthreads == 1 || n == 1 || pthread_mutex_trylock(&pool.busy) != 0) {
+    task(0, n, closure);
+    return;
+  }
+  pool.task = task;
+  pool.closure = closure;
+  pool.n = n;
+  pool.chunk = (n + pool.nthreads - 1) / pool.nthreads;
+  atomic_store(&pool.pending, pool.nthreads - 1);
+  pthread_mutex_lock(&pool.lock);
+  atomic_fetch_add(&pool.generation, 1);
+  pthread_cond_broadcast(&pool.wake);
+  pthread_mutex_unlock(&pool.lock);
+  in_parallel = 1;
+  run_chunk(0);
+  in_parallel = 0;
+  for (int spins = 0; atomic_load(&pool.pending) > 0; spins++) {
+    if (spins < SPIN_ROUNDS) cpu_relax();
+    else sched_yield();
+  }
+  pthread_mutex_unlock(&pool.busy);
+}
