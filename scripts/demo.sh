@@ -1,0 +1,40 @@
+#!/bin/bash
+# scripts/demo.sh BUILD — the main job: every example on the CPU with its hand schedules (and an
+# auto schedule where the file asks for one), each checked against the reference interpreter,
+# then a table of times.
+B=${1:-build}
+cd "$(dirname "$0")/.."
+TEXC=$B/texc
+export TEX_NUM_THREADS=${TEX_NUM_THREADS:-$(nproc)}
+RECORDS=${RECORDS:-$B/demo-records.jsonl}
+TRIALS=${TRIALS:-200}
+fail=0
+rows=()
+for f in examples/*.tex; do
+  name=$(basename "$f" .tex)
+  echo "== $name"
+  variants="default $(scripts/variants.sh "$f" llvm)"
+  for v in $(AUTO=1 scripts/variants.sh "$f" llvm); do
+    case " $variants " in *" $v "*) ;; *) variants="$variants $v"; auto_v=$v ;; esac
+  done
+  if [ -n "${auto_v:-}" ]; then
+    echo "   tuning $name ($TRIALS trials, records in $RECORDS) for the auto schedule '$auto_v'"
+    $TEXC tune "$f" --trials "$TRIALS" --records "$RECORDS" | tail -n 25
+  fi
+  unset auto_v
+  for v in $variants; do
+    sched=""; [ "$v" = default ] || sched="--schedule $v"
+    out=$($TEXC run "$f" $sched --records "$RECORDS" --check 2>&1)
+    rc=$?
+    check=$(grep -oE 'check: .*' <<<"$out" | head -1)
+    [ $rc -eq 0 ] || { fail=1; echo "$out" | head -20; }
+    timing=$($TEXC bench "$f" --schedule "$v" --records "$RECORDS" --repeat 5 2>&1 | awk -v v="$v" '$2 == v {print $3, $4, $5}')
+    [ "$v" = default ] && timing=$($TEXC bench "$f" --repeat 5 2>&1 | awk '$2 == "default" {print $3, $4, $5}')
+    read -r ms gflops speedup <<<"$timing"
+    rows+=("$(printf '%-14s %-10s %12s %10s %9s   %s' "$name" "$v" "${ms:-error}" "${gflops:--}" "${speedup:--}" "${check:-check: FAILED}")")
+  done
+done
+echo
+printf '%-14s %-10s %12s %10s %9s   %s\n' example schedule "median ms" GFLOP/s speedup "against the reference interpreter"
+printf '%s\n' "${rows[@]}"
+exit $fail
