@@ -1,0 +1,242 @@
+/* arith.c — variable ranges, symbolic interval analysis and proofs over integer
+ * index expressions.
+ *
+ * interval_of works on the simplifier's canonical form (every atom appears once in a
+ * sum), so that it is exact for affine expressions: each term's extreme values can be
+ * taken independently. A variable's range may itself mention outer variables (regions
+ * from bound inference); those are relaxed through the entries pushed before it, so the
+ * result mentions only variables that are not in the map (fixed points: sizes). */
+#include "texc.h"
+
+#include <string.h>
+
+void range_push(RangeMap *m, IrVar *v, Expr *min, Expr *extent) {
+  if (m->n == m->cap) {
+    int cap = m->cap ? m->cap * 2 : 16;
+    VarRange *r = xalloc(sizeof *r * (size_t)cap);
+    if (m->n) memcpy(r, m->r, sizeof *r * (size_t)m->n);
+    m->r = r;
+    m->cap = cap;
+  }
+  m->r[m->n++] = (VarRange){v, min, extent};
+}
+
+void range_pop(RangeMap *m) {
+  if (m->n > 0) m->n--;
+}
+
+static const Interval UNBOUNDED = {NULL, NULL};
+
+static int64_t floordiv64(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+  return q;
+}
+
+/* Index of V's innermost entry among the first N of M, or -1. */
+static int find_range(const RangeMap *m, int n, const IrVar *v) {
+  for (int i = n - 1; i >= 0; i--)
+    if (m->r[i].var == v) return i;
+  return -1;
+}
+
+/* Does E mention a variable among the first N entries of M? */
+static bool uses_ranged(const Expr *e, const RangeMap *m, int n) {
+  if (!e || !m) return false;
+  if (e->kind == E_VAR) return find_range(m, n, e->var) >= 0;
+  for (int i = 0; i < e->nargs; i++)
+    if (uses_ranged(e->args[i], m, n)) return true;
+  return uses_ranged(e->a, m, n) || uses_ranged(e->b, m, n) || uses_ranged(e->c, m, n);
+}
+
+static Expr *simp0(Expr *e) { return e ? simplify(e, NULL) : NULL; }
+
+/* Symbolic min/max of two bounds; NULL (unbounded) wins for the outer side. */
+static Expr *bmin(Expr *a, Expr *b) { return a && b ? simp0(ir_bin(OP_MIN, a, b)) : NULL; }
+static Expr *bmax(Expr *a, Expr *b) { return a && b ? simp0(ir_bin(OP_MAX, a, b)) : NULL; }
+
+static Interval iv(Expr *e, const RangeMap *m, int n);
+
+/* A variable: its range relaxed over the entries pushed before it. */
+static Interval iv_var(Expr *e, const RangeMap *m, int n) {
+  int j = find_range(m, n, e->var);
+  if (j < 0) return (Interval){e, e};
+  const VarRange *r = &m->r[j];
+  Expr *last = simp0(ir_sub(ir_add(r->min, r->extent), ir_int(1)));
+  Interval lo = iv(simp0(r->min), m, j), hi = iv(last, m, j);
+  return (Interval){lo.min, hi.max};
+}
+
+/* Is E known to be non-negative (a constant >= 0, or a free size variable)? */
+static bool nonneg_point(Expr *e, const RangeMap *m, int n) {
+  int64_t v;
+  if (ir_is_const(e, &v)) return v >= 0;
+  if (e->kind == E_VAR) return find_range(m, n, e->var) < 0;
+  return false;
+}
+
+/* Scale an interval by a constant. */
+static Interval iv_scale(Interval a, int64_t k) {
+  Expr *lo = a.min ? simp0(ir_mul(a.min, ir_int(k))) : NULL;
+  Expr *hi = a.max ? simp0(ir_mul(a.max, ir_int(k))) : NULL;
+  return k >= 0 ? (Interval){lo, hi} : (Interval){hi, lo};
+}
+
+static Interval iv_mul(Expr *e, const RangeMap *m, int n) {
+  int64_t k, a0, a1, b0, b1;
+  if (ir_is_const(e->b, &k)) return iv_scale(iv(e->a, m, n), k);
+  if (ir_is_const(e->a, &k)) return iv_scale(iv(e->b, m, n), k);
+  Interval a = iv(e->a, m, n), b = iv(e->b, m, n);
+  if (ir_is_const(a.min, &a0) && ir_is_const(a.max, &a1) && ir_is_const(b.min, &b0) &&
+      ir_is_const(b.max, &b1)) {
+    int64_t c[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1}, lo = c[0], hi = c[0];
+    for (int i = 1; i < 4; i++) {
+      lo = c[i] < lo ? c[i] : lo;
+      hi = c[i] > hi ? c[i] : hi;
+    }
+    return (Interval){ir_int(lo), ir_int(hi)};
+  }
+  if (!uses_ranged(e->b, m, n) && nonneg_point(e->b, m, n))
+    return (Interval){a.min ? simp0(ir_mul(a.min, e->b)) : NULL,
+                      a.max ? simp0(ir_mul(a.max, e->b)) : NULL};
+  if (!uses_ranged(e->a, m, n) && nonneg_point(e->a, m, n))
+    return (Interval){b.min ? simp0(ir_mul(b.min, e->a)) : NULL,
+                      b.max ? simp0(ir_mul(b.max, e->a)) : NULL};
+  return UNBOUNDED;
+}
+
+static Interval iv_div(Expr *e, const RangeMap *m, int n) {
+  int64_t c;
+  if (!ir_is_const(e->b, &c) || c == 0) return UNBOUNDED;
+  Interval a = iv(e->a, m, n);
+  Expr *lo = a.min ? simp0(ir_floordiv(a.min, e->b)) : NULL;
+  Expr *hi = a.max ? simp0(ir_floordiv(a.max, e->b)) : NULL;
+  return c > 0 ? (Interval){lo, hi} : (Interval){hi, lo};
+}
+
+static Interval iv_mod(Expr *e, const RangeMap *m, int n) {
+  int64_t c, lo, hi;
+  if (!ir_is_const(e->b, &c) || c == 0) return UNBOUNDED;
+  Interval a = iv(e->a, m, n);
+  if (c > 0 && ir_is_const(a.min, &lo) && ir_is_const(a.max, &hi) &&
+      floordiv64(lo, c) == floordiv64(hi, c)) {
+    int64_t base = floordiv64(lo, c) * c;
+    return (Interval){ir_int(lo - base), ir_int(hi - base)};
+  }
+  return c > 0 ? (Interval){ir_int(0), ir_int(c - 1)} : (Interval){ir_int(c + 1), ir_int(0)};
+}
+
+/* The interval of the canonical expression E over the first N entries of M. */
+static Interval iv(Expr *e, const RangeMap *m, int n) {
+  if (!e) return UNBOUNDED;
+  if (e->dtype == DT_BOOL) return (Interval){ir_const(DT_BOOL, 0), ir_const(DT_BOOL, 1)};
+  if (!uses_ranged(e, m, n)) return (Interval){e, e};
+  Interval a, b;
+  switch (e->kind) {
+  case E_VAR: return iv_var(e, m, n);
+  case E_UN:
+    if (e->op != OP_NEG) return UNBOUNDED;
+    return iv_scale(iv(e->a, m, n), -1);
+  case E_SELECT:
+    a = iv(e->b, m, n);
+    b = iv(e->c, m, n);
+    return (Interval){bmin(a.min, b.min), bmax(a.max, b.max)};
+  case E_CAST:
+    if (!dtype_is_int(e->a->dtype) || dtype_bytes(e->a->dtype) > dtype_bytes(e->dtype))
+      return UNBOUNDED;
+    return iv(e->a, m, n);
+  case E_BIN: break;
+  default: return UNBOUNDED;
+  }
+  switch (e->op) {
+  case OP_ADD:
+  case OP_SUB:
+    a = iv(e->a, m, n);
+    b = iv(e->b, m, n);
+    if (e->op == OP_SUB) b = iv_scale(b, -1);
+    return (Interval){a.min && b.min ? simp0(ir_add(a.min, b.min)) : NULL,
+                      a.max && b.max ? simp0(ir_add(a.max, b.max)) : NULL};
+  case OP_MUL: return iv_mul(e, m, n);
+  case OP_DIV: return iv_div(e, m, n);
+  case OP_MOD: return iv_mod(e, m, n);
+  case OP_MIN:
+    a = iv(e->a, m, n);
+    b = iv(e->b, m, n);
+    return (Interval){bmin(a.min, b.min), a.max && b.max ? bmin(a.max, b.max)
+                                                         : (a.max ? a.max : b.max)};
+  case OP_MAX:
+    a = iv(e->a, m, n);
+    b = iv(e->b, m, n);
+    return (Interval){a.min && b.min ? bmax(a.min, b.min) : (a.min ? a.min : b.min),
+                      bmax(a.max, b.max)};
+  default: return UNBOUNDED;
+  }
+}
+
+Interval interval_of(Expr *e, const RangeMap *ranges) {
+  if (!e) return UNBOUNDED;
+  Expr *s = simplify(e, NULL);
+  return iv(s, ranges, ranges ? ranges->n : 0);
+}
+
+bool const_bounds(Expr *e, const RangeMap *ranges, int64_t *lo, int64_t *hi) {
+  Interval i = interval_of(e, ranges);
+  int64_t a, b;
+  if (!ir_is_const(i.min, &a) || !ir_is_const(i.max, &b)) return false;
+  if (lo) *lo = a;
+  if (hi) *hi = b;
+  return true;
+}
+
+/* The logical negation of COND, pushed through comparisons and && / || where exact
+ * (integer comparisons only: for floats, NaN makes !(a < b) differ from a >= b). */
+static Expr *negate(Expr *c) {
+  if (c->kind == E_UN && c->op == OP_NOT) return c->a;
+  if (c->kind == E_BIN) {
+    bool intcmp = c->op >= OP_EQ && c->op <= OP_GE && !dtype_is_float(c->a->dtype);
+    static const BinOp flip[] = {[OP_EQ] = OP_NE, [OP_NE] = OP_EQ, [OP_LT] = OP_GE,
+                                 [OP_LE] = OP_GT, [OP_GT] = OP_LE, [OP_GE] = OP_LT};
+    if (intcmp) return ir_bin(flip[c->op], c->a, c->b);
+    if (c->op == OP_AND) return ir_bin(OP_OR, negate(c->a), negate(c->b));
+    if (c->op == OP_OR) return ir_bin(OP_AND, negate(c->a), negate(c->b));
+  }
+  return ir_un(OP_NOT, c);
+}
+
+/* Prove an integer comparison through the interval of the difference of its sides. */
+static bool prove_cmp(Expr *c, const RangeMap *ranges) {
+  DType t = c->a->dtype;
+  if (t != DT_I64 && t != DT_I32) return false; /* narrower types may wrap */
+  Expr *d = ir_sub(t == DT_I64 ? c->a : ir_cast(DT_I64, c->a),
+                   t == DT_I64 ? c->b : ir_cast(DT_I64, c->b));
+  Interval i = interval_of(d, ranges);
+  int64_t lo, hi;
+  bool hl = ir_is_const(i.min, &lo), hh = ir_is_const(i.max, &hi);
+  switch (c->op) {
+  case OP_LT: return hh && hi < 0;
+  case OP_LE: return hh && hi <= 0;
+  case OP_GT: return hl && lo > 0;
+  case OP_GE: return hl && lo >= 0;
+  case OP_EQ: return hl && hh && lo == 0 && hi == 0;
+  case OP_NE: return (hh && hi < 0) || (hl && lo > 0);
+  default: return false;
+  }
+}
+
+bool prove(Expr *cond, const RangeMap *ranges) {
+  int64_t v;
+  if (!cond) return false;
+  if (ir_is_const(cond, &v)) return v != 0;
+  if (cond->kind == E_UN && cond->op == OP_NOT) {
+    Expr *n = negate(cond->a);
+    return !(n->kind == E_UN && n->op == OP_NOT) && prove(n, ranges);
+  }
+  if (cond->kind != E_BIN) return false;
+  switch (cond->op) {
+  case OP_AND: return prove(cond->a, ranges) && prove(cond->b, ranges);
+  case OP_OR: return prove(cond->a, ranges) || prove(cond->b, ranges);
+  case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+    return dtype_is_int(cond->a->dtype) && prove_cmp(cond, ranges);
+  default: return false;
+  }
+}

@@ -1,0 +1,206 @@
+/* test_simplify.c — identities of the simplifier, statement simplification, and a
+ * randomized exactness test: simplify(e) evaluates to e's value at random points. */
+#include "texc.h"
+
+#include <string.h>
+
+static int failures;
+
+static void check(const char *name, bool ok) {
+  printf("%s - %s\n", ok ? "ok" : "not ok", name);
+  if (!ok) failures++;
+}
+
+/* simplify(E, R) prints as WANT. */
+static void check_str(const char *name, Expr *e, const RangeMap *r, const char *want) {
+  char *got = ir_expr_str(simplify(e, r));
+  bool ok = strcmp(got, want) == 0;
+  if (!ok) printf("# %s: got `%s`, want `%s`\n", name, got, want);
+  check(name, ok);
+}
+
+static Expr *v(IrVar *x) { return ir_var(x); }
+static Expr *c(int64_t k) { return ir_int(k); }
+static Expr *bin(BinOp op, Expr *a, Expr *b) { return ir_bin(op, a, b); }
+
+static void identities(void) {
+  IrVar *io = ir_newvar("io", DT_I64), *ii = ir_newvar("ii", DT_I64);
+  IrVar *x = ir_newvar("x", DT_I64), *y = ir_newvar("y", DT_I64), *n = ir_newvar("N", DT_I64);
+  RangeMap r = {0};
+  range_push(&r, io, c(0), c(8));
+  range_push(&r, ii, c(0), c(32));
+  Expr *fused = bin(OP_ADD, bin(OP_MUL, v(io), c(32)), v(ii));
+  check_str("split cancels", bin(OP_SUB, fused, bin(OP_MUL, v(io), c(32))), NULL, "ii");
+  check_str("x*4 + y*4 stays", bin(OP_ADD, bin(OP_MUL, v(x), c(4)), bin(OP_MUL, v(y), c(4))),
+            NULL, "x*4 + y*4");
+  check_str("constant fold", bin(OP_MUL, bin(OP_ADD, c(3), c(4)), c(5)), NULL, "35");
+  check_str("x - x", bin(OP_SUB, v(x), v(x)), NULL, "0");
+  check_str("terms merge", bin(OP_ADD, bin(OP_ADD, v(x), c(3)), bin(OP_SUB, v(x), c(5))), NULL,
+            "x*2 - 2");
+  check_str("all negative", bin(OP_SUB, c(5), v(x)), NULL, "5 - x");
+  check_str("div of split", bin(OP_DIV, fused, c(32)), &r, "io");
+  check_str("mod of split", bin(OP_MOD, fused, c(32)), &r, "ii");
+  check_str("div needs range", bin(OP_DIV, bin(OP_ADD, bin(OP_MUL, v(x), c(32)), v(y)), c(32)),
+            NULL, "x + y/32");
+  check_str("mod drops multiples", bin(OP_MOD, bin(OP_ADD, bin(OP_MUL, v(x), c(32)), v(y)), c(8)),
+            NULL, "y%8");
+  check_str("div const offset", bin(OP_DIV, bin(OP_ADD, bin(OP_MUL, v(x), c(4)), c(5)), c(4)),
+            NULL, "x + 1");
+  check_str("nested div", bin(OP_DIV, bin(OP_DIV, v(x), c(2)), c(3)), NULL, "x/6");
+  check_str("nested mod", bin(OP_MOD, bin(OP_MOD, v(x), c(12)), c(4)), NULL, "x%4");
+  check_str("div-mod merge",
+            bin(OP_ADD, bin(OP_MUL, bin(OP_DIV, v(x), c(4)), c(4)), bin(OP_MOD, v(x), c(4))), NULL,
+            "x");
+  check_str("floor div const", bin(OP_DIV, c(-7), c(2)), NULL, "-4");
+  check_str("floor mod const", bin(OP_MOD, c(-7), c(2)), NULL, "1");
+  check_str("min provable", bin(OP_MIN, v(ii), c(32)), &r, "ii");
+  check_str("max provable", bin(OP_MAX, v(ii), c(0)), &r, "ii");
+  check_str("min unknown", bin(OP_MIN, v(x), c(32)), NULL, "min(x, 32)");
+  check_str("min of sum", bin(OP_MIN, bin(OP_ADD, v(x), c(1)), v(x)), NULL, "x");
+  check_str("cmp true", bin(OP_LT, fused, c(256)), &r, "true");
+  check_str("cmp false", bin(OP_GE, v(ii), c(32)), &r, "false");
+  check_str("cmp unknown", bin(OP_LT, fused, c(200)), &r, "io*32 + ii < 200");
+  check_str("and folds", bin(OP_AND, bin(OP_LT, v(ii), c(32)), bin(OP_LT, v(x), c(3))), &r,
+            "x < 3");
+  check_str("select folds", ir_select(bin(OP_LE, v(ii), c(31)), v(x), v(y)), &r, "x");
+  RangeMap rn = {0};
+  range_push(&rn, ii, c(0), v(n));
+  check_str("symbolic cmp", bin(OP_LT, v(ii), v(n)), &rn, "true");
+  check_str("float fold f32", bin(OP_ADD, ir_float(DT_F32, 0.1), ir_float(DT_F32, 0.2)), NULL,
+            "0.3f");
+  check_str("float no reassoc",
+            bin(OP_SUB, bin(OP_ADD, ir_load(ir_buffer("A", DT_F32, 1, (Expr *[]){c(4)},
+                                                      SCOPE_GLOBAL, BUF_INPUT),
+                                            (Expr *[]){c(0)}),
+                            ir_float(DT_F32, 1)),
+                ir_float(DT_F32, 1)),
+            NULL, "A[0] + 1f - 1f");
+  check_str("i8 wraps", bin(OP_ADD, ir_const(DT_I8, 100), ir_const(DT_I8, 100)), NULL, "-56");
+  check_str("u8 wraps", bin(OP_SUB, ir_const(DT_U8, 1), ir_const(DT_U8, 2)), NULL, "255");
+}
+
+static void statements(void) {
+  IrVar *i = ir_newvar("i", DT_I64), *j = ir_newvar("j", DT_I64);
+  Buffer *b = ir_buffer("B", DT_F32, 1, (Expr *[]){c(64)}, SCOPE_GLOBAL, BUF_OUTPUT);
+  Expr *idx = bin(OP_ADD, bin(OP_MUL, v(i), c(8)), v(j));
+  Stmt *st = ir_store(b, (Expr *[]){idx}, ir_float(DT_F32, 1));
+  Stmt *guard = ir_if(bin(OP_LT, idx, c(64)), st, NULL);
+  Stmt *loop = ir_for(i, c(0), c(8), FOR_SERIAL, ir_for(j, c(0), c(8), FOR_SERIAL, guard));
+  Stmt *s = simplify_stmt(loop);
+  check("guard dropped", s->kind == S_FOR && s->body->kind == S_FOR && s->body->body->kind == S_STORE);
+  Stmt *unit = simplify_stmt(ir_for(i, c(3), c(1), FOR_SERIAL, st));
+  check("unit loop substituted", unit->kind == S_STORE && strcmp(ir_expr_str(unit->args[0]), "j + 24") == 0);
+  Stmt *empty = simplify_stmt(ir_seq2(ir_for(i, c(0), c(0), FOR_SERIAL, st), st));
+  check("empty loop removed", empty->kind == S_STORE);
+  Stmt *gpu = simplify_stmt(ir_for(i, c(0), c(1), FOR_THREAD_X, st));
+  check("gpu unit loop kept", gpu->kind == S_FOR);
+  Stmt *never = simplify_stmt(ir_for(i, c(0), c(8), FOR_SERIAL, ir_if(bin(OP_GE, v(i), c(8)), st, NULL)));
+  check("loop with dead body removed", never->kind == S_SEQ && never->n == 0);
+}
+
+/* ---- randomized exactness ------------------------------------------------ */
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t rnd(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
+static int64_t rint_in(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
+
+enum { NV = 3 };
+static IrVar *vars[NV];
+static int64_t vals[NV];
+
+static int64_t fdiv64(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+static int64_t eval(const Expr *e) {
+  int64_t a, b;
+  switch (e->kind) {
+  case E_INT: return e->ival;
+  case E_VAR:
+    for (int i = 0; i < NV; i++)
+      if (vars[i] == e->var) return vals[i];
+    return 0;
+  case E_UN: return e->op == OP_NEG ? -eval(e->a) : !eval(e->a);
+  case E_SELECT: return eval(e->a) ? eval(e->b) : eval(e->c);
+  case E_BIN: break;
+  default: return 0;
+  }
+  a = eval(e->a);
+  b = eval(e->b);
+  switch (e->op) {
+  case OP_ADD: return a + b;
+  case OP_SUB: return a - b;
+  case OP_MUL: return a * b;
+  case OP_DIV: return fdiv64(a, b);
+  case OP_MOD: return a - fdiv64(a, b) * b;
+  case OP_MIN: return a < b ? a : b;
+  case OP_MAX: return a > b ? a : b;
+  case OP_EQ: return a == b;
+  case OP_NE: return a != b;
+  case OP_LT: return a < b;
+  case OP_LE: return a <= b;
+  case OP_GT: return a > b;
+  case OP_GE: return a >= b;
+  case OP_AND: return a && b;
+  case OP_OR: return a || b;
+  default: return 0;
+  }
+}
+
+static Expr *gen(int depth) {
+  if (depth == 0 || rnd() % 4 == 0)
+    return rnd() % 3 ? v(vars[rnd() % NV]) : c(rint_in(-9, 9));
+  static const BinOp ops[] = {OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_MIN, OP_MAX, OP_ADD, OP_SUB};
+  int k = (int)(rnd() % 11);
+  if (k == 9) return ir_select(bin(OP_LT + (int)(rnd() % 4), gen(depth - 1), gen(depth - 1)),
+                               gen(depth - 1), gen(depth - 1));
+  if (k == 10) return ir_un(OP_NEG, gen(depth - 1));
+  BinOp op = ops[k];
+  if (op == OP_DIV || op == OP_MOD) {
+    int64_t d = rint_in(1, 8) * (rnd() % 5 == 0 ? -1 : 1);
+    return bin(op, gen(depth - 1), c(d));
+  }
+  if (op == OP_MUL && rnd() % 2) return bin(op, gen(depth - 1), c(rint_in(-5, 9)));
+  return bin(op, gen(depth - 1), gen(depth - 1));
+}
+
+static void randomized(void) {
+  const char *names[NV] = {"x", "y", "z"};
+  int64_t lo[NV], ext[NV];
+  int bad = 0, trials = 3000;
+  for (int i = 0; i < NV; i++) vars[i] = ir_newvar(names[i], DT_I64);
+  for (int t = 0; t < trials && bad < 5; t++) {
+    RangeMap r = {0};
+    for (int i = 0; i < NV; i++) {
+      lo[i] = rint_in(-10, 10);
+      ext[i] = rint_in(1, 12);
+      range_push(&r, vars[i], c(lo[i]), c(ext[i]));
+    }
+    Expr *e = gen(4);
+    Expr *s = simplify(e, &r), *s0 = simplify(e, NULL);
+    for (int k = 0; k < 20; k++) {
+      for (int i = 0; i < NV; i++) vals[i] = rint_in(lo[i], lo[i] + ext[i] - 1);
+      if (eval(e) != eval(s) || eval(e) != eval(s0)) {
+        printf("# %s  =>  %s / %s at x=%lld y=%lld z=%lld: %lld vs %lld\n", ir_expr_str(e),
+               ir_expr_str(s), ir_expr_str(s0), (long long)vals[0], (long long)vals[1],
+               (long long)vals[2], (long long)eval(e), (long long)eval(s));
+        bad++;
+        break;
+      }
+    }
+  }
+  check("randomized exactness (3000 expressions)", bad == 0);
+}
+
+int main(void) {
+  identities();
+  statements();
+  randomized();
+  return failures != 0;
+}
