@@ -1,0 +1,1105 @@
+/* codegen_c.c — the C-like printer behind the CUDA and OpenCL back ends.
+ *
+ * A lowered GPU function is a host loop nest: its top-level statements are global temps
+ * (S_ALLOC, SCOPE_GLOBAL) and launches (subtrees with blockIdx/threadIdx loops). Each launch
+ * becomes one kernel; its block loops give the grid, its thread loops the block shape.
+ *
+ * Inside a kernel the printer is in one of two modes:
+ *  - uniform: every thread of the block runs the code (no thread guard entered yet). Here
+ *    statements that contain thread loops are walked structurally, and each "region" (a
+ *    statement run per thread) is preceded by a barrier when it touches a shared or global
+ *    buffer that an earlier region of the block wrote (or writes one an earlier region read).
+ *  - divergent: inside a guard such as `if (threadIdx.x < 48)` or a single-thread region;
+ *    no barrier may appear, nested thread loops of a bound dimension run serially.
+ * The interpreter's meaning (sibling thread loops run one after another) is kept exactly.
+ */
+#include "texc.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------- */
+/* Dialects                                                                */
+/* ---------------------------------------------------------------------- */
+
+/* What differs between CUDA C and OpenCL C: strings and a few flags. */
+typedef struct Dialect {
+  const char *prelude;
+  const char *kernel_prefix;   /* before `void NAME(` */
+  const char *global_ptr;      /* address space of buffer pointers */
+  const char *restrict_kw;
+  const char *shared_kw;
+  const char *barrier;
+  const char *block_idx[3], *thread_idx[3];
+  const char *i64, *u8, *i8, *u32;
+  const char *i64_suffix;      /* integer literal suffix beyond 32 bits */
+  const char *inf32, *inf64;
+  bool f_suffix;               /* expf for f32 (CUDA); OpenCL's builtins are overloaded */
+  bool half_storage;           /* f16 buffers as `half` + vload_half (OpenCL) */
+} Dialect;
+
+static const char cuda_prelude[] =
+    "typedef long long texc_i64;\n"
+    "__device__ __forceinline__ texc_i64 texc_fdiv(texc_i64 a, texc_i64 b) {\n"
+    "  texc_i64 q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}\n"
+    "__device__ __forceinline__ texc_i64 texc_fmod(texc_i64 a, texc_i64 b) {\n"
+    "  texc_i64 r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}\n"
+    "__device__ __forceinline__ float texc_h2f(unsigned short h) {\n"
+    "  float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f;\n}\n"
+    "__device__ __forceinline__ unsigned short texc_f2h(float f) {\n"
+    "  unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h;\n}\n";
+
+static const char opencl_prelude[] =
+    "typedef long texc_i64;\n"
+    "static inline texc_i64 texc_fdiv(texc_i64 a, texc_i64 b) {\n"
+    "  texc_i64 q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}\n"
+    "static inline texc_i64 texc_fmod(texc_i64 a, texc_i64 b) {\n"
+    "  texc_i64 r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}\n";
+
+static const Dialect dialect_cuda = {
+    .prelude = cuda_prelude,
+    .kernel_prefix = "extern \"C\" __global__ void",
+    .global_ptr = "",
+    .restrict_kw = "__restrict__",
+    .shared_kw = "__shared__",
+    .barrier = "__syncthreads();",
+    .block_idx = {"blockIdx.x", "blockIdx.y", "blockIdx.z"},
+    .thread_idx = {"threadIdx.x", "threadIdx.y", "threadIdx.z"},
+    .i64 = "long long", .u8 = "unsigned char", .i8 = "signed char", .u32 = "unsigned int",
+    .i64_suffix = "LL",
+    .inf32 = "__int_as_float(0x7f800000)",
+    .inf64 = "__longlong_as_double(0x7ff0000000000000LL)",
+    .f_suffix = true,
+};
+
+static const Dialect dialect_opencl = {
+    .prelude = opencl_prelude,
+    .kernel_prefix = "__kernel void",
+    .global_ptr = "__global ",
+    .restrict_kw = "restrict",
+    .shared_kw = "__local",
+    .barrier = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);",
+    .block_idx = {"get_group_id(0)", "get_group_id(1)", "get_group_id(2)"},
+    .thread_idx = {"get_local_id(0)", "get_local_id(1)", "get_local_id(2)"},
+    .i64 = "long", .u8 = "uchar", .i8 = "char", .u32 = "uint",
+    .i64_suffix = "L",
+    .inf32 = "INFINITY",
+    .inf64 = "((double)INFINITY)",
+    .half_storage = true,
+};
+
+/* ---------------------------------------------------------------------- */
+/* Output text                                                             */
+/* ---------------------------------------------------------------------- */
+
+typedef struct Str {
+  char *p;
+  size_t len, cap;
+} Str;
+
+static void str_vputf(Str *s, const char *fmt, va_list ap) {
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  if (s->len + (size_t)n + 1 > s->cap) {
+    s->cap = (s->len + (size_t)n + 1) * 2;
+    s->p = realloc(s->p, s->cap);
+    if (!s->p) die("out of memory");
+  }
+  vsnprintf(s->p + s->len, (size_t)n + 1, fmt, ap2);
+  s->len += (size_t)n;
+  va_end(ap2);
+}
+
+static void str_putf(Str *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void str_putf(Str *s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  str_vputf(s, fmt, ap);
+  va_end(ap);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Generator state                                                         */
+/* ---------------------------------------------------------------------- */
+
+/* One buffer access of a region, for barrier placement. */
+typedef struct Access {
+  Buffer *buf;
+  bool write;
+  const Stmt *region;
+} Access;
+
+typedef struct Name {
+  const void *key;
+  const char *name;
+} Name;
+
+typedef struct Gen {
+  const Dialect *d;
+  const LoweredFunc *fn;
+  Str *out;
+  int indent;
+  Vec names;              /* Name*: vars and buffers of the function */
+  RangeMap ranges;        /* enclosing loops, for the simplifier */
+  bool idx32;             /* index variables fit in int */
+  bool ok;
+  /* the kernel being printed */
+  Expr *grid[3], *block[3];
+  Vec kbufs;              /* global buffers the kernel takes */
+  Vec shared;             /* S_ALLOC of shared buffers, declared at the top */
+  bool active[3];         /* inside a loop bound to threadIdx.d */
+  bool pinned[3];         /* inside a region that only thread 0 of dim d runs */
+  IrVar *tvar[3];         /* the variable of that loop */
+  bool divergent;
+  Vec state;              /* Access* since the last barrier */
+  Vec *log;               /* when set, every region's accesses are added too */
+  int in_block;           /* scan: depth of blockIdx loops */
+} Gen;
+
+static const char *const reserved[] = {
+    "int", "float", "double", "half", "long", "short", "char", "bool", "void", "if", "else",
+    "for", "while", "do", "return", "break", "continue", "const", "static", "inline",
+    "unsigned", "signed", "struct", "union", "enum", "switch", "case", "default", "goto",
+    "sizeof", "volatile", "register", "extern", "auto", "typedef", "restrict", "global",
+    "local", "private", "constant", "kernel", "min", "max", "exp", "log", "sqrt", "abs", "pow",
+    "floor", "ceil", "tanh", "fmin", "fmax", "uint", "uchar", "ushort", "ulong", "true",
+    "false", "threadIdx", "blockIdx", "blockDim", "gridDim", "new", "delete", "class", "this",
+    "template", "namespace", "using", "operator", "size_t", "asm", "main", "NULL", NULL};
+
+/* A C identifier for KEY (a var or buffer) that no other key of the function uses. */
+static const char *name_of(Gen *g, const void *key, const char *want, int id) {
+  for (int i = 0; i < g->names.len; i++) {
+    Name *n = g->names.data[i];
+    if (n->key == key) return n->name;
+  }
+  char *s = xstrdup(want && *want ? want : "v");
+  for (char *p = s; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+      *p = '_';
+  if ((*s >= '0' && *s <= '9') || strncmp(s, "texc_", 5) == 0 || strncmp(s, "__", 2) == 0)
+    s = xprintf("v%s", s);
+  for (int i = 0; reserved[i]; i++)
+    if (strcmp(s, reserved[i]) == 0) s = xprintf("%s_", s);
+  for (int i = 0; i < g->names.len; i++)
+    if (strcmp(((Name *)g->names.data[i])->name, s) == 0) {
+      s = xprintf("%s_%d", s, id);
+      i = -1; /* rescan: the suffixed name may be taken too */
+      id += 100000;
+    }
+  Name *n = xalloc(sizeof *n);
+  n->key = key;
+  n->name = s;
+  vec_push(&g->names, n);
+  return s;
+}
+
+static const char *var_name(Gen *g, IrVar *v) { return name_of(g, v, v->name, v->id); }
+static const char *buf_name(Gen *g, Buffer *b) { return name_of(g, b, b->name, b->id); }
+
+static void line(Gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line(Gen *g, const char *fmt, ...) {
+  for (int i = 0; i < g->indent; i++) str_putf(g->out, "  ");
+  va_list ap;
+  va_start(ap, fmt);
+  str_vputf(g->out, fmt, ap);
+  va_end(ap);
+  str_putf(g->out, "\n");
+}
+
+static void fail(Gen *g, Loc loc, const char *msg) {
+  if (g->ok) diag_error(loc, "%s", msg);
+  g->ok = false;
+}
+
+/* The C type that holds a value of T in expressions (f16 computes in float). */
+static const char *ctype(const Gen *g, DType t) {
+  switch (t) {
+  case DT_BOOL: return "bool";
+  case DT_I8: return g->d->i8;
+  case DT_I16: return "short";
+  case DT_I32: return "int";
+  case DT_I64: return g->d->i64;
+  case DT_U8: return g->d->u8;
+  case DT_U32: return g->d->u32;
+  case DT_F16: return "float";
+  case DT_F32: return "float";
+  case DT_F64: return "double";
+  default: return "int";
+  }
+}
+
+/* The C type of T's elements in memory. */
+static const char *storage_type(const Gen *g, DType t, Scope scope) {
+  if (t == DT_BOOL) return g->d->u8;
+  if (t == DT_F16 && scope == SCOPE_GLOBAL)
+    return g->d->half_storage ? "half" : "unsigned short";
+  return ctype(g, t);
+}
+
+static const char *idx_type(const Gen *g) { return g->idx32 ? "int" : "texc_i64"; }
+
+/* ---------------------------------------------------------------------- */
+/* Expressions                                                             */
+/* ---------------------------------------------------------------------- */
+
+static void expr(Gen *g, Str *o, const Expr *e);
+static char *expr_str(Gen *g, const Expr *e);
+
+static bool is_size(const Gen *g, const IrVar *v) {
+  for (int i = 0; i < g->fn->nsizes; i++)
+    if (g->fn->sizes[i] == v) return true;
+  return false;
+}
+
+static void float_lit(Gen *g, Str *o, double v, DType t) {
+  if (isnan(v)) {
+    str_putf(o, t == DT_F64 ? "(0.0/0.0)" : "(0.0f/0.0f)");
+    return;
+  }
+  if (isinf(v)) {
+    str_putf(o, "(%s%s)", v < 0 ? "-" : "", t == DT_F64 ? g->d->inf64 : g->d->inf32);
+    return;
+  }
+  char buf[64];
+  snprintf(buf, sizeof buf, t == DT_F64 ? "%.17g" : "%.9g", v);
+  if (!strpbrk(buf, ".eE")) strcat(buf, ".0");
+  str_putf(o, "%s%s", buf, t == DT_F64 ? "" : "f");
+}
+
+static void int_lit(Gen *g, Str *o, int64_t v, DType t) {
+  if (t == DT_BOOL) {
+    str_putf(o, "%d", v != 0);
+  } else if (v == INT64_MIN) {
+    str_putf(o, "(-9223372036854775807%s - 1)", g->d->i64_suffix);
+  } else if (v >= INT32_MIN && v <= INT32_MAX) {
+    str_putf(o, v < 0 ? "(%" PRId64 ")" : "%" PRId64, v);
+  } else if (t == DT_U32) {
+    str_putf(o, "%" PRId64 "u", v);
+  } else {
+    str_putf(o, v < 0 ? "(%" PRId64 "%s)" : "%" PRId64 "%s", v, g->d->i64_suffix);
+  }
+}
+
+/* The flat row-major offset of buf[args]. */
+static void flat_index(Gen *g, Str *o, Buffer *b, Expr **args) {
+  Expr *off = NULL;
+  for (int d = 0; d < b->ndim; d++) {
+    Expr *a = args[d];
+    off = off ? ir_add(ir_mul(off, b->shape[d]), a) : a;
+  }
+  expr(g, o, off ? simplify(off, &g->ranges) : ir_int(0));
+}
+
+static void load(Gen *g, Str *o, const Expr *e) {
+  Buffer *b = e->buf;
+  const char *name = buf_name(g, b);
+  if (b->dtype == DT_F16 && b->scope == SCOPE_GLOBAL) {
+    str_putf(o, g->d->half_storage ? "vload_half(" : "texc_h2f(%s[", g->d->half_storage ? "" : name);
+    flat_index(g, o, b, e->args);
+    if (g->d->half_storage) str_putf(o, ", %s)", name);
+    else str_putf(o, "])");
+    return;
+  }
+  str_putf(o, "%s[", name);
+  flat_index(g, o, b, e->args);
+  str_putf(o, "]");
+}
+
+/* A math function's name for dtype T in the dialect. */
+static const char *math_name(const Gen *g, const char *base, DType t) {
+  bool f = g->d->f_suffix && (t == DT_F32 || t == DT_F16);
+  return f ? xprintf("%sf", base) : base;
+}
+
+static void call(Gen *g, Str *o, const Expr *e) {
+  static const char *const names[CALLFN_COUNT] = {"exp",     "log",  "sqrt",  "rsqrt", "tanh",
+                                                  "sigmoid", "fabs", "floor", "ceil"};
+  const Expr *x = e->args[0];
+  if (e->op == FN_SIGMOID) {
+    bool d = e->dtype == DT_F64;
+    str_putf(o, "(%s / (%s + %s(-(", d ? "1.0" : "1.0f", d ? "1.0" : "1.0f",
+             math_name(g, "exp", e->dtype));
+    expr(g, o, x);
+    str_putf(o, "))))");
+    return;
+  }
+  if (e->op == FN_ABS && !dtype_is_float(e->dtype)) {
+    str_putf(o, "((");
+    expr(g, o, x);
+    str_putf(o, ") < 0 ? -(");
+    expr(g, o, x);
+    str_putf(o, ") : (");
+    expr(g, o, x);
+    str_putf(o, "))");
+    return;
+  }
+  if (!dtype_is_float(e->dtype)) { /* floor/ceil/... of an integer: itself */
+    expr(g, o, x);
+    return;
+  }
+  str_putf(o, "%s(", math_name(g, names[e->op], e->dtype));
+  expr(g, o, x);
+  str_putf(o, ")");
+}
+
+/* Integer floor division and modulo: plain C when both sides are provably non-negative. */
+static void int_divmod(Gen *g, Str *o, const Expr *e) {
+  int64_t alo, ahi, blo, bhi;
+  bool plain = e->dtype == DT_U8 || e->dtype == DT_U32 ||
+               (const_bounds(e->a, &g->ranges, &alo, &ahi) && alo >= 0 &&
+                const_bounds(e->b, &g->ranges, &blo, &bhi) && blo > 0);
+  if (plain) {
+    str_putf(o, "(");
+    expr(g, o, e->a);
+    str_putf(o, e->op == OP_DIV ? " / " : " %% ");
+    expr(g, o, e->b);
+    str_putf(o, ")");
+    return;
+  }
+  str_putf(o, "((%s)%s((texc_i64)(", ctype(g, e->dtype), e->op == OP_DIV ? "texc_fdiv" : "texc_fmod");
+  expr(g, o, e->a);
+  str_putf(o, "), (texc_i64)(");
+  expr(g, o, e->b);
+  str_putf(o, ")))");
+}
+
+static void binary(Gen *g, Str *o, const Expr *e) {
+  static const char *const ops[BINOP_COUNT] = {"+",  "-",  "*",  "/",  "%",  NULL, NULL, "==",
+                                               "!=", "<",  "<=", ">",  ">=", "&&", "||", NULL};
+  DType t = e->a->dtype;
+  bool fl = dtype_is_float(t);
+  if ((e->op == OP_DIV || e->op == OP_MOD) && !fl) {
+    int_divmod(g, o, e);
+    return;
+  }
+  const char *fn = NULL;
+  if ((e->op == OP_MIN || e->op == OP_MAX) && !fl) { /* no overload puzzles: a ternary */
+    char *a = expr_str(g, e->a), *b = expr_str(g, e->b);
+    str_putf(o, "((%s) %s (%s) ? (%s) : (%s))", a, e->op == OP_MIN ? "<" : ">", b, a, b);
+    return;
+  }
+  if (e->op == OP_MIN) fn = math_name(g, "fmin", t);
+  if (e->op == OP_MAX) fn = math_name(g, "fmax", t);
+  if (e->op == OP_POW) fn = math_name(g, "pow", fl ? t : DT_F64);
+  if (e->op == OP_MOD) { /* floats: a - floor(a / b) * b, as TVM's floormod */
+    str_putf(o, "((");
+    expr(g, o, e->a);
+    str_putf(o, ") - %s((", math_name(g, "floor", t));
+    expr(g, o, e->a);
+    str_putf(o, ") / (");
+    expr(g, o, e->b);
+    str_putf(o, ")) * (");
+    expr(g, o, e->b);
+    str_putf(o, "))");
+    return;
+  }
+  if (fn) {
+    bool cast = e->op == OP_POW && !fl;
+    if (cast) str_putf(o, "((%s)", ctype(g, e->dtype));
+    str_putf(o, "%s(", fn);
+    expr(g, o, e->a);
+    str_putf(o, ", ");
+    expr(g, o, e->b);
+    str_putf(o, cast ? "))" : ")");
+    return;
+  }
+  str_putf(o, "(");
+  expr(g, o, e->a);
+  str_putf(o, " %s ", ops[e->op]);
+  expr(g, o, e->b);
+  str_putf(o, ")");
+}
+
+/* Print E in the dialect. Index variables are idx_type; sizes are texc_i64 arguments. */
+static void expr(Gen *g, Str *o, const Expr *e) {
+  switch (e->kind) {
+  case E_INT: int_lit(g, o, e->ival, e->dtype); break;
+  case E_FLOAT: float_lit(g, o, e->fval, e->dtype); break;
+  case E_VAR:
+    str_putf(o, "%s", var_name(g, e->var));
+    break;
+  case E_LOAD: load(g, o, e); break;
+  case E_BIN: binary(g, o, e); break;
+  case E_UN:
+    str_putf(o, e->op == OP_NEG ? "(-" : "(!");
+    expr(g, o, e->a);
+    str_putf(o, ")");
+    break;
+  case E_SELECT:
+    str_putf(o, "(");
+    expr(g, o, e->a);
+    str_putf(o, " ? ");
+    expr(g, o, e->b);
+    str_putf(o, " : ");
+    expr(g, o, e->c);
+    str_putf(o, ")");
+    break;
+  case E_CALL: call(g, o, e); break;
+  case E_CAST:
+    if (e->dtype == DT_BOOL) {
+      str_putf(o, "((");
+      expr(g, o, e->a);
+      str_putf(o, ") != 0)");
+    } else {
+      str_putf(o, "((%s)(", ctype(g, e->dtype));
+      expr(g, o, e->a);
+      str_putf(o, "))");
+    }
+    break;
+  default: die("codegen_c: bad expression kind %d", e->kind);
+  }
+}
+
+static char *expr_str(Gen *g, const Expr *e) {
+  Str s = {0};
+  expr(g, &s, e);
+  char *r = xstrdup(s.p ? s.p : "");
+  free(s.p);
+  return r;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Analysis of a launch                                                    */
+/* ---------------------------------------------------------------------- */
+
+static int block_dim(ForKind k) { return k - FOR_BLOCK_X; }
+static int thread_dim(ForKind k) { return k - FOR_THREAD_X; }
+static bool is_block(ForKind k) { return k >= FOR_BLOCK_X && k <= FOR_BLOCK_Z; }
+static bool is_thread(ForKind k) { return k >= FOR_THREAD_X && k <= FOR_THREAD_Z; }
+
+/* True when S contains a loop for which PRED holds. */
+static bool contains_loop(const Stmt *s, bool (*pred)(ForKind)) {
+  if (!s) return false;
+  if (s->kind == S_FOR && pred(s->for_kind)) return true;
+  if (contains_loop(s->body, pred) || contains_loop(s->els, pred)) return true;
+  for (int i = 0; i < s->n; i++)
+    if (contains_loop(s->stmts[i], pred)) return true;
+  return false;
+}
+
+/* Does E use only symbolic sizes (so that the host can evaluate it at launch)? */
+static bool only_sizes(const Gen *g, const Expr *e) {
+  if (!e) return true;
+  if (e->kind == E_VAR) return is_size(g, e->var);
+  if (e->kind == E_LOAD) return false;
+  for (int i = 0; i < e->nargs; i++)
+    if (!only_sizes(g, e->args[i])) return false;
+  return only_sizes(g, e->a) && only_sizes(g, e->b) && only_sizes(g, e->c);
+}
+
+/* An upper bound of a loop extent that the host can evaluate: the extent itself, or
+ * its constant maximum over the enclosing loops. NULL when there is none. */
+static Expr *launch_extent(Gen *g, Expr *ext) {
+  ext = simplify(ext, &g->ranges);
+  if (only_sizes(g, ext)) return ext;
+  int64_t lo, hi;
+  if (const_bounds(ext, &g->ranges, &lo, &hi)) return ir_int(hi);
+  return NULL;
+}
+
+static bool same_extent(Gen *g, Expr *a, Expr *b) {
+  int64_t x, y;
+  if (!a || !b) return false;
+  a = simplify(a, &g->ranges);
+  b = simplify(b, &g->ranges);
+  if (ir_is_const(a, &x) && ir_is_const(b, &y)) return x == y;
+  return ir_equal(a, b);
+}
+
+static void widen(Gen *g, Expr **slot, Expr *ext, Loc loc) {
+  Expr *e = launch_extent(g, ext);
+  if (!e) {
+    fail(g, loc, "a GPU loop's extent depends on other loops and has no constant bound");
+    return;
+  }
+  *slot = *slot && !same_extent(g, *slot, e) ? simplify(ir_max(*slot, e), NULL) : e;
+}
+
+static void add_kbuf(Gen *g, Buffer *b) {
+  if (b->scope != SCOPE_GLOBAL) return;
+  for (int i = 0; i < g->kbufs.len; i++)
+    if (g->kbufs.data[i] == b) return;
+  vec_push(&g->kbufs, b);
+}
+
+static void scan_expr(Gen *g, const Expr *e) {
+  if (!e) return;
+  if (e->kind == E_LOAD) add_kbuf(g, e->buf);
+  for (int i = 0; i < e->nargs; i++) scan_expr(g, e->args[i]);
+  scan_expr(g, e->a);
+  scan_expr(g, e->b);
+  scan_expr(g, e->c);
+}
+
+/* Collect the launch shape, the buffers and the shared allocations of kernel S. */
+static void scan_launch(Gen *g, Stmt *s) {
+  if (!s) return;
+  switch (s->kind) {
+  case S_FOR:
+    if (!g->in_block && !is_block(s->for_kind) && contains_loop(s->body, is_block))
+      fail(g, s->loc, xprintf("loop %s encloses a blockIdx loop: on a GPU the blockIdx loops "
+                              "must be outermost", s->var->name));
+    if (is_block(s->for_kind)) widen(g, &g->grid[block_dim(s->for_kind)], s->extent, s->loc);
+    if (is_thread(s->for_kind)) widen(g, &g->block[thread_dim(s->for_kind)], s->extent, s->loc);
+    scan_expr(g, s->min);
+    scan_expr(g, s->extent);
+    range_push(&g->ranges, s->var, s->min, s->extent);
+    g->in_block += is_block(s->for_kind);
+    scan_launch(g, s->body);
+    g->in_block -= is_block(s->for_kind);
+    range_pop(&g->ranges);
+    return;
+  case S_STORE:
+    if (!g->in_block)
+      fail(g, s->loc, xprintf("stage %s is not bound to blockIdx: a GPU schedule must bind "
+                              "every root stage", s->buf->name));
+    add_kbuf(g, s->buf);
+    for (int i = 0; i < s->nargs; i++) scan_expr(g, s->args[i]);
+    scan_expr(g, s->value);
+    return;
+  case S_ALLOC:
+    if (s->buf->scope == SCOPE_SHARED) vec_push(&g->shared, s);
+    if (s->buf->scope == SCOPE_GLOBAL)
+      fail(g, s->loc, xprintf("global buffer %s is allocated inside a GPU kernel: compute it at "
+                              "the root, or cache it in shared or local memory", s->buf->name));
+    scan_launch(g, s->body);
+    return;
+  case S_IF:
+    scan_expr(g, s->cond);
+    scan_launch(g, s->body);
+    scan_launch(g, s->els);
+    return;
+  case S_SEQ:
+    for (int i = 0; i < s->n; i++) scan_launch(g, s->stmts[i]);
+    return;
+  case S_BARRIER: return;
+  default: die("codegen_c: bad statement kind %d", s->kind);
+  }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Barriers                                                                */
+/* ---------------------------------------------------------------------- */
+
+static void access_expr(const Expr *e, const Stmt *region, Vec *acc) {
+  if (!e) return;
+  if (e->kind == E_LOAD && e->buf->scope != SCOPE_LOCAL && e->buf->kind != BUF_INPUT) {
+    Access *a = xalloc(sizeof *a);
+    *a = (Access){e->buf, false, region};
+    vec_push(acc, a);
+  }
+  for (int i = 0; i < e->nargs; i++) access_expr(e->args[i], region, acc);
+  access_expr(e->a, region, acc);
+  access_expr(e->b, region, acc);
+  access_expr(e->c, region, acc);
+}
+
+/* The shared and global buffers that S reads and writes (inputs are never written). */
+static void accesses(const Stmt *s, const Stmt *region, Vec *acc) {
+  if (!s) return;
+  access_expr(s->min, region, acc);
+  access_expr(s->extent, region, acc);
+  access_expr(s->cond, region, acc);
+  access_expr(s->value, region, acc);
+  for (int i = 0; i < s->nargs; i++) access_expr(s->args[i], region, acc);
+  if (s->kind == S_STORE && s->buf->scope != SCOPE_LOCAL) {
+    Access *a = xalloc(sizeof *a);
+    *a = (Access){s->buf, true, region};
+    vec_push(acc, a);
+  }
+  accesses(s->body, region, acc);
+  accesses(s->els, region, acc);
+  for (int i = 0; i < s->n; i++) accesses(s->stmts[i], region, acc);
+}
+
+/* Does a region with accesses ACC need a barrier after what STATE holds? A region never
+ * conflicts with itself: its threads own distinct elements (a legal schedule). */
+static bool conflicts(const Vec *state, const Vec *acc) {
+  for (int i = 0; i < acc->len; i++) {
+    Access *a = acc->data[i];
+    for (int j = 0; j < state->len; j++) {
+      Access *b = state->data[j];
+      if (a->buf == b->buf && a->region != b->region && (a->write || b->write)) return true;
+    }
+  }
+  return false;
+}
+
+static void append_all(Vec *dst, const Vec *src) {
+  for (int i = 0; i < src->len; i++) vec_push(dst, src->data[i]);
+}
+
+static bool has_threads(const Gen *g) {
+  for (int d = 0; d < 3; d++) {
+    int64_t v;
+    if (g->block[d] && !(ir_is_const(g->block[d], &v) && v == 1)) return true;
+  }
+  return false;
+}
+
+/* Before a region: a barrier when it conflicts with the state; then record it. */
+static void region_barrier(Gen *g, const Stmt *region) {
+  Vec acc = {0};
+  accesses(region, region, &acc);
+  if (conflicts(&g->state, &acc) && has_threads(g)) {
+    line(g, "%s", g->d->barrier);
+    g->state = (Vec){0};
+  }
+  append_all(&g->state, &acc);
+  if (g->log) append_all(g->log, &acc);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Statements                                                              */
+/* ---------------------------------------------------------------------- */
+
+static void stmt(Gen *g, Stmt *s);
+
+static void store(Gen *g, Stmt *s) {
+  Buffer *b = s->buf;
+  Str o = {0};
+  flat_index(g, &o, b, s->args);
+  char *idx = xstrdup(o.p);
+  free(o.p);
+  char *val = expr_str(g, s->value);
+  const char *name = buf_name(g, b);
+  if (b->dtype == DT_F16 && b->scope == SCOPE_GLOBAL) {
+    if (g->d->half_storage) line(g, "vstore_half(%s, %s, %s);", val, idx, name);
+    else line(g, "%s[%s] = texc_f2h(%s);", name, idx, val);
+  } else if (b->dtype == DT_BOOL) {
+    line(g, "%s[%s] = (%s)(%s);", name, idx, g->d->u8, val);
+  } else {
+    line(g, "%s[%s] = %s;", name, idx, val);
+  }
+}
+
+static void serial_loop(Gen *g, Stmt *s) {
+  const char *v = var_name(g, s->var);
+  char *mn = expr_str(g, simplify(s->min, &g->ranges));
+  char *end = expr_str(g, simplify(ir_add(s->min, s->extent), &g->ranges));
+  if (s->for_kind == FOR_UNROLL || s->for_kind == FOR_VECTORIZE) line(g, "#pragma unroll");
+  line(g, "for (%s %s = %s; %s < %s; ++%s) {", idx_type(g), v, mn, v, end, v);
+  g->indent++;
+  range_push(&g->ranges, s->var, s->min, s->extent);
+  stmt(g, s->body);
+  range_pop(&g->ranges);
+  g->indent--;
+  line(g, "}");
+}
+
+/* A loop bound to blockIdx.d: the block index, guarded when the grid is wider. */
+static void block_loop(Gen *g, Stmt *s) {
+  int d = block_dim(s->for_kind);
+  line(g, "%s %s = (%s)%s + %s;", idx_type(g), var_name(g, s->var), idx_type(g),
+       g->d->block_idx[d], expr_str(g, simplify(s->min, &g->ranges)));
+  range_push(&g->ranges, s->var, s->min, s->extent);
+  bool guard = !same_extent(g, g->grid[d], s->extent);
+  if (guard) {
+    line(g, "if ((%s)%s < %s) {", idx_type(g), g->d->block_idx[d],
+         expr_str(g, simplify(s->extent, &g->ranges)));
+    g->indent++;
+  }
+  stmt(g, s->body); /* block-uniform: a guard here keeps the mode */
+  if (guard) {
+    g->indent--;
+    line(g, "}");
+  }
+  range_pop(&g->ranges);
+}
+
+/* A loop bound to threadIdx.d where d is free: each thread takes its index; a guard
+ * when the block is wider than the loop (which makes the code divergent). */
+static void thread_loop(Gen *g, Stmt *s) {
+  int d = thread_dim(s->for_kind);
+  line(g, "{");
+  g->indent++;
+  line(g, "%s %s = (%s)%s + %s;", idx_type(g), var_name(g, s->var), idx_type(g),
+       g->d->thread_idx[d], expr_str(g, simplify(s->min, &g->ranges)));
+  range_push(&g->ranges, s->var, s->min, s->extent);
+  bool guard = !same_extent(g, g->block[d], s->extent);
+  bool was = g->divergent;
+  if (guard) {
+    line(g, "if ((%s)%s < %s) {", idx_type(g), g->d->thread_idx[d],
+         expr_str(g, simplify(s->extent, &g->ranges)));
+    g->indent++;
+    g->divergent = true;
+  }
+  g->active[d] = true;
+  g->tvar[d] = s->var;
+  stmt(g, s->body);
+  g->active[d] = false;
+  g->tvar[d] = NULL;
+  g->divergent = was;
+  if (guard) {
+    g->indent--;
+    line(g, "}");
+  }
+  range_pop(&g->ranges);
+  g->indent--;
+  line(g, "}");
+}
+
+static bool free_thread_loop(const Gen *g, const Stmt *s) {
+  if (s->kind != S_FOR || !is_thread(s->for_kind)) return false;
+  int d = thread_dim(s->for_kind);
+  return !g->active[d] && !g->pinned[d];
+}
+
+static bool is_free_thread(ForKind k) { return is_thread(k); }
+
+/* Does E depend on the index of a bound thread dimension? */
+static bool thread_dependent(const Gen *g, const Expr *e) {
+  for (int d = 0; d < 3; d++)
+    if (g->tvar[d] && ir_uses_var(e, g->tvar[d])) return true;
+  return false;
+}
+
+/* Uniform mode: is S walked structurally (it holds regions), or is it a region itself? */
+static bool structural(Gen *g, const Stmt *s) {
+  if (!contains_loop(s, is_free_thread)) return false;
+  switch (s->kind) {
+  case S_SEQ: case S_ALLOC: return true;
+  case S_IF: return !thread_dependent(g, s->cond);
+  case S_FOR:
+    if (is_block(s->for_kind)) return true;
+    if (free_thread_loop(g, s)) return same_extent(g, g->block[thread_dim(s->for_kind)], s->extent);
+    return !is_thread(s->for_kind) && !thread_dependent(g, s->min) &&
+           !thread_dependent(g, s->extent);
+  default: return false;
+  }
+}
+
+/* A region in uniform mode: the barrier it needs, then its code, run by the threads of
+ * the dims it binds and by thread 0 of the others. */
+static void region(Gen *g, Stmt *s) {
+  region_barrier(g, s);
+  char guard[256] = "";
+  bool pin[3] = {false, false, false};
+  for (int d = 0; d < 3; d++) {
+    int64_t v;
+    if (g->active[d] || !g->block[d] || (ir_is_const(g->block[d], &v) && v == 1)) continue;
+    if (free_thread_loop(g, s) && thread_dim(s->for_kind) == d) continue;
+    size_t n = strlen(guard);
+    snprintf(guard + n, sizeof guard - n, "%s%s == 0", n ? " && " : "", g->d->thread_idx[d]);
+    pin[d] = true;
+  }
+  if (!*guard) {
+    bool was = g->divergent;
+    g->divergent = true;
+    stmt(g, s);
+    g->divergent = was;
+    return;
+  }
+  line(g, "if (%s) {", guard);
+  g->indent++;
+  for (int d = 0; d < 3; d++) g->pinned[d] = pin[d];
+  g->divergent = true;
+  stmt(g, s);
+  g->divergent = false;
+  for (int d = 0; d < 3; d++) g->pinned[d] = false;
+  g->indent--;
+  line(g, "}");
+}
+
+/* A serial loop in uniform mode that holds regions: a barrier at the top of the body
+ * when one iteration's regions conflict with the next one's. */
+static void uniform_loop(Gen *g, Stmt *s) {
+  /* A dry run finds the regions of one iteration and what they access. */
+  Str scratch = {0};
+  Str *out = g->out;
+  Vec state = g->state, *log = g->log, body = {0};
+  g->out = &scratch;
+  g->log = &body;
+  g->state = (Vec){0};
+  serial_loop(g, s);
+  free(scratch.p);
+  g->out = out;
+  g->log = log;
+  g->state = state;
+  append_all(&g->state, &body); /* as the previous iteration left them */
+  serial_loop(g, s);
+  append_all(&g->state, &body);
+}
+
+/* Print S in the current mode. */
+static void stmt(Gen *g, Stmt *s) {
+  if (!s) return;
+  if (!g->divergent && !structural(g, s) && s->kind != S_BARRIER &&
+      !(s->kind == S_FOR && is_block(s->for_kind))) {
+    region(g, s);
+    return;
+  }
+  switch (s->kind) {
+  case S_FOR:
+    if (is_block(s->for_kind)) block_loop(g, s);
+    else if (free_thread_loop(g, s)) thread_loop(g, s);
+    else if (!g->divergent) uniform_loop(g, s);
+    else serial_loop(g, s);
+    return;
+  case S_STORE: store(g, s); return;
+  case S_ALLOC:
+    if (s->buf->scope == SCOPE_LOCAL) {
+      int64_t n = ir_buffer_numel(s->buf, NULL, NULL);
+      if (n <= 0) fail(g, s->loc, xprintf("local buffer %s needs a constant size", s->buf->name));
+      line(g, "{");
+      g->indent++;
+      line(g, "%s %s[%" PRId64 "];", storage_type(g, s->buf->dtype, SCOPE_LOCAL), buf_name(g, s->buf),
+           n > 0 ? n : 1);
+      stmt(g, s->body);
+      g->indent--;
+      line(g, "}");
+    } else {
+      stmt(g, s->body);
+    }
+    return;
+  case S_IF:
+    line(g, "if (%s) {", expr_str(g, simplify(s->cond, &g->ranges)));
+    g->indent++;
+    stmt(g, s->body);
+    g->indent--;
+    if (s->els) {
+      line(g, "} else {");
+      g->indent++;
+      stmt(g, s->els);
+      g->indent--;
+    }
+    line(g, "}");
+    return;
+  case S_SEQ:
+    for (int i = 0; i < s->n; i++) stmt(g, s->stmts[i]);
+    return;
+  case S_BARRIER:
+    if (!g->divergent && has_threads(g)) {
+      line(g, "%s", g->d->barrier);
+      g->state = (Vec){0};
+    }
+    return;
+  default: die("codegen_c: bad statement kind %d", s->kind);
+  }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Kernels and plans                                                       */
+/* ---------------------------------------------------------------------- */
+
+/* Append E as RPN to CODE; false when E is not host-evaluable arithmetic. */
+static bool rpn(const Gen *g, const Expr *e, Vec *code) {
+  static const int ops[BINOP_COUNT] = {RPN_ADD, RPN_SUB, RPN_MUL, RPN_DIV, RPN_MOD,
+                                       RPN_MIN, RPN_MAX, -1};
+  switch (e->kind) {
+  case E_INT:
+    vec_push(code, (void *)(intptr_t)RPN_CONST);
+    vec_push(code, (void *)(intptr_t)e->ival);
+    return true;
+  case E_VAR:
+    for (int i = 0; i < g->fn->nsizes; i++)
+      if (g->fn->sizes[i] == e->var) {
+        vec_push(code, (void *)(intptr_t)RPN_SIZE);
+        vec_push(code, (void *)(intptr_t)i);
+        return true;
+      }
+    return false;
+  case E_CAST: return rpn(g, e->a, code);
+  case E_BIN:
+    if (e->op > OP_MAX || !rpn(g, e->a, code) || !rpn(g, e->b, code)) return false;
+    vec_push(code, (void *)(intptr_t)ops[e->op]);
+    vec_push(code, (void *)(intptr_t)0);
+    return true;
+  default: return false;
+  }
+}
+
+static RtGpuExpr to_rpn(Gen *g, Expr *e, Loc loc) {
+  Vec code = {0};
+  RtGpuExpr r = {0};
+  if (!rpn(g, e ? e : ir_int(1), &code)) {
+    fail(g, loc, xprintf("a launch extent or temp size (%s) is not computable from the sizes",
+                         ir_expr_str(e)));
+    return r;
+  }
+  r.n = code.len / 2;
+  r.code = xalloc(sizeof(int64_t) * (size_t)(code.len ? code.len : 1));
+  for (int i = 0; i < code.len; i++) r.code[i] = (int64_t)(intptr_t)code.data[i];
+  return r;
+}
+
+static int param_index(const LoweredFunc *fn, const Vec *temps, const Buffer *b) {
+  for (int i = 0; i < fn->nparams; i++)
+    if (fn->params[i] == b) return i;
+  for (int i = 0; i < temps->len; i++)
+    if (temps->data[i] == b) return fn->nparams + i;
+  return -1;
+}
+
+static bool is_written(const Stmt *s, const Buffer *b) {
+  if (!s) return false;
+  if (s->kind == S_STORE && s->buf == b) return true;
+  if (is_written(s->body, b) || is_written(s->els, b)) return true;
+  for (int i = 0; i < s->n; i++)
+    if (is_written(s->stmts[i], b)) return true;
+  return false;
+}
+
+static void kernel_signature(Gen *g, Stmt *s, const char *kname, RtGpuKernel *k, const Vec *temps) {
+  Str *o = g->out;
+  int64_t nthreads = 1, v;
+  bool constant = true;
+  for (int d = 0; d < 3; d++) {
+    if (!g->block[d]) continue;
+    if (ir_is_const(g->block[d], &v)) nthreads *= v;
+    else constant = false;
+  }
+  str_putf(o, "%s ", g->d->kernel_prefix);
+  if (g->d == &dialect_cuda && constant) str_putf(o, "__launch_bounds__(%" PRId64 ") ", nthreads);
+  str_putf(o, "%s(", kname);
+  k->args = xalloc(sizeof(int) * (size_t)(g->kbufs.len + g->fn->nsizes + 1));
+  for (int i = 0; i < g->kbufs.len; i++) {
+    Buffer *b = g->kbufs.data[i];
+    bool ro = !is_written(s, b);
+    str_putf(o, "%s%s%s%s* %s %s", i ? ", " : "", g->d->global_ptr, ro ? "const " : "",
+             storage_type(g, b->dtype, SCOPE_GLOBAL), g->d->restrict_kw, buf_name(g, b));
+    k->args[k->nargs++] = param_index(g->fn, temps, b);
+  }
+  for (int i = 0; i < g->fn->nsizes; i++) {
+    str_putf(o, "%stexc_i64 %s", g->kbufs.len || i ? ", " : "", var_name(g, g->fn->sizes[i]));
+    k->args[k->nargs++] = -1 - i;
+  }
+  str_putf(o, ") {\n");
+}
+
+/* Print launch S as kernel KNAME and fill K's launch shape and arguments. */
+static void emit_kernel(Gen *g, Stmt *s, const char *kname, RtGpuKernel *k, const Vec *temps) {
+  for (int d = 0; d < 3; d++) g->grid[d] = g->block[d] = NULL;
+  g->kbufs = (Vec){0};
+  g->shared = (Vec){0};
+  g->state = (Vec){0};
+  g->divergent = false;
+  scan_launch(g, s);
+  k->name = xstrdup(kname);
+  for (int d = 0; d < 3; d++) {
+    k->grid[d] = to_rpn(g, g->grid[d], s->loc);
+    k->block[d] = to_rpn(g, g->block[d], s->loc);
+  }
+  kernel_signature(g, s, kname, k, temps);
+  g->indent = 1;
+  for (int i = 0; i < g->shared.len; i++) {
+    Stmt *a = g->shared.data[i];
+    int64_t n = ir_buffer_numel(a->buf, NULL, NULL);
+    if (n <= 0) fail(g, a->loc, xprintf("shared buffer %s needs a constant size", a->buf->name));
+    line(g, "%s %s %s[%" PRId64 "];", g->d->shared_kw, storage_type(g, a->buf->dtype, SCOPE_SHARED),
+         buf_name(g, a->buf), n > 0 ? n : 1);
+  }
+  stmt(g, s);
+  str_putf(g->out, "}\n\n");
+}
+
+/* Do all index values of FN fit in 32 bits? Only when every shape and extent is a
+ * small constant (symbolic sizes may be anything). */
+static bool fits_int(const LoweredFunc *fn, const Stmt *s) {
+  if (fn->nsizes) return false;
+  for (int i = 0; i < fn->nparams; i++) {
+    int64_t n = ir_buffer_numel(fn->params[i], NULL, NULL);
+    if (n < 0 || n >= INT32_MAX / 2) return false;
+  }
+  if (!s) return true;
+  if (s->kind == S_ALLOC) {
+    int64_t n = ir_buffer_numel(s->buf, NULL, NULL);
+    if (n < 0 || n >= INT32_MAX / 2) return false;
+  }
+  if (fits_int(fn, s->body) == false || fits_int(fn, s->els) == false) return false;
+  for (int i = 0; i < s->n; i++)
+    if (!fits_int(fn, s->stmts[i])) return false;
+  return true;
+}
+
+static bool uses_dtype(const Expr *e, DType t) {
+  if (!e) return false;
+  if (e->dtype == t || (e->buf && e->buf->dtype == t)) return true;
+  for (int i = 0; i < e->nargs; i++)
+    if (uses_dtype(e->args[i], t)) return true;
+  return uses_dtype(e->a, t) || uses_dtype(e->b, t) || uses_dtype(e->c, t);
+}
+
+static bool stmt_uses_dtype(const Stmt *s, DType t) {
+  if (!s) return false;
+  if ((s->buf && s->buf->dtype == t) || uses_dtype(s->value, t) || uses_dtype(s->cond, t))
+    return true;
+  for (int i = 0; i < s->nargs; i++)
+    if (uses_dtype(s->args[i], t)) return true;
+  if (stmt_uses_dtype(s->body, t) || stmt_uses_dtype(s->els, t)) return true;
+  for (int i = 0; i < s->n; i++)
+    if (stmt_uses_dtype(s->stmts[i], t)) return true;
+  return false;
+}
+
+/* Walk the host level of FN: global temps are recorded, every other statement with a
+ * blockIdx loop is a launch. */
+static void host_level(Gen *g, Stmt *s, Vec *temps, Vec *kernels) {
+  if (!s) return;
+  if (s->kind == S_SEQ) {
+    for (int i = 0; i < s->n; i++) host_level(g, s->stmts[i], temps, kernels);
+    return;
+  }
+  if (s->kind == S_ALLOC && s->buf->scope == SCOPE_GLOBAL) {
+    vec_push(temps, s->buf);
+    host_level(g, s->body, temps, kernels);
+    return;
+  }
+  if (contains_loop(s, is_block)) {
+    vec_push(kernels, s);
+    return;
+  }
+  Vec acc = {0};
+  accesses(s, s, &acc);
+  for (int i = 0; i < acc.len; i++)
+    if (((Access *)acc.data[i])->write) {
+      fail(g, s->loc, xprintf("stage %s is not bound to blockIdx: a GPU schedule must bind every "
+                              "root stage", ((Access *)acc.data[i])->buf->name));
+      return;
+    }
+}
+
+static void emit_func(Gen *g, LoweredFunc *fn, RtGpuFunc *plan) {
+  g->fn = fn;
+  g->names = (Vec){0};
+  g->idx32 = fits_int(fn, fn->body);
+  for (int i = 0; i < fn->nparams; i++) buf_name(g, fn->params[i]);
+  for (int i = 0; i < fn->nsizes; i++) var_name(g, fn->sizes[i]);
+  Vec temps = {0}, launches = {0};
+  host_level(g, fn->body, &temps, &launches);
+  plan->name = xstrdup(fn->name);
+  plan->nparams = fn->nparams;
+  plan->nsizes = fn->nsizes;
+  plan->ntemps = temps.len;
+  plan->temp_bytes = xalloc(sizeof(RtGpuExpr) * (size_t)(temps.len + 1));
+  for (int i = 0; i < temps.len; i++) {
+    Buffer *b = temps.data[i];
+    Expr *bytes = ir_int(dtype_bytes(b->dtype));
+    for (int d = 0; d < b->ndim; d++) bytes = ir_mul(bytes, b->shape[d]);
+    plan->temp_bytes[i] = to_rpn(g, simplify(bytes, NULL), (Loc){0});
+  }
+  plan->nkernels = launches.len;
+  plan->kernels = xalloc(sizeof(RtGpuKernel) * (size_t)(launches.len + 1));
+  const char *base = name_of(g, fn, fn->name, 0);
+  for (int i = 0; i < launches.len; i++)
+    emit_kernel(g, launches.data[i], xprintf("%s_k%d", base, i), &plan->kernels[i], &temps);
+}
+
+char *cg_gpu_source(LoweredFunc **fns, int n, Target t, RtGpuFunc **plans) {
+  Str out = {0};
+  Gen g = {.d = t == TARGET_CUDA ? &dialect_cuda : &dialect_opencl, .out = &out, .ok = true};
+  bool f64 = false;
+  for (int i = 0; i < n; i++) f64 = f64 || stmt_uses_dtype(fns[i]->body, DT_F64);
+  str_putf(&out, "// generated by texc %s for %s\n", TEXC_VERSION, target_names[t]);
+  if (t == TARGET_OPENCL && f64) str_putf(&out, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+  str_putf(&out, "%s\n", g.d->prelude);
+  RtGpuFunc *p = xalloc(sizeof(RtGpuFunc) * (size_t)(n + 1));
+  for (int i = 0; i < n && g.ok; i++) emit_func(&g, fns[i], &p[i]);
+  char *src = g.ok ? xstrdup(out.p) : NULL;
+  free(out.p);
+  if (plans) *plans = p;
+  return src;
+}
