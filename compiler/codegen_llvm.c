@@ -1,0 +1,1286 @@
+/* codegen_llvm.c — the CPU back end: loop IR to LLVM IR (LLVM-C), then to machine code
+ * in memory (JIT through ORC LLJIT) or to files (llvm, asm, obj, so, header).
+ *
+ * Each LoweredFunc F becomes
+ *     int F(const T *in..., T *out..., int64_t size...)      0, or 1 on a negative size
+ *                                                             or a failed allocation
+ *     int __texc_packed_F(void **args, const int64_t *sizes) (RtPackedFn) calling F
+ * and every module carries `__texc_kernels`, a NUL-terminated text with one line
+ * "NAME NARGS NSIZES" per kernel, which rt_module_load reads.
+ *
+ * Loop kinds:
+ *   serial     a counted loop (phi).
+ *   vectorize  constant extent L: the loop var becomes <L x i64> and the body is emitted
+ *              once on vectors (see "vectorized bodies"); else a serial loop.
+ *   unroll     constant extent: the body is emitted once per value.
+ *   parallel   the body is outlined into `F.body.N(begin, end, captures...)` with noalias
+ *              buffer pointers and called through `F.task.N(begin, end, closure)` by
+ *              rt_parallel_for; the closure is a struct of every binding in scope.
+ * Registers: bool is i1, f16 is computed in f32 (stored as half); index math is i64.
+ */
+#include "texc.h"
+#include "rt_internal.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#define MAX_VECTOR_LANES 64
+#define MAX_UNROLL 512
+#define MAX_STACK_ALLOC 65536
+
+/* A value bound to a loop variable or a size: scalar i64, or <lanes x i64> for the var
+ * of a vectorized loop. */
+typedef struct VarBind {
+  IrVar *var;
+  LLVMValueRef val;
+} VarBind;
+
+/* A buffer in scope: its base pointer and its row-major strides (i64 values). */
+typedef struct BufBind {
+  Buffer *buf;
+  LLVMValueRef ptr;
+  LLVMValueRef *strides; /* ndim entries; the last is 1 */
+} BufBind;
+
+typedef struct CG {
+  LLVMContextRef ctx;
+  LLVMModuleRef mod;
+  LLVMBuilderRef b;
+  LLVMTypeRef i1, i8, i16, i32, i64, half, f32, f64, ptr, voidt;
+  const LoweredFunc *lf;
+  LLVMValueRef fn;            /* the function being built */
+  LLVMBasicBlockRef allocas;  /* its first block: allocas go before its branch */
+  LLVMValueRef errp;          /* i32* error flag of the kernel call */
+  VarBind *vars;
+  int nvars, capvars;
+  BufBind *bufs;
+  int nbufs, capbufs;
+  int lanes;                  /* > 1 inside a vectorized body */
+  IrVar *vvar;                /* the vectorized loop's var */
+  int nouts;                  /* outlined functions so far (for names) */
+} CG;
+
+static LLVMValueRef emit_expr(CG *g, Expr *e);
+static void emit_stmt(CG *g, Stmt *s);
+
+/* ================================================================ bindings */
+
+static void bind_var(CG *g, IrVar *v, LLVMValueRef val) {
+  if (g->nvars == g->capvars) {
+    g->capvars = g->capvars ? 2 * g->capvars : 32;
+    g->vars = realloc(g->vars, sizeof *g->vars * (size_t)g->capvars);
+    if (!g->vars) die("out of memory");
+  }
+  g->vars[g->nvars++] = (VarBind){v, val};
+}
+
+static LLVMValueRef lookup_var(CG *g, IrVar *v) {
+  for (int i = g->nvars - 1; i >= 0; i--)
+    if (g->vars[i].var == v) return g->vars[i].val;
+  die("llvm codegen: variable %s#%d is not bound", v->name, v->id);
+}
+
+static void bind_buf(CG *g, Buffer *b, LLVMValueRef ptr, LLVMValueRef *strides) {
+  if (g->nbufs == g->capbufs) {
+    g->capbufs = g->capbufs ? 2 * g->capbufs : 16;
+    g->bufs = realloc(g->bufs, sizeof *g->bufs * (size_t)g->capbufs);
+    if (!g->bufs) die("out of memory");
+  }
+  g->bufs[g->nbufs++] = (BufBind){b, ptr, strides};
+}
+
+static BufBind *lookup_buf(CG *g, Buffer *b) {
+  for (int i = g->nbufs - 1; i >= 0; i--)
+    if (g->bufs[i].buf == b) return &g->bufs[i];
+  die("llvm codegen: buffer %s is not allocated", b->name);
+}
+
+/* =================================================================== types */
+
+static LLVMTypeRef reg_type(CG *g, DType t) {
+  switch (t) {
+  case DT_BOOL: return g->i1;
+  case DT_I8: case DT_U8: return g->i8;
+  case DT_I16: return g->i16;
+  case DT_I32: case DT_U32: return g->i32;
+  case DT_I64: return g->i64;
+  case DT_F16: case DT_F32: return g->f32;
+  case DT_F64: return g->f64;
+  default: die("llvm codegen: bad dtype %d", t);
+  }
+}
+
+static LLVMTypeRef mem_type(CG *g, DType t) {
+  if (t == DT_BOOL) return g->i8;
+  if (t == DT_F16) return g->half;
+  return reg_type(g, t);
+}
+
+static bool is_vec(LLVMValueRef v) { return LLVMGetTypeKind(LLVMTypeOf(v)) == LLVMVectorTypeKind; }
+
+static LLVMTypeRef vec_of(LLVMTypeRef t, int lanes) {
+  return lanes > 1 ? LLVMVectorType(t, (unsigned)lanes) : t;
+}
+
+/* V broadcast to the current lane count (no-op for scalars outside vector bodies). */
+static LLVMValueRef splat(CG *g, LLVMValueRef v) {
+  if (g->lanes <= 1 || is_vec(v)) return v;
+  LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(v), (unsigned)g->lanes);
+  LLVMValueRef one = LLVMBuildInsertElement(g->b, LLVMGetPoison(vt), v, LLVMConstInt(g->i32, 0, 0), "");
+  LLVMValueRef mask = LLVMConstNull(LLVMVectorType(g->i32, (unsigned)g->lanes));
+  return LLVMBuildShuffleVector(g->b, one, LLVMGetPoison(vt), mask, "splat");
+}
+
+/* Make A and B both vectors when either is. */
+static void unify(CG *g, LLVMValueRef *a, LLVMValueRef *b) {
+  if (is_vec(*a) != is_vec(*b)) {
+    *a = splat(g, *a);
+    *b = splat(g, *b);
+  }
+}
+
+/* A constant of scalar type T shaped like V (a vector constant when V is a vector). */
+static LLVMValueRef const_like(LLVMValueRef v, LLVMValueRef c) {
+  if (!is_vec(v)) return c;
+  unsigned n = LLVMGetVectorSize(LLVMTypeOf(v));
+  LLVMValueRef elems[MAX_VECTOR_LANES];
+  for (unsigned i = 0; i < n; i++) elems[i] = c;
+  return LLVMConstVector(elems, n);
+}
+
+static LLVMValueRef i64c(CG *g, int64_t v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
+
+/* ============================================================ expressions */
+
+static LLVMValueRef contract(LLVMValueRef v) {
+  if (LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v))
+    LLVMSetFastMathFlags(v, LLVMFastMathAllowContract);
+  return v;
+}
+
+/* Floor division of integers (TVM floordiv). */
+static LLVMValueRef emit_floordiv(CG *g, LLVMValueRef a, LLVMValueRef b, bool sign) {
+  if (!sign) return LLVMBuildUDiv(g->b, a, b, "");
+  LLVMValueRef q = LLVMBuildSDiv(g->b, a, b, ""), r = LLVMBuildSRem(g->b, a, b, "");
+  LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(a));
+  LLVMValueRef nz = LLVMBuildICmp(g->b, LLVMIntNE, r, zero, "");
+  LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, LLVMBuildXor(g->b, r, b, ""), zero, "");
+  LLVMValueRef adj = LLVMBuildZExt(g->b, LLVMBuildAnd(g->b, nz, neg, ""), LLVMTypeOf(a), "");
+  return LLVMBuildSub(g->b, q, adj, "fdiv");
+}
+
+/* Floor modulo of integers: the result has the divisor's sign. */
+static LLVMValueRef emit_floormod(CG *g, LLVMValueRef a, LLVMValueRef b, bool sign) {
+  if (!sign) return LLVMBuildURem(g->b, a, b, "");
+  LLVMValueRef r = LLVMBuildSRem(g->b, a, b, "");
+  LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(a));
+  LLVMValueRef nz = LLVMBuildICmp(g->b, LLVMIntNE, r, zero, "");
+  LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, LLVMBuildXor(g->b, r, b, ""), zero, "");
+  LLVMValueRef adj = LLVMBuildSelect(g->b, LLVMBuildAnd(g->b, nz, neg, ""), b, zero, "");
+  return LLVMBuildAdd(g->b, r, adj, "fmod");
+}
+
+/* Call the intrinsic NAME overloaded on X's type. */
+static LLVMValueRef intrinsic1(CG *g, const char *name, LLVMValueRef x, LLVMValueRef y) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  if (!id) die("llvm codegen: no intrinsic %s", name);
+  LLVMTypeRef t = LLVMTypeOf(x);
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->mod, id, &t, 1);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(g->ctx, id, &t, 1);
+  LLVMValueRef args[2] = {x, y};
+  return LLVMBuildCall2(g->b, fty, fn, args, y ? 2 : 1, "");
+}
+
+/* Call the libm function NAME (tanhf / tanh) on X, lane by lane for vectors. */
+static LLVMValueRef libm1(CG *g, const char *fname, const char *dname, LLVMValueRef x) {
+  LLVMTypeRef et = is_vec(x) ? LLVMGetElementType(LLVMTypeOf(x)) : LLVMTypeOf(x);
+  const char *name = et == g->f32 ? fname : dname;
+  LLVMTypeRef fty = LLVMFunctionType(et, &et, 1, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
+  if (!fn) fn = LLVMAddFunction(g->mod, name, fty);
+  if (!is_vec(x)) return LLVMBuildCall2(g->b, fty, fn, &x, 1, "");
+  LLVMValueRef out = LLVMGetPoison(LLVMTypeOf(x));
+  for (unsigned i = 0; i < LLVMGetVectorSize(LLVMTypeOf(x)); i++) {
+    LLVMValueRef idx = LLVMConstInt(g->i32, i, 0);
+    LLVMValueRef lane = LLVMBuildExtractElement(g->b, x, idx, "");
+    out = LLVMBuildInsertElement(g->b, out, LLVMBuildCall2(g->b, fty, fn, &lane, 1, ""), idx, "");
+  }
+  return out;
+}
+
+static LLVMValueRef emit_cmp(CG *g, int op, DType t, LLVMValueRef a, LLVMValueRef b) {
+  if (dtype_is_float(t)) {
+    static const LLVMRealPredicate fp[] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT,
+                                           LLVMRealOLE, LLVMRealOGT, LLVMRealOGE};
+    return LLVMBuildFCmp(g->b, fp[op - OP_EQ], a, b, "");
+  }
+  static const LLVMIntPredicate si[] = {LLVMIntEQ, LLVMIntNE, LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE};
+  static const LLVMIntPredicate ui[] = {LLVMIntEQ, LLVMIntNE, LLVMIntULT, LLVMIntULE, LLVMIntUGT, LLVMIntUGE};
+  return LLVMBuildICmp(g->b, dtype_is_signed(t) ? si[op - OP_EQ] : ui[op - OP_EQ], a, b, "");
+}
+
+/* A binary operation on operands of dtype T (already unified). */
+static LLVMValueRef emit_binop(CG *g, int op, DType t, LLVMValueRef a, LLVMValueRef b) {
+  bool fp = dtype_is_float(t), sign = dtype_is_signed(t), nsw = t == DT_I64;
+  switch (op) {
+  case OP_ADD: return fp ? contract(LLVMBuildFAdd(g->b, a, b, "")) : nsw ? LLVMBuildNSWAdd(g->b, a, b, "") : LLVMBuildAdd(g->b, a, b, "");
+  case OP_SUB: return fp ? contract(LLVMBuildFSub(g->b, a, b, "")) : nsw ? LLVMBuildNSWSub(g->b, a, b, "") : LLVMBuildSub(g->b, a, b, "");
+  case OP_MUL: return fp ? contract(LLVMBuildFMul(g->b, a, b, "")) : nsw ? LLVMBuildNSWMul(g->b, a, b, "") : LLVMBuildMul(g->b, a, b, "");
+  case OP_DIV: return fp ? LLVMBuildFDiv(g->b, a, b, "") : emit_floordiv(g, a, b, sign);
+  case OP_MOD: return fp ? LLVMBuildFRem(g->b, a, b, "") : emit_floormod(g, a, b, sign);
+  case OP_MIN: return LLVMBuildSelect(g->b, emit_cmp(g, OP_LT, t, a, b), a, b, "min");
+  case OP_MAX: return LLVMBuildSelect(g->b, emit_cmp(g, OP_GT, t, a, b), a, b, "max");
+  case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+    return emit_cmp(g, op, t, a, b);
+  case OP_AND: return LLVMBuildAnd(g->b, a, b, "");
+  case OP_OR: return LLVMBuildOr(g->b, a, b, "");
+  case OP_POW:
+    if (fp) return intrinsic1(g, "llvm.pow", a, b);
+    else {
+      LLVMTypeRef dt = vec_of(g->f64, is_vec(a) ? (int)LLVMGetVectorSize(LLVMTypeOf(a)) : 1);
+      LLVMValueRef x = sign ? LLVMBuildSIToFP(g->b, a, dt, "") : LLVMBuildUIToFP(g->b, a, dt, "");
+      LLVMValueRef y = sign ? LLVMBuildSIToFP(g->b, b, dt, "") : LLVMBuildUIToFP(g->b, b, dt, "");
+      LLVMValueRef r = intrinsic1(g, "llvm.pow", x, y);
+      return sign ? LLVMBuildFPToSI(g->b, r, LLVMTypeOf(a), "") : LLVMBuildFPToUI(g->b, r, LLVMTypeOf(a), "");
+    }
+  default: die("llvm codegen: bad binary op %d", op);
+  }
+}
+
+static LLVMValueRef fconst_like(CG *g, LLVMValueRef v, double x) {
+  LLVMTypeRef t = is_vec(v) ? LLVMGetElementType(LLVMTypeOf(v)) : LLVMTypeOf(v);
+  (void)g;
+  return const_like(v, LLVMConstReal(t, x));
+}
+
+static LLVMValueRef emit_call(CG *g, Expr *e) {
+  LLVMValueRef x = emit_expr(g, e->args[0]);
+  bool fp = dtype_is_float(e->dtype);
+  switch (e->op) {
+  case FN_EXP: return intrinsic1(g, "llvm.exp", x, NULL);
+  case FN_LOG: return intrinsic1(g, "llvm.log", x, NULL);
+  case FN_SQRT: return intrinsic1(g, "llvm.sqrt", x, NULL);
+  case FN_RSQRT: return LLVMBuildFDiv(g->b, fconst_like(g, x, 1.0), intrinsic1(g, "llvm.sqrt", x, NULL), "");
+  case FN_TANH: return libm1(g, "tanhf", "tanh", x);
+  case FN_SIGMOID: {
+    LLVMValueRef ex = intrinsic1(g, "llvm.exp", LLVMBuildFNeg(g->b, x, ""), NULL);
+    return LLVMBuildFDiv(g->b, fconst_like(g, x, 1.0), LLVMBuildFAdd(g->b, fconst_like(g, x, 1.0), ex, ""), "");
+  }
+  case FN_ABS:
+    if (fp) return intrinsic1(g, "llvm.fabs", x, NULL);
+    if (!dtype_is_signed(e->dtype)) return x;
+    return LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, x, LLVMConstNull(LLVMTypeOf(x)), ""),
+                           LLVMBuildNeg(g->b, x, ""), x, "abs");
+  case FN_FLOOR: return fp ? intrinsic1(g, "llvm.floor", x, NULL) : x;
+  case FN_CEIL: return fp ? intrinsic1(g, "llvm.ceil", x, NULL) : x;
+  default: die("llvm codegen: bad call %d", e->op);
+  }
+}
+
+/* Convert V (a register value of dtype FROM) to dtype TO. */
+static LLVMValueRef emit_convert(CG *g, LLVMValueRef v, DType from, DType to) {
+  int lanes = is_vec(v) ? (int)LLVMGetVectorSize(LLVMTypeOf(v)) : 1;
+  LLVMTypeRef rt = vec_of(reg_type(g, to), lanes);
+  if (from == to) return v;
+  if (to == DT_F16) { /* round to half precision, keep computing in f32 */
+    LLVMValueRef f = emit_convert(g, v, from, DT_F32);
+    LLVMValueRef h = LLVMBuildFPTrunc(g->b, f, vec_of(g->half, lanes), "");
+    return LLVMBuildFPExt(g->b, h, rt, "");
+  }
+  if (to == DT_BOOL) {
+    LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(v));
+    return dtype_is_float(from) ? LLVMBuildFCmp(g->b, LLVMRealUNE, v, zero, "")
+                                : LLVMBuildICmp(g->b, LLVMIntNE, v, zero, "");
+  }
+  bool fsrc = dtype_is_float(from), fdst = dtype_is_float(to);
+  bool ssrc = dtype_is_signed(from);
+  if (fsrc && fdst) return LLVMBuildFPCast(g->b, v, rt, "");
+  if (fsrc) return dtype_is_signed(to) ? LLVMBuildFPToSI(g->b, v, rt, "") : LLVMBuildFPToUI(g->b, v, rt, "");
+  if (fdst) return ssrc ? LLVMBuildSIToFP(g->b, v, rt, "") : LLVMBuildUIToFP(g->b, v, rt, "");
+  return LLVMBuildIntCast2(g->b, v, rt, ssrc, "");
+}
+
+/* True when evaluating E cannot fault: no loads, no integer division. Such branches of a
+ * select may be evaluated eagerly. */
+static bool expr_safe(const Expr *e) {
+  if (!e) return true;
+  if (e->kind == E_LOAD) return false;
+  if (e->kind == E_BIN && (e->op == OP_DIV || e->op == OP_MOD) && !dtype_is_float(e->dtype)) return false;
+  for (int i = 0; i < e->nargs; i++)
+    if (!expr_safe(e->args[i])) return false;
+  return expr_safe(e->a) && expr_safe(e->b) && expr_safe(e->c);
+}
+
+/* c ? a : b. Eager (an LLVM select) when both branches are safe, else branches and a phi,
+ * so that a guarded load is never performed when its guard is false. */
+static LLVMValueRef emit_select(CG *g, Expr *e) {
+  LLVMValueRef c = emit_expr(g, e->a);
+  if ((expr_safe(e->b) && expr_safe(e->c)) || is_vec(c)) {
+    LLVMValueRef x = emit_expr(g, e->b), y = emit_expr(g, e->c);
+    unify(g, &x, &y);
+    if (is_vec(x)) c = splat(g, c);
+    return LLVMBuildSelect(g->b, c, x, y, "");
+  }
+  LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "sel.t");
+  LLVMBasicBlockRef fb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "sel.f");
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "sel.j");
+  LLVMBuildCondBr(g->b, c, tb, fb);
+  LLVMPositionBuilderAtEnd(g->b, tb);
+  LLVMValueRef x = emit_expr(g, e->b);
+  LLVMBasicBlockRef tend = LLVMGetInsertBlock(g->b);
+  LLVMPositionBuilderAtEnd(g->b, fb);
+  LLVMValueRef y = emit_expr(g, e->c);
+  LLVMBasicBlockRef fend = LLVMGetInsertBlock(g->b);
+  if (is_vec(x) != is_vec(y)) {
+    LLVMPositionBuilderAtEnd(g->b, tend);
+    x = splat(g, x);
+    LLVMPositionBuilderAtEnd(g->b, fend);
+    y = splat(g, y);
+  }
+  LLVMPositionBuilderAtEnd(g->b, tend);
+  LLVMBuildBr(g->b, jb);
+  LLVMPositionBuilderAtEnd(g->b, fend);
+  LLVMBuildBr(g->b, jb);
+  LLVMPositionBuilderAtEnd(g->b, jb);
+  LLVMValueRef phi = LLVMBuildPhi(g->b, LLVMTypeOf(x), "sel");
+  LLVMValueRef vals[2] = {x, y};
+  LLVMBasicBlockRef blocks[2] = {tend, fend};
+  LLVMAddIncoming(phi, vals, blocks, 2);
+  return phi;
+}
+
+/* ------------------------------------------------------- memory accesses */
+
+typedef enum { ACC_UNIFORM, ACC_CONTIG, ACC_GATHER } AccKind;
+
+/* The constant coefficient of V in E when E is affine in V; false otherwise. */
+static bool affine_coef(const Expr *e, const IrVar *v, int64_t *c) {
+  int64_t x, y, k;
+  if (!ir_uses_var(e, v)) {
+    *c = 0;
+    return true;
+  }
+  switch (e->kind) {
+  case E_VAR: *c = 1; return true;
+  case E_BIN:
+    if (e->op == OP_ADD || e->op == OP_SUB) {
+      if (!affine_coef(e->a, v, &x) || !affine_coef(e->b, v, &y)) return false;
+      *c = e->op == OP_ADD ? x + y : x - y;
+      return true;
+    }
+    if (e->op == OP_MUL) {
+      if (ir_is_const(e->a, &k) && affine_coef(e->b, v, &y)) { *c = k * y; return true; }
+      if (ir_is_const(e->b, &k) && affine_coef(e->a, v, &x)) { *c = k * x; return true; }
+    }
+    return false;
+  case E_UN:
+    if (e->op == OP_NEG && affine_coef(e->a, v, &x)) { *c = -x; return true; }
+    return false;
+  default: return false;
+  }
+}
+
+/* How an access with indices ARGS moves with the vectorized var. */
+static AccKind classify(const Buffer *b, Expr **args, const IrVar *v) {
+  int64_t last = 0, c;
+  for (int d = 0; d < b->ndim; d++) {
+    if (!affine_coef(args[d], v, &c)) return ACC_GATHER;
+    if (c != 0 && d != b->ndim - 1) return ACC_GATHER;
+    if (d == b->ndim - 1) last = c;
+  }
+  return last == 0 ? ACC_UNIFORM : last == 1 ? ACC_CONTIG : ACC_GATHER;
+}
+
+/* The flattened element index of BUF[ARGS] (a vector inside a vector body when the
+ * indices depend on the vectorized var). */
+static LLVMValueRef flat_index(CG *g, Buffer *buf, Expr **args) {
+  BufBind *bb = lookup_buf(g, buf);
+  LLVMValueRef flat = NULL;
+  for (int d = 0; d < buf->ndim; d++) {
+    LLVMValueRef i = emit_expr(g, args[d]);
+    if (d != buf->ndim - 1) {
+      LLVMValueRef s = bb->strides[d];
+      if (is_vec(i)) s = splat(g, s);
+      i = LLVMBuildNSWMul(g->b, i, s, "");
+    }
+    if (flat) unify(g, &flat, &i);
+    flat = flat ? LLVMBuildNSWAdd(g->b, flat, i, "") : i;
+  }
+  return flat ? flat : i64c(g, 0);
+}
+
+/* The flattened index of a uniform or contiguous access: that of lane 0. */
+static LLVMValueRef lane0_index(CG *g, Buffer *buf, Expr **args) {
+  int lanes = g->lanes;
+  LLVMValueRef v = lookup_var(g, g->vvar);
+  LLVMValueRef first = LLVMBuildExtractElement(g->b, v, LLVMConstInt(g->i32, 0, 0), "");
+  bind_var(g, g->vvar, first);
+  g->lanes = 1;
+  LLVMValueRef flat = flat_index(g, buf, args);
+  g->lanes = lanes;
+  g->nvars--;
+  return flat;
+}
+
+static LLVMValueRef from_mem(CG *g, LLVMValueRef v, DType t) {
+  int lanes = is_vec(v) ? (int)LLVMGetVectorSize(LLVMTypeOf(v)) : 1;
+  if (t == DT_BOOL) return LLVMBuildICmp(g->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+  if (t == DT_F16) return LLVMBuildFPExt(g->b, v, vec_of(g->f32, lanes), "");
+  return v;
+}
+
+static LLVMValueRef to_mem(CG *g, LLVMValueRef v, DType t) {
+  int lanes = is_vec(v) ? (int)LLVMGetVectorSize(LLVMTypeOf(v)) : 1;
+  if (t == DT_BOOL) return LLVMBuildZExt(g->b, v, vec_of(g->i8, lanes), "");
+  if (t == DT_F16) return LLVMBuildFPTrunc(g->b, v, vec_of(g->half, lanes), "");
+  return v;
+}
+
+static LLVMValueRef elem_ptr(CG *g, Buffer *buf, LLVMValueRef idx) {
+  return LLVMBuildInBoundsGEP2(g->b, mem_type(g, buf->dtype), lookup_buf(g, buf)->ptr, &idx, 1, "");
+}
+
+static LLVMValueRef load_scalar(CG *g, Buffer *buf, LLVMValueRef idx) {
+  LLVMValueRef l = LLVMBuildLoad2(g->b, mem_type(g, buf->dtype), elem_ptr(g, buf, idx), "");
+  return from_mem(g, l, buf->dtype);
+}
+
+static LLVMValueRef emit_load(CG *g, Expr *e) {
+  Buffer *buf = e->buf;
+  bool vec = false;
+  for (int d = 0; g->lanes > 1 && d < buf->ndim; d++) vec |= ir_uses_var(e->args[d], g->vvar);
+  if (!vec) return load_scalar(g, buf, flat_index(g, buf, e->args));
+  switch (classify(buf, e->args, g->vvar)) {
+  case ACC_UNIFORM: return load_scalar(g, buf, lane0_index(g, buf, e->args));
+  case ACC_CONTIG: {
+    LLVMTypeRef vt = LLVMVectorType(mem_type(g, buf->dtype), (unsigned)g->lanes);
+    LLVMValueRef l = LLVMBuildLoad2(g->b, vt, elem_ptr(g, buf, lane0_index(g, buf, e->args)), "");
+    LLVMSetAlignment(l, (unsigned)dtype_bytes(buf->dtype));
+    return from_mem(g, l, buf->dtype);
+  }
+  default: { /* lane by lane */
+    LLVMValueRef idx = flat_index(g, buf, e->args);
+    LLVMValueRef out = LLVMGetPoison(LLVMVectorType(reg_type(g, buf->dtype), (unsigned)g->lanes));
+    for (int i = 0; i < g->lanes; i++) {
+      LLVMValueRef li = LLVMConstInt(g->i32, (unsigned)i, 0);
+      LLVMValueRef x = load_scalar(g, buf, LLVMBuildExtractElement(g->b, idx, li, ""));
+      out = LLVMBuildInsertElement(g->b, out, x, li, "");
+    }
+    return out;
+  }
+  }
+}
+
+static LLVMValueRef emit_expr(CG *g, Expr *e) {
+  switch (e->kind) {
+  case E_INT:
+    return LLVMConstInt(reg_type(g, e->dtype), (unsigned long long)(e->dtype == DT_BOOL ? e->ival != 0 : e->ival), dtype_is_signed(e->dtype));
+  case E_FLOAT: return LLVMConstReal(reg_type(g, e->dtype), e->fval);
+  case E_VAR: return lookup_var(g, e->var);
+  case E_LOAD: return emit_load(g, e);
+  case E_BIN: {
+    LLVMValueRef a = emit_expr(g, e->a), b = emit_expr(g, e->b);
+    unify(g, &a, &b);
+    return emit_binop(g, e->op, e->a->dtype, a, b);
+  }
+  case E_UN: {
+    LLVMValueRef a = emit_expr(g, e->a);
+    if (e->op == OP_NOT) return LLVMBuildNot(g->b, a, "");
+    return dtype_is_float(e->dtype) ? LLVMBuildFNeg(g->b, a, "") : LLVMBuildNeg(g->b, a, "");
+  }
+  case E_SELECT: return emit_select(g, e);
+  case E_CALL: return emit_call(g, e);
+  case E_CAST: return emit_convert(g, emit_expr(g, e->a), e->a->dtype, e->dtype);
+  default: die("llvm codegen: bad expression kind %d", e->kind);
+  }
+}
+
+/* ============================================================= statements */
+
+static void emit_store(CG *g, Stmt *s) {
+  Buffer *buf = s->buf;
+  LLVMValueRef v = emit_expr(g, s->value);
+  bool vec = false;
+  for (int d = 0; g->lanes > 1 && d < buf->ndim; d++) vec |= ir_uses_var(s->args[d], g->vvar);
+  if (!vec) { /* every lane writes the same place: the last one wins, as in serial order */
+    if (is_vec(v)) v = LLVMBuildExtractElement(g->b, v, LLVMConstInt(g->i32, (unsigned)g->lanes - 1, 0), "");
+    LLVMBuildStore(g->b, to_mem(g, v, buf->dtype), elem_ptr(g, buf, flat_index(g, buf, s->args)));
+    return;
+  }
+  v = splat(g, v);
+  if (classify(buf, s->args, g->vvar) == ACC_CONTIG) {
+    LLVMValueRef st = LLVMBuildStore(g->b, to_mem(g, v, buf->dtype), elem_ptr(g, buf, lane0_index(g, buf, s->args)));
+    LLVMSetAlignment(st, (unsigned)dtype_bytes(buf->dtype));
+    return;
+  }
+  LLVMValueRef idx = flat_index(g, buf, s->args);
+  for (int i = 0; i < g->lanes; i++) {
+    LLVMValueRef li = LLVMConstInt(g->i32, (unsigned)i, 0);
+    LLVMValueRef x = LLVMBuildExtractElement(g->b, v, li, "");
+    LLVMBuildStore(g->b, to_mem(g, x, buf->dtype), elem_ptr(g, buf, LLVMBuildExtractElement(g->b, idx, li, "")));
+  }
+}
+
+/* A counted loop: VAR from MIN for EXT iterations, BODY emitted by emit_stmt. */
+static void emit_loop(CG *g, IrVar *var, LLVMValueRef min, LLVMValueRef ext, Stmt *body) {
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for.head");
+  LLVMBasicBlockRef bodyb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for.body");
+  LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for.end");
+  LLVMValueRef end = LLVMBuildNSWAdd(g->b, min, ext, "");
+  LLVMBuildBr(g->b, head);
+  LLVMPositionBuilderAtEnd(g->b, head);
+  LLVMValueRef i = LLVMBuildPhi(g->b, g->i64, var->name);
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, i, end, ""), bodyb, exit);
+  LLVMPositionBuilderAtEnd(g->b, bodyb);
+  bind_var(g, var, i);
+  emit_stmt(g, body);
+  g->nvars--;
+  LLVMValueRef next = LLVMBuildNSWAdd(g->b, i, i64c(g, 1), "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
+  LLVMBuildBr(g->b, head);
+  LLVMValueRef vals[2] = {min, next};
+  LLVMBasicBlockRef blocks[2] = {pre, latch};
+  LLVMAddIncoming(i, vals, blocks, 2);
+  LLVMPositionBuilderAtEnd(g->b, exit);
+}
+
+/* Accesses of a body, for the vectorizer's dependence test. */
+typedef struct Access {
+  Buffer *buf;
+  Expr **args;
+  bool store;
+} Access;
+typedef struct Accesses {
+  Access a[256];
+  int n;
+  bool overflow;
+} Accesses;
+
+static void add_access(Accesses *acc, Buffer *b, Expr **args, bool store) {
+  if (acc->n == 256) acc->overflow = true;
+  else acc->a[acc->n++] = (Access){b, args, store};
+}
+
+/* Can expression E be evaluated on lanes of V? Collects its loads into ACC. */
+static bool vec_expr_ok(const Expr *e, const IrVar *v, Accesses *acc) {
+  if (!e) return true;
+  if (e->kind == E_LOAD) add_access(acc, e->buf, e->args, false);
+  if (e->kind == E_SELECT && ir_uses_var(e->a, v) && (!expr_safe(e->b) || !expr_safe(e->c)))
+    return false;
+  for (int i = 0; i < e->nargs; i++)
+    if (!vec_expr_ok(e->args[i], v, acc)) return false;
+  return vec_expr_ok(e->a, v, acc) && vec_expr_ok(e->b, v, acc) && vec_expr_ok(e->c, v, acc);
+}
+
+/* Can statement S be emitted once on lanes of V? No inner loops or allocations, no
+ * guards that depend on V. */
+static bool vec_stmt_ok(const Stmt *s, const IrVar *v, Accesses *acc) {
+  if (!s) return true;
+  switch (s->kind) {
+  case S_SEQ:
+    for (int i = 0; i < s->n; i++)
+      if (!vec_stmt_ok(s->stmts[i], v, acc)) return false;
+    return true;
+  case S_IF:
+    return !ir_uses_var(s->cond, v) && vec_expr_ok(s->cond, v, acc) && vec_stmt_ok(s->body, v, acc) &&
+           vec_stmt_ok(s->els, v, acc);
+  case S_STORE:
+    for (int i = 0; i < s->nargs; i++)
+      if (!vec_expr_ok(s->args[i], v, acc)) return false;
+    add_access(acc, s->buf, s->args, true);
+    return vec_expr_ok(s->value, v, acc);
+  default: return false;
+  }
+}
+
+static bool same_args(Expr **a, Expr **b, int n) {
+  for (int i = 0; i < n; i++)
+    if (!ir_equal(a[i], b[i])) return false;
+  return true;
+}
+
+/* Lanes are independent when every buffer the body stores is accessed only at one
+ * contiguous index (each lane then owns its element). */
+static bool vectorizable(const Stmt *body, const IrVar *v) {
+  Accesses *acc = calloc(1, sizeof *acc);
+  bool ok = acc && vec_stmt_ok(body, v, acc) && !acc->overflow;
+  for (int i = 0; ok && i < acc->n; i++) {
+    if (!acc->a[i].store) continue;
+    Buffer *b = acc->a[i].buf;
+    if (classify(b, acc->a[i].args, v) != ACC_CONTIG) ok = false;
+    for (int j = 0; ok && j < acc->n; j++)
+      if (acc->a[j].buf == b && !same_args(acc->a[j].args, acc->a[i].args, b->ndim)) ok = false;
+  }
+  free(acc);
+  return ok;
+}
+
+/* A vectorized loop: the var is <L x i64> = min + <0, 1, ..., L-1>. */
+static void emit_vector(CG *g, Stmt *s, LLVMValueRef min, int lanes) {
+  LLVMValueRef steps[MAX_VECTOR_LANES];
+  for (int i = 0; i < lanes; i++) steps[i] = i64c(g, i);
+  int old_lanes = g->lanes;
+  IrVar *old_var = g->vvar;
+  g->lanes = lanes;
+  g->vvar = s->var;
+  LLVMValueRef v = LLVMBuildNSWAdd(g->b, splat(g, min), LLVMConstVector(steps, (unsigned)lanes), s->var->name);
+  bind_var(g, s->var, v);
+  emit_stmt(g, s->body);
+  g->nvars--;
+  g->lanes = old_lanes;
+  g->vvar = old_var;
+}
+
+/* The `allocas` block's insertion point: before its terminator. */
+static LLVMValueRef entry_alloca(CG *g, LLVMTypeRef t, unsigned align, const char *name) {
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(g->ctx);
+  LLVMPositionBuilderBefore(b, LLVMGetBasicBlockTerminator(g->allocas));
+  LLVMValueRef a = LLVMBuildAlloca(b, t, name);
+  LLVMSetAlignment(a, align);
+  LLVMDisposeBuilder(b);
+  return a;
+}
+
+/* Row-major strides of BUF from its shape, evaluated with the current bindings. */
+static LLVMValueRef *buffer_strides(CG *g, Buffer *buf) {
+  LLVMValueRef *st = xalloc(sizeof *st * (size_t)(buf->ndim ? buf->ndim : 1));
+  LLVMValueRef acc = i64c(g, 1);
+  for (int d = buf->ndim - 1; d >= 0; d--) {
+    st[d] = acc;
+    if (d > 0) acc = LLVMBuildNSWMul(g->b, acc, emit_expr(g, buf->shape[d]), "");
+  }
+  return st;
+}
+
+static LLVMValueRef declare_fn(CG *g, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, int n) {
+  LLVMValueRef f = LLVMGetNamedFunction(g->mod, name);
+  LLVMTypeRef fty = LLVMFunctionType(ret, params, (unsigned)n, 0);
+  return f ? f : LLVMAddFunction(g->mod, name, fty);
+}
+
+static LLVMValueRef call_fn(CG *g, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, int n,
+                            LLVMValueRef *args) {
+  LLVMValueRef f = declare_fn(g, name, ret, params, n);
+  return LLVMBuildCall2(g->b, LLVMGlobalGetValueType(f), f, args, (unsigned)n, "");
+}
+
+/* S_ALLOC: small constant local buffers on the stack, the rest from aligned_alloc
+ * (a failure sets the error flag and skips the body). */
+static void emit_alloc(CG *g, Stmt *s) {
+  Buffer *buf = s->buf;
+  int64_t n = dtype_bytes(buf->dtype), ext;
+  bool konst = true;
+  for (int d = 0; d < buf->ndim; d++) {
+    if (ir_is_const(buf->shape[d], &ext)) n *= ext;
+    else konst = false;
+  }
+  if (konst && buf->scope != SCOPE_GLOBAL && n <= MAX_STACK_ALLOC) {
+    LLVMValueRef p = entry_alloca(g, LLVMArrayType(g->i8, (unsigned)(n ? n : 1)), 64, buf->name);
+    bind_buf(g, buf, p, buffer_strides(g, buf));
+    emit_stmt(g, s->body);
+    g->nbufs--;
+    return;
+  }
+  LLVMValueRef bytes = i64c(g, dtype_bytes(buf->dtype));
+  for (int d = 0; d < buf->ndim; d++) bytes = LLVMBuildNSWMul(g->b, bytes, emit_expr(g, buf->shape[d]), "");
+  bytes = LLVMBuildAnd(g->b, LLVMBuildAdd(g->b, bytes, i64c(g, 64), ""), i64c(g, -64), "");
+  LLVMTypeRef at[2] = {g->i64, g->i64};
+  LLVMValueRef aargs[2] = {i64c(g, 64), bytes};
+  LLVMValueRef p = call_fn(g, "aligned_alloc", g->ptr, at, 2, aargs);
+  LLVMBasicBlockRef okb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "alloc.ok");
+  LLVMBasicBlockRef failb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "alloc.fail");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "alloc.done");
+  LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, p, ""), failb, okb);
+  LLVMPositionBuilderAtEnd(g->b, failb);
+  LLVMBuildStore(g->b, LLVMConstInt(g->i32, 1, 0), g->errp);
+  LLVMBuildBr(g->b, done);
+  LLVMPositionBuilderAtEnd(g->b, okb);
+  bind_buf(g, buf, p, buffer_strides(g, buf));
+  emit_stmt(g, s->body);
+  g->nbufs--;
+  call_fn(g, "free", g->voidt, &g->ptr, 1, &p);
+  LLVMBuildBr(g->b, done);
+  LLVMPositionBuilderAtEnd(g->b, done);
+}
+
+static void emit_if(CG *g, Stmt *s) {
+  LLVMValueRef c = emit_expr(g, s->cond);
+  if (is_vec(c)) die("llvm codegen: a guard depends on a vectorized var");
+  LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "if.then");
+  LLVMBasicBlockRef eb = s->els ? LLVMAppendBasicBlockInContext(g->ctx, g->fn, "if.else") : NULL;
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "if.end");
+  LLVMBuildCondBr(g->b, c, tb, eb ? eb : jb);
+  LLVMPositionBuilderAtEnd(g->b, tb);
+  emit_stmt(g, s->body);
+  LLVMBuildBr(g->b, jb);
+  if (eb) {
+    LLVMPositionBuilderAtEnd(g->b, eb);
+    emit_stmt(g, s->els);
+    LLVMBuildBr(g->b, jb);
+  }
+  LLVMPositionBuilderAtEnd(g->b, jb);
+}
+
+/* ---------------------------------------------------------- parallel loops */
+
+/* What the outlined body of a parallel loop receives: every binding in scope. */
+typedef struct Captures {
+  LLVMTypeRef *types; /* begin, end, errp, buffers (ptr + strides), vars, min */
+  LLVMValueRef *vals;
+  int n;
+} Captures;
+
+static void capture(Captures *c, LLVMTypeRef t, LLVMValueRef v) {
+  c->types[c->n] = t;
+  c->vals[c->n++] = v;
+}
+
+static Captures collect_captures(CG *g, LLVMValueRef min) {
+  int cap = 4 + g->nvars;
+  for (int i = 0; i < g->nbufs; i++) cap += 1 + g->bufs[i].buf->ndim;
+  Captures c = {xalloc(sizeof(LLVMTypeRef) * (size_t)cap), xalloc(sizeof(LLVMValueRef) * (size_t)cap), 0};
+  capture(&c, g->i64, NULL); /* begin */
+  capture(&c, g->i64, NULL); /* end */
+  capture(&c, g->ptr, g->errp);
+  for (int i = 0; i < g->nbufs; i++) {
+    capture(&c, g->ptr, g->bufs[i].ptr);
+    for (int d = 0; d < g->bufs[i].buf->ndim; d++) capture(&c, g->i64, g->bufs[i].strides[d]);
+  }
+  for (int i = 0; i < g->nvars; i++) capture(&c, g->i64, g->vars[i].val);
+  capture(&c, g->i64, min);
+  return c;
+}
+
+static void add_attr(CG *g, LLVMValueRef fn, unsigned idx, const char *name) {
+  unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+  LLVMAddAttributeAtIndex(fn, idx, LLVMCreateEnumAttribute(g->ctx, kind, 0));
+}
+
+/* Start building function FN: an `allocas` block branching to a body block. */
+static void begin_function(CG *g, LLVMValueRef fn) {
+  g->fn = fn;
+  g->allocas = LLVMAppendBasicBlockInContext(g->ctx, fn, "allocas");
+  LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(g->ctx, fn, "start");
+  LLVMPositionBuilderAtEnd(g->b, g->allocas);
+  LLVMBuildBr(g->b, start);
+  LLVMPositionBuilderAtEnd(g->b, start);
+  add_attr(g, fn, LLVMAttributeFunctionIndex, "nounwind");
+}
+
+/* The outlined body: params as in C; rebinds every capture, loops over [begin, end). */
+static LLVMValueRef build_body_fn(CG *g, Stmt *s, Captures *c) {
+  const char *name = xprintf("%s.body.%d", g->lf->name, ++g->nouts);
+  LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->voidt, c->types, (unsigned)c->n, 0));
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  begin_function(g, fn);
+  int p = 2, nbufs = g->nbufs, nvars = g->nvars;
+  g->errp = LLVMGetParam(fn, p++);
+  for (int i = 0; i < nbufs; i++) {
+    Buffer *b = g->bufs[i].buf;
+    LLVMValueRef *st = xalloc(sizeof *st * (size_t)(b->ndim ? b->ndim : 1));
+    add_attr(g, fn, (unsigned)p + 1, "noalias");
+    LLVMValueRef ptr = LLVMGetParam(fn, (unsigned)p++);
+    for (int d = 0; d < b->ndim; d++) st[d] = LLVMGetParam(fn, (unsigned)p++);
+    bind_buf(g, b, ptr, st);
+  }
+  for (int i = 0; i < nvars; i++) bind_var(g, g->vars[i].var, LLVMGetParam(fn, (unsigned)p++));
+  LLVMValueRef min = LLVMGetParam(fn, (unsigned)p);
+  LLVMValueRef begin = LLVMGetParam(fn, 0), end = LLVMGetParam(fn, 1);
+  emit_loop(g, s->var, LLVMBuildNSWAdd(g->b, min, begin, ""), LLVMBuildNSWSub(g->b, end, begin, ""), s->body);
+  LLVMBuildRetVoid(g->b);
+  g->nbufs = nbufs;
+  g->nvars = nvars;
+  return fn;
+}
+
+/* The RtTask: unpacks the closure struct and calls the body. */
+static LLVMValueRef build_task_fn(CG *g, LLVMValueRef body, Captures *c, LLVMTypeRef cty) {
+  LLVMTypeRef pt[3] = {g->i64, g->i64, g->ptr};
+  const char *name = xprintf("%s.task.%d", g->lf->name, g->nouts);
+  LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->voidt, pt, 3, 0));
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  begin_function(g, fn);
+  LLVMValueRef *args = xalloc(sizeof *args * (size_t)c->n);
+  args[0] = LLVMGetParam(fn, 0);
+  args[1] = LLVMGetParam(fn, 1);
+  for (int i = 2; i < c->n; i++) {
+    LLVMValueRef f = LLVMBuildStructGEP2(g->b, cty, LLVMGetParam(fn, 2), (unsigned)i, "");
+    args[i] = LLVMBuildLoad2(g->b, c->types[i], f, "");
+  }
+  LLVMBuildCall2(g->b, LLVMGlobalGetValueType(body), body, args, (unsigned)c->n, "");
+  LLVMBuildRetVoid(g->b);
+  return fn;
+}
+
+/* A parallel loop: outline, fill the closure, call rt_parallel_for(extent, task, closure). */
+static void emit_parallel(CG *g, Stmt *s, LLVMValueRef min, LLVMValueRef ext) {
+  Captures c = collect_captures(g, min);
+  LLVMTypeRef cty = LLVMStructTypeInContext(g->ctx, c.types, (unsigned)c.n, 0);
+  LLVMValueRef closure = entry_alloca(g, cty, 8, "closure");
+  for (int i = 2; i < c.n; i++)
+    LLVMBuildStore(g->b, c.vals[i], LLVMBuildStructGEP2(g->b, cty, closure, (unsigned)i, ""));
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(g->b);
+  LLVMValueRef fn = g->fn, errp = g->errp;
+  LLVMBasicBlockRef allocas = g->allocas;
+  LLVMValueRef body = build_body_fn(g, s, &c);
+  LLVMValueRef task = build_task_fn(g, body, &c, cty);
+  g->fn = fn;
+  g->errp = errp;
+  g->allocas = allocas;
+  LLVMPositionBuilderAtEnd(g->b, here);
+  LLVMTypeRef pt[3] = {g->i64, g->ptr, g->ptr};
+  LLVMValueRef args[3] = {ext, task, closure};
+  call_fn(g, "rt_parallel_for", g->voidt, pt, 3, args);
+}
+
+static void emit_for(CG *g, Stmt *s) {
+  LLVMValueRef min = emit_expr(g, s->min), ext = emit_expr(g, s->extent);
+  int64_t n;
+  bool konst = ir_is_const(s->extent, &n);
+  switch (s->for_kind) {
+  case FOR_PARALLEL:
+    emit_parallel(g, s, min, ext);
+    return;
+  case FOR_VECTORIZE:
+    if (konst && n >= 2 && n <= MAX_VECTOR_LANES && g->lanes <= 1 && vectorizable(s->body, s->var)) {
+      emit_vector(g, s, min, (int)n);
+      return;
+    }
+    break;
+  case FOR_UNROLL:
+    if (konst && n <= MAX_UNROLL) {
+      for (int64_t k = 0; k < n; k++) {
+        bind_var(g, s->var, LLVMBuildNSWAdd(g->b, min, i64c(g, k), ""));
+        emit_stmt(g, s->body);
+        g->nvars--;
+      }
+      return;
+    }
+    break;
+  default: break;
+  }
+  emit_loop(g, s->var, min, ext, s->body);
+}
+
+static void emit_stmt(CG *g, Stmt *s) {
+  if (!s) return;
+  switch (s->kind) {
+  case S_FOR: emit_for(g, s); break;
+  case S_STORE: emit_store(g, s); break;
+  case S_ALLOC: emit_alloc(g, s); break;
+  case S_IF: emit_if(g, s); break;
+  case S_SEQ:
+    for (int i = 0; i < s->n; i++) emit_stmt(g, s->stmts[i]);
+    break;
+  case S_BARRIER: break; /* one thread per block on the CPU */
+  default: die("llvm codegen: bad statement kind %d", s->kind);
+  }
+}
+
+/* ============================================================== functions */
+
+/* `int F(T *params..., int64_t sizes...)`. */
+static LLVMValueRef build_kernel(CG *g, const LoweredFunc *f) {
+  int np = f->nparams + f->nsizes;
+  LLVMTypeRef *pt = xalloc(sizeof *pt * (size_t)(np ? np : 1));
+  for (int i = 0; i < np; i++) pt[i] = i < f->nparams ? g->ptr : g->i64;
+  LLVMValueRef fn = LLVMAddFunction(g->mod, f->name, LLVMFunctionType(g->i32, pt, (unsigned)np, 0));
+  g->lf = f;
+  g->nvars = g->nbufs = g->lanes = 0;
+  g->vvar = NULL;
+  begin_function(g, fn);
+  g->errp = entry_alloca(g, g->i32, 4, "err");
+  LLVMBuildStore(g->b, LLVMConstInt(g->i32, 0, 0), g->errp);
+  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(g->ctx, fn, "bad.size");
+  for (int j = 0; j < f->nsizes; j++) {
+    LLVMValueRef v = LLVMGetParam(fn, (unsigned)(f->nparams + j));
+    LLVMSetValueName2(v, f->sizes[j]->name, strlen(f->sizes[j]->name));
+    LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, fn, "size.ok");
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, v, i64c(g, 0), ""), bad, ok);
+    LLVMPositionBuilderAtEnd(g->b, ok);
+    bind_var(g, f->sizes[j], v);
+  }
+  for (int i = 0; i < f->nparams; i++) {
+    LLVMValueRef v = LLVMGetParam(fn, (unsigned)i);
+    LLVMSetValueName2(v, f->params[i]->name, strlen(f->params[i]->name));
+    add_attr(g, fn, (unsigned)i + 1, "noalias");
+    if (i < f->ninputs) add_attr(g, fn, (unsigned)i + 1, "readonly");
+    bind_buf(g, f->params[i], v, buffer_strides(g, f->params[i]));
+  }
+  emit_stmt(g, simplify_stmt(f->body));
+  LLVMBuildRet(g->b, LLVMBuildLoad2(g->b, g->i32, g->errp, ""));
+  LLVMPositionBuilderAtEnd(g->b, bad);
+  LLVMBuildRet(g->b, LLVMConstInt(g->i32, 1, 0));
+  return fn;
+}
+
+/* `int __texc_packed_F(void **args, const int64_t *sizes)`. */
+static void build_packed(CG *g, const LoweredFunc *f, LLVMValueRef kernel) {
+  LLVMTypeRef pt[2] = {g->ptr, g->ptr};
+  const char *name = xprintf("__texc_packed_%s", f->name);
+  LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->i32, pt, 2, 0));
+  begin_function(g, fn);
+  int np = f->nparams + f->nsizes;
+  LLVMValueRef *args = xalloc(sizeof *args * (size_t)(np ? np : 1));
+  for (int i = 0; i < np; i++) {
+    bool isbuf = i < f->nparams;
+    LLVMValueRef idx = i64c(g, isbuf ? i : i - f->nparams);
+    LLVMTypeRef t = isbuf ? g->ptr : g->i64;
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(g->b, t, LLVMGetParam(fn, isbuf ? 0 : 1), &idx, 1, "");
+    args[i] = LLVMBuildLoad2(g->b, t, p, "");
+  }
+  LLVMBuildRet(g->b, LLVMBuildCall2(g->b, LLVMGlobalGetValueType(kernel), kernel, args, (unsigned)np, ""));
+}
+
+/* `__texc_kernels`: "NAME NARGS NSIZES\n" per kernel. */
+static void build_kernel_table(CG *g, LoweredFunc **fns, int n) {
+  char *text = xstrdup("");
+  for (int i = 0; i < n; i++) text = xprintf("%s%s %d %d\n", text, fns[i]->name, fns[i]->nparams, fns[i]->nsizes);
+  LLVMValueRef s = LLVMConstStringInContext(g->ctx, text, (unsigned)strlen(text), 0);
+  LLVMValueRef gv = LLVMAddGlobal(g->mod, LLVMTypeOf(s), "__texc_kernels");
+  LLVMSetInitializer(gv, s);
+  LLVMSetGlobalConstant(gv, 1);
+}
+
+static void cg_init_types(CG *g) {
+  g->i1 = LLVMInt1TypeInContext(g->ctx);
+  g->i8 = LLVMInt8TypeInContext(g->ctx);
+  g->i16 = LLVMInt16TypeInContext(g->ctx);
+  g->i32 = LLVMInt32TypeInContext(g->ctx);
+  g->i64 = LLVMInt64TypeInContext(g->ctx);
+  g->half = LLVMHalfTypeInContext(g->ctx);
+  g->f32 = LLVMFloatTypeInContext(g->ctx);
+  g->f64 = LLVMDoubleTypeInContext(g->ctx);
+  g->ptr = LLVMPointerTypeInContext(g->ctx, 0);
+  g->voidt = LLVMVoidTypeInContext(g->ctx);
+}
+
+/* ========================================================= target machine */
+
+static void init_llvm(bool all) {
+  static bool native, every;
+  if (!native) {
+    LLVMInitializeNativeTarget();
+    LLVMInitializeNativeAsmPrinter();
+    native = true;
+  }
+  if (all && !every) {
+    LLVMInitializeAllTargetInfos();
+    LLVMInitializeAllTargets();
+    LLVMInitializeAllTargetMCs();
+    LLVMInitializeAllAsmPrinters();
+    every = true;
+  }
+}
+
+/* A target machine for O's triple and CPU (default: this host, its CPU and features). */
+static LLVMTargetMachineRef make_target(const Options *o) {
+  bool host = !o || !o->mtriple;
+  init_llvm(!host);
+  char *triple = host ? LLVMGetDefaultTargetTriple() : LLVMNormalizeTargetTriple(o->mtriple);
+  char *cpu = o && o->mcpu ? strdup(o->mcpu) : host ? LLVMGetHostCPUName() : strdup("generic");
+  char *features = host && !(o && o->mcpu) ? LLVMGetHostCPUFeatures() : strdup("");
+  LLVMTargetRef target;
+  char *err = NULL;
+  LLVMTargetMachineRef tm = NULL;
+  if (LLVMGetTargetFromTriple(triple, &target, &err)) {
+    diag_error((Loc){0}, "llvm: unknown target triple '%s': %s", triple, err);
+    LLVMDisposeMessage(err);
+  } else {
+    int lvl = o ? o->opt_level : 3;
+    LLVMCodeGenOptLevel cl = lvl <= 0 ? LLVMCodeGenLevelNone : lvl == 1 ? LLVMCodeGenLevelLess
+                           : lvl == 2 ? LLVMCodeGenLevelDefault : LLVMCodeGenLevelAggressive;
+    tm = LLVMCreateTargetMachine(target, triple, cpu, features, cl, LLVMRelocPIC, LLVMCodeModelDefault);
+  }
+  LLVMDisposeMessage(triple);
+  free(cpu); /* LLVM's messages are malloc'd */
+  free(features);
+  return tm;
+}
+
+/* Build and optimize the module of FNS for TM. NULL after a diagnostic. */
+static LLVMModuleRef build_module(LLVMContextRef ctx, LoweredFunc **fns, int n, LLVMTargetMachineRef tm,
+                                  const Options *o) {
+  CG g = {0};
+  g.ctx = ctx;
+  g.mod = LLVMModuleCreateWithNameInContext("texc", ctx);
+  g.b = LLVMCreateBuilderInContext(ctx);
+  cg_init_types(&g);
+  char *triple = LLVMGetTargetMachineTriple(tm);
+  LLVMSetTarget(g.mod, triple);
+  LLVMDisposeMessage(triple);
+  LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
+  LLVMSetModuleDataLayout(g.mod, dl);
+  LLVMDisposeTargetData(dl);
+  for (int i = 0; i < n; i++) {
+    if (fns[i]->target != TARGET_LLVM) diag_warning((Loc){0}, "%s was lowered for %s", fns[i]->name, target_names[fns[i]->target]);
+    LLVMValueRef k = build_kernel(&g, fns[i]);
+    build_packed(&g, fns[i], k);
+  }
+  build_kernel_table(&g, fns, n);
+  LLVMDisposeBuilder(g.b);
+  free(g.vars);
+  free(g.bufs);
+  char *msg = NULL;
+  if (LLVMVerifyModule(g.mod, LLVMReturnStatusAction, &msg)) {
+    char *ir = LLVMPrintModuleToString(g.mod);
+    fprintf(stderr, "%s\n", ir);
+    die("llvm codegen made an invalid module: %s", msg);
+  }
+  LLVMDisposeMessage(msg);
+  int lvl = o ? o->opt_level : 3;
+  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+  LLVMPassBuilderOptionsSetLoopVectorization(po, lvl >= 2);
+  LLVMPassBuilderOptionsSetSLPVectorization(po, lvl >= 2);
+  char pipeline[32];
+  snprintf(pipeline, sizeof pipeline, "default<O%d>", lvl < 0 ? 0 : lvl > 3 ? 3 : lvl);
+  LLVMErrorRef e = LLVMRunPasses(g.mod, pipeline, tm, po);
+  LLVMDisposePassBuilderOptions(po);
+  if (e) {
+    char *m = LLVMGetErrorMessage(e);
+    diag_error((Loc){0}, "llvm passes: %s", m);
+    LLVMDisposeErrorMessage(m);
+    LLVMDisposeModule(g.mod);
+    return NULL;
+  }
+  return g.mod;
+}
+
+/* ================================================================== build */
+
+typedef struct JitModule {
+  LLVMOrcLLJITRef jit;
+} JitModule;
+
+static void jit_destroy(RtModule *m) {
+  JitModule *j = m->impl;
+  if (j->jit) LLVMOrcDisposeLLJIT(j->jit);
+  free(j);
+}
+
+static bool llvm_failed(LLVMErrorRef e, const char *what) {
+  if (!e) return false;
+  char *m = LLVMGetErrorMessage(e);
+  fprintf(stderr, "texc: llvm %s: %s\n", what, m);
+  LLVMDisposeErrorMessage(m);
+  return true;
+}
+
+/* Make a JIT that sees this process's symbols (rt_parallel_for, libm) and holds OBJ. */
+static LLVMOrcLLJITRef make_jit(LLVMMemoryBufferRef obj) {
+  LLVMOrcLLJITRef jit;
+  if (llvm_failed(LLVMOrcCreateLLJIT(&jit, NULL), "jit")) {
+    LLVMDisposeMemoryBuffer(obj);
+    return NULL;
+  }
+  LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(jit);
+  LLVMOrcDefinitionGeneratorRef gen;
+  if (llvm_failed(LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(jit), NULL, NULL), "jit symbols")) {
+    LLVMDisposeMemoryBuffer(obj);
+    LLVMOrcDisposeLLJIT(jit);
+    return NULL;
+  }
+  LLVMOrcJITDylibAddGenerator(jd, gen);
+  if (llvm_failed(LLVMOrcLLJITAddObjectFile(jit, jd, obj), "jit object")) {
+    LLVMOrcDisposeLLJIT(jit);
+    return NULL;
+  }
+  return jit;
+}
+
+static RtModule *llvm_build(LoweredFunc **fns, int n, const Options *o) {
+  Options host = o ? *o : (Options){.opt_level = 3};
+  host.mtriple = NULL; /* the JIT runs here, whatever --mtriple said */
+  LLVMTargetMachineRef tm = make_target(&host);
+  if (!tm) return NULL;
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMModuleRef mod = build_module(ctx, fns, n, tm, o);
+  LLVMMemoryBufferRef obj = NULL;
+  char *err = NULL;
+  if (mod && LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, &obj)) {
+    fprintf(stderr, "texc: llvm: %s\n", err);
+    LLVMDisposeMessage(err);
+    obj = NULL;
+  }
+  if (mod) LLVMDisposeModule(mod);
+  LLVMContextDispose(ctx);
+  LLVMDisposeTargetMachine(tm);
+  LLVMOrcLLJITRef jit = obj ? make_jit(obj) : NULL;
+  if (!jit) return NULL;
+  JitModule *jm = calloc(1, sizeof *jm);
+  jm->jit = jit;
+  RtModule *m = rt_module_new(jm, jit_destroy);
+  for (int i = 0; i < n; i++) {
+    LLVMOrcExecutorAddress addr;
+    const char *sym = xprintf("__texc_packed_%s", fns[i]->name);
+    if (llvm_failed(LLVMOrcLLJITLookup(jit, &addr, sym), "lookup")) {
+      rt_module_free(m);
+      return NULL;
+    }
+    rt_module_add(m, rt_cpu_func(fns[i]->name, (RtPackedFn)(uintptr_t)addr, fns[i]->nparams, fns[i]->nsizes));
+  }
+  return m;
+}
+
+/* =================================================================== emit */
+
+static const char *c_type(DType t) {
+  static const char *const names[DT_COUNT] = {"uint8_t", "int8_t", "int16_t", "int32_t", "int64_t",
+                                              "uint8_t", "uint32_t", "uint16_t", "float", "double"};
+  return names[t];
+}
+
+/* The C prototypes of FNS (f16 as uint16_t, bool as uint8_t). */
+static void write_header(FILE *f, LoweredFunc **fns, int n) {
+  fprintf(f, "/* Generated by texc %s: kernels of this library. Each returns 0, or non-zero\n"
+             " * on a negative size or a failed allocation. */\n"
+             "#pragma once\n#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", TEXC_VERSION);
+  for (int i = 0; i < n; i++) {
+    const LoweredFunc *fn = fns[i];
+    fprintf(f, "int %s(", fn->name);
+    for (int p = 0; p < fn->nparams; p++)
+      fprintf(f, "%s%s%s *%s", p ? ", " : "", p < fn->ninputs ? "const " : "", c_type(fn->params[p]->dtype), fn->params[p]->name);
+    for (int s = 0; s < fn->nsizes; s++) fprintf(f, "%sint64_t %s", fn->nparams + s ? ", " : "", fn->sizes[s]->name);
+    if (!fn->nparams && !fn->nsizes) fprintf(f, "void");
+    fprintf(f, ");\nint __texc_packed_%s(void **args, const int64_t *sizes);\n\n", fn->name);
+  }
+  fprintf(f, "#ifdef __cplusplus\n}\n#endif\n");
+}
+
+/* The runtime archive to link `--emit so` against: $TEXC_RUNTIME, or libtexrt.a next to
+ * (or up to two levels above) the running executable. */
+static const char *find_runtime(void) {
+  const char *env = getenv("TEXC_RUNTIME");
+  if (env) return env;
+  char exe[PATH_MAX];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len <= 0) return NULL;
+  exe[len] = 0;
+  for (int up = 0; up < 3; up++) {
+    char *slash = strrchr(exe, '/');
+    if (!slash) break;
+    *slash = 0;
+    const char *p = xprintf("%s/libtexrt.a", exe);
+    if (access(p, R_OK) == 0) return p;
+  }
+  return NULL;
+}
+
+/* Run `cc -shared -o OUT OBJ RUNTIME -lm -lpthread`. */
+static bool link_shared(const char *obj, const char *out) {
+  const char *rt = find_runtime();
+  if (!rt) {
+    diag_error((Loc){0}, "--emit so: cannot find libtexrt.a (set TEXC_RUNTIME to its path)");
+    return false;
+  }
+  const char *cc = getenv("CC") ? getenv("CC") : "cc";
+  pid_t pid = fork();
+  if (pid == 0) {
+    execlp(cc, cc, "-shared", "-o", out, obj, rt, "-lm", "-lpthread", (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+    diag_error((Loc){0}, "--emit so: linking with '%s' failed", cc);
+    return false;
+  }
+  return true;
+}
+
+static bool write_buffer(LLVMMemoryBufferRef mb, const char *path) {
+  FILE *f = strcmp(path, "-") ? fopen(path, "wb") : stdout;
+  if (!f) {
+    diag_error((Loc){0}, "cannot write %s", path);
+    return false;
+  }
+  fwrite(LLVMGetBufferStart(mb), 1, LLVMGetBufferSize(mb), f);
+  if (f != stdout) fclose(f);
+  else fflush(f);
+  return true;
+}
+
+/* Emit machine code of MOD (asm or obj) to PATH; for "so", link it as well. */
+static bool emit_machine(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *kind, const char *path) {
+  bool so = strcmp(kind, "so") == 0;
+  LLVMMemoryBufferRef mb;
+  char *err = NULL;
+  if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, strcmp(kind, "asm") ? LLVMObjectFile : LLVMAssemblyFile, &err, &mb)) {
+    diag_error((Loc){0}, "llvm: %s", err);
+    LLVMDisposeMessage(err);
+    return false;
+  }
+  bool ok;
+  if (!so) ok = write_buffer(mb, path);
+  else {
+    char tmp[] = "/tmp/texc-XXXXXX.o";
+    int fd = mkstemps(tmp, 2);
+    ok = fd >= 0;
+    if (ok) {
+      close(fd);
+      ok = write_buffer(mb, tmp) && link_shared(tmp, path);
+      unlink(tmp);
+    } else diag_error((Loc){0}, "--emit so: cannot create a temporary file");
+  }
+  LLVMDisposeMemoryBuffer(mb);
+  return ok;
+}
+
+static bool llvm_emit(LoweredFunc **fns, int n, const char *kind, const char *path, const Options *o) {
+  if (strcmp(kind, "header") == 0) {
+    FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+    if (!f) {
+      diag_error((Loc){0}, "cannot write %s", path);
+      return false;
+    }
+    write_header(f, fns, n);
+    if (f != stdout) fclose(f);
+    return true;
+  }
+  bool ir = strcmp(kind, "llvm") == 0, mc = !strcmp(kind, "asm") || !strcmp(kind, "obj") || !strcmp(kind, "so");
+  if (!ir && !mc) {
+    diag_error((Loc){0}, "--emit %s does not apply to the llvm target (llvm, asm, obj, so, header)", kind);
+    return false;
+  }
+  if (!strcmp(kind, "so") && !strcmp(path, "-")) {
+    diag_error((Loc){0}, "--emit so needs an output file (-o FILE.so)");
+    return false;
+  }
+  LLVMTargetMachineRef tm = make_target(o);
+  if (!tm) return false;
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMModuleRef mod = build_module(ctx, fns, n, tm, o);
+  bool ok = mod != NULL;
+  if (ok && ir) {
+    char *text = LLVMPrintModuleToString(mod);
+    FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+    ok = f != NULL;
+    if (f) fputs(text, f);
+    if (f && f != stdout) fclose(f);
+    if (!f) diag_error((Loc){0}, "cannot write %s", path);
+    LLVMDisposeMessage(text);
+  } else if (ok) ok = emit_machine(tm, mod, kind, path);
+  if (mod) LLVMDisposeModule(mod);
+  LLVMContextDispose(ctx);
+  LLVMDisposeTargetMachine(tm);
+  return ok;
+}
+
+const Backend backend_llvm = {
+    .name = "llvm",
+    .gpu = false,
+    .emit = llvm_emit,
+    .build = llvm_build,
+};
