@@ -1,0 +1,195 @@
+/* autosched.h — the auto-scheduler's private interfaces (compiler/autosched/).
+ *
+ *   records.c   the JSON-lines log: Record, load, append, `texc records`
+ *   features.c  a fixed-length feature vector of a LoweredFunc
+ *   model.c     the XGBoost cost model (C API)
+ *   sketch.c    sketches, genes, random annotation, mutation, crossover, step text
+ *   measure.c   the measurer: candidates built and timed in child processes
+ *   search.c    the evolutionary search loop over a Task
+ *   tune.c      `texc tune`, tune_auto_steps
+ *
+ * A candidate is a sketch index plus integer genes; it is rendered to LANGUAGE.md step
+ * text, which is what gets applied (parse_steps + sched_build), measured and recorded.
+ */
+#ifndef AUTOSCHED_H
+#define AUTOSCHED_H
+
+#include "texc.h"
+
+/* ---------------------------------------------------------------- rng */
+
+/* A small deterministic generator (splitmix64), so that --seed reproduces a search. */
+typedef struct Rng {
+  uint64_t s;
+} Rng;
+uint64_t rng_next(Rng *r);
+int rng_int(Rng *r, int n);     /* uniform in [0, n) */
+double rng_unit(Rng *r);        /* uniform in [0, 1) */
+
+/* ---------------------------------------------------------------- records.c */
+
+/* Error codes of a record, as TVM's MeasureErrorNo. ORDER: tune_error_names[]. */
+typedef enum {
+  TE_OK, TE_INSTANTIATE, TE_COMPILE, TE_RUNTIME, TE_WRONG, TE_BUILD_TIMEOUT,
+  TE_RUN_TIMEOUT, TE_COUNT
+} TuneError;
+extern const char *const tune_error_names[];
+
+#define REC_MAX_COSTS 16
+
+/* One measurement. Strings are malloc'd (records outlive arenas); rec_free frees them. */
+typedef struct Record {
+  char *workload;   /* kernel_workload_key in hex */
+  char *kernel;
+  char *target;     /* "llvm", "cuda", "opencl" */
+  char *cpu;        /* target properties: device / cpu name and threads */
+  int threads;
+  char *schedule;   /* LANGUAGE.md steps, one per line */
+  double costs[REC_MAX_COSTS];
+  int ncosts;
+  int error;        /* TuneError */
+  char *error_msg;
+  double flops;     /* of one call, for GFLOP/s in `records show` */
+  int64_t timestamp;
+  char *version;
+} Record;
+
+typedef struct RecordList {
+  Record *r;
+  int n, cap;
+} RecordList;
+
+double rec_mean_cost(const Record *r); /* ms; +inf for an error record */
+void rec_free(Record *r);
+void reclist_free(RecordList *l);
+void reclist_push(RecordList *l, Record r); /* takes ownership of R's strings */
+/* One JSON line (no newline), malloc'd. */
+char *rec_to_json(const Record *r);
+/* Parse one line; false when it is not a texc record. */
+bool rec_from_json(const char *line, Record *out);
+/* Load every record of PATH (a missing file is an empty list). A corrupt or foreign line
+ * is skipped with a warning naming its line number. Returns false only on read errors. */
+bool records_load(const char *path, RecordList *out);
+/* Append one record as one write(2) of a whole line to PATH (O_APPEND). */
+bool records_append(const char *path, const Record *r);
+/* The best successful record for WORKLOAD and TARGET, or NULL. */
+const Record *records_best(const RecordList *l, const char *workload, const char *target);
+/* The target properties of this machine: cpu name and threads. */
+const char *tune_cpu_name(void);
+int tune_threads(void);
+int64_t tune_now(void); /* seconds since the epoch */
+/* Print TEXT (steps, one per line) as a `schedule K.V for T { ... }` block. */
+void tune_print_block(FILE *f, const char *kernel, const char *variant, const char *target,
+                      const char *text);
+
+/* ---------------------------------------------------------------- features.c */
+
+#define FEAT_N 78
+/* Fill V with FEAT_N features of FN (the store with the most work, plus totals). */
+void features_extract(const LoweredFunc *fn, float *v);
+
+/* ---------------------------------------------------------------- model.c */
+
+typedef struct CostModel CostModel;
+CostModel *model_new(int seed);
+void model_free(CostModel *m);
+/* Add a training row: features and a label (normalized throughput in [0, 1]). */
+void model_add(CostModel *m, const float *feat, float label);
+int model_rows(const CostModel *m);
+/* Retrain from scratch on every row; false when there is too little data. */
+bool model_train(CostModel *m);
+bool model_trained(const CostModel *m);
+/* Predict N rows of features (FEAT_N each) into OUT; uniform 0 when untrained. */
+void model_predict(CostModel *m, const float *feat, int n, float *out);
+
+/* ---------------------------------------------------------------- sketch.c */
+
+#define CAND_MAX_GENES 96
+
+/* A point of the search space. */
+typedef struct Cand {
+  int sketch;
+  int ngenes;
+  int genes[CAND_MAX_GENES];
+} Cand;
+
+typedef struct SketchSet SketchSet; /* opaque: the sketches of one kernel and target */
+
+/* Derive the sketches of K for T (sketch rules over the compute DAG). */
+SketchSet *sketch_new(Kernel *k, Target t, int threads);
+void sketch_free(SketchSet *s);
+int sketch_count(const SketchSet *s);
+const char *sketch_name(const SketchSet *s, int i);
+/* Random annotation: a random candidate of a random sketch. */
+void sketch_sample(const SketchSet *s, Rng *r, Cand *out);
+/* Mutate one or two genes (tile sizes, unroll, parallel granularity, location). */
+void sketch_mutate(const SketchSet *s, Rng *r, Cand *c);
+/* Crossover of two candidates of one sketch: each op's genes from one parent. */
+bool sketch_crossover(const SketchSet *s, Rng *r, const Cand *a, const Cand *b, Cand *out);
+/* The candidate as LANGUAGE.md steps, one per line; malloc'd. */
+char *sketch_render(const SketchSet *s, const Cand *c);
+
+/* ---------------------------------------------------------------- measure.c */
+
+/* What the tuner knows of one kernel: its checked program, sizes and target. */
+typedef struct Task {
+  Ast *file;          /* the parsed file, for re-checks with reduced sizes */
+  const char *path;
+  Define *defs;       /* the user's -D */
+  int ndefs;
+  Kernel *kernel;
+  Target target;
+  Options opts;
+  char workload[17];
+  double flops;
+} Task;
+
+typedef struct MeasureOpts {
+  int repeat;           /* 3 */
+  double min_repeat_ms; /* 0 */
+  double build_timeout_s, run_timeout_s;
+  int jobs;             /* parallel builds: the number of cores */
+  bool check_all;       /* compare every candidate with the interpreter (tests) */
+} MeasureOpts;
+
+/* The measurement interface: N schedules (step text) in, N records out (filled except
+ * for workload, kernel, target fields, which the caller sets). */
+typedef struct Measurer {
+  void (*measure)(struct Measurer *m, const Task *task, char **texts, int n, Record *out);
+  void *ctx;
+  MeasureOpts o;
+} Measurer;
+
+Measurer measurer_local(const MeasureOpts *o);
+/* Compare the candidate (step text) with the interpreter on small sizes in a child
+ * process. 1: matches; 0: wrong (MSG says how); -1: could not check. */
+int measure_check(const Task *task, const char *text, bool small, char *msg, size_t msgsz);
+
+/* ---------------------------------------------------------------- search.c */
+
+typedef struct SearchOpts {
+  int trials;           /* measurements (successful or not) */
+  double time_s;        /* 0: no limit */
+  uint64_t seed;
+  int batch;            /* candidates measured per round */
+  int population;
+  int generations;
+  double eps_random;    /* fraction of each batch chosen at random */
+  const char *records;  /* NULL: records are not written */
+  bool quiet;
+} SearchOpts;
+
+typedef struct SearchResult {
+  char *best_text;      /* malloc'd; NULL when nothing succeeded */
+  double best_ms;
+  int measured, errors;
+} SearchResult;
+
+/* Search schedules of TASK; prior records (PRIOR, may be NULL) warm-start the model and
+ * are not measured again. */
+bool tune_search(Task *task, Measurer *m, const SearchOpts *o, const RecordList *prior,
+                 SearchResult *res);
+/* Lower TEXT for TASK into a feature vector; false when the steps do not apply. */
+bool tune_lower_features(const Task *task, const char *text, float *feat);
+
+#endif

@@ -1,0 +1,310 @@
+/* records.c — the tuning log: one JSON object per line, appended whole; and
+ * `texc records show|best|distill FILE`. */
+#include "autosched.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ORDER TuneError */
+const char *const tune_error_names[] = {"ok", "instantiate", "compile", "runtime",
+                                        "wrong", "build-timeout", "run-timeout"};
+
+static char *sdup(const char *s) {
+  char *p = strdup(s ? s : "");
+  if (!p) die("out of memory");
+  return p;
+}
+
+double rec_mean_cost(const Record *r) {
+  if (r->error != TE_OK || r->ncosts == 0) return INFINITY;
+  double s = 0;
+  for (int i = 0; i < r->ncosts; i++) s += r->costs[i];
+  return s / r->ncosts;
+}
+
+void rec_free(Record *r) {
+  free(r->workload); free(r->kernel); free(r->target); free(r->cpu);
+  free(r->schedule); free(r->error_msg); free(r->version);
+  memset(r, 0, sizeof *r);
+}
+
+void reclist_free(RecordList *l) {
+  for (int i = 0; i < l->n; i++) rec_free(&l->r[i]);
+  free(l->r);
+  memset(l, 0, sizeof *l);
+}
+
+void reclist_push(RecordList *l, Record r) {
+  if (l->n == l->cap) {
+    l->cap = l->cap ? l->cap * 2 : 64;
+    l->r = realloc(l->r, sizeof(Record) * (size_t)l->cap);
+    if (!l->r) die("out of memory");
+  }
+  l->r[l->n++] = r;
+}
+
+char *rec_to_json(const Record *r) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "workload", r->workload ? r->workload : "");
+  cJSON_AddStringToObject(o, "kernel", r->kernel ? r->kernel : "");
+  cJSON *t = cJSON_AddObjectToObject(o, "target");
+  cJSON_AddStringToObject(t, "name", r->target ? r->target : "");
+  cJSON_AddStringToObject(t, "cpu", r->cpu ? r->cpu : "");
+  cJSON_AddNumberToObject(t, "threads", r->threads);
+  cJSON_AddStringToObject(o, "schedule", r->schedule ? r->schedule : "");
+  cJSON *c = cJSON_AddArrayToObject(o, "costs_ms");
+  for (int i = 0; i < r->ncosts; i++) cJSON_AddItemToArray(c, cJSON_CreateNumber(r->costs[i]));
+  cJSON_AddNumberToObject(o, "error", r->error);
+  cJSON_AddStringToObject(o, "error_msg", r->error_msg ? r->error_msg : "");
+  cJSON_AddNumberToObject(o, "flops", r->flops);
+  cJSON_AddNumberToObject(o, "timestamp", (double)r->timestamp);
+  cJSON_AddStringToObject(o, "version", r->version ? r->version : TEXC_VERSION);
+  char *s = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  return s;
+}
+
+/* A string member, or NULL when it is missing or not a string. */
+static const char *jstr(const cJSON *o, const char *name) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static bool jnum(const cJSON *o, const char *name, double *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+  if (!cJSON_IsNumber(v)) return false;
+  *out = v->valuedouble;
+  return true;
+}
+
+/* The fields every record must have; the rest default. */
+static bool rec_fill(const cJSON *o, Record *r) {
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "target");
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "costs_ms");
+  const char *wk = jstr(o, "workload"), *sch = jstr(o, "schedule"), *tn = jstr(t, "name");
+  double err, th = 0, fl = 0, ts = 0;
+  if (!wk || !sch || !tn || !cJSON_IsArray(c) || !jnum(o, "error", &err)) return false;
+  if (err < 0 || err >= TE_COUNT) return false;
+  jnum(t, "threads", &th);
+  jnum(o, "flops", &fl);
+  jnum(o, "timestamp", &ts);
+  const cJSON *x;
+  cJSON_ArrayForEach(x, c) {
+    if (!cJSON_IsNumber(x)) return false;
+    if (r->ncosts < REC_MAX_COSTS) r->costs[r->ncosts++] = x->valuedouble;
+  }
+  if (err == TE_OK && r->ncosts == 0) return false;
+  r->workload = sdup(wk);
+  r->kernel = sdup(jstr(o, "kernel"));
+  r->target = sdup(tn);
+  r->cpu = sdup(jstr(t, "cpu"));
+  r->threads = (int)th;
+  r->schedule = sdup(sch);
+  r->error = (int)err;
+  r->error_msg = sdup(jstr(o, "error_msg"));
+  r->flops = fl;
+  r->timestamp = (int64_t)ts;
+  r->version = sdup(jstr(o, "version"));
+  return true;
+}
+
+bool rec_from_json(const char *line, Record *out) {
+  memset(out, 0, sizeof *out);
+  cJSON *o = cJSON_Parse(line);
+  if (!o) return false;
+  bool ok = cJSON_IsObject(o) && rec_fill(o, out);
+  cJSON_Delete(o);
+  if (!ok) rec_free(out);
+  return ok;
+}
+
+bool records_load(const char *path, RecordList *out) {
+  size_t len;
+  char *text = read_file(path, &len);
+  if (!text) return errno == ENOENT;
+  int lineno = 0;
+  for (char *p = text, *nl; *p; p = nl ? nl + 1 : p + strlen(p)) {
+    nl = strchr(p, '\n');
+    lineno++;
+    if (!nl) break; /* a line without its newline was cut off mid-write: ignore it */
+    *nl = 0;
+    if (p[strspn(p, " \t\r")] == 0) continue;
+    Record r;
+    if (rec_from_json(p, &r))
+      reclist_push(out, r);
+    else
+      fprintf(stderr, "%s:%d: warning: skipping a line that is not a texc record\n", path,
+              lineno);
+  }
+  free(text);
+  return true;
+}
+
+bool records_append(const char *path, const Record *r) {
+  char *s = rec_to_json(r);
+  size_t n = strlen(s);
+  char *line = malloc(n + 2);
+  if (!line) die("out of memory");
+  memcpy(line, s, n);
+  line[n] = '\n';
+  free(s);
+  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  bool ok = fd >= 0 && write(fd, line, n + 1) == (ssize_t)(n + 1);
+  if (fd >= 0) close(fd);
+  free(line);
+  if (!ok) fprintf(stderr, "texc: error: cannot append to %s: %s\n", path, strerror(errno));
+  return ok;
+}
+
+const Record *records_best(const RecordList *l, const char *workload, const char *target) {
+  const Record *best = NULL;
+  for (int i = 0; i < l->n; i++) {
+    const Record *r = &l->r[i];
+    if (r->error != TE_OK || strcmp(r->workload, workload) || strcmp(r->target, target))
+      continue;
+    if (!best || rec_mean_cost(r) < rec_mean_cost(best)) best = r;
+  }
+  return best;
+}
+
+const char *tune_cpu_name(void) {
+  static char name[128];
+  if (name[0]) return name;
+  snprintf(name, sizeof name, "unknown");
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char line[512];
+  while (f && fgets(line, sizeof line, f)) {
+    if (strncmp(line, "model name", 10) != 0) continue;
+    char *c = strchr(line, ':');
+    if (!c) continue;
+    c += 1 + strspn(c + 1, " \t");
+    c[strcspn(c, "\n")] = 0;
+    snprintf(name, sizeof name, "%s", c);
+    break;
+  }
+  if (f) fclose(f);
+  return name;
+}
+
+int tune_threads(void) {
+  const char *e = getenv("TEX_NUM_THREADS");
+  int n = e ? atoi(e) : 0;
+  if (n <= 0) n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? n : 1;
+}
+
+/* ---------------------------------------------------------------- texc records */
+
+/* "show": one row per record. */
+static void records_show(const RecordList *l) {
+  printf("%-4s %-16s %-14s %-7s %10s %10s  %s\n", "#", "workload", "kernel", "target", "ms",
+         "GFLOP/s", "status");
+  for (int i = 0; i < l->n; i++) {
+    const Record *r = &l->r[i];
+    double ms = rec_mean_cost(r);
+    if (r->error == TE_OK)
+      printf("%-4d %-16s %-14s %-7s %10.4f %10.2f  ok\n", i + 1, r->workload, r->kernel,
+             r->target, ms, r->flops > 0 ? r->flops / (ms * 1e6) : 0.0);
+    else
+      printf("%-4d %-16s %-14s %-7s %10s %10s  %s: %.60s\n", i + 1, r->workload, r->kernel,
+             r->target, "-", "-", tune_error_names[r->error], r->error_msg);
+  }
+}
+
+/* Indices of the best record per (workload, target), in order of first appearance. */
+static int best_per_task(const RecordList *l, int *idx) {
+  int n = 0;
+  for (int i = 0; i < l->n; i++) {
+    const Record *r = &l->r[i];
+    if (r->error != TE_OK) continue;
+    int j = 0;
+    while (j < n && (strcmp(l->r[idx[j]].workload, r->workload) ||
+                     strcmp(l->r[idx[j]].target, r->target)))
+      j++;
+    if (j == n) idx[n++] = i;
+    else if (rec_mean_cost(r) < rec_mean_cost(&l->r[idx[j]])) idx[j] = i;
+  }
+  return n;
+}
+
+/* Print TEXT (steps, one per line) as a `schedule K.V for T { ... }` block. */
+void tune_print_block(FILE *f, const char *kernel, const char *variant, const char *target,
+                      const char *text) {
+  fprintf(f, "schedule %s.%s for %s {\n", kernel, variant, target);
+  for (const char *p = text; *p;) {
+    size_t n = strcspn(p, "\n");
+    if (n) fprintf(f, "  %.*s\n", (int)n, p);
+    p += n + (p[n] == '\n');
+  }
+  fprintf(f, "}\n");
+}
+
+static int records_best_cmd(const RecordList *l) {
+  int *idx = malloc(sizeof(int) * (size_t)(l->n + 1));
+  int n = best_per_task(l, idx);
+  for (int i = 0; i < n; i++) {
+    const Record *r = &l->r[idx[i]];
+    printf("# workload %s: %.4f ms%s\n", r->workload, rec_mean_cost(r), "");
+    tune_print_block(stdout, r->kernel, "tuned", r->target, r->schedule);
+  }
+  free(idx);
+  return 0;
+}
+
+static int records_distill(const RecordList *l, const char *out) {
+  int *idx = malloc(sizeof(int) * (size_t)(l->n + 1));
+  int n = best_per_task(l, idx);
+  int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) {
+    fprintf(stderr, "texc: error: cannot write %s: %s\n", out, strerror(errno));
+    free(idx);
+    return 1;
+  }
+  close(fd);
+  bool ok = true;
+  for (int i = 0; i < n && ok; i++) ok = records_append(out, &l->r[idx[i]]);
+  free(idx);
+  if (ok) fprintf(stderr, "%s: %d records kept of %d\n", out, n, l->n);
+  return ok ? 0 : 1;
+}
+
+int records_main(int argc, char **argv) {
+  const char *usage = "usage: texc records show|best FILE | texc records distill FILE -o OUT\n";
+  if (argc < 3) {
+    fputs(usage, stderr);
+    return 1;
+  }
+  const char *cmd = argv[1], *path = argv[2], *out = NULL;
+  for (int i = 3; i < argc; i++) {
+    if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
+    else {
+      fprintf(stderr, "texc records: unknown argument '%s'\n%s", argv[i], usage);
+      return 1;
+    }
+  }
+  if (access(path, R_OK) != 0) {
+    fprintf(stderr, "texc: error: cannot read %s: %s\n", path, strerror(errno));
+    return 1;
+  }
+  RecordList l = {0};
+  records_load(path, &l);
+  int rc = 0;
+  if (strcmp(cmd, "show") == 0) records_show(&l);
+  else if (strcmp(cmd, "best") == 0) rc = records_best_cmd(&l);
+  else if (strcmp(cmd, "distill") == 0 && out) rc = records_distill(&l, out);
+  else {
+    fputs(usage, stderr);
+    rc = 1;
+  }
+  reclist_free(&l);
+  return rc;
+}
+
+/* The current time for records, seconds since the epoch. */
+int64_t tune_now(void) { return (int64_t)time(NULL); }

@@ -1,0 +1,389 @@
+/* search.c — the search loop, as Ansor's SketchPolicy: random annotation of sketches
+ * until the cost model has data, then rounds of evolutionary search (mutation and
+ * crossover, ranked by the XGBoost model), a few random picks (epsilon-greedy), a batch
+ * measured, records appended, the model retrained. */
+#include "autosched.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TOPK 16 /* measured candidates kept as seeds of the next population */
+
+/* A candidate with what is known of it. */
+typedef struct Entry {
+  Cand c;
+  char *text;
+  uint64_t hash;
+  float feat[FEAT_N];
+  float score;
+} Entry;
+
+/* One training row: features and the measured mean cost (INFINITY for errors). */
+typedef struct Row {
+  float feat[FEAT_N];
+  double ms;
+} Row;
+
+/* The state of one search. */
+typedef struct Search {
+  Task *task;
+  const SketchSet *ss;
+  const SearchOpts *o;
+  Rng rng;
+  CostModel *model;
+  uint64_t *seen; /* open addressing: hashes of measured schedule texts */
+  int seen_n, seen_cap;
+  Row *rows;
+  int nrows, caprows;
+  Entry top[TOPK];
+  int ntop;
+  double best_ms;
+  char *best_text;
+} Search;
+
+static uint64_t text_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h ? h : 1;
+}
+
+static bool seen_has(const Search *s, uint64_t h) {
+  if (!s->seen_cap) return false;
+  for (int i = (int)(h % (uint64_t)s->seen_cap);; i = (i + 1) % s->seen_cap) {
+    if (s->seen[i] == 0) return false;
+    if (s->seen[i] == h) return true;
+  }
+}
+
+static void seen_add(Search *s, uint64_t h) {
+  if (seen_has(s, h)) return;
+  if (2 * (s->seen_n + 1) > s->seen_cap) {
+    uint64_t *old = s->seen;
+    int oc = s->seen_cap;
+    s->seen_cap = oc ? oc * 2 : 1024;
+    s->seen = calloc((size_t)s->seen_cap, sizeof *s->seen);
+    s->seen_n = 0;
+    for (int i = 0; i < oc; i++)
+      if (old[i]) seen_add(s, old[i]);
+    free(old);
+  }
+  int i = (int)(h % (uint64_t)s->seen_cap);
+  while (s->seen[i]) i = (i + 1) % s->seen_cap;
+  s->seen[i] = h;
+  s->seen_n++;
+}
+
+static void add_row(Search *s, const float *feat, double ms) {
+  if (s->nrows == s->caprows) {
+    s->caprows = s->caprows ? s->caprows * 2 : 256;
+    s->rows = realloc(s->rows, sizeof(Row) * (size_t)s->caprows);
+    if (!s->rows) die("out of memory");
+  }
+  memcpy(s->rows[s->nrows].feat, feat, sizeof(float) * FEAT_N);
+  s->rows[s->nrows++].ms = ms;
+}
+
+bool tune_lower_features(const Task *task, const char *text, float *feat) {
+  bool was = diag_silent;
+  diag_silent = true;
+  diag_reset();
+  Vec steps = {0};
+  LoweredFunc *fn = NULL;
+  if (parse_steps("<candidate>", text, &steps)) {
+    Schedule *s = sched_build(task->kernel, task->target, &steps);
+    fn = s ? sched_lower(s, &task->opts.gpu) : NULL;
+  }
+  diag_silent = was;
+  diag_reset();
+  if (!fn) return false;
+  features_extract(fn, feat);
+  return true;
+}
+
+/* Render and lower C into E; false when its steps do not apply. */
+static bool make_entry(Search *s, const Cand *c, Entry *e) {
+  e->c = *c;
+  e->text = sketch_render(s->ss, c);
+  e->hash = text_hash(e->text);
+  e->score = 0;
+  if (tune_lower_features(s->task, e->text, e->feat)) return true;
+  free(e->text);
+  e->text = NULL;
+  return false;
+}
+
+/* Retrain a fresh model on every row, labels normalized by the best cost. */
+static void retrain(Search *s) {
+  model_free(s->model);
+  s->model = model_new((int)s->o->seed);
+  double best = INFINITY;
+  for (int i = 0; i < s->nrows; i++) best = fmin(best, s->rows[i].ms);
+  if (isinf(best)) return;
+  for (int i = 0; i < s->nrows; i++)
+    model_add(s->model, s->rows[i].feat, isinf(s->rows[i].ms) ? 0.0f : (float)(best / s->rows[i].ms));
+  model_train(s->model);
+}
+
+static void score_all(Search *s, Entry *e, int n) {
+  if (n == 0) return;
+  float *x = calloc((size_t)n * FEAT_N, sizeof(float)), *y = calloc((size_t)n, sizeof(float));
+  for (int i = 0; i < n; i++) memcpy(x + (size_t)i * FEAT_N, e[i].feat, sizeof(float) * FEAT_N);
+  model_predict(s->model, x, n, y);
+  for (int i = 0; i < n; i++) e[i].score = y[i];
+  free(x);
+  free(y);
+}
+
+static int by_score(const void *a, const void *b) {
+  float x = ((const Entry *)a)->score, y = ((const Entry *)b)->score;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* A parent index chosen by tournament of two (the better score wins). */
+static int pick_parent(Search *s, const Entry *e, int n) {
+  int a = rng_int(&s->rng, n), b = rng_int(&s->rng, n);
+  return e[a].score >= e[b].score ? a : b;
+}
+
+/* One generation: elites kept, the rest children of mutation or crossover. */
+static int evolve(Search *s, Entry *pop, int n, Entry *next, int cap) {
+  qsort(pop, (size_t)n, sizeof *pop, by_score);
+  int m = 0, elites = n / 8;
+  for (int i = 0; i < elites && m < cap; i++) {
+    next[m] = pop[i];
+    next[m++].text = strdup(pop[i].text);
+  }
+  for (int tries = 0; m < cap && tries < cap * 4; tries++) {
+    Cand c = pop[pick_parent(s, pop, n)].c;
+    if (rng_unit(&s->rng) < 0.15) {
+      Cand d;
+      if (sketch_crossover(s->ss, &s->rng, &c, &pop[pick_parent(s, pop, n)].c, &d)) c = d;
+      else sketch_mutate(s->ss, &s->rng, &c);
+    } else {
+      sketch_mutate(s->ss, &s->rng, &c);
+      if (rng_unit(&s->rng) < 0.3) sketch_mutate(s->ss, &s->rng, &c);
+    }
+    if (make_entry(s, &c, &next[m])) m++;
+  }
+  return m;
+}
+
+static void free_entries(Entry *e, int n) {
+  for (int i = 0; i < n; i++) free(e[i].text);
+}
+
+/* Random valid candidates, unmeasured, into OUT (at most N; tries bounded). */
+static int sample_random(Search *s, Entry *out, int n) {
+  int m = 0;
+  for (int tries = 0; m < n && tries < n * 20 + 50; tries++) {
+    Cand c;
+    sketch_sample(s->ss, &s->rng, &c);
+    if (!make_entry(s, &c, &out[m])) continue;
+    bool dup = seen_has(s, out[m].hash);
+    for (int j = 0; j < m && !dup; j++) dup = out[j].hash == out[m].hash;
+    if (dup) free(out[m].text);
+    else m++;
+  }
+  return m;
+}
+
+/* Append the unmeasured, distinct entries of SRC to BATCH (up to N). */
+static int take(Search *s, Entry *src, int nsrc, Entry *batch, int nb, int n) {
+  for (int i = 0; i < nsrc && nb < n; i++) {
+    if (!src[i].text || seen_has(s, src[i].hash)) continue;
+    bool dup = false;
+    for (int j = 0; j < nb && !dup; j++) dup = batch[j].hash == src[i].hash;
+    if (dup) continue;
+    batch[nb] = src[i];
+    batch[nb++].text = strdup(src[i].text);
+  }
+  return nb;
+}
+
+/* The next N candidates to measure into BATCH. */
+static int pick_batch(Search *s, Entry *batch, int n) {
+  if (!model_trained(s->model)) return sample_random(s, batch, n);
+  int pn = s->o->population;
+  Entry *pop = calloc((size_t)pn, sizeof *pop), *next = calloc((size_t)pn, sizeof *next);
+  int np = 0;
+  for (int i = 0; i < s->ntop && np < pn / 2; i++) { /* seeds: the best measured, mutated */
+    Cand c = s->top[i].c;
+    sketch_mutate(s->ss, &s->rng, &c);
+    if (make_entry(s, &c, &pop[np])) np++;
+  }
+  np += sample_random(s, pop + np, pn - np);
+  int nrand = (int)(n * s->o->eps_random + 0.5);
+  Entry *rnd = calloc((size_t)nrand + 1, sizeof *rnd);
+  int nr = sample_random(s, rnd, nrand);
+  score_all(s, pop, np);
+  Entry *all = calloc((size_t)pn * (size_t)(s->o->generations + 1), sizeof *all);
+  int na = 0;
+  for (int g = 0; g < s->o->generations && np > 0; g++) {
+    int nn = evolve(s, pop, np, next, pn);
+    score_all(s, next, nn);
+    memcpy(all + na, pop, sizeof(Entry) * (size_t)np); /* keep every scored entry */
+    na += np;
+    Entry *t = pop; pop = next; next = t;
+    np = nn;
+  }
+  memcpy(all + na, pop, sizeof(Entry) * (size_t)np);
+  na += np;
+  qsort(all, (size_t)na, sizeof *all, by_score);
+  int nb = take(s, all, na, batch, 0, n - nr);
+  nb = take(s, rnd, nr, batch, nb, n);
+  free_entries(all, na);
+  free_entries(rnd, nr);
+  free(all); free(pop); free(next); free(rnd);
+  return nb;
+}
+
+/* ---------------------------------------------------------------- bookkeeping */
+
+static void keep_top(Search *s, const Entry *e, double ms) {
+  if (isinf(ms)) return;
+  Entry x = *e;
+  x.score = (float)(-ms);
+  int i = s->ntop < TOPK ? s->ntop++ : TOPK - 1;
+  if (s->ntop == TOPK && i == TOPK - 1 && s->top[i].score >= x.score) return;
+  free(s->top[i].text);
+  x.text = strdup(e->text);
+  s->top[i] = x;
+  for (; i > 0 && s->top[i].score > s->top[i - 1].score; i--) {
+    Entry t = s->top[i]; s->top[i] = s->top[i - 1]; s->top[i - 1] = t;
+  }
+}
+
+static void fill_record(const Task *t, const char *text, Record *r) {
+  r->workload = strdup(t->workload);
+  r->kernel = strdup(t->kernel->name);
+  r->target = strdup(target_names[t->target]);
+  r->cpu = strdup(t->target == TARGET_LLVM ? tune_cpu_name() : target_names[t->target]);
+  r->threads = tune_threads();
+  r->schedule = strdup(text);
+  r->flops = t->flops;
+  r->timestamp = tune_now();
+  r->version = strdup(TEXC_VERSION);
+  if (!r->error_msg) r->error_msg = strdup("");
+}
+
+/* A new best is first compared with the interpreter; a wrong one becomes an error. */
+static void verify_best(Search *s, Record *r, bool check_all) {
+  double ms = rec_mean_cost(r);
+  if (isinf(ms) || (!check_all && ms >= s->best_ms)) return;
+  char msg[256] = "";
+  int ok = measure_check(s->task, r->schedule, !check_all, msg, sizeof msg);
+  if (ok == 0) {
+    r->error = TE_WRONG;
+    r->ncosts = 0;
+    free(r->error_msg);
+    r->error_msg = strdup(msg);
+  } else if (ok < 0 && !s->o->quiet) {
+    fprintf(stderr, "texc tune: note: not checked against the interpreter: %s\n", msg);
+  }
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void progress(const Search *s, int round, int measured, double t0) {
+  if (s->o->quiet) return;
+  double el = now_s() - t0;
+  double gf = s->best_ms < INFINITY && s->task->flops > 0 ? s->task->flops / (s->best_ms * 1e6) : 0;
+  fprintf(stderr, "round %3d: %4d trials, best %.4f ms (%.2f GFLOP/s), %.1f trials/s\n", round,
+          measured, isinf(s->best_ms) ? 0.0 : s->best_ms, gf, el > 0 ? measured / el : 0.0);
+}
+
+/* Prior records of this task: skipped when met again, and rows for the model. */
+static void warm_start(Search *s, const RecordList *prior) {
+  for (int i = 0; prior && i < prior->n; i++) {
+    const Record *r = &prior->r[i];
+    if (strcmp(r->workload, s->task->workload) || strcmp(r->target, target_names[s->task->target]))
+      continue;
+    seen_add(s, text_hash(r->schedule));
+    float feat[FEAT_N];
+    if (!tune_lower_features(s->task, r->schedule, feat)) continue;
+    double ms = rec_mean_cost(r);
+    add_row(s, feat, ms);
+    if (ms < s->best_ms) {
+      s->best_ms = ms;
+      free(s->best_text);
+      s->best_text = strdup(r->schedule);
+    }
+  }
+}
+
+/* Measure BATCH, append the records, update the rows, the seeds and the best. */
+static void measure_batch(Search *s, Measurer *m, Entry *batch, int n, SearchResult *res) {
+  char **texts = malloc(sizeof(char *) * (size_t)n);
+  Record *recs = calloc((size_t)n, sizeof *recs);
+  for (int i = 0; i < n; i++) texts[i] = batch[i].text;
+  m->measure(m, s->task, texts, n, recs);
+  for (int i = 0; i < n; i++) {
+    Record *r = &recs[i];
+    fill_record(s->task, texts[i], r);
+    verify_best(s, r, m->o.check_all);
+    if (s->o->records) records_append(s->o->records, r);
+    double ms = rec_mean_cost(r);
+    seen_add(s, batch[i].hash);
+    add_row(s, batch[i].feat, ms);
+    keep_top(s, &batch[i], ms);
+    res->measured++;
+    if (r->error != TE_OK) res->errors++;
+    if (ms < s->best_ms) {
+      s->best_ms = ms;
+      free(s->best_text);
+      s->best_text = strdup(texts[i]);
+    }
+    rec_free(r);
+  }
+  free(recs);
+  free(texts);
+}
+
+bool tune_search(Task *task, Measurer *m, const SearchOpts *o, const RecordList *prior,
+                 SearchResult *res) {
+  memset(res, 0, sizeof *res);
+  SketchSet *ss = sketch_new(task->kernel, task->target, tune_threads());
+  if (!ss) {
+    fprintf(stderr, "texc tune: error: no sketch applies to kernel %s\n", task->kernel->name);
+    return false;
+  }
+  Search s = {.task = task, .ss = ss, .o = o, .rng = {o->seed * 0x2545F4914F6CDD1Dull + 7},
+              .best_ms = INFINITY};
+  s.model = model_new((int)o->seed);
+  Arena *war = arena_new(), *wold = arena_swap(war);
+  warm_start(&s, prior);
+  arena_swap(wold);
+  arena_free(war);
+  retrain(&s);
+  double t0 = now_s();
+  int batch_n = o->batch > 0 ? o->batch : 16;
+  Entry *batch = calloc((size_t)batch_n, sizeof *batch);
+  for (int round = 1, stall = 0; res->measured < o->trials && stall < 3; round++) {
+    if (o->time_s > 0 && now_s() - t0 > o->time_s) break;
+    Arena *ar = arena_new(), *old = arena_swap(ar);
+    int want = o->trials - res->measured < batch_n ? o->trials - res->measured : batch_n;
+    int n = pick_batch(&s, batch, want);
+    stall = n == 0 ? stall + 1 : 0;
+    measure_batch(&s, m, batch, n, res);
+    free_entries(batch, n);
+    arena_swap(old);
+    arena_free(ar);
+    retrain(&s);
+    progress(&s, round, res->measured, t0);
+  }
+  free(batch);
+  res->best_ms = s.best_ms;
+  res->best_text = s.best_text;
+  free_entries(s.top, s.ntop);
+  free(s.seen);
+  free(s.rows);
+  model_free(s.model);
+  sketch_free(ss);
+  return true;
+}

@@ -1,0 +1,642 @@
+/* sketch.c — the search space, as Ansor's sketch rules without templates.
+ *
+ * Sketch rules over the compute DAG (one Plan per stage that stays at the root):
+ *   - an elementwise stage that is not an output is inlined (compute_inline);
+ *   - a reduction is tiled in levels: SSRSRS on CPUs (S0 S1 R0 S2 R1 S3), SSRRS on GPUs
+ *     (blockIdx, threadIdx, R0, R1, inner);
+ *   - a reduction's elementwise consumer is fused with it: the consumer is tiled and the
+ *     reduction computed at its tile (compute_at); an output reduction gets the same
+ *     structure from cache_write(C, local);
+ *   - other elementwise stages are split in two levels.
+ * Random annotation then fills the genes: tile sizes (factors of the extents), how many
+ * outer loops are fused and run in parallel (or bound to blocks), vectorization of the
+ * innermost loop, unrolling of the inner tile. Candidates render to LANGUAGE.md steps.
+ */
+#include "autosched.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_AXES 8
+#define MAX_PLANS 16
+#define MAX_SKETCHES 16
+#define SLEVELS 3  /* inner spatial factors of a tiled stage: S1 S2 S3 (CPU) */
+#define RLEVELS 1  /* inner reduction factors: R1 */
+#define MAX_INNER 64
+#define NM 256 /* loop and stage names */
+
+/* ---------------------------------------------------------------- rng */
+
+uint64_t rng_next(Rng *r) {
+  uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+int rng_int(Rng *r, int n) { return n <= 1 ? 0 : (int)(rng_next(r) % (uint64_t)n); }
+double rng_unit(Rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
+
+/* ---------------------------------------------------------------- plans */
+
+/* How one root stage is scheduled. Genes of a plan, from GENE0:
+ *   PLAN_SIMPLE: ns inner factors, par, vec
+ *   PLAN_TILE, PLAN_FUSED: ns x SLEVELS spatial factors (S1 S2 S3), nr reduction factors
+ *                          (R1), par, vec, unroll
+ *   GPU plans use the same layout: S1 = threads, S2 = inner; par = fused block loops. */
+typedef enum {
+  PLAN_SIMPLE, /* elementwise at the root */
+  PLAN_TILE,   /* multi-level tiling of a reduction */
+  PLAN_FUSED   /* a reduction computed at the tile of its consumer (or of a cache_write) */
+} PlanKind;
+
+typedef struct Axis {
+  const char *name;
+  int64_t extent;
+} Axis;
+
+typedef struct Plan {
+  PlanKind kind;
+  Op *op;           /* the stage tiled (FUSED: the producer) */
+  Op *consumer;     /* FUSED: the elementwise consumer; NULL for cache_write */
+  int ns, nr;
+  Axis s[MAX_AXES], r[MAX_AXES];
+  const char *cons_axes[MAX_AXES]; /* FUSED with a consumer: its axis names */
+  int gene0, ngenes;
+} Plan;
+
+typedef struct Sketch {
+  char name[96];
+  Plan plans[MAX_PLANS];
+  int nplans;
+  Op *inlined[MAX_PLANS];
+  int ninlined;
+  int ngenes;
+} Sketch;
+
+struct SketchSet {
+  Kernel *k;
+  Target target;
+  int threads;
+  Sketch sk[MAX_SKETCHES];
+  int n;
+};
+
+static bool is_output(Kernel *k, Op *op) {
+  for (int i = 0; i < k->noutputs; i++)
+    if (k->outputs[i] == op->out) return true;
+  return false;
+}
+
+/* The ops that read OP's tensor; returns how many, the first in *FIRST. */
+static int consumers(Kernel *k, Op *op, Op **first) {
+  int n = 0;
+  for (int i = 0; i < k->nops; i++)
+    for (int j = 0; j < k->ops[i]->nreads; j++)
+      if (k->ops[i]->reads[j] == op->out) {
+        if (!n) *first = k->ops[i];
+        n++;
+        break;
+      }
+  return n;
+}
+
+/* True when every load of P's tensor in E is P[axes of C, in order]. */
+static bool loads_identity(const Expr *e, const Op *p, const Op *c) {
+  if (!e) return true;
+  if (e->kind == E_LOAD && e->buf == p->out) {
+    if (e->nargs != c->ndim) return false;
+    for (int i = 0; i < e->nargs; i++)
+      if (e->args[i]->kind != E_VAR || e->args[i]->var != c->axes[i]) return false;
+  }
+  for (int i = 0; i < e->nargs; i++)
+    if (!loads_identity(e->args[i], p, c)) return false;
+  return loads_identity(e->a, p, c) && loads_identity(e->b, p, c) && loads_identity(e->c, p, c);
+}
+
+static bool inlinable(Kernel *k, Op *op) { return op->nred == 0 && !is_output(k, op); }
+
+/* The elementwise consumer that OP may be fused into, or NULL. */
+static Op *fusable_consumer(Kernel *k, Op *op) {
+  Op *c = NULL;
+  if (op->nred == 0 || is_output(k, op) || consumers(k, op, &c) != 1) return NULL;
+  if (c->nred != 0 || c->ndim != op->ndim || !loads_identity(c->value, op, c)) return NULL;
+  return c;
+}
+
+static bool plan_init(Plan *p, PlanKind kind, Op *op, Op *cons) {
+  memset(p, 0, sizeof *p);
+  p->kind = kind;
+  p->op = op;
+  p->consumer = cons;
+  if (op->ndim > MAX_AXES || op->nred > MAX_AXES) return false;
+  p->ns = op->ndim;
+  p->nr = op->nred;
+  for (int d = 0; d < op->ndim; d++) {
+    p->s[d].name = op->axes[d]->name;
+    if (!ir_is_const(op->out->shape[d], &p->s[d].extent)) return false;
+    if (cons) p->cons_axes[d] = cons->axes[d]->name;
+  }
+  for (int d = 0; d < op->nred; d++) {
+    p->r[d].name = op->raxes[d]->name;
+    if (!ir_is_const(op->rext[d], &p->r[d].extent)) return false;
+  }
+  p->ngenes = kind == PLAN_SIMPLE ? p->ns + 2 : p->ns * SLEVELS + p->nr + 3;
+  return true;
+}
+
+static bool sketch_add_plan(Sketch *s, PlanKind kind, Op *op, Op *cons) {
+  if (s->nplans == MAX_PLANS) return false;
+  Plan *p = &s->plans[s->nplans];
+  if (!plan_init(p, kind, op, cons)) return false;
+  p->gene0 = s->ngenes;
+  s->ngenes += p->ngenes;
+  if (s->ngenes > CAND_MAX_GENES) return false;
+  s->nplans++;
+  return true;
+}
+
+/* Build the sketch whose choices are the bits of MASK (one bit per reduction that has
+ * two structures). Ops are visited consumers first, as Ansor's rules. */
+static bool build_sketch(SketchSet *ss, unsigned mask, Sketch *s) {
+  Kernel *k = ss->k;
+  memset(s, 0, sizeof *s);
+  bool taken[256] = {0};
+  int bit = 0;
+  snprintf(s->name, sizeof s->name, "sketch");
+  for (int i = k->nops - 1; i >= 0; i--) {
+    Op *op = k->ops[i];
+    if (i < 256 && taken[i]) continue;
+    if (inlinable(k, op) && fusable_consumer(k, op) == NULL) {
+      /* fused consumers are visited first; an elementwise op that is read is inlined */
+      Op *c;
+      if (consumers(k, op, &c) > 0) {
+        if (s->ninlined == MAX_PLANS) return false;
+        s->inlined[s->ninlined++] = op;
+        continue;
+      }
+    }
+    PlanKind kind = PLAN_SIMPLE;
+    Op *cons = NULL;
+    if (op->nred > 0 && ss->target != TARGET_LLVM) {
+      kind = PLAN_TILE; /* GPU: the consumer gets its own plan */
+    } else if (op->nred > 0) {
+      bool alt = (mask >> bit++) & 1;
+      Op *fc = fusable_consumer(k, op);
+      if (fc) {
+        /* choice: fuse into the consumer, or tile alone (the consumer then stands alone) */
+        kind = alt ? PLAN_TILE : PLAN_FUSED;
+        cons = alt ? NULL : fc;
+      } else {
+        kind = is_output(k, op) && !alt ? PLAN_FUSED : PLAN_TILE;
+      }
+    }
+    if (!sketch_add_plan(s, kind, op, cons)) return false;
+    if (cons) {
+      /* the consumer's plan is this one: mark it taken */
+      for (int j = 0; j < k->nops && j < 256; j++)
+        if (k->ops[j] == cons) taken[j] = true;
+    }
+  }
+  /* a consumer already given its own plan before its producer chose to fuse: drop it */
+  for (int i = 0; i < s->nplans; i++)
+    for (int j = 0; j < s->nplans; j++)
+      if (s->plans[j].consumer && s->plans[i].op == s->plans[j].consumer) return false;
+  return true;
+}
+
+SketchSet *sketch_new(Kernel *k, Target t, int threads) {
+  SketchSet *ss = calloc(1, sizeof *ss);
+  if (!ss) die("out of memory");
+  ss->k = k;
+  ss->target = t;
+  ss->threads = threads;
+  int nred = 0;
+  for (int i = 0; i < k->nops; i++) nred += k->ops[i]->nred > 0;
+  unsigned nmask = t != TARGET_LLVM ? 1u : nred > 4 ? 16u : 1u << nred;
+  for (unsigned m = 0; m < nmask && ss->n < MAX_SKETCHES; m++) {
+    Sketch *s = &ss->sk[ss->n];
+    if (!build_sketch(ss, m, s)) continue;
+    snprintf(s->name, sizeof s->name, "sketch%u", m);
+    ss->n++;
+  }
+  if (ss->n == 0) {
+    free(ss);
+    return NULL;
+  }
+  return ss;
+}
+
+void sketch_free(SketchSet *s) { free(s); }
+int sketch_count(const SketchSet *s) { return s->n; }
+const char *sketch_name(const SketchSet *s, int i) { return s->sk[i].name; }
+
+/* ---------------------------------------------------------------- annotation */
+
+/* A random divisor of N that is at most CAP. */
+static int rand_divisor(Rng *r, int64_t n, int64_t cap) {
+  int64_t d[64];
+  int nd = 0;
+  for (int64_t i = 1; i <= n && i <= cap && nd < 64; i++)
+    if (n % i == 0) d[nd++] = i;
+  return nd ? (int)d[rng_int(r, nd)] : 1;
+}
+
+static bool is_gpu(const SketchSet *ss) { return ss->target != TARGET_LLVM; }
+
+/* Sample the SLEVELS factors of one spatial axis, innermost first. */
+static void sample_axis(const SketchSet *ss, Rng *r, int64_t e, bool last, int *g) {
+  int64_t rem = e;
+  if (is_gpu(ss)) { /* g[0] = threads, g[1] = inner, g[2] unused */
+    g[1] = rand_divisor(r, rem, 8);
+    rem /= g[1];
+    g[0] = rand_divisor(r, rem, last ? 256 : 16);
+    g[2] = 1;
+    return;
+  }
+  g[2] = rand_divisor(r, rem, last ? MAX_INNER : 16);
+  rem /= g[2];
+  g[1] = rand_divisor(r, rem, 32);
+  rem /= g[1];
+  g[0] = rand_divisor(r, rem, 64);
+}
+
+static void sample_plan(const SketchSet *ss, const Plan *p, Rng *r, int *g) {
+  if (p->kind == PLAN_SIMPLE) {
+    for (int d = 0; d < p->ns; d++)
+      g[d] = rand_divisor(r, p->s[d].extent, is_gpu(ss) ? 1024 : (d == p->ns - 1 ? 64 : 8));
+    g[p->ns] = rng_int(r, p->ns + 1);
+    g[p->ns + 1] = rng_int(r, 2);
+    return;
+  }
+  for (int d = 0; d < p->ns; d++)
+    sample_axis(ss, r, p->s[d].extent, d == p->ns - 1, g + d * SLEVELS);
+  for (int d = 0; d < p->nr; d++) g[p->ns * SLEVELS + d] = rand_divisor(r, p->r[d].extent, 32);
+  int a = p->ns * SLEVELS + p->nr;
+  g[a] = p->ns ? 1 + rng_int(r, p->ns) : 0; /* fused parallel (block) loops */
+  g[a + 1] = rng_int(r, 4) != 0;            /* vectorize: mostly yes */
+  g[a + 2] = rng_int(r, 3);                 /* unroll: none, inner spatial, + inner reduction */
+}
+
+void sketch_sample(const SketchSet *ss, Rng *r, Cand *out) {
+  memset(out, 0, sizeof *out);
+  out->sketch = rng_int(r, ss->n);
+  const Sketch *s = &ss->sk[out->sketch];
+  out->ngenes = s->ngenes;
+  for (int i = 0; i < s->nplans; i++) sample_plan(ss, &s->plans[i], r, out->genes + s->plans[i].gene0);
+}
+
+/* Move a factor between two tile levels of one axis (Ansor's MutateTileSize).
+ * G points to the axis's inner factors (N of them); the outermost level is implicit. */
+static void mutate_axis(Rng *r, int64_t extent, int *g, int n, int64_t cap_inner) {
+  int64_t prod = 1;
+  for (int i = 0; i < n; i++) prod *= g[i];
+  int from = rng_int(r, n + 1), to = rng_int(r, n + 1); /* n: the implicit outer level */
+  if (from == to) return;
+  int64_t fv = from == n ? extent / prod : g[from];
+  if (fv <= 1) return;
+  int d = rand_divisor(r, fv, fv);
+  if (d <= 1) d = (int)fv;
+  if (to < n && (int64_t)g[to] * d > (to == n - 1 ? cap_inner : 256)) return;
+  if (from < n) g[from] /= d;
+  if (to < n) g[to] *= d;
+}
+
+void sketch_mutate(const SketchSet *ss, Rng *r, Cand *c) {
+  const Sketch *s = &ss->sk[c->sketch];
+  if (s->nplans == 0) return;
+  const Plan *p = &s->plans[rng_int(r, s->nplans)];
+  int *g = c->genes + p->gene0;
+  if (p->kind == PLAN_SIMPLE) {
+    int d = rng_int(r, p->ns + 1);
+    if (d < p->ns) g[d] = rand_divisor(r, p->s[d].extent, is_gpu(ss) ? 1024 : 64);
+    else g[p->ns + rng_int(r, 2)] = rng_int(r, 2) ? rng_int(r, p->ns + 1) : rng_int(r, 2);
+    return;
+  }
+  int a = p->ns * SLEVELS + p->nr, pick = rng_int(r, 10);
+  if (pick < 6 && p->ns) { /* tile sizes, most often */
+    int d = rng_int(r, p->ns);
+    mutate_axis(r, p->s[d].extent, g + d * SLEVELS, is_gpu(ss) ? 2 : SLEVELS,
+                d == p->ns - 1 ? MAX_INNER : 32);
+  } else if (pick < 8 && p->nr) {
+    int d = rng_int(r, p->nr);
+    mutate_axis(r, p->r[d].extent, g + p->ns * SLEVELS + d, 1, 64);
+  } else if (pick == 8) {
+    g[a] = p->ns ? 1 + rng_int(r, p->ns) : 0;
+  } else {
+    g[a + 1 + rng_int(r, 2)] = rng_int(r, 3) % (rng_int(r, 2) ? 2 : 3);
+  }
+}
+
+bool sketch_crossover(const SketchSet *ss, Rng *r, const Cand *a, const Cand *b, Cand *out) {
+  if (a->sketch != b->sketch) return false;
+  const Sketch *s = &ss->sk[a->sketch];
+  *out = *a;
+  for (int i = 0; i < s->nplans; i++)
+    if (rng_int(r, 2)) {
+      const Plan *p = &s->plans[i];
+      memcpy(out->genes + p->gene0, b->genes + p->gene0, sizeof(int) * (size_t)p->ngenes);
+    }
+  return true;
+}
+
+/* ---------------------------------------------------------------- rendering */
+
+/* Format a loop or stage name into a buffer of NM bytes. */
+static void nm(char *dst, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void nm(char *dst, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(dst, NM, fmt, ap);
+  va_end(ap);
+}
+
+typedef struct Text {
+  char *s;
+  size_t n, cap;
+} Text;
+
+static void emit(Text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void emit(Text *t, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char tmp[1024];
+  int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (k < 0) return;
+  if (t->n + (size_t)k + 2 > t->cap) {
+    t->cap = (t->n + (size_t)k + 2) * 2;
+    t->s = realloc(t->s, t->cap);
+    if (!t->s) die("out of memory");
+  }
+  memcpy(t->s + t->n, tmp, (size_t)k);
+  t->n += (size_t)k;
+  t->s[t->n++] = '\n';
+  t->s[t->n] = 0;
+}
+
+/* Loop names of one axis at each level (NULL: the level has extent 1 and no loop). */
+typedef struct Levels {
+  char name[5][NM];
+  bool has[5];
+} Levels;
+
+/* Split LOOP into NLV levels with inner factors F[0..nlv-1) (innermost last); names are
+ * STAGE_AXIS0 .. STAGE_AXIS<nlv-1>. A factor of 1 makes no loop. */
+static void split_levels(Text *t, const char *stage, const char *axis, const char *loop,
+                         const int *f, int nlv, Levels *lv) {
+  char cur[NM];
+  nm(cur, "%s", loop);
+  memset(lv, 0, sizeof *lv);
+  for (int l = nlv - 1; l >= 1; l--) {
+    if (f[l - 1] <= 1) continue;
+    char outer[NM];
+    if (l == 1) nm(outer, "%s_%s0", stage, axis);
+    else nm(outer, "%s_%s_t%d", stage, axis, l);
+    nm(lv->name[l], "%s_%s%d", stage, axis, l);
+    lv->has[l] = true;
+    emit(t, "%s, %s = split(%s, %d)", outer, lv->name[l], cur, f[l - 1]);
+    nm(cur, "%s", outer);
+  }
+  nm(lv->name[0], "%s", cur);
+  lv->has[0] = true;
+}
+
+/* Append the loops at level L of axes LV[0..n) to a comma list. */
+static void list_level(char *buf, size_t sz, const Levels *lv, int n, int l) {
+  for (int d = 0; d < n; d++) {
+    if (!lv[d].has[l]) continue;
+    size_t len = strlen(buf);
+    snprintf(buf + len, sz - len, "%s%s", len ? ", " : "", lv[d].name[l]);
+  }
+}
+
+/* Fuse the level-0 loops of the first DEPTH axes and mark the result parallel (CPU) or
+ * bind it to blockIdx.x (GPU). Returns the name of the fused loop in OUT. */
+static void fuse_outer(Text *t, const char *stage, Levels *lv, int depth, const char *kind) {
+  if (depth <= 0) return;
+  char cur[NM];
+  nm(cur, "%s", lv[0].name[0]);
+  for (int d = 1; d < depth; d++) {
+    char f[NM];
+    nm(f, "%s_f%d", stage, d);
+    emit(t, "%s = fuse(%s, %s)", f, cur, lv[d].name[0]);
+    nm(cur, "%s", f);
+  }
+  emit(t, kind, cur);
+}
+
+static void loop_ref(char *buf, size_t sz, const char *stage, const char *axis) {
+  (void)sz;
+  nm(buf, "%s.%s", stage, axis);
+}
+
+/* SIMPLE on GPUs: all axes fused, split by the thread count, bound. */
+static void render_simple_gpu(const Plan *p, const int *g, Text *t) {
+  const char *st = p->op->name;
+  char cur[NM];
+  nm(cur, "%s.%s", st, p->ns ? p->s[0].name : "");
+  for (int d = 1; d < p->ns; d++) {
+    char f[NM];
+    nm(f, "%s_f%d", st, d);
+    emit(t, "%s = fuse(%s, %s.%s)", f, cur, st, p->s[d].name);
+    nm(cur, "%s", f);
+  }
+  int64_t total = 1;
+  for (int d = 0; d < p->ns; d++) total *= p->s[d].extent;
+  int th = 32 << (g[0] % 5);
+  if (th > total) th = (int)total;
+  emit(t, "%s_b, %s_t = split(%s, %d)", st, st, cur, th);
+  emit(t, "bind(%s_b, blockIdx.x)", st);
+  emit(t, "bind(%s_t, threadIdx.x)", st);
+}
+
+/* SIMPLE: each axis split in two; outer loops fused and parallel, inner vectorized. */
+static void render_simple(const SketchSet *ss, const Plan *p, const int *g, Text *t) {
+  const char *st = p->op->name;
+  if (is_gpu(ss)) {
+    render_simple_gpu(p, g, t);
+    return;
+  }
+  Levels lv[MAX_AXES];
+  for (int d = 0; d < p->ns; d++) {
+    char ref[NM];
+    loop_ref(ref, sizeof ref, st, p->s[d].name);
+    int f[1] = {g[d]};
+    split_levels(t, st, p->s[d].name, ref, f, 2, &lv[d]);
+  }
+  char order[512] = "";
+  list_level(order, sizeof order, lv, p->ns, 0);
+  list_level(order, sizeof order, lv, p->ns, 1);
+  if (p->ns > 1) emit(t, "reorder(%s)", order);
+  fuse_outer(t, st, lv, g[p->ns], "parallel(%s)");
+  if (g[p->ns + 1] && p->ns && lv[p->ns - 1].has[1]) emit(t, "vectorize(%s)", lv[p->ns - 1].name[1]);
+}
+
+/* The innermost tiled block of a CPU reduction stage: R0 S2 R1 S3 below the loops already
+ * placed (OUTER, a comma list), with vectorize and unroll. F: per spatial axis the
+ * factors of levels 2 and 3; RF: per reduction axis R1. */
+static void render_inner(const Plan *p, const char *st, const char *outer, const int *g,
+                         bool split_s1, Text *t) {
+  Levels sl[MAX_AXES], rl[MAX_AXES];
+  for (int d = 0; d < p->ns; d++) {
+    char ref[NM];
+    loop_ref(ref, sizeof ref, st, p->s[d].name);
+    const int *f = g + d * SLEVELS;
+    if (split_s1) {
+      split_levels(t, st, p->s[d].name, ref, f, 4, &sl[d]);
+    } else { /* fused: the axis spans S2*S3 only; levels 2, 3 */
+      Levels tmp;
+      int ff[1] = {f[2]};
+      split_levels(t, st, p->s[d].name, ref, ff, 2, &tmp);
+      memset(&sl[d], 0, sizeof sl[d]);
+      sl[d].has[2] = true;
+      nm(sl[d].name[2], "%s", tmp.name[0]);
+      sl[d].has[3] = tmp.has[1];
+      nm(sl[d].name[3], "%s", tmp.name[1]);
+    }
+  }
+  for (int d = 0; d < p->nr; d++) {
+    char ref[NM];
+    loop_ref(ref, sizeof ref, st, p->r[d].name);
+    int f[1] = {g[p->ns * SLEVELS + d]};
+    split_levels(t, st, p->r[d].name, ref, f, 2, &rl[d]);
+  }
+  char order[1024];
+  nm(order, "%s", outer);
+  if (split_s1) {
+    list_level(order, sizeof order, sl, p->ns, 0);
+    list_level(order, sizeof order, sl, p->ns, 1);
+  }
+  list_level(order, sizeof order, rl, p->nr, 0);
+  list_level(order, sizeof order, sl, p->ns, 2);
+  list_level(order, sizeof order, rl, p->nr, 1);
+  list_level(order, sizeof order, sl, p->ns, 3);
+  emit(t, "reorder(%s)", order);
+  int a = p->ns * SLEVELS + p->nr;
+  if (split_s1) fuse_outer(t, st, sl, g[a], "parallel(%s)");
+  bool vec = g[a + 1] && p->ns && sl[p->ns - 1].has[3];
+  if (vec) emit(t, "vectorize(%s)", sl[p->ns - 1].name[3]);
+  if (g[a + 2] >= 1) {
+    int64_t prod = 1;
+    for (int d = 0; d < p->ns - (vec ? 1 : 0); d++)
+      if (sl[d].has[3] && (prod *= g[d * SLEVELS + 2]) <= 32) emit(t, "unroll(%s)", sl[d].name[3]);
+    for (int d = 0; g[a + 2] >= 2 && d < p->nr; d++)
+      if (rl[d].has[1] && g[p->ns * SLEVELS + d] <= 16) emit(t, "unroll(%s)", rl[d].name[1]);
+  }
+}
+
+/* FUSED on CPUs: the consumer CS tiled S0 S1 (parallel) Si; the producer at its S1. */
+static void render_fused_cpu(const Plan *p, const int *g, Text *t) {
+  const char *prod = p->op->name;
+  char cs[NM], pst[64];
+  if (p->consumer) {
+    nm(cs, "%s", p->consumer->name);
+    nm(pst, "%s", prod);
+  } else {
+    nm(cs, "%s", prod);
+    nm(pst, "%s_local", prod);
+    emit(t, "%s = cache_write(%s, local)", pst, prod);
+  }
+  Levels lv[MAX_AXES];
+  for (int d = 0; d < p->ns; d++) {
+    const char *ax = p->consumer ? p->cons_axes[d] : p->s[d].name;
+    char ref[NM];
+    loop_ref(ref, sizeof ref, cs, ax);
+    const int *f = g + d * SLEVELS;
+    int ff[2] = {f[0], f[1] * f[2]};
+    split_levels(t, cs, ax, ref, ff, 3, &lv[d]);
+  }
+  char order[512] = "";
+  for (int l = 0; l < 3; l++) list_level(order, sizeof order, lv, p->ns, l);
+  if (p->ns > 1) emit(t, "reorder(%s)", order);
+  int a = p->ns * SLEVELS + p->nr;
+  fuse_outer(t, cs, lv, g[a], "parallel(%s)");
+  /* the attach point: the last loop above the inner tile */
+  const char *at = NULL;
+  char fused[NM];
+  for (int d = 0; d < p->ns; d++)
+    if (lv[d].has[1]) at = lv[d].name[1];
+  if (!at && p->ns) {
+    if (g[a] >= p->ns && p->ns > 1) {
+      nm(fused, "%s_f%d", cs, p->ns - 1);
+      at = fused;
+    } else {
+      at = lv[p->ns - 1].name[0];
+    }
+  }
+  if (at) emit(t, "compute_at(%s, %s, %s)", pst, cs, at);
+  if (g[a + 1] && p->ns && lv[p->ns - 1].has[2]) emit(t, "vectorize(%s)", lv[p->ns - 1].name[2]);
+  Plan q = *p;
+  render_inner(&q, pst, "", g, false, t);
+}
+
+/* GPU tiling: S0 fused -> blockIdx.x, S1 fused -> threadIdx.x, then R0 R1 S2. */
+static void render_tile_gpu(const Plan *p, const int *g, Text *t) {
+  const char *st = p->op->name;
+  char pst[NM];
+  nm(pst, "%s", st);
+  Levels sl[MAX_AXES], rl[MAX_AXES];
+  for (int d = 0; d < p->ns; d++) {
+    char ref[NM];
+    loop_ref(ref, sizeof ref, st, p->s[d].name);
+    int f[2] = {g[d * SLEVELS], g[d * SLEVELS + 1]};
+    split_levels(t, st, p->s[d].name, ref, f, 3, &sl[d]);
+    sl[d].has[1] = true; /* the thread level always exists (a split by 1 is not made) */
+    if (f[0] <= 1) {
+      char o[NM];
+      nm(o, "%s", sl[d].name[0]);
+      nm(sl[d].name[0], "%s_%sb", st, p->s[d].name);
+      nm(sl[d].name[1], "%s_%s1", st, p->s[d].name);
+      emit(t, "%s, %s = split(%s, 1)", sl[d].name[0], sl[d].name[1], o);
+    }
+  }
+  for (int d = 0; d < p->nr; d++) {
+    char ref[NM];
+    loop_ref(ref, sizeof ref, st, p->r[d].name);
+    int f[1] = {g[p->ns * SLEVELS + d]};
+    split_levels(t, st, p->r[d].name, ref, f, 2, &rl[d]);
+  }
+  char order[1024] = "";
+  list_level(order, sizeof order, sl, p->ns, 0);
+  list_level(order, sizeof order, sl, p->ns, 1);
+  list_level(order, sizeof order, rl, p->nr, 0);
+  list_level(order, sizeof order, rl, p->nr, 1);
+  list_level(order, sizeof order, sl, p->ns, 2);
+  emit(t, "reorder(%s)", order);
+  fuse_outer(t, st, sl, p->ns, "bind(%s, blockIdx.x)");
+  Levels th[MAX_AXES];
+  for (int d = 0; d < p->ns; d++) {
+    th[d] = sl[d];
+    nm(th[d].name[0], "%s", sl[d].name[1]);
+  }
+  char stt[NM];
+  nm(stt, "%s_t", st);
+  fuse_outer(t, stt, th, p->ns, "bind(%s, threadIdx.x)");
+}
+
+static void render_plan(const SketchSet *ss, const Plan *p, const int *g, Text *t) {
+  switch (p->kind) {
+  case PLAN_SIMPLE: render_simple(ss, p, g, t); break;
+  case PLAN_TILE:
+    if (is_gpu(ss)) render_tile_gpu(p, g, t);
+    else render_inner(p, p->op->name, "", g, true, t);
+    break;
+  case PLAN_FUSED:
+    if (is_gpu(ss)) render_tile_gpu(p, g, t);
+    else render_fused_cpu(p, g, t);
+    break;
+  }
+}
+
+char *sketch_render(const SketchSet *ss, const Cand *c) {
+  const Sketch *s = &ss->sk[c->sketch];
+  Text t = {0};
+  for (int i = 0; i < s->ninlined; i++) emit(&t, "compute_inline(%s)", s->inlined[i]->name);
+  for (int i = 0; i < s->nplans; i++) {
+    const Plan *p = &s->plans[i];
+    render_plan(ss, p, c->genes + p->gene0, &t);
+  }
+  if (!t.s) t.s = strdup("");
+  return t.s;
+}
