@@ -1,0 +1,977 @@
+/* interp.c — the reference interpreter: the loop IR run on host memory.
+ *
+ * It is the reference every schedule is checked against, so it follows the IR's exact
+ * semantics: floor division and modulo on signed integers, integer results wrapped to
+ * their dtype as C does, f32 arithmetic in f32, f16 values stored as 16-bit halves and
+ * rounded to half after every operation, bools stored as one byte. Every load and store
+ * is bounds-checked per dimension; the first violation is reported and the run stops
+ * (nothing outside a buffer is ever touched).
+ *
+ * Speed: the IR is compiled once into a tree of closures (Node for expressions, SNode for
+ * statements) with variables in pre-resolved integer slots and buffers in slots.
+ * Affine index expressions (i64 sums of slot*constant) become one node. An innermost
+ * loop whose body is only stores with affine indices runs on a fast path: every access
+ * that executes unconditionally is checked once, at both ends of the loop (each index
+ * is monotone in the loop variable), and then addressed as base + var*step without
+ * per-iteration checks; `D = X + A*B` and `D = const` in f32 run as tight C loops. */
+#include "texc.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Node Node;
+typedef struct SNode SNode;
+typedef struct Ctx Ctx;
+typedef int64_t (*IFn)(const Node *, Ctx *);
+typedef float (*FFn)(const Node *, Ctx *);
+typedef double (*DFn)(const Node *, Ctx *);
+typedef void (*SFn)(const SNode *, Ctx *);
+
+enum { MAX_AFF = 8 };
+
+/* An affine i64 form: c + sum(coef[i] * slot[s[i]]). */
+typedef struct Aff {
+  int64_t c;
+  int n;
+  int s[MAX_AFF];
+  int64_t coef[MAX_AFF];
+} Aff;
+
+/* One buffer while running: data, extents, row-major strides. */
+typedef struct BufRt {
+  char *data;
+  int64_t *dims, *strides;
+  int64_t numel;
+} BufRt;
+
+/* A load or store site. FAST is set while an enclosing fast loop runs: the flat offset
+ * is then FBASE + slot[FSLOT] * FSTEP, already checked for the whole loop. */
+typedef struct Access {
+  const Buffer *b;
+  int buf, ndim;
+  bool is_store;
+  Node **idx;
+  Aff *aff; /* per dimension, or NULL when some index is not affine */
+  bool fast;
+  int fslot;
+  int64_t fbase, fstep;
+} Access;
+
+/* An expression node. Its category (which fn member) follows its dtype: f32/f16 ->
+ * f (float), f64 -> d (double), integers and bool -> i (int64, wrapped to the dtype). */
+struct Node {
+  union {
+    IFn i;
+    FFn f;
+    DFn d;
+  } fn;
+  DType t, st; /* result dtype; source dtype of casts and comparisons */
+  int op;
+  int64_t k;
+  float kf;
+  double kd;
+  Node *a, *b, *c;
+  Access *acc;
+  Aff aff;
+};
+
+/* Statement nodes: the comment on each run_* function says which fields it uses. */
+enum { PAT_NONE, PAT_MULADD, PAT_FILL };
+struct SNode {
+  SFn fn;
+  int slot;           /* for: loop variable; alloc: buffer slot */
+  Node *min, *extent; /* for */
+  Node **shape;       /* alloc */
+  const Buffer *b;    /* alloc */
+  Access *acc;        /* store */
+  Node *value, *cond; /* store; if */
+  SNode *body, *els;  /* for, alloc; if */
+  SNode **stmts;      /* seq */
+  int n;
+  Access **fast;      /* fast for: the accesses checked at loop entry */
+  int nfast;
+  int pattern;        /* fast for with a single f32 store: PAT_* */
+  Access *pa[4];      /* muladd: dst, x, a, b */
+};
+
+struct Ctx {
+  int64_t *slot;
+  BufRt *bufs;
+  int nbufs, nparams;
+  jmp_buf fail;
+};
+
+static _Noreturn void stop(Ctx *c) { longjmp(c->fail, 1); }
+
+/* ---- f16 ------------------------------------------------------------------- */
+
+static float half_to_float(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+  if (exp == 0x1f) bits = sign | 0x7f800000 | (man << 13);
+  else if (exp) bits = sign | ((exp + 112) << 23) | (man << 13);
+  else if (!man) bits = sign;
+  else { /* subnormal: normalise */
+    exp = 113;
+    while (!(man & 0x400)) {
+      man <<= 1;
+      exp--;
+    }
+    bits = sign | (exp << 23) | ((man & 0x3ff) << 13);
+  }
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+/* Round to nearest even, with overflow to infinity and gradual underflow. */
+static uint16_t float_to_half(float f) {
+  uint32_t b;
+  memcpy(&b, &f, 4);
+  uint32_t sign = (b >> 16) & 0x8000, absb = b & 0x7fffffff;
+  if (absb >= 0x7f800000) return (uint16_t)(sign | 0x7c00 | (absb > 0x7f800000 ? 0x200 : 0));
+  if (absb >= 0x477ff000) return (uint16_t)(sign | 0x7c00); /* rounds to >= 65520 */
+  if (absb < 0x38800000) {                                     /* below 2^-14: subnormal */
+    if (absb < 0x33000000) return (uint16_t)sign;              /* below half the smallest */
+    uint32_t exp = absb >> 23, man = (absb & 0x7fffff) | 0x800000;
+    int shift = (int)(126 - exp); /* bits to drop to reach units of 2^-24 */
+    uint32_t q = man >> (shift), rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (q & 1))) q++;
+    return (uint16_t)(sign | q);
+  }
+  uint32_t h = ((absb >> 13) - (112u << 10)), rem = absb & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
+  return (uint16_t)(sign | h);
+}
+
+static float round16(float x) { return half_to_float(float_to_half(x)); }
+
+/* ---- integer helpers ----------------------------------------------------------- */
+
+static int64_t wrap(DType t, int64_t v) {
+  switch (t) {
+  case DT_BOOL: return v != 0;
+  case DT_I8: return (int8_t)v;
+  case DT_I16: return (int16_t)v;
+  case DT_I32: return (int32_t)v;
+  case DT_U8: return (uint8_t)v;
+  case DT_U32: return (uint32_t)v;
+  default: return v;
+  }
+}
+
+static int64_t floordiv(int64_t a, int64_t b) {
+  if (b == -1) return (int64_t)(0 - (uint64_t)a);
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+static int64_t floormod(int64_t a, int64_t b) { return b == -1 ? 0 : a - floordiv(a, b) * b; }
+
+static int64_t aff_eval(const Aff *a, const int64_t *slot) {
+  int64_t v = a->c;
+  for (int i = 0; i < a->n; i++) v += a->coef[i] * slot[a->s[i]];
+  return v;
+}
+
+/* ---- memory access --------------------------------------------------------------- */
+
+static _Noreturn void report_oob(const Access *a, Ctx *c) {
+  BufRt *br = &c->bufs[a->buf];
+  fprintf(stderr, "error: out-of-bounds %s of %s[", a->is_store ? "write" : "read", a->b->name);
+  for (int d = 0; d < a->ndim; d++)
+    fprintf(stderr, "%s%lld", d ? ", " : "", (long long)a->idx[d]->fn.i(a->idx[d], c));
+  fputs("] (shape [", stderr);
+  for (int d = 0; d < a->ndim; d++) fprintf(stderr, "%s%lld", d ? ", " : "", (long long)br->dims[d]);
+  fputs("])\n", stderr);
+  stop(c);
+}
+
+/* The flat offset of an access: checked per dimension, or the fast loop's form. */
+static inline int64_t offset(const Access *a, Ctx *c) {
+  if (a->fast) return a->fbase + c->slot[a->fslot] * a->fstep;
+  const BufRt *br = &c->bufs[a->buf];
+  int64_t off = 0;
+  for (int d = 0; d < a->ndim; d++) {
+    int64_t i = a->idx[d]->fn.i(a->idx[d], c);
+    if ((uint64_t)i >= (uint64_t)br->dims[d]) report_oob(a, c);
+    off = off * br->dims[d] + i;
+  }
+  return off;
+}
+
+static int64_t load_int(DType t, const char *p) {
+  switch (t) {
+  case DT_BOOL: return *(const uint8_t *)p != 0;
+  case DT_I8: return *(const int8_t *)p;
+  case DT_I16: return *(const int16_t *)p;
+  case DT_I32: return *(const int32_t *)p;
+  case DT_I64: return *(const int64_t *)p;
+  case DT_U8: return *(const uint8_t *)p;
+  case DT_U32: return *(const uint32_t *)p;
+  default: return 0;
+  }
+}
+
+static void store_int(DType t, char *p, int64_t v) {
+  switch (t) {
+  case DT_BOOL: *(uint8_t *)p = v != 0; break;
+  case DT_I8: *(int8_t *)p = (int8_t)v; break;
+  case DT_I16: *(int16_t *)p = (int16_t)v; break;
+  case DT_I32: *(int32_t *)p = (int32_t)v; break;
+  case DT_I64: *(int64_t *)p = v; break;
+  case DT_U8: *(uint8_t *)p = (uint8_t)v; break;
+  case DT_U32: *(uint32_t *)p = (uint32_t)v; break;
+  default: break;
+  }
+}
+
+#define BUFDATA(c, a) ((c)->bufs[(a)->buf].data)
+
+/* ---- integer nodes ------------------------------------------------------------------ */
+
+static int64_t i_const(const Node *n, Ctx *c) { (void)c; return n->k; }
+static int64_t i_slot(const Node *n, Ctx *c) { return c->slot[n->k]; }
+static int64_t i_aff1(const Node *n, Ctx *c) { return n->aff.c + n->aff.coef[0] * c->slot[n->aff.s[0]]; }
+static int64_t i_aff2(const Node *n, Ctx *c) {
+  return n->aff.c + n->aff.coef[0] * c->slot[n->aff.s[0]] + n->aff.coef[1] * c->slot[n->aff.s[1]];
+}
+static int64_t i_aff(const Node *n, Ctx *c) { return aff_eval(&n->aff, c->slot); }
+static int64_t i_load(const Node *n, Ctx *c) {
+  int64_t off = offset(n->acc, c);
+  return load_int(n->t, BUFDATA(c, n->acc) + off * dtype_bytes(n->t));
+}
+
+static _Noreturn void div_zero(Ctx *c) {
+  fputs("error: integer division by zero\n", stderr);
+  stop(c);
+}
+
+/* Integer arithmetic wrapped to the dtype; unsigned division is plain division. */
+static int64_t int_arith(int op, DType t, int64_t x, int64_t y, Ctx *c) {
+  uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
+  bool sgn = dtype_is_signed(t);
+  switch (op) {
+  case OP_ADD: return wrap(t, (int64_t)(ux + uy));
+  case OP_SUB: return wrap(t, (int64_t)(ux - uy));
+  case OP_MUL: return wrap(t, (int64_t)(ux * uy));
+  case OP_DIV:
+    if (!y) div_zero(c);
+    return wrap(t, sgn ? floordiv(x, y) : (int64_t)(ux / uy));
+  case OP_MOD:
+    if (!y) div_zero(c);
+    return wrap(t, sgn ? floormod(x, y) : (int64_t)(ux % uy));
+  case OP_MIN: return x < y ? x : y;
+  case OP_MAX: return x > y ? x : y;
+  case OP_POW: {
+    int64_t r = 1;
+    if (y < 0) return x == 1 ? 1 : x == -1 ? (y % 2 ? -1 : 1) : 0;
+    for (int64_t i = 0; i < y && i < 64; i++) r = (int64_t)((uint64_t)r * (uint64_t)x);
+    return wrap(t, r);
+  }
+  default: return 0;
+  }
+}
+
+static int64_t i_bin(const Node *n, Ctx *c) {
+  return int_arith(n->op, n->t, n->a->fn.i(n->a, c), n->b->fn.i(n->b, c), c);
+}
+
+static bool compare(int op, double x, double y) {
+  switch (op) {
+  case OP_EQ: return x == y;
+  case OP_NE: return x != y;
+  case OP_LT: return x < y;
+  case OP_LE: return x <= y;
+  case OP_GT: return x > y;
+  default: return x >= y;
+  }
+}
+
+static int64_t i_cmp_i(const Node *n, Ctx *c) {
+  int64_t x = n->a->fn.i(n->a, c), y = n->b->fn.i(n->b, c);
+  switch (n->op) {
+  case OP_EQ: return x == y;
+  case OP_NE: return x != y;
+  case OP_LT: return x < y;
+  case OP_LE: return x <= y;
+  case OP_GT: return x > y;
+  default: return x >= y;
+  }
+}
+static int64_t i_cmp_f(const Node *n, Ctx *c) { return compare(n->op, n->a->fn.f(n->a, c), n->b->fn.f(n->b, c)); }
+static int64_t i_cmp_d(const Node *n, Ctx *c) { return compare(n->op, n->a->fn.d(n->a, c), n->b->fn.d(n->b, c)); }
+static int64_t i_and(const Node *n, Ctx *c) { return n->a->fn.i(n->a, c) && n->b->fn.i(n->b, c); }
+static int64_t i_or(const Node *n, Ctx *c) { return n->a->fn.i(n->a, c) || n->b->fn.i(n->b, c); }
+static int64_t i_not(const Node *n, Ctx *c) { return !n->a->fn.i(n->a, c); }
+static int64_t i_neg(const Node *n, Ctx *c) { return wrap(n->t, (int64_t)(0 - (uint64_t)n->a->fn.i(n->a, c))); }
+static int64_t i_select(const Node *n, Ctx *c) {
+  return n->a->fn.i(n->a, c) ? n->b->fn.i(n->b, c) : n->c->fn.i(n->c, c);
+}
+static int64_t i_cast_i(const Node *n, Ctx *c) { return wrap(n->t, n->a->fn.i(n->a, c)); }
+
+/* Float to integer as C converts, except that NaN and out-of-range values give 0
+ * (undefined in C) rather than garbage. */
+static int64_t from_double(DType t, double x) {
+  if (t == DT_BOOL) return x != 0;
+  if (!(x > -9.2e18 && x < 9.2e18)) return 0;
+  return wrap(t, (int64_t)x);
+}
+static int64_t i_cast_f(const Node *n, Ctx *c) { return from_double(n->t, n->a->fn.f(n->a, c)); }
+static int64_t i_cast_d(const Node *n, Ctx *c) { return from_double(n->t, n->a->fn.d(n->a, c)); }
+static int64_t i_call(const Node *n, Ctx *c) {
+  int64_t x = n->a->fn.i(n->a, c);
+  return n->op == FN_ABS ? wrap(n->t, x < 0 ? (int64_t)(0 - (uint64_t)x) : x) : x;
+}
+
+/* ---- f32 (and f16) nodes ----------------------------------------------------------------- */
+
+static float f_const(const Node *n, Ctx *c) { (void)c; return n->kf; }
+static float f_load32(const Node *n, Ctx *c) {
+  return ((const float *)BUFDATA(c, n->acc))[offset(n->acc, c)];
+}
+static float f_load16(const Node *n, Ctx *c) {
+  return half_to_float(((const uint16_t *)BUFDATA(c, n->acc))[offset(n->acc, c)]);
+}
+static float f_add(const Node *n, Ctx *c) { return n->a->fn.f(n->a, c) + n->b->fn.f(n->b, c); }
+static float f_sub(const Node *n, Ctx *c) { return n->a->fn.f(n->a, c) - n->b->fn.f(n->b, c); }
+static float f_mul(const Node *n, Ctx *c) { return n->a->fn.f(n->a, c) * n->b->fn.f(n->b, c); }
+static float f_div(const Node *n, Ctx *c) { return n->a->fn.f(n->a, c) / n->b->fn.f(n->b, c); }
+static float f_mod(const Node *n, Ctx *c) {
+  float x = n->a->fn.f(n->a, c), y = n->b->fn.f(n->b, c);
+  return x - floorf(x / y) * y;
+}
+static float f_min(const Node *n, Ctx *c) {
+  float x = n->a->fn.f(n->a, c), y = n->b->fn.f(n->b, c);
+  return x < y ? x : y;
+}
+static float f_max(const Node *n, Ctx *c) {
+  float x = n->a->fn.f(n->a, c), y = n->b->fn.f(n->b, c);
+  return x > y ? x : y;
+}
+static float f_pow(const Node *n, Ctx *c) { return powf(n->a->fn.f(n->a, c), n->b->fn.f(n->b, c)); }
+static float f_neg(const Node *n, Ctx *c) { return -n->a->fn.f(n->a, c); }
+static float f_select(const Node *n, Ctx *c) {
+  return n->a->fn.i(n->a, c) ? n->b->fn.f(n->b, c) : n->c->fn.f(n->c, c);
+}
+static float f_round16(const Node *n, Ctx *c) { return round16(n->a->fn.f(n->a, c)); }
+static float f_cast_i(const Node *n, Ctx *c) {
+  int64_t x = n->a->fn.i(n->a, c);
+  return dtype_is_signed(n->st) || n->st == DT_BOOL ? (float)x : (float)(uint64_t)x;
+}
+static float f_cast_d(const Node *n, Ctx *c) { return (float)n->a->fn.d(n->a, c); }
+
+static float callf(int fn, float x) {
+  switch (fn) {
+  case FN_EXP: return expf(x);
+  case FN_LOG: return logf(x);
+  case FN_SQRT: return sqrtf(x);
+  case FN_RSQRT: return 1.0f / sqrtf(x);
+  case FN_TANH: return tanhf(x);
+  case FN_SIGMOID: return 1.0f / (1.0f + expf(-x));
+  case FN_ABS: return fabsf(x);
+  case FN_FLOOR: return floorf(x);
+  default: return ceilf(x);
+  }
+}
+static float f_call(const Node *n, Ctx *c) { return callf(n->op, n->a->fn.f(n->a, c)); }
+
+/* ---- f64 nodes -------------------------------------------------------------------------- */
+
+static double d_const(const Node *n, Ctx *c) { (void)c; return n->kd; }
+static double d_load(const Node *n, Ctx *c) {
+  return ((const double *)BUFDATA(c, n->acc))[offset(n->acc, c)];
+}
+static double d_bin(const Node *n, Ctx *c) {
+  double x = n->a->fn.d(n->a, c), y = n->b->fn.d(n->b, c);
+  switch (n->op) {
+  case OP_ADD: return x + y;
+  case OP_SUB: return x - y;
+  case OP_MUL: return x * y;
+  case OP_DIV: return x / y;
+  case OP_MOD: return x - floor(x / y) * y;
+  case OP_MIN: return x < y ? x : y;
+  case OP_MAX: return x > y ? x : y;
+  default: return pow(x, y);
+  }
+}
+static double d_neg(const Node *n, Ctx *c) { return -n->a->fn.d(n->a, c); }
+static double d_select(const Node *n, Ctx *c) {
+  return n->a->fn.i(n->a, c) ? n->b->fn.d(n->b, c) : n->c->fn.d(n->c, c);
+}
+static double d_cast_i(const Node *n, Ctx *c) {
+  int64_t x = n->a->fn.i(n->a, c);
+  return dtype_is_signed(n->st) || n->st == DT_BOOL ? (double)x : (double)(uint64_t)x;
+}
+static double d_cast_f(const Node *n, Ctx *c) { return n->a->fn.f(n->a, c); }
+static double d_call(const Node *n, Ctx *c) {
+  double x = n->a->fn.d(n->a, c);
+  switch (n->op) {
+  case FN_EXP: return exp(x);
+  case FN_LOG: return log(x);
+  case FN_SQRT: return sqrt(x);
+  case FN_RSQRT: return 1.0 / sqrt(x);
+  case FN_TANH: return tanh(x);
+  case FN_SIGMOID: return 1.0 / (1.0 + exp(-x));
+  case FN_ABS: return fabs(x);
+  case FN_FLOOR: return floor(x);
+  default: return ceil(x);
+  }
+}
+
+/* ---- compiling expressions ------------------------------------------------------------------ */
+
+/* Compilation state: variable and buffer slots. */
+typedef struct Comp {
+  const LoweredFunc *fn;
+  Vec vars, bufs; /* IrVar* / Buffer* by slot */
+  Vec allocs;     /* SNode* of every S_ALLOC, to free after a failed run */
+  bool error;
+} Comp;
+
+typedef enum { CAT_I, CAT_F, CAT_D } Cat;
+static Cat cat(DType t) { return t == DT_F32 || t == DT_F16 ? CAT_F : t == DT_F64 ? CAT_D : CAT_I; }
+
+/* The latest slot of P (a buffer allocated twice resolves to the enclosing one). */
+static int slot_of(Vec *v, const void *p) {
+  for (int i = v->len - 1; i >= 0; i--)
+    if (v->data[i] == p) return i;
+  return -1;
+}
+
+static int var_slot(Comp *cp, IrVar *v) {
+  int s = slot_of(&cp->vars, v);
+  if (s < 0) {
+    fprintf(stderr, "interp: variable %s is not bound\n", v->name);
+    cp->error = true;
+    return 0;
+  }
+  return s;
+}
+
+/* The affine form of an i64 expression over slots; false when it is not affine. */
+static bool affine(Comp *cp, const Expr *e, Aff *out, int64_t k) {
+  int64_t v;
+  if (e->dtype != DT_I64) return false;
+  switch (e->kind) {
+  case E_INT: out->c += k * e->ival; return true;
+  case E_VAR: {
+    int s = slot_of(&cp->vars, e->var);
+    if (s < 0) return false;
+    for (int i = 0; i < out->n; i++)
+      if (out->s[i] == s) {
+        out->coef[i] += k;
+        return true;
+      }
+    if (out->n == MAX_AFF) return false;
+    out->s[out->n] = s;
+    out->coef[out->n++] = k;
+    return true;
+  }
+  case E_UN: return e->op == OP_NEG && affine(cp, e->a, out, -k);
+  case E_BIN:
+    if (e->op == OP_ADD) return affine(cp, e->a, out, k) && affine(cp, e->b, out, k);
+    if (e->op == OP_SUB) return affine(cp, e->a, out, k) && affine(cp, e->b, out, -k);
+    if (e->op == OP_MUL && ir_is_const(e->b, &v)) return affine(cp, e->a, out, k * v);
+    if (e->op == OP_MUL && ir_is_const(e->a, &v)) return affine(cp, e->b, out, k * v);
+    return false;
+  default: return false;
+  }
+}
+
+static Node *node(DType t) {
+  Node *n = xalloc(sizeof *n);
+  n->t = t;
+  return n;
+}
+
+static Node *cx(Comp *cp, const Expr *e);
+
+static Access *access(Comp *cp, const Buffer *b, Expr **args, int nargs, bool store) {
+  Access *a = xalloc(sizeof *a);
+  a->b = b;
+  a->buf = slot_of(&cp->bufs, b);
+  a->is_store = store;
+  a->ndim = nargs;
+  if (a->buf < 0 || nargs != b->ndim) {
+    fprintf(stderr, "interp: buffer %s is not allocated here or wrongly indexed\n", b->name);
+    cp->error = true;
+    a->buf = 0;
+  }
+  a->idx = xalloc(sizeof(Node *) * (size_t)(nargs ? nargs : 1));
+  a->aff = xalloc(sizeof(Aff) * (size_t)(nargs ? nargs : 1));
+  bool aff = true;
+  for (int d = 0; d < nargs; d++) {
+    a->idx[d] = cx(cp, args[d]);
+    aff = aff && affine(cp, args[d], &a->aff[d], 1);
+  }
+  if (!aff) a->aff = NULL;
+  return a;
+}
+
+static Node *cx_int_leaf(Comp *cp, const Expr *e) {
+  Node *n = node(e->dtype);
+  Aff a = {0};
+  if (e->kind == E_INT) {
+    n->fn.i = i_const;
+    n->k = wrap(e->dtype, e->ival);
+  } else if (e->kind == E_VAR) {
+    n->fn.i = i_slot;
+    n->k = var_slot(cp, e->var);
+  } else if (affine(cp, e, &a, 1)) {
+    n->aff = a;
+    n->fn.i = a.n == 0 ? i_const : a.n == 1 ? i_aff1 : a.n == 2 ? i_aff2 : i_aff;
+    n->k = a.c;
+  } else {
+    return NULL;
+  }
+  return n;
+}
+
+static Node *cx_load(Comp *cp, const Expr *e) {
+  Node *n = node(e->dtype);
+  n->acc = access(cp, e->buf, e->args, e->nargs, false);
+  switch (e->dtype) {
+  case DT_F32: n->fn.f = f_load32; break;
+  case DT_F16: n->fn.f = f_load16; break;
+  case DT_F64: n->fn.d = d_load; break;
+  default: n->fn.i = i_load; break;
+  }
+  return n;
+}
+
+/* f16 results are f32 operations rounded to half. */
+static Node *round_if16(Node *n) {
+  if (n->t != DT_F16) return n;
+  Node *r = node(DT_F16);
+  r->fn.f = f_round16;
+  r->a = n;
+  return r;
+}
+
+static Node *cx_bin(Comp *cp, const Expr *e) {
+  Node *n = node(e->dtype);
+  n->op = e->op;
+  n->a = cx(cp, e->a);
+  n->b = cx(cp, e->b);
+  n->st = e->a->dtype;
+  if (e->op >= OP_EQ && e->op <= OP_GE) {
+    Cat k = cat(e->a->dtype);
+    n->fn.i = k == CAT_I ? i_cmp_i : k == CAT_F ? i_cmp_f : i_cmp_d;
+    return n;
+  }
+  if (e->op == OP_AND || e->op == OP_OR) {
+    n->fn.i = e->op == OP_AND ? i_and : i_or;
+    return n;
+  }
+  static const FFn ff[BINOP_COUNT] = {[OP_ADD] = f_add, [OP_SUB] = f_sub, [OP_MUL] = f_mul,
+                                      [OP_DIV] = f_div, [OP_MOD] = f_mod, [OP_MIN] = f_min,
+                                      [OP_MAX] = f_max, [OP_POW] = f_pow};
+  switch (cat(e->dtype)) {
+  case CAT_I: n->fn.i = i_bin; return n;
+  case CAT_D: n->fn.d = d_bin; return n;
+  default: n->fn.f = ff[e->op]; return round_if16(n);
+  }
+}
+
+static Node *cx_cast(Comp *cp, const Expr *e) {
+  if (e->dtype == e->a->dtype) return cx(cp, e->a);
+  Node *n = node(e->dtype);
+  n->a = cx(cp, e->a);
+  n->st = e->a->dtype;
+  Cat from = cat(e->a->dtype);
+  switch (cat(e->dtype)) {
+  case CAT_I: n->fn.i = from == CAT_I ? i_cast_i : from == CAT_F ? i_cast_f : i_cast_d; return n;
+  case CAT_D: n->fn.d = from == CAT_I ? d_cast_i : d_cast_f; return n;
+  default:
+    if (from == CAT_F) { /* f32 <-> f16: the value, rounded when the target is f16 */
+      if (e->dtype == DT_F32) return n->a; /* f16 -> f32 is exact */
+      n->fn.f = f_round16;
+      return n;
+    }
+    n->fn.f = from == CAT_I ? f_cast_i : f_cast_d;
+    return round_if16(n);
+  }
+}
+
+static Node *cx(Comp *cp, const Expr *e) {
+  Node *n;
+  if (cat(e->dtype) == CAT_I && (n = cx_int_leaf(cp, e))) return n;
+  switch (e->kind) {
+  case E_FLOAT:
+  case E_INT:
+    n = node(e->dtype);
+    if (cat(e->dtype) == CAT_D) n->fn.d = d_const, n->kd = e->kind == E_INT ? (double)e->ival : e->fval;
+    else n->fn.f = f_const, n->kf = e->kind == E_INT ? (float)e->ival : (float)e->fval;
+    if (e->dtype == DT_F16) n->kf = round16(n->kf);
+    return n;
+  case E_LOAD: return cx_load(cp, e);
+  case E_BIN: return cx_bin(cp, e);
+  case E_CAST: return cx_cast(cp, e);
+  case E_UN:
+    n = node(e->dtype);
+    n->a = cx(cp, e->a);
+    if (e->op == OP_NOT) n->fn.i = i_not;
+    else if (cat(e->dtype) == CAT_I) n->fn.i = i_neg;
+    else if (cat(e->dtype) == CAT_D) n->fn.d = d_neg;
+    else n->fn.f = f_neg;
+    return n;
+  case E_SELECT:
+    n = node(e->dtype);
+    n->a = cx(cp, e->a);
+    n->b = cx(cp, e->b);
+    n->c = cx(cp, e->c);
+    if (cat(e->dtype) == CAT_I) n->fn.i = i_select;
+    else if (cat(e->dtype) == CAT_D) n->fn.d = d_select;
+    else n->fn.f = f_select;
+    return n;
+  case E_CALL:
+    n = node(e->dtype);
+    n->op = e->op;
+    n->a = cx(cp, e->args[0]);
+    if (cat(e->dtype) == CAT_I) n->fn.i = i_call;
+    else if (cat(e->dtype) == CAT_D) n->fn.d = d_call;
+    else n->fn.f = f_call, n = round_if16(n);
+    return n;
+  default:
+    fprintf(stderr, "interp: unsupported expression\n");
+    cp->error = true;
+    return cx(cp, ir_int(0));
+  }
+}
+
+/* ---- statements ------------------------------------------------------------------------------ */
+
+/* store: acc, value */
+static void run_store(const SNode *s, Ctx *c) {
+  const Access *a = s->acc;
+  DType t = a->b->dtype;
+  switch (t) {
+  case DT_F32: {
+    float v = s->value->fn.f(s->value, c);
+    ((float *)BUFDATA(c, a))[offset(a, c)] = v;
+    break;
+  }
+  case DT_F16: {
+    float v = s->value->fn.f(s->value, c);
+    ((uint16_t *)BUFDATA(c, a))[offset(a, c)] = float_to_half(v);
+    break;
+  }
+  case DT_F64: {
+    double v = s->value->fn.d(s->value, c);
+    ((double *)BUFDATA(c, a))[offset(a, c)] = v;
+    break;
+  }
+  default: {
+    int64_t v = s->value->fn.i(s->value, c);
+    store_int(t, BUFDATA(c, a) + offset(a, c) * dtype_bytes(t), v);
+  }
+  }
+}
+
+/* seq: stmts[0..n) */
+static void run_seq(const SNode *s, Ctx *c) {
+  for (int i = 0; i < s->n; i++) s->stmts[i]->fn(s->stmts[i], c);
+}
+
+/* if: cond, body, els */
+static void run_if(const SNode *s, Ctx *c) {
+  if (s->cond->fn.i(s->cond, c)) s->body->fn(s->body, c);
+  else if (s->els) s->els->fn(s->els, c);
+}
+
+static void run_nop(const SNode *s, Ctx *c) { (void)s; (void)c; }
+
+/* for: slot, min, extent, body */
+static void run_for(const SNode *s, Ctx *c) {
+  int64_t lo = s->min->fn.i(s->min, c), n = s->extent->fn.i(s->extent, c);
+  int64_t *v = &c->slot[s->slot];
+  const SNode *body = s->body;
+  for (int64_t i = 0; i < n; i++) {
+    *v = lo + i;
+    body->fn(body, c);
+  }
+}
+
+/* Set up one access of a fast loop over slot S in [lo, lo + n): false when it would leave
+ * its buffer somewhere in the loop (the slow path then reports where). */
+static bool fast_setup(Access *a, Ctx *c, int s, int64_t lo, int64_t n) {
+  const BufRt *br = &c->bufs[a->buf];
+  int64_t save = c->slot[s], base = 0, step = 0;
+  for (int d = 0; d < a->ndim; d++) {
+    const Aff *f = &a->aff[d];
+    int64_t k = 0;
+    for (int i = 0; i < f->n; i++)
+      if (f->s[i] == s) k += f->coef[i];
+    c->slot[s] = lo;
+    int64_t first = aff_eval(f, c->slot), last = first + k * (n - 1);
+    if ((uint64_t)first >= (uint64_t)br->dims[d] || (uint64_t)last >= (uint64_t)br->dims[d]) {
+      c->slot[s] = save;
+      return false;
+    }
+    base += br->strides[d] * (first - k * lo);
+    step += br->strides[d] * k;
+  }
+  c->slot[s] = save;
+  a->fbase = base;
+  a->fstep = step;
+  a->fslot = s;
+  return true;
+}
+
+/* D[..] = X[..] + A[..]*B[..] in f32, all accesses strided: the matmul update. */
+static void muladd_loop(const SNode *s, Ctx *c, int64_t lo, int64_t n) {
+  Access *const *p = s->pa;
+  float *d = (float *)BUFDATA(c, p[0]), *x = (float *)BUFDATA(c, p[1]);
+  const float *a = (const float *)BUFDATA(c, p[2]), *b = (const float *)BUFDATA(c, p[3]);
+  int64_t od = p[0]->fbase + lo * p[0]->fstep, sd = p[0]->fstep;
+  int64_t ox = p[1]->fbase + lo * p[1]->fstep, sx = p[1]->fstep;
+  int64_t oa = p[2]->fbase + lo * p[2]->fstep, sa = p[2]->fstep;
+  int64_t ob = p[3]->fbase + lo * p[3]->fstep, sb = p[3]->fstep;
+  for (int64_t i = 0; i < n; i++, od += sd, ox += sx, oa += sa, ob += sb) {
+    float prod = a[oa] * b[ob];
+    d[od] = x[ox] + prod;
+  }
+}
+
+static void fill_loop(const SNode *s, Ctx *c, int64_t lo, int64_t n) {
+  const Access *a = s->pa[0];
+  float *d = (float *)BUFDATA(c, a), v = s->stmts[0]->value->kf;
+  int64_t o = a->fbase + lo * a->fstep;
+  for (int64_t i = 0; i < n; i++, o += a->fstep) d[o] = v;
+}
+
+/* fast for: slot, min, extent, body (stores only), fast[0..nfast), pattern, pa */
+static void run_fast_for(const SNode *s, Ctx *c) {
+  int64_t lo = s->min->fn.i(s->min, c), n = s->extent->fn.i(s->extent, c);
+  if (n <= 0) return;
+  for (int i = 0; i < s->nfast; i++)
+    if (!fast_setup(s->fast[i], c, s->slot, lo, n)) {
+      run_for(s, c);
+      return;
+    }
+  if (s->pattern == PAT_MULADD) {
+    muladd_loop(s, c, lo, n);
+    c->slot[s->slot] = lo + n - 1;
+    return;
+  }
+  if (s->pattern == PAT_FILL) {
+    fill_loop(s, c, lo, n);
+    c->slot[s->slot] = lo + n - 1;
+    return;
+  }
+  for (int i = 0; i < s->nfast; i++) s->fast[i]->fast = true;
+  run_for(s, c);
+  for (int i = 0; i < s->nfast; i++) s->fast[i]->fast = false;
+}
+
+static void set_strides(BufRt *br, int ndim) {
+  int64_t st = 1;
+  for (int d = ndim - 1; d >= 0; d--) {
+    br->strides[d] = st;
+    st *= br->dims[d];
+  }
+}
+
+/* Evaluate an alloc's shape, allocate zeroed memory, run the body, free. */
+static void run_alloc(const SNode *s, Ctx *c) {
+  BufRt *br = &c->bufs[s->slot];
+  int64_t numel = 1;
+  for (int d = 0; d < s->b->ndim; d++) {
+    int64_t e = s->shape[d]->fn.i(s->shape[d], c);
+    if (e < 0) e = 0;
+    br->dims[d] = e;
+    numel *= e;
+  }
+  set_strides(br, s->b->ndim);
+  br->numel = numel;
+  br->data = calloc((size_t)(numel ? numel : 1), (size_t)dtype_bytes(s->b->dtype));
+  if (!br->data) {
+    fprintf(stderr, "error: cannot allocate %s (%lld elements)\n", s->b->name, (long long)numel);
+    stop(c);
+  }
+  s->body->fn(s->body, c);
+  free(br->data);
+  br->data = NULL;
+}
+
+static SNode *snode(SFn fn) {
+  SNode *s = xalloc(sizeof *s);
+  s->fn = fn;
+  return s;
+}
+
+static SNode *cs(Comp *cp, const Stmt *st);
+
+/* Collect the loads of E that always execute when E does (not under a select's arms or
+ * the right side of && / ||) and have affine indices. */
+static void fast_loads(const Node *n, Vec *out) {
+  if (!n) return;
+  if (n->acc && n->acc->aff) vec_push(out, n->acc);
+  if (n->fn.i == i_select || n->fn.f == f_select || n->fn.d == d_select) {
+    fast_loads(n->a, out);
+    return;
+  }
+  if (n->fn.i == i_and || n->fn.i == i_or) {
+    fast_loads(n->a, out);
+    return;
+  }
+  fast_loads(n->a, out);
+  fast_loads(n->b, out);
+  fast_loads(n->c, out);
+}
+
+static bool is_f32_load(const Node *n) { return n->fn.f == f_load32 && n->t == DT_F32 && n->acc->aff; }
+
+/* Recognise D = X + A*B (either order) and D = constant over f32 buffers. */
+static void find_pattern(SNode *loop, SNode *store) {
+  Node *v = store->value;
+  if (store->acc->b->dtype != DT_F32 || !store->acc->aff) return;
+  if (v->fn.f == f_const && v->t == DT_F32) {
+    loop->pattern = PAT_FILL;
+    loop->pa[0] = store->acc;
+    return;
+  }
+  if (v->fn.f != f_add || v->t != DT_F32) return;
+  Node *x = v->a, *m = v->b;
+  if (m->fn.f != f_mul) x = v->b, m = v->a;
+  if (m->fn.f != f_mul || m->t != DT_F32 || !is_f32_load(x) || !is_f32_load(m->a) ||
+      !is_f32_load(m->b))
+    return;
+  loop->pattern = PAT_MULADD;
+  loop->pa[0] = store->acc;
+  loop->pa[1] = x->acc;
+  loop->pa[2] = m->a->acc;
+  loop->pa[3] = m->b->acc;
+}
+
+/* An innermost loop whose body is stores with affine indices gets the fast path. */
+static void try_fast(SNode *loop) {
+  SNode *b = loop->body;
+  SNode **list = b->fn == run_seq ? b->stmts : &loop->body;
+  int n = b->fn == run_seq ? b->n : 1;
+  Vec acc = {0};
+  for (int i = 0; i < n; i++) {
+    if (list[i]->fn != run_store || !list[i]->acc->aff) return;
+    vec_push(&acc, list[i]->acc);
+    fast_loads(list[i]->value, &acc);
+  }
+  if (n == 0) return;
+  loop->fn = run_fast_for;
+  loop->fast = (Access **)acc.data;
+  loop->nfast = acc.len;
+  if (n == 1) {
+    if (b->fn == run_seq) loop->stmts = b->stmts;
+    else loop->stmts = &loop->body;
+    find_pattern(loop, list[0]);
+  }
+}
+
+static SNode *cs_for(Comp *cp, const Stmt *st) {
+  SNode *s = snode(run_for);
+  s->min = cx(cp, st->min);
+  s->extent = cx(cp, st->extent);
+  s->slot = slot_of(&cp->vars, st->var);
+  if (s->slot < 0) {
+    s->slot = cp->vars.len;
+    vec_push(&cp->vars, st->var);
+  }
+  s->body = cs(cp, st->body);
+  try_fast(s);
+  return s;
+}
+
+static SNode *cs_alloc(Comp *cp, const Stmt *st) {
+  SNode *s = snode(run_alloc);
+  s->b = st->buf;
+  s->shape = xalloc(sizeof(Node *) * (size_t)(st->buf->ndim ? st->buf->ndim : 1));
+  for (int d = 0; d < st->buf->ndim; d++) s->shape[d] = cx(cp, st->buf->shape[d]);
+  s->slot = cp->bufs.len;
+  vec_push(&cp->bufs, st->buf);
+  vec_push(&cp->allocs, s);
+  s->body = cs(cp, st->body);
+  return s;
+}
+
+static SNode *cs(Comp *cp, const Stmt *st) {
+  SNode *s;
+  if (!st) return snode(run_nop);
+  switch (st->kind) {
+  case S_FOR: return cs_for(cp, st);
+  case S_ALLOC: return cs_alloc(cp, st);
+  case S_STORE:
+    s = snode(run_store);
+    s->acc = access(cp, st->buf, st->args, st->nargs, true);
+    s->value = cx(cp, st->value);
+    return s;
+  case S_IF:
+    s = snode(run_if);
+    s->cond = cx(cp, st->cond);
+    s->body = cs(cp, st->body);
+    s->els = st->els ? cs(cp, st->els) : NULL;
+    return s;
+  case S_SEQ:
+    s = snode(run_seq);
+    s->n = st->n;
+    s->stmts = xalloc(sizeof(SNode *) * (size_t)(st->n ? st->n : 1));
+    for (int i = 0; i < st->n; i++) s->stmts[i] = cs(cp, st->stmts[i]);
+    return s;
+  default: return snode(run_nop); /* barriers: loops run one after another */
+  }
+}
+
+/* ---- running --------------------------------------------------------------------------------- */
+
+/* Shapes of the parameters from the sizes; false (reported) for a negative extent. */
+static bool bind_params(Comp *cp, Ctx *c, void **args) {
+  for (int i = 0; i < cp->fn->nparams; i++) {
+    const Buffer *b = cp->fn->params[i];
+    BufRt *br = &c->bufs[i];
+    int64_t numel = 1;
+    for (int d = 0; d < b->ndim; d++) {
+      Node *n = cx(cp, b->shape[d]);
+      br->dims[d] = n->fn.i(n, c);
+      if (br->dims[d] < 0) {
+        fprintf(stderr, "error: %s has a negative extent\n", b->name);
+        return false;
+      }
+      numel *= br->dims[d];
+    }
+    set_strides(br, b->ndim);
+    br->numel = numel;
+    br->data = args[i];
+  }
+  return true;
+}
+
+int interp_run(const LoweredFunc *fn, void **args, const int64_t *sizes) {
+  Comp cp = {.fn = fn};
+  for (int i = 0; i < fn->nsizes; i++) vec_push(&cp.vars, fn->sizes[i]);
+  for (int i = 0; i < fn->nparams; i++) vec_push(&cp.bufs, fn->params[i]);
+  SNode *root = cs(&cp, fn->body);
+  if (cp.error) return 1;
+  Ctx *c = calloc(1, sizeof *c);
+  c->slot = calloc((size_t)cp.vars.len + 1, sizeof(int64_t));
+  c->bufs = calloc((size_t)cp.bufs.len + 1, sizeof(BufRt));
+  c->nbufs = cp.bufs.len;
+  c->nparams = fn->nparams;
+  for (int i = 0; i < cp.bufs.len; i++) {
+    int nd = ((Buffer *)cp.bufs.data[i])->ndim;
+    c->bufs[i].dims = xalloc(sizeof(int64_t) * (size_t)(nd + 1));
+    c->bufs[i].strides = xalloc(sizeof(int64_t) * (size_t)(nd + 1));
+  }
+  for (int i = 0; i < fn->nsizes; i++) c->slot[i] = sizes[i];
+  int rc = 1;
+  if (bind_params(&cp, c, args)) {
+    if (setjmp(c->fail) == 0) {
+      root->fn(root, c);
+      rc = 0;
+    }
+  }
+  for (int i = fn->nparams; i < c->nbufs; i++) free(c->bufs[i].data);
+  free(c->slot);
+  free(c->bufs);
+  free(c);
+  return rc;
+}
