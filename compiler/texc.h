@@ -555,6 +555,7 @@ GpuLimits gpu_limits(Target t, const Options *o);
 struct RtModule *rt_cuda_module(const char *ptx, const RtGpuFunc *fns, int n);
 struct RtModule *rt_opencl_module(const char *src, const char *device, const RtGpuFunc *fns, int n);
 int64_t rt_gpu_eval(const RtGpuExpr *e, const int64_t *sizes); /* -1 on a bad program */
+RtGpuFunc *rt_gpu_plans_copy(const RtGpuFunc *fns, int n); /* malloc'd, one block */
 /* Device queries: 0 when there is a device. CUDA: id; OpenCL: the device that DEVICE names
  * ("P:D", a name substring; NULL: the first), whose flat index goes to *ID. */
 int rt_cuda_query(int id, int *cc_major, int *cc_minor, GpuLimits *lim);

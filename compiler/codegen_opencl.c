@@ -1,0 +1,52 @@
+/* codegen_opencl.c — the OpenCL back end: OpenCL C from codegen_c.c, built and run by the
+ * ICD loader in rt_opencl.c on the device that Options.opencl_device picks. */
+#include "texc.h"
+
+#include <string.h>
+
+#include "rt_internal.h"
+
+static bool check_all(LoweredFunc **fns, int n, const Options *o) {
+  GpuLimits lim = gpu_limits(TARGET_OPENCL, o);
+  bool ok = true;
+  for (int i = 0; i < n; i++) ok = gpu_check(fns[i], &lim) && ok;
+  return ok;
+}
+
+static bool opencl_emit(LoweredFunc **fns, int n, const char *kind, const char *path,
+                        const Options *o) {
+  if (strcmp(kind, "opencl") != 0) {
+    diag_error((Loc){0}, "--emit %s does not apply to --target opencl (use opencl)", kind);
+    return false;
+  }
+  if (!check_all(fns, n, o)) return false;
+  char *src = cg_gpu_source(fns, n, TARGET_OPENCL, NULL);
+  if (!src) return false;
+  FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+  if (!f) {
+    diag_error((Loc){0}, "cannot write %s", path);
+    return false;
+  }
+  fputs(src, f);
+  if (f != stdout) fclose(f);
+  else fflush(f);
+  return true;
+}
+
+static struct RtModule *opencl_build(LoweredFunc **fns, int n, const Options *o) {
+  int id;
+  if (rt_opencl_query(o ? o->opencl_device : NULL, &id, NULL) != 0) {
+    diag_error((Loc){0}, "%s", rt_last_error());
+    return NULL;
+  }
+  if (!check_all(fns, n, o)) return NULL;
+  RtGpuFunc *plans;
+  char *src = cg_gpu_source(fns, n, TARGET_OPENCL, &plans);
+  if (!src) return NULL;
+  struct RtModule *m = rt_opencl_module(src, o ? o->opencl_device : NULL, plans, n);
+  if (!m) diag_error((Loc){0}, "%s", rt_last_error());
+  return m;
+}
+
+const Backend backend_opencl = {
+    .name = "opencl", .gpu = true, .emit = opencl_emit, .build = opencl_build};

@@ -1,0 +1,79 @@
+/* gpu_default.c — the default GPU schedule, as steps of the language.
+ *
+ * For each stage (every op stays at the root, in global memory; nothing is inlined):
+ *     C_f0 = fuse(C.i, C.j)          # chained over all spatial axes
+ *     C_bx, C_tx = split(C_f0, 64)   # 64, or the extent when it is smaller
+ *     bind(C_bx, blockIdx.x)
+ *     bind(C_tx, threadIdx.x)
+ * Reduction loops stay serial inside each thread. A stage with no spatial axis gets no
+ * steps (gpu_check then says it is not bound).
+ */
+#include "texc.h"
+
+static Ast *name_node(Loc loc, const char *name) {
+  Ast *a = ast_new(A_NAME, loc);
+  a->name = name;
+  return a;
+}
+
+static Ast *member(Loc loc, const char *a, const char *b) {
+  Ast *m = ast_new(A_MEMBER, loc);
+  m->name = a;
+  m->name2 = b;
+  return m;
+}
+
+static Ast *int_node(Loc loc, int64_t v) {
+  Ast *a = ast_new(A_INT, loc);
+  a->ival = v;
+  return a;
+}
+
+/* OUTS = FN(ARGS), each list NULL-terminated. */
+static Ast *step(Loc loc, const char *fn, const char **outs, Ast **args) {
+  Ast *s = ast_new(A_STEP, loc);
+  s->name = fn;
+  for (int i = 0; outs && outs[i]; i++) vec_push(&s->list, name_node(loc, outs[i]));
+  for (int i = 0; args[i]; i++) vec_push(&s->list2, args[i]);
+  return s;
+}
+
+/* The product of OP's output extents when all are constant, else -1. */
+static int64_t spatial_extent(const Op *op) {
+  int64_t n = 1, v;
+  for (int d = 0; d < op->ndim; d++) {
+    if (!ir_is_const(op->out->shape[d], &v)) return -1;
+    n *= v;
+  }
+  return n;
+}
+
+/* Append the default GPU steps of OP to STEPS. */
+static void op_steps(const Op *op, Loc loc, Vec *steps) {
+  if (op->ndim == 0) return;
+  const char *cur = NULL; /* the fused loop so far, as a name */
+  Ast *first = member(loc, op->name, op->axes[0]->name);
+  for (int d = 1; d < op->ndim; d++) {
+    const char *f = xprintf("%s_f%d", op->name, d - 1);
+    Ast *a = cur ? name_node(loc, cur) : first;
+    vec_push(steps, step(loc, "fuse", (const char *[]){f, NULL},
+                         (Ast *[]){a, member(loc, op->name, op->axes[d]->name), NULL}));
+    cur = f;
+  }
+  int64_t ext = spatial_extent(op), factor = 64;
+  if (ext > 0 && ext < factor) factor = ext;
+  const char *bx = xprintf("%s_bx", op->name), *tx = xprintf("%s_tx", op->name);
+  Ast *loop = cur ? name_node(loc, cur) : first;
+  vec_push(steps, step(loc, "split", (const char *[]){bx, tx, NULL},
+                       (Ast *[]){loop, int_node(loc, factor), NULL}));
+  vec_push(steps, step(loc, "bind", NULL,
+                       (Ast *[]){name_node(loc, bx), member(loc, "blockIdx", "x"), NULL}));
+  vec_push(steps, step(loc, "bind", NULL,
+                       (Ast *[]){name_node(loc, tx), member(loc, "threadIdx", "x"), NULL}));
+}
+
+bool gpu_default_steps(Kernel *k, Target t, Vec *steps) {
+  (void)t;
+  for (int i = 0; i < k->nops; i++) op_steps(k->ops[i], k->loc, steps);
+  return true;
+}

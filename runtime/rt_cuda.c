@@ -1,0 +1,326 @@
+/* rt_cuda.c — CUDA devices, memory and launches through the driver API.
+ *
+ * libcuda.so.1 exists only where a GPU is, so it is loaded with dlopen on first use:
+ * one texc binary runs everywhere and says "no CUDA device" where there is none. Each
+ * device uses its primary context. A module is one CUmodule loaded from PTX; each of its
+ * functions runs a plan (codegen_c.c): temps allocated per call, kernels launched in
+ * order, then a synchronize so that a device fault is reported by the call that made it.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_internal.h"
+#include "texc.h"
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef void *CUcontext;
+typedef void *CUmodule;
+typedef void *CUfunction;
+typedef unsigned long long CUdeviceptr;
+
+enum {
+  ATTR_MAX_THREADS_PER_BLOCK = 1,
+  ATTR_MAX_SHARED_PER_BLOCK = 8,
+  ATTR_CC_MAJOR = 75,
+  ATTR_CC_MINOR = 76,
+};
+
+/* The driver API entry points texc uses (cuda.h's signatures, versioned names). */
+static struct {
+  CUresult (*init)(unsigned);
+  CUresult (*device_count)(int *);
+  CUresult (*device_get)(CUdevice *, int);
+  CUresult (*device_name)(char *, int, CUdevice);
+  CUresult (*device_attr)(int *, int, CUdevice);
+  CUresult (*ctx_retain)(CUcontext *, CUdevice);
+  CUresult (*ctx_set)(CUcontext);
+  CUresult (*ctx_sync)(void);
+  CUresult (*mem_alloc)(CUdeviceptr *, size_t);
+  CUresult (*mem_free)(CUdeviceptr);
+  CUresult (*htod)(CUdeviceptr, const void *, size_t);
+  CUresult (*dtoh)(void *, CUdeviceptr, size_t);
+  CUresult (*module_load)(CUmodule *, const void *, unsigned, void *, void **);
+  CUresult (*module_unload)(CUmodule);
+  CUresult (*module_func)(CUfunction *, CUmodule, const char *);
+  CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                     unsigned, void *, void **, void **);
+  CUresult (*error_string)(CUresult, const char **);
+} cu;
+
+static int cu_state;      /* 0 untried, 1 ready, -1 unusable */
+static char cu_why[256];  /* why it is unusable */
+static int cu_ndev;
+static CUcontext cu_ctx[16];
+static char cu_names[16][256];
+
+static const char *cu_err(CUresult rc) {
+  const char *s = NULL;
+  if (cu.error_string) cu.error_string(rc, &s);
+  return s ? s : "unknown CUDA error";
+}
+
+static void *sym(void *h, const char *name, bool *ok) {
+  void *p = dlsym(h, name);
+  if (!p) *ok = false;
+  return p;
+}
+
+/* Load the driver and count devices, once. 0 when at least one device is usable. */
+static int cu_load(void) {
+  if (cu_state) return cu_state > 0 ? 0 : 1;
+  cu_state = -1;
+  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    snprintf(cu_why, sizeof cu_why, "no CUDA device: the CUDA driver (libcuda.so.1) is not installed");
+    return 1;
+  }
+  bool ok = true;
+  *(void **)&cu.init = sym(h, "cuInit", &ok);
+  *(void **)&cu.device_count = sym(h, "cuDeviceGetCount", &ok);
+  *(void **)&cu.device_get = sym(h, "cuDeviceGet", &ok);
+  *(void **)&cu.device_name = sym(h, "cuDeviceGetName", &ok);
+  *(void **)&cu.device_attr = sym(h, "cuDeviceGetAttribute", &ok);
+  *(void **)&cu.ctx_retain = sym(h, "cuDevicePrimaryCtxRetain", &ok);
+  *(void **)&cu.ctx_set = sym(h, "cuCtxSetCurrent", &ok);
+  *(void **)&cu.ctx_sync = sym(h, "cuCtxSynchronize", &ok);
+  *(void **)&cu.mem_alloc = sym(h, "cuMemAlloc_v2", &ok);
+  *(void **)&cu.mem_free = sym(h, "cuMemFree_v2", &ok);
+  *(void **)&cu.htod = sym(h, "cuMemcpyHtoD_v2", &ok);
+  *(void **)&cu.dtoh = sym(h, "cuMemcpyDtoH_v2", &ok);
+  *(void **)&cu.module_load = sym(h, "cuModuleLoadDataEx", &ok);
+  *(void **)&cu.module_unload = sym(h, "cuModuleUnload", &ok);
+  *(void **)&cu.module_func = sym(h, "cuModuleGetFunction", &ok);
+  *(void **)&cu.launch = sym(h, "cuLaunchKernel", &ok);
+  *(void **)&cu.error_string = sym(h, "cuGetErrorString", &ok);
+  if (!ok) {
+    snprintf(cu_why, sizeof cu_why, "no CUDA device: libcuda.so.1 lacks driver API entry points");
+    return 1;
+  }
+  CUresult rc = cu.init(0);
+  if (rc == 0) rc = cu.device_count(&cu_ndev);
+  if (rc != 0 || cu_ndev == 0) {
+    snprintf(cu_why, sizeof cu_why, "no CUDA device: %s", rc ? cu_err(rc) : "the driver found none");
+    return 1;
+  }
+  if (cu_ndev > 16) cu_ndev = 16;
+  cu_state = 1;
+  return 0;
+}
+
+/* Make device ID's primary context current; 0, or 1 after setting the error. */
+static int cu_use(int id) {
+  if (cu_load()) {
+    rt_set_error("%s", cu_why);
+    return 1;
+  }
+  if (id < 0 || id >= cu_ndev) {
+    rt_set_error("no CUDA device %d (%d found)", id, cu_ndev);
+    return 1;
+  }
+  CUresult rc = 0;
+  if (!cu_ctx[id]) {
+    CUdevice dev;
+    rc = cu.device_get(&dev, id);
+    if (rc == 0) rc = cu.ctx_retain(&cu_ctx[id], dev);
+  }
+  if (rc == 0) rc = cu.ctx_set(cu_ctx[id]);
+  if (rc) rt_set_error("CUDA device %d: %s", id, cu_err(rc));
+  return rc != 0;
+}
+
+int rt_cuda_query(int id, int *cc_major, int *cc_minor, GpuLimits *lim) {
+  if (cu_load()) {
+    rt_set_error("%s", cu_why);
+    return 1;
+  }
+  CUdevice dev;
+  if (id < 0 || id >= cu_ndev || cu.device_get(&dev, id)) {
+    rt_set_error("no CUDA device %d (%d found)", id, cu_ndev);
+    return 1;
+  }
+  int v;
+  if (cc_major && cu.device_attr(&v, ATTR_CC_MAJOR, dev) == 0) *cc_major = v;
+  if (cc_minor && cu.device_attr(&v, ATTR_CC_MINOR, dev) == 0) *cc_minor = v;
+  if (lim && cu.device_attr(&v, ATTR_MAX_THREADS_PER_BLOCK, dev) == 0) lim->max_threads_per_block = v;
+  if (lim && cu.device_attr(&v, ATTR_MAX_SHARED_PER_BLOCK, dev) == 0) lim->max_shared_bytes = v;
+  return 0;
+}
+
+/* ----------------------------------------------------------- memory */
+
+static int cuda_exists(int id) { return cu_load() == 0 && id >= 0 && id < cu_ndev; }
+
+static const char *cuda_name(int id) {
+  if (!cuda_exists(id)) return "none";
+  if (!cu_names[id][0]) {
+    CUdevice dev;
+    if (cu.device_get(&dev, id) || cu.device_name(cu_names[id], 255, dev))
+      snprintf(cu_names[id], sizeof cu_names[id], "cuda:%d", id);
+  }
+  return cu_names[id];
+}
+
+static void *cuda_alloc(int id, int64_t nbytes) {
+  if (cu_use(id)) return NULL;
+  CUdeviceptr p = 0;
+  CUresult rc = cu.mem_alloc(&p, (size_t)(nbytes > 0 ? nbytes : 1));
+  if (rc) {
+    rt_set_error("CUDA: cannot allocate %lld bytes: %s", (long long)nbytes, cu_err(rc));
+    return NULL;
+  }
+  return (void *)(uintptr_t)p;
+}
+
+static void cuda_free(int id, void *p) {
+  if (p && cu_use(id) == 0) cu.mem_free((CUdeviceptr)(uintptr_t)p);
+}
+
+static int cuda_to_device(int id, void *dst, const void *src, int64_t nbytes) {
+  if (cu_use(id)) return 1;
+  CUresult rc = nbytes ? cu.htod((CUdeviceptr)(uintptr_t)dst, src, (size_t)nbytes) : 0;
+  if (rc) rt_set_error("CUDA: copy to device: %s", cu_err(rc));
+  return rc != 0;
+}
+
+static int cuda_to_host(int id, void *dst, const void *src, int64_t nbytes) {
+  if (cu_use(id)) return 1;
+  CUresult rc = nbytes ? cu.dtoh(dst, (CUdeviceptr)(uintptr_t)src, (size_t)nbytes) : 0;
+  if (rc) rt_set_error("CUDA: copy to host: %s", cu_err(rc));
+  return rc != 0;
+}
+
+static int cuda_sync(int id) {
+  if (cu_use(id)) return 1;
+  CUresult rc = cu.ctx_sync();
+  if (rc) rt_set_error("CUDA: %s", cu_err(rc));
+  return rc != 0;
+}
+
+const RtDeviceOps rt_cuda_ops = {
+    .exists = cuda_exists, .name = cuda_name, .alloc = cuda_alloc, .free = cuda_free,
+    .to_device = cuda_to_device, .to_host = cuda_to_host, .sync = cuda_sync};
+
+/* ---------------------------------------------------------- modules */
+
+typedef struct CuModule {
+  CUmodule mod;
+  int dev;
+  RtGpuFunc *plans; /* one malloc'd block */
+} CuModule;
+
+typedef struct CuFunc {
+  const RtGpuFunc *plan;
+  CUfunction *kernels;
+  int dev;
+} CuFunc;
+
+/* Launch kernel I of CF with device pointers PTRS (tensors, then temps). */
+static int cu_launch(CuFunc *cf, int i, CUdeviceptr *ptrs, const int64_t *sizes) {
+  const RtGpuKernel *pk = &cf->plan->kernels[i];
+  int64_t g[3], b[3];
+  for (int d = 0; d < 3; d++) {
+    g[d] = rt_gpu_eval(&pk->grid[d], sizes);
+    b[d] = rt_gpu_eval(&pk->block[d], sizes);
+    if (g[d] < 0 || b[d] < 0) {
+      rt_set_error("%s: bad launch extents", pk->name);
+      return 1;
+    }
+    if (g[d] == 0 || b[d] == 0) return 0;
+  }
+  if (g[0] > 2147483647 || g[1] > 65535 || g[2] > 65535) {
+    rt_set_error("%s: grid %lldx%lldx%lld is larger than CUDA allows (y and z at most 65535)",
+                 pk->name, (long long)g[0], (long long)g[1], (long long)g[2]);
+    return 1;
+  }
+  void **params = calloc((size_t)pk->nargs + 1, sizeof(void *));
+  for (int a = 0; a < pk->nargs; a++)
+    params[a] = pk->args[a] >= 0 ? (void *)&ptrs[pk->args[a]] : (void *)&sizes[-1 - pk->args[a]];
+  CUresult rc = cu.launch(cf->kernels[i], (unsigned)g[0], (unsigned)g[1], (unsigned)g[2],
+                          (unsigned)b[0], (unsigned)b[1], (unsigned)b[2], 0, NULL, params, NULL);
+  free(params);
+  if (rc) {
+    rt_set_error("CUDA: launch of %s (grid %lldx%lldx%lld, block %lldx%lldx%lld): %s", pk->name,
+                 (long long)g[0], (long long)g[1], (long long)g[2], (long long)b[0],
+                 (long long)b[1], (long long)b[2], cu_err(rc));
+    return 1;
+  }
+  return 0;
+}
+
+static int cu_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes) {
+  CuFunc *cf = f->impl;
+  const RtGpuFunc *p = cf->plan;
+  if (nargs != p->nparams || nsizes != p->nsizes) {
+    rt_set_error("%s takes %d tensors and %d sizes, not %d and %d", p->name, p->nparams,
+                 p->nsizes, nargs, nsizes);
+    return 1;
+  }
+  if (cu_use(cf->dev)) return 1;
+  CUdeviceptr *ptrs = calloc((size_t)(p->nparams + p->ntemps + 1), sizeof *ptrs);
+  int rc = 0;
+  for (int i = 0; i < p->nparams; i++) ptrs[i] = (CUdeviceptr)(uintptr_t)args[i]->data;
+  for (int t = 0; t < p->ntemps && !rc; t++) {
+    int64_t bytes = rt_gpu_eval(&p->temp_bytes[t], sizes);
+    void *m = bytes < 0 ? NULL : cuda_alloc(cf->dev, bytes);
+    ptrs[p->nparams + t] = (CUdeviceptr)(uintptr_t)m;
+    if (!m) rc = 1;
+  }
+  for (int k = 0; k < p->nkernels && !rc; k++) rc = cu_launch(cf, k, ptrs, sizes);
+  CUresult src = cu.ctx_sync();
+  if (!rc && src) {
+    rt_set_error("CUDA: %s failed on the device: %s", p->name, cu_err(src));
+    rc = 1;
+  }
+  for (int t = 0; t < p->ntemps; t++)
+    if (ptrs[p->nparams + t]) cu.mem_free(ptrs[p->nparams + t]);
+  free(ptrs);
+  return rc;
+}
+
+static void cu_func_destroy(RtFunc *f) {
+  CuFunc *cf = f->impl;
+  free(cf->kernels);
+  free(cf);
+}
+
+static void cu_module_destroy(RtModule *m) {
+  CuModule *cm = m->impl;
+  if (cm->mod && cu_use(cm->dev) == 0) cu.module_unload(cm->mod);
+  free(cm->plans);
+  free(cm);
+}
+
+RtModule *rt_cuda_module(const char *ptx, const RtGpuFunc *fns, int n) {
+  if (cu_use(0)) return NULL;
+  CUmodule mod;
+  CUresult rc = cu.module_load(&mod, ptx, 0, NULL, NULL);
+  if (rc) {
+    rt_set_error("CUDA: the device rejected the PTX: %s", cu_err(rc));
+    return NULL;
+  }
+  CuModule *cm = calloc(1, sizeof *cm);
+  cm->mod = mod;
+  cm->plans = rt_gpu_plans_copy(fns, n);
+  RtModule *m = rt_module_new(cm, cu_module_destroy);
+  for (int i = 0; i < n; i++) {
+    CuFunc *cf = calloc(1, sizeof *cf);
+    cf->plan = &cm->plans[i];
+    cf->kernels = calloc((size_t)cf->plan->nkernels + 1, sizeof(CUfunction));
+    RtFunc *f = calloc(1, sizeof *f);
+    *f = (RtFunc){.name = cf->plan->name, .device = {RT_CUDA, 0}, .impl = cf, .call = cu_call,
+                  .destroy = cu_func_destroy};
+    rt_module_add(m, f);
+    for (int k = 0; k < cf->plan->nkernels; k++) {
+      rc = cu.module_func(&cf->kernels[k], mod, cf->plan->kernels[k].name);
+      if (rc) {
+        rt_set_error("CUDA: kernel %s: %s", cf->plan->kernels[k].name, cu_err(rc));
+        rt_module_free(m);
+        return NULL;
+      }
+    }
+  }
+  return m;
+}
