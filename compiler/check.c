@@ -1,0 +1,609 @@
+/* check.c — the checker: an A_FILE AST becomes a Program of Kernels, each a DAG of Ops
+ * (one per tensor statement) with typed IR values, plus the Variants of its schedules.
+ *
+ *   check_program
+ *     file items (imports first, each file with its own constants)
+ *       const      -> folded int64 (or the -D override)
+ *       kernel     -> buffers (inputs, outputs, `tensor`s), sizes, one Op per statement
+ *                     (check_expr.c: reduction axes, dtypes; check_bounds.c: accesses)
+ *                  -> writers, topological order, cycles
+ *     schedules    -> Variants of their kernels (steps are checked by schedule.c)
+ * Errors are reported with diag_error and checking goes on; NULL if there were any.
+ */
+#include "check_impl.h"
+
+#include <string.h>
+
+const char *const reduceop_names[] = {"", "+=", "max=", "min=", "*="};
+
+/* ---- symbol tables ------------------------------------------------------------ */
+
+Sym *chk_lookup(SymTab *t, const char *name) {
+  for (; t; t = t->parent)
+    for (int i = t->syms.len - 1; i >= 0; i--) {
+      Sym *y = VEC_AT(t->syms, i);
+      if (strcmp(y->name, name) == 0) return y;
+    }
+  return NULL;
+}
+
+Sym *chk_define(SymTab *t, SymKind k, const char *name, Loc loc) {
+  Sym *y = xalloc(sizeof *y);
+  y->kind = k;
+  y->name = name;
+  y->loc = loc;
+  vec_push(&t->syms, y);
+  return y;
+}
+
+/* ---- the whole program -------------------------------------------------------- */
+
+typedef struct Checker {
+  Define *defs;
+  int ndefs;
+  Vec kernels;   /* Kernel* */
+  Vec schedules; /* Ast* */
+} Checker;
+
+static Define *find_define(Define *defs, int n, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (defs[i].name && strcmp(defs[i].name, name) == 0) return &defs[i];
+  return NULL;
+}
+
+/* ---- constants ---------------------------------------------------------------- */
+
+static int64_t floordiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+/* X op Y on constants, floor division as in the language; false on overflow or /0. */
+static bool fold_int(int op, int64_t x, int64_t y, int64_t *r) {
+  switch (op) {
+  case '+': return !__builtin_add_overflow(x, y, r);
+  case '-': return !__builtin_sub_overflow(x, y, r);
+  case '*': return !__builtin_mul_overflow(x, y, r);
+  case '/':
+  case '%':
+    if (y == 0 || (x == INT64_MIN && y == -1)) return false;
+    *r = op == '/' ? floordiv(x, y) : x - floordiv(x, y) * y;
+    return true;
+  default: return false;
+  }
+}
+
+/* An integer expression over earlier constants. */
+static bool const_eval(SymTab *consts, Ast *a, int64_t *out) {
+  int64_t x, y;
+  if (!a) return false;
+  switch (a->kind) {
+  case A_INT: *out = a->ival; return true;
+  case A_NAME: {
+    Sym *c = a->name ? chk_lookup(consts, a->name) : NULL;
+    if (c) {
+      *out = c->value;
+      return true;
+    }
+    diag_error(a->loc, "unknown constant '%s': a constant may use only constants defined before it",
+               a->name ? a->name : "?");
+    return false;
+  }
+  case A_UNARY:
+    if (a->op != '-' || !const_eval(consts, a->a, &x)) break;
+    if (x == INT64_MIN) break;
+    *out = -x;
+    return true;
+  case A_BINARY: {
+    bool okx = const_eval(consts, a->a, &x), oky = const_eval(consts, a->b, &y);
+    if (!okx || !oky) return false;
+    if (fold_int(a->op, x, y, out)) return true;
+    if (!a->op || !strchr("+-*/%", a->op))
+      diag_error(a->loc, "'%s': only + - * / %% are allowed in a constant", chk_ast_text(a));
+    else
+      diag_error(a->loc, "'%s': %s", chk_ast_text(a),
+                 y == 0 && (a->op == '/' || a->op == '%') ? "division by zero" : "the value overflows 64 bits");
+    return false;
+  }
+  case A_CALL:
+    if (a->name && (!strcmp(a->name, "max") || !strcmp(a->name, "min")) && a->list.len == 2) {
+      bool okx = const_eval(consts, VEC_AT(a->list, 0), &x), oky = const_eval(consts, VEC_AT(a->list, 1), &y);
+      if (!okx || !oky) return false;
+      *out = (a->name[1] == 'a') == (x > y) ? x : y;
+      return true;
+    }
+    break;
+  default: break;
+  }
+  diag_error(a->loc, "'%s' is not an integer constant expression: use integers, earlier constants, "
+             "+ - * / %%, max and min", chk_ast_text(a));
+  return false;
+}
+
+static void check_const(Checker *ck, SymTab *consts, Ast *c) {
+  if (!c->name) return;
+  Sym *old = chk_lookup(consts, c->name);
+  if (old) {
+    diag_error(c->loc, "constant '%s' is defined twice", c->name);
+    diag_note(old->loc, "the first definition is here");
+    return;
+  }
+  Define *d = find_define(ck->defs, ck->ndefs, c->name);
+  int64_t v = 0;
+  if (d) {
+    d->used = true;
+    v = d->value;
+  } else if (!const_eval(consts, c->a, &v)) {
+    return;
+  }
+  chk_define(consts, SYM_CONST, c->name, c->loc)->value = v;
+}
+
+/* ---- sizes and shapes --------------------------------------------------------- */
+
+/* A new symbolic size, or a -D binding of it (then a constant). */
+static Sym *new_size(KCtx *kc, const char *name, Loc loc) {
+  Sym *y = chk_define(&kc->syms, SYM_SIZE, name, loc);
+  Define *d = find_define(kc->defs, kc->ndefs, name);
+  if (d) {
+    d->used = true;
+    y->size = ir_int(d->value);
+    if (d->value < 1) diag_error(loc, "-D %s=%lld: a size must be at least 1", name, (long long)d->value);
+    return y;
+  }
+  y->var = ir_newvar(name, DT_I64);
+  y->size = ir_var(y->var);
+  vec_push(&kc->sizes, y->var);
+  return y;
+}
+
+static Expr *size_name(KCtx *kc, Ast *a, bool create) {
+  Sym *y = chk_lookup(&kc->syms, a->name);
+  if (y && y->kind == SYM_CONST) return ir_int(y->value);
+  if (y && y->kind == SYM_SIZE) return y->size;
+  if (y) {
+    diag_error(a->loc, "'%s' is a tensor; a shape uses only constants and sizes", a->name);
+    return NULL;
+  }
+  if (create) return new_size(kc, a->name, a->loc)->size;
+  diag_error(a->loc, "unknown size '%s': it is not a constant and no parameter or output shape "
+             "uses it", a->name);
+  return NULL;
+}
+
+/* X op Y for shapes: folded (checked) when both are constants. */
+static Expr *size_bin(Ast *a, Expr *x, Expr *y) {
+  int64_t cx, cy, r;
+  static const int ops[] = {['+'] = OP_ADD, ['-'] = OP_SUB, ['*'] = OP_MUL, ['/'] = OP_DIV, ['%'] = OP_MOD};
+  if (a->op <= 0 || a->op > '/' || !strchr("+-*/%", a->op)) {
+    diag_error(a->loc, "'%s' is not allowed in a size expression: use + - * / %%", chk_ast_text(a));
+    return NULL;
+  }
+  if (ir_is_const(x, &cx) && ir_is_const(y, &cy)) {
+    if (fold_int(a->op, cx, cy, &r)) return ir_int(r);
+    diag_error(a->loc, "%s: %s", chk_ast_text(a), cy == 0 ? "division by zero" : "the value overflows 64 bits");
+    return NULL;
+  }
+  return ir_bin((BinOp)ops[a->op], x, y);
+}
+
+Expr *chk_size_expr(KCtx *kc, Ast *a, bool create) {
+  if (!a) return NULL;
+  switch (a->kind) {
+  case A_INT: return ir_int(a->ival);
+  case A_NAME: return a->name ? size_name(kc, a, create) : NULL;
+  case A_UNARY: {
+    if (a->op != '-') break;
+    Expr *x = chk_size_expr(kc, a->a, create);
+    int64_t c;
+    if (!x) return NULL;
+    if (ir_is_const(x, &c) && c != INT64_MIN) return ir_int(-c);
+    return ir_bin(OP_SUB, ir_int(0), x);
+  }
+  case A_BINARY: {
+    Expr *x = chk_size_expr(kc, a->a, create), *y = chk_size_expr(kc, a->b, create);
+    return x && y ? size_bin(a, x, y) : NULL;
+  }
+  case A_CALL:
+    if (a->name && (!strcmp(a->name, "max") || !strcmp(a->name, "min")) && a->list.len == 2) {
+      Expr *x = chk_size_expr(kc, VEC_AT(a->list, 0), create), *y = chk_size_expr(kc, VEC_AT(a->list, 1), create);
+      if (!x || !y) return NULL;
+      return a->name[1] == 'a' ? ir_max(x, y) : ir_min(x, y);
+    }
+    break;
+  default: break;
+  }
+  diag_error(a->loc, "'%s' is not a size expression: use integers, constants, size names, + - * / %%, "
+               "max and min", chk_ast_text(a));
+  return NULL;
+}
+
+/* ---- buffers ------------------------------------------------------------------ */
+
+static bool param_dtype(Ast *p, DType *t) {
+  if (p->name2 && dtype_parse(p->name2, t)) return true;
+  if (p->sval && dtype_parse(p->sval, t)) return true;
+  const char *s = p->name2 ? p->name2 : p->sval;
+  diag_error(p->loc, "unknown dtype '%s' of %s: use f32 f64 f16 i8 i16 i32 i64 u8 u32 bool",
+             s ? s : "?", p->name ? p->name : "?");
+  return false;
+}
+
+/* A parameter, output or `tensor`: a Buffer of KIND, declared in the kernel's names. */
+static Buffer *declare_buffer(KCtx *kc, Ast *p, BufKind kind) {
+  if (!p || !p->name) return NULL;
+  Sym *old = chk_lookup(&kc->syms, p->name);
+  if (old && old->kind != SYM_CONST) {
+    diag_error(p->loc, "'%s' is declared twice in kernel %s", p->name, kc->k->name);
+    diag_note(old->loc, "the first declaration is here");
+    return NULL;
+  }
+  if (old) {
+    diag_error(p->loc, "'%s' is a constant; give the tensor another name", p->name);
+    return NULL;
+  }
+  DType t;
+  bool ok = param_dtype(p, &t);
+  int nd = p->list.len;
+  Expr **shape = xalloc(sizeof(Expr *) * (size_t)(nd + 1));
+  for (int d = 0; d < nd; d++) {
+    int64_t c;
+    shape[d] = chk_size_expr(kc, VEC_AT(p->list, d), kind != BUF_TEMP);
+    if (!shape[d]) ok = false;
+    else if (ir_is_const(shape[d], &c) && c < 1) {
+      diag_error(p->loc, "dimension %d of %s is %lld: dimensions must be at least 1", d + 1, p->name, (long long)c);
+      ok = false;
+    }
+  }
+  if (!ok) return NULL;
+  Buffer *b = ir_buffer(p->name, t, nd, shape, SCOPE_GLOBAL, kind);
+  Sym *y = chk_define(&kc->syms, SYM_TENSOR, p->name, p->loc);
+  y->buf = b;
+  y->decl = p;
+  return b;
+}
+
+/* ---- statements --------------------------------------------------------------- */
+
+static ReduceOp reduce_of(int op) {
+  switch (op) {
+  case TOKOP_ADDEQ: return RED_SUM;
+  case TOKOP_MAXEQ: return RED_MAX;
+  case TOKOP_MINEQ: return RED_MIN;
+  case TOKOP_MULEQ: return RED_PROD;
+  default: return RED_NONE;
+  }
+}
+
+/* The written tensor of a statement: an output or `tensor` of this kernel, not yet written. */
+static Sym *stmt_target(KCtx *kc, Ast *st, Ast *lhs) {
+  Sym *t = lhs && lhs->name ? chk_lookup(&kc->syms, lhs->name) : NULL;
+  if (!lhs || (lhs->kind != A_ACCESS && lhs->kind != A_NAME)) {
+    diag_error(st->loc, "the left side of a statement must be a tensor access such as C[i, j]");
+    return NULL;
+  }
+  if (!t || t->kind != SYM_TENSOR) {
+    diag_error(lhs->loc, "'%s' is not an output or a `tensor` of kernel %s: declare it with "
+               "`tensor %s: f32[...]` or as an output", lhs->name ? lhs->name : "?", kc->k->name,
+               lhs->name ? lhs->name : "?");
+    return NULL;
+  }
+  if (t->buf->kind == BUF_INPUT) {
+    diag_error(lhs->loc, "'%s' is an input of kernel %s and cannot be written; write a new tensor",
+               t->name, kc->k->name);
+    return NULL;
+  }
+  if (t->buf->op) {
+    diag_error(lhs->loc, "'%s' is written by two statements: a tensor is written by exactly one",
+               t->name);
+    diag_note(t->buf->op->loc, "the first statement that writes %s is here", t->name);
+    return NULL;
+  }
+  return t;
+}
+
+/* LHS indices: distinct plain names that become the op's axes. */
+static bool stmt_axes(SCtx *s, Ast *lhs, Buffer *out) {
+  Op *op = s->op;
+  int n = lhs->kind == A_ACCESS ? lhs->list.len : 0;
+  if (n != out->ndim) {
+    diag_error(lhs->loc, "%s has %d dimension%s but is written with %d ind%s", out->name, out->ndim,
+               out->ndim == 1 ? "" : "s", n, n == 1 ? "ex" : "ices");
+    return false;
+  }
+  op->ndim = n;
+  op->axes = xalloc(sizeof(IrVar *) * (size_t)(n + 1));
+  bool ok = true;
+  for (int d = 0; d < n; d++) {
+    Ast *ix = VEC_AT(lhs->list, d);
+    if (!ix || ix->kind != A_NAME || !ix->name) {
+      diag_error(ix ? ix->loc : lhs->loc, "index %d of %s must be a plain name such as i: the left "
+                 "side names the axes it ranges over", d + 1, out->name);
+      ok = false;
+      continue;
+    }
+    Sym *y = chk_lookup(&s->names, ix->name);
+    if (y && y->kind == SYM_AXIS) {
+      diag_error(ix->loc, "index '%s' appears twice on the left side: use distinct names", ix->name);
+      ok = false;
+      continue;
+    }
+    if (y) {
+      diag_error(ix->loc, "index '%s' of %s is already %s: use another name", ix->name, out->name,
+                 y->kind == SYM_CONST ? "a constant" : y->kind == SYM_SIZE ? "a size" : "a tensor");
+      ok = false;
+      continue;
+    }
+    Sym *a = chk_define(&s->names, SYM_AXIS, ix->name, ix->loc);
+    a->var = op->axes[d] = ir_newvar(ix->name, DT_I64);
+    chk_bounds_var(&s->bounds, a->var, ir_int(0), out->shape[d]);
+  }
+  return ok;
+}
+
+/* The value's dtype fits the reduction. */
+static bool reduce_dtype_ok(Op *op, Ast *st) {
+  if (op->rop == RED_NONE || op->out->dtype != DT_BOOL) return true;
+  diag_error(st->loc, "`%s` needs a numeric tensor, but %s is bool", reduceop_names[op->rop], op->name);
+  return false;
+}
+
+/* One A_STMT -> an Op (NULL after errors; the tensor is still marked as written). */
+static Op *check_stmt(KCtx *kc, Ast *st) {
+  Sym *t = stmt_target(kc, st, st->a);
+  if (!t) return NULL;
+  SCtx s;
+  memset(&s, 0, sizeof s);
+  s.kc = kc;
+  s.stmt = st;
+  s.names.parent = &kc->syms;
+  Op *op = s.op = xalloc(sizeof *op);
+  op->name = t->name;
+  op->loc = st->a->loc;
+  op->out = t->buf;
+  op->rop = reduce_of(st->op);
+  t->buf->op = op;
+  if (st->op != '=' && op->rop == RED_NONE) {
+    diag_error(st->loc, "unknown statement operator: use =, +=, max=, min= or *=");
+    return NULL;
+  }
+  if (!stmt_axes(&s, st->a, t->buf) || !reduce_dtype_ok(op, st)) return NULL;
+  if (!chk_reduction_axes(&s)) return NULL;
+  for (int i = 0; i < op->nred; i++)
+    chk_bounds_var(&s.bounds, op->raxes[i], op->rmin[i], op->rext[i]);
+  op->value = chk_value(&s, st->b, t->buf->dtype);
+  if (!op->value) return NULL;
+  op->nreads = s.reads.len;
+  op->reads = (Buffer **)s.reads.data;
+  if (!op->reads) op->reads = xalloc(sizeof(Buffer *));
+  return op;
+}
+
+/* ---- kernels ------------------------------------------------------------------ */
+
+static Buffer **vec_bufs(Vec *v, int *n) {
+  *n = v->len;
+  return v->len ? (Buffer **)v->data : xalloc(sizeof(Buffer *));
+}
+
+/* Declare the kernel's buffers: parameters, outputs, then `tensor`s. */
+static void kernel_buffers(KCtx *kc, Ast *kn) {
+  Kernel *k = kc->k;
+  Vec in = {0}, out = {0}, tmp = {0};
+  Buffer *b;
+  for (int i = 0; i < kn->list.len; i++)
+    if ((b = declare_buffer(kc, VEC_AT(kn->list, i), BUF_INPUT))) vec_push(&in, b);
+  for (int i = 0; i < kn->list2.len; i++)
+    if ((b = declare_buffer(kc, VEC_AT(kn->list2, i), BUF_OUTPUT))) vec_push(&out, b);
+  for (int i = 0; i < kn->list3.len; i++) {
+    Ast *t = VEC_AT(kn->list3, i);
+    if (t && t->kind == A_TENSOR && (b = declare_buffer(kc, t, BUF_TEMP))) vec_push(&tmp, b);
+  }
+  k->inputs = vec_bufs(&in, &k->ninputs);
+  k->outputs = vec_bufs(&out, &k->noutputs);
+  k->temps = vec_bufs(&tmp, &k->ntemps);
+  if (!kn->list2.len) diag_error(kn->loc, "kernel %s has no output: add `-> C: f32[...]`", k->name);
+}
+
+/* Every output and `tensor` is written; a `tensor` nobody writes is an error. */
+static void check_written(KCtx *kc) {
+  for (int i = 0; i < kc->syms.syms.len; i++) {
+    Sym *y = VEC_AT(kc->syms.syms, i);
+    if (y->kind != SYM_TENSOR || y->buf->kind == BUF_INPUT || y->buf->op) continue;
+    if (y->buf->kind == BUF_OUTPUT)
+      diag_error(y->loc, "output '%s' of kernel %s is never written: add a statement %s[...] = ...",
+                 y->name, kc->k->name, y->name);
+    else if (y->first_read.file || y->first_read.line)
+      diag_error(y->first_read, "tensor '%s' is read but no statement writes it", y->name);
+    else
+      diag_error(y->loc, "tensor '%s' is declared but never written: write it or remove it", y->name);
+  }
+}
+
+/* Depth-first: producers of OPS[i] before it. COLOR: 0 new, 1 on the path, 2 done. */
+static bool topo_visit(Op **ops, int n, int *color, int i, Vec *order, Vec *path) {
+  if (color[i] == 2) return true;
+  if (color[i] == 1) {
+    char *cyc = (char *)ops[i]->name;
+    int from = path->len - 1;
+    while (from > 0 && VEC_AT(*path, from) != ops[i]) from--;
+    for (int j = from + 1; j < path->len; j++) cyc = xprintf("%s -> %s", cyc, ((Op *)VEC_AT(*path, j))->name);
+    cyc = xprintf("%s -> %s", cyc, ops[i]->name);
+    if (path->len && VEC_AT(*path, path->len - 1) == ops[i])
+      diag_error(ops[i]->loc, "%s reads itself: a statement cannot read the tensor it writes "
+                 "(use a reduction such as += or write a new tensor)", ops[i]->name);
+    else
+      diag_error(ops[i]->loc, "the tensors form a cycle: %s; a kernel's stages must form a DAG", cyc);
+    return false;
+  }
+  color[i] = 1;
+  vec_push(path, ops[i]);
+  bool ok = true;
+  for (int r = 0; r < ops[i]->nreads && ok; r++)
+    for (int j = 0; j < n; j++)
+      if (ops[j] == ops[i]->reads[r]->op && !topo_visit(ops, n, color, j, order, path)) ok = false;
+  path->len--;
+  color[i] = 2;
+  vec_push(order, ops[i]);
+  return ok;
+}
+
+/* Order the ops producers first; report one cycle. */
+static void topo_sort(Kernel *k, Vec *ops) {
+  int n = ops->len, *color = xalloc(sizeof(int) * (size_t)(n + 1));
+  Vec order = {0}, path = {0};
+  bool ok = true;
+  for (int i = 0; i < n && ok; i++) ok = topo_visit((Op **)ops->data, n, color, i, &order, &path);
+  k->ops = (Op **)(order.len ? order.data : xalloc(sizeof(Op *)));
+  k->nops = order.len;
+}
+
+static Kernel *check_kernel(Checker *ck, SymTab *consts, Ast *kn) {
+  KCtx kc;
+  memset(&kc, 0, sizeof kc);
+  kc.defs = ck->defs;
+  kc.ndefs = ck->ndefs;
+  kc.consts = consts;
+  kc.syms.parent = consts;
+  Kernel *k = kc.k = xalloc(sizeof *k);
+  k->name = kn->name;
+  k->loc = kn->loc;
+  kernel_buffers(&kc, kn);
+  k->nsizes = kc.sizes.len;
+  k->sizes = kc.sizes.len ? (IrVar **)kc.sizes.data : xalloc(sizeof(IrVar *));
+  Vec ops = {0};
+  for (int i = 0; i < kn->list3.len; i++) {
+    Ast *st = VEC_AT(kn->list3, i);
+    if (!st || st->kind != A_STMT) continue;
+    Op *op = check_stmt(&kc, st);
+    if (op) vec_push(&ops, op);
+  }
+  check_written(&kc);
+  topo_sort(k, &ops);
+  return k;
+}
+
+/* ---- files, imports, schedules ------------------------------------------------ */
+
+static void add_kernel(Checker *ck, SymTab *consts, Ast *kn) {
+  if (!kn->name) return;
+  for (int i = 0; i < ck->kernels.len; i++) {
+    Kernel *old = VEC_AT(ck->kernels, i);
+    if (strcmp(old->name, kn->name)) continue;
+    bool same = old->loc.line == kn->loc.line && old->loc.col == kn->loc.col &&
+                (old->loc.file == kn->loc.file ||
+                 (old->loc.file && kn->loc.file && !strcmp(old->loc.file, kn->loc.file)));
+    if (same) return; /* one file imported twice */
+    diag_error(kn->loc, "kernel '%s' is defined twice; rename one of them", kn->name);
+    diag_note(old->loc, "the first definition is here");
+    return;
+  }
+  vec_push(&ck->kernels, check_kernel(ck, consts, kn));
+}
+
+/* The items of one file: constants first (imports have their own), then kernels. */
+static void check_items(Checker *ck, Vec *items, int depth) {
+  SymTab *consts = xalloc(sizeof *consts);
+  if (depth > 64) return;
+  for (int i = 0; i < items->len; i++) {
+    Ast *it = VEC_AT(*items, i);
+    if (it && it->kind == A_IMPORT) check_items(ck, &it->list, depth + 1);
+    else if (it && it->kind == A_CONST) check_const(ck, consts, it);
+  }
+  for (int i = 0; i < items->len; i++) {
+    Ast *it = VEC_AT(*items, i);
+    if (it && it->kind == A_KERNEL) add_kernel(ck, consts, it);
+    else if (it && it->kind == A_SCHEDULE) vec_push(&ck->schedules, it);
+  }
+}
+
+static bool parse_targets(Ast *sc, unsigned *mask) {
+  *mask = 0;
+  for (int i = 0; i < sc->list.len; i++) {
+    Ast *t = VEC_AT(sc->list, i);
+    const char *name = t && t->name ? t->name : "?";
+    int j = 0;
+    while (j < TARGET_COUNT && strcmp(name, target_names[j])) j++;
+    if (j == TARGET_COUNT) {
+      diag_error(t ? t->loc : sc->loc, "unknown target '%s': use llvm, cuda or opencl", name);
+      return false;
+    }
+    *mask |= TARGET_BIT(j);
+  }
+  if (!*mask) *mask = (1u << TARGET_COUNT) - 1;
+  return true;
+}
+
+static void add_variant(Kernel *k, Variant *v) {
+  Variant **vs = xalloc(sizeof(Variant *) * (size_t)(k->nvariants + 1));
+  if (k->nvariants) memcpy(vs, k->variants, sizeof(Variant *) * (size_t)k->nvariants);
+  vs[k->nvariants++] = v;
+  k->variants = vs;
+}
+
+static void check_schedule(Program *p, Ast *sc) {
+  const char *kn = sc->name ? sc->name : "?";
+  Kernel *k = program_kernel(p, kn);
+  if (!k) {
+    diag_error(sc->loc, "schedule for unknown kernel '%s': define `kernel %s(...)` or import it", kn, kn);
+    return;
+  }
+  if (!sc->name2) {
+    diag_error(sc->loc, "a schedule needs a variant name: `schedule %s.NAME`", kn);
+    return;
+  }
+  Variant *v = xalloc(sizeof *v);
+  if (!parse_targets(sc, &v->targets)) return;
+  v->name = sc->name2;
+  v->loc = sc->loc;
+  v->is_auto = sc->ival == 1;
+  v->steps = sc->list2;
+  for (int i = 0; i < k->nvariants; i++) {
+    Variant *o = k->variants[i];
+    if (strcmp(o->name, v->name) || !(o->targets & v->targets)) continue;
+    diag_error(sc->loc, "schedule %s.%s is defined twice for the same target; rename one", kn, v->name);
+    diag_note(o->loc, "the first one is here");
+    return;
+  }
+  add_variant(k, v);
+}
+
+Program *check_program(Ast *file, Define *defs, int ndefs) {
+  if (!file) return NULL;
+  int before = diag_errors();
+  Checker ck;
+  memset(&ck, 0, sizeof ck);
+  ck.defs = defs;
+  ck.ndefs = ndefs;
+  check_items(&ck, &file->list, 0);
+  Program *p = xalloc(sizeof *p);
+  p->file = file->sval;
+  p->nkernels = ck.kernels.len;
+  p->kernels = ck.kernels.len ? (Kernel **)ck.kernels.data : xalloc(sizeof(Kernel *));
+  for (int i = 0; i < ck.schedules.len; i++) check_schedule(p, VEC_AT(ck.schedules, i));
+  return diag_errors() == before ? p : NULL;
+}
+
+/* ---- queries ------------------------------------------------------------------ */
+
+Kernel *program_kernel(Program *p, const char *name) {
+  for (int i = 0; p && name && i < p->nkernels; i++)
+    if (strcmp(p->kernels[i]->name, name) == 0) return p->kernels[i];
+  return NULL;
+}
+
+Op *kernel_op(Kernel *k, const char *tensor) {
+  for (int i = 0; k && tensor && i < k->nops; i++)
+    if (strcmp(k->ops[i]->name, tensor) == 0) return k->ops[i];
+  return NULL;
+}
+
+Variant *kernel_variant(Kernel *k, const char *name) {
+  for (int i = 0; k && name && i < k->nvariants; i++)
+    if (strcmp(k->variants[i]->name, name) == 0) return k->variants[i];
+  return NULL;
+}
+
+Variant *kernel_pick_variant(Kernel *k, const char *name, Target t) {
+  for (int i = 0; k && name && i < k->nvariants; i++)
+    if (strcmp(k->variants[i]->name, name) == 0 && (k->variants[i]->targets & TARGET_BIT(t)))
+      return k->variants[i];
+  return NULL;
+}

@@ -1,0 +1,507 @@
+/* check_bounds.c — the checker's bounds prover: is every tensor access inside its shape?
+ *
+ * Index expressions become affine forms (Lin) over axes, sizes and opaque atoms. An
+ * access is in bounds when idx >= 0 and extent - 1 - idx >= 0 can be shown from the
+ * axis ranges (narrowed by the guards of enclosing `c ? a : b`), or from one guard
+ * fact g >= 0 with idx - g >= 0. Symbolic sizes are assumed >= 1. Everything is
+ * checked for overflow: a form that overflowed proves nothing.
+ */
+#include "check_impl.h"
+
+#include <string.h>
+
+/* ---- affine forms ---------------------------------------------------------- */
+
+static Lin lin_const(int64_t c) {
+  Lin l;
+  memset(&l, 0, sizeof l);
+  l.ok = true;
+  l.c = c;
+  return l;
+}
+
+static bool term_eq(const Expr *a, const Expr *b) { return a == b || ir_equal(a, b); }
+
+/* L += K * X, merging equal terms and dropping zero coefficients. */
+static void lin_addterm(Lin *l, Expr *x, int64_t k) {
+  if (!l->ok || k == 0) return;
+  for (int i = 0; i < l->n; i++) {
+    if (!term_eq(l->x[i], x)) continue;
+    if (__builtin_add_overflow(l->k[i], k, &l->k[i])) l->ok = false;
+    if (l->k[i] == 0) {
+      l->n--;
+      l->x[i] = l->x[l->n];
+      l->k[i] = l->k[l->n];
+    }
+    return;
+  }
+  if (l->n == LIN_TERMS) {
+    l->ok = false;
+    return;
+  }
+  l->x[l->n] = x;
+  l->k[l->n++] = k;
+}
+
+/* A + S * B. */
+static Lin lin_axpy(Lin a, int64_t s, const Lin *b) {
+  if (!b->ok) a.ok = false;
+  int64_t t;
+  if (__builtin_mul_overflow(s, b->c, &t) || __builtin_add_overflow(a.c, t, &a.c)) a.ok = false;
+  for (int i = 0; i < b->n && a.ok; i++) {
+    if (__builtin_mul_overflow(s, b->k[i], &t)) a.ok = false;
+    else lin_addterm(&a, b->x[i], t);
+  }
+  return a;
+}
+
+static Lin lin_scale(const Lin *a, int64_t s) { return lin_axpy(lin_const(0), s, a); }
+
+static Lin lin_atom(Expr *e) {
+  Lin l = lin_const(0);
+  lin_addterm(&l, e, 1);
+  return l;
+}
+
+/* The affine form of an integer IR expression; non-affine parts become atoms. */
+static Lin lin_of(Expr *e) {
+  if (!e) return (Lin){.ok = false};
+  Lin a, b;
+  switch (e->kind) {
+  case E_INT: return lin_const(e->ival);
+  case E_UN:
+    if (e->op != OP_NEG) break;
+    a = lin_of(e->a);
+    return lin_scale(&a, -1);
+  case E_CAST:
+    if (e->dtype == DT_I64 && e->a && dtype_is_int(e->a->dtype)) return lin_of(e->a);
+    break;
+  case E_BIN:
+    if (e->op == OP_ADD || e->op == OP_SUB) {
+      a = lin_of(e->a);
+      b = lin_of(e->b);
+      return lin_axpy(a, e->op == OP_ADD ? 1 : -1, &b);
+    }
+    if (e->op == OP_MUL) {
+      a = lin_of(e->a);
+      b = lin_of(e->b);
+      if (a.ok && a.n == 0) return lin_scale(&b, a.c);
+      if (b.ok && b.n == 0) return lin_scale(&a, b.c);
+    }
+    break;
+  default: break;
+  }
+  return lin_atom(e);
+}
+
+/* ---- ranges ------------------------------------------------------------------ */
+
+static BVar *find_var(const Bounds *b, const IrVar *v) {
+  for (int i = b->vars.len - 1; i >= 0; i--) {
+    BVar *bv = VEC_AT(b->vars, i);
+    if (bv->var == v) return bv;
+  }
+  return NULL;
+}
+
+/* Does E mention an axis (a variable with a range)? */
+static bool uses_axis(const Bounds *b, const Expr *e) {
+  if (!e) return false;
+  if (e->kind == E_VAR) return find_var(b, e->var) != NULL;
+  for (int i = 0; i < e->nargs; i++)
+    if (uses_axis(b, e->args[i])) return true;
+  return uses_axis(b, e->a) || uses_axis(b, e->b) || uses_axis(b, e->c);
+}
+
+static bool nonneg_depth(const Lin *s, int depth);
+
+/* S with its term I (k * x, x a division or modulo over sizes) replaced by a bound that
+ * keeps S >= 0 sufficient: c * floor(a / c) lies in [a - c + 1, a], a % c in [0, c - 1]. */
+static bool elim_atom(const Lin *s, int i, Lin *out, int depth) {
+  Expr *x = s->x[i];
+  int64_t k = s->k[i], c;
+  Lin r = *s;
+  r.k[i] = 0;
+  r = lin_axpy(lin_const(0), 1, &r);
+  if (x->kind != E_BIN || (x->op != OP_DIV && x->op != OP_MOD)) return false;
+  Lin a = lin_of(x->a), b = lin_of(x->b), one = lin_const(1);
+  if (x->op == OP_DIV) {
+    if (!ir_is_const(x->b, &c) || c <= 0) return false;
+    Lin bound = k < 0 ? a : lin_axpy(a, -(c - 1), &one);
+    *out = lin_axpy(lin_scale(&r, c), k, &bound);
+    return out->ok;
+  }
+  Lin top = lin_axpy(b, -1, &one); /* a % b in [0, b - 1] when b >= 1 */
+  if (!nonneg_depth(&top, depth + 1)) return false;
+  *out = k > 0 ? r : lin_axpy(r, k, &top);
+  return out->ok;
+}
+
+/* A form over sizes (each >= 1) that is >= 0 for every value of the sizes. */
+static bool nonneg_depth(const Lin *s, int depth) {
+  if (!s->ok || depth > 4) return false;
+  int64_t least = s->c;
+  for (int i = 0; i < s->n; i++) {
+    if (s->x[i]->kind != E_VAR) {
+      Lin r;
+      return elim_atom(s, i, &r, depth) && nonneg_depth(&r, depth + 1);
+    }
+    if (s->k[i] < 0 || __builtin_add_overflow(least, s->k[i], &least)) return false;
+  }
+  return least >= 0;
+}
+
+static bool nonneg(const Lin *s) { return nonneg_depth(s, 0); }
+
+/* X <= Y for every value of the sizes. */
+static bool lin_le(const Lin *x, const Lin *y) {
+  Lin d = lin_axpy(*y, -1, x);
+  return nonneg(&d);
+}
+
+static bool lower(Bounds *b, const Lin *e, Lin *out);
+static bool upper(Bounds *b, const Lin *e, Lin *out);
+
+/* Lower and upper bounds of an integer expression; HL/HH say which exist. */
+static void lin_interval(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *hh) {
+  Lin l = lin_of(e);
+  *hl = lower(b, &l, lo);
+  *hh = upper(b, &l, hi);
+}
+
+/* floor(L / C) as a form, exact when every coefficient divides by C. */
+static bool lin_floordiv(const Lin *l, int64_t c, Lin *out) {
+  if (!l->ok || c <= 0) return false;
+  Lin r = lin_const(l->c / c - ((l->c % c != 0) && (l->c < 0)));
+  for (int i = 0; i < l->n; i++) {
+    if (l->k[i] % c) return false;
+    lin_addterm(&r, l->x[i], l->k[i] / c);
+  }
+  *out = r;
+  return r.ok;
+}
+
+/* The smaller (MIN) or larger of two bounds, when they compare for all sizes. */
+static bool pick(const Lin *x, bool hx, const Lin *y, bool hy, bool want_min, Lin *out) {
+  if (!hx || !hy) return false;
+  bool xy = lin_le(x, y), yx = lin_le(y, x);
+  if (!xy && !yx) return false;
+  *out = (xy == want_min) ? *x : *y;
+  return true;
+}
+
+/* Either bound of two that are both sound: the tighter one when they compare. */
+static bool pick_any(const Lin *x, bool hx, const Lin *y, bool hy, bool want_min, Lin *out) {
+  if (pick(x, hx, y, hy, want_min, out)) return true;
+  if (hy) *out = *y;
+  else if (hx) *out = *x;
+  return hx || hy;
+}
+
+/* Bounds of min/max(a, b). */
+static void minmax_interval(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *hh) {
+  Lin la, ua, lb, ub;
+  bool hla, hua, hlb, hub;
+  lin_interval(b, e->a, &la, &hla, &ua, &hua);
+  lin_interval(b, e->b, &lb, &hlb, &ub, &hub);
+  if (e->op == OP_MIN) {
+    *hl = pick(&la, hla, &lb, hlb, true, lo);
+    *hh = pick_any(&ua, hua, &ub, hub, true, hi);
+  } else {
+    *hl = pick_any(&la, hla, &lb, hlb, false, lo);
+    *hh = pick(&ua, hua, &ub, hub, false, hi);
+  }
+}
+
+/* Bounds of a product whose factors have constant bounds. */
+static void mul_interval(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *hh) {
+  Lin la, ua, lb, ub;
+  bool h1, h2, h3, h4;
+  lin_interval(b, e->a, &la, &h1, &ua, &h2);
+  lin_interval(b, e->b, &lb, &h3, &ub, &h4);
+  *hl = *hh = false;
+  if (!(h1 && h2 && h3 && h4) || la.n || ua.n || lb.n || ub.n) return;
+  int64_t p[4], mn, mx;
+  if (__builtin_mul_overflow(la.c, lb.c, &p[0]) || __builtin_mul_overflow(la.c, ub.c, &p[1]) ||
+      __builtin_mul_overflow(ua.c, lb.c, &p[2]) || __builtin_mul_overflow(ua.c, ub.c, &p[3]))
+    return;
+  mn = mx = p[0];
+  for (int i = 1; i < 4; i++) {
+    if (p[i] < mn) mn = p[i];
+    if (p[i] > mx) mx = p[i];
+  }
+  *lo = lin_const(mn);
+  *hi = lin_const(mx);
+  *hl = *hh = true;
+}
+
+/* Bounds of a non-affine atom, as forms over sizes. */
+static void atom_interval(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *hh) {
+  int64_t c;
+  *hl = *hh = false;
+  if (e->kind == E_BIN && ir_is_const(e->b, &c) && c > 0 && e->op == OP_MOD) {
+    *lo = lin_const(0);
+    *hi = lin_const(c - 1);
+    *hl = *hh = true;
+  } else if (e->kind == E_BIN && e->op == OP_MOD && !uses_axis(b, e->b)) {
+    Lin one = lin_const(1), top = lin_of(e->b); /* a % b in [0, b - 1] when b >= 1 */
+    top = lin_axpy(top, -1, &one);
+    if (!nonneg(&top)) return;
+    *lo = lin_const(0);
+    *hi = top;
+    *hl = *hh = true;
+  } else if (e->kind == E_BIN && ir_is_const(e->b, &c) && c > 0 && e->op == OP_DIV) {
+    Lin l, u;
+    lin_interval(b, e->a, &l, hl, &u, hh);
+    *hl = *hl && lin_floordiv(&l, c, lo);
+    *hh = *hh && lin_floordiv(&u, c, hi);
+  } else if (e->kind == E_BIN && (e->op == OP_MIN || e->op == OP_MAX)) {
+    minmax_interval(b, e, lo, hl, hi, hh);
+  } else if (e->kind == E_BIN && e->op == OP_MUL) {
+    mul_interval(b, e, lo, hl, hi, hh);
+  } else if (e->kind == E_SELECT) {
+    Lin lx, ux, ly, uy;
+    bool a1, a2, a3, a4;
+    lin_interval(b, e->b, &lx, &a1, &ux, &a2);
+    lin_interval(b, e->c, &ly, &a3, &uy, &a4);
+    *hl = pick(&lx, a1, &ly, a3, true, lo);
+    *hh = pick(&ux, a2, &uy, a4, false, hi);
+  }
+}
+
+/* A lower bound of E over sizes only: axes replaced by their range ends. */
+static bool lower(Bounds *b, const Lin *e, Lin *out) {
+  if (!e->ok || --b->budget < 0) return false;
+  Lin r = lin_const(e->c);
+  for (int i = 0; i < e->n && r.ok; i++) {
+    Expr *x = e->x[i];
+    int64_t k = e->k[i];
+    BVar *bv = x->kind == E_VAR ? find_var(b, x->var) : NULL;
+    if (bv) {
+      r = lin_axpy(r, k, k > 0 ? &bv->lo : &bv->hi);
+    } else if (x->kind == E_VAR || !uses_axis(b, x)) {
+      lin_addterm(&r, x, k); /* a size, or an expression over sizes */
+    } else {
+      Lin lo, hi;
+      bool hl, hh;
+      atom_interval(b, x, &lo, &hl, &hi, &hh);
+      if (k > 0 ? !hl : !hh) return false;
+      r = lin_axpy(r, k, k > 0 ? &lo : &hi);
+    }
+  }
+  *out = r;
+  return r.ok;
+}
+
+static bool upper(Bounds *b, const Lin *e, Lin *out) {
+  Lin n = lin_scale(e, -1);
+  if (!lower(b, &n, out)) return false;
+  *out = lin_scale(out, -1);
+  return out->ok;
+}
+
+/* E >= 0 in the current branch: from the ranges alone, or from one guard fact. */
+static bool prove_nonneg(Bounds *b, const Lin *e) {
+  Lin l;
+  if (lower(b, e, &l) && nonneg(&l)) return true;
+  for (int i = b->facts.len - 1; i >= 0; i--) {
+    Lin d = lin_axpy(*e, -1, VEC_AT(b->facts, i));
+    if (lower(b, &d, &l) && nonneg(&l)) return true;
+  }
+  return false;
+}
+
+/* ---- the interface ------------------------------------------------------------ */
+
+void chk_bounds_var(Bounds *b, IrVar *v, Expr *min, Expr *extent) {
+  BVar *bv = xalloc(sizeof *bv);
+  bv->var = v;
+  bv->lo = lin_of(min);
+  Lin ext = lin_of(extent);
+  bv->hi = lin_axpy(bv->lo, 1, &ext);
+  bv->hi = lin_axpy(bv->hi, -1, &(Lin){.ok = true, .c = 1});
+  vec_push(&b->vars, bv);
+}
+
+BMark chk_bounds_mark(const Bounds *b) { return (BMark){b->vars.len, b->facts.len}; }
+
+void chk_bounds_release(Bounds *b, BMark m) {
+  b->vars.len = m.vars;
+  b->facts.len = m.facts;
+}
+
+/* A fact k*v + rest >= 0 with k = +-1 and REST over sizes narrows v's range. */
+static void narrow(Bounds *b, const Lin *f) {
+  int at = -1;
+  for (int i = 0; i < f->n; i++) {
+    bool axis = f->x[i]->kind == E_VAR && find_var(b, f->x[i]->var);
+    if (axis && at < 0 && (f->k[i] == 1 || f->k[i] == -1)) at = i;
+    else if (axis || uses_axis(b, f->x[i])) return;
+  }
+  if (at < 0) return;
+  BVar *old = find_var(b, f->x[at]->var), *nv = xalloc(sizeof *nv);
+  *nv = *old;
+  Lin rest = *f;
+  rest.k[at] = 0;
+  rest = lin_axpy(lin_const(0), 1, &rest); /* drops the zero term */
+  if (f->k[at] == 1) {
+    Lin cand = lin_scale(&rest, -1); /* v >= -rest */
+    if (!cand.ok || lin_le(&cand, &old->lo)) return;
+    nv->lo = cand;
+  } else {
+    if (!rest.ok || lin_le(&old->hi, &rest)) return; /* v <= rest */
+    nv->hi = rest;
+  }
+  vec_push(&b->vars, nv);
+}
+
+static void add_fact(Bounds *b, Lin f) {
+  if (!f.ok) return;
+  Lin *p = xalloc(sizeof *p);
+  *p = f;
+  vec_push(&b->facts, p);
+  narrow(b, p);
+}
+
+/* Facts from one integer comparison a OP b known to hold. */
+static void assume_cmp(Bounds *b, int op, Expr *x, Expr *y) {
+  Lin lx = lin_of(x), ly = lin_of(y);
+  Lin xy = lin_axpy(lx, -1, &ly), yx = lin_axpy(ly, -1, &lx);
+  Lin one = lin_const(1);
+  switch (op) {
+  case OP_GE: add_fact(b, xy); break;
+  case OP_GT: add_fact(b, lin_axpy(xy, -1, &one)); break;
+  case OP_LE: add_fact(b, yx); break;
+  case OP_LT: add_fact(b, lin_axpy(yx, -1, &one)); break;
+  case OP_EQ: add_fact(b, xy); add_fact(b, yx); break;
+  default: break;
+  }
+}
+
+void chk_bounds_assume(Bounds *b, Expr *cond, bool truth) {
+  if (!cond) return;
+  if (cond->kind == E_UN && cond->op == OP_NOT) {
+    chk_bounds_assume(b, cond->a, !truth);
+    return;
+  }
+  if (cond->kind != E_BIN) return;
+  if ((cond->op == OP_AND && truth) || (cond->op == OP_OR && !truth)) {
+    chk_bounds_assume(b, cond->a, truth);
+    chk_bounds_assume(b, cond->b, truth);
+    return;
+  }
+  if (cond->op < OP_EQ || cond->op > OP_GE || !cond->a || !dtype_is_int(cond->a->dtype)) return;
+  static const int negated[] = {[OP_EQ] = OP_NE, [OP_NE] = OP_EQ, [OP_LT] = OP_GE,
+                                [OP_LE] = OP_GT, [OP_GT] = OP_LE, [OP_GE] = OP_LT};
+  assume_cmp(b, truth ? cond->op : negated[cond->op], cond->a, cond->b);
+}
+
+BoundsVerdict chk_bounds_index(Bounds *b, Expr *idx, Expr *extent) {
+  b->budget = 20000;
+  Lin li = lin_of(idx), le = lin_of(extent), one = lin_const(1);
+  Lin top = lin_axpy(lin_axpy(le, -1, &one), -1, &li);
+  bool lo_ok = prove_nonneg(b, &li), hi_ok = prove_nonneg(b, &top);
+  if (lo_ok && hi_ok) return IN_BOUNDS;
+  /* Without guards, an affine index over axes reaches its interval's ends. */
+  if (b->facts.len || !li.ok) return MAY_BE_OUTSIDE;
+  for (int i = 0; i < li.n; i++)
+    if (li.x[i]->kind != E_VAR) return MAY_BE_OUTSIDE;
+  Lin l, u;
+  if (!lo_ok && lower(b, &li, &l)) {
+    Lin neg = lin_axpy(lin_scale(&l, -1), -1, &one); /* -1 - min >= 0 */
+    if (nonneg(&neg)) return OUTSIDE;
+  }
+  if (!hi_ok && upper(b, &li, &u)) {
+    Lin over = lin_axpy(u, -1, &le); /* max - extent >= 0 */
+    if (nonneg(&over)) return OUTSIDE;
+  }
+  return MAY_BE_OUTSIDE;
+}
+
+/* ---- text for messages -------------------------------------------------------- */
+
+static void put_int_expr(Vec *out, const Expr *e, int prec);
+
+static void puts_vec(Vec *out, const char *s) { vec_push(out, (void *)s); }
+
+static int bin_prec(int op) {
+  switch (op) {
+  case OP_ADD: case OP_SUB: return 1;
+  case OP_MUL: case OP_DIV: case OP_MOD: return 2;
+  default: return 0;
+  }
+}
+
+/* Append E's text to OUT (a list of strings), parenthesised below precedence PREC. */
+static void put_int_expr(Vec *out, const Expr *e, int prec) {
+  if (!e) {
+    puts_vec(out, "?");
+    return;
+  }
+  switch (e->kind) {
+  case E_INT: { puts_vec(out, xprintf("%lld", (long long)e->ival)); return; }
+  case E_VAR: { puts_vec(out, e->var->name); return; }
+  case E_BIN: {
+    int p = bin_prec(e->op);
+    if (!p) {
+      puts_vec(out, xprintf("%s(", binop_names[e->op]));
+      put_int_expr(out, e->a, 0);
+      puts_vec(out, ", ");
+      put_int_expr(out, e->b, 0);
+      { puts_vec(out, ")"); return; }
+    }
+    if (p < prec) puts_vec(out, "(");
+    put_int_expr(out, e->a, p);
+    puts_vec(out, xprintf(" %s ", binop_names[e->op]));
+    put_int_expr(out, e->b, p + 1);
+    if (p < prec) puts_vec(out, ")");
+    return;
+  }
+  case E_UN:
+    puts_vec(out, "-");
+    { put_int_expr(out, e->a, 3); return; }
+  case E_CAST:
+    puts_vec(out, xprintf("%s(", dtype_name(e->dtype)));
+    put_int_expr(out, e->a, 0);
+    { puts_vec(out, ")"); return; }
+  case E_LOAD:
+    puts_vec(out, xprintf("%s[...]", e->buf->name));
+    return;
+  default: { puts_vec(out, "?"); return; }
+  }
+}
+
+static char *join(const Vec *v) {
+  size_t n = 1;
+  for (int i = 0; i < v->len; i++) n += strlen(VEC_AT(*v, i));
+  char *s = xalloc(n), *p = s;
+  for (int i = 0; i < v->len; i++) {
+    size_t m = strlen(VEC_AT(*v, i));
+    memcpy(p, VEC_AT(*v, i), m);
+    p += m;
+  }
+  return s;
+}
+
+char *chk_int_text(Expr *e) {
+  Vec v = {0};
+  put_int_expr(&v, e, 0);
+  return join(&v);
+}
+
+/* "H-1", "2*W+1", "1023": a form printed compactly. */
+char *chk_last_text(Expr *extent) {
+  Lin l = lin_of(extent), one = lin_const(1);
+  l = lin_axpy(l, -1, &one);
+  if (!l.ok) return xprintf("%s-1", chk_int_text(extent));
+  Vec v = {0};
+  for (int i = 0; i < l.n; i++) {
+    int64_t k = l.k[i];
+    const char *sign = k < 0 ? "-" : i ? "+" : "";
+    const char *t = l.x[i]->kind == E_VAR ? l.x[i]->var->name : xprintf("(%s)", chk_int_text(l.x[i]));
+    if (k == 1 || k == -1) puts_vec(&v, xprintf("%s%s", sign, t));
+    else puts_vec(&v, xprintf("%s%llu*%s", sign, k < 0 ? 0ull - (unsigned long long)k : (unsigned long long)k, t));
+  }
+  if (l.c || !l.n) puts_vec(&v, xprintf(l.n && l.c > 0 ? "+%lld" : "%lld", (long long)l.c));
+  return join(&v);
+}

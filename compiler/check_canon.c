@@ -1,0 +1,175 @@
+/* check_canon.c — what names a workload: the canonical text of a kernel's compute DAG
+ * (tensors, axes and sizes renamed by position; dtypes and shapes kept), its FNV-1a
+ * hash, and the floating-point operation count of one call.
+ */
+#include "check_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Positional names: buffers in0.., out0.., t0..; sizes s0..; axes a0.., r0.. */
+typedef struct Names {
+  const void *key[256];
+  const char *name[256];
+  int n;
+} Names;
+
+static void name_add(Names *m, const void *key, const char *name) {
+  if (m->n < 256) {
+    m->key[m->n] = key;
+    m->name[m->n++] = name;
+  }
+}
+
+static const char *name_of(const Names *m, const void *key, const char *fallback) {
+  for (int i = m->n - 1; i >= 0; i--)
+    if (m->key[i] == key) return m->name[i];
+  return fallback;
+}
+
+static void put_expr(FILE *f, const Expr *e, const Names *m);
+
+static void put_args(FILE *f, Expr **args, int n, const Names *m) {
+  for (int i = 0; i < n; i++) {
+    if (i) fputc(',', f);
+    put_expr(f, args[i], m);
+  }
+}
+
+/* Fully parenthesised, dtypes on literals and casts. */
+static void put_expr(FILE *f, const Expr *e, const Names *m) {
+  if (!e) {
+    fputs("?", f);
+    return;
+  }
+  switch (e->kind) {
+  case E_INT: fprintf(f, "%lld:%s", (long long)e->ival, dtype_name(e->dtype)); break;
+  case E_FLOAT: fprintf(f, "%a:%s", e->fval, dtype_name(e->dtype)); break;
+  case E_VAR: fputs(name_of(m, e->var, "?v"), f); break;
+  case E_LOAD:
+    fprintf(f, "%s[", name_of(m, e->buf, "?b"));
+    put_args(f, e->args, e->nargs, m);
+    fputc(']', f);
+    break;
+  case E_BIN:
+    fprintf(f, "%s(", binop_names[e->op]);
+    put_expr(f, e->a, m);
+    fputc(',', f);
+    put_expr(f, e->b, m);
+    fputc(')', f);
+    break;
+  case E_UN:
+    fputs(e->op == OP_NOT ? "!(" : "neg(", f);
+    put_expr(f, e->a, m);
+    fputc(')', f);
+    break;
+  case E_SELECT:
+    fputs("select(", f);
+    put_expr(f, e->a, m);
+    fputc(',', f);
+    put_expr(f, e->b, m);
+    fputc(',', f);
+    put_expr(f, e->c, m);
+    fputc(')', f);
+    break;
+  case E_CALL:
+    fprintf(f, "%s:%s(", callfn_names[e->op], dtype_name(e->dtype));
+    put_args(f, e->args, e->nargs, m);
+    fputc(')', f);
+    break;
+  case E_CAST:
+    fprintf(f, "%s(", dtype_name(e->dtype));
+    put_expr(f, e->a, m);
+    fputc(')', f);
+    break;
+  default: fputs("?", f); break;
+  }
+}
+
+static void put_buffer(FILE *f, const Buffer *b, const Names *m) {
+  fprintf(f, "%s %s[", name_of(m, b, "?b"), dtype_name(b->dtype));
+  put_args(f, b->shape, b->ndim, m);
+  fputs("]\n", f);
+}
+
+static void put_op(FILE *f, const Op *op, Names *m) {
+  int mark = m->n;
+  for (int d = 0; d < op->ndim; d++) name_add(m, op->axes[d], xprintf("a%d", d));
+  for (int r = 0; r < op->nred; r++) name_add(m, op->raxes[r], xprintf("r%d", r));
+  fprintf(f, "%s %s", name_of(m, op->out, "?b"), op->rop ? reduceop_names[op->rop] : "=");
+  for (int r = 0; r < op->nred; r++) {
+    fprintf(f, " r%d in [", r);
+    put_expr(f, op->rmin[r], m);
+    fputc(',', f);
+    put_expr(f, op->rext[r], m);
+    fputc(']', f);
+  }
+  fputs(" : ", f);
+  put_expr(f, op->value, m);
+  fputc('\n', f);
+  m->n = mark;
+}
+
+char *kernel_canonical(Kernel *k) {
+  if (!k) return xstrdup("");
+  Names *m = xalloc(sizeof *m);
+  for (int i = 0; i < k->nsizes; i++) name_add(m, k->sizes[i], xprintf("s%d", i));
+  for (int i = 0; i < k->ninputs; i++) name_add(m, k->inputs[i], xprintf("in%d", i));
+  for (int i = 0; i < k->noutputs; i++) name_add(m, k->outputs[i], xprintf("out%d", i));
+  for (int i = 0; i < k->ntemps; i++) name_add(m, k->temps[i], xprintf("t%d", i));
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) die("open_memstream failed");
+  for (int i = 0; i < k->ninputs; i++) put_buffer(f, k->inputs[i], m);
+  for (int i = 0; i < k->noutputs; i++) put_buffer(f, k->outputs[i], m);
+  for (int i = 0; i < k->ntemps; i++) put_buffer(f, k->temps[i], m);
+  for (int i = 0; i < k->nops; i++) put_op(f, k->ops[i], m);
+  fclose(f);
+  char *out = xstrndup(text, len);
+  free(text);
+  return out;
+}
+
+uint64_t kernel_workload_key(Kernel *k) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const unsigned char *p = (const unsigned char *)kernel_canonical(k); *p; p++) {
+    h ^= *p;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+/* Floating-point operations in one evaluation of E. */
+static double expr_flops(const Expr *e) {
+  if (!e) return 0;
+  double n = 0;
+  for (int i = 0; i < e->nargs; i++) n += expr_flops(e->args[i]);
+  n += expr_flops(e->a) + expr_flops(e->b) + expr_flops(e->c);
+  switch (e->kind) {
+  case E_BIN: return n + (dtype_is_float(e->a ? e->a->dtype : e->dtype) && e->op != OP_AND && e->op != OP_OR);
+  case E_UN:
+  case E_CALL: return n + dtype_is_float(e->dtype);
+  default: return n;
+  }
+}
+
+double kernel_flops(Kernel *k) {
+  double total = 0;
+  for (int i = 0; k && i < k->nops; i++) {
+    Op *op = k->ops[i];
+    double dom = 1;
+    int64_t c;
+    for (int d = 0; d < op->ndim; d++) {
+      if (!ir_is_const(op->out->shape[d], &c)) return 0;
+      dom *= (double)c;
+    }
+    for (int r = 0; r < op->nred; r++) {
+      if (!ir_is_const(op->rext[r], &c)) return 0;
+      dom *= (double)c;
+    }
+    double per = expr_flops(op->value) + (op->rop != RED_NONE && dtype_is_float(op->out->dtype));
+    total += per * dom;
+  }
+  return total;
+}

@@ -1,0 +1,602 @@
+/* check_expr.c — the right-hand side of a statement: reduction axes, names, dtypes,
+ * accesses (rank and bounds) -> a typed IR expression.
+ *
+ * Literals are untyped until they meet a typed operand: an untyped tree (TE.lit) is
+ * built with placeholder dtypes (i64 for integers, f32 for floats, the defaults) and
+ * retyped when it adapts. Errors return a NULL expression; callers pass NULL on
+ * without more messages, so one mistake gives one error.
+ */
+#include "check_impl.h"
+
+#include <string.h>
+
+enum { TYPED, LIT_INT, LIT_FLOAT };
+
+typedef struct TE {
+  Expr *e;   /* NULL after an error */
+  int lit;   /* TYPED, LIT_INT or LIT_FLOAT */
+} TE;
+
+static const TE BAD = {NULL, TYPED};
+
+static TE tr(SCtx *s, Ast *a);
+
+/* ---- AST text for messages ---------------------------------------------------- */
+
+static const char *op_text(int op) {
+  static char one[2];
+  switch (op) {
+  case TOKOP_LE: return "<=";
+  case TOKOP_GE: return ">=";
+  case TOKOP_EQ: return "==";
+  case TOKOP_NE: return "!=";
+  case TOKOP_AND: return "&&";
+  case TOKOP_OR: return "||";
+  case TOKOP_ADDEQ: return "+=";
+  case TOKOP_MAXEQ: return "max=";
+  case TOKOP_MINEQ: return "min=";
+  case TOKOP_MULEQ: return "*=";
+  default: one[0] = (char)op; one[1] = 0; return xstrdup(one);
+  }
+}
+
+static int ast_prec(int op) {
+  switch (op) {
+  case TOKOP_OR: return 1;
+  case TOKOP_AND: return 2;
+  case TOKOP_EQ: case TOKOP_NE: return 3;
+  case '<': case '>': case TOKOP_LE: case TOKOP_GE: return 4;
+  case '+': case '-': return 5;
+  case '*': case '/': case '%': return 6;
+  default: return 7;
+  }
+}
+
+static char *list_text(const Vec *l) {
+  char *s = "";
+  for (int i = 0; i < l->len; i++) s = xprintf("%s%s%s", s, i ? ", " : "", chk_ast_text(VEC_AT(*l, i)));
+  return s;
+}
+
+/* Text of A, parenthesised where needed under an operator of precedence PREC. */
+static char *ast_text_prec(const Ast *a, int prec) {
+  if (!a) return "?";
+  char *t;
+  switch (a->kind) {
+  case A_INT: return xprintf("%lld", (long long)a->ival);
+  case A_FLOAT: return xprintf("%g", a->fval);
+  case A_STR: return xprintf("\"%s\"", a->sval ? a->sval : "");
+  case A_NAME: return xstrdup(a->name ? a->name : "?");
+  case A_MEMBER: return xprintf("%s.%s", a->name ? a->name : "?", a->name2 ? a->name2 : "?");
+  case A_ACCESS: return xprintf("%s[%s]", a->name ? a->name : "?", list_text(&a->list));
+  case A_CALL: return xprintf("%s(%s)", a->name ? a->name : "?", list_text(&a->list));
+  case A_UNARY: return xprintf("%c%s", a->op == '!' ? '!' : '-', ast_text_prec(a->a, 8));
+  case A_BINARY: {
+    int p = ast_prec(a->op);
+    t = xprintf("%s %s %s", ast_text_prec(a->a, p), op_text(a->op), ast_text_prec(a->b, p + 1));
+    return p < prec ? xprintf("(%s)", t) : t;
+  }
+  case A_COND:
+    t = xprintf("%s ? %s : %s", ast_text_prec(a->a, 1), ast_text_prec(a->b, 0), ast_text_prec(a->c, 0));
+    return prec > 0 ? xprintf("(%s)", t) : t;
+  default: return "?";
+  }
+}
+
+char *chk_ast_text(const Ast *a) { return ast_text_prec(a, 0); }
+
+/* ---- reduction axes ------------------------------------------------------------ */
+
+static bool reported(SCtx *s, const char *name) {
+  for (int i = 0; i < s->reported.len; i++)
+    if (strcmp(VEC_AT(s->reported, i), name) == 0) return true;
+  vec_push(&s->reported, (void *)name);
+  return false;
+}
+
+/* Walk A in evaluation order: unknown names become reduction axes (or errors). */
+static void collect(SCtx *s, Ast *a) {
+  if (!a) return;
+  if (a->kind == A_NAME && a->name && !chk_lookup(&s->names, a->name)) {
+    if (s->op->rop == RED_NONE) {
+      if (!reported(s, a->name))
+        diag_error(a->loc, "unknown name '%s': not an index of %s, a constant, a size or a tensor "
+                   "(to reduce over it, use `+=`, `max=`, `min=` or `*=`)", a->name, s->op->name);
+      return;
+    }
+    Sym *r = chk_define(&s->names, SYM_RAXIS, a->name, a->loc);
+    r->var = ir_newvar(a->name, DT_I64);
+    r->index = s->raxes.len;
+    vec_push(&s->raxes, r);
+    return;
+  }
+  for (int i = 0; i < a->list.len; i++) collect(s, VEC_AT(a->list, i));
+  collect(s, a->a);
+  collect(s, a->b);
+  collect(s, a->c);
+}
+
+/* What the uses of one reduction axis as a plain index say about its range. */
+typedef struct RInfo {
+  Buffer *from;     /* the first tensor that gave a range (op->rext) */
+  Buffer *clash;    /* a later one that disagrees, if any */
+  Expr *clash_ext;
+  Loc clash_loc;
+} RInfo;
+
+/* Infer ranges: reduction axis r used alone as index d of T gives r in 0..T.shape[d]. */
+static void infer(SCtx *s, Ast *a, RInfo *ri) {
+  if (!a) return;
+  for (int i = 0; i < a->list.len; i++) infer(s, VEC_AT(a->list, i), ri);
+  infer(s, a->a, ri);
+  infer(s, a->b, ri);
+  infer(s, a->c, ri);
+  Sym *t = a->kind == A_ACCESS && a->name ? chk_lookup(&s->names, a->name) : NULL;
+  if (!t || t->kind != SYM_TENSOR || t->buf->ndim != a->list.len) return;
+  for (int d = 0; d < a->list.len; d++) {
+    Ast *ix = VEC_AT(a->list, d);
+    Sym *r = ix && ix->kind == A_NAME && ix->name ? chk_lookup(&s->names, ix->name) : NULL;
+    if (!r || r->kind != SYM_RAXIS) continue;
+    RInfo *info = &ri[r->index];
+    Expr *ext = t->buf->shape[d];
+    if (!info->from) {
+      info->from = t->buf;
+      s->op->rmin[r->index] = ir_int(0);
+      s->op->rext[r->index] = ext;
+    } else if (!info->clash && !ir_equal(s->op->rext[r->index], ext)) {
+      info->clash = t->buf;
+      info->clash_ext = ext;
+      info->clash_loc = ix->loc;
+    }
+  }
+}
+
+/* One `where NAME in A..B`. */
+static void where_range(SCtx *s, Ast *w, bool *given) {
+  Sym *r = w->name ? chk_lookup(&s->names, w->name) : NULL;
+  if (!r || r->kind != SYM_RAXIS) {
+    const char *what = !r ? "is not used in the statement" : r->kind == SYM_AXIS ? "is an index of the written tensor"
+                                                                      : "is not an index name";
+    diag_error(w->loc, "`where %s`: '%s' %s; `where` gives ranges only to reduction axes",
+               w->name ? w->name : "?", w->name ? w->name : "?", what);
+    return;
+  }
+  if (given[r->index]) {
+    diag_error(w->loc, "a second `where` for reduction axis '%s': give each range once", r->name);
+    return;
+  }
+  given[r->index] = true;
+  Expr *lo = chk_size_expr(s->kc, w->a, false), *hi = chk_size_expr(s->kc, w->b, false);
+  if (!lo || !hi) return;
+  int64_t a, b;
+  if (ir_is_const(lo, &a) && ir_is_const(hi, &b)) {
+    if (b <= a || __builtin_sub_overflow(b, a, &b)) {
+      diag_error(w->loc, "`where %s in %s..%s` is empty: the upper end is exclusive and must be "
+                 "above the lower end", r->name, chk_int_text(lo), chk_int_text(hi));
+      return;
+    }
+  }
+  s->op->rmin[r->index] = lo;
+  s->op->rext[r->index] = ir_is_const(lo, &a) && a == 0 ? hi : ir_sub(hi, lo);
+}
+
+/* Report reduction axes whose range is neither given nor inferred, or inferred twice
+ * differently. */
+static void check_ranges(SCtx *s, const bool *given, const RInfo *ri) {
+  Op *op = s->op;
+  for (int i = 0; i < op->nred; i++) {
+    Sym *r = VEC_AT(s->raxes, i);
+    if (given[i]) continue;
+    if (!ri[i].from) {
+      diag_error(r->loc, "cannot infer the range of reduction axis '%s': add `where %s in 0..N`",
+                 r->name, r->name);
+    } else if (ri[i].clash) {
+      diag_error(ri[i].clash_loc, "reduction axis '%s' gets two ranges: 0..%s from %s and 0..%s "
+                 "from %s; add `where %s in 0..N` to say which", r->name,
+                 chk_int_text(op->rext[i]), ri[i].from->name, chk_int_text(ri[i].clash_ext),
+                 ri[i].clash->name, r->name);
+    }
+  }
+}
+
+bool chk_reduction_axes(SCtx *s) {
+  int before = diag_errors();
+  Op *op = s->op;
+  collect(s, s->stmt->b);
+  int n = s->raxes.len;
+  op->nred = n;
+  op->raxes = xalloc(sizeof(IrVar *) * (size_t)(n + 1));
+  op->rmin = xalloc(sizeof(Expr *) * (size_t)(n + 1));
+  op->rext = xalloc(sizeof(Expr *) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) op->raxes[i] = ((Sym *)VEC_AT(s->raxes, i))->var;
+  RInfo *ri = xalloc(sizeof(RInfo) * (size_t)(n + 1));
+  infer(s, s->stmt->b, ri);
+  bool *given = xalloc(sizeof(bool) * (size_t)(n + 1));
+  for (int i = 0; i < s->stmt->list2.len; i++) {
+    Ast *w = VEC_AT(s->stmt->list2, i);
+    if (w && w->kind == A_RANGE) where_range(s, w, given);
+  }
+  check_ranges(s, given, ri);
+  return diag_errors() == before;
+}
+
+/* ---- literals and dtypes ------------------------------------------------------ */
+
+static TE typed(Expr *e) { return (TE){e, TYPED}; }
+
+static bool fits(int64_t v, DType t) {
+  switch (t) {
+  case DT_I8: return v >= -128 && v <= 127;
+  case DT_U8: return v >= 0 && v <= 255;
+  case DT_I16: return v >= -32768 && v <= 32767;
+  case DT_I32: return v >= INT32_MIN && v <= INT32_MAX;
+  case DT_U32: return v >= 0 && v <= (int64_t)UINT32_MAX;
+  default: return true;
+  }
+}
+
+/* The first integer literal of an untyped tree that does not fit in T, or NULL. */
+static Expr *misfit(Expr *e, DType t) {
+  if (!e || dtype_is_float(t)) return NULL;
+  if (e->kind == E_INT) return fits(e->ival, t) ? NULL : e;
+  Expr *m = misfit(e->a, t);
+  if (!m) m = misfit(e->b, t);
+  if (!m) m = misfit(e->c, t);
+  return m;
+}
+
+/* Give an untyped tree dtype T (integer division of literals stays integer). */
+static Expr *retype(Expr *e, DType t) {
+  switch (e->kind) {
+  case E_INT: return dtype_is_float(t) ? ir_float(t, (double)e->ival) : ir_const(t, e->ival);
+  case E_FLOAT: return ir_float(t, e->fval);
+  case E_UN: return ir_un((UnOp)e->op, retype(e->a, t));
+  case E_BIN:
+    if (dtype_is_float(t) && !dtype_is_float(e->dtype) && (e->op == OP_DIV || e->op == OP_MOD))
+      return ir_cast(t, e);
+    return ir_bin((BinOp)e->op, retype(e->a, t), retype(e->b, t));
+  case E_SELECT: return ir_select(e->a, retype(e->b, t), retype(e->c, t));
+  case E_CALL: {
+    Expr **args = xalloc(sizeof(Expr *) * (size_t)(e->nargs + 1));
+    for (int i = 0; i < e->nargs; i++) args[i] = retype(e->args[i], t);
+    return ir_call((CallFn)e->op, args, e->nargs, t);
+  }
+  default: return ir_cast(t, e);
+  }
+}
+
+/* Make X of dtype T: an untyped literal adapts; a typed value must already be T. */
+static bool adapt(TE *x, DType t, Loc loc, const char *what) {
+  if (!x->e) return false;
+  if (x->lit == TYPED) {
+    if (x->e->dtype == t) return true;
+    diag_error(loc, "%s is %s, but it must be %s: cast it, %s(...)", what, dtype_name(x->e->dtype),
+               dtype_name(t), dtype_name(t));
+    return false;
+  }
+  if (t == DT_BOOL) {
+    diag_error(loc, "%s is a number, but it must be a bool: write a comparison such as x != 0", what);
+    return false;
+  }
+  if (x->lit == LIT_FLOAT && !dtype_is_float(t)) {
+    diag_error(loc, "%s is a float literal, but it must be %s: write an integer, or cast the "
+               "other side to a float type", what, dtype_name(t));
+    return false;
+  }
+  Expr *m = misfit(x->e, t);
+  if (m) {
+    diag_error(loc, "the literal %lld does not fit in %s", (long long)m->ival, dtype_name(t));
+    return false;
+  }
+  x->e = retype(x->e, t);
+  x->lit = TYPED;
+  return true;
+}
+
+/* Give A and B one dtype: literals adapt to the typed side; two types must agree. */
+static bool unify(TE *a, TE *b, Loc loc, const char *op) {
+  if (!a->e || !b->e) return false;
+  if (a->lit == TYPED && b->lit == TYPED) {
+    if (a->e->dtype == b->e->dtype) return true;
+    diag_error(loc, "mixed dtypes in '%s': %s and %s; cast one side, e.g. %s(...)", op,
+               dtype_name(a->e->dtype), dtype_name(b->e->dtype), dtype_name(a->e->dtype));
+    return false;
+  }
+  const char *what = xprintf("an operand of '%s'", op);
+  if (a->lit == TYPED) return adapt(b, a->e->dtype, loc, what);
+  if (b->lit == TYPED) return adapt(a, b->e->dtype, loc, what);
+  if (a->lit != b->lit) { /* an integer literal meets a float one: both f32 for now */
+    TE *i = a->lit == LIT_INT ? a : b;
+    i->e = retype(i->e, DT_F32);
+    i->lit = LIT_FLOAT;
+  }
+  return true;
+}
+
+static bool need_bool(TE *x, Loc loc, const char *what) {
+  if (!x->e) return false;
+  if (x->lit == TYPED && x->e->dtype == DT_BOOL) return true;
+  diag_error(loc, "%s must be a bool (a comparison), not %s", what,
+             x->lit == TYPED ? dtype_name(x->e->dtype) : "a number");
+  return false;
+}
+
+/* ---- names and accesses ------------------------------------------------------- */
+
+static void note_read(SCtx *s, Sym *t, Loc loc) {
+  if (!t->first_read.file && !t->first_read.line) t->first_read = loc;
+  for (int i = 0; i < s->reads.len; i++)
+    if (VEC_AT(s->reads, i) == t->buf) return;
+  vec_push(&s->reads, t->buf);
+}
+
+/* Index D of an access to BUF: an integer expression, made i64. */
+static Expr *tr_index(SCtx *s, Ast *ix, Buffer *buf, int d) {
+  TE x = tr(s, ix);
+  if (!x.e) return NULL;
+  if (x.lit == LIT_INT) return x.e;
+  if (x.lit == TYPED && dtype_is_int(x.e->dtype))
+    return x.e->dtype == DT_I64 ? x.e : ir_cast(DT_I64, x.e);
+  diag_error(ix ? ix->loc : s->stmt->loc, "index %d of %s is %s: indices are integers", d + 1, buf->name,
+             x.lit == LIT_FLOAT ? "a float literal" : dtype_name(x.e->dtype));
+  return NULL;
+}
+
+/* Report an index that the prover cannot keep inside the tensor. */
+static bool check_index(SCtx *s, Ast *a, Buffer *buf, int d, Expr *idx) {
+  BoundsVerdict v = chk_bounds_index(&s->bounds, idx, buf->shape[d]);
+  if (v == IN_BOUNDS) return true;
+  const char *text = d < a->list.len ? chk_ast_text(VEC_AT(a->list, d)) : "?";
+  if (v == OUTSIDE)
+    diag_error(a->loc, "index '%s' of %s is outside 0..%s: it goes past the tensor's dimension %d", text,
+               buf->name, chk_last_text(buf->shape[d]), d + 1);
+  else
+    diag_error(a->loc, "index '%s' of %s may be outside 0..%s: guard the access (`c ? %s[...] : 0`) "
+               "or narrow the ranges", text, buf->name, chk_last_text(buf->shape[d]), buf->name);
+  return false;
+}
+
+/* T[i, j]: a load, its rank and bounds checked. */
+static TE tr_access(SCtx *s, Ast *a, Sym *t) {
+  Buffer *buf = t->buf;
+  if (a->list.len != buf->ndim) {
+    diag_error(a->loc, "%s has %d dimension%s but is indexed with %d", buf->name, buf->ndim,
+               buf->ndim == 1 ? "" : "s", a->list.len);
+    return BAD;
+  }
+  Expr **idx = xalloc(sizeof(Expr *) * (size_t)(buf->ndim + 1));
+  bool ok = true;
+  for (int d = 0; d < buf->ndim; d++)
+    if (!(idx[d] = tr_index(s, VEC_AT(a->list, d), buf, d))) ok = false;
+  for (int d = 0; ok && d < buf->ndim; d++)
+    if (!check_index(s, a, buf, d, idx[d])) ok = false;
+  note_read(s, t, a->loc);
+  return ok ? typed(ir_load(buf, idx)) : BAD;
+}
+
+static const char *sym_what(const Sym *y) {
+  switch (y->kind) {
+  case SYM_CONST: return "a constant";
+  case SYM_SIZE: return "a size";
+  case SYM_AXIS: return "an index";
+  case SYM_RAXIS: return "a reduction axis";
+  default: return "a tensor";
+  }
+}
+
+static TE tr_name(SCtx *s, Ast *a) {
+  Sym *y = a->name ? chk_lookup(&s->names, a->name) : NULL;
+  if (!y) return BAD; /* reported by collect */
+  switch (y->kind) {
+  case SYM_AXIS:
+  case SYM_RAXIS: return typed(ir_var(y->var));
+  case SYM_CONST: return (TE){ir_int(y->value), LIT_INT};
+  case SYM_SIZE: return typed(y->size);
+  case SYM_TENSOR:
+    if (y->buf->ndim == 0) return tr_access(s, a, y);
+    diag_error(a->loc, "tensor '%s' needs indices: write %s[...]", a->name, a->name);
+    return BAD;
+  }
+  return BAD;
+}
+
+/* ---- calls -------------------------------------------------------------------- */
+
+static const struct {
+  const char *name;
+  CallFn fn;
+} math_fns[] = {{"exp", FN_EXP},         {"log", FN_LOG}, {"sqrt", FN_SQRT},   {"rsqrt", FN_RSQRT},
+                {"tanh", FN_TANH},       {"sigmoid", FN_SIGMOID}, {"abs", FN_ABS}, {"floor", FN_FLOOR},
+                {"ceil", FN_CEIL}};
+
+static TE tr_cast(SCtx *s, Ast *a, DType t) {
+  TE x = tr(s, VEC_AT(a->list, 0));
+  if (!x.e) return BAD;
+  bool direct = (x.lit == LIT_INT && t != DT_BOOL) || (x.lit == LIT_FLOAT && dtype_is_float(t));
+  if (direct) return adapt(&x, t, a->loc, "the argument of the cast") ? x : BAD;
+  return typed(x.e->dtype == t && x.lit == TYPED ? x.e : ir_cast(t, x.e));
+}
+
+static TE tr_math1(SCtx *s, Ast *a, CallFn fn) {
+  TE x = tr(s, VEC_AT(a->list, 0));
+  if (!x.e) return BAD;
+  if (x.lit == TYPED && x.e->dtype == DT_BOOL) {
+    diag_error(a->loc, "%s needs a number, not bool", a->name);
+    return BAD;
+  }
+  if (fn != FN_ABS && x.lit == LIT_INT) {
+    x.e = retype(x.e, DT_F32);
+    x.lit = LIT_FLOAT;
+  }
+  if (fn != FN_ABS && x.lit == TYPED && !dtype_is_float(x.e->dtype)) {
+    diag_error(a->loc, "%s needs a float argument, but it is %s: cast it, f32(...)", a->name,
+               dtype_name(x.e->dtype));
+    return BAD;
+  }
+  return (TE){ir_call(fn, &x.e, 1, x.e->dtype), x.lit};
+}
+
+/* max(a, b), min(a, b), pow(a, b). */
+static TE tr_math2(SCtx *s, Ast *a, BinOp op) {
+  TE x = tr(s, VEC_AT(a->list, 0)), y = tr(s, VEC_AT(a->list, 1));
+  if (!unify(&x, &y, a->loc, a->name)) return BAD;
+  if (x.lit == TYPED ? x.e->dtype == DT_BOOL : false) {
+    diag_error(a->loc, "%s needs numbers, not bool", a->name);
+    return BAD;
+  }
+  if (op == OP_POW && x.lit == LIT_INT) {
+    x.e = retype(x.e, DT_F32);
+    y.e = retype(y.e, DT_F32);
+    x.lit = LIT_FLOAT;
+  }
+  if (op == OP_POW && x.lit == TYPED && !dtype_is_float(x.e->dtype)) {
+    diag_error(a->loc, "pow needs float arguments, but they are %s: cast them, f32(...)",
+               dtype_name(x.e->dtype));
+    return BAD;
+  }
+  return (TE){ir_bin(op, x.e, y.e), x.lit};
+}
+
+static TE tr_call(SCtx *s, Ast *a) {
+  const char *f = a->name ? a->name : "?";
+  int n = a->list.len, want = 1;
+  DType t;
+  bool cast = dtype_parse(f, &t);
+  int fn = -1;
+  for (size_t i = 0; i < sizeof math_fns / sizeof math_fns[0]; i++)
+    if (strcmp(f, math_fns[i].name) == 0) fn = (int)i;
+  bool two = !strcmp(f, "max") || !strcmp(f, "min") || !strcmp(f, "pow");
+  if (!cast && fn < 0 && !two) {
+    Sym *y = chk_lookup(&s->names, f);
+    if (y && y->kind == SYM_TENSOR)
+      diag_error(a->loc, "%s is a tensor: index it with square brackets, %s[...]", f, f);
+    else
+      diag_error(a->loc, "unknown function '%s': use exp, log, sqrt, rsqrt, tanh, sigmoid, abs, "
+                 "floor, ceil, max, min, pow, or a cast such as f32(x)", f);
+    return BAD;
+  }
+  if (two) want = 2;
+  if (n != want) {
+    diag_error(a->loc, "%s takes %d argument%s, not %d", f, want, want == 1 ? "" : "s", n);
+    return BAD;
+  }
+  if (cast) return tr_cast(s, a, t);
+  if (fn >= 0) return tr_math1(s, a, math_fns[fn].fn);
+  return tr_math2(s, a, !strcmp(f, "max") ? OP_MAX : !strcmp(f, "min") ? OP_MIN : OP_POW);
+}
+
+/* ---- operators ---------------------------------------------------------------- */
+
+static int binop_of(int tok) {
+  switch (tok) {
+  case '+': return OP_ADD;
+  case '-': return OP_SUB;
+  case '*': return OP_MUL;
+  case '/': return OP_DIV;
+  case '%': return OP_MOD;
+  case '<': return OP_LT;
+  case '>': return OP_GT;
+  case TOKOP_LE: return OP_LE;
+  case TOKOP_GE: return OP_GE;
+  case TOKOP_EQ: return OP_EQ;
+  case TOKOP_NE: return OP_NE;
+  case TOKOP_AND: return OP_AND;
+  case TOKOP_OR: return OP_OR;
+  default: return -1;
+  }
+}
+
+static TE tr_binary(SCtx *s, Ast *a) {
+  int op = binop_of(a->op);
+  const char *ot = op_text(a->op);
+  if (op < 0) {
+    diag_error(a->loc, "operator '%s' is not allowed in an expression", ot);
+    return BAD;
+  }
+  TE x = tr(s, a->a), y = tr(s, a->b);
+  if (!x.e || !y.e) return BAD;
+  if (op == OP_AND || op == OP_OR) {
+    bool ok = need_bool(&x, a->loc, xprintf("the left side of '%s'", ot));
+    if (!need_bool(&y, a->loc, xprintf("the right side of '%s'", ot)) || !ok) return BAD;
+    return typed(ir_bin((BinOp)op, x.e, y.e));
+  }
+  if (!unify(&x, &y, a->loc, ot)) return BAD;
+  bool is_bool = x.lit == TYPED && x.e->dtype == DT_BOOL;
+  if (op >= OP_EQ) { /* a comparison */
+    if (is_bool && op != OP_EQ && op != OP_NE) {
+      diag_error(a->loc, "'%s' compares numbers, not bools", ot);
+      return BAD;
+    }
+    return typed(ir_bin((BinOp)op, x.e, y.e));
+  }
+  if (is_bool) {
+    diag_error(a->loc, "'%s' needs numbers, not bools (use && or || on bools)", ot);
+    return BAD;
+  }
+  if (op == OP_MOD && (x.lit == LIT_FLOAT || (x.lit == TYPED && dtype_is_float(x.e->dtype)))) {
+    diag_error(a->loc, "'%%' needs integers; for floats write x - floor(x / y) * y");
+    return BAD;
+  }
+  return (TE){ir_bin((BinOp)op, x.e, y.e), x.lit};
+}
+
+static TE tr_unary(SCtx *s, Ast *a) {
+  TE x = tr(s, a->a);
+  if (!x.e) return BAD;
+  if (a->op == '!') {
+    if (!need_bool(&x, a->loc, "the operand of '!'")) return BAD;
+    return typed(ir_un(OP_NOT, x.e));
+  }
+  if (x.lit == TYPED && x.e->dtype == DT_BOOL) {
+    diag_error(a->loc, "'-' needs a number, not bool (use ! to negate a bool)");
+    return BAD;
+  }
+  return (TE){ir_un(OP_NEG, x.e), x.lit};
+}
+
+/* c ? a : b — each branch is checked under its guard, which narrows the bounds. */
+static TE tr_cond(SCtx *s, Ast *a) {
+  TE c = tr(s, a->a);
+  if (!need_bool(&c, a->loc, "the condition of '?:'")) return BAD;
+  BMark m = chk_bounds_mark(&s->bounds);
+  chk_bounds_assume(&s->bounds, c.e, true);
+  TE x = tr(s, a->b);
+  chk_bounds_release(&s->bounds, m);
+  chk_bounds_assume(&s->bounds, c.e, false);
+  TE y = tr(s, a->c);
+  chk_bounds_release(&s->bounds, m);
+  if (!unify(&x, &y, a->loc, "?:")) return BAD;
+  return (TE){ir_select(c.e, x.e, y.e), x.lit};
+}
+
+/* The typed IR of one AST expression. */
+static TE tr(SCtx *s, Ast *a) {
+  if (!a) return BAD;
+  switch (a->kind) {
+  case A_INT: return (TE){ir_int(a->ival), LIT_INT};
+  case A_FLOAT: return (TE){ir_float(DT_F32, a->fval), LIT_FLOAT};
+  case A_NAME: return tr_name(s, a);
+  case A_ACCESS: {
+    Sym *y = a->name ? chk_lookup(&s->names, a->name) : NULL;
+    if (y && y->kind == SYM_TENSOR) return tr_access(s, a, y);
+    if (y) diag_error(a->loc, "'%s' is %s, not a tensor: it cannot be indexed", a->name, sym_what(y));
+    else diag_error(a->loc, "unknown tensor '%s': declare it as a parameter, an output or a `tensor`",
+                    a->name ? a->name : "?");
+    return BAD;
+  }
+  case A_CALL: return tr_call(s, a);
+  case A_UNARY: return tr_unary(s, a);
+  case A_BINARY: return tr_binary(s, a);
+  case A_COND: return tr_cond(s, a);
+  default:
+    diag_error(a->loc, "'%s' is not allowed in a tensor expression", chk_ast_text(a));
+    return BAD;
+  }
+}
+
+Expr *chk_value(SCtx *s, Ast *rhs, DType want) {
+  TE v = tr(s, rhs);
+  if (!v.e) return NULL;
+  const char *what = xprintf("the value of %s", s->op->name);
+  return adapt(&v, want, rhs->loc, what) ? v.e : NULL;
+}
