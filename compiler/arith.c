@@ -67,12 +67,18 @@ static Interval iv_var(Expr *e, const RangeMap *m, int n) {
   return (Interval){lo.min, hi.max};
 }
 
-/* Is E known to be non-negative (a constant >= 0, or a free size variable)? */
-static bool nonneg_point(Expr *e, const RangeMap *m, int n) {
+/* The whole map of the interval_of call in progress: interval_of relaxes one variable
+ * at a time, and a variable that is fixed in one step may still range in the next. */
+static const RangeMap *all_ranges;
+
+/* Is E known to be non-negative: a constant >= 0, a loop variable whose range starts at a
+ * constant >= 0, or a free variable (a size)? */
+static bool nonneg_point(Expr *e) {
   int64_t v;
   if (ir_is_const(e, &v)) return v >= 0;
-  if (e->kind == E_VAR) return find_range(m, n, e->var) < 0;
-  return false;
+  if (e->kind != E_VAR) return false;
+  int j = all_ranges ? find_range(all_ranges, all_ranges->n, e->var) : -1;
+  return j < 0 || (ir_is_const(all_ranges->r[j].min, &v) && v >= 0);
 }
 
 /* Scale an interval by a constant. */
@@ -96,10 +102,10 @@ static Interval iv_mul(Expr *e, const RangeMap *m, int n) {
     }
     return (Interval){ir_int(lo), ir_int(hi)};
   }
-  if (!uses_ranged(e->b, m, n) && nonneg_point(e->b, m, n))
+  if (!uses_ranged(e->b, m, n) && nonneg_point(e->b))
     return (Interval){a.min ? simp0(ir_mul(a.min, e->b)) : NULL,
                       a.max ? simp0(ir_mul(a.max, e->b)) : NULL};
-  if (!uses_ranged(e->a, m, n) && nonneg_point(e->a, m, n))
+  if (!uses_ranged(e->a, m, n) && nonneg_point(e->a))
     return (Interval){b.min ? simp0(ir_mul(b.min, e->a)) : NULL,
                       b.max ? simp0(ir_mul(b.max, e->a)) : NULL};
   return UNBOUNDED;
@@ -173,10 +179,22 @@ static Interval iv(Expr *e, const RangeMap *m, int n) {
   }
 }
 
+/* Relax one variable at a time, innermost first: a range that depends on outer variables
+ * ([i*4, i*4 + 4)) first gives bounds over those, which are relaxed next, so that
+ * `j - i*4` gets [0, 3] rather than the independent [-28, 31]. */
 Interval interval_of(Expr *e, const RangeMap *ranges) {
   if (!e) return UNBOUNDED;
   Expr *s = simplify(e, NULL);
-  return iv(s, ranges, ranges ? ranges->n : 0);
+  Interval r = {s, s};
+  const RangeMap *saved = all_ranges;
+  all_ranges = ranges;
+  for (int k = ranges ? ranges->n - 1 : -1; k >= 0; k--) {
+    RangeMap one = {&ranges->r[k], 1, 1};
+    if (r.min && uses_ranged(r.min, &one, 1)) r.min = iv(r.min, &one, 1).min;
+    if (r.max && uses_ranged(r.max, &one, 1)) r.max = iv(r.max, &one, 1).max;
+  }
+  all_ranges = saved;
+  return r;
 }
 
 bool const_bounds(Expr *e, const RangeMap *ranges, int64_t *lo, int64_t *hi) {

@@ -160,7 +160,10 @@ static void pr_bin(FILE *f, const Expr *e) {
     fputc(')', f);
     return;
   }
-  pr_wrapped(f, e->a, prec(e->a) < p);
+  /* (x/32)*32: floor division does not reassociate, so show its grouping */
+  bool divleft = p == 6 && e->a->kind == E_BIN && (e->a->op == OP_DIV || e->a->op == OP_MOD) &&
+                 e->a->op != e->op;
+  pr_wrapped(f, e->a, prec(e->a) < p || divleft);
   if (p == 6) fputs(binop_names[e->op], f); /* `i*32`, as TIR prints products */
   else fprintf(f, " %s ", binop_names[e->op]);
   pr_wrapped(f, e->b, prec(e->b) <= p);
