@@ -142,6 +142,8 @@ typedef struct Task {
   Options opts;
   char workload[17];
   double flops;
+  /* Features of a candidate; NULL: tune_lower_features (tests plug in a fake). */
+  bool (*featurize)(const struct Task *t, const char *text, float *feat);
 } Task;
 
 typedef struct MeasureOpts {

@@ -108,7 +108,9 @@ static bool make_entry(Search *s, const Cand *c, Entry *e) {
   e->text = sketch_render(s->ss, c);
   e->hash = text_hash(e->text);
   e->score = 0;
-  if (tune_lower_features(s->task, e->text, e->feat)) return true;
+  bool (*feat)(const Task *, const char *, float *) =
+      s->task->featurize ? s->task->featurize : tune_lower_features;
+  if (feat(s->task, e->text, e->feat)) return true;
   free(e->text);
   e->text = NULL;
   return false;
@@ -245,8 +247,9 @@ static void keep_top(Search *s, const Entry *e, double ms) {
   if (isinf(ms)) return;
   Entry x = *e;
   x.score = (float)(-ms);
-  int i = s->ntop < TOPK ? s->ntop++ : TOPK - 1;
-  if (s->ntop == TOPK && i == TOPK - 1 && s->top[i].score >= x.score) return;
+  bool full = s->ntop == TOPK;
+  if (full && s->top[TOPK - 1].score >= x.score) return;
+  int i = full ? TOPK - 1 : s->ntop++;
   free(s->top[i].text);
   x.text = strdup(e->text);
   s->top[i] = x;
@@ -306,7 +309,8 @@ static void warm_start(Search *s, const RecordList *prior) {
       continue;
     seen_add(s, text_hash(r->schedule));
     float feat[FEAT_N];
-    if (!tune_lower_features(s->task, r->schedule, feat)) continue;
+    if (!(s->task->featurize ? s->task->featurize : tune_lower_features)(s->task, r->schedule, feat))
+      continue;
     double ms = rec_mean_cost(r);
     add_row(s, feat, ms);
     if (ms < s->best_ms) {

@@ -388,10 +388,13 @@ static void split_levels(Text *t, const char *stage, const char *axis, const cha
   char cur[NM];
   nm(cur, "%s", loop);
   memset(lv, 0, sizeof *lv);
+  int first = nlv;
+  for (int l = nlv - 1; l >= 1; l--)
+    if (f[l - 1] > 1) first = l;
   for (int l = nlv - 1; l >= 1; l--) {
     if (f[l - 1] <= 1) continue;
     char outer[NM];
-    if (l == 1) nm(outer, "%s_%s0", stage, axis);
+    if (l == first) nm(outer, "%s_%s0", stage, axis);
     else nm(outer, "%s_%s_t%d", stage, axis, l);
     nm(lv->name[l], "%s_%s%d", stage, axis, l);
     lv->has[l] = true;
