@@ -690,11 +690,19 @@ static void serial_loop(Gen *g, Stmt *s) {
   line(g, "}");
 }
 
+/* " + MIN", or nothing when MIN is 0. */
+static const char *plus_min(Gen *g, Expr *min) {
+  int64_t v;
+  min = simplify(min, &g->ranges);
+  if (ir_is_const(min, &v) && v == 0) return "";
+  return xprintf(" + %s", expr_str(g, min));
+}
+
 /* A loop bound to blockIdx.d: the block index, guarded when the grid is wider. */
 static void block_loop(Gen *g, Stmt *s) {
   int d = block_dim(s->for_kind);
-  line(g, "%s %s = (%s)%s + %s;", idx_type(g), var_name(g, s->var), idx_type(g),
-       g->d->block_idx[d], expr_str(g, simplify(s->min, &g->ranges)));
+  line(g, "%s %s = (%s)%s%s;", idx_type(g), var_name(g, s->var), idx_type(g),
+       g->d->block_idx[d], plus_min(g, s->min));
   range_push(&g->ranges, s->var, s->min, s->extent);
   bool guard = !same_extent(g, g->grid[d], s->extent);
   if (guard) {
@@ -716,8 +724,8 @@ static void thread_loop(Gen *g, Stmt *s) {
   int d = thread_dim(s->for_kind);
   line(g, "{");
   g->indent++;
-  line(g, "%s %s = (%s)%s + %s;", idx_type(g), var_name(g, s->var), idx_type(g),
-       g->d->thread_idx[d], expr_str(g, simplify(s->min, &g->ranges)));
+  line(g, "%s %s = (%s)%s%s;", idx_type(g), var_name(g, s->var), idx_type(g),
+       g->d->thread_idx[d], plus_min(g, s->min));
   range_push(&g->ranges, s->var, s->min, s->extent);
   bool guard = !same_extent(g, g->block[d], s->extent);
   bool was = g->divergent;
