@@ -1189,7 +1189,8 @@ static bool link_shared(const char *obj, const char *out) {
   const char *cc = getenv("CC") ? getenv("CC") : "cc";
   pid_t pid = fork();
   if (pid == 0) {
-    execlp(cc, cc, "-shared", "-o", out, obj, rt, "-lm", "-lpthread", (char *)NULL);
+    /* nodelete: the .so's thread pool outlives dlclose */
+    execlp(cc, cc, "-shared", "-Wl,-z,nodelete", "-o", out, obj, rt, "-lm", "-lpthread", (char *)NULL);
     _exit(127);
   }
   int st;

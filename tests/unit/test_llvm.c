@@ -120,32 +120,31 @@ static void test_vadd_symbolic(void) {
   free(x), free(y), free(z), free(ref);
 }
 
-/* Tiled matmul: io parallel, ji vectorized, ii unrolled; against a naive loop. */
-static LoweredFunc *make_matmul(int64_t M, int64_t N, int64_t K, int tj, bool pack_local) {
+/* Tiled matmul: io parallel, ji vectorized, ii unrolled; TI x TJ tiles of C. With LOCAL,
+ * the tile accumulates in a local buffer (as cache_write(C, local) lowers). */
+static LoweredFunc *make_matmul(int64_t M, int64_t N, int64_t K, int ti, int tj, bool local) {
   IrVar *io = ir_newvar("io", DT_I64), *jo = ir_newvar("jo", DT_I64), *k = ir_newvar("k", DT_I64);
-  IrVar *ii = ir_newvar("ii", DT_I64), *ji = ir_newvar("ji", DT_I64), *z = ir_newvar("z", DT_I64);
+  IrVar *ii = ir_newvar("ii", DT_I64), *ji = ir_newvar("ji", DT_I64);
   Buffer *a = buf2("A", DT_F32, ir_int(M), ir_int(K), BUF_INPUT), *b = buf2("B", DT_F32, ir_int(K), ir_int(N), BUF_INPUT);
   Buffer *c = buf2("C", DT_F32, ir_int(M), ir_int(N), BUF_OUTPUT);
-  Expr *i = ir_add(ir_mul(V(io), ir_int(4)), V(ii)), *j = ir_add(ir_mul(V(jo), ir_int(tj)), V(ji));
-  Stmt *upd;
-  Stmt *init = loop(ii, 4, FOR_UNROLL, loop(ji, tj, FOR_VECTORIZE, st2(c, i, j, ir_float(DT_F32, 0))));
-  if (pack_local) { /* accumulate into a local 4 x tj tile, then write it out */
-    Buffer *t = buf2("Cl", DT_F32, ir_int(4), ir_int(tj), BUF_TEMP);
+  Expr *i = ir_add(ir_mul(V(io), ir_int(ti)), V(ii)), *j = ir_add(ir_mul(V(jo), ir_int(tj)), V(ji));
+  Buffer *t = c;
+  Expr *ti_ = i, *tj_ = j;
+  if (local) {
+    t = buf2("CL", DT_F32, ir_int(ti), ir_int(tj), BUF_TEMP);
     t->scope = SCOPE_LOCAL;
-    init = loop(ii, 4, FOR_UNROLL, loop(ji, tj, FOR_VECTORIZE, st2(t, V(ii), V(ji), ir_float(DT_F32, 0))));
-    upd = st2(t, V(ii), V(ji), ir_add(ld2(t, V(ii), V(ji)), ir_mul(ld2(a, i, V(k)), ld2(b, V(k), j))));
-    Stmt *out = loop(ii, 4, FOR_UNROLL, loop(ji, tj, FOR_VECTORIZE, st2(c, i, j, ld2(t, V(ii), V(ji)))));
-    Stmt *kl = loop(k, K, FOR_SERIAL, loop(ii, 4, FOR_UNROLL, loop(ji, tj, FOR_VECTORIZE, upd)));
-    Stmt *three[3] = {init, kl, out};
-    Stmt *tile = ir_alloc(t, ir_seq(three, 3));
-    Stmt *body = loop(io, M / 4, FOR_PARALLEL, loop(jo, N / tj, FOR_SERIAL, tile));
-    Buffer *ps[3] = {a, b, c};
-    (void)z;
-    return func("matmul_local", ps, 3, 2, NULL, 0, body);
+    ti_ = V(ii);
+    tj_ = V(ji);
   }
-  upd = st2(c, i, j, ir_add(ld2(c, i, j), ir_mul(ld2(a, i, V(k)), ld2(b, V(k), j))));
-  Stmt *kl = loop(k, K, FOR_SERIAL, loop(ii, 4, FOR_UNROLL, loop(ji, tj, FOR_VECTORIZE, upd)));
-  Stmt *body = loop(io, M / 4, FOR_PARALLEL, loop(jo, N / tj, FOR_SERIAL, ir_seq2(init, kl)));
+  Stmt *init = loop(ii, ti, FOR_UNROLL, loop(ji, tj, FOR_VECTORIZE, st2(t, ti_, tj_, ir_float(DT_F32, 0))));
+  Stmt *upd = st2(t, ti_, tj_, ir_add(ld2(t, ti_, tj_), ir_mul(ld2(a, i, V(k)), ld2(b, V(k), j))));
+  Stmt *kl = loop(k, K, FOR_SERIAL, loop(ii, ti, local ? FOR_UNROLL : FOR_SERIAL, loop(ji, tj, FOR_VECTORIZE, upd)));
+  Stmt *tile = ir_seq2(init, kl);
+  if (local) {
+    Stmt *out = loop(ii, ti, FOR_SERIAL, loop(ji, tj, FOR_VECTORIZE, st2(c, i, j, ld2(t, V(ii), V(ji)))));
+    tile = ir_alloc(t, ir_seq2(tile, out));
+  }
+  Stmt *body = loop(io, M / ti, FOR_PARALLEL, loop(jo, N / tj, FOR_SERIAL, tile));
   Buffer *ps[3] = {a, b, c};
   return func("matmul", ps, 3, 2, NULL, 0, body);
 }
@@ -161,7 +160,7 @@ static void naive_matmul(const float *a, const float *b, float *c, int M, int N,
 
 static void test_matmul(bool local) {
   int M = 64, N = 96, K = 48;
-  LoweredFunc *f = make_matmul(M, N, K, 16, local);
+  LoweredFunc *f = make_matmul(M, N, K, 4, 16, local);
   float *a = randf(M * K, 3), *b = randf(K * N, 4), *c = calloc((size_t)(M * N), 4), *ref = calloc((size_t)(M * N), 4);
   naive_matmul(a, b, ref, M, N, K);
   void *args[3] = {a, b, c};
@@ -305,7 +304,7 @@ static bool file_has(const char *path, const char *needle) {
 }
 
 static void test_emit(void) {
-  LoweredFunc *f = make_matmul(32, 32, 32, 8, false);
+  LoweredFunc *f = make_matmul(32, 32, 32, 4, 8, false);
   char dir[] = "/tmp/texc-test-llvm-XXXXXX";
   if (!mkdtemp(dir)) return;
   const char *ll = xprintf("%s/m.ll", dir), *s = xprintf("%s/m.s", dir), *o = xprintf("%s/m.o", dir);
@@ -344,7 +343,43 @@ static void test_emit(void) {
   rmdir(dir);
 }
 
+/* vadd over N floats: 64 parallel chunks, 16 lanes inside (vadd.fast of examples/vadd.tex). */
+static LoweredFunc *make_vadd(int64_t n) {
+  IrVar *o = ir_newvar("o", DT_I64), *b = ir_newvar("ib", DT_I64), *l = ir_newvar("il", DT_I64);
+  Buffer *x = buf1("A", DT_F32, ir_int(n), BUF_INPUT), *y = buf1("B", DT_F32, ir_int(n), BUF_INPUT);
+  Buffer *z = buf1("C", DT_F32, ir_int(n), BUF_OUTPUT);
+  Expr *i = ir_add(ir_mul(ir_add(ir_mul(V(o), ir_int(n / 64 / 16)), V(b)), ir_int(16)), V(l));
+  Stmt *body = loop(o, 64, FOR_PARALLEL, loop(b, n / 64 / 16, FOR_SERIAL, loop(l, 16, FOR_VECTORIZE,
+                    st1(z, i, ir_add(ld1(x, i), ld1(y, i))))));
+  Buffer *ps[3] = {x, y, z};
+  return func("vadd", ps, 3, 2, NULL, 0, body);
+}
+
+/* TEXC_BENCH_OUT=DIR: write hand-built-IR kernels as .so files and a bench manifest there
+ * (what bench/run.sh uses while `texc FILE.tex --emit so` cannot lower schedules yet). */
+static int write_bench_kernels(const char *dir) {
+  FILE *man = fopen(xprintf("%s/manifest", dir), "w");
+  if (!man) return 1;
+  static const int sizes[] = {256, 512, 1024, 2048};
+  for (int v = 0; v < 2; v++)
+    for (int s = 0; s < 4; s++) {
+      int n = sizes[s];
+      const char *variant = v ? "blocked" : "tiled";
+      LoweredFunc *f = v ? make_matmul(n, n, n, 8, 32, true) : make_matmul(n, n, n, 32, 32, false);
+      const char *so = xprintf("%s/matmul_%s_%d.so", dir, variant, n);
+      if (!backend_llvm.emit(&f, 1, "so", so, &opts)) return 1;
+      fprintf(man, "matmul %s-hand %d %d %d %s\n", variant, n, n, n, so);
+    }
+  LoweredFunc *f = make_vadd(16777216);
+  const char *so = xprintf("%s/vadd_fast.so", dir);
+  if (!backend_llvm.emit(&f, 1, "so", so, &opts)) return 1;
+  fprintf(man, "vadd fast-hand 16777216 %s\n", so);
+  fclose(man);
+  return 0;
+}
+
 int main(void) {
+  if (getenv("TEXC_BENCH_OUT")) return write_bench_kernels(getenv("TEXC_BENCH_OUT"));
   test_vadd_symbolic();
   test_matmul(false);
   test_matmul(true);

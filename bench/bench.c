@@ -1,0 +1,276 @@
+/* bench.c — texc-built kernels (.so from `texc --emit so`) against anchors measured in the
+ * same process: OpenBLAS sgemm for matmul, oneDNN for convolutions (NHWC, batch 1), a
+ * parallel memcpy for the bandwidth-bound vadd. Medians of >= 5 measurements.
+ *
+ *   bench MANIFEST        one kernel per line:
+ *     matmul VARIANT M N K FILE.so
+ *     vadd   VARIANT N FILE.so
+ *     conv   VARIANT LAYER H W CI CO K STRIDE PAD FILE.so
+ *
+ * ratio = anchor time / texc time (above 1: texc is faster); for vadd it is the ratio of
+ * bandwidths (vadd moves 12 bytes per element, memcpy 8).
+ */
+#include <cblas.h>
+#include <dnnl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rt_internal.h"
+#include "texrt.h"
+
+#define REPEAT 7
+#define MIN_MS 100.0
+
+void openblas_set_num_threads(int num_threads);
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Median ms of FN(CTX) as rt_time does it: a warm-up, NUMBER grown to MIN_MS, REPEAT runs. */
+static double time_anchor(void (*fn)(void *), void *ctx) {
+  fn(ctx);
+  int number = 1;
+  for (;;) {
+    double t0 = now_ms();
+    for (int i = 0; i < number; i++) fn(ctx);
+    double ms = now_ms() - t0;
+    if (ms >= MIN_MS) break;
+    number = ms > 0.01 ? (int)(number * MIN_MS * 1.1 / ms) + 1 : number * 10;
+  }
+  double t[REPEAT];
+  for (int r = 0; r < REPEAT; r++) {
+    double t0 = now_ms();
+    for (int i = 0; i < number; i++) fn(ctx);
+    t[r] = (now_ms() - t0) / number;
+  }
+  qsort(t, REPEAT, sizeof *t, cmp_d);
+  return t[REPEAT / 2];
+}
+
+static RtTensor *tensor(int ndim, const int64_t *shape, unsigned seed) {
+  RtTensor *t = rt_tensor_alloc((RtDevice){RT_CPU, 0}, 4, ndim, shape);
+  if (!t) {
+    fprintf(stderr, "bench: %s\n", rt_last_error());
+    exit(1);
+  }
+  float *p = t->data;
+  for (int64_t i = 0; i < t->nbytes / 4; i++) {
+    seed = seed * 1103515245u + 12345u;
+    p[i] = (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
+  }
+  return t;
+}
+
+/* Median ms of the texc kernel in SO on ARGS; negative on error (printed). */
+static double time_texc(const char *so, RtTensor **args, int nargs, RtModule **keep) {
+  RtModule *m = rt_module_load(so);
+  if (!m || m->nfuncs < 1) {
+    fprintf(stderr, "bench: %s: %s\n", so, rt_last_error());
+    return -1;
+  }
+  RtTiming t;
+  if (rt_time(m->funcs[0], args, nargs, NULL, 0, 1, REPEAT, MIN_MS, &t)) {
+    fprintf(stderr, "bench: %s: %s\n", so, rt_last_error());
+    return -1;
+  }
+  *keep = m;
+  return t.median_ms;
+}
+
+static double max_rel_err(const float *a, const float *b, int64_t n) {
+  double e = 0;
+  for (int64_t i = 0; i < n; i++) e = fmax(e, fabs(a[i] - b[i]) / (1 + fabs(b[i])));
+  return e;
+}
+
+static void row(const char *kernel, const char *variant, const char *anchor, double ms, double ams,
+                double ratio, double gflops, double err) {
+  printf("%-28s %-10s %10.3f %10.3f %-9s %7.2f %9.1f %s\n", kernel, variant, ms, ams, anchor, ratio, gflops,
+         err > 1e-3 ? "MISMATCH" : "");
+  fflush(stdout);
+}
+
+/* -------------------------------------------------------------------- matmul */
+
+typedef struct Gemm {
+  int m, n, k;
+  const float *a, *b;
+  float *c;
+} Gemm;
+
+static void run_sgemm(void *p) {
+  Gemm *g = p;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->m, g->n, g->k, 1.0f, g->a, g->k, g->b, g->n,
+              0.0f, g->c, g->n);
+}
+
+static void bench_matmul(const char *variant, int m, int n, int k, const char *so) {
+  int64_t sa[2] = {m, k}, sb[2] = {k, n}, sc[2] = {m, n};
+  RtTensor *a = tensor(2, sa, 1), *b = tensor(2, sb, 2), *c = tensor(2, sc, 3), *ref = tensor(2, sc, 4);
+  RtTensor *args[3] = {a, b, c};
+  RtModule *mod = NULL;
+  double ms = time_texc(so, args, 3, &mod);
+  Gemm g = {m, n, k, a->data, b->data, ref->data};
+  double ams = time_anchor(run_sgemm, &g);
+  char name[64];
+  snprintf(name, sizeof name, "matmul %dx%dx%d", m, n, k);
+  if (ms > 0)
+    row(name, variant, "openblas", ms, ams, ams / ms, 2.0 * m * n * k / ms / 1e6,
+        max_rel_err(c->data, ref->data, (int64_t)m * n));
+  rt_module_free(mod);
+  rt_tensor_free(a), rt_tensor_free(b), rt_tensor_free(c), rt_tensor_free(ref);
+}
+
+/* ---------------------------------------------------------------------- vadd */
+
+typedef struct Copy {
+  char *dst;
+  const char *src;
+  int64_t bytes;
+} Copy;
+
+static void copy_chunk(int64_t begin, int64_t end, void *p) {
+  Copy *c = p;
+  int64_t per = (c->bytes + 63) / 64;
+  int64_t lo = begin * per, hi = end * per > c->bytes ? c->bytes : end * per;
+  if (lo < hi) memcpy(c->dst + lo, c->src + lo, (size_t)(hi - lo));
+}
+
+static void run_memcpy(void *p) { rt_parallel_for(64, copy_chunk, p); }
+
+static void bench_vadd(const char *variant, int64_t n, const char *so) {
+  RtTensor *a = tensor(1, &n, 1), *b = tensor(1, &n, 2), *c = tensor(1, &n, 3), *d = tensor(1, &n, 4);
+  RtTensor *args[3] = {a, b, c};
+  RtModule *mod = NULL;
+  double ms = time_texc(so, args, 3, &mod);
+  Copy cp = {d->data, a->data, n * 4};
+  double ams = time_anchor(run_memcpy, &cp);
+  float *x = a->data, *y = b->data, *z = c->data;
+  double err = 0;
+  for (int64_t i = 0; i < n; i += 4099) err = fmax(err, fabs(z[i] - (x[i] + y[i])));
+  char name[64];
+  snprintf(name, sizeof name, "vadd %lld (GB/s %.1f/%.1f)", (long long)n, 12.0 * n / ms / 1e6, 8.0 * n / ams / 1e6);
+  if (ms > 0) row(name, variant, "memcpy", ms, ams, (12.0 / ms) / (8.0 / ams), 1.0 * n / ms / 1e6, err);
+  rt_module_free(mod);
+  rt_tensor_free(a), rt_tensor_free(b), rt_tensor_free(c), rt_tensor_free(d);
+}
+
+/* ---------------------------------------------------------------------- conv */
+
+#define DNNL_OK(x)                                                   \
+  do {                                                               \
+    if ((x) != dnnl_success) {                                       \
+      fprintf(stderr, "bench: oneDNN call failed: %s\n", #x);        \
+      exit(1);                                                       \
+    }                                                                \
+  } while (0)
+
+typedef struct Conv {
+  dnnl_primitive_t prim;
+  dnnl_stream_t stream;
+  dnnl_exec_arg_t args[3];
+} Conv;
+
+static void run_conv(void *p) {
+  Conv *c = p;
+  DNNL_OK(dnnl_primitive_execute(c->prim, c->stream, 3, c->args));
+  DNNL_OK(dnnl_stream_wait(c->stream));
+}
+
+/* oneDNN forward-inference convolution: NHWC src/dst, weights in oneDNN's preferred
+ * layout (reordered once, untimed, from our HWIO). Fills OUT (NHWC); returns ms. */
+static double onednn_conv(int h, int w, int ci, int co, int kk, int s, int pad, float *x, float *f, float *out) {
+  int oh = (h + 2 * pad - kk) / s + 1, ow = (w + 2 * pad - kk) / s + 1;
+  dnnl_engine_t eng;
+  dnnl_stream_t st;
+  DNNL_OK(dnnl_engine_create(&eng, dnnl_cpu, 0));
+  DNNL_OK(dnnl_stream_create(&st, eng, dnnl_stream_default_flags));
+  dnnl_memory_desc_t src, wany, whwio, dst;
+  dnnl_dims_t sd = {1, ci, h, w}, wd = {co, ci, kk, kk}, dd = {1, co, oh, ow};
+  dnnl_dims_t strides = {s, s}, padl = {pad, pad}, padr = {pad, pad};
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&src, 4, sd, dnnl_f32, dnnl_nhwc));
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&wany, 4, wd, dnnl_f32, dnnl_format_tag_any));
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&whwio, 4, wd, dnnl_f32, dnnl_hwio));
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&dst, 4, dd, dnnl_f32, dnnl_nhwc));
+  dnnl_convolution_desc_t cd;
+  DNNL_OK(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &src, &wany,
+                                             NULL, &dst, strides, padl, padr));
+  dnnl_primitive_desc_t pd;
+  DNNL_OK(dnnl_primitive_desc_create(&pd, &cd, NULL, eng, NULL));
+  const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+  dnnl_memory_t msrc, mwu, mw, mdst;
+  DNNL_OK(dnnl_memory_create(&msrc, &src, eng, x));
+  DNNL_OK(dnnl_memory_create(&mwu, &whwio, eng, f));
+  DNNL_OK(dnnl_memory_create(&mw, wmd, eng, DNNL_MEMORY_ALLOCATE));
+  DNNL_OK(dnnl_memory_create(&mdst, &dst, eng, out));
+  dnnl_primitive_desc_t rpd;
+  dnnl_primitive_t reorder;
+  DNNL_OK(dnnl_reorder_primitive_desc_create(&rpd, &whwio, eng, wmd, eng, NULL));
+  DNNL_OK(dnnl_primitive_create(&reorder, rpd));
+  dnnl_exec_arg_t rargs[2] = {{DNNL_ARG_FROM, mwu}, {DNNL_ARG_TO, mw}};
+  DNNL_OK(dnnl_primitive_execute(reorder, st, 2, rargs));
+  DNNL_OK(dnnl_stream_wait(st));
+  Conv c = {NULL, st, {{DNNL_ARG_SRC, msrc}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DST, mdst}}};
+  DNNL_OK(dnnl_primitive_create(&c.prim, pd));
+  double ms = time_anchor(run_conv, &c);
+  dnnl_primitive_destroy(c.prim), dnnl_primitive_destroy(reorder);
+  dnnl_primitive_desc_destroy(pd), dnnl_primitive_desc_destroy(rpd);
+  dnnl_memory_destroy(msrc), dnnl_memory_destroy(mwu), dnnl_memory_destroy(mw), dnnl_memory_destroy(mdst);
+  dnnl_stream_destroy(st), dnnl_engine_destroy(eng);
+  return ms;
+}
+
+static void bench_conv(const char *variant, const char *layer, int h, int w, int ci, int co, int kk, int s,
+                       int pad, const char *so) {
+  int oh = (h + 2 * pad - kk) / s + 1, ow = (w + 2 * pad - kk) / s + 1;
+  int64_t sx[4] = {1, h, w, ci}, sf[4] = {kk, kk, ci, co}, sy[4] = {1, oh, ow, co};
+  RtTensor *x = tensor(4, sx, 1), *f = tensor(4, sf, 2), *y = tensor(4, sy, 3), *ref = tensor(4, sy, 4);
+  RtTensor *args[3] = {x, f, y};
+  RtModule *mod = NULL;
+  double ms = time_texc(so, args, 3, &mod);
+  double ams = onednn_conv(h, w, ci, co, kk, s, pad, x->data, f->data, ref->data);
+  char name[96];
+  snprintf(name, sizeof name, "conv %s %dx%dx%d>%d k%d s%d", layer, h, w, ci, co, kk, s);
+  double flops = 2.0 * oh * ow * co * ci * kk * kk;
+  if (ms > 0) row(name, variant, "onednn", ms, ams, ams / ms, flops / ms / 1e6, max_rel_err(y->data, ref->data, y->nbytes / 4));
+  rt_module_free(mod);
+  rt_tensor_free(x), rt_tensor_free(f), rt_tensor_free(y), rt_tensor_free(ref);
+}
+
+int main(int argc, char **argv) {
+  FILE *in = argc > 1 ? fopen(argv[1], "r") : stdin;
+  if (!in) {
+    fprintf(stderr, "usage: bench MANIFEST\n");
+    return 2;
+  }
+  openblas_set_num_threads(rt_num_threads());
+  printf("threads: %d (TEX_NUM_THREADS; OpenBLAS and oneDNN use as many)\n", rt_num_threads());
+  printf("%-28s %-10s %10s %10s %-9s %7s %9s\n", "kernel", "variant", "texc ms", "anchor ms", "anchor", "ratio",
+         "GFLOP/s");
+  char line[1024], kind[32], variant[64], layer[32], so[512];
+  while (fgets(line, sizeof line, in)) {
+    int m, n, k, h, w, ci, co, kk, s, pad;
+    long long len;
+    if (line[0] == '#' || sscanf(line, "%31s", kind) != 1) continue;
+    if (!strcmp(kind, "matmul") && sscanf(line, "%*s %63s %d %d %d %511s", variant, &m, &n, &k, so) == 5)
+      bench_matmul(variant, m, n, k, so);
+    else if (!strcmp(kind, "vadd") && sscanf(line, "%*s %63s %lld %511s", variant, &len, so) == 3)
+      bench_vadd(variant, len, so);
+    else if (!strcmp(kind, "conv") && sscanf(line, "%*s %63s %31s %d %d %d %d %d %d %d %511s", variant, layer, &h,
+                                             &w, &ci, &co, &kk, &s, &pad, so) == 10)
+      bench_conv(variant, layer, h, w, ci, co, kk, s, pad, so);
+    else fprintf(stderr, "bench: bad manifest line: %s", line);
+  }
+  return 0;
+}
