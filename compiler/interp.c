@@ -9,11 +9,12 @@
  *
  * Speed: the IR is compiled once into a tree of closures (Node for expressions, SNode for
  * statements) with variables in pre-resolved integer slots and buffers in slots.
- * Affine index expressions (i64 sums of slot*constant) become one node. An innermost
- * loop whose body is only stores with affine indices runs on a fast path: every access
- * that executes unconditionally is checked once, at both ends of the loop (each index
- * is monotone in the loop variable), and then addressed as base + var*step without
- * per-iteration checks; `D = X + A*B` and `D = const` in f32 run as tight C loops. */
+ * Affine index expressions (i64 sums of slot*constant) become one node. In a loop, the
+ * accesses of the stores directly in its body that execute unconditionally (not under
+ * an If or a select arm) and have affine indices are checked once at loop entry, at
+ * both ends of the loop (each index is monotone in the loop variable), and are then
+ * addressed as base + var*step with no per-iteration check; a loop whose body is one
+ * f32 store `D = X + A*B` or `D = const` runs as a tight C loop. */
 #include "texc.h"
 
 #include <math.h>
@@ -670,6 +671,12 @@ static void run_store(const SNode *s, Ctx *c) {
   }
 }
 
+/* store of an f32 value: acc, value (the common case, without the dtype switch) */
+static void run_store_f32(const SNode *s, Ctx *c) {
+  float v = s->value->fn.f(s->value, c);
+  ((float *)BUFDATA(c, s->acc))[offset(s->acc, c)] = v;
+}
+
 /* seq: stmts[0..n) */
 static void run_seq(const SNode *s, Ctx *c) {
   for (int i = 0; i < s->n; i++) s->stmts[i]->fn(s->stmts[i], c);
@@ -742,7 +749,7 @@ static void fill_loop(const SNode *s, Ctx *c, int64_t lo, int64_t n) {
   for (int64_t i = 0; i < n; i++, o += a->fstep) d[o] = v;
 }
 
-/* fast for: slot, min, extent, body (stores only), fast[0..nfast), pattern, pa */
+/* fast for: slot, min, extent, body, fast[0..nfast), pattern, pa, stmts[0] (the store) */
 static void run_fast_for(const SNode *s, Ctx *c) {
   int64_t lo = s->min->fn.i(s->min, c), n = s->extent->fn.i(s->extent, c);
   if (n <= 0) return;
@@ -846,24 +853,28 @@ static void find_pattern(SNode *loop, SNode *store) {
   loop->pa[3] = m->b->acc;
 }
 
-/* An innermost loop whose body is stores with affine indices gets the fast path. */
+static bool is_store(const SNode *s) { return s->fn == run_store || s->fn == run_store_f32; }
+
+/* A loop hoists the bounds checks of the unconditional accesses of the stores directly in
+ * its body (their indices can only use outer variables, fixed during the loop, and the
+ * loop's own); stores under an If and statements in inner loops keep their own checks.
+ * A loop whose body is one f32 store may match a tight pattern. */
 static void try_fast(SNode *loop) {
   SNode *b = loop->body;
   SNode **list = b->fn == run_seq ? b->stmts : &loop->body;
   int n = b->fn == run_seq ? b->n : 1;
   Vec acc = {0};
   for (int i = 0; i < n; i++) {
-    if (list[i]->fn != run_store || !list[i]->acc->aff) return;
+    if (!is_store(list[i]) || !list[i]->acc->aff) continue;
     vec_push(&acc, list[i]->acc);
     fast_loads(list[i]->value, &acc);
   }
-  if (n == 0) return;
+  if (acc.len == 0) return;
   loop->fn = run_fast_for;
   loop->fast = (Access **)acc.data;
   loop->nfast = acc.len;
-  if (n == 1) {
-    if (b->fn == run_seq) loop->stmts = b->stmts;
-    else loop->stmts = &loop->body;
+  if (n == 1 && is_store(list[0])) {
+    loop->stmts = list;
     find_pattern(loop, list[0]);
   }
 }
@@ -904,6 +915,7 @@ static SNode *cs(Comp *cp, const Stmt *st) {
     s = snode(run_store);
     s->acc = access(cp, st->buf, st->args, st->nargs, true);
     s->value = cx(cp, st->value);
+    if (st->buf->dtype == DT_F32) s->fn = run_store_f32;
     return s;
   case S_IF:
     s = snode(run_if);
