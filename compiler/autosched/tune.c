@@ -12,7 +12,7 @@
 typedef struct TuneArgs {
   const char *file, *kernel, *records, *target;
   int trials, repeat, batch, jobs;
-  double time_s, min_repeat_ms;
+  double time_s, min_repeat_ms, run_timeout_s;
   uint64_t seed;
   Define defs[64];
   int ndefs;
@@ -63,6 +63,7 @@ static bool parse_opt(TuneArgs *a, const char *opt, const char *v) {
   else if (!strcmp(opt, "--min-repeat-ms")) a->min_repeat_ms = atof(v);
   else if (!strcmp(opt, "--batch")) a->batch = atoi(v);
   else if (!strcmp(opt, "--jobs")) a->jobs = atoi(v);
+  else if (!strcmp(opt, "--run-timeout")) return (a->run_timeout_s = parse_duration(v)) > 0;
   else if (!strcmp(opt, "-D")) return parse_define(v, a);
   else return false;
   return true;
@@ -113,7 +114,8 @@ static bool task_init(Task *t, Kernel *k, Target tg, Ast *file, const char *path
 
 static MeasureOpts measure_opts(const TuneArgs *a) {
   MeasureOpts m = {.repeat = a->repeat, .min_repeat_ms = a->min_repeat_ms,
-                   .build_timeout_s = 20, .run_timeout_s = 10, .check_all = a->check_all};
+                   .build_timeout_s = 20, .run_timeout_s = a->run_timeout_s > 0 ? a->run_timeout_s : 10,
+                   .check_all = a->check_all};
   m.jobs = a->jobs > 0 ? a->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (m.jobs < 1) m.jobs = 1;
   return m;
