@@ -83,7 +83,7 @@ static void print_expr(FILE *f, const Ast *e, int min);
 static void print_list(FILE *f, const Vec *v) {
   for (int i = 0; i < v->len; i++) {
     if (i) fputs(", ", f);
-    print_expr(f, v->data[i], P_COND);
+    print_expr(f, v->data[i], 0);
   }
 }
 
