@@ -140,6 +140,7 @@ static void check_stmt(VScope *s, const Stmt *st) {
     for (int i = 0; i < st->n; i++) check_stmt(s, st->stmts[i]);
     break;
   case S_BARRIER:
+    s->where = "barrier";
     if (!s->in_block) fail(s, "%s", "a barrier outside any blockIdx loop");
     break;
   default: fail(s, "%s", "unknown statement kind");

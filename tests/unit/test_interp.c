@@ -223,7 +223,71 @@ static void speed(void) {
   free(a), free(b), free(o);
 }
 
+
+/* The --emit ir text: loop kinds, allocations, guards, thread loops, duplicate names. */
+static void test_print(void) {
+  IrVar *io = ir_newvar("i.outer", DT_I64), *ii = ir_newvar("i.inner", DT_I64);
+  IrVar *j = ir_newvar("j", DT_I64), *j2 = ir_newvar("j", DT_I64), *tx = ir_newvar("tx", DT_I64);
+  IrVar *n = ir_newvar("N", DT_I64);
+  Buffer *A = buf("A", DT_F32, v(n), c(4), BUF_INPUT), *C = buf("C", DT_F32, v(n), c(4), BUF_OUTPUT);
+  Buffer *S = ir_buffer("AS", DT_F32, 2, (Expr *[]){c(32), c(4)}, SCOPE_SHARED, BUF_TEMP);
+  Expr *i = bin(OP_ADD, bin(OP_MUL, v(io), c(32)), v(ii));
+  Stmt *copy = ir_for(j, c(0), c(4), FOR_VECTORIZE, st2(S, v(ii), v(j), ld2(A, i, v(j))));
+  Stmt *use = ir_for(j2, c(0), c(4), FOR_UNROLL,
+                     st2(C, i, v(j2), bin(OP_MUL, ld2(S, v(ii), v(j2)), ir_float(DT_F32, 0.5))));
+  Stmt *guarded = ir_if(bin(OP_LT, i, v(n)), ir_seq2(copy, use), NULL);
+  Stmt *body = ir_for(io, c(0), bin(OP_DIV, bin(OP_ADD, v(n), c(31)), c(32)), FOR_BLOCK_X,
+                      ir_alloc(S, ir_seq2(ir_for(ii, c(0), c(32), FOR_THREAD_X, guarded),
+                                          ir_seq2(ir_barrier(), ir_for(tx, c(0), c(1), FOR_PARALLEL,
+                                                                       st2(C, c(0), c(0), ir_float(DT_F32, 0)))))));
+  Buffer *p[2] = {A, C};
+  LoweredFunc *f = func("k", p, 2, 1, body);
+  f->sizes = (IrVar *[]){n};
+  f->nsizes = 1;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  ir_print_func(out, f);
+  fclose(out);
+  const char *want =
+      "func k(A: f32[N, 4], C: f32[N, 4]) {\n"
+      "  for (i.outer, 0, (N + 31)/32) {  // blockIdx.x\n"
+      "    allocate AS: f32[32, 4] shared\n"
+      "    for (i.inner, 0, 32) {  // threadIdx.x\n"
+      "      if (i.outer*32 + i.inner < N) {\n"
+      "        vectorized (j, 0, 4) {\n"
+      "          AS[i.inner, j] = A[i.outer*32 + i.inner, j]\n"
+      "        }\n"
+      "        unrolled (j_1, 0, 4) {\n"
+      "          C[i.outer*32 + i.inner, j_1] = AS[i.inner, j_1]*0.5f\n"
+      "        }\n"
+      "      }\n"
+      "    }\n"
+      "    barrier()\n"
+      "    parallel (tx, 0, 1) {\n"
+      "      C[0, 0] = 0f\n"
+      "    }\n"
+      "  }\n"
+      "}\n";
+  bool ok = strcmp(text, want) == 0;
+  if (!ok) printf("# got:\n%s", text);
+  check("ir_print_func text", ok);
+  check("printed function verifies", ir_verify(f));
+  free(text);
+  check("expression parentheses",
+        strcmp(ir_expr_str(bin(OP_SUB, v(j), bin(OP_SUB, v(ii), c(1)))), "j - (i.inner - 1)") == 0 &&
+            strcmp(ir_expr_str(bin(OP_MUL, bin(OP_ADD, v(j), c(1)), c(2))), "(j + 1)*2") == 0 &&
+            strcmp(ir_expr_str(ir_select(bin(OP_AND, bin(OP_LT, v(j), c(1)), bin(OP_GT, v(j), c(0))),
+                                         ir_float(DT_F64, 1), ir_float(DT_F64, -2.5))),
+                   "j < 1 && j > 0 ? 1.0 : -2.5") == 0);
+  /* a variable used outside its loop, and a barrier outside a block loop, fail to verify */
+  fprintf(stderr, "# expected verifier errors follow:\n");
+  LoweredFunc *bad = func("bad", p, 2, 1, ir_seq2(st2(C, v(j), c(0), ir_float(DT_F32, 0)), ir_barrier()));
+  check("verifier rejects unbound var and stray barrier", !ir_verify(bad));
+}
+
 int main(void) {
+  test_print();
   test_matmul();
   test_guarded_split();
   test_oob();
