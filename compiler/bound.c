@@ -1,0 +1,398 @@
+/* bound.c — the arithmetic behind bound inference: an exact normalizer for affine
+ * integer index expressions and interval evaluation over loop ranges.
+ *
+ * Index expressions are sums of terms; bnd_simplify rewrites them as
+ * `t1*c1 + t2*c2 + ... + c` so that differences of regions fold to constants.
+ * Intervals (texc.h Interval, inclusive, NULL = unbounded) are symbolic: a var that is
+ * not relaxed stays in the endpoints. Everything here is exact or a superset; nothing
+ * ever narrows a set of values. */
+#include "sched_internal.h"
+
+#include <string.h>
+
+void relax_add(Relax *r, IrVar *v, Expr *ext) {
+  if (r->n == r->cap) {
+    int cap = r->cap ? r->cap * 2 : 16;
+    IrVar **vars = xalloc(sizeof(IrVar *) * (size_t)cap);
+    Expr **exts = xalloc(sizeof(Expr *) * (size_t)cap);
+    if (r->n) {
+      memcpy(vars, r->vars, sizeof(IrVar *) * (size_t)r->n);
+      memcpy(exts, r->ext, sizeof(Expr *) * (size_t)r->n);
+    }
+    r->vars = vars;
+    r->ext = exts;
+    r->cap = cap;
+  }
+  r->vars[r->n] = v;
+  r->ext[r->n++] = ext;
+}
+
+/* ---- linear forms ---------------------------------------------------- */
+
+typedef struct Term {
+  Expr *atom;
+  int64_t coef;
+} Term;
+
+/* c + sum coef*atom, all of dtype DT. Atoms are simplified non-affine expressions. */
+typedef struct Lin {
+  Term *t;
+  int n, cap;
+  int64_t c;
+  DType dt;
+} Lin;
+
+static void lin_term(Lin *l, Expr *atom, int64_t coef) {
+  for (int i = 0; i < l->n; i++)
+    if (ir_equal(l->t[i].atom, atom)) {
+      l->t[i].coef += coef;
+      return;
+    }
+  if (l->n == l->cap) {
+    int cap = l->cap ? l->cap * 2 : 8;
+    Term *t = xalloc(sizeof(Term) * (size_t)cap);
+    if (l->n) memcpy(t, l->t, sizeof(Term) * (size_t)l->n);
+    l->t = t;
+    l->cap = cap;
+  }
+  l->t[l->n++] = (Term){atom, coef};
+}
+
+static Expr *simp_node(Expr *e);
+
+/* Whether lin_build takes E apart (a sum, a difference, a product with a constant, a
+ * negation, all of dtype DT). */
+static bool affine_node(const Expr *e, DType dt) {
+  if (e->dtype != dt) return false;
+  if (e->kind == E_UN) return e->op == OP_NEG;
+  if (e->kind != E_BIN || e->a->dtype != dt || e->b->dtype != dt) return false;
+  if (e->op == OP_ADD || e->op == OP_SUB) return true;
+  return e->op == OP_MUL && (ir_is_const(e->a, NULL) || ir_is_const(e->b, NULL));
+}
+
+/* Add SCALE * E to L. */
+static void lin_build(Lin *l, Expr *e, int64_t scale) {
+  int64_t v;
+  if (ir_is_const(e, &v) && e->dtype == l->dt) {
+    l->c += scale * v;
+    return;
+  }
+  if (affine_node(e, l->dt) && e->kind == E_BIN) {
+    switch (e->op) {
+    case OP_ADD: lin_build(l, e->a, scale); lin_build(l, e->b, scale); return;
+    case OP_SUB: lin_build(l, e->a, scale); lin_build(l, e->b, -scale); return;
+    case OP_MUL:
+      if (ir_is_const(e->b, &v)) { lin_build(l, e->a, scale * v); return; }
+      if (ir_is_const(e->a, &v)) { lin_build(l, e->b, scale * v); return; }
+      break;
+    default: break;
+    }
+  }
+  if (affine_node(e, l->dt) && e->kind == E_UN) {
+    lin_build(l, e->a, -scale);
+    return;
+  }
+  Expr *a = simp_node(e);
+  if (ir_is_const(a, &v) && a->dtype == l->dt) l->c += scale * v;
+  else if (affine_node(a, l->dt)) lin_build(l, a, scale); /* simplification exposed an affine form */
+  else lin_term(l, a, scale);
+}
+
+static Lin lin_of(Expr *e) {
+  Lin l = {0};
+  l.dt = e->dtype;
+  lin_build(&l, e, 1);
+  return l;
+}
+
+static Expr *scaled(Expr *atom, int64_t c, DType dt) {
+  return c == 1 ? atom : ir_bin(OP_MUL, atom, ir_const(dt, c));
+}
+
+/* Rebuild: positive terms, then the constant, then subtracted terms. */
+static Expr *lin_expr(const Lin *l) {
+  Expr *r = NULL;
+  for (int i = 0; i < l->n; i++)
+    if (l->t[i].coef > 0) {
+      Expr *t = scaled(l->t[i].atom, l->t[i].coef, l->dt);
+      r = r ? ir_bin(OP_ADD, r, t) : t;
+    }
+  if (l->c > 0 || (!r && l->c == 0)) r = r ? ir_bin(OP_ADD, r, ir_const(l->dt, l->c)) : ir_const(l->dt, l->c);
+  for (int i = 0; i < l->n; i++)
+    if (l->t[i].coef < 0) {
+      Expr *t = scaled(l->t[i].atom, -l->t[i].coef, l->dt);
+      r = (r && !(ir_is_const(r, NULL) && r->ival == 0)) ? ir_bin(OP_SUB, r, t) : ir_un(OP_NEG, t);
+    }
+  if (l->c < 0) r = r ? ir_bin(OP_SUB, r, ir_const(l->dt, -l->c)) : ir_const(l->dt, l->c);
+  return r;
+}
+
+/* A - B as a constant, when it is one. */
+static bool const_diff(Expr *a, Expr *b, int64_t *d) {
+  if (!a || !b || a->dtype != b->dtype || !dtype_is_int(a->dtype)) return false;
+  Lin l = lin_of(ir_bin(OP_SUB, a, b));
+  for (int i = 0; i < l.n; i++)
+    if (l.t[i].coef != 0) return false;
+  *d = l.c;
+  return true;
+}
+
+static int64_t floordiv64(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+  return q;
+}
+
+/* (sum c_i t_i + c) / d or % d with every c_i divisible by d. */
+static bool lin_divisible(const Lin *l, int64_t d) {
+  for (int i = 0; i < l->n; i++)
+    if (l->t[i].coef % d) return false;
+  return true;
+}
+
+static Expr *simp_divmod(Expr *e, Expr *a, Expr *b) {
+  int64_t d;
+  if (!ir_is_const(b, &d) || d <= 0) return ir_bin((BinOp)e->op, a, b);
+  Lin l = lin_of(a);
+  if (lin_divisible(&l, d)) {
+    /* floor((d*x + c) / d) = x + floor(c / d); (d*x + c) % d = c mod d */
+    if (e->op == OP_MOD) return ir_const(e->dtype, l.c - floordiv64(l.c, d) * d);
+    for (int i = 0; i < l.n; i++) l.t[i].coef /= d;
+    l.c = floordiv64(l.c, d);
+    return lin_expr(&l);
+  }
+  if (e->op == OP_MOD) { /* drop terms that are multiples of d */
+    Lin r = {0};
+    r.dt = l.dt;
+    for (int i = 0; i < l.n; i++)
+      if (l.t[i].coef % d) lin_term(&r, l.t[i].atom, l.t[i].coef);
+    r.c = l.c - floordiv64(l.c, d) * d;
+    return ir_bin(OP_MOD, lin_expr(&r), b);
+  }
+  return ir_bin(OP_DIV, a, b);
+}
+
+static bool cmp_fold(int op, int64_t d, bool *out) {
+  switch (op) { /* d = a - b */
+  case OP_EQ: *out = d == 0; return true;
+  case OP_NE: *out = d != 0; return true;
+  case OP_LT: *out = d < 0; return true;
+  case OP_LE: *out = d <= 0; return true;
+  case OP_GT: *out = d > 0; return true;
+  case OP_GE: *out = d >= 0; return true;
+  default: return false;
+  }
+}
+
+/* Simplify a binary node whose operands are already simplified. */
+static Expr *simp_bin(Expr *e, Expr *a, Expr *b) {
+  int64_t d, x, y;
+  bool r;
+  switch (e->op) {
+  case OP_DIV:
+  case OP_MOD:
+    if (dtype_is_int(e->dtype)) return simp_divmod(e, a, b);
+    break;
+  case OP_MIN:
+  case OP_MAX:
+    if (const_diff(a, b, &d)) return (d <= 0) == (e->op == OP_MIN) ? a : b;
+    break;
+  case OP_AND:
+  case OP_OR:
+    if (ir_is_const(a, &x)) return (x != 0) == (e->op == OP_AND) ? b : a;
+    if (ir_is_const(b, &y)) return (y != 0) == (e->op == OP_AND) ? a : b;
+    break;
+  default:
+    if (e->op >= OP_EQ && e->op <= OP_GE && const_diff(a, b, &d) && cmp_fold(e->op, d, &r))
+      return ir_const(DT_BOOL, r);
+    break;
+  }
+  Expr *n = ir_bin((BinOp)e->op, a, b);
+  n->dtype = e->dtype;
+  return n;
+}
+
+/* Simplify the children of a node that is not itself affine. */
+static Expr *simp_node(Expr *e) {
+  int64_t v;
+  switch (e->kind) {
+  case E_INT:
+  case E_FLOAT:
+  case E_VAR: return e;
+  case E_BIN: return simp_bin(e, bnd_simplify(e->a), bnd_simplify(e->b));
+  case E_SELECT: {
+    Expr *c = bnd_simplify(e->a);
+    if (ir_is_const(c, &v)) return bnd_simplify(v ? e->b : e->c);
+    return ir_select(c, bnd_simplify(e->b), bnd_simplify(e->c));
+  }
+  case E_UN: {
+    Expr *a = bnd_simplify(e->a);
+    if (e->op == OP_NOT && ir_is_const(a, &v)) return ir_const(DT_BOOL, !v);
+    Expr *n = ir_un((UnOp)e->op, a);
+    n->dtype = e->dtype;
+    return n;
+  }
+  default: break;
+  }
+  Expr *c = xalloc(sizeof *c);
+  *c = *e;
+  if (e->a) c->a = bnd_simplify(e->a);
+  if (e->nargs) {
+    c->args = xalloc(sizeof(Expr *) * (size_t)e->nargs);
+    for (int i = 0; i < e->nargs; i++) c->args[i] = bnd_simplify(e->args[i]);
+  }
+  return c;
+}
+
+Expr *bnd_simplify(Expr *e) {
+  if (!e) return NULL;
+  if (dtype_is_int(e->dtype) && affine_node(e, e->dtype)) {
+    Lin l = lin_of(e);
+    return lin_expr(&l);
+  }
+  return simp_node(e);
+}
+
+Expr *bnd_min(Expr *a, Expr *b) {
+  if (!a || !b) return NULL;
+  return simp_bin(&(Expr){.kind = E_BIN, .op = OP_MIN, .dtype = a->dtype}, a, b);
+}
+
+Expr *bnd_max(Expr *a, Expr *b) {
+  if (!a || !b) return NULL;
+  return simp_bin(&(Expr){.kind = E_BIN, .op = OP_MAX, .dtype = a->dtype}, a, b);
+}
+
+/* ---- intervals ------------------------------------------------------- */
+
+static int relax_find(const Relax *r, const IrVar *v) {
+  for (int i = 0; r && i < r->n; i++)
+    if (r->vars[i] == v) return i;
+  return -1;
+}
+
+static bool uses_relaxed(const Expr *e, const Relax *r) {
+  if (!e) return false;
+  if (e->kind == E_VAR) return relax_find(r, e->var) >= 0;
+  for (int i = 0; i < e->nargs; i++)
+    if (uses_relaxed(e->args[i], r)) return true;
+  return uses_relaxed(e->a, r) || uses_relaxed(e->b, r) || uses_relaxed(e->c, r);
+}
+
+static Interval unbounded(void) { return (Interval){NULL, NULL}; }
+
+static Expr *add_or_null(Expr *a, Expr *b) { return a && b ? ir_bin(OP_ADD, a, b) : NULL; }
+
+/* C * I for a constant C. */
+static Interval iv_scale(Interval i, int64_t c, DType dt) {
+  Expr *k = ir_const(dt, c);
+  Expr *lo = i.min ? ir_bin(OP_MUL, i.min, k) : NULL, *hi = i.max ? ir_bin(OP_MUL, i.max, k) : NULL;
+  if (c >= 0) return (Interval){lo, hi};
+  return (Interval){hi, lo};
+}
+
+static Interval atom_interval(Expr *e, const Relax *r);
+
+/* Interval of an affine form: term by term. */
+static Interval lin_interval(const Lin *l, const Relax *r) {
+  Interval acc = {ir_const(l->dt, l->c), ir_const(l->dt, l->c)};
+  for (int i = 0; i < l->n; i++) {
+    if (l->t[i].coef == 0) continue;
+    Interval t = atom_interval(l->t[i].atom, r);
+    t = iv_scale(t, l->t[i].coef, l->dt);
+    acc.min = add_or_null(acc.min, t.min);
+    acc.max = add_or_null(acc.max, t.max);
+  }
+  return acc;
+}
+
+static bool interval_consts(Interval i, int64_t *lo, int64_t *hi) {
+  return ir_is_const(i.min, lo) && ir_is_const(i.max, hi);
+}
+
+/* A * B when both have constant bounds. */
+static Interval mul_interval(Interval a, Interval b, DType dt) {
+  int64_t al, ah, bl, bh;
+  if (!interval_consts(a, &al, &ah) || !interval_consts(b, &bl, &bh)) return unbounded();
+  int64_t p[4] = {al * bl, al * bh, ah * bl, ah * bh}, lo = p[0], hi = p[0];
+  for (int i = 1; i < 4; i++) {
+    if (p[i] < lo) lo = p[i];
+    if (p[i] > hi) hi = p[i];
+  }
+  return (Interval){ir_const(dt, lo), ir_const(dt, hi)};
+}
+
+static Interval divmod_interval(Expr *e, const Relax *r) {
+  int64_t d, lo, hi;
+  if (!ir_is_const(e->b, &d) || d <= 0) return unbounded();
+  Interval a = bnd_interval(e->a, r);
+  if (e->op == OP_DIV)
+    return (Interval){a.min ? ir_floordiv(a.min, e->b) : NULL, a.max ? ir_floordiv(a.max, e->b) : NULL};
+  if (interval_consts(a, &lo, &hi) && floordiv64(lo, d) == floordiv64(hi, d))
+    return (Interval){ir_const(e->dtype, lo - floordiv64(lo, d) * d), ir_const(e->dtype, hi - floordiv64(hi, d) * d)};
+  return (Interval){ir_const(e->dtype, 0), ir_const(e->dtype, d - 1)};
+}
+
+/* Interval of a non-affine expression (or a var). */
+static Interval atom_interval(Expr *e, const Relax *r) {
+  if (!uses_relaxed(e, r)) return (Interval){e, e};
+  if (e->kind == E_VAR) {
+    Expr *ext = r->ext[relax_find(r, e->var)];
+    return (Interval){ir_const(e->dtype, 0), ir_sub(ext, ir_const(e->dtype, 1))};
+  }
+  if (!dtype_is_int(e->dtype)) return unbounded();
+  if (e->kind == E_SELECT) {
+    Interval a = bnd_interval(e->b, r), b = bnd_interval(e->c, r);
+    return (Interval){bnd_min(a.min, b.min), bnd_max(a.max, b.max)};
+  }
+  if (e->kind != E_BIN) return unbounded();
+  switch (e->op) {
+  case OP_DIV:
+  case OP_MOD: return divmod_interval(e, r);
+  case OP_MIN:
+  case OP_MAX: {
+    Interval a = bnd_interval(e->a, r), b = bnd_interval(e->b, r);
+    if (e->op == OP_MIN) return (Interval){bnd_min(a.min, b.min), bnd_min(a.max, b.max)};
+    return (Interval){bnd_max(a.min, b.min), bnd_max(a.max, b.max)};
+  }
+  case OP_MUL: return mul_interval(bnd_interval(e->a, r), bnd_interval(e->b, r), e->dtype);
+  default: return unbounded();
+  }
+}
+
+Interval bnd_interval(Expr *e, const Relax *r) {
+  e = bnd_simplify(e);
+  if (!uses_relaxed(e, r)) return (Interval){e, e};
+  Interval i;
+  if (dtype_is_int(e->dtype)) {
+    Lin l = lin_of(e);
+    i = lin_interval(&l, r);
+  } else {
+    i = atom_interval(e, r);
+  }
+  return (Interval){bnd_simplify(i.min), bnd_simplify(i.max)};
+}
+
+bool bnd_prove_le(Expr *a, Expr *b, const Relax *r) {
+  int64_t lo;
+  Interval d = bnd_interval(ir_bin(OP_SUB, b, a), r);
+  if (ir_is_const(d.min, &lo) && lo >= 0) return true;
+  /* The shared simplifier may know more (arith.c). */
+  RangeMap m = {0};
+  for (int i = 0; r && i < r->n; i++) range_push(&m, r->vars[i], ir_int(0), r->ext[i]);
+  return prove(ir_bin(OP_LE, a, b), &m);
+}
+
+bool bnd_loop_free(const Expr *e, const Kernel *k) {
+  if (!e) return false;
+  if (e->kind == E_VAR) {
+    for (int i = 0; i < k->nsizes; i++)
+      if (k->sizes[i] == e->var) return true;
+    return false;
+  }
+  if (e->kind == E_LOAD) return false;
+  for (int i = 0; i < e->nargs; i++)
+    if (!bnd_loop_free(e->args[i], k)) return false;
+  return (!e->a || bnd_loop_free(e->a, k)) && (!e->b || bnd_loop_free(e->b, k)) &&
+         (!e->c || bnd_loop_free(e->c, k));
+}
