@@ -743,7 +743,10 @@ typedef struct Captures {
   int n;
 } Captures;
 
+/* Constants are not passed: the body uses them as they are, so strides and bounds that
+ * are known stay known (and index math folds) inside outlined bodies. */
 static void capture(Captures *c, LLVMTypeRef t, LLVMValueRef v) {
+  if (v && LLVMIsConstant(v)) return;
   c->types[c->n] = t;
   c->vals[c->n++] = v;
 }
@@ -780,8 +783,13 @@ static void begin_function(CG *g, LLVMValueRef fn) {
   add_attr(g, fn, LLVMAttributeFunctionIndex, "nounwind");
 }
 
+/* Inside an outlined body: the value of outer value V (a constant, or the next param). */
+static LLVMValueRef captured(LLVMValueRef fn, int *p, LLVMValueRef v) {
+  return LLVMIsConstant(v) ? v : LLVMGetParam(fn, (unsigned)(*p)++);
+}
+
 /* The outlined body: params as in C; rebinds every capture, loops over [begin, end). */
-static LLVMValueRef build_body_fn(CG *g, Stmt *s, Captures *c) {
+static LLVMValueRef build_body_fn(CG *g, Stmt *s, Captures *c, LLVMValueRef min_outer) {
   const char *name = xprintf("%s.body.%d", g->lf->name, ++g->nouts);
   LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->voidt, c->types, (unsigned)c->n, 0));
   LLVMSetLinkage(fn, LLVMInternalLinkage);
@@ -793,11 +801,11 @@ static LLVMValueRef build_body_fn(CG *g, Stmt *s, Captures *c) {
     LLVMValueRef *st = xalloc(sizeof *st * (size_t)(b->ndim ? b->ndim : 1));
     add_attr(g, fn, (unsigned)p + 1, "noalias");
     LLVMValueRef ptr = LLVMGetParam(fn, (unsigned)p++);
-    for (int d = 0; d < b->ndim; d++) st[d] = LLVMGetParam(fn, (unsigned)p++);
+    for (int d = 0; d < b->ndim; d++) st[d] = captured(fn, &p, g->bufs[i].strides[d]);
     bind_buf(g, b, ptr, st);
   }
-  for (int i = 0; i < nvars; i++) bind_var(g, g->vars[i].var, LLVMGetParam(fn, (unsigned)p++));
-  LLVMValueRef min = LLVMGetParam(fn, (unsigned)p);
+  for (int i = 0; i < nvars; i++) bind_var(g, g->vars[i].var, captured(fn, &p, g->vars[i].val));
+  LLVMValueRef min = captured(fn, &p, min_outer);
   LLVMValueRef begin = LLVMGetParam(fn, 0), end = LLVMGetParam(fn, 1);
   emit_loop(g, s->var, LLVMBuildNSWAdd(g->b, min, begin, ""), LLVMBuildNSWSub(g->b, end, begin, ""), s->body);
   LLVMBuildRetVoid(g->b);
@@ -835,7 +843,7 @@ static void emit_parallel(CG *g, Stmt *s, LLVMValueRef min, LLVMValueRef ext) {
   LLVMBasicBlockRef here = LLVMGetInsertBlock(g->b);
   LLVMValueRef fn = g->fn, errp = g->errp;
   LLVMBasicBlockRef allocas = g->allocas;
-  LLVMValueRef body = build_body_fn(g, s, &c);
+  LLVMValueRef body = build_body_fn(g, s, &c, min);
   LLVMValueRef task = build_task_fn(g, body, &c, cty);
   g->fn = fn;
   g->errp = errp;
