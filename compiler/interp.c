@@ -958,6 +958,10 @@ static bool bind_params(Comp *cp, Ctx *c, void **args) {
 }
 
 int interp_run(const LoweredFunc *fn, void **args, const int64_t *sizes) {
+  if (fn->nsizes > 0 && !sizes) {
+    fprintf(stderr, "error: %s has symbolic sizes but none were given\n", fn->name);
+    return 1;
+  }
   Comp cp = {.fn = fn};
   for (int i = 0; i < fn->nsizes; i++) vec_push(&cp.vars, fn->sizes[i]);
   for (int i = 0; i < fn->nparams; i++) vec_push(&cp.bufs, fn->params[i]);

@@ -353,6 +353,11 @@ static Expr *simp_un(Expr *e, const RangeMap *r) {
   if (e->op == OP_NOT) {
     if (a->kind == E_INT) return ir_const(DT_BOOL, a->ival == 0);
     if (a->kind == E_UN && a->op == OP_NOT) return a->a;
+    if (a->kind == E_BIN && a->op >= OP_EQ && a->op <= OP_GE && dtype_is_int(a->a->dtype)) {
+      static const BinOp flip[] = {[OP_EQ] = OP_NE, [OP_NE] = OP_EQ, [OP_LT] = OP_GE,
+                                   [OP_LE] = OP_GT, [OP_GT] = OP_LE, [OP_GE] = OP_LT};
+      return ir_bin(flip[a->op], a->a, a->b); /* exact for integers (no NaN) */
+    }
     return ir_un(OP_NOT, a);
   }
   if (a->kind == E_INT) return ir_const(a->dtype, wrap(a->dtype, wmul(a->ival, -1)));
