@@ -1,0 +1,70 @@
+#!/bin/bash
+# GPU back ends on every example: each opencl variant (and the default GPU schedule) runs on
+# the OpenCL device (PoCL on a CPU-only machine) and matches the interpreter; each cuda variant
+# compiles to PTX through NVRTC; CUDA runs need a device and are skipped without one.
+cd "$(dirname "$0")/../.."
+declare -A small=(
+  [vadd]="-D N=1000"
+  [matmul]="-D M=64 -D N=48 -D K=32"
+  [conv2d]="-D H=9 -D W=7 -D CI=8 -D CO=16"
+  [softmax]="-D N=13 -D M=40"
+  [transpose]="-D N=70 -D M=37"
+  [blur]="-D H=50 -D W=70"
+  [batch_matmul]="-D BATCH=3 -D M=20 -D N=40 -D K=17"
+)
+report() { # LABEL RC OUT [PATTERN]
+  if [ "$2" -eq 0 ] && { [ -z "$4" ] || grep -q "$4" <<<"$3"; }; then echo "ok - $1"
+  else echo "not ok - $1"; echo "$3" | head -20 | sed 's/^/    /'; fi
+}
+
+if clinfo -l 2>/dev/null | grep -q 'Device'; then have_cl=1; else have_cl=0; fi
+if [ -e /dev/nvidia0 ] || nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then have_cuda=1; else have_cuda=0; fi
+[ -e /usr/local/cuda/lib64/libnvrtc.so ] || ldconfig -p 2>/dev/null | grep -q libnvrtc && have_nvrtc=1 || have_nvrtc=0
+
+for f in examples/*.tex; do
+  name=$(basename "$f" .tex)
+  sizes=${small[$name]}
+  for v in default $(scripts/variants.sh "$f" opencl); do
+    sched=""; [ "$v" = default ] || sched="--schedule $v"
+    label="opencl run --check $name.$v"
+    if [ $have_cl = 0 ]; then echo "skip - $label: no OpenCL device"; continue; fi
+    out=$(timeout 300 "$TEXC" run "$f" --target opencl $sched $sizes --check 2>&1)
+    report "$label" $? "$out" 'check: .*: ok'
+  done
+  for v in default $(scripts/variants.sh "$f" cuda); do
+    sched=""; [ "$v" = default ] || sched="--schedule $v"
+    label="cuda --emit ptx $name.$v"
+    if [ $have_nvrtc = 0 ]; then echo "skip - $label: no NVRTC"; continue; fi
+    out=$(timeout 120 "$TEXC" "$f" --target cuda $sched $sizes --emit ptx -o - 2>&1)
+    report "$label" $? "$out" '\.entry'
+    label="cuda run --check $name.$v"
+    if [ $have_cuda = 0 ]; then echo "skip - $label: no CUDA device"; continue; fi
+    out=$(timeout 300 "$TEXC" run "$f" --target cuda $sched $sizes --check 2>&1)
+    report "$label" $? "$out" 'check: .*: ok'
+  done
+done
+
+# Errors are clear, never a hang: a kernel too wide for a block, and CUDA without a device.
+tmp=$(mktemp -d)
+cat > "$tmp/wide.tex" <<'TEX'
+const N = 4096
+kernel wide(A: f32[N]) -> B: f32[N] {
+  B[i] = A[i] * 2.0
+}
+schedule wide.g for opencl, cuda {
+  o, i = split(B.i, 2048)
+  bind(o, blockIdx.x)
+  bind(i, threadIdx.x)
+}
+TEX
+out=$(timeout 60 "$TEXC" "$tmp/wide.tex" --target opencl --schedule g --emit opencl 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && grep -q 'threads per block' <<<"$out" && grep -q 'wide.tex:8:' <<<"$out"; then
+  echo "ok - too many threads per block is an error at the bind step"
+else echo "not ok - too many threads per block is an error at the bind step"; echo "$out" | head -5 | sed 's/^/    /'; fi
+if [ $have_cuda = 0 ]; then
+  out=$(timeout 60 "$TEXC" run examples/vadd.tex --target cuda -D N=64 2>&1); rc=$?
+  if [ $rc -ne 0 ] && grep -qi 'no CUDA device' <<<"$out"; then echo "ok - cuda run without a device says so"
+  else echo "not ok - cuda run without a device says so"; echo "$out" | head -5 | sed 's/^/    /'; fi
+fi
+rm -rf "$tmp"
