@@ -469,7 +469,9 @@ static void describe_lookahead(Lexer *lx, yysymbol_kind_t la, char *buf, size_t 
 
 /* Which tokens a message lists: expression starters become "expression", continuations
  * go when anything else is possible, a ',' goes when a closing bracket would do. */
-static int simplify_expected(Expect *e, yysymbol_kind_t la, bool *expr, bool *stmt) {
+static int simplify_expected(Expect *e, yysymbol_kind_t la, bool *expr, bool *stmt,
+                             bool *step) {
+  *step = false;
   const yysymbol_kind_t expr_start[] = {YYSYMBOL_NAME, YYSYMBOL_INT, YYSYMBOL_FLOAT,
                                         CH('('), CH('-'), CH('!')};
   *expr = all_of(e, expr_start, 6);
@@ -496,6 +498,7 @@ static int simplify_expected(Expect *e, yysymbol_kind_t la, bool *expr, bool *st
   }
   int n = *expr + *stmt;
   for (int k = 0; k < YYNTOKENS; k++) n += e->has[k];
+  if (n == 2 && e->has[YYSYMBOL_NAME] && e->has[CH('}')]) *step = true; /* only after a step */
   return n;
 }
 
@@ -514,8 +517,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx) {
   describe_lookahead(lx, la, what, sizeof what);
   Expect e = {{0}};
   for (int i = 0; i < n; i++) e.has[exp[i]] = true;
-  bool expr, stmt;
-  int count = simplify_expected(&e, la, &expr, &stmt);
+  bool expr, stmt, step;
+  int count = simplify_expected(&e, la, &expr, &stmt, &step);
   if (count == 0 || count > 4) {
     diag_error(loc, "unexpected %s", what);
     return 0;
@@ -525,7 +528,9 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx) {
   for (int k = -2; k < YYNTOKENS; k++) {
     const char *name = k == -2 ? (expr ? "expression" : NULL)
                      : k == -1 ? (stmt ? "statement" : NULL)
-                     : e.has[k] ? yysymbol_name((yysymbol_kind_t)k) : NULL;
+                     : !e.has[k] ? NULL
+                     : step && k == YYSYMBOL_NAME ? "step"
+                     : yysymbol_name((yysymbol_kind_t)k);
     if (!name) continue;
     if (i > 0) strcat(list, i == count - 1 ? " or " : ", ");
     add_name(list, sizeof list, name);
