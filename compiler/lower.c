@@ -88,15 +88,15 @@ static Expr *root_subst(Stage *x, Expr *e) {
   return ir_subst(e, vars, x->full, x->nroot);
 }
 
-/* Widen REGION (per dimension of P) by what consumer X reads of P. */
-static bool consumer_region(Lower *L, Stage *p, Stage *x, Vec *fixed, Interval *region) {
+/* Widen REGION (per dimension of P) by what consumer X reads of P; *HAVE says whether
+ * REGION holds anything yet. */
+static bool consumer_region(Stage *p, Stage *x, Vec *fixed, Interval *region, bool *have) {
   Vec ex = {0};
   encl_all(x, &ex);
   for (int i = 0; i < fixed->len; i++)
     if (i >= ex.len || VEC_AT(ex, i) != VEC_AT(*fixed, i)) {
-      IterVar *at = p->at_iv;
-      diag_error(p->attach_loc, "loop '%s' does not enclose the use of '%s' in stage '%s'", at->name,
-                 p->name, x->name);
+      diag_error(p->attach_loc, "loop '%s' does not enclose the use of '%s' in stage '%s'",
+                 p->at_iv->name, p->name, x->name);
       return false;
     }
   Relax r = {0};
@@ -110,11 +110,11 @@ static bool consumer_region(Lower *L, Stage *p, Stage *x, Vec *fixed, Interval *
     Expr *ld = VEC_AT(loads, j);
     for (int d = 0; d < p->op->ndim; d++) {
       Interval iv = bnd_interval(root_subst(x, ld->args[d]), &r);
-      region[d].min = bnd_min(region[d].min, iv.min);
-      region[d].max = bnd_max(region[d].max, iv.max);
+      region[d].min = *have ? bnd_min(region[d].min, iv.min) : iv.min;
+      region[d].max = *have ? bnd_max(region[d].max, iv.max) : iv.max;
     }
+    *have = true;
   }
-  (void)L;
   return true;
 }
 
@@ -122,7 +122,7 @@ static bool consumer_region(Lower *L, Stage *p, Stage *x, Vec *fixed, Interval *
 static bool infer_attached(Lower *L, Stage *p) {
   int nd = p->op->ndim;
   Interval *region = xalloc(sizeof(Interval) * (size_t)(nd + 1));
-  bool first = true;
+  bool have = false;
   Vec fixed = {0};
   encl_attach(p, &fixed);
   Relax outer = {0};
@@ -134,23 +134,17 @@ static bool infer_attached(Lower *L, Stage *p) {
     Stage *x = stage_at(L, i);
     if (x == p || x->attach == ATTACH_INLINE || !sched_reads(x->eff, p->op->out)) continue;
     if (!x->done) die("lower: consumer %s of %s not bounded first", x->name, p->name);
-    Interval *reg = first ? region : xalloc(sizeof(Interval) * (size_t)(nd + 1));
-    if (!consumer_region(L, p, x, &fixed, reg)) return false;
-    for (int d = 0; d < nd && !first; d++) {
-      region[d].min = bnd_min(region[d].min, reg[d].min);
-      region[d].max = bnd_max(region[d].max, reg[d].max);
-    }
-    first = false;
+    if (!consumer_region(p, x, &fixed, region, &have)) return false;
   }
   p->offset = xalloc(sizeof(Expr *) * (size_t)(nd + 1));
   Expr **shape = xalloc(sizeof(Expr *) * (size_t)(nd + 1));
   for (int d = 0; d < nd; d++) {
     IterVar *iv = p->root[d];
-    Expr *ext = region[d].min && region[d].max
+    Expr *ext = have && region[d].min && region[d].max
                     ? bnd_simplify(ir_add(ir_sub(region[d].max, region[d].min), ir_int(1)))
                     : NULL;
     if (ext && !bnd_loop_free(ext, L->k)) ext = bnd_interval(ext, &outer).max;
-    if (first || !ext || !bnd_loop_free(ext, L->k)) { /* unknown: the whole domain */
+    if (!ext || !bnd_loop_free(ext, L->k)) { /* unknown: the whole domain */
       iv->min = iv->dmin;
       iv->ext = iv->dext;
     } else {

@@ -396,6 +396,10 @@ static bool step_fuse(StepCtx *c) {
     return false;
   }
   int pa = sched_leaf_pos(st, a), pb = sched_leaf_pos(st, b);
+  if (a == b) {
+    diag_error(c->loc, "fuse needs two different loops, not '%s' twice", a->name);
+    return false;
+  }
   if (pb != pa + 1) {
     diag_error(c->loc, "fuse needs adjacent loops, the outer one first: '%s' and '%s' are loops %d and %d of '%s'",
                a->name, b->name, pa + 1, pb + 1, st->name);
@@ -1016,6 +1020,31 @@ static void restore(Schedule *s, Snapshot *sn) {
   for (int i = 0; i < sn->nivs; i++) *(IterVar *)VEC_AT(s->ivs, i) = sn->iv[i];
 }
 
+/* After a step: every stage computed at a loop still has all its readers inside that
+ * loop (reorder, cache_read, compute_root ... can move them out). */
+static bool attachments_hold(Schedule *s, Loc loc) {
+  for (int i = 0; i < s->stages.len; i++) {
+    Stage *p = VEC_AT(s->stages, i);
+    if (p->attach != ATTACH_AT) continue;
+    Vec users = {0};
+    consumers(s, p, &users, 0);
+    for (int j = 0; j < users.len; j++) {
+      Stage *x = VEC_AT(users, j);
+      if (!in_scope(x, p->at_stage, p->at_iv)) {
+        diag_error(loc, "after this step, loop '%s' (where '%s' is computed, line %d) no longer encloses "
+                   "its use in stage '%s'", p->at_iv->name, p->name, p->attach_loc.line, x->name);
+        return false;
+      }
+    }
+    if (!users.len) {
+      diag_error(loc, "after this step, stage '%s' (computed at loop '%s') is read by no stage", p->name,
+                 p->at_iv->name);
+      return false;
+    }
+  }
+  return true;
+}
+
 bool sched_step(Schedule *s, const Ast *step) {
   StepCtx c = {s, step, step->loc, NULL, 0, NULL, 0};
   c.nout = step->list.len;
@@ -1027,7 +1056,7 @@ bool sched_step(Schedule *s, const Ast *step) {
     if (strcmp(steps[i].name, step->name) != 0) continue;
     Snapshot sn = snapshot(s);
     int before = diag_errors();
-    if (steps[i].fn(&c) && diag_errors() == before) return true;
+    if (steps[i].fn(&c) && diag_errors() == before && attachments_hold(s, c.loc)) return true;
     restore(s, &sn);
     return false;
   }
@@ -1043,14 +1072,14 @@ Schedule *sched_build(Kernel *k, Target t, const Vec *stps) {
 }
 
 /* `STAGE: loop(extent) ...` per stage; extents over the op's own domain, `?` when
- * symbolic. Inlined stages show `(inline)`, attached ones `@loop`. */
+ * symbolic. Inlined stages have no loops. */
 char *sched_describe(Schedule *s) {
   char *out = xstrdup("");
   for (int i = 0; i < s->stages.len; i++) {
     Stage *st = VEC_AT(s->stages, i);
     out = xprintf("%s%s:", out, st->name);
     if (st->attach == ATTACH_INLINE) {
-      out = xprintf("%s (inline)\n", out);
+      out = xprintf("%s\n", out);
       continue;
     }
     static_extents(st);
@@ -1060,7 +1089,6 @@ char *sched_describe(Schedule *s) {
       if (ir_is_const(iv->ext, &e)) out = xprintf("%s %s(%lld)", out, iv->name, (long long)e);
       else out = xprintf("%s %s(?)", out, iv->name);
     }
-    if (st->attach == ATTACH_AT) out = xprintf("%s @%s", out, st->at_iv->name);
     out = xprintf("%s\n", out);
   }
   return out;
