@@ -37,7 +37,7 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 
 #define MAX_VECTOR_LANES 64
-#define MAX_UNROLL 512
+#define MAX_UNROLL 64
 #define MAX_STACK_ALLOC 65536
 
 /* A value bound to a loop variable or a size: scalar i64, or <lanes x i64> for the var
