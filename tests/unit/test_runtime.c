@@ -1,0 +1,111 @@
+/* test_runtime.c — the CPU runtime: errors, tensors, modules and calls, timing, the pool. */
+#include "rt_internal.h"
+#include "texrt.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+static void check(int ok, const char *name) {
+  printf("%s - %s\n", ok ? "ok" : "not ok", name);
+  if (!ok) failures++;
+}
+
+static const RtDevice cpu = {RT_CPU, 0};
+
+static void test_tensors(void) {
+  int64_t shape[3] = {3, 5, 7};
+  RtTensor *a = rt_tensor_alloc(cpu, 4, 3, shape), *b = rt_tensor_alloc(cpu, 4, 3, shape);
+  check(a && b && a->nbytes == 3 * 5 * 7 * 4 && ((uintptr_t)a->data % 64) == 0, "tensor alloc: size, 64-byte alignment");
+  float host[105], back[105];
+  for (int i = 0; i < 105; i++) host[i] = (float)i;
+  check(rt_tensor_from_host(a, host) == 0 && rt_tensor_copy(b, a) == 0 && rt_tensor_to_host(back, b) == 0 &&
+            memcmp(host, back, sizeof host) == 0,
+        "tensor from_host, copy, to_host");
+  int64_t other = 4;
+  RtTensor *c = rt_tensor_alloc(cpu, 4, 1, &other);
+  check(rt_tensor_copy(c, a) != 0 && strstr(rt_last_error(), "sizes differ"), "copy of different sizes fails");
+  int64_t neg = -2;
+  check(rt_tensor_alloc(cpu, 4, 1, &neg) == NULL && *rt_last_error(), "negative extent refused");
+  rt_tensor_free(a), rt_tensor_free(b), rt_tensor_free(c);
+  check(rt_device_exists(cpu) && !strcmp(rt_device_name(cpu), "cpu"), "cpu device exists");
+}
+
+/* A packed kernel: out[i] = in[i] * sizes[0]. */
+static int scale(void **args, const int64_t *sizes) {
+  const float *in = args[0];
+  float *out = args[1];
+  if (sizes[0] < 0) return 1;
+  for (int i = 0; i < 16; i++) out[i] = in[i] * (float)sizes[0];
+  return 0;
+}
+
+static void test_calls(void) {
+  RtModule *m = rt_module_new(NULL, NULL);
+  rt_module_add(m, rt_cpu_func("scale", scale, 2, 1));
+  RtFunc *f = rt_module_func(m, "scale");
+  check(f && rt_module_func(m, "nope") == NULL, "rt_module_func by name");
+  int64_t n = 16;
+  RtTensor *x = rt_tensor_alloc(cpu, 4, 1, &n), *y = rt_tensor_alloc(cpu, 4, 1, &n);
+  for (int i = 0; i < 16; i++) ((float *)x->data)[i] = (float)i;
+  RtTensor *args[2] = {x, y};
+  int64_t k = 3;
+  check(rt_func_call(f, args, 2, &k, 1) == 0 && ((float *)y->data)[5] == 15.0f, "rt_func_call runs the packed entry");
+  check(rt_func_call(f, args, 1, &k, 1) != 0 && strstr(rt_last_error(), "takes 2 tensors"), "wrong tensor count refused");
+  check(rt_func_call(f, args, 2, NULL, 0) != 0, "wrong size count refused");
+  k = -1;
+  check(rt_func_call(f, args, 2, &k, 1) != 0, "a kernel's failure is reported");
+  RtTensor fake = *y;
+  fake.dev = (RtDevice){RT_CUDA, 0};
+  RtTensor *bad[2] = {x, &fake};
+  k = 1;
+  check(rt_func_call(f, bad, 2, &k, 1) != 0 && strstr(rt_last_error(), "cuda"), "tensor on another device refused");
+  RtTiming t;
+  check(rt_time(f, args, 2, &k, 1, 1, 5, 2.0, &t) == 0 && t.repeat == 5 && t.number >= 1 && t.min_ms <= t.median_ms &&
+            t.min_ms <= t.mean_ms && t.stdev_ms >= 0,
+        "rt_time statistics");
+  rt_tensor_free(x), rt_tensor_free(y);
+  rt_module_free(m);
+  check(rt_module_load("/nonexistent/lib.so") == NULL && strstr(rt_last_error(), "cannot load"), "rt_module_load error");
+  check(rt_module_load("libm.so.6") == NULL, "rt_module_load refuses a library without __texc_kernels");
+}
+
+static atomic_int hits[10007];
+static atomic_int calls;
+
+static void mark(int64_t begin, int64_t end, void *closure) {
+  (void)closure;
+  atomic_fetch_add(&calls, 1);
+  for (int64_t i = begin; i < end; i++) atomic_fetch_add(&hits[i], 1);
+}
+
+static void nested(int64_t begin, int64_t end, void *closure) {
+  for (int64_t i = begin; i < end; i++) rt_parallel_for(10, mark, closure); /* runs serially */
+}
+
+static void test_pool(void) {
+  check(rt_num_threads() >= 1, "rt_num_threads");
+  for (int round = 0; round < 50; round++) rt_parallel_for(10007, mark, NULL);
+  int ok = 1;
+  for (int i = 0; i < 10007; i++) ok &= hits[i] == 50;
+  check(ok, "rt_parallel_for covers [0, n) exactly once, 50 rounds");
+  check(atomic_load(&calls) <= 50 * rt_num_threads(), "one chunk per thread");
+  memset(hits, 0, sizeof hits);
+  rt_parallel_for(3, nested, NULL);
+  ok = 1;
+  for (int i = 0; i < 10; i++) ok &= hits[i] == 3;
+  check(ok, "nested rt_parallel_for");
+  rt_parallel_for(0, mark, NULL);
+  rt_parallel_for(-5, mark, NULL);
+  check(1, "empty ranges");
+}
+
+int main(void) {
+  test_tensors();
+  test_calls();
+  test_pool();
+  return failures != 0;
+}
