@@ -157,6 +157,8 @@ typedef struct Gen {
   Vec state;              /* Access* since the last barrier */
   Vec *log;               /* when set, every region's accesses are added too */
   int in_block;           /* scan: depth of blockIdx loops */
+  const Stmt *promo;      /* a store kept in a register across the loops around it */
+  const char *promo_name;
 } Gen;
 
 static const char *const reserved[] = {
@@ -296,6 +298,10 @@ static void flat_index(Gen *g, Str *o, Buffer *b, Expr **args) {
 static void load(Gen *g, Str *o, const Expr *e) {
   Buffer *b = e->buf;
   const char *name = buf_name(g, b);
+  if (g->promo && g->promo->buf == b) { /* promote() checked that the indices match */
+    str_putf(o, "%s", g->promo_name);
+    return;
+  }
   if (b->dtype == DT_F16 && b->scope == SCOPE_GLOBAL) {
     str_putf(o, g->d->half_storage ? "vload_half(" : "texc_h2f(%s[", g->d->half_storage ? "" : name);
     flat_index(g, o, b, e->args);
@@ -660,6 +666,10 @@ static void stmt(Gen *g, Stmt *s);
 
 static void store(Gen *g, Stmt *s) {
   Buffer *b = s->buf;
+  if (s == g->promo) {
+    line(g, "%s = %s;", g->promo_name, expr_str(g, s->value));
+    return;
+  }
   Str o = {0};
   flat_index(g, &o, b, s->args);
   char *idx = xstrdup(o.p);
@@ -676,7 +686,63 @@ static void store(Gen *g, Stmt *s) {
   }
 }
 
+static bool loads_match(const Expr *e, const Stmt *st) {
+  if (!e) return true;
+  if (e->kind == E_LOAD && e->buf == st->buf)
+    for (int d = 0; d < st->nargs; d++)
+      if (!ir_equal(e->args[d], st->args[d])) return false;
+  for (int i = 0; i < e->nargs; i++)
+    if (!loads_match(e->args[i], st)) return false;
+  return loads_match(e->a, st) && loads_match(e->b, st) && loads_match(e->c, st);
+}
+
+/* The store that serial loop nest S accumulates into one element, when the element can
+ * live in a register across the nest (S's loops nest directly, the store's indices use none
+ * of their variables, and every load of its buffer in the nest reads that element). */
+static const Stmt *promotable(const Stmt *s) {
+  IrVar *vars[16];
+  int n = 0;
+  const Stmt *b = s;
+  while (b && b->kind == S_FOR && !forkind_is_gpu(b->for_kind) && n < 16) {
+    vars[n++] = b->var;
+    b = b->body;
+  }
+  if (!b || b->kind != S_STORE || b->buf->dtype == DT_BOOL ||
+      (b->buf->dtype == DT_F16 && b->buf->scope == SCOPE_GLOBAL))
+    return NULL;
+  for (int d = 0; d < b->nargs; d++)
+    for (int i = 0; i < n; i++)
+      if (ir_uses_var(b->args[d], vars[i])) return NULL;
+  return loads_match(b->value, b) ? b : NULL;
+}
+
+static void plain_loop(Gen *g, Stmt *s);
+
+/* A serial loop; an accumulation into one element is kept in a register. */
 static void serial_loop(Gen *g, Stmt *s) {
+  const Stmt *st = g->promo ? NULL : promotable(s);
+  if (!st) {
+    plain_loop(g, s);
+    return;
+  }
+  Str o = {0};
+  flat_index(g, &o, st->buf, st->args);
+  const char *buf = buf_name(g, st->buf);
+  char *elem = xprintf("%s[%s]", buf, o.p);
+  free(o.p);
+  g->promo_name = name_of(g, st, xprintf("%s_acc", buf), st->buf->id);
+  line(g, "{");
+  g->indent++;
+  line(g, "%s %s = %s;", ctype(g, st->buf->dtype), g->promo_name, elem);
+  g->promo = st;
+  plain_loop(g, s);
+  g->promo = NULL;
+  line(g, "%s = %s;", elem, g->promo_name);
+  g->indent--;
+  line(g, "}");
+}
+
+static void plain_loop(Gen *g, Stmt *s) {
   const char *v = var_name(g, s->var);
   char *mn = expr_str(g, simplify(s->min, &g->ranges));
   char *end = expr_str(g, simplify(ir_add(s->min, s->extent), &g->ranges));
