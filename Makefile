@@ -48,7 +48,7 @@ $(B)/texc: $(COMPILER_OBJ) $(B)/libtexrt.a
 # C unit tests: each tests/unit/test_X.c links against the compiler (without its main).
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:%.c=$(B)/%)
-LIB_OBJ := $(filter-out $(B)/compiler/driver.o,$(COMPILER_OBJ))
+LIB_OBJ := $(filter-out $(B)/compiler/driver.o $(B)/compiler/run.o $(B)/compiler/randsched.o,$(COMPILER_OBJ))
 $(B)/tests/unit/%: tests/unit/%.c $(LIB_OBJ) $(B)/libtexrt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -rdynamic -o $@ $< $(LIB_OBJ) -Wl,--whole-archive $(B)/libtexrt.a -Wl,--no-whole-archive $(LDLIBS)
