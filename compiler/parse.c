@@ -4,7 +4,8 @@
  * runs them and resolves `import "x.tex"`: relative to the importing file's folder, then
  * to texc_stdlib_dir. Each file is parsed once per parse_file call; an import of a file
  * already imported leaves its A_IMPORT node's list empty (ival = 1), so that every kernel
- * appears once in the tree. A cycle or a missing file is an error at the import.
+ * appears once in the tree. A resolved A_IMPORT's name is the path that was read. A cycle
+ * or a missing file is an error at the import.
  */
 #include "texc.h"
 #include "parser.h"
@@ -32,6 +33,7 @@ static Ast *run_parser(const char *file, const char *text, size_t len, int start
   lx.out = f;
   int rc = yyparse(&lx);
   if (steps) *steps = lx.steps;
+  if (rc != 0 && diag_errors() == before) diag_error(lx.prev_end, "syntax error");
   if (rc != 0 || diag_errors() != before) return NULL;
   return f;
 }
@@ -120,6 +122,7 @@ static void import_one(Ast *imp, const char *dir, Imports *im) {
   char *path = locate(imp, dir);
   if (!path) return;
   const char *key = canonical(path);
+  imp->name = path;
   for (int i = 0; i < im->depth; i++)
     if (strcmp(im->stack[i].key, key) == 0) {
       diag_error(imp->loc, "import cycle: %s", cycle_text(im, key, path));

@@ -70,8 +70,6 @@ void lex_init(Lexer *lx, const char *file, const char *text, size_t len, int sta
 /* The next token. AFTER_ERROR: the parser has just shifted `error`, so it has dropped
  * the last token (the recovery of lexer.re then gives SYNC). */
 int lex_next(YYSTYPE *lval, Loc *lloc, Lexer *lx, bool after_error);
-/* The text of a token kind for messages: `']'`, `identifier`. */
-const char *lex_token_name(int symbol_kind);
 }
 
 %code {
@@ -404,10 +402,6 @@ static void yyerror(const Loc *loc, Lexer *lx, const char *msg) {
     return;
   }
   diag_error(*loc, "%s", msg);
-}
-
-const char *lex_token_name(int symbol_kind) {
-  return yysymbol_name((yysymbol_kind_t)symbol_kind);
 }
 
 /* ---- syntax error messages: "expected ']' before 'x'" ---------------------------- */
