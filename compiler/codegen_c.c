@@ -159,6 +159,7 @@ typedef struct Gen {
   int in_block;           /* scan: depth of blockIdx loops */
   const Stmt *promo;      /* a store kept in a register across the loops around it */
   const char *promo_name;
+  Vec hoisted;            /* S_IF of the promoted nest whose test was printed outside it */
 } Gen;
 
 static const char *const reserved[] = {
@@ -699,12 +700,28 @@ static bool loads_match(const Expr *e, const Stmt *st) {
 /* The store that serial loop nest S accumulates into one element, when the element can
  * live in a register across the nest (S's loops nest directly, the store's indices use none
  * of their variables, and every load of its buffer in the nest reads that element). */
-static const Stmt *promotable(const Stmt *s) {
+static bool has_load(const Expr *e) {
+  if (!e) return false;
+  if (e->kind == E_LOAD) return true;
+  for (int i = 0; i < e->nargs; i++)
+    if (has_load(e->args[i])) return true;
+  return has_load(e->a) || has_load(e->b) || has_load(e->c);
+}
+
+static const Stmt *promotable(const Stmt *s, Vec *ifs) {
   IrVar *vars[16];
   int n = 0;
   const Stmt *b = s;
-  while (b && b->kind == S_FOR && !forkind_is_gpu(b->for_kind) && n < 16) {
-    vars[n++] = b->var;
+  while (b && n < 16) { /* loops, and guards that none of their variables decide */
+    if (b->kind == S_FOR && !forkind_is_gpu(b->for_kind)) {
+      vars[n++] = b->var;
+    } else if (b->kind == S_IF && !b->els && !has_load(b->cond) && b != s) {
+      for (int i = 0; i < n; i++)
+        if (ir_uses_var(b->cond, vars[i])) return NULL;
+      vec_push(ifs, (void *)b);
+    } else {
+      break;
+    }
     b = b->body;
   }
   if (!b || b->kind != S_STORE || b->buf->dtype == DT_BOOL ||
@@ -720,10 +737,20 @@ static void plain_loop(Gen *g, Stmt *s);
 
 /* A serial loop; an accumulation into one element is kept in a register. */
 static void serial_loop(Gen *g, Stmt *s) {
-  const Stmt *st = g->promo ? NULL : promotable(s);
+  Vec ifs = {0};
+  const Stmt *st = g->promo ? NULL : promotable(s, &ifs);
   if (!st) {
     plain_loop(g, s);
     return;
+  }
+  char *test = NULL;
+  for (int i = 0; i < ifs.len; i++) {
+    char *c = expr_str(g, simplify(((Stmt *)ifs.data[i])->cond, &g->ranges));
+    test = test ? xprintf("%s && %s", test, c) : c;
+  }
+  if (test) {
+    line(g, "if (%s) {", test);
+    g->indent++;
   }
   Str o = {0};
   flat_index(g, &o, st->buf, st->args);
@@ -735,11 +762,17 @@ static void serial_loop(Gen *g, Stmt *s) {
   g->indent++;
   line(g, "%s %s = %s;", ctype(g, st->buf->dtype), g->promo_name, elem);
   g->promo = st;
+  g->hoisted = ifs;
   plain_loop(g, s);
   g->promo = NULL;
+  g->hoisted = (Vec){0};
   line(g, "%s = %s;", elem, g->promo_name);
   g->indent--;
   line(g, "}");
+  if (test) {
+    g->indent--;
+    line(g, "}");
+  }
 }
 
 static void plain_loop(Gen *g, Stmt *s) {
@@ -930,6 +963,11 @@ static void stmt(Gen *g, Stmt *s) {
     }
     return;
   case S_IF:
+    for (int i = 0; i < g->hoisted.len; i++)
+      if (g->hoisted.data[i] == s) {
+        stmt(g, s->body);
+        return;
+      }
     line(g, "if (%s) {", expr_str(g, simplify(s->cond, &g->ranges)));
     g->indent++;
     stmt(g, s->body);
