@@ -169,12 +169,24 @@ static void lin_interval(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *h
   *hh = upper(b, &l, hi);
 }
 
-/* floor(L / C) as a form, exact when every coefficient divides by C. */
+/* The IR of a form (over sizes and atoms). */
+static Expr *lin_expr(const Lin *l) {
+  Expr *e = ir_int(l->c);
+  for (int i = 0; i < l->n; i++)
+    e = ir_bin(OP_ADD, e, l->k[i] == 1 ? l->x[i] : ir_bin(OP_MUL, ir_int(l->k[i]), l->x[i]));
+  return e;
+}
+
+/* floor(L / C) as a form: exact when every coefficient divides by C, else an atom
+ * over sizes that nonneg() knows how to bound. */
 static bool lin_floordiv(const Lin *l, int64_t c, Lin *out) {
   if (!l->ok || c <= 0) return false;
   Lin r = lin_const(l->c / c - ((l->c % c != 0) && (l->c < 0)));
   for (int i = 0; i < l->n; i++) {
-    if (l->k[i] % c) return false;
+    if (l->k[i] % c) {
+      *out = lin_atom(ir_bin(OP_DIV, lin_expr(l), ir_int(c)));
+      return true;
+    }
     lin_addterm(&r, l->x[i], l->k[i] / c);
   }
   *out = r;
@@ -235,8 +247,31 @@ static void mul_interval(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *h
   *hl = *hh = true;
 }
 
-/* Bounds of a non-affine atom, as forms over sizes. */
+/* A remembered atom_interval. */
+typedef struct Memo {
+  const Expr *e;
+  Lin lo, hi;
+  bool hl, hh;
+} Memo;
+
+static void atom_interval_uncached(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *hh);
+
+/* Bounds of a non-affine atom, as forms over sizes; each atom is bounded once per
+ * index, which keeps nested min/max linear. */
 static void atom_interval(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *hh) {
+  for (int i = 0; i < b->memo.len; i++) {
+    Memo *m = VEC_AT(b->memo, i);
+    if (m->e != e) continue;
+    *lo = m->lo, *hi = m->hi, *hl = m->hl, *hh = m->hh;
+    return;
+  }
+  atom_interval_uncached(b, e, lo, hl, hi, hh);
+  Memo *m = xalloc(sizeof *m);
+  *m = (Memo){e, *lo, *hi, *hl, *hh};
+  vec_push(&b->memo, m);
+}
+
+static void atom_interval_uncached(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *hh) {
   int64_t c;
   *hl = *hh = false;
   if (e->kind == E_BIN && ir_is_const(e->b, &c) && c > 0 && e->op == OP_MOD) {
@@ -398,6 +433,7 @@ void chk_bounds_assume(Bounds *b, Expr *cond, bool truth) {
 
 BoundsVerdict chk_bounds_index(Bounds *b, Expr *idx, Expr *extent) {
   b->budget = 20000;
+  b->memo.len = 0;
   Lin li = lin_of(idx), le = lin_of(extent), one = lin_const(1);
   Lin top = lin_axpy(lin_axpy(le, -1, &one), -1, &li);
   bool lo_ok = prove_nonneg(b, &li), hi_ok = prove_nonneg(b, &top);

@@ -62,6 +62,7 @@ typedef struct BVar {
 typedef struct Bounds {
   Vec vars;  /* BVar* */
   Vec facts; /* Lin* */
+  Vec memo;  /* bounds of atoms, valid during one chk_bounds_index */
   int budget;
 } Bounds;
 

@@ -207,6 +207,11 @@ static void test_bounds(void) {
   expect_error("kernel f(A: f32[N], I: i32[M]) -> B: f32[M] {\n B[i] = A[I[i]]\n}\n", "may be outside",
                "unclamped gather");
   expect_ok("kernel f(A: f32[N]) -> B: f32[N] {\n B[i] = A[(i + 3) % N]\n}\n", "modulo index");
+  expect_ok("kernel f(A: f32[N]) -> B: f32[N] {\n B[i] = A[i / 2] + A[i / 3 + i / 2]\n}\n",
+            "halving index over a symbolic size");
+  expect_ok("kernel f(A: f32[N]) -> B: f32[2 * N] {\n B[i] = A[i / 2]\n}\n", "upsampling index");
+  expect_error("kernel f(A: f32[N]) -> B: f32[2 * N + 1] {\n B[i] = A[i / 2]\n}\n", "may be outside",
+               "upsampling one past the end");
   expect_ok("const N = 8\nkernel f(A: f32[N, 4]) -> B: f32[N * 4] {\n B[i] = A[i / 4, i % 4]\n}\n",
             "reshape by / and %");
   expect_ok("kernel conv(X: f32[H + 2, W + 2], F: f32[3, 3]) -> Y: f32[H, W] {\n"
