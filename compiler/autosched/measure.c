@@ -107,20 +107,20 @@ static RtFunc *child_build(const Task *task, const char *text, RtTensor ***args,
   return f;
 }
 
-/* Time F: two warm-up calls (the second timed), then REPEAT measurements of NUMBER calls each, NUMBER grown
- * until one lasts MIN_REPEAT_MS. A candidate far slower than BEST_MS is timed once. */
+/* Time F: one warm-up call, then REPEAT measurements of NUMBER calls each, NUMBER grown
+ * until one lasts MIN_REPEAT_MS. A candidate 4x slower than BEST_MS is timed once. */
 static void child_time(RtFunc *f, RtTensor **args, int nargs, const MeasureOpts *o,
                        double best_ms, Msg *m) {
-  /* the first call starts the thread pool and touches the pages: not timed */
+  /* the first call (which also starts the thread pool) is the warm-up, timed: a
+   * candidate far slower than the best so far is not worth more calls */
+  double t0 = now_ms();
   if (rt_func_call(f, args, nargs, NULL, 0)) {
     m->error = TE_RUNTIME;
     snprintf(m->text, sizeof m->text, "%s", rt_last_error());
     return;
   }
-  double t0 = now_ms();
-  rt_func_call(f, args, nargs, NULL, 0);
   double warm = now_ms() - t0;
-  if (best_ms > 0 && warm > 20 * best_ms) {
+  if (best_ms > 0 && warm > 4 * best_ms) {
     m->costs[m->ncosts++] = warm;
     return;
   }
@@ -226,6 +226,15 @@ typedef struct LocalCtx {
   int crash_at, hang_at;
 } LocalCtx;
 
+/* Seconds a run may take: enough for the warm-up and the repeats of a candidate a few
+ * times slower than the best; the configured limit while there is no best. */
+static double run_timeout(const Measurer *me, double best_ms) {
+  if (best_ms <= 0) return me->o.run_timeout_s;
+  double t = 0.5 + best_ms / 1e3 * (12 + 2.0 * me->o.repeat) +
+             me->o.min_repeat_ms / 1e3 * me->o.repeat * 2;
+  return t < me->o.run_timeout_s ? t : me->o.run_timeout_s;
+}
+
 /* Measure TEXTS[0..n) as one group of parallel builds, then sequential runs. */
 static void measure_group(Measurer *me, const Task *task, char **texts, int n, Record *out) {
   LocalCtx *ctx = me->ctx;
@@ -256,7 +265,7 @@ static void measure_group(Measurer *me, const Task *task, char **texts, int n, R
     Go go = {ctx->best_ms, idx == ctx->crash_at ? 1 : idx == ctx->hang_at ? 2 : 0};
     Msg m = {0};
     int r = write(ch[i].wfd, &go, sizeof go) == sizeof go
-                ? recv_msg(&ch[i], me->o.run_timeout_s, &m) : 0;
+                ? recv_msg(&ch[i], run_timeout(me, ctx->best_ms), &m) : 0;
     char why[256] = "";
     if (r == 1) finish(&out[i], &m);
     reap(&ch[i], why, sizeof why, r != 1);

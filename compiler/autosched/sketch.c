@@ -274,7 +274,7 @@ static void sample_plan(const SketchSet *ss, const Plan *p, Rng *r, int *g) {
   for (int d = 0; d < p->nr; d++) g[p->ns * SLEVELS + d] = rand_divisor(r, p->r[d].extent, 32);
   int a = p->ns * SLEVELS + p->nr;
   g[a] = p->ns ? 1 + rng_int(r, p->ns) : 0; /* fused parallel (block) loops */
-  g[a + 1] = rng_int(r, 4) != 0;            /* vectorize: mostly yes */
+  g[a + 1] = rng_int(r, 8) != 0;            /* vectorize: mostly yes */
   g[a + 2] = rng_int(r, 3);                 /* unroll: none, inner spatial, + inner reduction */
 }
 
