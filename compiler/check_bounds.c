@@ -470,40 +470,36 @@ static int bin_prec(int op) {
 
 /* Append E's text to OUT (a list of strings), parenthesised below precedence PREC. */
 static void put_int_expr(Vec *out, const Expr *e, int prec) {
-  if (!e) {
-    puts_vec(out, "?");
-    return;
-  }
-  switch (e->kind) {
-  case E_INT: { puts_vec(out, xprintf("%lld", (long long)e->ival)); return; }
-  case E_VAR: { puts_vec(out, e->var->name); return; }
-  case E_BIN: {
-    int p = bin_prec(e->op);
-    if (!p) {
+  int p = e && e->kind == E_BIN ? bin_prec(e->op) : 0;
+  switch (e ? e->kind : E_KIND_COUNT) {
+  case E_INT: puts_vec(out, xprintf("%lld", (long long)e->ival)); break;
+  case E_VAR: puts_vec(out, e->var->name); break;
+  case E_BIN:
+    if (!p) { /* min, max, comparisons: a call */
       puts_vec(out, xprintf("%s(", binop_names[e->op]));
       put_int_expr(out, e->a, 0);
       puts_vec(out, ", ");
       put_int_expr(out, e->b, 0);
-      { puts_vec(out, ")"); return; }
+      puts_vec(out, ")");
+      break;
     }
     if (p < prec) puts_vec(out, "(");
     put_int_expr(out, e->a, p);
     puts_vec(out, xprintf(" %s ", binop_names[e->op]));
     put_int_expr(out, e->b, p + 1);
     if (p < prec) puts_vec(out, ")");
-    return;
-  }
+    break;
   case E_UN:
     puts_vec(out, "-");
-    { put_int_expr(out, e->a, 3); return; }
+    put_int_expr(out, e->a, 3);
+    break;
   case E_CAST:
     puts_vec(out, xprintf("%s(", dtype_name(e->dtype)));
     put_int_expr(out, e->a, 0);
-    { puts_vec(out, ")"); return; }
-  case E_LOAD:
-    puts_vec(out, xprintf("%s[...]", e->buf->name));
-    return;
-  default: { puts_vec(out, "?"); return; }
+    puts_vec(out, ")");
+    break;
+  case E_LOAD: puts_vec(out, xprintf("%s[...]", e->buf->name)); break;
+  default: puts_vec(out, "?"); break;
   }
 }
 

@@ -470,6 +470,8 @@ static TE tr_call(SCtx *s, Ast *a) {
     Sym *y = chk_lookup(&s->names, f);
     if (y && y->kind == SYM_TENSOR)
       diag_error(a->loc, "%s is a tensor: index it with square brackets, %s[...]", f, f);
+    else if (y)
+      diag_error(a->loc, "'%s' is %s, not a function", f, sym_what(y));
     else
       diag_error(a->loc, "unknown function '%s': use exp, log, sqrt, rsqrt, tanh, sigmoid, abs, "
                  "floor, ceil, max, min, pow, or a cast such as f32(x)", f);
