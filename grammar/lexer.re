@@ -21,6 +21,7 @@ void lex_init(Lexer *lx, const char *file, const char *text, size_t len, int sta
   lx->buf = lx->cur = lx->line_start = lx->hw = text;
   lx->end = text + len;
   lx->line = 1;
+  lx->bol = true;
   lx->start = start;
   lx->prev_end = (Loc){file, 1, 1};
 }
@@ -116,6 +117,7 @@ static int scan(Lexer *lx, YYSTYPE *v, Loc *loc, const char **start) {
         advance(lx, (const char *)YYCURSOR);
         lx->line++;
         lx->line_start = lx->cur;
+        lx->bol = true;
         continue;
       }
 
@@ -175,19 +177,13 @@ static bool is_toplevel(int t) {
   return t == T_CONST || t == T_IMPORT || t == T_KERNEL || t == T_SCHEDULE;
 }
 
-/* Only blanks before S on its line. */
-static bool at_bol(const Lexer *lx, const char *s) {
-  for (const char *p = lx->line_start; p < s; p++)
-    if (!strchr(" \t\r\f\v", *p)) return false;
-  return true;
-}
-
 /* LEX_SYNC_SKIP: drop the tokens left on lx->skip_line, but stop before one that closes
  * an open block or starts a top-level item. */
 static void skip_line(Lexer *lx) {
   for (;;) {
     const char *cur = lx->cur, *ls = lx->line_start;
     int line = lx->line;
+    bool bol = lx->bol;
     YYSTYPE v;
     Loc loc;
     const char *s;
@@ -196,8 +192,10 @@ static void skip_line(Lexer *lx) {
       lx->cur = cur;
       lx->line_start = ls;
       lx->line = line;
+      lx->bol = bol;
       break;
     }
+    lx->bol = false;
   }
   lx->sync = LEX_SYNC_NOW;
 }
@@ -217,6 +215,7 @@ static void discarded(Lexer *lx) {
     lx->cur = lx->tok;
     lx->line = lx->tok_loc.line;
     lx->line_start = lx->tok - (lx->tok_loc.col - 1);
+    lx->bol = lx->tok_bol;
     lx->sync = LEX_SYNC_NOW;
   } else {
     lx->sync = LEX_SYNC_SKIP;
@@ -253,7 +252,8 @@ int lex_next(YYSTYPE *v, Loc *loc, Lexer *lx, bool after_error) {
   lx->tok = s;
   lx->tok_end = lx->cur;
   lx->tok_loc = *loc;
-  lx->tok_bol = at_bol(lx, s);
+  lx->tok_bol = lx->bol;
+  lx->bol = false;
   lx->prev_end = (Loc){lx->file, loc->line, loc->col + (int)(lx->cur - s)};
   return t;
 }

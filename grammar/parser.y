@@ -34,6 +34,7 @@ typedef struct Lexer {
   const char *cur;          /* next character to scan */
   const char *line_start;   /* first character of cur's line */
   int line;
+  bool bol;                 /* no token yet on cur's line */
   const char *hw;           /* lexical errors before this point were already reported */
   int lex_error_line;       /* the line of the last lexical error */
   /* The last token returned: the lookahead at a syntax error. */
