@@ -70,6 +70,7 @@ typedef struct CG {
   int lanes;                  /* > 1 inside a vectorized body */
   IrVar *vvar;                /* the vectorized loop's var */
   int nouts;                  /* outlined functions so far (for names) */
+  int in_parallel;            /* > 0 inside an outlined parallel body */
 } CG;
 
 static LLVMValueRef emit_expr(CG *g, Expr *e);
@@ -843,7 +844,9 @@ static void emit_parallel(CG *g, Stmt *s, LLVMValueRef min, LLVMValueRef ext) {
   LLVMBasicBlockRef here = LLVMGetInsertBlock(g->b);
   LLVMValueRef fn = g->fn, errp = g->errp;
   LLVMBasicBlockRef allocas = g->allocas;
+  g->in_parallel++;
   LLVMValueRef body = build_body_fn(g, s, &c, min);
+  g->in_parallel--;
   LLVMValueRef task = build_task_fn(g, body, &c, cty);
   g->fn = fn;
   g->errp = errp;
@@ -860,6 +863,9 @@ static void emit_for(CG *g, Stmt *s) {
   bool konst = ir_is_const(s->extent, &n);
   switch (s->for_kind) {
   case FOR_PARALLEL:
+    /* A parallel loop inside another runs serially in its thread: the pool is busy with
+     * the outer loop already, and outlining twice would capture the outer function. */
+    if (g->in_parallel) break;
     emit_parallel(g, s, min, ext);
     return;
   case FOR_VECTORIZE:

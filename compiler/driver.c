@@ -164,9 +164,10 @@ bool drv_selected(Cli *c, Kernel *k) { return !c->kernel || strcmp(c->kernel, k-
 /* The steps for kernel K on T under --schedule NAME: a variant's, auto's, or the default's
  * (empty on the CPU, gpu_default_steps on GPUs). *VARIANT_OUT gets the variant used (or NULL). */
 bool drv_steps(Cli *c, Kernel *k, const char *name, Target t, Vec *steps, Variant **variant_out) {
-  Variant *v = name ? kernel_variant(k, name) : NULL;
-  if (v && !(v->targets & TARGET_BIT(t))) {
-    diag_error(v->loc, "schedule %s.%s is not for target %s", k->name, v->name, target_names[t]);
+  Variant *v = name ? kernel_pick_variant(k, name, t) : NULL;
+  Variant *other = name && !v ? kernel_variant(k, name) : NULL;
+  if (other) {
+    diag_error(other->loc, "schedule %s.%s is not for target %s", k->name, other->name, target_names[t]);
     return false;
   }
   if (variant_out) *variant_out = v;
