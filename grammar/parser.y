@@ -37,6 +37,7 @@ typedef struct Lexer {
   bool bol;                 /* no token yet on cur's line */
   const char *hw;           /* lexical errors before this point were already reported */
   int lex_error_line;       /* the line of the last lexical error */
+  Loc error_loc;            /* where the last syntax error was reported */
   /* The last token returned: the lookahead at a syntax error. */
   const char *tok, *tok_end;
   int tok_kind;
@@ -474,6 +475,9 @@ static int simplify_expected(Expect *e, yysymbol_kind_t la, bool *expr, bool *st
   *stmt = e->has[YYSYMBOL_NAME] && e->has[YYSYMBOL_TENSOR];
   if (*stmt) e->has[YYSYMBOL_NAME] = e->has[YYSYMBOL_TENSOR] = false;
   e->has[YYSYMBOL_YYEOF] = false;
+  if (e->has[CH('=')] && e->has[YYSYMBOL_ADDEQ]) /* "expected '='" says it well enough */
+    e->has[YYSYMBOL_ADDEQ] = e->has[YYSYMBOL_MAXEQ] = e->has[YYSYMBOL_MINEQ] =
+        e->has[YYSYMBOL_MULEQ] = false;
   int others = *expr + *stmt, operators = 0;
   for (int k = 0; k < YYNTOKENS; k++) {
     others += e->has[k] && !is_operator(k) && !is_postfix(k);
@@ -508,6 +512,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx) {
     /* The scanner has reported this line's mistake; say nothing more, but fail. */
     return 0;
   }
+  if (loc.line == lx->error_loc.line && loc.col == lx->error_loc.col) return 0; /* put back */
+  lx->error_loc = loc;
   char what[48];
   describe_lookahead(lx, la, what, sizeof what);
   Expect e = {{0}};
