@@ -25,3 +25,13 @@ for f in examples/*.tex; do
     done
   done
 done
+# Every example lowers and verifies with every schedule of every target (file sizes).
+for f in examples/*.tex; do
+  for t in llvm cuda opencl; do
+    for v in default $(scripts/variants.sh "$f" "$t"); do
+      sched=""; [ "$v" = default ] || sched="--schedule $v"
+      if out=$("$TEXC" "$f" --target "$t" $sched --emit ir 2>&1 >/dev/null); then echo "ok - lower $(basename "$f" .tex).$v for $t"
+      else echo "not ok - lower $(basename "$f" .tex).$v for $t"; echo "$out" | head -5 | sed 's/^/    /'; fi
+    done
+  done
+done
