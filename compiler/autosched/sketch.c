@@ -242,6 +242,15 @@ static int rand_divisor(Rng *r, int64_t n, int64_t cap) {
   return nd ? (int)d[rng_int(r, nd)] : 1;
 }
 
+/* A random divisor of N in [LO, CAP], or any divisor up to CAP when there is none. */
+static int rand_divisor_min(Rng *r, int64_t n, int64_t lo, int64_t cap) {
+  int64_t d[64];
+  int nd = 0;
+  for (int64_t i = lo; i <= n && i <= cap && nd < 64; i++)
+    if (n % i == 0) d[nd++] = i;
+  return nd ? (int)d[rng_int(r, nd)] : rand_divisor(r, n, cap);
+}
+
 static bool is_gpu(const SketchSet *ss) { return ss->target != TARGET_LLVM; }
 
 /* Sample the SLEVELS factors of one spatial axis, innermost first. */
@@ -254,7 +263,9 @@ static void sample_axis(const SketchSet *ss, Rng *r, int64_t e, bool last, int *
     g[2] = 1;
     return;
   }
-  g[2] = rand_divisor(r, rem, last ? MAX_INNER : 16);
+  /* innermost: a register tile, vector-wide on the last axis (mostly), small elsewhere */
+  g[2] = last && rng_int(r, 10) < 7 ? rand_divisor_min(r, rem, 8, MAX_INNER)
+                                    : rand_divisor(r, rem, last ? MAX_INNER : 8);
   rem /= g[2];
   g[1] = rand_divisor(r, rem, 32);
   rem /= g[1];
