@@ -267,6 +267,7 @@ typedef struct StepCtx {
 /* A positive integer argument (a literal, or `name = literal`). */
 static bool int_arg(StepCtx *c, const Ast *a, const char *what, int64_t *v) {
   if (a->kind == A_KWARG) a = a->a;
+  Loc at = a ? a->loc : c->loc;
   int64_t sign = 1;
   if (a && a->kind == A_UNARY && a->op == '-') {
     sign = -1;
@@ -278,7 +279,7 @@ static bool int_arg(StepCtx *c, const Ast *a, const char *what, int64_t *v) {
   }
   *v = sign * a->ival;
   if (*v <= 0) {
-    diag_error(a->loc, "%s must be positive, not %lld", what, (long long)*v);
+    diag_error(at, "%s must be positive, not %lld", what, (long long)*v);
     return false;
   }
   return true;
