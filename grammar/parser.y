@@ -78,7 +78,7 @@ int lex_next(YYSTYPE *lval, Loc *lloc, Lexer *lx, bool after_error);
 #include <string.h>
 
 /* Deeper expressions are an error: later passes recurse on them. */
-#define MAX_EXPR_DEPTH 200
+#define MAX_EXPR_DEPTH 500
 /* The parser's own stack: beyond this, "nested too deeply" (yyerror). */
 #define YYMAXDEPTH 2000
 
