@@ -70,8 +70,8 @@ bench: deps
 	@./bench/run.sh $(B)
 
 asan: deps
-	@$(MAKE) --no-print-directory B=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
-	@ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 ./tests/run.sh build-asan
+	@$(MAKE) --no-print-directory B=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all unit-tests
+	@ASAN_OPTIONS=detect_leaks=0:handle_segv=0 UBSAN_OPTIONS=print_stacktrace=1 ./tests/run.sh build-asan
 
 clean:
 	rm -rf build build-asan
