@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "network.h" /* networks: network*.c */
 #include "texrt.h"
 
 static void usage(void) {
@@ -268,10 +269,13 @@ int main(int argc, char **argv) {
     return 0;
   }
   const char *cmd = cmd_name(argv[1]);
+  int nf = net_file_arg(argc, argv); /* a file with a `network` block: network*.c */
+  if (cmd && strcmp(cmd, "tune") == 0 && nf && net_is_network_file(argv[nf])) return net_tune_main(argc - 1, argv + 1);
   if (cmd && strcmp(cmd, "tune") == 0) return tune_main(argc - 1, argv + 1);
   if (cmd && strcmp(cmd, "records") == 0) return records_main(argc - 1, argv + 1);
   Cli c = {0};
   parse_cli(&c, argc, argv, cmd ? 2 : 1);
+  if (net_is_network_file(c.file)) return net_run_cli(&c, cmd);
   if (!cmd) return cmd_compile(&c);
   if (strcmp(cmd, "run") == 0) return drv_run(&c);
   if (strcmp(cmd, "bench") == 0) return drv_bench(&c);

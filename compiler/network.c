@@ -1,0 +1,739 @@
+/* network.c — a network: a graph of operator calls, fused into tasks (docs/NETWORKS.md).
+ *
+ *   network resnet(data: f32[1, 224, 224, 3], w1: f32[7, 7, 3, 64], ...) -> prob: f32[1, 1000] {
+ *     x = conv2d_nhwc(data, w1, SH = 2, SW = 2, PH = 3, PW = 3)
+ *     x = relu(x)
+ *     ...
+ *   }
+ *
+ * The block is read with the language's own parser, in two passes over copies of the file
+ * that keep every line and column: the header as a `kernel` with an empty body (so that
+ * constants, imports and parameter shapes parse as in any file) and the body as schedule
+ * steps (`names = NAME(args, KW = v)` is exactly the step form). Each call instantiates an
+ * operator kernel (imported or of this file): its sizes are unified with the arguments'
+ * shapes, its file's constants are its attributes. Elementwise calls whose first producer
+ * has no other use are fused into it; each group becomes one kernel, written as an AST with
+ * every size replaced by its value and checked as any kernel: a task of the tuner.
+ */
+#include "network.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- finding the block ---------------------------------------------------------- */
+
+typedef struct Block {
+  size_t start, open, close; /* `network`, its body's '{' and '}' */
+} Block;
+
+static bool ident_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* The first top-level `network` block of TEXT; false when there is none. Comments and
+ * strings are skipped; the body holds no braces. */
+static bool find_block(const char *text, Block *b) {
+  int depth = 0;
+  bool found = false;
+  for (size_t i = 0; text[i]; i++) {
+    char c = text[i];
+    if (c == '#') {
+      while (text[i + 1] && text[i + 1] != '\n') i++;
+    } else if (c == '"') {
+      while (text[i + 1] && text[i + 1] != '"' && text[i + 1] != '\n') i++;
+      if (text[i + 1] == '"') i++;
+    } else if (c == '{') {
+      if (found && depth == 0) b->open = i;
+      depth++;
+    } else if (c == '}') {
+      if (--depth == 0 && found) {
+        b->close = i;
+        return true;
+      }
+    } else if (depth == 0 && !found && strncmp(text + i, "network", 7) == 0 &&
+               (i == 0 || !ident_char(text[i - 1])) && !ident_char(text[i + 7])) {
+      found = true;
+      b->start = i;
+    } else if (ident_char(c)) {
+      while (ident_char(text[i + 1])) i++;
+    }
+  }
+  return false;
+}
+
+bool net_is_network_file(const char *path) {
+  size_t len;
+  char *text = read_file(path, &len);
+  if (!text) return false;
+  Block b;
+  bool yes = find_block(text, &b);
+  free(text);
+  return yes;
+}
+
+int net_file_arg(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    size_t n = strlen(argv[i]);
+    if (argv[i][0] != '-' && n > 4 && strcmp(argv[i] + n - 4, ".tex") == 0) return i;
+  }
+  return 0;
+}
+
+/* A copy of TEXT with [FROM, TO) blanked (newlines kept). */
+static char *blank(const char *text, size_t from, size_t to) {
+  char *s = xstrdup(text);
+  for (size_t i = from; i < to && s[i]; i++)
+    if (s[i] != '\n') s[i] = ' ';
+  return s;
+}
+
+/* ---- constants ------------------------------------------------------------------- */
+
+static NetBinding *env_find(NetBinding *env, int n, const char *name) {
+  for (int i = n - 1; i >= 0; i--)
+    if (strcmp(env[i].name, name) == 0) return &env[i];
+  return NULL;
+}
+
+static bool floor_div(int64_t x, int64_t y, int64_t *q, int64_t *r) {
+  if (y == 0) return false;
+  *q = x / y;
+  *r = x % y;
+  if (*r != 0 && ((*r < 0) != (y < 0))) {
+    (*q)--;
+    *r += y;
+  }
+  return true;
+}
+
+/* The value of an integer expression over ENV: + - * / % min max. False (silently) when
+ * it is not one; UNBOUND gets the first unknown name. */
+static bool eval(const Ast *a, NetBinding *env, int n, int64_t *out, const char **unbound) {
+  int64_t x, y, q, r;
+  switch (a ? a->kind : A_FILE) {
+  case A_INT: *out = a->ival; return true;
+  case A_NAME: {
+    NetBinding *b = env_find(env, n, a->name);
+    if (!b && unbound && !*unbound) *unbound = a->name;
+    if (b) *out = b->value;
+    return b != NULL;
+  }
+  case A_UNARY:
+    if (a->op != '-' || !eval(a->a, env, n, &x, unbound)) return false;
+    *out = -x;
+    return true;
+  case A_BINARY:
+    if (!eval(a->a, env, n, &x, unbound) || !eval(a->b, env, n, &y, unbound)) return false;
+    switch (a->op) {
+    case '+': *out = x + y; return true;
+    case '-': *out = x - y; return true;
+    case '*': *out = x * y; return true;
+    case '/': return floor_div(x, y, out, &r);
+    case '%': return floor_div(x, y, &q, out);
+    default: return false;
+    }
+  case A_CALL:
+    if (a->list.len != 2 || (strcmp(a->name, "min") && strcmp(a->name, "max"))) return false;
+    if (!eval(VEC_AT(a->list, 0), env, n, &x, unbound) || !eval(VEC_AT(a->list, 1), env, n, &y, unbound))
+      return false;
+    *out = strcmp(a->name, "min") == 0 ? (x < y ? x : y) : (x > y ? x : y);
+    return true;
+  default: return false;
+  }
+}
+
+/* Append NAME = V to the growable binding list. */
+static void env_push(NetBinding **env, int *n, const char *name, int64_t v) {
+  NetBinding *e = xalloc(sizeof *e * (size_t)(*n + 1));
+  if (*n) memcpy(e, *env, sizeof *e * (size_t)*n);
+  e[*n] = (NetBinding){name, v};
+  *env = e;
+  (*n)++;
+}
+
+/* The constants of ITEMS (one file's items), in order, each overridden by OVR (attributes
+ * or -D). Constants that do not evaluate are left out (check_program reports them). */
+static void file_consts(Vec *items, NetBinding *ovr, int novr, NetBinding **env, int *n) {
+  for (int i = 0; i < items->len; i++) {
+    Ast *it = VEC_AT(*items, i);
+    if (!it || it->kind != A_CONST) continue;
+    NetBinding *o = env_find(ovr, novr, it->name);
+    int64_t v;
+    if (o) env_push(env, n, it->name, o->value);
+    else if (eval(it->a, *env, *n, &v, NULL)) env_push(env, n, it->name, v);
+  }
+}
+
+/* ---- operators ------------------------------------------------------------------- */
+
+/* Where an operator lives: its kernel and the items of its file (for the constants). */
+typedef struct OpDef {
+  Ast *kernel;
+  Vec *items;
+} OpDef;
+
+static void collect_ops(Vec *items, Vec *out, const char *skip) {
+  for (int i = 0; i < items->len; i++) {
+    Ast *it = VEC_AT(*items, i);
+    if (it && it->kind == A_IMPORT) collect_ops(&it->list, out, skip);
+    if (it && it->kind == A_KERNEL && it->name && strcmp(it->name, skip)) {
+      OpDef *d = xalloc(sizeof *d);
+      *d = (OpDef){it, items};
+      vec_push(out, d);
+    }
+  }
+}
+
+static OpDef *find_op(Vec *ops, const char *name) {
+  for (int i = 0; i < ops->len; i++) {
+    OpDef *d = VEC_AT(*ops, i);
+    if (strcmp(d->kernel->name, name) == 0) return d;
+  }
+  return NULL;
+}
+
+/* The form of an elementwise operator: one `=` statement, no `tensor`, one output. */
+static bool is_elementwise(const Ast *k) {
+  if (k->list2.len != 1 || k->list3.len != 1) return false;
+  const Ast *st = VEC_AT(k->list3, 0);
+  return st && st->kind == A_STMT && st->op == '=';
+}
+
+static char *shape_text(const int64_t *shape, int nd) {
+  char *s = xstrdup("[");
+  for (int d = 0; d < nd; d++) s = xprintf("%s%s%lld", s, d ? ", " : "", (long long)shape[d]);
+  return xprintf("%s]", s);
+}
+
+static char *param_text(const Ast *p) {
+  char *s = xprintf("%s: %s[", p->name, p->name2 ? p->name2 : "f32");
+  for (int d = 0; d < p->list.len; d++) {
+    const Ast *e = VEC_AT(p->list, d);
+    s = xprintf("%s%s%s", s, d ? ", " : "", e->kind == A_NAME ? e->name : e->kind == A_INT ? xprintf("%lld", (long long)e->ival) : "...");
+  }
+  return xprintf("%s]", s);
+}
+
+/* ---- the loader's state ---------------------------------------------------------- */
+
+typedef struct Loader {
+  Network *net;
+  Vec ops;        /* OpDef* */
+  Vec scope;      /* NetTensor*: the latest tensor of each name is found last */
+  NetBinding *consts;
+  int nconsts;
+} Loader;
+
+static NetTensor *lookup(Loader *L, const char *name) {
+  for (int i = L->scope.len - 1; i >= 0; i--) {
+    NetTensor *t = VEC_AT(L->scope, i);
+    if (strcmp(t->name, name) == 0) return t;
+  }
+  return NULL;
+}
+
+static NetTensor *new_tensor(Loader *L, const char *name, NetTensorKind kind, int nd,
+                             const int64_t *shape) {
+  Network *n = L->net;
+  NetTensor *t = xalloc(sizeof *t);
+  t->name = name;
+  t->kind = kind;
+  t->ndim = nd;
+  memcpy(t->shape, shape, sizeof(int64_t) * (size_t)nd);
+  t->index = n->ntensors;
+  t->producer = -1;
+  NetTensor **ts = xalloc(sizeof *ts * (size_t)(n->ntensors + 1));
+  if (n->ntensors) memcpy(ts, n->tensors, sizeof *ts * (size_t)n->ntensors);
+  ts[n->ntensors++] = t;
+  n->tensors = ts;
+  vec_push(&L->scope, t);
+  return t;
+}
+
+/* The shape of a header parameter (constants of the network's file); false: reported. */
+static bool param_shape(Loader *L, const Ast *p, int64_t *shape, int *nd) {
+  if (p->list.len > NET_MAX_DIMS || p->list.len < 1) {
+    diag_error(p->loc, "%s: a network tensor has 1 to %d dimensions", p->name, NET_MAX_DIMS);
+    return false;
+  }
+  if (p->name2 && strcmp(p->name2, "f32") != 0) {
+    diag_error(p->loc, "%s: networks are f32 only", p->name);
+    return false;
+  }
+  *nd = p->list.len;
+  for (int d = 0; d < *nd; d++) {
+    const char *unbound = NULL;
+    const Ast *e = VEC_AT(p->list, d);
+    if (!eval(e, L->consts, L->nconsts, &shape[d], &unbound)) {
+      diag_error(e->loc, "dimension %d of %s is not a constant expression%s%s", d + 1, p->name,
+                 unbound ? ": unknown constant " : "", unbound ? unbound : "");
+      return false;
+    }
+    if (shape[d] < 1) {
+      diag_error(e->loc, "dimension %d of %s is %lld: dimensions must be at least 1", d + 1,
+                 p->name, (long long)shape[d]);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* ---- one call -------------------------------------------------------------------- */
+
+/* The attributes of call ST (A_KWARG args) as bindings; false: reported. */
+static bool call_attrs(Loader *L, const Ast *st, OpDef *d, NetBinding **attrs, int *nattrs) {
+  for (int i = 0; i < st->list2.len; i++) {
+    const Ast *a = VEC_AT(st->list2, i);
+    if (a->kind != A_KWARG) continue;
+    bool is_const = false;
+    for (int j = 0; j < d->items->len; j++) {
+      const Ast *it = VEC_AT(*d->items, j);
+      if (it && it->kind == A_CONST && strcmp(it->name, a->name) == 0) is_const = true;
+    }
+    if (!is_const) {
+      char *names = xstrdup("");
+      for (int j = 0; j < d->items->len; j++) {
+        const Ast *it = VEC_AT(*d->items, j);
+        if (it && it->kind == A_CONST) names = xprintf("%s %s", names, it->name);
+      }
+      diag_error(a->loc, "operator %s has no attribute '%s'%s%s", st->name, a->name,
+                 names[0] ? "; its attributes are" : " (it has none)", names);
+      return false;
+    }
+    int64_t v;
+    const char *unbound = NULL;
+    if (!eval(a->a, L->consts, L->nconsts, &v, &unbound)) {
+      diag_error(a->a->loc, "attribute %s must be an integer constant expression%s%s", a->name,
+                 unbound ? ": unknown constant " : "", unbound ? unbound : "");
+      return false;
+    }
+    env_push(attrs, nattrs, a->name, v);
+  }
+  return true;
+}
+
+/* The tensor arguments of call ST; false: reported. */
+static bool call_args(Loader *L, const Ast *st, NetNode *nd) {
+  nd->args = xalloc(sizeof(NetTensor *) * (size_t)(st->list2.len + 1));
+  for (int i = 0; i < st->list2.len; i++) {
+    const Ast *a = VEC_AT(st->list2, i);
+    if (a->kind == A_KWARG) continue;
+    if (a->kind != A_NAME) {
+      diag_error(a->loc, "an argument of %s must be a tensor name (attributes are NAME = value)", st->name);
+      return false;
+    }
+    NetTensor *t = lookup(L, a->name);
+    if (!t) {
+      diag_error(a->loc, "unknown tensor '%s': a network parameter or the result of an earlier call", a->name);
+      return false;
+    }
+    nd->args[nd->nargs++] = t;
+  }
+  int want = nd->kernel->list.len;
+  if (nd->nargs != want) {
+    diag_error(st->loc, "operator %s takes %d tensor argument%s, not %d", st->name, want,
+               want == 1 ? "" : "s", nd->nargs);
+    return false;
+  }
+  return true;
+}
+
+/* Bind the operator's sizes from the arguments' shapes: plain names first, then every
+ * dimension checked. false: reported at the argument. */
+static bool unify(const Ast *st, NetNode *nd) {
+  for (int i = 0; i < nd->nargs; i++) {
+    Ast *p = VEC_AT(nd->kernel->list, i);
+    NetTensor *t = nd->args[i];
+    if (p->list.len != t->ndim) {
+      diag_error(st->loc, "argument %d of %s (%s) has %d dimensions, but %s is %s", i + 1,
+                 st->name, param_text(p), p->list.len, t->name, shape_text(t->shape, t->ndim));
+      return false;
+    }
+    for (int d = 0; d < t->ndim; d++) {
+      Ast *e = VEC_AT(p->list, d);
+      if (e->kind == A_NAME && !env_find(nd->env, nd->nenv, e->name))
+        env_push(&nd->env, &nd->nenv, e->name, t->shape[d]);
+    }
+  }
+  for (int i = 0; i < nd->nargs; i++) {
+    Ast *p = VEC_AT(nd->kernel->list, i);
+    NetTensor *t = nd->args[i];
+    int64_t want[NET_MAX_DIMS];
+    bool ok = true;
+    for (int d = 0; d < t->ndim; d++) {
+      const char *unbound = NULL;
+      if (!eval(VEC_AT(p->list, d), nd->env, nd->nenv, &want[d], &unbound)) {
+        diag_error(st->loc, "%s: size '%s' of parameter %s cannot be inferred from the arguments",
+                   st->name, unbound ? unbound : "?", p->name);
+        return false;
+      }
+      if (want[d] != t->shape[d]) ok = false;
+    }
+    if (!ok) {
+      const Ast *arg = NULL;
+      for (int j = 0, k = 0; j < st->list2.len; j++) {
+        const Ast *a = VEC_AT(st->list2, j);
+        if (a->kind != A_KWARG && k++ == i) arg = a;
+      }
+      diag_error(arg ? arg->loc : st->loc, "shape mismatch: argument %d of %s (%s) must be %s here, but %s is %s",
+                 i + 1, st->name, param_text(p), shape_text(want, t->ndim), t->name,
+                 shape_text(t->shape, t->ndim));
+      return false;
+    }
+  }
+  return true;
+}
+
+/* The output tensor of the call, named by the step's result. false: reported. */
+static bool call_output(Loader *L, const Ast *st, NetNode *nd) {
+  Ast *k = nd->kernel;
+  if (k->list2.len != 1) {
+    diag_error(st->loc, "operator %s has %d outputs; a network call takes operators with one",
+               st->name, k->list2.len);
+    return false;
+  }
+  Ast *o = VEC_AT(k->list2, 0);
+  int64_t shape[NET_MAX_DIMS];
+  if (o->list.len > NET_MAX_DIMS) return diag_error(st->loc, "%s: too many dimensions", st->name), false;
+  for (int d = 0; d < o->list.len; d++) {
+    const char *unbound = NULL;
+    if (!eval(VEC_AT(o->list, d), nd->env, nd->nenv, &shape[d], &unbound)) {
+      diag_error(st->loc, "%s: dimension %d of its output needs size '%s', which no argument gives",
+                 st->name, d + 1, unbound ? unbound : "?");
+      return false;
+    }
+    if (shape[d] < 1) {
+      diag_error(st->loc, "%s: dimension %d of its output would be %lld (the input is too small "
+                 "for these attributes)", st->name, d + 1, (long long)shape[d]);
+      return false;
+    }
+  }
+  const Ast *res = VEC_AT(st->list, 0);
+  nd->out = new_tensor(L, res->name, NT_VALUE, o->list.len, shape);
+  nd->out->producer = L->net->nnodes;
+  return true;
+}
+
+/* One step `y = op(args)` of the body as a node. false: reported. */
+static bool add_call(Loader *L, const Ast *st) {
+  if (st->list.len != 1) {
+    diag_error(st->loc, "an operator call names one result: `y = %s(...)`", st->name);
+    return false;
+  }
+  OpDef *d = find_op(&L->ops, st->name);
+  if (!d) {
+    diag_error(st->loc, "unknown operator '%s': define it with `kernel %s(...)` or import its file "
+               "(the operators of stdlib/nn/ are listed in docs/STDLIB.md)", st->name, st->name);
+    return false;
+  }
+  NetNode *nd = xalloc(sizeof *nd);
+  nd->op = st->name;
+  nd->loc = st->loc;
+  nd->kernel = d->kernel;
+  NetBinding *attrs = NULL;
+  int nattrs = 0;
+  if (!call_attrs(L, st, d, &attrs, &nattrs) || !call_args(L, st, nd)) return false;
+  file_consts(d->items, attrs, nattrs, &nd->env, &nd->nenv);
+  if (!unify(st, nd) || !call_output(L, st, nd)) return false;
+  nd->elementwise = is_elementwise(d->kernel);
+  for (int i = 0; i < nd->nargs; i++) nd->args[i]->nuses++;
+  Network *n = L->net;
+  NetNode **ns = xalloc(sizeof *ns * (size_t)(n->nnodes + 1));
+  if (n->nnodes) memcpy(ns, n->nodes, sizeof *ns * (size_t)n->nnodes);
+  ns[n->nnodes++] = nd;
+  n->nodes = ns;
+  return true;
+}
+
+/* ---- fused kernels as ASTs ------------------------------------------------------- */
+
+/* Renames of one node inside its group's kernel: tensors to group names, sizes and
+ * constants to their values. */
+typedef struct Subst {
+  const char **from, **to;
+  int n;
+  NetBinding *env;
+  int nenv;
+} Subst;
+
+static void subst_add(Subst *s, const char *from, const char *to) {
+  const char **f = xalloc(sizeof *f * (size_t)(s->n + 1)), **t = xalloc(sizeof *t * (size_t)(s->n + 1));
+  if (s->n) {
+    memcpy(f, s->from, sizeof *f * (size_t)s->n);
+    memcpy(t, s->to, sizeof *t * (size_t)s->n);
+  }
+  f[s->n] = from;
+  t[s->n++] = to;
+  s->from = f;
+  s->to = t;
+}
+
+static const char *renamed(const Subst *s, const char *name) {
+  for (int i = 0; i < s->n; i++)
+    if (strcmp(s->from[i], name) == 0) return s->to[i];
+  return NULL;
+}
+
+static Ast *copy_ast(const Ast *a, const Subst *s);
+
+static Vec copy_list(const Vec *v, const Subst *s) {
+  Vec out = {0};
+  for (int i = 0; i < v->len; i++) vec_push(&out, copy_ast(VEC_AT(*v, i), s));
+  return out;
+}
+
+/* A deep copy of A with tensors renamed and sizes and constants replaced by integers. */
+static Ast *copy_ast(const Ast *a, const Subst *s) {
+  if (!a) return NULL;
+  Ast *c = ast_new(a->kind, a->loc);
+  *c = *a;
+  if (a->kind == A_NAME || a->kind == A_ACCESS) {
+    const char *r = renamed(s, a->name);
+    NetBinding *b = r ? NULL : env_find(s->env, s->nenv, a->name);
+    if (r) c->name = r;
+    else if (b && a->kind == A_NAME) {
+      c->kind = A_INT;
+      c->ival = b->value;
+      c->name = NULL;
+    }
+  }
+  if ((a->kind == A_PARAM || a->kind == A_TENSOR) && renamed(s, a->name)) c->name = renamed(s, a->name);
+  c->a = copy_ast(a->a, s);
+  c->b = copy_ast(a->b, s);
+  c->c = copy_ast(a->c, s);
+  c->list = copy_list(&a->list, s);
+  c->list2 = copy_list(&a->list2, s);
+  c->list3 = copy_list(&a->list3, s);
+  return c;
+}
+
+/* `NAME: f32[shape]` with integer dimensions, as kind K. */
+static Ast *decl(AstKind k, Loc loc, const char *name, const NetTensor *t) {
+  Ast *p = ast_new(k, loc);
+  p->name = name;
+  p->name2 = "f32";
+  p->op = DT_F32;
+  for (int d = 0; d < t->ndim; d++) {
+    Ast *e = ast_new(A_INT, loc);
+    e->ival = t->shape[d];
+    vec_push(&p->list, e);
+  }
+  return p;
+}
+
+static int input_index(NetGroup *g, NetTensor *t) {
+  for (int i = 0; i < g->ninputs; i++)
+    if (g->inputs[i] == t) return i;
+  return -1;
+}
+
+/* The statements of the I-th node of group G into kernel KN. */
+static void emit_node(Network *n, NetGroup *g, int i, Ast *kn) {
+  NetNode *nd = n->nodes[g->nodes[i]];
+  Subst s = {.env = nd->env, .nenv = nd->nenv};
+  for (int a = 0; a < nd->nargs; a++) {
+    Ast *p = VEC_AT(nd->kernel->list, a);
+    int in = input_index(g, nd->args[a]);
+    const char *to = in >= 0 ? xprintf("in%d", in) : NULL;
+    for (int j = 0; j < i && !to; j++)
+      if (n->nodes[g->nodes[j]]->out == nd->args[a]) to = xprintf("v%d", j);
+    if (!to) die("network: argument %s of %s is neither an input nor fused", nd->args[a]->name, nd->op);
+    subst_add(&s, p->name, to);
+  }
+  Ast *o = VEC_AT(nd->kernel->list2, 0);
+  subst_add(&s, o->name, i == g->nnodes - 1 ? "out" : xprintf("v%d", i));
+  for (int j = 0; j < nd->kernel->list3.len; j++) {
+    Ast *st = VEC_AT(nd->kernel->list3, j);
+    if (st && st->kind == A_TENSOR) subst_add(&s, st->name, xprintf("%s_%d", st->name, i));
+  }
+  if (i < g->nnodes - 1) vec_push(&kn->list3, decl(A_TENSOR, nd->loc, xprintf("v%d", i), nd->out));
+  for (int j = 0; j < nd->kernel->list3.len; j++) vec_push(&kn->list3, copy_ast(VEC_AT(nd->kernel->list3, j), &s));
+}
+
+/* The kernel of group G as an A_FILE holding one A_KERNEL. */
+static Ast *group_ast(Network *n, NetGroup *g) {
+  NetNode *first = n->nodes[g->nodes[0]];
+  Ast *kn = ast_new(A_KERNEL, first->loc);
+  kn->name = g->name;
+  for (int i = 0; i < g->ninputs; i++) vec_push(&kn->list, decl(A_PARAM, first->loc, xprintf("in%d", i), g->inputs[i]));
+  vec_push(&kn->list2, decl(A_PARAM, first->loc, "out", g->out));
+  for (int i = 0; i < g->nnodes; i++) emit_node(n, g, i, kn);
+  Ast *f = ast_new(A_FILE, first->loc);
+  f->sval = first->loc.file;
+  vec_push(&f->list, kn);
+  return f;
+}
+
+/* ---- grouping -------------------------------------------------------------------- */
+
+/* Does node ND continue the group ending in tensor T (fusion of an elementwise tail)? */
+static bool fuses(const Network *n, const NetNode *nd, const NetTensor *t) {
+  if (!nd->elementwise || t->nuses != 1 || t == n->output) return false;
+  for (int i = 0; i < nd->nargs; i++)
+    if (nd->args[i] == t) return t->ndim == nd->out->ndim && !memcmp(t->shape, nd->out->shape, sizeof(int64_t) * (size_t)t->ndim);
+  return false;
+}
+
+static void group_add_input(NetGroup *g, NetTensor *t) {
+  if (input_index(g, t) >= 0) return;
+  NetTensor **in = xalloc(sizeof *in * (size_t)(g->ninputs + 1));
+  if (g->ninputs) memcpy(in, g->inputs, sizeof *in * (size_t)g->ninputs);
+  in[g->ninputs++] = t;
+  g->inputs = in;
+}
+
+/* Nodes into groups, in order; then each group's inputs and name. */
+static void make_groups(Network *n) {
+  n->groups = xalloc(sizeof(NetGroup *) * (size_t)(n->nnodes + 1));
+  for (int i = 0; i < n->nnodes; i++) {
+    NetNode *nd = n->nodes[i];
+    NetGroup *g = n->ngroups ? n->groups[n->ngroups - 1] : NULL;
+    if (!g || !fuses(n, nd, g->out)) {
+      g = n->groups[n->ngroups++] = xalloc(sizeof *g);
+      g->nodes = xalloc(sizeof(int) * (size_t)(n->nnodes + 1));
+    }
+    g->nodes[g->nnodes++] = i;
+    g->out = nd->out;
+    nd->group = n->ngroups - 1;
+  }
+  for (int k = 0; k < n->ngroups; k++) {
+    NetGroup *g = n->groups[k];
+    for (int i = 0; i < g->nnodes; i++) {
+      NetNode *nd = n->nodes[g->nodes[i]];
+      g->name = i ? xprintf("%s_%s", g->name, nd->op) : nd->op;
+      for (int a = 0; a < nd->nargs; a++)
+        if (nd->args[a]->producer < 0 || n->nodes[nd->args[a]->producer]->group != k) group_add_input(g, nd->args[a]);
+    }
+  }
+}
+
+/* Check each group's kernel and collect the distinct workloads. false: reported. */
+static bool make_tasks(Network *n) {
+  n->tasks = xalloc(sizeof(NetTask) * (size_t)(n->ngroups + 1));
+  for (int k = 0; k < n->ngroups; k++) {
+    NetGroup *g = n->groups[k];
+    Program *p = check_program(group_ast(n, g), NULL, 0);
+    if (!p || p->nkernels != 1) {
+      diag_note(n->nodes[g->nodes[0]]->loc, "in the kernel of the call(s) fused here");
+      return false;
+    }
+    g->kernel = p->kernels[0];
+    g->key = kernel_workload_key(g->kernel);
+    g->task = -1;
+    for (int t = 0; t < n->ntasks; t++)
+      if (n->tasks[t].key == g->key) {
+        g->task = t;
+        n->tasks[t].weight++;
+      }
+    if (g->task < 0) {
+      g->task = n->ntasks;
+      n->tasks[n->ntasks++] = (NetTask){k, 1, g->key, kernel_flops(g->kernel)};
+    }
+    g->kernel->name = xprintf("t%d_%s", g->task, g->name); /* one function per task */
+  }
+  return true;
+}
+
+/* ---- loading --------------------------------------------------------------------- */
+
+/* The network's header (an A_KERNEL of the first pass) into parameters. */
+static bool load_header(Loader *L, Ast *hdr, Ast **out_decl) {
+  for (int i = 0; i < hdr->list.len; i++) {
+    Ast *p = VEC_AT(hdr->list, i);
+    int64_t shape[NET_MAX_DIMS];
+    int nd;
+    if (!param_shape(L, p, shape, &nd)) return false;
+    if (lookup(L, p->name)) {
+      diag_error(p->loc, "parameter '%s' is declared twice", p->name);
+      return false;
+    }
+    new_tensor(L, p->name, i == 0 ? NT_INPUT : NT_WEIGHT, nd, shape);
+  }
+  if (hdr->list2.len != 1) {
+    diag_error(hdr->loc, "a network has one result: `-> NAME: f32[...]`");
+    return false;
+  }
+  *out_decl = VEC_AT(hdr->list2, 0);
+  return true;
+}
+
+/* The declared result: a call must have assigned it, with the declared shape. */
+static bool check_result(Loader *L, Ast *decl_ast) {
+  int64_t shape[NET_MAX_DIMS];
+  int nd;
+  if (!param_shape(L, decl_ast, shape, &nd)) return false;
+  NetTensor *t = lookup(L, decl_ast->name);
+  if (!t || t->kind != NT_VALUE) {
+    diag_error(decl_ast->loc, "the result '%s' is never assigned: end the body with `%s = op(...)`",
+               decl_ast->name, decl_ast->name);
+    return false;
+  }
+  if (t->ndim != nd || memcmp(t->shape, shape, sizeof(int64_t) * (size_t)nd)) {
+    diag_error(decl_ast->loc, "the result %s is declared %s but the calls make it %s",
+               decl_ast->name, shape_text(shape, nd), shape_text(t->shape, t->ndim));
+    return false;
+  }
+  L->net->output = t;
+  return true;
+}
+
+/* Parse FILE's text in its two passes; the header kernel and the body's steps. */
+static bool parse_passes(const char *file, const char *text, const Block *b, Ast **ast, Ast **hdr, Vec *steps) {
+  char *t1 = blank(text, b->open + 1, b->close);
+  memcpy(t1 + b->start, "kernel ", 7);
+  *ast = parse_string(file, t1);
+  diag_source(file, text);
+  if (!*ast) return false;
+  *hdr = NULL;
+  int line = 1;
+  for (size_t k = 0; k < b->start; k++) line += text[k] == '\n';
+  for (int i = 0; i < (*ast)->list.len; i++) {
+    Ast *it = VEC_AT((*ast)->list, i);
+    if (it->kind == A_KERNEL && it->loc.line == line) *hdr = it;
+  }
+  if (!*hdr) die("network header not found after parsing");
+  char *t2 = blank(text, 0, b->open + 1);
+  for (size_t i = b->close; t2[i]; i++)
+    if (t2[i] != '\n') t2[i] = ' ';
+  bool ok = parse_steps(file, t2, steps);
+  diag_source(file, text);
+  return ok;
+}
+
+Network *net_load(const char *file, Define *defs, int ndefs) {
+  size_t len;
+  char *text = read_file(file, &len);
+  if (!text) {
+    diag_error((Loc){0}, "cannot read '%s'", file);
+    return NULL;
+  }
+  Block b;
+  if (!find_block(text, &b)) {
+    free(text);
+    diag_error((Loc){file, 1, 1}, "no `network NAME(...) -> ... { ... }` block");
+    return NULL;
+  }
+  char *t = xstrdup(text);
+  free(text);
+  Ast *ast, *hdr, *result;
+  Vec steps = {0};
+  if (!parse_passes(file, t, &b, &ast, &hdr, &steps)) return NULL;
+  Loader L = {0};
+  L.net = xalloc(sizeof *L.net);
+  L.net->name = hdr->name;
+  L.net->file = file;
+  L.net->loc = hdr->loc;
+  NetBinding *ovr = NULL;
+  int novr = 0;
+  for (int i = 0; i < ndefs; i++) env_push(&ovr, &novr, defs[i].name, defs[i].value);
+  file_consts(&ast->list, ovr, novr, &L.consts, &L.nconsts);
+  for (int i = 0; i < ndefs; i++) defs[i].used = env_find(L.consts, L.nconsts, defs[i].name) != NULL;
+  collect_ops(&ast->list, &L.ops, hdr->name);
+  if (!load_header(&L, hdr, &result)) return NULL;
+  for (int i = 0; i < steps.len; i++)
+    if (!add_call(&L, VEC_AT(steps, i))) return NULL;
+  if (!check_result(&L, result)) return NULL;
+  make_groups(L.net);
+  if (!make_tasks(L.net)) return NULL;
+  return L.net;
+}

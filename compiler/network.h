@@ -1,0 +1,111 @@
+/* network.h — whole networks (docs/NETWORKS.md): what network.c, network_run.c and
+ * network_tune.c share.
+ *
+ *   network.c       find the `network` block, parse it, instantiate each operator call
+ *                   (shapes unified, attributes bound), fuse elementwise tails into their
+ *                   producer, build one checked Kernel per group (a task)
+ *   network_run.c   `texc run|bench|compile NET.tex`: weights, execution, --check
+ *   network_tune.c  `texc tune NET.tex`: task extraction and the task scheduler
+ */
+#ifndef NETWORK_H
+#define NETWORK_H
+
+#include "driver.h"
+
+#define NET_MAX_DIMS 8
+
+/* ORDER NetTensorKind: how a tensor gets its data. */
+typedef enum {
+  NT_INPUT,  /* the network's first parameter: uniform in [-1, 1) */
+  NT_WEIGHT, /* the other parameters: seeded random, scaled (NETWORKS.md) */
+  NT_VALUE   /* the result of an operator call */
+} NetTensorKind;
+
+typedef struct NetTensor {
+  const char *name;   /* as written: a parameter, or the name a call assigned */
+  NetTensorKind kind;
+  int ndim;
+  int64_t shape[NET_MAX_DIMS];
+  int index;          /* position in Network.tensors */
+  int producer;       /* the node writing it, -1 for parameters */
+  int nuses;          /* calls reading it */
+} NetTensor;
+
+/* A name bound to a value while an operator is instantiated: a constant of the operator's
+ * file (maybe overridden by an attribute) or a size unified from an argument's shape. */
+typedef struct NetBinding {
+  const char *name;
+  int64_t value;
+} NetBinding;
+
+/* One operator call `y = op(a, b, ATTR = v)`. */
+typedef struct NetNode {
+  const char *op;
+  Loc loc;
+  Ast *kernel;        /* the operator's A_KERNEL */
+  NetTensor **args;
+  int nargs;
+  NetTensor *out;
+  NetBinding *env;
+  int nenv;
+  bool elementwise;   /* one `=` statement, no `tensor`: fusable into its producer */
+  int group;
+} NetNode;
+
+/* A group of calls fused into one kernel: a task of the tuner. */
+typedef struct NetGroup {
+  int *nodes;
+  int nnodes;
+  NetTensor **inputs; /* the kernel's parameters in order */
+  int ninputs;
+  NetTensor *out;
+  const char *name;   /* the kernel's name: the ops joined by "_" */
+  Kernel *kernel;     /* checked */
+  uint64_t key;       /* kernel_workload_key */
+  int task;           /* index of its task (distinct keys) */
+} NetGroup;
+
+/* A distinct workload and how often it occurs. */
+typedef struct NetTask {
+  int group;          /* the first group with this key */
+  int weight;
+  uint64_t key;
+  double flops;
+} NetTask;
+
+typedef struct Network {
+  const char *name;
+  const char *file;
+  Loc loc;
+  NetTensor **tensors;
+  int ntensors;
+  NetNode **nodes;
+  int nnodes;
+  NetGroup **groups;
+  int ngroups;
+  NetTask *tasks;
+  int ntasks;
+  NetTensor *output;
+} Network;
+
+/* network.c */
+/* Load FILE's network: parse, instantiate, fuse, check every group. NULL on errors
+ * (reported at the call's line). DEFS override constants of the network's file. */
+Network *net_load(const char *file, Define *defs, int ndefs);
+/* Does PATH hold a `network` block? */
+bool net_is_network_file(const char *path);
+/* The index of the first argument naming a .tex file, or 0. */
+int net_file_arg(int argc, char **argv);
+
+/* network_run.c */
+int net_run_cli(Cli *c, const char *cmd);
+/* The deterministic data of a parameter tensor (host, f32), as NETWORKS.md describes. */
+void net_fill(const NetTensor *t, float *data);
+
+/* network_tune.c */
+int net_tune_main(int argc, char **argv);
+/* The best recorded latency (ms) of task T for TARGET in RECORDS, or -1. When STEPS is
+ * not NULL it gets the record's steps. */
+double net_task_best(const Network *n, int task, Target target, const char *records, Vec *steps);
+
+#endif

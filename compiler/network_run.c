@@ -1,0 +1,296 @@
+/* network_run.c — `texc NET.tex`, `texc run NET.tex [--check]`, `texc bench NET.tex`:
+ * a network's tasks compiled into one module, run call after call on device tensors.
+ *
+ * Each task (distinct workload) is lowered once, with the best record of --records when
+ * there is one (what `texc tune NET.tex` found), else the default schedule; every group of
+ * that task calls the same function. --check runs each group's default schedule in the
+ * interpreter on the same inputs and compares every group's output.
+ */
+#include "network.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "texrt.h"
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int64_t numel(const NetTensor *t) {
+  int64_t n = 1;
+  for (int d = 0; d < t->ndim; d++) n *= t->shape[d];
+  return n;
+}
+
+/* Weights: fill_random (uniform in [-1, 1)) seeded by the parameter's position, scaled
+ * as He-uniform by sqrt(6 / fan_in) (fan_in: all but the last dimension) for tensors of
+ * two or more dimensions; vectors are biases (x 0.1) or, when their name contains
+ * "scale", batch-norm scales (1 + 0.2 x). The input is left in [-1, 1). */
+void net_fill(const NetTensor *t, float *data) {
+  int64_t n = numel(t);
+  fill_random(data, DT_F32, n, 1000u + (uint64_t)t->index);
+  if (t->kind == NT_INPUT) return;
+  double mul = 0.1, add = 0;
+  if (t->ndim >= 2) mul = sqrt(6.0 / (double)(n / t->shape[t->ndim - 1]));
+  else if (strstr(t->name, "scale")) mul = 0.2, add = 1;
+  for (int64_t i = 0; i < n; i++) data[i] = (float)(data[i] * mul + add);
+}
+
+/* ---- lowering -------------------------------------------------------------------- */
+
+/* One lowered function per task, for the CLI's target. NULL entries on errors (reported). */
+static LoweredFunc **lower_tasks(Cli *c, Network *n, int *ntuned) {
+  LoweredFunc **fns = xalloc(sizeof *fns * (size_t)(n->ntasks + 1));
+  *ntuned = 0;
+  for (int t = 0; t < n->ntasks; t++) {
+    Kernel *k = n->groups[n->tasks[t].group]->kernel;
+    Vec steps = {0};
+    if (net_task_best(n, t, c->o.target, c->records, &steps) >= 0) (*ntuned)++;
+    else if (c->o.target != TARGET_LLVM && !gpu_default_steps(k, c->o.target, &steps)) return NULL;
+    fns[t] = drv_lower(c, k, c->o.target, &steps);
+    if (!fns[t]) return NULL;
+  }
+  return fns;
+}
+
+/* ---- execution ------------------------------------------------------------------- */
+
+typedef struct Exec {
+  Network *n;
+  RtModule *m;
+  RtFunc **fns;       /* per task */
+  RtTensor **tensors; /* per network tensor */
+} Exec;
+
+static RtDevice device_of(Target t) {
+  return (RtDevice){t == TARGET_CUDA ? RT_CUDA : t == TARGET_OPENCL ? RT_OPENCL : RT_CPU, 0};
+}
+
+static void exec_free(Exec *e) {
+  for (int i = 0; e->tensors && i < e->n->ntensors; i++) rt_tensor_free(e->tensors[i]);
+  if (e->m) rt_module_free(e->m);
+}
+
+/* Build FNS into one module, allocate every tensor, upload the parameters. false: printed. */
+static bool exec_init(Cli *c, Network *n, LoweredFunc **fns, Exec *e) {
+  memset(e, 0, sizeof *e);
+  e->n = n;
+  e->m = backend_for(c->o.target)->build(fns, n->ntasks, &c->o);
+  if (!e->m) return false;
+  e->fns = xalloc(sizeof *e->fns * (size_t)(n->ntasks + 1));
+  for (int t = 0; t < n->ntasks; t++)
+    if (!(e->fns[t] = rt_module_func(e->m, fns[t]->name))) goto rt_error;
+  e->tensors = xalloc(sizeof *e->tensors * (size_t)(n->ntensors + 1));
+  for (int i = 0; i < n->ntensors; i++) {
+    NetTensor *t = n->tensors[i];
+    e->tensors[i] = rt_tensor_alloc(device_of(c->o.target), 4, t->ndim, t->shape);
+    if (!e->tensors[i]) goto rt_error;
+    if (t->kind == NT_VALUE) continue;
+    float *host = malloc(sizeof(float) * (size_t)numel(t));
+    net_fill(t, host);
+    int rc = rt_tensor_from_host(e->tensors[i], host);
+    free(host);
+    if (rc) goto rt_error;
+  }
+  return true;
+rt_error:
+  fprintf(stderr, "texc: error: %s\n", rt_last_error());
+  return false;
+}
+
+/* One forward pass. 0 on success. */
+static int exec_forward(Exec *e) {
+  Network *n = e->n;
+  RtTensor *args[64];
+  for (int k = 0; k < n->ngroups; k++) {
+    NetGroup *g = n->groups[k];
+    if (g->ninputs + 1 > 64) die("network: a group with more than 63 inputs");
+    for (int i = 0; i < g->ninputs; i++) args[i] = e->tensors[g->inputs[i]->index];
+    args[g->ninputs] = e->tensors[g->out->index];
+    if (rt_func_call(e->fns[g->task], args, g->ninputs + 1, NULL, 0)) {
+      fprintf(stderr, "texc: error: %s: %s\n", g->kernel->name, rt_last_error());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* ---- --check: every group against the interpreter -------------------------------- */
+
+static float *download(Exec *e, const NetTensor *t) {
+  float *h = xalloc(sizeof(float) * (size_t)numel(t));
+  if (rt_tensor_to_host(h, e->tensors[t->index])) fprintf(stderr, "texc: error: %s\n", rt_last_error());
+  return h;
+}
+
+/* Largest error of GOT against REF relative to REF's largest magnitude. */
+static double rel_err(const float *got, const float *ref, int64_t n) {
+  double scale = 1e-30, err = 0;
+  for (int64_t i = 0; i < n; i++) scale = fmax(scale, fabs(ref[i]));
+  for (int64_t i = 0; i < n; i++) {
+    double d = fabs((double)got[i] - ref[i]);
+    err = fmax(err, isnan(d) ? INFINITY : d);
+  }
+  return err / scale;
+}
+
+/* Interpret every group on the compiled run's own inputs (so errors do not add up) and
+ * compare its output. true when all match within 1e-3 of each output's scale. */
+static bool check_groups(Cli *c, Exec *e) {
+  Network *n = e->n;
+  double worst = 0;
+  for (int k = 0; k < n->ngroups; k++) {
+    NetGroup *g = n->groups[k];
+    Vec none = {0};
+    LoweredFunc *ref = drv_lower(c, g->kernel, TARGET_LLVM, &none);
+    if (!ref) return false;
+    void **args = xalloc(sizeof(void *) * (size_t)(g->ninputs + 1));
+    for (int i = 0; i < g->ninputs; i++) args[i] = download(e, g->inputs[i]);
+    args[g->ninputs] = xalloc(sizeof(float) * (size_t)numel(g->out));
+    if (interp_run(ref, args, NULL)) return false;
+    float *got = download(e, g->out);
+    double err = rel_err(got, args[g->ninputs], numel(g->out));
+    worst = fmax(worst, err);
+    if (!(err <= 1e-3)) {
+      NetNode *nd = n->nodes[g->nodes[g->nnodes - 1]];
+      printf("  MISMATCH in %s (%s:%d): relative error %.3g\n", g->kernel->name, nd->loc.file, nd->loc.line, err);
+      printf("  check: FAILED\n");
+      return false;
+    }
+  }
+  printf("  check: %d groups against the interpreter, max rel err %.3g: ok\n", n->ngroups, worst);
+  return true;
+}
+
+/* ---- commands -------------------------------------------------------------------- */
+
+/* The estimate from the records: sum of weight x best latency over tuned tasks; *MISSING
+ * gets the number of tasks without a record. */
+static double estimate_ms(Cli *c, Network *n, int *missing) {
+  double sum = 0;
+  *missing = 0;
+  for (int t = 0; t < n->ntasks; t++) {
+    double ms = net_task_best(n, t, c->o.target, c->records, NULL);
+    if (ms < 0) (*missing)++;
+    else sum += ms * n->tasks[t].weight;
+  }
+  return sum;
+}
+
+static void print_summary(Network *n) {
+  printf("network %s: %d calls, %d fused groups, %d tasks\n", n->name, n->nnodes, n->ngroups, n->ntasks);
+}
+
+/* `texc NET.tex --emit tasks`: the task table. */
+static void print_tasks(Network *n) {
+  print_summary(n);
+  printf("%3s  %-16s  %6s  %10s  %s\n", "ID", "workload", "weight", "MFLOP", "task (first call)");
+  for (int t = 0; t < n->ntasks; t++) {
+    NetGroup *g = n->groups[n->tasks[t].group];
+    NetNode *nd = n->nodes[g->nodes[0]];
+    printf("%3d  %016llx  %6d  %10.2f  %s (line %d)\n", t, (unsigned long long)n->tasks[t].key,
+           n->tasks[t].weight, n->tasks[t].flops / 1e6, g->kernel->name, nd->loc.line);
+  }
+}
+
+static int cmd_compile(Cli *c, Network *n) {
+  if (c->emit && strcmp(c->emit, "tasks") == 0) {
+    print_tasks(n);
+    return 0;
+  }
+  int ntuned;
+  LoweredFunc **fns = lower_tasks(c, n, &ntuned);
+  if (!fns) return 1;
+  if (c->emit && strcmp(c->emit, "ir") == 0) {
+    for (int t = 0; t < n->ntasks; t++) {
+      if (t) putchar('\n');
+      ir_print_func(stdout, fns[t]);
+    }
+    return 0;
+  }
+  if (!c->emit && !c->out) {
+    print_summary(n);
+    return 0;
+  }
+  const char *kind = c->emit ? c->emit : "so";
+  return backend_for(c->o.target)->emit(fns, n->ntasks, kind, c->out ? c->out : "-", &c->o) ? 0 : 1;
+}
+
+/* A short fingerprint of the result: its first values and its sum. */
+static void print_output(Exec *e) {
+  NetTensor *o = e->n->output;
+  float *h = download(e, o);
+  double sum = 0;
+  int64_t n = numel(o), arg = 0;
+  for (int64_t i = 0; i < n; i++) {
+    sum += h[i];
+    if (h[i] > h[arg]) arg = i;
+  }
+  printf("  %s%s: sum %.6g, argmax %lld, first", o->name, "", sum, (long long)arg);
+  for (int64_t i = 0; i < n && i < 4; i++) printf(" %.6g", h[i]);
+  printf("\n");
+}
+
+static int cmd_run(Cli *c, Network *n) {
+  int ntuned;
+  LoweredFunc **fns = lower_tasks(c, n, &ntuned);
+  Exec e;
+  if (!fns || !exec_init(c, n, fns, &e)) return 1;
+  double t0 = now_ms();
+  int rc = exec_forward(&e);
+  double ms = now_ms() - t0;
+  if (rc == 0) {
+    printf("%s [%d tasks, %d tuned, %s]: %.3f ms\n", n->name, n->ntasks, ntuned, target_names[c->o.target], ms);
+    print_output(&e);
+    if (c->check && !check_groups(c, &e)) rc = 1;
+  }
+  exec_free(&e);
+  return rc;
+}
+
+static int cmd_bench(Cli *c, Network *n) {
+  int ntuned, missing;
+  LoweredFunc **fns = lower_tasks(c, n, &ntuned);
+  Exec e;
+  if (!fns || !exec_init(c, n, fns, &e)) return 1;
+  int rc = exec_forward(&e); /* warm-up */
+  double *ms = xalloc(sizeof(double) * (size_t)(c->repeat + 1));
+  for (int r = 0; rc == 0 && r < c->repeat; r++) {
+    double t0 = now_ms();
+    rc = exec_forward(&e);
+    ms[r] = now_ms() - t0;
+  }
+  exec_free(&e);
+  if (rc) return 1;
+  for (int i = 1; i < c->repeat; i++)
+    for (int j = i; j > 0 && ms[j] < ms[j - 1]; j--) {
+      double x = ms[j];
+      ms[j] = ms[j - 1];
+      ms[j - 1] = x;
+    }
+  double est = estimate_ms(c, n, &missing);
+  print_summary(n);
+  printf("Measured latency: %.3f ms (median of %d, %s)  Estimated: ", ms[c->repeat / 2], c->repeat,
+         target_names[c->o.target]);
+  if (missing) printf("n/a (%d of %d tasks have no record in %s)\n", missing, n->ntasks, c->records);
+  else printf("%.3f ms (sum of weight x best record)\n", est);
+  return 0;
+}
+
+int net_run_cli(Cli *c, const char *cmd) {
+  Network *n = net_load(c->file, c->defs, c->ndefs);
+  if (!n || diag_errors()) return 1;
+  for (int i = 0; i < c->ndefs; i++)
+    if (!c->defs[i].used) diag_warning((Loc){0}, "-D %s: no constant of that name in %s", c->defs[i].name, c->file);
+  if (c->repeat < 1) c->repeat = 1;
+  if (!cmd) return cmd_compile(c, n);
+  if (strcmp(cmd, "run") == 0) return cmd_run(c, n);
+  if (strcmp(cmd, "bench") == 0) return cmd_bench(c, n);
+  fprintf(stderr, "texc: error: '%s' does not apply to a network file\n", cmd);
+  return 1;
+}
