@@ -1,0 +1,41 @@
+#!/bin/bash
+# Whole networks: resnet18 and mobilenet at a reduced input size (-D HW=32) compiled for
+# llvm and opencl, every fused group checked against the interpreter; the task table at
+# full size; a short `texc tune` of a small network that resumes from its log.
+cd "$(dirname "$0")/../.."
+TEXC=${TEXC:-build/texc}
+for net in resnet18 mobilenet; do
+  for t in llvm opencl; do
+    label="run --check $net -D HW=32 on $t"
+    if [ "$t" = opencl ] && ! "$TEXC" run examples/vadd.tex --target opencl -D N=16 >/dev/null 2>&1; then
+      echo "skip - $label: no OpenCL device"; continue
+    fi
+    out=$(timeout 300 "$TEXC" run examples/$net.tex -D HW=32 --target $t --check 2>&1)
+    if [ $? -eq 0 ] && grep -q 'check: .* groups against the interpreter, .*: ok' <<<"$out"; then echo "ok - $label"
+    else echo "not ok - $label"; echo "$out" | tail -5 | sed 's/^/    /'; fi
+  done
+  out=$("$TEXC" examples/$net.tex --emit tasks 2>&1)
+  if [ $? -eq 0 ] && grep -q "^network $net: .* tasks" <<<"$out"; then echo "ok - tasks of $net"
+  else echo "not ok - tasks of $net"; echo "$out" | tail -5 | sed 's/^/    /'; fi
+done
+# Tune: 2 rounds, then a rerun that reads the trials back from the same log.
+tmp=$(mktemp -d)
+cat > "$tmp/small.tex" <<'NET'
+import "nn/conv2d.tex"
+import "nn/elementwise.tex"
+network small(x: f32[1, 8, 8, 8], w: f32[3, 3, 8, 8], b: f32[8]) -> y: f32[1, 8, 8, 8] {
+  y = conv2d_nhwc(x, w, PH = 1, PW = 1)
+  y = bias_add(y, b)
+  y = relu(y)
+}
+NET
+out=$(timeout 300 "$TEXC" tune "$tmp/small.tex" --trials 8 --round 4 --records "$tmp/r.jsonl" 2>&1)
+if [ $? -eq 0 ] && grep -q 'Estimated total latency: [0-9.]* ms  Trials: 8 ' <<<"$out"; then echo "ok - tune a network"
+else echo "not ok - tune a network"; echo "$out" | tail -8 | sed 's/^/    /'; fi
+out=$(timeout 300 "$TEXC" tune "$tmp/small.tex" --trials 4 --round 4 --records "$tmp/r.jsonl" 2>&1)
+if [ $? -eq 0 ] && grep -q 'Trials: 12 ' <<<"$out"; then echo "ok - tune resumes from the log"
+else echo "not ok - tune resumes from the log"; echo "$out" | tail -8 | sed 's/^/    /'; fi
+out=$("$TEXC" bench "$tmp/small.tex" --records "$tmp/r.jsonl" 2>&1)
+if [ $? -eq 0 ] && grep -q 'Measured latency: [0-9.]* ms .* Estimated: [0-9.]* ms' <<<"$out"; then echo "ok - bench a tuned network"
+else echo "not ok - bench a tuned network"; echo "$out" | tail -5 | sed 's/^/    /'; fi
+rm -rf "$tmp"
