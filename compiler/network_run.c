@@ -28,7 +28,7 @@ static int64_t numel(const NetTensor *t) {
 }
 
 /* Weights: fill_random (uniform in [-1, 1)) seeded by the parameter's position, scaled
- * as He-uniform by sqrt(6 / fan_in) (fan_in: all but the last dimension) for tensors of
+ * by sqrt(3 / fan_in) (unit variance per output) (fan_in: all but the last dimension) for tensors of
  * two or more dimensions; vectors are biases (x 0.1) or, when their name contains
  * "scale", batch-norm scales (1 + 0.2 x). The input is left in [-1, 1). */
 void net_fill(const NetTensor *t, float *data) {
@@ -36,9 +36,27 @@ void net_fill(const NetTensor *t, float *data) {
   fill_random(data, DT_F32, n, 1000u + (uint64_t)t->index);
   if (t->kind == NT_INPUT) return;
   double mul = 0.1, add = 0;
-  if (t->ndim >= 2) mul = sqrt(6.0 / (double)(n / t->shape[t->ndim - 1]));
+  if (t->ndim >= 2) mul = sqrt(3.0 / (double)(n / t->shape[t->ndim - 1]));
   else if (strstr(t->name, "scale")) mul = 0.2, add = 1;
   for (int64_t i = 0; i < n; i++) data[i] = (float)(data[i] * mul + add);
+}
+
+/* TEXC_NET_DUMP=DIR: every parameter as raw f32 DIR/NAME.bin, listed with its shape in
+ * DIR/manifest.txt (what bench/network_ort.py reads); NULL T: the result as output.bin. */
+static void dump(const NetTensor *t, const float *data, const char *name) {
+  const char *dir = getenv("TEXC_NET_DUMP");
+  if (!dir) return;
+  FILE *f = fopen(xprintf("%s/%s.bin", dir, name), "wb");
+  if (f) {
+    fwrite(data, sizeof(float), (size_t)numel(t), f);
+    fclose(f);
+  }
+  FILE *m = fopen(xprintf("%s/manifest.txt", dir), "a");
+  if (!m) return;
+  fprintf(m, "%s", name);
+  for (int d = 0; d < t->ndim; d++) fprintf(m, " %lld", (long long)t->shape[d]);
+  fputc('\n', m);
+  fclose(m);
 }
 
 /* ---- lowering -------------------------------------------------------------------- */
@@ -93,6 +111,7 @@ static bool exec_init(Cli *c, Network *n, LoweredFunc **fns, Exec *e) {
     if (t->kind == NT_VALUE) continue;
     float *host = malloc(sizeof(float) * (size_t)numel(t));
     net_fill(t, host);
+    dump(t, host, t->name);
     int rc = rt_tensor_from_host(e->tensors[i], host);
     free(host);
     if (rc) goto rt_error;
@@ -225,13 +244,14 @@ static int cmd_compile(Cli *c, Network *n) {
 static void print_output(Exec *e) {
   NetTensor *o = e->n->output;
   float *h = download(e, o);
+  dump(o, h, "output");
   double sum = 0;
   int64_t n = numel(o), arg = 0;
   for (int64_t i = 0; i < n; i++) {
     sum += h[i];
     if (h[i] > h[arg]) arg = i;
   }
-  printf("  %s%s: sum %.6g, argmax %lld, first", o->name, "", sum, (long long)arg);
+  printf("  %s: sum %.6g, argmax %lld, first", o->name, sum, (long long)arg);
   for (int64_t i = 0; i < n && i < 4; i++) printf(" %.6g", h[i]);
   printf("\n");
 }
