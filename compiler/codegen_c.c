@@ -157,6 +157,7 @@ typedef struct Gen {
   Vec state;              /* Access* since the last barrier */
   Vec *log;               /* when set, every region's accesses are added too */
   int in_block;           /* scan: depth of blockIdx loops */
+  DType red_type;         /* element type of the kernel's allreduce scratch array */
   const Stmt *promo;      /* a store kept in a register across the loops around it */
   const char *promo_name;
   Vec hoisted;            /* S_IF of the promoted nest whose test was printed outside it */
@@ -931,9 +932,234 @@ static void uniform_loop(Gen *g, Stmt *s) {
   append_all(&g->state, &body);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Cross-thread reductions (after rfactor, a reduction loop bound to threads) */
+/* ---------------------------------------------------------------------- */
+
+/* What a thread loop that reduces into one element looks like (TVM's allreduce):
+ * its body holds exactly one store to a non-local buffer, B[idx] = op(B[idx], X), whose
+ * indices use neither the thread variable nor a loop inside it; every other store is to
+ * a thread-private (local) buffer. GUARD gets the conjuncts of the ifs around the store
+ * that the whole block agrees on (they decide whether B[idx] exists at all). */
+typedef struct Reduce {
+  const Stmt *store;
+  int op;        /* OP_ADD, OP_MUL, OP_MIN, OP_MAX */
+  Expr *guard;   /* NULL: none */
+} Reduce;
+
+static bool uses_any(const Expr *e, IrVar **vars, int n) {
+  for (int i = 0; i < n; i++)
+    if (ir_uses_var(e, vars[i])) return true;
+  return false;
+}
+
+static void add_guard(Expr **g, Expr *c, IrVar **vars, int n) {
+  if (c->kind == E_BIN && c->op == OP_AND) {
+    add_guard(g, c->a, vars, n);
+    add_guard(g, c->b, vars, n);
+  } else if (!uses_any(c, vars, n)) {
+    *g = *g ? ir_bin(OP_AND, *g, c) : c;
+  }
+}
+
+/* Walk S (inside the thread loop) for the reduction store; VARS are the thread variable
+ * and the loops entered so far. False when S does something else with global memory. */
+static bool find_reduce(const Stmt *s, IrVar **vars, int n, Expr *guard, Reduce *r) {
+  if (!s) return true;
+  switch (s->kind) {
+  case S_STORE: {
+    if (s->buf->scope == SCOPE_LOCAL) return true;
+    if (r->store) return false;
+    for (int d = 0; d < s->nargs; d++)
+      if (uses_any(s->args[d], vars, n)) return false;
+    const Expr *v = s->value;
+    if (v->kind != E_BIN || (v->op != OP_ADD && v->op != OP_MUL && v->op != OP_MIN && v->op != OP_MAX))
+      return false;
+    if (v->a->kind != E_LOAD || v->a->buf != s->buf || !loads_match(v->a, s) || !loads_match(v->b, s))
+      return false;
+    r->store = s;
+    r->op = v->op;
+    r->guard = guard;
+    return true;
+  }
+  case S_FOR:
+    if (forkind_is_gpu(s->for_kind) || n >= 16) return false;
+    vars[n] = s->var;
+    return find_reduce(s->body, vars, n + 1, guard, r);
+  case S_IF: {
+    if (has_load(s->cond)) return false;
+    Expr *g2 = guard;
+    add_guard(&g2, s->cond, vars, n);
+    return find_reduce(s->body, vars, n, g2, r) && find_reduce(s->els, vars, n, guard, r);
+  }
+  case S_ALLOC: return s->buf->scope == SCOPE_LOCAL && find_reduce(s->body, vars, n, guard, r);
+  case S_SEQ:
+    for (int i = 0; i < s->n; i++)
+      if (!find_reduce(s->stmts[i], vars, n, guard, r)) return false;
+    return true;
+  default: return false;
+  }
+}
+
+/* Is S a free thread loop that reduces across its threads? */
+static bool is_allreduce(const Gen *g, const Stmt *s, Reduce *r) {
+  if (s->kind != S_FOR || !is_thread(s->for_kind)) return false;
+  if (g && !free_thread_loop(g, s)) return false;
+  IrVar *vars[17] = {s->var};
+  *r = (Reduce){0};
+  if (!find_reduce(s->body, vars, 1, NULL, r) || !r->store) return false;
+  DType t = r->store->buf->dtype;
+  return t != DT_BOOL && !(t == DT_F16 && r->store->buf->scope == SCOPE_GLOBAL);
+}
+
+/* Any allreduce under S: the kernel declares its scratch array. */
+static bool has_allreduce(const Stmt *s, DType *t) {
+  if (!s) return false;
+  Reduce r;
+  if (is_allreduce(NULL, s, &r)) {
+    *t = r.store->buf->dtype;
+    return true;
+  }
+  if (has_allreduce(s->body, t) || has_allreduce(s->els, t)) return true;
+  for (int i = 0; i < s->n; i++)
+    if (has_allreduce(s->stmts[i], t)) return true;
+  return false;
+}
+
+/* The identity of OP for T, as C text. */
+static char *reduce_identity(Gen *g, int op, DType t) {
+  Str o = {0};
+  if (op == OP_ADD || op == OP_MUL) {
+    Expr *e = dtype_is_float(t) ? ir_float(t, op == OP_MUL) : ir_const(t, op == OP_MUL);
+    expr(g, &o, e);
+  } else if (dtype_is_float(t)) {
+    float_lit(g, &o, op == OP_MAX ? -INFINITY : INFINITY, t);
+  } else {
+    int64_t lo = t == DT_I8 ? INT8_MIN : t == DT_I16 ? INT16_MIN : t == DT_I32 ? INT32_MIN : INT64_MIN;
+    int64_t hi = t == DT_I8 ? INT8_MAX : t == DT_I16 ? INT16_MAX : t == DT_I32 ? INT32_MAX : INT64_MAX;
+    if (t == DT_U8) lo = 0, hi = UINT8_MAX;
+    if (t == DT_U32) lo = 0, hi = UINT32_MAX;
+    if (t == DT_BOOL) lo = 0, hi = 1;
+    int_lit(g, &o, op == OP_MAX ? lo : hi, t);
+  }
+  char *r = xstrdup(o.p);
+  free(o.p);
+  return r;
+}
+
+/* OP applied to the C texts A and B. */
+static char *reduce_apply(Gen *g, int op, DType t, const char *a, const char *b) {
+  if (op == OP_ADD || op == OP_MUL) return xprintf("(%s %s %s)", a, op == OP_ADD ? "+" : "*", b);
+  if (dtype_is_float(t)) return xprintf("%s(%s, %s)", math_name(g, op == OP_MIN ? "fmin" : "fmax", t), a, b);
+  return xprintf("((%s) %s (%s) ? (%s) : (%s))", a, op == OP_MIN ? "<" : ">", b, a, b);
+}
+
+/* The flat thread id and the product of the block extents (0: not constant). */
+static int64_t block_threads(const Gen *g, int64_t ext[3]) {
+  int64_t n = 1;
+  for (int d = 0; d < 3; d++) {
+    ext[d] = 1;
+    if (g->block[d] && !ir_is_const(g->block[d], &ext[d])) return 0;
+    n *= ext[d];
+  }
+  return n;
+}
+
+/* The flat index of this thread in the block, as C text. */
+static const char *flat_tid(Gen *g, const int64_t ext[3]) {
+  const char *r = NULL;
+  int64_t stride = 1;
+  for (int d = 0; d < 3; d++) {
+    if (ext[d] == 1) continue;
+    const char *t = stride == 1 ? xprintf("(int)%s", g->d->thread_idx[d])
+                                : xprintf("(int)%s * %" PRId64, g->d->thread_idx[d], stride);
+    r = r ? xprintf("%s + %s", r, t) : t;
+    stride *= ext[d];
+  }
+  return r ? xprintf("(%s)", r) : "0";
+}
+
+/* The tree reduction of the block's partial values in the scratch array, along thread
+ * dimension D: log2 steps separated by barriers. Then thread 0 of D holds the result. */
+static void reduce_tree(Gen *g, int op, DType t, int d, const int64_t ext[3], const char *tid) {
+  int64_t stride = d == 0 ? 1 : d == 1 ? ext[0] : ext[0] * ext[1], p = 1;
+  while (p < ext[d]) p *= 2;
+  const char *ti = g->d->thread_idx[d];
+  for (int64_t h = p / 2; h > 0; h /= 2) {
+    char *mine = xprintf("texc_red[%s]", tid);
+    char *other = xprintf("texc_red[%s + %" PRId64 "]", tid, h * stride);
+    if (h * 2 == p && p != ext[d])
+      line(g, "if ((int)%s < %" PRId64 " && (int)%s + %" PRId64 " < %" PRId64 ") %s = %s;", ti, h,
+           ti, h, ext[d], mine, reduce_apply(g, op, t, mine, other));
+    else
+      line(g, "if ((int)%s < %" PRId64 ") %s = %s;", ti, h, mine, reduce_apply(g, op, t, mine, other));
+    line(g, "%s", g->d->barrier);
+  }
+}
+
+/* Uniform mode: a thread loop S that reduces into one element. Every thread of the block
+ * computes its partial value in a register (the identity past the loop's extent), the
+ * block combines them in shared memory, and one thread updates the element. */
+static void allreduce(Gen *g, Stmt *s, const Reduce *r) {
+  int64_t ext[3];
+  int d = thread_dim(s->for_kind);
+  if (block_threads(g, ext) <= 0) {
+    fail(g, s->loc, "a cross-thread reduction needs a constant number of threads per block");
+    return;
+  }
+  DType t = r->store->buf->dtype;
+  if (t != g->red_type) {
+    fail(g, s->loc, "cross-thread reductions of different types in one kernel");
+    return;
+  }
+  region_barrier(g, s);
+  const char *acc = name_of(g, r->store, "red_acc", r->store->buf->id);
+  const char *tid = flat_tid(g, ext);
+  line(g, "{");
+  g->indent++;
+  line(g, "%s %s = %s;", ctype(g, t), acc, reduce_identity(g, r->op, t));
+  bool was = g->divergent;
+  g->divergent = true;
+  g->promo = r->store;
+  g->promo_name = acc;
+  thread_loop(g, s);
+  g->promo = NULL;
+  g->divergent = was;
+  line(g, "texc_red[%s] = %s;", tid, acc);
+  line(g, "%s", g->d->barrier);
+  reduce_tree(g, r->op, t, d, ext, tid);
+  char *test = xprintf("%s == 0", g->d->thread_idx[d]);
+  for (int e = 0; e < 3; e++)
+    if (e != d && !g->active[e] && ext[e] > 1) test = xprintf("%s && %s == 0", test, g->d->thread_idx[e]);
+  if (r->guard) test = xprintf("%s && %s", test, expr_str(g, simplify(r->guard, &g->ranges)));
+  Str o = {0};
+  flat_index(g, &o, r->store->buf, r->store->args);
+  char *elem = xprintf("%s[%s]", buf_name(g, r->store->buf), o.p);
+  free(o.p);
+  line(g, "if (%s) %s = %s;", test, elem, reduce_apply(g, r->op, t, elem, xprintf("texc_red[%s]", tid)));
+  g->indent--;
+  line(g, "}");
+}
+
 /* Print S in the current mode. */
 static void stmt(Gen *g, Stmt *s) {
   if (!s) return;
+  Reduce red;
+  if (s->kind == S_FOR && is_allreduce(g, s, &red)) {
+    if (!g->divergent) {
+      allreduce(g, s, &red);
+    } else { /* no barrier can be reached here: one thread reduces serially */
+      int d = thread_dim(s->for_kind);
+      line(g, "if (%s == 0) {", g->d->thread_idx[d]);
+      g->indent++;
+      g->pinned[d] = true;
+      serial_loop(g, s);
+      g->pinned[d] = false;
+      g->indent--;
+      line(g, "}");
+    }
+    return;
+  }
   if (!g->divergent && !structural(g, s) && s->kind != S_BARRIER &&
       !(s->kind == S_FOR && is_block(s->for_kind))) {
     region(g, s);
@@ -1104,6 +1330,9 @@ static void emit_kernel(Gen *g, Stmt *s, const char *kname, RtGpuKernel *k, cons
     line(g, "%s %s %s[%" PRId64 "];", g->d->shared_kw, storage_type(g, a->buf->dtype, SCOPE_SHARED),
          buf_name(g, a->buf), n > 0 ? n : 1);
   }
+  int64_t ext[3], nt = block_threads(g, ext);
+  if (has_allreduce(s, &g->red_type) && nt > 0)
+    line(g, "%s %s texc_red[%" PRId64 "];", g->d->shared_kw, ctype(g, g->red_type), nt);
   stmt(g, s);
   str_putf(g->out, "}\n\n");
 }

@@ -118,9 +118,27 @@ static bool consumer_region(Stage *p, Stage *x, Vec *fixed, Interval *region, bo
   return true;
 }
 
+/* The scope of P's buffer. A temp that no step gave a scope, computed inside a GPU
+ * kernel, takes TVM's default by its attach point: local under a threadIdx loop, else
+ * shared under a blockIdx loop (a global buffer cannot be allocated in a kernel). */
+static Scope attached_scope(Lower *L, Stage *p) {
+  if (p->scope != SCOPE_GLOBAL || L->s->target == TARGET_LLVM) return p->scope;
+  Vec fixed = {0};
+  encl_attach(p, &fixed);
+  Scope sc = SCOPE_GLOBAL;
+  for (int i = 0; i < fixed.len; i++) {
+    ForKind k = ((IterVar *)VEC_AT(fixed, i))->kind;
+    if (k >= FOR_THREAD_X && k <= FOR_VTHREAD) return SCOPE_LOCAL;
+    if (k >= FOR_BLOCK_X && k <= FOR_BLOCK_Z) sc = SCOPE_SHARED;
+  }
+  return sc;
+}
+
 /* Bound inference for a stage computed at a loop: its root ranges and its buffer. */
 static bool infer_attached(Lower *L, Stage *p) {
   int nd = p->op->ndim;
+  Scope saved = p->scope;
+  p->scope = attached_scope(L, p); /* consumer_region relaxes loops by it */
   Interval *region = xalloc(sizeof(Interval) * (size_t)(nd + 1));
   bool have = false;
   Vec fixed = {0};
@@ -134,7 +152,10 @@ static bool infer_attached(Lower *L, Stage *p) {
     Stage *x = stage_at(L, i);
     if (x == p || x->attach == ATTACH_INLINE || !sched_reads(x->eff, p->op->out)) continue;
     if (!x->done) die("lower: consumer %s of %s not bounded first", x->name, p->name);
-    if (!consumer_region(p, x, &fixed, region, &have)) return false;
+    if (!consumer_region(p, x, &fixed, region, &have)) {
+      p->scope = saved;
+      return false;
+    }
   }
   p->offset = xalloc(sizeof(Expr *) * (size_t)(nd + 1));
   Expr **shape = xalloc(sizeof(Expr *) * (size_t)(nd + 1));
@@ -156,6 +177,7 @@ static bool infer_attached(Lower *L, Stage *p) {
   }
   p->buf = ir_buffer(p->op->out->name, p->op->out->dtype, nd, shape, p->scope, BUF_TEMP);
   p->buf->op = p->op;
+  p->scope = saved;
   return true;
 }
 

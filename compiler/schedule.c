@@ -474,7 +474,10 @@ static bool step_bind(StepCtx *c) {
     diag_error(c->arg[1]->loc, "bind to blockIdx.x/y/z, threadIdx.x/y/z or vthread");
     return false;
   }
-  if (iv->reduce) {
+  /* After rfactor the remaining reduction (over the factored axis) may be bound to
+   * threads: the GPU back ends emit a block reduction for it (TVM's allreduce). */
+  bool cross = iv->stage->rfactored && k >= FOR_THREAD_X && k <= FOR_THREAD_Z;
+  if (iv->reduce && !cross) {
     diag_error(c->loc, "cannot bind reduction loop '%s' to %s: threads would race on '%s'; "
                "use rfactor and bind the data-parallel loops", iv->name, forkind_names[k], iv->stage->name);
     return false;
