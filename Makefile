@@ -45,10 +45,10 @@ $(B)/libtexrt.a: $(RUNTIME_OBJ)
 $(B)/texc: $(COMPILER_OBJ) $(B)/libtexrt.a
 	$(CC) $(CFLAGS) -rdynamic -o $@ $(COMPILER_OBJ) -Wl,--whole-archive $(B)/libtexrt.a -Wl,--no-whole-archive $(LDLIBS)
 
-# C unit tests: each tests/unit/test_X.c links against the compiler (without its main).
+# C unit tests: each tests/unit/test_X.c links against the compiler (without main.c).
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:%.c=$(B)/%)
-LIB_OBJ := $(filter-out $(B)/compiler/driver.o $(B)/compiler/run.o $(B)/compiler/randsched.o,$(COMPILER_OBJ))
+LIB_OBJ := $(filter-out $(B)/compiler/main.o,$(COMPILER_OBJ))
 $(B)/tests/unit/%: tests/unit/%.c $(LIB_OBJ) $(B)/libtexrt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -rdynamic -o $@ $< $(LIB_OBJ) -Wl,--whole-archive $(B)/libtexrt.a -Wl,--no-whole-archive $(LDLIBS)

@@ -257,7 +257,7 @@ static const char *cmd_name(const char *s) {
   return NULL;
 }
 
-int main(int argc, char **argv) {
+int drv_main(int argc, char **argv) {
   find_stdlib(argv[0]);
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {

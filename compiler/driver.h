@@ -16,6 +16,8 @@ typedef struct Cli {
   uint64_t seed;
 } Cli;
 
+/* The whole command line (main.c calls it). */
+int drv_main(int argc, char **argv);
 Program *drv_load(Cli *c);
 bool drv_selected(Cli *c, Kernel *k);
 bool drv_steps(Cli *c, Kernel *k, const char *name, Target t, Vec *steps, Variant **variant_out);

@@ -13,7 +13,7 @@ rows=()
 for f in examples/*.tex; do
   name=$(basename "$f" .tex)
   echo "== $name"
-  variants="default $(scripts/variants.sh "$f" llvm)"
+  variants="default $(scripts/variants.sh "$f" llvm | tr '\n' ' ')"
   for v in $(AUTO=1 scripts/variants.sh "$f" llvm); do
     case " $variants " in *" $v "*) ;; *) variants="$variants $v"; auto_v=$v ;; esac
   done
