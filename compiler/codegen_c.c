@@ -153,10 +153,12 @@ typedef struct Gen {
   bool active[3];         /* inside a loop bound to threadIdx.d */
   bool pinned[3];         /* inside a region that only thread 0 of dim d runs */
   IrVar *tvar[3];         /* the variable of that loop */
+  bool coop[3];           /* that loop was rebound in a cooperative fetch (rebindable) */
   bool divergent;
   Vec state;              /* Access* since the last barrier */
   Vec *log;               /* when set, every region's accesses are added too */
   int in_block;           /* scan: depth of blockIdx loops */
+  int nvec;               /* vector temps printed so far */
   DType red_type;         /* element type of the kernel's allreduce scratch array */
   const Stmt *promo;      /* a store kept in a register across the loops around it */
   const char *promo_name;
@@ -776,7 +778,156 @@ static void serial_loop(Gen *g, Stmt *s) {
   }
 }
 
+/* ---------------------------------------------------------------------- */
+/* vectorize: float2 / float4 memory accesses                              */
+/* ---------------------------------------------------------------------- */
+
+/* Is E a multiple of L for every value of its variables? (Affine terms only.) */
+static bool divisible(const Expr *e, int64_t l) {
+  switch (e->kind) {
+  case E_INT: return e->ival % l == 0;
+  case E_BIN:
+    if (e->op == OP_ADD || e->op == OP_SUB) return divisible(e->a, l) && divisible(e->b, l);
+    if (e->op == OP_MUL) return divisible(e->a, l) || divisible(e->b, l);
+    return false;
+  case E_CAST: return divisible(e->a, l);
+  default: return false;
+  }
+}
+
+static Expr *flat_expr(Buffer *b, Expr **args) {
+  Expr *off = NULL;
+  for (int d = 0; d < b->ndim; d++) off = off ? ir_add(ir_mul(off, b->shape[d]), args[d]) : args[d];
+  return off ? off : ir_int(0);
+}
+
+/* The flat start of buf[args] when its L lanes (V = 0..L-1) are contiguous and the start
+ * is a multiple of L: the row stride and the offset are checked from the index. */
+static Expr *vector_base(Gen *g, Buffer *b, Expr **args, IrVar *v, int64_t l) {
+  if (b->dtype != DT_F32 || b->scope == SCOPE_LOCAL) return NULL;
+  Expr *flat = simplify(flat_expr(b, args), &g->ranges);
+  Expr *zero = ir_int(0);
+  Expr *base = simplify(ir_subst(flat, &v, &zero, 1), &g->ranges);
+  Expr *step = simplify(ir_sub(flat, base), &g->ranges);
+  if (step->kind != E_VAR || step->var != v || !divisible(base, l)) return NULL;
+  return base;
+}
+
+/* E with the loads in FROM replaced by the expressions in TO. */
+static Expr *swap_loads(Expr *e, Vec *from, Vec *to) {
+  if (!e || e->kind == E_INT || e->kind == E_FLOAT || e->kind == E_VAR) return e;
+  for (int i = 0; i < from->len; i++)
+    if (from->data[i] == e) return to->data[i];
+  Expr *n = xalloc(sizeof *n);
+  *n = *e;
+  n->a = swap_loads(e->a, from, to);
+  n->b = swap_loads(e->b, from, to);
+  n->c = swap_loads(e->c, from, to);
+  if (e->nargs) {
+    n->args = xalloc(sizeof(Expr *) * (size_t)e->nargs);
+    for (int i = 0; i < e->nargs; i++) n->args[i] = swap_loads(e->args[i], from, to);
+  }
+  return n;
+}
+
+static void lane_loads(Expr *e, IrVar *v, Vec *out) {
+  if (!e) return;
+  if (e->kind == E_LOAD && ir_uses_var(e, v)) {
+    vec_push(out, e);
+    return;
+  }
+  for (int i = 0; i < e->nargs; i++) lane_loads(e->args[i], v, out);
+  lane_loads(e->a, v, out);
+  lane_loads(e->b, v, out);
+  lane_loads(e->c, v, out);
+}
+
+/* A C name for a vector temp, registered so that var_name prints it as is. */
+static IrVar *vec_temp(Gen *g, const char *text) {
+  IrVar *v = ir_newvar("vec", DT_F32);
+  Name *n = xalloc(sizeof *n);
+  n->key = v;
+  n->name = xstrdup(text);
+  vec_push(&g->names, n);
+  return v;
+}
+
+static char *vec_addr(Gen *g, Buffer *b, Expr *base) {
+  return xprintf("%s + %s", buf_name(g, b), expr_str(g, base));
+}
+
+/* A vectorized loop S (extent 2 or 4) whose body is one store: contiguous, aligned f32
+ * loads and the store become float2/float4 accesses; the arithmetic stays per lane.
+ * False (nothing printed) when no access qualifies: the plain loop is printed then. */
+static bool vector_loop(Gen *g, Stmt *s) {
+  int64_t l, mn;
+  Stmt *st = s->body;
+  if (!ir_is_const(s->extent, &l) || (l != 2 && l != 4) || !ir_is_const(s->min, &mn) || mn != 0 ||
+      !st || st->kind != S_STORE || st == g->promo || st->buf->dtype == DT_BOOL ||
+      (st->buf->dtype == DT_F16 && st->buf->scope == SCOPE_GLOBAL))
+    return false;
+  range_push(&g->ranges, s->var, s->min, s->extent);
+  Vec loads = {0}, from = {0}, to[4] = {{0}}, decl = {0};
+  lane_loads(st->value, s->var, &loads);
+  static const char lanes[] = "xyzw";
+  const char *vt = l == 2 ? "float2" : "float4";
+  for (int i = 0; i < loads.len; i++) {
+    Expr *ld = loads.data[i], *base;
+    if (g->promo && g->promo->buf == ld->buf) continue;
+    if (!(base = vector_base(g, ld->buf, ld->args, s->var, l))) continue;
+    int id = g->nvec++;
+    vec_push(&from, ld);
+    for (int k = 0; k < l; k++) vec_push(&to[k], ir_var(vec_temp(g, xprintf("texc_v%d.%c", id, lanes[k]))));
+    char *addr = vec_addr(g, ld->buf, base);
+    vec_push(&decl, g->d == &dialect_cuda ? xprintf("%s texc_v%d = *(const %s*)(%s);", vt, id, vt, addr)
+                                          : xprintf("%s texc_v%d = vload%d(0, %s);", vt, id, (int)l, addr));
+  }
+  Expr *sbase = vector_base(g, st->buf, st->args, s->var, l);
+  if (!from.len && !sbase) {
+    range_pop(&g->ranges);
+    return false;
+  }
+  bool copy = sbase && from.len == 1 && ir_equal(st->value, from.data[0]);
+  line(g, "{");
+  g->indent++;
+  for (int i = 0; i < decl.len && !copy; i++) line(g, "%s", (char *)decl.data[i]);
+  int rid = g->nvec++;
+  if (copy) { /* one vector move */
+    char *dst = vec_addr(g, st->buf, sbase), *src = vec_addr(g, ((Expr *)from.data[0])->buf,
+                                                            vector_base(g, ((Expr *)from.data[0])->buf,
+                                                                        ((Expr *)from.data[0])->args, s->var, l));
+    if (g->d == &dialect_cuda) line(g, "*(%s*)(%s) = *(const %s*)(%s);", vt, dst, vt, src);
+    else line(g, "vstore%d(vload%d(0, %s), 0, %s);", (int)l, (int)l, src, dst);
+    g->indent--;
+    line(g, "}");
+    range_pop(&g->ranges);
+    return true;
+  }
+  if (sbase) line(g, "%s texc_v%d;", vt, rid);
+  for (int k = 0; k < l; k++) {
+    Expr *lane = ir_int(k);
+    Expr *val = simplify(ir_subst(swap_loads(st->value, &from, &to[k]), &s->var, &lane, 1), &g->ranges);
+    if (sbase) {
+      line(g, "texc_v%d.%c = %s;", rid, lanes[k], expr_str(g, val));
+    } else {
+      Stmt one = *st;
+      one.value = val;
+      one.args = xalloc(sizeof(Expr *) * (size_t)st->nargs);
+      for (int d = 0; d < st->nargs; d++) one.args[d] = simplify(ir_subst(st->args[d], &s->var, &lane, 1), &g->ranges);
+      store(g, &one);
+    }
+  }
+  char *addr = sbase ? vec_addr(g, st->buf, sbase) : NULL;
+  if (sbase && g->d == &dialect_cuda) line(g, "*(%s*)(%s) = texc_v%d;", vt, addr, rid);
+  else if (sbase) line(g, "vstore%d(texc_v%d, 0, %s);", (int)l, rid, addr);
+  g->indent--;
+  line(g, "}");
+  range_pop(&g->ranges);
+  return true;
+}
+
 static void plain_loop(Gen *g, Stmt *s) {
+  if (s->for_kind == FOR_VECTORIZE && vector_loop(g, s)) return;
   const char *v = var_name(g, s->var);
   char *mn = expr_str(g, simplify(s->min, &g->ranges));
   char *end = expr_str(g, simplify(ir_add(s->min, s->extent), &g->ranges));
@@ -835,11 +986,15 @@ static void thread_loop(Gen *g, Stmt *s) {
     g->indent++;
     g->divergent = true;
   }
+  bool was_active = g->active[d], was_coop = g->coop[d];
+  IrVar *was_var = g->tvar[d];
+  g->coop[d] = was_active; /* a rebound loop: its variable is the block's, not a thread's */
   g->active[d] = true;
   g->tvar[d] = s->var;
   stmt(g, s->body);
-  g->active[d] = false;
-  g->tvar[d] = NULL;
+  g->active[d] = was_active;
+  g->coop[d] = was_coop;
+  g->tvar[d] = was_var;
   g->divergent = was;
   if (guard) {
     g->indent--;
@@ -850,10 +1005,56 @@ static void thread_loop(Gen *g, Stmt *s) {
   line(g, "}");
 }
 
+static bool local_load(const Expr *e) {
+  if (!e) return false;
+  if (e->kind == E_LOAD && e->buf->scope == SCOPE_LOCAL) return true;
+  for (int i = 0; i < e->nargs; i++)
+    if (local_load(e->args[i])) return true;
+  return local_load(e->a) || local_load(e->b) || local_load(e->c);
+}
+
+static bool expr_uses_tvar(const Gen *g, const Expr *e) {
+  for (int d = 0; d < 3; d++)
+    if (g->active[d] && !g->coop[d] && g->tvar[d] && ir_uses_var(e, g->tvar[d])) return true;
+  return false;
+}
+
+/* A cooperative fetch: S writes only shared memory, from values that no thread's own
+ * index or registers decide. */
+static bool coop_body(const Gen *g, const Stmt *s) {
+  if (!s) return true;
+  const Expr *es[3] = {s->min, s->extent, s->kind == S_IF ? s->cond : s->value};
+  for (int i = 0; i < 3; i++)
+    if (es[i] && (local_load(es[i]) || expr_uses_tvar(g, es[i]))) return false;
+  switch (s->kind) {
+  case S_STORE:
+    for (int d = 0; d < s->nargs; d++)
+      if (local_load(s->args[d]) || expr_uses_tvar(g, s->args[d])) return false;
+    return s->buf->scope == SCOPE_SHARED;
+  case S_FOR: return coop_body(g, s->body);
+  case S_IF: return coop_body(g, s->body) && coop_body(g, s->els);
+  case S_SEQ:
+    for (int i = 0; i < s->n; i++)
+      if (!coop_body(g, s->stmts[i])) return false;
+    return true;
+  default: return false;
+  }
+}
+
+/* A thread loop of dimension d nested in a loop already bound to d (a shared-memory
+ * stage computed inside the threads' loops): every thread would run all of it and store
+ * the same values, so the block runs it once, each thread taking its index (TVM's
+ * meaning of a thread binding), in uniform mode where barriers can follow. */
+static bool rebindable(const Gen *g, const Stmt *s) {
+  int d = thread_dim(s->for_kind);
+  return g->active[d] && !g->pinned[d] && !g->divergent &&
+         same_extent((Gen *)g, g->block[d], s->extent) && coop_body(g, s->body);
+}
+
 static bool free_thread_loop(const Gen *g, const Stmt *s) {
   if (s->kind != S_FOR || !is_thread(s->for_kind)) return false;
   int d = thread_dim(s->for_kind);
-  return !g->active[d] && !g->pinned[d];
+  return (!g->active[d] && !g->pinned[d]) || rebindable(g, s);
 }
 
 static bool is_free_thread(ForKind k) { return is_thread(k); }
@@ -1327,7 +1528,8 @@ static void emit_kernel(Gen *g, Stmt *s, const char *kname, RtGpuKernel *k, cons
     Stmt *a = g->shared.data[i];
     int64_t n = ir_buffer_numel(a->buf, NULL, NULL);
     if (n <= 0) fail(g, a->loc, xprintf("shared buffer %s needs a constant size", a->buf->name));
-    line(g, "%s %s %s[%" PRId64 "];", g->d->shared_kw, storage_type(g, a->buf->dtype, SCOPE_SHARED),
+    line(g, "%s%s %s %s[%" PRId64 "];", g->d->shared_kw, g->d == &dialect_cuda ? " __align__(16)" : "",
+         storage_type(g, a->buf->dtype, SCOPE_SHARED),
          buf_name(g, a->buf), n > 0 ? n : 1);
   }
   int64_t ext[3], nt = block_threads(g, ext);
