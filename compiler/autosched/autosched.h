@@ -87,6 +87,8 @@ void tune_print_block(FILE *f, const char *kernel, const char *variant, const ch
 #define FEAT_N 78
 /* Fill V with FEAT_N features of FN (the store with the most work, plus totals). */
 void features_extract(const LoweredFunc *fn, float *v);
+/* A deterministic pseudo cost of a feature vector (for --deterministic searches). */
+double features_pseudo_cost(const float *v);
 
 /* ---------------------------------------------------------------- model.c */
 
@@ -179,6 +181,9 @@ typedef struct SearchOpts {
   double eps_random;    /* fraction of each batch chosen at random */
   const char *records;  /* NULL: records are not written */
   bool quiet;
+  /* The model and the seeds of evolution see features_pseudo_cost instead of measured
+   * times: a seeded search then measures the same candidates in the same order. */
+  bool deterministic;
 } SearchOpts;
 
 typedef struct SearchResult {

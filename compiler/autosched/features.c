@@ -295,3 +295,14 @@ void features_extract(const LoweredFunc *fn, float *v) {
   v[22] = lg(w->total_flops);
   v[23] = lg(w->total_bytes);
 }
+
+/* A deterministic stand-in for a measured cost (ms, arbitrary scale) computed from FEAT:
+ * flops spread over vector lanes (up to 16), unrolling (up to 8) and parallel iterations
+ * (up to 2), plus the bytes moved. --deterministic trains the model on it, so that a seeded
+ * search chooses the same candidates whatever the timing noise. */
+double features_pseudo_cost(const float *f) {
+  double flops = exp2(f[0]) - 1, vec = exp2(f[6]), unr = exp2(f[7]), par = exp2(f[9]);
+  double bytes = exp2(f[23]) - 1;
+  double speed = fmin(vec, 16) * fmin(fmax(unr, 1), 8) * fmin(par, 2);
+  return (flops / fmax(speed, 1) + bytes / 8) * 1e-6 + 1e-6;
+}

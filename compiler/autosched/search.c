@@ -312,7 +312,7 @@ static void warm_start(Search *s, const RecordList *prior) {
     if (!(s->task->featurize ? s->task->featurize : tune_lower_features)(s->task, r->schedule, feat))
       continue;
     double ms = rec_mean_cost(r);
-    add_row(s, feat, ms);
+    add_row(s, feat, s->o->deterministic && !isinf(ms) ? features_pseudo_cost(feat) : ms);
     if (ms < s->best_ms) {
       s->best_ms = ms;
       free(s->best_text);
@@ -333,9 +333,11 @@ static void measure_batch(Search *s, Measurer *m, Entry *batch, int n, SearchRes
     verify_best(s, r, m->o.check_all);
     if (s->o->records) records_append(s->o->records, r);
     double ms = rec_mean_cost(r);
+    /* what steers the search: the measured time, or its deterministic stand-in */
+    double steer = s->o->deterministic && !isinf(ms) ? features_pseudo_cost(batch[i].feat) : ms;
     seen_add(s, batch[i].hash);
-    add_row(s, batch[i].feat, ms);
-    keep_top(s, &batch[i], ms);
+    add_row(s, batch[i].feat, steer);
+    keep_top(s, &batch[i], steer);
     res->measured++;
     if (r->error != TE_OK) res->errors++;
     if (ms < s->best_ms) {

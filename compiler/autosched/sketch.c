@@ -272,6 +272,38 @@ static void sample_axis(const SketchSet *ss, Rng *r, int64_t e, bool last, int *
   g[0] = rand_divisor(r, rem, 64);
 }
 
+/* A divisor of N among the vector-friendly widths 16, 32, 48, 64 (then any in [8, 64]). */
+static int vector_width(Rng *r, int64_t n) {
+  static const int w[] = {16, 32, 48, 64, 32, 16};
+  int ok[6], nok = 0;
+  for (int i = 0; i < 6; i++)
+    if (n % w[i] == 0) ok[nok++] = w[i];
+  return nok ? ok[rng_int(r, nok)] : rand_divisor_min(r, n, 8, MAX_INNER);
+}
+
+/* Register blocking (the shape of a hand-written micro-kernel): the local tile is the
+ * register tile itself (S2 = 1), vector-wide on the last axis, a few rows (unrolled) on one
+ * other axis, at most 24 vector accumulators of 16 lanes; the reduction runs outside it. */
+static void sample_register_tile(const Plan *p, Rng *r, int *g) {
+  int last = p->ns - 1, row = -1, nrow = 0;
+  for (int d = 0; d < last; d++)
+    if (p->s[d].extent > 1 && rng_int(r, ++nrow) == 0) row = d; /* a random candidate row axis */
+  for (int d = 0; d < p->ns; d++) {
+    int *a = g + d * SLEVELS;
+    int64_t e = p->s[d].extent;
+    a[1] = 1;
+    if (d == last) a[2] = vector_width(r, e);
+    else if (d == row) {
+      int vregs = (g[last * SLEVELS + 2] + 15) / 16;
+      a[2] = rand_divisor_min(r, e, 2, 24 / (vregs > 0 ? vregs : 1) < 8 ? 24 / vregs : 8);
+    } else a[2] = 1;
+  }
+  for (int d = 0; d < p->ns; d++) { /* S1: the L2 blocking of the tiles, outside the local tile */
+    int *a = g + d * SLEVELS;
+    a[0] = rand_divisor(r, p->s[d].extent / a[2], 64);
+  }
+}
+
 static void sample_plan(const SketchSet *ss, const Plan *p, Rng *r, int *g) {
   if (p->kind == PLAN_SIMPLE) {
     for (int d = 0; d < p->ns; d++)
@@ -280,13 +312,18 @@ static void sample_plan(const SketchSet *ss, const Plan *p, Rng *r, int *g) {
     g[p->ns + 1] = rng_int(r, 2);
     return;
   }
-  for (int d = 0; d < p->ns; d++)
-    sample_axis(ss, r, p->s[d].extent, d == p->ns - 1, g + d * SLEVELS);
+  bool regtile = !is_gpu(ss) && p->kind == PLAN_FUSED && p->ns > 0 && rng_int(r, 2);
+  if (regtile) {
+    sample_register_tile(p, r, g);
+  } else {
+    for (int d = 0; d < p->ns; d++)
+      sample_axis(ss, r, p->s[d].extent, d == p->ns - 1, g + d * SLEVELS);
+  }
   for (int d = 0; d < p->nr; d++) g[p->ns * SLEVELS + d] = rand_divisor(r, p->r[d].extent, 32);
   int a = p->ns * SLEVELS + p->nr;
-  g[a] = p->ns ? 1 + rng_int(r, p->ns) : 0; /* fused parallel (block) loops */
-  g[a + 1] = rng_int(r, 8) != 0;            /* vectorize: mostly yes */
-  g[a + 2] = rng_int(r, 3);                 /* unroll: none, inner spatial, + inner reduction */
+  g[a] = p->ns ? 1 + rng_int(r, p->ns) : 0;      /* fused parallel (block) loops */
+  g[a + 1] = regtile || rng_int(r, 8) != 0;      /* vectorize: mostly yes */
+  g[a + 2] = regtile ? 1 + rng_int(r, 2) : rng_int(r, 3); /* unroll: none, inner spatial, + inner reduction */
 }
 
 void sketch_sample(const SketchSet *ss, Rng *r, Cand *out) {
@@ -425,6 +462,29 @@ static void list_level(char *buf, size_t sz, const Levels *lv, int n, int l) {
   }
 }
 
+/* The number of outer loops to fuse for parallelism: at least WANT, more while the fused
+ * loops have fewer than 2 x THREADS iterations (a batch axis of extent 1 alone gives no
+ * parallelism); 0 when all outer loops together have a single iteration. OUTER[d] is the
+ * extent of axis d's outermost loop. */
+static int par_depth(const int64_t *outer, int ns, int want, int threads) {
+  if (want <= 0 || ns == 0) return 0;
+  int depth = want < ns ? want : ns;
+  int64_t prod = 1;
+  for (int d = 0; d < depth; d++) prod *= outer[d];
+  while (depth < ns && prod < 2 * (int64_t)threads) prod *= outer[depth++];
+  return prod > 1 ? depth : 0;
+}
+
+/* The extents of the outermost loops of P's spatial axes under genes G, where NF inner
+ * factors per axis (from G + d * STRIDE) are split off. */
+static void outer_extents(const Plan *p, const int *g, int stride, int nf, int64_t *out) {
+  for (int d = 0; d < p->ns; d++) {
+    int64_t e = p->s[d].extent;
+    for (int l = 0; l < nf; l++) e /= g[d * stride + l] > 0 ? g[d * stride + l] : 1;
+    out[d] = e > 0 ? e : 1;
+  }
+}
+
 /* Fuse the level-0 loops of the first DEPTH axes and mark the result parallel (CPU) or
  * bind it to blockIdx.x (GPU). Returns the name of the fused loop in OUT. */
 static void fuse_outer(Text *t, const char *stage, Levels *lv, int depth, const char *kind) {
@@ -467,6 +527,8 @@ static void render_simple_gpu(const Plan *p, const int *g, Text *t) {
 
 /* SIMPLE: each axis split in two; outer loops fused and parallel, inner vectorized. */
 static void render_simple(const SketchSet *ss, const Plan *p, const int *g, Text *t) {
+  int64_t outer[MAX_AXES] = {0};
+  outer_extents(p, g, 1, 1, outer);
   const char *st = p->op->name;
   if (is_gpu(ss)) {
     render_simple_gpu(p, g, t);
@@ -483,15 +545,15 @@ static void render_simple(const SketchSet *ss, const Plan *p, const int *g, Text
   list_level(order, sizeof order, lv, p->ns, 0);
   list_level(order, sizeof order, lv, p->ns, 1);
   if (p->ns > 1) emit(t, "reorder(%s)", order);
-  fuse_outer(t, st, lv, g[p->ns], "parallel(%s)");
+  fuse_outer(t, st, lv, par_depth(outer, p->ns, g[p->ns], ss->threads), "parallel(%s)");
   if (g[p->ns + 1] && p->ns && lv[p->ns - 1].has[1]) emit(t, "vectorize(%s)", lv[p->ns - 1].name[1]);
 }
 
 /* The innermost tiled block of a CPU reduction stage: R0 S2 R1 S3 below the loops already
  * placed (OUTER, a comma list), with vectorize and unroll. F: per spatial axis the
  * factors of levels 2 and 3; RF: per reduction axis R1. */
-static void render_inner(const Plan *p, const char *st, const char *outer, const int *g,
-                         bool split_s1, Text *t) {
+static void render_inner(const SketchSet *ss, const Plan *p, const char *st, const char *outer,
+                         const int *g, bool split_s1, Text *t) {
   Levels sl[MAX_AXES], rl[MAX_AXES];
   for (int d = 0; d < p->ns; d++) {
     char ref[NM];
@@ -528,7 +590,11 @@ static void render_inner(const Plan *p, const char *st, const char *outer, const
   list_level(order, sizeof order, sl, p->ns, 3);
   emit(t, "reorder(%s)", order);
   int a = p->ns * SLEVELS + p->nr;
-  if (split_s1) fuse_outer(t, st, sl, g[a], "parallel(%s)");
+  if (split_s1) {
+    int64_t oe[MAX_AXES] = {0};
+    outer_extents(p, g, SLEVELS, SLEVELS, oe);
+    fuse_outer(t, st, sl, par_depth(oe, p->ns, g[a], ss->threads), "parallel(%s)");
+  }
   bool vec = g[a + 1] && p->ns && sl[p->ns - 1].has[3];
   if (vec) emit(t, "vectorize(%s)", sl[p->ns - 1].name[3]);
   if (g[a + 2] >= 1) {
@@ -541,7 +607,7 @@ static void render_inner(const Plan *p, const char *st, const char *outer, const
 }
 
 /* FUSED on CPUs: the consumer CS tiled S0 S1 (parallel) Si; the producer at its S1. */
-static void render_fused_cpu(const Plan *p, const int *g, Text *t) {
+static void render_fused_cpu(const SketchSet *ss, const Plan *p, const int *g, Text *t) {
   const char *prod = p->op->name;
   char cs[NM], pst[64];
   if (p->consumer) {
@@ -565,14 +631,17 @@ static void render_fused_cpu(const Plan *p, const int *g, Text *t) {
   for (int l = 0; l < 3; l++) list_level(order, sizeof order, lv, p->ns, l);
   if (p->ns > 1) emit(t, "reorder(%s)", order);
   int a = p->ns * SLEVELS + p->nr;
-  fuse_outer(t, cs, lv, g[a], "parallel(%s)");
+  int64_t oe[MAX_AXES] = {0};
+  outer_extents(p, g, SLEVELS, SLEVELS, oe);
+  int depth = par_depth(oe, p->ns, g[a], ss->threads);
+  fuse_outer(t, cs, lv, depth, "parallel(%s)");
   /* the attach point: the last loop above the inner tile */
   const char *at = NULL;
   char fused[NM];
   for (int d = 0; d < p->ns; d++)
     if (lv[d].has[1]) at = lv[d].name[1];
   if (!at && p->ns) {
-    if (g[a] >= p->ns && p->ns > 1) {
+    if (depth >= p->ns && p->ns > 1) {
       nm(fused, "%s_f%d", cs, p->ns - 1);
       at = fused;
     } else {
@@ -582,7 +651,7 @@ static void render_fused_cpu(const Plan *p, const int *g, Text *t) {
   if (at) emit(t, "compute_at(%s, %s, %s)", pst, cs, at);
   if (g[a + 1] && p->ns && lv[p->ns - 1].has[2]) emit(t, "vectorize(%s)", lv[p->ns - 1].name[2]);
   Plan q = *p;
-  render_inner(&q, pst, "", g, false, t);
+  render_inner(ss, &q, pst, "", g, false, t);
 }
 
 /* GPU tiling: S0 fused -> blockIdx.x, S1 fused -> threadIdx.x, then R0 R1 S2. */
@@ -634,11 +703,11 @@ static void render_plan(const SketchSet *ss, const Plan *p, const int *g, Text *
   case PLAN_SIMPLE: render_simple(ss, p, g, t); break;
   case PLAN_TILE:
     if (is_gpu(ss)) render_tile_gpu(p, g, t);
-    else render_inner(p, p->op->name, "", g, true, t);
+    else render_inner(ss, p, p->op->name, "", g, true, t);
     break;
   case PLAN_FUSED:
     if (is_gpu(ss)) render_tile_gpu(p, g, t);
-    else render_fused_cpu(p, g, t);
+    else render_fused_cpu(ss, p, g, t);
     break;
   }
 }

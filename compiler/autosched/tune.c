@@ -16,13 +16,13 @@ typedef struct TuneArgs {
   uint64_t seed;
   Define defs[64];
   int ndefs;
-  bool check_all, quiet;
+  bool check_all, quiet, deterministic;
 } TuneArgs;
 
 static const char *usage =
     "usage: texc tune FILE.tex [--kernel K] [--trials N] [--time 10m] [--records F.jsonl]\n"
     "                 [--target llvm|cuda|opencl] [--seed S] [--repeat N] [--min-repeat-ms MS]\n"
-    "                 [-D NAME=VALUE]\n";
+    "                 [--deterministic] [-D NAME=VALUE]\n";
 
 /* "90", "90s", "10m", "1h" in seconds; negative when malformed. */
 static double parse_duration(const char *s) {
@@ -76,6 +76,7 @@ static bool parse_args(int argc, char **argv, TuneArgs *a) {
     const char *s = argv[i];
     if (!strcmp(s, "--check-all")) a->check_all = true; /* hidden: for the tests */
     else if (!strcmp(s, "--quiet")) a->quiet = true;
+    else if (!strcmp(s, "--deterministic")) a->deterministic = true;
     else if (!strncmp(s, "-D", 2) && s[2]) {
       if (!parse_define(s + 2, a)) return fprintf(stderr, "texc tune: bad -D '%s'\n", s), false;
     } else if (s[0] == '-') {
@@ -124,7 +125,7 @@ static MeasureOpts measure_opts(const TuneArgs *a) {
 static SearchOpts search_opts(const TuneArgs *a) {
   SearchOpts s = {.trials = a->trials, .time_s = a->time_s, .seed = a->seed, .batch = a->batch,
                   .population = 64, .generations = 3, .eps_random = 0.1,
-                  .records = a->records, .quiet = a->quiet};
+                  .records = a->records, .quiet = a->quiet, .deterministic = a->deterministic};
   return s;
 }
 
