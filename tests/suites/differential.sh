@@ -15,6 +15,7 @@ declare -A small=(
 total=0
 for f in examples/*.tex; do
   name=$(basename "$f" .tex)
+  grep -q '^network ' "$f" && continue   # networks: tests/suites/network.sh
   out=$(timeout 900 "$TEXC" fuzz-schedule "$f" ${small[$name]} --count "$COUNT" --seed 7 2>&1)
   rc=$?
   n=$(grep -oE '[0-9]+ random schedules checked' <<<"$out" | awk '{s+=$1} END {print s+0}')
