@@ -2,7 +2,7 @@
 # Install texc's build and test dependencies from Debian's archive, only those missing.
 # Idempotent: a second run installs nothing. Called by `make demo` and `make test`.
 set -e
-PKGS="re2c bison make gcc clang llvm-19-dev llvm-19-tools ocl-icd-opencl-dev opencl-headers \
+PKGS="re2c bison make gcc clang libclang-rt-14-dev llvm-19-dev llvm-19-tools ocl-icd-opencl-dev opencl-headers \
 pocl-opencl-icd clinfo libxgboost-dev libcjson-dev libopenblas-dev libdnnl-dev python3"
 missing=""
 for p in $PKGS; do
