@@ -47,7 +47,8 @@ double rng_unit(Rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
 typedef enum {
   PLAN_SIMPLE, /* elementwise at the root */
   PLAN_TILE,   /* multi-level tiling of a reduction */
-  PLAN_FUSED   /* a reduction computed at the tile of its consumer (or of a cache_write) */
+  PLAN_FUSED,  /* a reduction computed at the tile of its consumer (or of a cache_write) */
+  PLAN_RFACTOR /* little spatial work, a long reduction: its lanes become a vector axis */
 } PlanKind;
 
 typedef struct Axis {
@@ -78,6 +79,7 @@ struct SketchSet {
   Kernel *k;
   Target target;
   int threads;
+  Op *rf_op; /* while building: the reduction given PLAN_RFACTOR, or NULL */
   Sketch sk[MAX_SKETCHES];
   int n;
 };
@@ -141,7 +143,7 @@ static bool plan_init(Plan *p, PlanKind kind, Op *op, Op *cons) {
     p->r[d].name = op->raxes[d]->name;
     if (!ir_is_const(op->rext[d], &p->r[d].extent)) return false;
   }
-  p->ngenes = kind == PLAN_SIMPLE ? p->ns + 2 : p->ns * SLEVELS + p->nr + 3;
+  p->ngenes = kind == PLAN_SIMPLE ? p->ns + 2 : kind == PLAN_RFACTOR ? 2 : p->ns * SLEVELS + p->nr + 3;
   return true;
 }
 
@@ -180,6 +182,8 @@ static bool build_sketch(SketchSet *ss, unsigned mask, Sketch *s) {
     Op *cons = NULL;
     if (op->nred > 0 && ss->target != TARGET_LLVM) {
       kind = PLAN_TILE; /* GPU: the consumer gets its own plan */
+    } else if (op->nred > 0 && op == ss->rf_op) {
+      kind = PLAN_RFACTOR;
     } else if (op->nred > 0) {
       bool alt = (mask >> bit++) & 1;
       Op *fc = fusable_consumer(k, op);
@@ -205,6 +209,21 @@ static bool build_sketch(SketchSet *ss, unsigned mask, Sketch *s) {
   return true;
 }
 
+/* A reduction worth an rfactor sketch (Ansor's rule for little spatial parallelism): on
+ * CPUs, constant extents, a last reduction axis of at least 256 that divides by 8 and
+ * dominates the spatial work (at least 16 x the spatial extent product). */
+static bool rfactor_worthy(const Op *op) {
+  if (op->nred == 0 || op->ndim == 0) return false;
+  int64_t space = 1, red;
+  for (int d = 0; d < op->ndim; d++) {
+    int64_t e;
+    if (!ir_is_const(op->out->shape[d], &e)) return false;
+    space *= e;
+  }
+  if (!ir_is_const(op->rext[op->nred - 1], &red)) return false;
+  return red >= 256 && red % 8 == 0 && red >= 16 * space;
+}
+
 SketchSet *sketch_new(Kernel *k, Target t, int threads) {
   SketchSet *ss = calloc(1, sizeof *ss);
   if (!ss) die("out of memory");
@@ -219,6 +238,16 @@ SketchSet *sketch_new(Kernel *k, Target t, int threads) {
     if (!build_sketch(ss, m, s)) continue;
     snprintf(s->name, sizeof s->name, "sketch%u", m);
     ss->n++;
+  }
+  for (int i = 0; t == TARGET_LLVM && i < k->nops && ss->n < MAX_SKETCHES; i++) {
+    if (!rfactor_worthy(k->ops[i])) continue;
+    ss->rf_op = k->ops[i]; /* one more sketch: this reduction rfactored */
+    Sketch *s = &ss->sk[ss->n];
+    if (build_sketch(ss, 0, s)) {
+      snprintf(s->name, sizeof s->name, "rfactor_%s", k->ops[i]->name);
+      ss->n++;
+    }
+    ss->rf_op = NULL;
   }
   if (ss->n == 0) {
     free(ss);
@@ -304,7 +333,21 @@ static void sample_register_tile(const Plan *p, Rng *r, int *g) {
   }
 }
 
+/* The lanes of an rfactored reduction: a multiple of 8 up to 64 dividing the extent. */
+static int rfactor_lanes(Rng *r, int64_t e) {
+  static const int w[] = {8, 16, 32, 64, 16, 32};
+  int ok[6], nok = 0;
+  for (int i = 0; i < 6; i++)
+    if (e % w[i] == 0) ok[nok++] = w[i];
+  return nok ? ok[rng_int(r, nok)] : 1;
+}
+
 static void sample_plan(const SketchSet *ss, const Plan *p, Rng *r, int *g) {
+  if (p->kind == PLAN_RFACTOR) {
+    g[0] = rfactor_lanes(r, p->r[p->nr - 1].extent);
+    g[1] = 1 + rng_int(r, p->ns);
+    return;
+  }
   if (p->kind == PLAN_SIMPLE) {
     for (int d = 0; d < p->ns; d++)
       g[d] = rand_divisor(r, p->s[d].extent, is_gpu(ss) ? 1024 : (d == p->ns - 1 ? 64 : 8));
@@ -355,6 +398,11 @@ void sketch_mutate(const SketchSet *ss, Rng *r, Cand *c) {
   if (s->nplans == 0) return;
   const Plan *p = &s->plans[rng_int(r, s->nplans)];
   int *g = c->genes + p->gene0;
+  if (p->kind == PLAN_RFACTOR) {
+    if (rng_int(r, 2)) g[0] = rfactor_lanes(r, p->r[p->nr - 1].extent);
+    else g[1] = 1 + rng_int(r, p->ns);
+    return;
+  }
   if (p->kind == PLAN_SIMPLE) {
     int d = rng_int(r, p->ns + 1);
     if (d < p->ns) g[d] = rand_divisor(r, p->s[d].extent, is_gpu(ss) ? 1024 : 64);
@@ -698,6 +746,42 @@ static void render_tile_gpu(const Plan *p, const int *g, Text *t) {
   fuse_outer(t, stt, th, p->ns, "bind(%s, threadIdx.x)");
 }
 
+/* RFACTOR on CPUs: the last reduction axis split by the lanes V; the lanes rfactored into a
+ * stage ST_rf[v, spatial...] accumulated in a local vector at its last spatial loop (the
+ * other reductions outside, the lanes vectorized innermost); its outer spatial loops fused
+ * and parallel. The final sum over the V lanes stays as it is. */
+static void render_rfactor(const SketchSet *ss, const Plan *p, const int *g, Text *t) {
+  const char *st = p->op->name, *k = p->r[p->nr - 1].name;
+  emit(t, "%s_ko, %s_kv = split(%s.%s, %d)", st, st, st, k, g[0]);
+  emit(t, "%s_rf = rfactor(%s, %s_kv)", st, st, st);
+  emit(t, "%s_rf_local = cache_write(%s_rf, local)", st, st);
+  char order[1024] = "";
+  for (int d = 0; d < p->ns; d++) {
+    size_t n = strlen(order);
+    snprintf(order + n, sizeof order - n, "%s_rf.%s, ", st, p->s[d].name);
+  }
+  emit(t, "reorder(%s%s_rf.%s_kv)", order, st, st);
+  emit(t, "compute_at(%s_rf_local, %s_rf, %s_rf.%s)", st, st, st, p->s[p->ns - 1].name);
+  order[0] = 0;
+  for (int d = 0; d < p->nr - 1; d++) {
+    size_t n = strlen(order);
+    snprintf(order + n, sizeof order - n, "%s_rf_local.%s, ", st, p->r[d].name);
+  }
+  emit(t, "reorder(%s%s_rf_local.%s_ko, %s_rf_local.%s_kv)", order, st, st, st, st);
+  emit(t, "vectorize(%s_rf_local.%s_kv)", st, st);
+  int64_t outer[MAX_AXES] = {0};
+  Levels lv[MAX_AXES];
+  for (int d = 0; d < p->ns; d++) {
+    outer[d] = p->s[d].extent;
+    memset(&lv[d], 0, sizeof lv[d]);
+    nm(lv[d].name[0], "%s_rf.%s", st, p->s[d].name);
+  }
+  char fst[NM];
+  nm(fst, "%s_rf", st);
+  int ns = p->ns > 1 ? p->ns - 1 : 1; /* the last spatial loop holds the local stage */
+  fuse_outer(t, fst, lv, par_depth(outer, ns, g[1] < ns ? g[1] : ns, ss->threads), "parallel(%s)");
+}
+
 static void render_plan(const SketchSet *ss, const Plan *p, const int *g, Text *t) {
   switch (p->kind) {
   case PLAN_SIMPLE: render_simple(ss, p, g, t); break;
@@ -705,6 +789,7 @@ static void render_plan(const SketchSet *ss, const Plan *p, const int *g, Text *
     if (is_gpu(ss)) render_tile_gpu(p, g, t);
     else render_inner(ss, p, p->op->name, "", g, true, t);
     break;
+  case PLAN_RFACTOR: render_rfactor(ss, p, g, t); break;
   case PLAN_FUSED:
     if (is_gpu(ss)) render_tile_gpu(p, g, t);
     else render_fused_cpu(ss, p, g, t);

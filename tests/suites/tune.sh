@@ -53,6 +53,12 @@ n1=$(wc -l <"$T/r1.jsonl")
 [ "$n1" = 8 ] && diff <(field "$T/r1.jsonl" schedule) <(field "$T/r2.jsonl" schedule) >/dev/null
 check "seeded search is reproducible (8 records, same order)" $?
 grep -q "^round .*trials, best .* ms (.* GFLOP/s), .* trials/s" "$T/e1"; check "progress line per round" $?
+# past the first model training (8 measurements), --deterministic steers the search by a
+# pseudo cost of the features, not by timing noise: the same seed, the same candidates
+"$TEXC" tune "$T/mm.tex" --trials 32 --batch 8 --seed 4 --deterministic --records "$T/d1.jsonl" >/dev/null 2>&1
+"$TEXC" tune "$T/mm.tex" --trials 32 --batch 8 --seed 4 --deterministic --records "$T/d2.jsonl" >/dev/null 2>&1
+[ "$(wc -l <"$T/d1.jsonl")" = 32 ] && diff <(field "$T/d1.jsonl" schedule) <(field "$T/d2.jsonl" schedule) >/dev/null
+check "--deterministic search is reproducible past model training (32 records)" $?
 
 # 3. the printed best schedule re-parses and gives the reference result
 { cat "$T/mm.tex"; grep -v '^#' "$T/o1"; } >"$T/mm_best.tex"
@@ -106,3 +112,16 @@ check "records distill keeps the best per workload" $?
 { cat "$T/mm.tex"; echo 'schedule matmul.best for llvm = auto'; } >"$T/mm_auto.tex"
 "$TEXC" run "$T/mm_auto.tex" --schedule best --records "$T/r3.jsonl" --check >/dev/null 2>&1
 check "auto schedule from records checks" $?
+
+# 9. a reduction with little spatial work gets an rfactor sketch (lanes of the reduction
+#    accumulated in a local vector); its candidates match the interpreter
+cat >"$T/rowsum.tex" <<'EOF2'
+const M = 4, K = 4096
+kernel rowsum(A: f32[M, K]) -> C: f32[M] {
+  C[i] += A[i, k]
+}
+EOF2
+"$TEXC" tune "$T/rowsum.tex" --trials 12 --seed 1 --check-all --records "$T/r9.jsonl" >/dev/null 2>&1
+nrf=$(field "$T/r9.jsonl" schedule | grep -c 'rfactor(C, C_kv)')
+nbad=$(field "$T/r9.jsonl" error | grep -vc '^0$')
+[ "$nrf" -ge 1 ] && [ "$nbad" = 0 ]; check "rfactor sketch for a long row-sum ($nrf of 12, all match)" $?
