@@ -226,6 +226,20 @@ static bool param_dtype(Ast *p, DType *t) {
   return false;
 }
 
+/* The constant dimensions of a shape, times the element size, fit in int64: every index
+ * and byte offset computed later is then exact. (Symbolic dimensions are checked when
+ * their values are known, at run time.) */
+static bool shape_fits(Ast *p, DType t, Expr **shape, int nd) {
+  int64_t bytes = dtype_bytes(t), c;
+  for (int d = 0; d < nd; d++)
+    if (ir_is_const(shape[d], &c) && __builtin_mul_overflow(bytes, c, &bytes)) {
+      diag_error(p->loc, "%s has too many elements: its size in bytes does not fit in 64 bits",
+                 p->name);
+      return false;
+    }
+  return true;
+}
+
 /* A parameter, output or `tensor`: a Buffer of KIND, declared in the kernel's names. */
 static Buffer *declare_buffer(KCtx *kc, Ast *p, BufKind kind) {
   if (!p || !p->name) return NULL;
@@ -253,6 +267,7 @@ static Buffer *declare_buffer(KCtx *kc, Ast *p, BufKind kind) {
     }
   }
   if (!ok) return NULL;
+  shape_fits(p, t, shape, nd); /* reported; the buffer stays declared (no follow-up errors) */
   Buffer *b = ir_buffer(p->name, t, nd, shape, SCOPE_GLOBAL, kind);
   Sym *y = chk_define(&kc->syms, SYM_TENSOR, p->name, p->loc);
   y->buf = b;

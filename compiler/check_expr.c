@@ -356,6 +356,27 @@ static bool check_index(SCtx *s, Ast *a, Buffer *buf, int d, Expr *idx) {
   return false;
 }
 
+/* Does E contain a min or max? */
+static bool has_minmax(const Expr *e) {
+  if (!e) return false;
+  if (e->kind == E_BIN && (e->op == OP_MIN || e->op == OP_MAX)) return true;
+  for (int i = 0; i < e->nargs; i++)
+    if (has_minmax(e->args[i])) return true;
+  return has_minmax(e->a) || has_minmax(e->b) || has_minmax(e->c);
+}
+
+/* An index with min / max, simplified over the ranges of the statement's axes: clamps
+ * that the ranges make redundant go away here, once, instead of burdening every later
+ * pass (a 60-level min/max nest is a plain `i`). Exact, so the value never changes. */
+static Expr *simplify_index(SCtx *s, Expr *idx) {
+  if (!has_minmax(idx)) return idx;
+  Op *op = s->op;
+  RangeMap r = {0};
+  for (int d = 0; d < op->ndim; d++) range_push(&r, op->axes[d], ir_int(0), op->out->shape[d]);
+  for (int i = 0; i < op->nred; i++) range_push(&r, op->raxes[i], op->rmin[i], op->rext[i]);
+  return simplify(idx, &r);
+}
+
 /* T[i, j]: a load, its rank and bounds checked. */
 static TE tr_access(SCtx *s, Ast *a, Sym *t) {
   Buffer *buf = t->buf;
@@ -370,6 +391,7 @@ static TE tr_access(SCtx *s, Ast *a, Sym *t) {
     if (!(idx[d] = tr_index(s, VEC_AT(a->list, d), buf, d))) ok = false;
   for (int d = 0; ok && d < buf->ndim; d++)
     if (!check_index(s, a, buf, d, idx[d])) ok = false;
+    else idx[d] = simplify_index(s, idx[d]);
   note_read(s, t, a->loc);
   return ok ? typed(ir_load(buf, idx)) : BAD;
 }

@@ -290,6 +290,17 @@ static LLVMValueRef emit_call(CG *g, Expr *e) {
   }
 }
 
+/* Float to integer as the interpreter defines it: truncated toward zero to i64, 0 for NaN
+ * and beyond +-9.2e18, then wrapped to RT's width. (fptosi/fptoui alone give poison out of
+ * range, and a compiled kernel would then differ from the reference.) */
+static LLVMValueRef fp_to_int(CG *g, LLVMValueRef v, LLVMTypeRef rt, int lanes) {
+  LLVMValueRef gt = LLVMBuildFCmp(g->b, LLVMRealOGT, v, fconst_like(g, v, -9.2e18), "");
+  LLVMValueRef lt = LLVMBuildFCmp(g->b, LLVMRealOLT, v, fconst_like(g, v, 9.2e18), "");
+  LLVMValueRef safe = LLVMBuildSelect(g->b, LLVMBuildAnd(g->b, gt, lt, ""), v, fconst_like(g, v, 0.0), "");
+  LLVMValueRef i = LLVMBuildFPToSI(g->b, safe, vec_of(g->i64, lanes), "");
+  return LLVMBuildIntCast2(g->b, i, rt, 1, "");
+}
+
 /* Convert V (a register value of dtype FROM) to dtype TO. */
 static LLVMValueRef emit_convert(CG *g, LLVMValueRef v, DType from, DType to) {
   int lanes = is_vec(v) ? (int)LLVMGetVectorSize(LLVMTypeOf(v)) : 1;
@@ -308,7 +319,7 @@ static LLVMValueRef emit_convert(CG *g, LLVMValueRef v, DType from, DType to) {
   bool fsrc = dtype_is_float(from), fdst = dtype_is_float(to);
   bool ssrc = dtype_is_signed(from);
   if (fsrc && fdst) return LLVMBuildFPCast(g->b, v, rt, "");
-  if (fsrc) return dtype_is_signed(to) ? LLVMBuildFPToSI(g->b, v, rt, "") : LLVMBuildFPToUI(g->b, v, rt, "");
+  if (fsrc) return fp_to_int(g, v, rt, lanes);
   if (fdst) return ssrc ? LLVMBuildSIToFP(g->b, v, rt, "") : LLVMBuildUIToFP(g->b, v, rt, "");
   return LLVMBuildIntCast2(g->b, v, rt, ssrc, "");
 }

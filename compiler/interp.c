@@ -789,7 +789,10 @@ static void run_alloc(const SNode *s, Ctx *c) {
     int64_t e = s->shape[d]->fn.i(s->shape[d], c);
     if (e < 0) e = 0;
     br->dims[d] = e;
-    numel *= e;
+    if (__builtin_mul_overflow(numel, e, &numel) || numel > INT64_MAX / 8) {
+      fprintf(stderr, "error: cannot allocate %s: too many elements\n", s->b->name);
+      stop(c);
+    }
   }
   set_strides(br, s->b->ndim);
   br->numel = numel;
@@ -948,7 +951,10 @@ static bool bind_params(Comp *cp, Ctx *c, void **args) {
         fprintf(stderr, "error: %s has a negative extent\n", b->name);
         return false;
       }
-      numel *= br->dims[d];
+      if (__builtin_mul_overflow(numel, br->dims[d], &numel)) {
+        fprintf(stderr, "error: %s has too many elements\n", b->name);
+        return false;
+      }
     }
     set_strides(br, b->ndim);
     br->numel = numel;
