@@ -70,8 +70,9 @@ static bool affine_node(const Expr *e, DType dt) {
   return e->op == OP_MUL && (ir_is_const(e->a, NULL) || ir_is_const(e->b, NULL));
 }
 
-/* Add SCALE * E to L. */
-static void lin_build(Lin *l, Expr *e, int64_t scale) {
+/* Add SCALE * E to L. SIMP: simplify the atoms first; false when E is already simplified
+ * (re-simplifying there made nested min/max exponential). */
+static void lin_build(Lin *l, Expr *e, int64_t scale, bool simp) {
   int64_t v;
   if (ir_is_const(e, &v) && e->dtype == l->dt) {
     l->c += scale * v;
@@ -79,29 +80,33 @@ static void lin_build(Lin *l, Expr *e, int64_t scale) {
   }
   if (affine_node(e, l->dt) && e->kind == E_BIN) {
     switch (e->op) {
-    case OP_ADD: lin_build(l, e->a, scale); lin_build(l, e->b, scale); return;
-    case OP_SUB: lin_build(l, e->a, scale); lin_build(l, e->b, -scale); return;
+    case OP_ADD: lin_build(l, e->a, scale, simp); lin_build(l, e->b, scale, simp); return;
+    case OP_SUB: lin_build(l, e->a, scale, simp); lin_build(l, e->b, -scale, simp); return;
     case OP_MUL:
-      if (ir_is_const(e->b, &v)) { lin_build(l, e->a, scale * v); return; }
-      if (ir_is_const(e->a, &v)) { lin_build(l, e->b, scale * v); return; }
+      if (ir_is_const(e->b, &v)) { lin_build(l, e->a, scale * v, simp); return; }
+      if (ir_is_const(e->a, &v)) { lin_build(l, e->b, scale * v, simp); return; }
       break;
     default: break;
     }
   }
   if (affine_node(e, l->dt) && e->kind == E_UN) {
-    lin_build(l, e->a, -scale);
+    lin_build(l, e->a, -scale, simp);
+    return;
+  }
+  if (!simp) {
+    lin_term(l, e, scale);
     return;
   }
   Expr *a = simp_node(e);
   if (ir_is_const(a, &v) && a->dtype == l->dt) l->c += scale * v;
-  else if (affine_node(a, l->dt)) lin_build(l, a, scale); /* simplification exposed an affine form */
+  else if (affine_node(a, l->dt)) lin_build(l, a, scale, true); /* simplification exposed an affine form */
   else lin_term(l, a, scale);
 }
 
 static Lin lin_of(Expr *e) {
   Lin l = {0};
   l.dt = e->dtype;
-  lin_build(&l, e, 1);
+  lin_build(&l, e, 1, true);
   return l;
 }
 
@@ -130,7 +135,9 @@ static Expr *lin_expr(const Lin *l) {
 /* A - B as a constant, when it is one. */
 static bool const_diff(Expr *a, Expr *b, int64_t *d) {
   if (!a || !b || a->dtype != b->dtype || !dtype_is_int(a->dtype)) return false;
-  Lin l = lin_of(ir_bin(OP_SUB, a, b));
+  Lin l = {0};
+  l.dt = a->dtype;
+  lin_build(&l, ir_bin(OP_SUB, a, b), 1, false); /* A and B are simplified already */
   for (int i = 0; i < l.n; i++)
     if (l.t[i].coef != 0) return false;
   *d = l.c;
