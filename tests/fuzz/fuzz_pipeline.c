@@ -16,7 +16,7 @@
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
-enum { MAX_ELEMS = 1 << 14, MAX_WORK = 1 << 18, SMALL = 5, SYM_SIZE = 3 };
+enum { MAX_ELEMS = 1 << 12, MAX_WORK = 1 << 14, SMALL = 5, SYM_SIZE = 3 };
 
 static _Noreturn void finding(const char *what, const char *kernel, const char *detail) {
   fprintf(stderr, "fuzz_pipeline: %s in kernel %s%s%s\n", what, kernel, detail ? ": " : "",

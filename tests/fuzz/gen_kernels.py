@@ -180,6 +180,8 @@ class Gen:
         for s in range(nstmt):
             last = s == nstmt - 1
             dt, shape = self.r.choice(DTYPES), self.shape()
+            if not last and "S" in shape and not any("S" in t[2] for t in self.tensors):
+                shape = [d if d != "S" else "N0" for d in shape]  # a `tensor` cannot introduce a size
             name = "Y" if last else "T%d" % s
             decl = "%s: %s[%s]" % (name, dt, ", ".join(shape))
             if last:
