@@ -122,21 +122,32 @@ rt_error:
   return false;
 }
 
-/* One forward pass. 0 on success. */
-static int exec_forward(Exec *e) {
-  Network *n = e->n;
+/* Call group K's function once. 0 on success. */
+static int exec_group(Exec *e, int k) {
+  NetGroup *g = e->n->groups[k];
   RtTensor *args[64];
-  for (int k = 0; k < n->ngroups; k++) {
-    NetGroup *g = n->groups[k];
-    if (g->ninputs + 1 > 64) die("network: a group with more than 63 inputs");
-    for (int i = 0; i < g->ninputs; i++) args[i] = e->tensors[g->inputs[i]->index];
-    args[g->ninputs] = e->tensors[g->out->index];
-    if (rt_func_call(e->fns[g->task], args, g->ninputs + 1, NULL, 0)) {
-      fprintf(stderr, "texc: error: %s: %s\n", g->kernel->name, rt_last_error());
-      return 1;
-    }
+  if (g->ninputs + 1 > 64) die("network: a group with more than 63 inputs");
+  for (int i = 0; i < g->ninputs; i++) args[i] = e->tensors[g->inputs[i]->index];
+  args[g->ninputs] = e->tensors[g->out->index];
+  if (rt_func_call(e->fns[g->task], args, g->ninputs + 1, NULL, 0)) {
+    fprintf(stderr, "texc: error: %s: %s\n", g->kernel->name, rt_last_error());
+    return 1;
   }
   return 0;
+}
+
+/* One forward pass; when GROUP_MS is not NULL it gets each group's time. 0 on success. */
+static int exec_forward_timed(Exec *e, double *group_ms) {
+  for (int k = 0; k < e->n->ngroups; k++) {
+    double t0 = group_ms ? now_ms() : 0;
+    if (exec_group(e, k)) return 1;
+    if (group_ms) group_ms[k] = now_ms() - t0;
+  }
+  return 0;
+}
+
+static int exec_forward(Exec *e) {
+  return exec_forward_timed(e, NULL);
 }
 
 /* ---- --check: every group against the interpreter -------------------------------- */
@@ -273,6 +284,59 @@ static int cmd_run(Cli *c, Network *n) {
   return rc;
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The median of the N values of V (sorted in place). */
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n ? v[n / 2] : 0;
+}
+
+/* `texc bench -v`: per task, the record's latency next to the time of its calls inside the
+ * forward pass (median over REPEAT passes, summed over the task's groups / weight) and
+ * back to back (the tuner's way: the same call again, caches warm). */
+static int print_profile(Cli *c, Exec *e) {
+  Network *n = e->n;
+  int reps = c->repeat;
+  double *all = xalloc(sizeof(double) * (size_t)(n->ngroups * reps + 1));
+  double *one = xalloc(sizeof(double) * (size_t)(n->ngroups + 1));
+  for (int r = 0; r < reps; r++) {
+    if (exec_forward_timed(e, one)) return 1;
+    for (int k = 0; k < n->ngroups; k++) all[k * reps + r] = one[k];
+  }
+  double *in_net = xalloc(sizeof(double) * (size_t)(n->ntasks + 1));
+  double *hot = xalloc(sizeof(double) * (size_t)(n->ntasks + 1));
+  for (int k = 0; k < n->ngroups; k++) {
+    NetGroup *g = n->groups[k];
+    in_net[g->task] += median(all + k * reps, reps);
+    double h[5];
+    for (int r = 0; r < 5; r++) {
+      double t0 = now_ms();
+      if (exec_group(e, k)) return 1;
+      h[r] = now_ms() - t0;
+    }
+    hot[g->task] += median(h, 5);
+  }
+  double sum_rec = 0, sum_net = 0, sum_hot = 0;
+  printf("%3s  %-44s  %12s  %12s  %12s\n", "ID", "task x weight", "record (ms)", "in net (ms)", "hot (ms)");
+  for (int t = 0; t < n->ntasks; t++) {
+    int w = n->tasks[t].weight;
+    double rec = net_task_best(n, t, c->o.target, c->records, NULL);
+    char label[64];
+    snprintf(label, sizeof label, "%s x%d", n->groups[n->tasks[t].group]->kernel->name, w);
+    printf("%3d  %-44s  %12s  %12.4f  %12.4f\n", t, label, rec < 0 ? "-" : xprintf("%.4f", rec),
+           in_net[t] / w, hot[t] / w);
+    sum_rec += rec < 0 ? 0 : rec * w;
+    sum_net += in_net[t];
+    sum_hot += hot[t];
+  }
+  printf("sum (weighted): record %.3f ms, in net %.3f ms, hot %.3f ms\n", sum_rec, sum_net, sum_hot);
+  return 0;
+}
+
 static int cmd_bench(Cli *c, Network *n) {
   int ntuned, missing;
   LoweredFunc **fns = lower_tasks(c, n, &ntuned);
@@ -285,14 +349,10 @@ static int cmd_bench(Cli *c, Network *n) {
     rc = exec_forward(&e);
     ms[r] = now_ms() - t0;
   }
+  if (rc == 0 && c->o.verbose) rc = print_profile(c, &e);
   exec_free(&e);
   if (rc) return 1;
-  for (int i = 1; i < c->repeat; i++)
-    for (int j = i; j > 0 && ms[j] < ms[j - 1]; j--) {
-      double x = ms[j];
-      ms[j] = ms[j - 1];
-      ms[j - 1] = x;
-    }
+  median(ms, c->repeat);
   double est = estimate_ms(c, n, &missing);
   print_summary(n);
   printf("Measured latency: %.3f ms (median of %d, %s)  Estimated: ", ms[c->repeat / 2], c->repeat,
