@@ -34,6 +34,7 @@ STEPS = [
     ("matmul", "rfactor", "llvm", "rfactor of the inner part of k"),
     ("matmul", "gpu", "cuda", "bind: the GPU grid"),
     ("matmul", "gpu_shared", "cuda", "bind + cache_read to shared memory"),
+    ("matmul", "gpu_vthread", "cuda", "bind to vthread: two elements per thread"),
     ("blur", "root", "llvm", "the default placement: BX at the root"),
     ("blur", "inline", "llvm", "compute_inline"),
     ("blur", "at", "llvm", "compute_at a strip loop"),
