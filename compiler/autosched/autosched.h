@@ -60,6 +60,9 @@ typedef struct RecordList {
 } RecordList;
 
 double rec_mean_cost(const Record *r); /* ms; +inf for an error record */
+/* The median of the costs (ms; +inf for an error): what the search ranks by, robust to
+ * one repeat disturbed by a shared machine. */
+double rec_cost(const Record *r);
 void rec_free(Record *r);
 void reclist_free(RecordList *l);
 void reclist_push(RecordList *l, Record r); /* takes ownership of R's strings */

@@ -144,8 +144,8 @@ static _Noreturn void child_main(const Task *task, const char *text, const Measu
   double t0 = now_ms();
   RtFunc *f = child_build(task, text, &args, &m);
   if (getenv("TEXC_TUNE_DEBUG"))
-    fprintf(stderr, "[child %d] built in %.1f ms: %s\n", (int)getpid(), now_ms() - t0,
-            m.error ? m.text : "ok");
+    fprintf(stderr, "[child %d] built in %.1f ms (cpu %.1f ms): %s\n", (int)getpid(),
+            now_ms() - t0, clock() * 1e3 / CLOCKS_PER_SEC, m.error ? m.text : "ok");
   if (write(wfd, &m, sizeof m) != sizeof m || !f) _exit(0);
   Go go;
   if (read(rfd, &go, sizeof go) != sizeof go) _exit(0);
@@ -228,11 +228,13 @@ typedef struct LocalCtx {
   int crash_at, hang_at;
 } LocalCtx;
 
-/* Seconds a run may take: enough for the warm-up and the repeats of a candidate a few
- * times slower than the best; the configured limit while there is no best. */
+/* Seconds a run may take: enough for the warm-up and the repeats of a candidate near the
+ * best, even on a loaded machine (a candidate over 2x the best is timed by one call; one
+ * over ~12x is stopped: a run-timeout record, which is cheaper than its whole call); the
+ * configured limit while there is no best. */
 static double run_timeout(const Measurer *me, double best_ms) {
   if (best_ms <= 0) return me->o.run_timeout_s;
-  double t = 0.5 + best_ms / 1e3 * (12 + 2.0 * me->o.repeat) +
+  double t = 0.05 + best_ms / 1e3 * (6 + 2.0 * me->o.repeat) +
              me->o.min_repeat_ms / 1e3 * me->o.repeat * 2;
   return t < me->o.run_timeout_s ? t : me->o.run_timeout_s;
 }
@@ -266,14 +268,17 @@ static void measure_group(Measurer *me, const Task *task, char **texts, int n, R
     int idx = ctx->count++;
     Go go = {ctx->best_ms, idx == ctx->crash_at ? 1 : idx == ctx->hang_at ? 2 : 0};
     Msg m = {0};
-    int r = write(ch[i].wfd, &go, sizeof go) == sizeof go
-                ? recv_msg(&ch[i], run_timeout(me, ctx->best_ms), &m) : 0;
+    double limit = run_timeout(me, ctx->best_ms);
+    int r = write(ch[i].wfd, &go, sizeof go) == sizeof go ? recv_msg(&ch[i], limit, &m) : 0;
     char why[256] = "";
     if (r == 1) finish(&out[i], &m);
     reap(&ch[i], why, sizeof why, r != 1);
     if (r == 0) set_error(&out[i], TE_RUNTIME, why);
-    if (r < 0) set_error(&out[i], TE_RUN_TIMEOUT, "the run timed out");
-    double ms = rec_mean_cost(&out[i]);
+    if (r < 0) {
+      snprintf(why, sizeof why, "the run timed out (stopped after %.0f ms)", limit * 1e3);
+      set_error(&out[i], TE_RUN_TIMEOUT, why);
+    }
+    double ms = rec_cost(&out[i]);
     if (ms < ctx->best_ms || ctx->best_ms <= 0) ctx->best_ms = isinf(ms) ? ctx->best_ms : ms;
   }
 }

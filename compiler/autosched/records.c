@@ -28,6 +28,18 @@ double rec_mean_cost(const Record *r) {
   return s / r->ncosts;
 }
 
+double rec_cost(const Record *r) {
+  if (r->error != TE_OK || r->ncosts == 0) return INFINITY;
+  double c[REC_MAX_COSTS];
+  int n = r->ncosts < REC_MAX_COSTS ? r->ncosts : REC_MAX_COSTS;
+  memcpy(c, r->costs, sizeof(double) * (size_t)n);
+  for (int i = 1; i < n; i++) /* insertion sort: at most REC_MAX_COSTS values */
+    for (int j = i; j > 0 && c[j] < c[j - 1]; j--) {
+      double t = c[j]; c[j] = c[j - 1]; c[j - 1] = t;
+    }
+  return n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+}
+
 void rec_free(Record *r) {
   free(r->workload); free(r->kernel); free(r->target); free(r->cpu);
   free(r->schedule); free(r->error_msg); free(r->version);
@@ -168,7 +180,7 @@ const Record *records_best(const RecordList *l, const char *workload, const char
     const Record *r = &l->r[i];
     if (r->error != TE_OK || strcmp(r->workload, workload) || strcmp(r->target, target))
       continue;
-    if (!best || rec_mean_cost(r) < rec_mean_cost(best)) best = r;
+    if (!best || rec_cost(r) < rec_cost(best)) best = r;
   }
   return best;
 }
@@ -207,7 +219,7 @@ static void records_show(const RecordList *l) {
          "GFLOP/s", "status");
   for (int i = 0; i < l->n; i++) {
     const Record *r = &l->r[i];
-    double ms = rec_mean_cost(r);
+    double ms = rec_cost(r);
     if (r->error == TE_OK)
       printf("%-4d %-16s %-14s %-7s %10.4f %10.2f  ok\n", i + 1, r->workload, r->kernel,
              r->target, ms, r->flops > 0 ? r->flops / (ms * 1e6) : 0.0);
@@ -228,7 +240,7 @@ static int best_per_task(const RecordList *l, int *idx) {
                      strcmp(l->r[idx[j]].target, r->target)))
       j++;
     if (j == n) idx[n++] = i;
-    else if (rec_mean_cost(r) < rec_mean_cost(&l->r[idx[j]])) idx[j] = i;
+    else if (rec_cost(r) < rec_cost(&l->r[idx[j]])) idx[j] = i;
   }
   return n;
 }
@@ -250,7 +262,7 @@ static int records_best_cmd(const RecordList *l) {
   int n = best_per_task(l, idx);
   for (int i = 0; i < n; i++) {
     const Record *r = &l->r[idx[i]];
-    printf("# workload %s: %.4f ms%s\n", r->workload, rec_mean_cost(r), "");
+    printf("# workload %s: %.4f ms%s\n", r->workload, rec_cost(r), "");
     tune_print_block(stdout, r->kernel, "tuned", r->target, r->schedule);
   }
   free(idx);

@@ -273,7 +273,7 @@ static void fill_record(const Task *t, const char *text, Record *r) {
 
 /* A new best is first compared with the interpreter; a wrong one becomes an error. */
 static void verify_best(Search *s, Record *r, bool check_all) {
-  double ms = rec_mean_cost(r);
+  double ms = rec_cost(r);
   if (isinf(ms) || (!check_all && ms >= s->best_ms)) return;
   char msg[256] = "";
   int ok = measure_check(s->task, r->schedule, !check_all, msg, sizeof msg);
@@ -311,7 +311,7 @@ static void warm_start(Search *s, const RecordList *prior) {
     float feat[FEAT_N];
     if (!(s->task->featurize ? s->task->featurize : tune_lower_features)(s->task, r->schedule, feat))
       continue;
-    double ms = rec_mean_cost(r);
+    double ms = rec_cost(r);
     add_row(s, feat, s->o->deterministic && !isinf(ms) ? features_pseudo_cost(feat) : ms);
     if (ms < s->best_ms) {
       s->best_ms = ms;
@@ -332,7 +332,7 @@ static void measure_batch(Search *s, Measurer *m, Entry *batch, int n, SearchRes
     fill_record(s->task, texts[i], r);
     verify_best(s, r, m->o.check_all);
     if (s->o->records) records_append(s->o->records, r);
-    double ms = rec_mean_cost(r);
+    double ms = rec_cost(r);
     /* what steers the search: the measured time, or its deterministic stand-in */
     double steer = s->o->deterministic && !isinf(ms) ? features_pseudo_cost(batch[i].feat) : ms;
     seen_add(s, batch[i].hash);
@@ -374,13 +374,19 @@ bool tune_search(Task *task, Measurer *m, const SearchOpts *o, const RecordList 
     if (o->time_s > 0 && now_s() - t0 > o->time_s) break;
     Arena *ar = arena_new(), *old = arena_swap(ar);
     int want = o->trials - res->measured < batch_n ? o->trials - res->measured : batch_n;
+    double tp = now_s();
     int n = pick_batch(&s, batch, want);
+    double tm = now_s();
     stall = n == 0 ? stall + 1 : 0;
     measure_batch(&s, m, batch, n, res);
     free_entries(batch, n);
     arena_swap(old);
     arena_free(ar);
+    double tr = now_s();
     retrain(&s);
+    if (getenv("TEXC_TUNE_DEBUG"))
+      fprintf(stderr, "[round %d] pick %.0f ms, measure %.0f ms, train %.0f ms\n", round,
+              (tm - tp) * 1e3, (tr - tm) * 1e3, (now_s() - tr) * 1e3);
     progress(&s, round, res->measured, t0);
   }
   free(batch);
