@@ -6,6 +6,7 @@
  *                   producer, build one checked Kernel per group (a task)
  *   network_run.c   `texc run|bench|compile NET.tex`: weights, execution, --check
  *   network_tune.c  `texc tune NET.tex`: task extraction and the task scheduler
+ *   network_sched.c the untuned CPU schedule of a task (steps), used without a record
  */
 #ifndef NETWORK_H
 #define NETWORK_H
@@ -107,5 +108,13 @@ int net_tune_main(int argc, char **argv);
 /* The best recorded latency (ms) of task T for TARGET in RECORDS, or -1. When STEPS is
  * not NULL it gets the record's steps. */
 double net_task_best(const Network *n, int task, Target target, const char *records, Vec *steps);
+/* The steps text of that best record (arena), or NULL. */
+const char *net_task_record_text(const Network *n, int task, Target target, const char *records);
+
+/* network_sched.c */
+/* The untuned CPU schedule of a network task as step text (one step a line): elementwise
+ * stages inlined, the output tiled and parallel, the reduction computed per tile; NULL
+ * when the kernel is not of that form (the default schedule applies). */
+char *net_default_steps(Kernel *k);
 
 #endif

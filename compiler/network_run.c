@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "autosched/autosched.h"
 #include "texrt.h"
 
 static double now_ms(void) {
@@ -61,15 +62,42 @@ static void dump(const NetTensor *t, const float *data, const char *name) {
 
 /* ---- lowering -------------------------------------------------------------------- */
 
-/* One lowered function per task, for the CLI's target. NULL entries on errors (reported). */
+/* Where a task's schedule comes from. ORDER: sched_source_names[]. */
+typedef enum { SRC_RECORD, SRC_DEFAULT, SRC_NONE, SRC_ERROR } SchedSource;
+static const char *const sched_source_names[] = {"record", "default", "none", "error"};
+
+/* The steps of task T on the CLI's target: the best record, else the CPU default of
+ * network_sched.c (when it applies), else the GPU default or none. */
+static SchedSource task_steps(Cli *c, Network *n, int t, Vec *steps) {
+  Kernel *k = n->groups[n->tasks[t].group]->kernel;
+  if (net_task_best(n, t, c->o.target, c->records, steps) >= 0) return SRC_RECORD;
+  if (c->o.target != TARGET_LLVM) return gpu_default_steps(k, c->o.target, steps) ? SRC_DEFAULT : SRC_ERROR;
+  const char *text = net_default_steps(k);
+  if (!text) return SRC_NONE;
+  bool quiet = diag_silent;
+  int errors = diag_errors();
+  diag_silent = true;
+  Vec v = {0};
+  bool ok = parse_steps("<default>", text, &v) && sched_build(k, c->o.target, &v);
+  diag_silent = quiet;
+  if (!ok) { /* a form network_sched.c did not foresee: the bare default */
+    if (errors == 0) diag_reset();
+    return SRC_NONE;
+  }
+  *steps = v;
+  return SRC_DEFAULT;
+}
+
+/* One lowered function per task, for the CLI's target. NULL on errors (reported). */
 static LoweredFunc **lower_tasks(Cli *c, Network *n, int *ntuned) {
   LoweredFunc **fns = xalloc(sizeof *fns * (size_t)(n->ntasks + 1));
   *ntuned = 0;
   for (int t = 0; t < n->ntasks; t++) {
     Kernel *k = n->groups[n->tasks[t].group]->kernel;
     Vec steps = {0};
-    if (net_task_best(n, t, c->o.target, c->records, &steps) >= 0) (*ntuned)++;
-    else if (c->o.target != TARGET_LLVM && !gpu_default_steps(k, c->o.target, &steps)) return NULL;
+    SchedSource src = task_steps(c, n, t, &steps);
+    if (src == SRC_ERROR) return NULL;
+    if (src == SRC_RECORD) (*ntuned)++;
     fns[t] = drv_lower(c, k, c->o.target, &steps);
     if (!fns[t]) return NULL;
   }
@@ -228,9 +256,26 @@ static void print_tasks(Network *n) {
   }
 }
 
+/* `texc NET.tex --emit steps`: each task's schedule as steps, and where it comes from. */
+static void print_steps(Cli *c, Network *n) {
+  for (int t = 0; t < n->ntasks; t++) {
+    Vec steps = {0};
+    SchedSource src = task_steps(c, n, t, &steps);
+    Kernel *k = n->groups[n->tasks[t].group]->kernel;
+    printf("%s# task %d: %s (%s)\n", t ? "\n" : "", t, k->name, sched_source_names[src]);
+    const char *text = src == SRC_RECORD ? net_task_record_text(n, t, c->o.target, c->records)
+                       : src == SRC_DEFAULT && c->o.target == TARGET_LLVM ? net_default_steps(k) : NULL;
+    if (text) tune_print_block(stdout, k->name, sched_source_names[src], target_names[c->o.target], text);
+  }
+}
+
 static int cmd_compile(Cli *c, Network *n) {
   if (c->emit && strcmp(c->emit, "tasks") == 0) {
     print_tasks(n);
+    return 0;
+  }
+  if (c->emit && strcmp(c->emit, "steps") == 0) {
+    print_steps(c, n);
     return 0;
   }
   int ntuned;

@@ -53,6 +53,13 @@ double net_task_best(const Network *n, int task, Target target, const char *path
   return rec_mean_cost(r);
 }
 
+const char *net_task_record_text(const Network *n, int task, Target target, const char *path) {
+  char w[17];
+  key_hex(n->tasks[task].key, w);
+  const Record *r = records_best(records(path, false), w, target_names[target]);
+  return r ? xstrdup(r->schedule) : NULL;
+}
+
 /* Records of TASK on TARGET (successful or not): its trials so far. */
 static int task_trials(const Network *n, int task, Target target, const char *path) {
   char w[17];

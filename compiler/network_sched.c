@@ -1,0 +1,154 @@
+/* network_sched.c — the untuned CPU schedule of a network task, written as steps.
+ *
+ * A task without a record would otherwise run the bare default schedule (serial, loops in
+ * declaration order). This writes, for a group kernel of the usual form
+ *
+ *   [P = pad(X)]  A[..] (+|max)= ... over reductions   [T1 = f(A) ... O = g(..)]
+ *
+ * (at most one reduction stage A, the "anchor"; every other stage elementwise), the
+ * schedule a person writes first for a CPU:
+ *   - every elementwise stage but the output inlined (padding into the reduction, batch
+ *     norm and relu into the output);
+ *   - the output tiled: innermost axis split by the vector width V, the one before it by a
+ *     register tile TW; all outer loops fused into one parallel loop;
+ *   - the anchor computed at that parallel loop, one tile at a time: its reductions
+ *     outside, the TW x V tile inside (x unrolled, channels vectorized).
+ * Other kernels (two reductions, as softmax) get no steps: the default schedule.
+ */
+#include "network.h"
+
+#include <string.h>
+
+/* A constant extent of dimension D of OP's output; 0 when it is not constant. */
+static int64_t extent(const Op *op, int d) {
+  int64_t v;
+  return ir_is_const(op->out->shape[d], &v) ? v : 0;
+}
+
+/* The largest of CANDIDATES (descending, 0-terminated) that divides N; 1 if none. */
+static int64_t pick_divisor(int64_t n, const int *candidates) {
+  for (int i = 0; candidates[i]; i++)
+    if (n >= candidates[i] && n % candidates[i] == 0) return candidates[i];
+  return 1;
+}
+
+/* The anchor: the one reduction stage (NULL when there is none). *OK is false when the
+ * kernel does not have the form above. */
+static Op *find_anchor(Kernel *k, Op *out, bool *ok) {
+  Op *anchor = NULL;
+  *ok = true;
+  for (int i = 0; i < k->nops; i++) {
+    Op *op = k->ops[i];
+    if (op->nred == 0) continue;
+    if (anchor) *ok = false;
+    anchor = op;
+  }
+  if (anchor && anchor != out && anchor->ndim != out->ndim) *ok = false;
+  return anchor;
+}
+
+static int64_t numel(const Buffer *b) {
+  int64_t n = 1, v;
+  for (int d = 0; d < b->ndim; d++) n *= ir_is_const(b->shape[d], &v) ? v : 1;
+  return n;
+}
+
+/* Are the weights (the second input, by the network's argument order) larger than the
+ * activations (the first)? Then each weight should be read from memory once per call,
+ * the activations once per channel tile. */
+static bool weights_dominate(const Kernel *k) {
+  return k->ninputs >= 2 && numel(k->inputs[1]) > numel(k->inputs[0]);
+}
+
+/* Append one step line to *S. */
+static void step(char **s, const char *line) {
+  *s = xprintf("%s%s\n", *s, line);
+}
+
+/* The output O tiled; returns the name of the fused parallel loop and sets *V, *TW.
+ * CHANNELS_FIRST: output-channel tiles outermost (after the batch), so that one tile's
+ * weights stay in cache over all positions; else positions outermost. */
+static const char *tile_output(char **s, Op *o, bool channels_first, int64_t *v, int64_t *tw) {
+  static const int vec[] = {8, 4, 0}, reg[] = {8, 7, 6, 4, 3, 2, 0};
+  int d = o->ndim;
+  const char *on = o->name;
+  const char *c = o->axes[d - 1]->name;
+  *v = pick_divisor(extent(o, d - 1), vec);
+  *tw = d >= 3 ? pick_divisor(extent(o, d - 2), reg) : 1;
+  char *inner = xstrdup("");
+  const char *c_outer = xprintf("%s.%s", on, c);
+  if (*v > 1) {
+    step(s, xprintf("%s_c0, %s_c1 = split(%s.%s, %lld)", on, on, on, c, (long long)*v));
+    c_outer = xprintf("%s_c0", on);
+    inner = xprintf(", %s_c1", on);
+  }
+  const char *w_outer = d >= 2 ? xprintf("%s.%s", on, o->axes[d - 2]->name) : NULL;
+  if (*tw > 1) {
+    const char *w = o->axes[d - 2]->name;
+    step(s, xprintf("%s_w0, %s_w1 = split(%s.%s, %lld)", on, on, on, w, (long long)*tw));
+    w_outer = xprintf("%s_w0", on);
+    inner = xprintf(", %s_w1%s", on, inner);
+  }
+  /* the outer loops in order, then the tile */
+  const char *outer[NET_MAX_DIMS + 2];
+  int n = 0;
+  if (channels_first && d >= 2) outer[n++] = xprintf("%s.%s", on, o->axes[0]->name);
+  if (channels_first) outer[n++] = c_outer;
+  for (int i = channels_first && d >= 2 ? 1 : 0; i < d - 2; i++) outer[n++] = xprintf("%s.%s", on, o->axes[i]->name);
+  if (w_outer) outer[n++] = w_outer;
+  if (!channels_first) outer[n++] = c_outer;
+  char *order = xstrdup(outer[0]);
+  for (int i = 1; i < n; i++) order = xprintf("%s, %s", order, outer[i]);
+  if (inner[0]) step(s, xprintf("reorder(%s%s)", order, inner));
+  const char *fused = outer[0];
+  for (int i = 1; i < n; i++) {
+    const char *f = xprintf("%s_f%d", on, i);
+    step(s, xprintf("%s = fuse(%s, %s)", f, fused, outer[i]));
+    fused = f;
+  }
+  step(s, xprintf("parallel(%s)", fused));
+  if (*v > 1) step(s, xprintf("vectorize(%s_c1)", on));
+  return fused;
+}
+
+/* The anchor A, attached at loop AT of O (NULL: A is the output, already tiled): its
+ * reductions outside its tile, the tile's rows unrolled and channels vectorized. */
+static void schedule_anchor(char **s, Op *a, Op *o, const char *at, int64_t v, int64_t tw) {
+  if (at) step(s, xprintf("compute_at(%s, %s, %s)", a->name, o->name, at));
+  const char *an = a->name;
+  int d = a->ndim;
+  /* reorder: [outer spatial], reductions, [row], [channel] */
+  char *r = xstrdup("");
+  if (at)
+    for (int i = 0; i < d - 2; i++) r = xprintf("%s%s.%s, ", r, an, a->axes[i]->name);
+  for (int i = 0; i < a->nred; i++) r = xprintf("%s%s.%s, ", r, an, a->raxes[i]->name);
+  if (at) {
+    if (d >= 2) r = xprintf("%s%s.%s, ", r, an, a->axes[d - 2]->name);
+    r = xprintf("%s%s.%s", r, an, a->axes[d - 1]->name);
+  } else {
+    if (tw > 1) r = xprintf("%s%s_w1, ", r, an);
+    r = v > 1 ? xprintf("%s%s_c1", r, an) : xprintf("%s%s.%s", r, an, a->axes[d - 1]->name);
+  }
+  step(s, xprintf("reorder(%s)", r));
+  const char *row = at ? xprintf("%s.%s", an, d >= 2 ? a->axes[d - 2]->name : "") : xprintf("%s_w1", an);
+  const char *col = at ? xprintf("%s.%s", an, a->axes[d - 1]->name) : xprintf("%s_c1", an);
+  if (tw > 1) step(s, xprintf("unroll(%s)", row));
+  if (v > 1 && at) step(s, xprintf("vectorize(%s)", col));
+}
+
+char *net_default_steps(Kernel *k) {
+  if (k->noutputs != 1 || !k->outputs[0]->op) return NULL;
+  Op *o = k->outputs[0]->op;
+  bool ok;
+  Op *a = find_anchor(k, o, &ok);
+  if (!ok || o->ndim < 1) return NULL;
+  for (int d = 0; d < o->ndim; d++)
+    if (!extent(o, d)) return NULL;
+  char *s = xstrdup("");
+  for (int i = 0; i < k->nops; i++)
+    if (k->ops[i] != o && k->ops[i] != a) step(&s, xprintf("compute_inline(%s)", k->ops[i]->name));
+  int64_t v, tw;
+  const char *par = tile_output(&s, o, weights_dominate(k), &v, &tw);
+  if (a) schedule_anchor(&s, a, o, a == o ? NULL : par, v, tw);
+  return s;
+}
