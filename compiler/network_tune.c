@@ -10,6 +10,7 @@
  *   backward_i = (best_i before its last round - best_i now) / ROUND   (observed gain)
  *   forward_i  = best_i / trials_i      (optimistic: the same rate of gain again)
  *
+ * A task's first trial is its untuned default (network_sched.c), so tuning starts from it.
  * Every round runs the tuner's own search (tune_search) on the task with the shared
  * records log as its prior, so rounds of one task continue each other and a rerun of the
  * command resumes: latencies and trial counts are read back from the log.
@@ -212,8 +213,8 @@ static void refresh(const Network *n, const NetTuneArgs *a, TaskState *st) {
   }
 }
 
-/* One round of trials on task I. */
-static void tune_round(const Network *n, const NetTuneArgs *a, int i, int trials, uint64_t seed) {
+/* The tuner's view of task I. */
+static Task task_of(const Network *n, const NetTuneArgs *a, int i) {
   NetGroup *g = n->groups[n->tasks[i].group];
   Task t;
   memset(&t, 0, sizeof t);
@@ -222,10 +223,48 @@ static void tune_round(const Network *n, const NetTuneArgs *a, int i, int trials
   t.opts = (Options){.target = a->target, .opt_level = 3, .gpu = {1024, 49152}};
   key_hex(g->key, t.workload);
   t.flops = n->tasks[i].flops;
+  return t;
+}
+
+static Measurer measurer_of(const NetTuneArgs *a) {
   MeasureOpts mo = {.repeat = a->repeat, .build_timeout_s = 20, .run_timeout_s = 10};
   mo.jobs = a->jobs > 0 ? a->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (mo.jobs < 1) mo.jobs = 1;
-  Measurer m = measurer_local(&mo);
+  return measurer_local(&mo);
+}
+
+/* Measure task I's untuned default (network_sched.c) as its first record, so that the
+ * search starts from it and a tuned task is never slower than an untuned one. false when
+ * there is no default for the task (nothing measured). */
+static bool measure_default(const Network *n, const NetTuneArgs *a, int i) {
+  if (a->target != TARGET_LLVM) return false;
+  Task t = task_of(n, a, i);
+  char *text = net_default_steps(t.kernel);
+  if (!text) return false;
+  Measurer m = measurer_of(a);
+  Record r;
+  memset(&r, 0, sizeof r);
+  m.measure(&m, &t, &text, 1, &r);
+  r.workload = strdup(t.workload);
+  r.kernel = strdup(t.kernel->name);
+  r.target = strdup(target_names[t.target]);
+  r.cpu = strdup(tune_cpu_name());
+  r.threads = tune_threads();
+  r.schedule = strdup(text);
+  r.flops = t.flops;
+  r.timestamp = tune_now();
+  r.version = strdup(TEXC_VERSION);
+  if (!r.error_msg) r.error_msg = strdup("");
+  records_append(a->records, &r);
+  rec_free(&r);
+  free(m.ctx);
+  return true;
+}
+
+/* One round of trials on task I. */
+static void tune_round(const Network *n, const NetTuneArgs *a, int i, int trials, uint64_t seed) {
+  Task t = task_of(n, a, i);
+  Measurer m = measurer_of(a);
   SearchOpts so = {.trials = trials, .seed = seed, .batch = trials < 16 ? trials : 16,
                    .population = 64, .generations = 3, .eps_random = 0.1,
                    .records = a->records, .quiet = true};
@@ -256,7 +295,9 @@ int net_tune_main(int argc, char **argv) {
     int before = st[i].trials;
     printf("\nround %d: task %d (%s), %d trials\n", r, i, n->groups[n->tasks[i].group]->kernel->name, k);
     double prev = st[i].best;
-    tune_round(n, &a, i, k, a.seed + (uint64_t)r * 7919u);
+    int searched = k;
+    if (before == 0 && measure_default(n, &a, i)) searched--; /* the default is trial 1 */
+    if (searched > 0) tune_round(n, &a, i, searched, a.seed + (uint64_t)r * 7919u);
     refresh(n, &a, st);
     st[i].prev_best = prev;
     st[i].visited = true;
