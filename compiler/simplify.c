@@ -219,9 +219,27 @@ static Expr *simp_mod_const(Expr *a, int64_t c, const RangeMap *r) {
   return ir_bin(OP_MOD, re, ir_int(c));
 }
 
+/* The number of nodes of E, counted up to LIMIT (then LIMIT). */
+static int size_upto(const Expr *e, int limit) {
+  if (!e || limit <= 0) return 0;
+  int n = 1;
+  n += size_upto(e->a, limit - n);
+  n += size_upto(e->b, limit - n);
+  n += size_upto(e->c, limit - n);
+  for (int i = 0; i < e->nargs && n < limit; i++) n += size_upto(e->args[i], limit - n);
+  return n < limit ? n : limit;
+}
+
+/* Sides larger than this are not compared over the ranges: the interval analysis is
+ * quadratic in their size and runs at every level of a min/max nest, so a deep nest of
+ * clamps that do not fold would cost cubic time. Keeping the min/max is always exact. */
+enum { MINMAX_PROOF_NODES = 96 };
+
 /* min / max: decided when the order of the two sides is provable. */
 static Expr *simp_minmax(BinOp op, Expr *a, Expr *b, const RangeMap *r) {
   if (ir_equal(a, b)) return a;
+  if (r && size_upto(a, MINMAX_PROOF_NODES) + size_upto(b, MINMAX_PROOF_NODES) >= MINMAX_PROOF_NODES)
+    r = NULL; /* constants still decide */
   Lin d = lin_of_simplified(a);
   Lin lb = lin_of_simplified(b);
   lin_addk(&d, &lb, -1);
@@ -323,6 +341,8 @@ static Expr *simp_logic(BinOp op, Expr *a, Expr *b) {
 static Expr *simp_cmp(BinOp op, Expr *a, Expr *b, const RangeMap *r) {
   Expr *c = ir_bin(op, a, b);
   if (!dtype_is_int(a->dtype) || a->dtype != b->dtype) return c;
+  if (size_upto(a, MINMAX_PROOF_NODES) + size_upto(b, MINMAX_PROOF_NODES) >= MINMAX_PROOF_NODES)
+    return c; /* as for min / max: bounded work per comparison */
   if (prove(c, r)) return ir_const(DT_BOOL, 1);
   static const BinOp flip[] = {[OP_EQ] = OP_NE, [OP_NE] = OP_EQ, [OP_LT] = OP_GE,
                                [OP_LE] = OP_GT, [OP_GT] = OP_LE, [OP_GE] = OP_LT};
