@@ -2,8 +2,12 @@
  *
  * One pool per process, created on first use with TEX_NUM_THREADS threads (default:
  * every online core), the caller counting as thread 0. rt_parallel_for splits [0, n)
- * into one contiguous chunk per thread and runs chunk 0 itself. Workers spin briefly
- * after a job (a kernel usually issues the next one at once), then sleep on a condvar.
+ * into CHUNKS_PER_THREAD contiguous chunks per thread, which the caller and the workers
+ * claim one at a time from one atomic word (job generation << 32 | next chunk). The caller
+ * never waits for a worker that has not started: on a shared machine a descheduled worker
+ * would otherwise stall every parallel loop for a scheduler slice; a late worker finds
+ * nothing left to claim. Workers spin briefly after a job (a kernel usually issues the
+ * next one at once), then sleep on a condvar.
  *
  * This file depends on nothing else of the runtime, so that a `--emit so` library that
  * only calls rt_parallel_for pulls in just this object from libtexrt.a.
@@ -17,6 +21,7 @@
 #include <unistd.h>
 
 #define SPIN_ROUNDS 20000
+#define CHUNKS_PER_THREAD 4
 
 typedef struct Pool {
   int nthreads; /* including the caller */
@@ -24,10 +29,11 @@ typedef struct Pool {
   pthread_cond_t wake;
   pthread_mutex_t busy; /* one parallel_for at a time; others run serially */
   atomic_ulong generation;
-  atomic_int pending; /* workers still running the current job */
+  _Atomic unsigned long long claim; /* generation << 32 | next chunk to claim */
+  atomic_long done;                 /* chunks of the current job finished */
   RtTask task;
   void *closure;
-  int64_t n, chunk;
+  int64_t n, chunk, nchunks;
 } Pool;
 
 static Pool pool;
@@ -49,11 +55,18 @@ int rt_num_threads(void) {
   return n > 256 ? 256 : n;
 }
 
-/* Run chunk ID of the current job. */
-static void run_chunk(int id) {
-  int64_t begin = id * pool.chunk, end = begin + pool.chunk;
-  if (end > pool.n) end = pool.n;
-  if (begin < end) pool.task(begin, end, pool.closure);
+/* Claim and run chunks of job GEN until none is left. A chunk can only be claimed while
+ * the claim word still names GEN, so the fields of the job are those of GEN. */
+static void run_chunks(unsigned long gen) {
+  for (;;) {
+    unsigned long long c = atomic_load(&pool.claim);
+    if ((c >> 32) != (gen & 0xffffffffu) || (int64_t)(c & 0xffffffffu) >= pool.nchunks) return;
+    if (!atomic_compare_exchange_weak(&pool.claim, &c, c + 1)) continue;
+    int64_t begin = (int64_t)(c & 0xffffffffu) * pool.chunk, end = begin + pool.chunk;
+    if (end > pool.n) end = pool.n;
+    pool.task(begin, end, pool.closure);
+    atomic_fetch_add(&pool.done, 1);
+  }
 }
 
 /* Wait until the job generation moves past SEEN: spin first, then sleep. */
@@ -70,13 +83,12 @@ static unsigned long wait_job(unsigned long seen) {
 }
 
 static void *worker(void *arg) {
-  int id = (int)(intptr_t)arg;
+  (void)arg;
   unsigned long seen = 0;
   in_parallel = 1;
   for (;;) {
     seen = wait_job(seen);
-    run_chunk(id);
-    atomic_fetch_sub(&pool.pending, 1);
+    run_chunks(seen);
   }
   return NULL;
 }
@@ -107,19 +119,25 @@ void rt_parallel_for(int64_t n, RtTask task, void *closure) {
     task(0, n, closure);
     return;
   }
+  int64_t want = (int64_t)pool.nthreads * CHUNKS_PER_THREAD;
+  if (want > n) want = n;
   pool.task = task;
   pool.closure = closure;
   pool.n = n;
-  pool.chunk = (n + pool.nthreads - 1) / pool.nthreads;
-  atomic_store(&pool.pending, pool.nthreads - 1);
+  pool.chunk = (n + want - 1) / want;
+  pool.nchunks = (n + pool.chunk - 1) / pool.chunk;
+  atomic_store(&pool.done, 0);
+  unsigned long gen = atomic_load(&pool.generation) + 1;
+  atomic_store(&pool.claim, (unsigned long long)(gen & 0xffffffffu) << 32);
   pthread_mutex_lock(&pool.lock);
-  atomic_fetch_add(&pool.generation, 1);
+  atomic_store(&pool.generation, gen);
   pthread_cond_broadcast(&pool.wake);
   pthread_mutex_unlock(&pool.lock);
   in_parallel = 1;
-  run_chunk(0);
+  run_chunks(gen);
   in_parallel = 0;
-  for (int spins = 0; atomic_load(&pool.pending) > 0; spins++) {
+  /* Only chunks that a worker already claimed are left to wait for. */
+  for (int spins = 0; atomic_load(&pool.done) < pool.nchunks; spins++) {
     if (spins < SPIN_ROUNDS) cpu_relax();
     else sched_yield();
   }
