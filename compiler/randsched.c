@@ -218,7 +218,12 @@ int drv_fuzz_schedule(Cli *c) {
   int count = c->count ? c->count : 100, total_failed = 0;
   for (int i = 0; i < p->nkernels; i++) {
     Kernel *k = p->kernels[i];
-    if (!drv_selected(c, k) || k->nsizes) continue;
+    if (!drv_selected(c, k)) continue;
+    if (k->nsizes) {
+      diag_error(k->loc, "kernel %s has symbolic size '%s': give it a value with -D %s=VALUE",
+                 k->name, k->sizes[0]->name, k->sizes[0]->name);
+      return 1;
+    }
     Vec none = {0};
     LoweredFunc *def = drv_lower(c, k, TARGET_LLVM, &none);
     if (!def) return 1;
