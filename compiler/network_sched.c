@@ -92,9 +92,12 @@ static const char *tile_output(char **s, Op *o, bool channels_first, int64_t *v,
   /* the outer loops in order, then the tile */
   const char *outer[NET_MAX_DIMS + 2];
   int n = 0;
-  if (channels_first && d >= 2) outer[n++] = xprintf("%s.%s", on, o->axes[0]->name);
-  if (channels_first) outer[n++] = c_outer;
-  for (int i = channels_first && d >= 2 ? 1 : 0; i < d - 2; i++) outer[n++] = xprintf("%s.%s", on, o->axes[i]->name);
+  channels_first = channels_first && d >= 3;
+  if (channels_first) {
+    outer[n++] = xprintf("%s.%s", on, o->axes[0]->name);
+    outer[n++] = c_outer;
+  }
+  for (int i = channels_first ? 1 : 0; i < d - 2; i++) outer[n++] = xprintf("%s.%s", on, o->axes[i]->name);
   if (w_outer) outer[n++] = w_outer;
   if (!channels_first) outer[n++] = c_outer;
   char *order = xstrdup(outer[0]);

@@ -1,0 +1,186 @@
+/* test_network.c — networks (network.c, network_sched.c, network_run.c's weights): task
+ * extraction (equal workloads are one task, weighted), fusion decisions (elementwise tails,
+ * values with two uses, residual adds), errors, the untuned CPU default schedule (built,
+ * and computing what the bare default computes, in the interpreter) and the weights. */
+#include "network.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int failures;
+
+static void check(const char *name, bool ok) {
+  printf("%s - %s\n", ok ? "ok" : "not ok", name);
+  if (!ok) failures++;
+}
+
+/* Load SRC as a network file (imports from stdlib/). NULL on errors. */
+static Network *load(const char *src) {
+  char path[] = "/tmp/test_networkXXXXXX.tex";
+  int fd = mkstemps(path, 4);
+  if (fd < 0) return NULL;
+  if (write(fd, src, strlen(src)) != (ssize_t)strlen(src)) return NULL;
+  close(fd);
+  diag_reset();
+  bool quiet = diag_silent;
+  diag_silent = true;
+  Network *n = net_load(xstrdup(path), NULL, 0);
+  diag_silent = quiet;
+  unlink(path);
+  return n;
+}
+
+#define HEADER "import \"nn/conv2d.tex\"\nimport \"nn/elementwise.tex\"\nimport \"nn/pool.tex\"\n"
+
+/* Two equal conv blocks and a different third: 3 groups, 2 tasks, weights 2 and 1. */
+static void test_tasks(void) {
+  Network *n = load(HEADER
+      "network t(x: f32[1, 8, 8, 4], w1: f32[3, 3, 4, 4], b1: f32[4], w2: f32[3, 3, 4, 4],\n"
+      "          b2: f32[4], w3: f32[1, 1, 4, 8]) -> y: f32[1, 8, 8, 8] {\n"
+      "  a = conv2d_nhwc(x, w1, PH = 1, PW = 1)\n  a = bias_add(a, b1)\n  a = relu(a)\n"
+      "  a = conv2d_nhwc(a, w2, PH = 1, PW = 1)\n  a = bias_add(a, b2)\n  a = relu(a)\n"
+      "  y = conv2d_nhwc(a, w3)\n}\n");
+  check("tasks: network loads", n != NULL);
+  if (!n) return;
+  check("tasks: 7 calls, 3 groups, 2 tasks", n->nnodes == 7 && n->ngroups == 3 && n->ntasks == 2);
+  check("tasks: equal workloads share a task of weight 2",
+        n->groups[0]->task == 0 && n->groups[1]->task == 0 && n->tasks[0].weight == 2);
+  check("tasks: the 1x1 conv is its own task", n->groups[2]->task == 1 && n->tasks[1].weight == 1);
+  check("tasks: keys differ", n->tasks[0].key != n->tasks[1].key);
+  check("tasks: flops of a 3x3 conv 4->4 on 8x8", fabs(n->tasks[0].flops - 2.0 * 64 * 4 * 36) < 1e-6 * n->tasks[0].flops + 1 ||
+                                                  n->tasks[0].flops >= 2.0 * 64 * 4 * 36);
+  check("tasks: the kernel is named after its task and ops",
+        strcmp(n->groups[0]->kernel->name, "t0_conv2d_nhwc_bias_add_relu") == 0);
+}
+
+/* conv + batch_norm + relu fuse; a value with two uses ends its group; the residual add
+ * written after the shortcut fuses into the main path's convolution. */
+static void test_fusion(void) {
+  Network *n = load(HEADER
+      "network f(x: f32[1, 8, 8, 4], w: f32[3, 3, 4, 4], s: f32[4], t: f32[4], ws: f32[1, 1, 4, 4])\n"
+      "    -> y: f32[1, 4, 4, 4] {\n"
+      "  sc = conv2d_nhwc(x, ws)\n"
+      "  a = conv2d_nhwc(x, w, PH = 1, PW = 1)\n  a = batch_norm(a, s, t)\n  a = add(a, sc)\n  a = relu(a)\n"
+      "  r = relu(a)\n  b = add(r, a)\n"
+      "  y = max_pool2d_nhwc(b)\n}\n");
+  check("fusion: network loads", n != NULL);
+  if (!n) return;
+  check("fusion: 4 groups", n->ngroups == 4);
+  if (n->ngroups != 4) return;
+  check("fusion: the shortcut alone", n->groups[0]->nnodes == 1);
+  check("fusion: conv + batch_norm + add + relu in one group",
+        n->groups[1]->nnodes == 4 && strcmp(n->groups[1]->name, "conv2d_nhwc_batch_norm_add_relu") == 0);
+  check("fusion: the shortcut is an input of the fused group", n->groups[1]->ninputs == 5);
+  check("fusion: a value read twice is not fused into (relu + add after it)",
+        n->groups[2]->nnodes == 2 && strcmp(n->groups[2]->name, "relu_add") == 0);
+  check("fusion: pooling is not elementwise", n->groups[3]->nnodes == 1 && !n->nodes[n->groups[3]->nodes[0]]->elementwise);
+}
+
+static void test_errors(void) {
+  Network *n = load(HEADER
+      "network e(x: f32[1, 8, 8, 4], w: f32[3, 3, 5, 4]) -> y: f32[1, 8, 8, 4] {\n"
+      "  y = conv2d_nhwc(x, w, PH = 1, PW = 1)\n}\n");
+  if (getenv("TEST_VERBOSE")) printf("%s\n", diag_last());
+  check("errors: a weight of the wrong shape", n == NULL && strstr(diag_last(), "shape mismatch") &&
+                                              strstr(diag_last(), ":5:"));
+  n = load(HEADER "network e(x: f32[1, 8, 8, 4]) -> y: f32[1, 8, 8, 4] {\n  y = nosuch(x)\n}\n");
+  check("errors: an unknown operator", n == NULL && strstr(diag_last(), "unknown operator 'nosuch'"));
+}
+
+/* Run F (lowered) in the interpreter on seeded inputs; the output, malloc'd. */
+static float *interpret(LoweredFunc *f) {
+  void **args = xalloc(sizeof(void *) * (size_t)f->nparams);
+  float *out = NULL;
+  for (int i = 0; i < f->nparams; i++) {
+    int64_t n = ir_buffer_numel(f->params[i], f, NULL);
+    args[i] = calloc((size_t)n, sizeof(float));
+    if (i < f->ninputs) fill_random(args[i], DT_F32, n, 7u + (uint64_t)i);
+    else out = args[i];
+  }
+  if (interp_run(f, args, NULL)) return NULL;
+  return out;
+}
+
+/* The default steps of group G build, and compute what the bare default computes. */
+static bool default_matches(NetGroup *g, const char **why) {
+  const char *text = net_default_steps(g->kernel);
+  Vec steps = {0};
+  GpuLimits lim = {1024, 49152};
+  *why = "no steps";
+  if (!text || !parse_steps("<default>", text, &steps)) return false;
+  Schedule *s = sched_build(g->kernel, TARGET_LLVM, &steps);
+  *why = "does not build";
+  LoweredFunc *f = s ? sched_lower(s, &lim) : NULL, *ref = sched_lower(sched_new(g->kernel, TARGET_LLVM), &lim);
+  if (!f || !ref) return false;
+  *why = "wrong values";
+  float *a = interpret(f), *b = interpret(ref);
+  if (!a || !b) return false;
+  int64_t n = ir_buffer_numel(f->params[f->nparams - 1], f, NULL);
+  for (int64_t i = 0; i < n; i++)
+    if (fabsf(a[i] - b[i]) > 1e-4f * (1 + fabsf(b[i]))) return false;
+  return strstr(text, "parallel(") && strstr(text, "vectorize(");
+}
+
+static void test_default_schedule(void) {
+  Network *n = load(HEADER "import \"nn/dense.tex\"\nimport \"nn/softmax.tex\"\n"
+      "network d(x: f32[1, 14, 14, 8], w: f32[3, 3, 8, 16], s: f32[16], t: f32[16], dw: f32[3, 3, 16],\n"
+      "          wl: f32[1, 1, 16, 64], fc: f32[64, 16], fb: f32[16]) -> y: f32[1, 16] {\n"
+      "  a = conv2d_nhwc(x, w, SH = 2, SW = 2, PH = 1, PW = 1)\n  a = batch_norm(a, s, t)\n  a = relu(a)\n"
+      "  a = depthwise_conv2d_nhwc(a, dw, PH = 1, PW = 1)\n  a = relu(a)\n"
+      "  a = conv2d_nhwc(a, wl)\n"
+      "  g = global_avg_pool2d_nhwc(a)\n  d = dense(g, fc)\n  d = bias_add_2d(d, fb)\n  y = softmax(d)\n}\n");
+  check("default: network loads", n != NULL);
+  if (!n) return;
+  if (getenv("TEST_VERBOSE"))
+    for (int k = 0; k < n->ngroups; k++) printf("%s", net_default_steps(n->groups[k]->kernel));
+  const char *names[] = {"conv + bn + relu", "depthwise + relu", "1x1 conv, weights dominate",
+                         "global pool", "dense + bias"};
+  for (int k = 0; k < 5 && k < n->ngroups; k++) {
+    const char *why = "";
+    bool ok = default_matches(n->groups[k], &why);
+    check(xprintf("default: %s: parallel, vectorized, same values%s%s", names[k], ok ? "" : ": ", ok ? "" : why), ok);
+  }
+  const char *text = net_default_steps(n->groups[2]->kernel);
+  check("default: channel tiles outermost when the weights are larger",
+        text && strstr(text, "reorder(out.n, out_c0, out.y"));
+  text = net_default_steps(n->groups[0]->kernel);
+  check("default: positions outermost otherwise", text && strstr(text, "reorder(out.n, out.h, out_w0, out_c0"));
+  check("default: softmax (two reductions) keeps the bare default",
+        n->ngroups == 6 && net_default_steps(n->groups[5]->kernel) == NULL);
+}
+
+/* Weights: deterministic, scaled by fan-in; scales near 1; the input in [-1, 1). */
+static void test_weights(void) {
+  Network *n = load(HEADER
+      "network w(x: f32[1, 4, 4, 3], k: f32[3, 3, 3, 8], bn_scale: f32[8], bn_shift: f32[8])\n"
+      "    -> y: f32[1, 4, 4, 8] {\n  y = conv2d_nhwc(x, k, PH = 1, PW = 1)\n"
+      "  y = batch_norm(y, bn_scale, bn_shift)\n}\n");
+  if (!n) return check("weights: network loads", false);
+  float k1[216], k2[216], sc[8], sh[8], in[48];
+  net_fill(n->tensors[1], k1);
+  net_fill(n->tensors[1], k2);
+  net_fill(n->tensors[2], sc);
+  net_fill(n->tensors[3], sh);
+  net_fill(n->tensors[0], in);
+  check("weights: deterministic", memcmp(k1, k2, sizeof k1) == 0);
+  double bound = sqrt(3.0 / 27), mx = 0;
+  for (int i = 0; i < 216; i++) mx = fmax(mx, fabs(k1[i]));
+  check("weights: |w| < sqrt(3 / fan_in)", mx <= bound && mx > 0.5 * bound);
+  bool ok = true;
+  for (int i = 0; i < 8; i++) ok = ok && sc[i] >= 0.8f && sc[i] <= 1.2f && fabsf(sh[i]) <= 0.1f;
+  check("weights: scales in [0.8, 1.2], shifts in [-0.1, 0.1]", ok);
+  ok = true;
+  for (int i = 0; i < 48; i++) ok = ok && in[i] >= -1 && in[i] < 1;
+  check("weights: the input in [-1, 1)", ok);
+}
+
+int main(void) {
+  test_tasks();
+  test_fusion();
+  test_errors();
+  test_default_schedule();
+  test_weights();
+  return failures ? 1 : 0;
+}
