@@ -400,8 +400,8 @@ static int cmd_bench(Cli *c, Network *n) {
   median(ms, c->repeat);
   double est = estimate_ms(c, n, &missing);
   print_summary(n);
-  printf("Measured latency: %.3f ms (median of %d, %s)  Estimated: ", ms[c->repeat / 2], c->repeat,
-         target_names[c->o.target]);
+  printf("Measured latency: %.3f ms (median of %d, best %.3f, %s)  Estimated: ", ms[c->repeat / 2], c->repeat,
+         ms[0], target_names[c->o.target]);
   if (missing) printf("n/a (%d of %d tasks have no record in %s)\n", missing, n->ntasks, c->records);
   else printf("%.3f ms (sum of weight x best record)\n", est);
   return 0;
