@@ -67,12 +67,14 @@ typedef enum { SRC_RECORD, SRC_DEFAULT, SRC_NONE, SRC_ERROR } SchedSource;
 static const char *const sched_source_names[] = {"record", "default", "none", "error"};
 
 /* The steps of task T on the CLI's target: the best record, else the CPU default of
- * network_sched.c (when it applies), else the GPU default or none. */
+ * network_sched.c (when it applies), else the GPU default or none. `--schedule bare`:
+ * neither records nor the CPU default. */
 static SchedSource task_steps(Cli *c, Network *n, int t, Vec *steps) {
   Kernel *k = n->groups[n->tasks[t].group]->kernel;
-  if (net_task_best(n, t, c->o.target, c->records, steps) >= 0) return SRC_RECORD;
+  bool bare = c->schedule != NULL; /* `--schedule bare` (net_run_cli allows no other) */
+  if (!bare && net_task_best(n, t, c->o.target, c->records, steps) >= 0) return SRC_RECORD;
   if (c->o.target != TARGET_LLVM) return gpu_default_steps(k, c->o.target, steps) ? SRC_DEFAULT : SRC_ERROR;
-  const char *text = net_default_steps(k);
+  const char *text = bare ? NULL : net_default_steps(k);
   if (!text) return SRC_NONE;
   bool quiet = diag_silent;
   int errors = diag_errors();
@@ -412,6 +414,11 @@ int net_run_cli(Cli *c, const char *cmd) {
   if (!n || diag_errors()) return 1;
   for (int i = 0; i < c->ndefs; i++)
     if (!c->defs[i].used) diag_warning((Loc){0}, "-D %s: no constant of that name in %s", c->defs[i].name, c->file);
+  if (c->schedule && strcmp(c->schedule, "bare") != 0) {
+    fprintf(stderr, "texc: error: --schedule %s: a network takes only `--schedule bare` (the default "
+            "schedule of every task, no records, no CPU default)\n", c->schedule);
+    return 1;
+  }
   if (c->repeat < 1) c->repeat = 1;
   if (!cmd) return cmd_compile(c, n);
   if (strcmp(cmd, "run") == 0) return cmd_run(c, n);

@@ -129,8 +129,9 @@ static void schedule_anchor(char **s, Op *a, Op *o, const char *at, int64_t v, i
     if (d >= 2) r = xprintf("%s%s.%s, ", r, an, a->axes[d - 2]->name);
     r = xprintf("%s%s.%s", r, an, a->axes[d - 1]->name);
   } else {
-    if (tw > 1) r = xprintf("%s%s_w1, ", r, an);
-    r = v > 1 ? xprintf("%s%s_c1", r, an) : xprintf("%s%s.%s", r, an, a->axes[d - 1]->name);
+    if (tw == 1 && v == 1) return; /* no tile: the reductions are innermost already */
+    if (tw > 1) r = xprintf("%s%s_w1%s", r, an, v > 1 ? ", " : "");
+    if (v > 1) r = xprintf("%s%s_c1", r, an);
   }
   step(s, xprintf("reorder(%s)", r));
   const char *row = at ? xprintf("%s.%s", an, d >= 2 ? a->axes[d - 2]->name : "") : xprintf("%s_w1", an);
