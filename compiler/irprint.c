@@ -17,25 +17,57 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The names chosen for variables and buffers while a function or statement prints. */
+/* The names chosen for variables and buffers while a function or statement prints.
+ * Two open-addressing hash tables of indices into NAMES (0: empty slot, else index + 1),
+ * by key and by name, keep naming linear in the size of the function. */
 typedef struct Name {
   const void *key;
   const char *name;
 } Name;
 static Name *names;
 static int nnames, capnames;
+static int *by_key, *by_name; /* capnames * 2 slots each */
 static bool naming;
 
-static const char *lookup(const void *key) {
-  for (int i = 0; i < nnames; i++)
-    if (names[i].key == key) return names[i].name;
-  return NULL;
+static size_t hash_ptr(const void *p) { return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull); }
+
+static size_t hash_str(const char *s) {
+  size_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
 }
 
-static bool name_taken(const char *s) {
-  for (int i = 0; i < nnames; i++)
-    if (strcmp(names[i].name, s) == 0) return true;
-  return false;
+/* The slot of KEY (or NAME when KEY is NULL) in its table: where it is, or an empty one. */
+static int *slot(const void *key, const char *name) {
+  size_t mask = (size_t)capnames * 2 - 1, h = (key ? hash_ptr(key) : hash_str(name)) & mask;
+  int *t = key ? by_key : by_name;
+  for (;; h = (h + 1) & mask) {
+    int i = t[h] - 1;
+    if (i < 0 || (key ? names[i].key == key : strcmp(names[i].name, name) == 0)) return &t[h];
+  }
+}
+
+static const char *lookup(const void *key) {
+  if (!nnames) return NULL;
+  int i = *slot(key, NULL) - 1;
+  return i >= 0 ? names[i].name : NULL;
+}
+
+static bool name_taken(const char *s) { return nnames && *slot(NULL, s) != 0; }
+
+/* Double the capacity and re-enter every name. */
+static void grow_names(void) {
+  capnames = capnames ? capnames * 2 : 64;
+  names = realloc(names, sizeof *names * (size_t)capnames);
+  free(by_key);
+  free(by_name);
+  by_key = calloc((size_t)capnames * 2, sizeof(int));
+  by_name = calloc((size_t)capnames * 2, sizeof(int));
+  if (!names || !by_key || !by_name) die("out of memory");
+  for (int i = 0; i < nnames; i++) {
+    *slot(names[i].key, NULL) = i + 1;
+    *slot(NULL, names[i].name) = i + 1;
+  }
 }
 
 /* Give KEY the name BASE, or BASE_1, BASE_2, ... when another key has it already. */
@@ -43,12 +75,11 @@ static void add_name(const void *key, const char *base) {
   if (lookup(key)) return;
   const char *s = base;
   for (int k = 1; name_taken(s); k++) s = xprintf("%s_%d", base, k);
-  if (nnames == capnames) {
-    capnames = capnames ? capnames * 2 : 64;
-    names = realloc(names, sizeof *names * (size_t)capnames);
-    if (!names) die("out of memory");
-  }
-  names[nnames++] = (Name){key, s};
+  if (nnames == capnames) grow_names();
+  names[nnames] = (Name){key, s};
+  *slot(key, NULL) = nnames + 1;
+  *slot(NULL, s) = nnames + 1;
+  nnames++;
 }
 
 static void name_expr(const Expr *e) {
@@ -80,14 +111,22 @@ static void name_stmt(const Stmt *s) {
   for (int i = 0; i < s->n; i++) name_stmt(s->stmts[i]);
 }
 
-static void names_begin(void) {
+static void names_clear(void) {
+  if (nnames) {
+    memset(by_key, 0, sizeof(int) * (size_t)capnames * 2);
+    memset(by_name, 0, sizeof(int) * (size_t)capnames * 2);
+  }
   nnames = 0;
+}
+
+static void names_begin(void) {
+  names_clear();
   naming = true;
 }
 
 static void names_end(void) {
   naming = false;
-  nnames = 0;
+  names_clear();
 }
 
 static const char *var_name(const IrVar *v) {
