@@ -51,7 +51,7 @@ double net_task_best(const Network *n, int task, Target target, const char *path
   const Record *r = records_best(records(path, false), w, target_names[target]);
   if (!r) return -1;
   if (steps && !parse_steps("<records>", r->schedule, steps)) return -1;
-  return rec_mean_cost(r);
+  return rec_cost(r); /* the statistic records_best ranks by (the median of the repeats) */
 }
 
 const char *net_task_record_text(const Network *n, int task, Target target, const char *path) {
