@@ -156,7 +156,7 @@ class Gen:
         ctx = {"axes": axes, "reduce": rop != "=", "raxes": [], "readable": list(self.tensors)}
         value = self.expr(ctx, dt)
         if rop != "=" and not ctx["raxes"]:  # make sure there is a reduction axis
-            ctx["raxes"].append(("r0", self.r.choice(list(self.sizes))))
+            ctx["raxes"].append(("r0", self.r.choice([s for s in self.sizes if s != "S"])))
             value = "%s + %s(r0)" % (value, dt) if dt not in FLOATS else "%s + %s(r0) * 0.125" % (value, dt)
         where = ""
         if ctx["raxes"]:
