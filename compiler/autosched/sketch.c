@@ -369,12 +369,44 @@ static void sample_plan(const SketchSet *ss, const Plan *p, Rng *r, int *g) {
   g[a + 2] = regtile ? 1 + rng_int(r, 2) : rng_int(r, 3); /* unroll: none, inner spatial, + inner reduction */
 }
 
+/* The smallest prime factor of N > 1. */
+static int small_prime(int n) {
+  for (int q = 2; q * q <= n; q++)
+    if (n % q == 0) return q;
+  return n;
+}
+
+/* Keep a tiled CPU plan parallel: while its outermost loops have fewer than 2 x threads
+ * iterations in all, move a prime factor from an S1 (then S2) tile out to them. A schedule
+ * without parallel loops can look fast on a loaded machine (no straggler thread) but it is
+ * never the answer for the threads asked for. */
+static void ensure_parallel(const SketchSet *ss, const Plan *p, int *g) {
+  if (is_gpu(ss) || (p->kind != PLAN_TILE && p->kind != PLAN_FUSED) || p->ns == 0) return;
+  for (int guard = 0; guard < 64; guard++) {
+    int64_t prod = 1;
+    for (int d = 0; d < p->ns; d++) {
+      const int *a = g + d * SLEVELS;
+      prod *= p->s[d].extent / ((int64_t)a[0] * a[1] * a[2]);
+    }
+    if (prod >= 2 * (int64_t)ss->threads) return;
+    int *f = NULL;
+    for (int l = 0; l < 2 && !f; l++)
+      for (int d = 0; d < p->ns && !f; d++)
+        if (g[d * SLEVELS + l] > 1) f = &g[d * SLEVELS + l];
+    if (!f) return;
+    *f /= small_prime(*f);
+  }
+}
+
 void sketch_sample(const SketchSet *ss, Rng *r, Cand *out) {
   memset(out, 0, sizeof *out);
   out->sketch = rng_int(r, ss->n);
   const Sketch *s = &ss->sk[out->sketch];
   out->ngenes = s->ngenes;
-  for (int i = 0; i < s->nplans; i++) sample_plan(ss, &s->plans[i], r, out->genes + s->plans[i].gene0);
+  for (int i = 0; i < s->nplans; i++) {
+    sample_plan(ss, &s->plans[i], r, out->genes + s->plans[i].gene0);
+    ensure_parallel(ss, &s->plans[i], out->genes + s->plans[i].gene0);
+  }
 }
 
 /* Move a factor between two tile levels of one axis (Ansor's MutateTileSize).
@@ -414,6 +446,7 @@ void sketch_mutate(const SketchSet *ss, Rng *r, Cand *c) {
     int d = rng_int(r, p->ns);
     mutate_axis(r, p->s[d].extent, g + d * SLEVELS, is_gpu(ss) ? 2 : SLEVELS,
                 d == p->ns - 1 ? MAX_INNER : 32);
+    ensure_parallel(ss, p, g);
   } else if (pick < 8 && p->nr) {
     int d = rng_int(r, p->nr);
     mutate_axis(r, p->r[d].extent, g + p->ns * SLEVELS + d, 1, 64);
