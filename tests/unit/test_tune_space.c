@@ -1,0 +1,128 @@
+/* test_tune_space.c — the auto-scheduler's search space on real kernels (parsed .tex):
+ * register-tile candidates, parallel outer loops kept, the rfactor sketch, every sampled
+ * and mutated candidate applies, and the deterministic pseudo cost. */
+#include "../../compiler/autosched/autosched.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+static void check(bool ok, const char *name) {
+  printf("%s - %s\n", ok ? "ok" : "not ok", name);
+  if (!ok) failures++;
+}
+
+/* The kernel NAME of the .tex source SRC, checked. */
+static Kernel *kernel_of(const char *src, const char *name) {
+  Ast *a = parse_string("<test>", src);
+  Program *p = a ? check_program(a, NULL, 0) : NULL;
+  return p ? program_kernel(p, name) : NULL;
+}
+
+static const char *matmul_src =
+    "const M = 256, N = 256, K = 256\n"
+    "kernel matmul(A: f32[M, K], B: f32[K, N]) -> C: f32[M, N] {\n"
+    "  C[i, j] += A[i, k] * B[k, j]\n"
+    "}\n";
+
+static const char *rowsum_src =
+    "const M = 16, K = 65536\n"
+    "kernel rowsum(A: f32[M, K]) -> C: f32[M] {\n"
+    "  C[i] += A[i, k]\n"
+    "}\n";
+
+static const char *conv_src =
+    "const H = 14, W = 14, CI = 32, CO = 64\n"
+    "kernel conv(X: f32[1, H + 2, W + 2, CI], F: f32[3, 3, CI, CO]) -> Y: f32[1, H, W, CO] {\n"
+    "  Y[n, h, w, co] += X[n, h + rh, w + rw, ci] * F[rh, rw, ci, co]\n"
+    "}\n";
+
+/* Sample and mutate N candidates of K; counts of those that apply (lower), that have a
+ * parallel loop, that are register tiles (an unrolled local row loop and a vectorized
+ * local lane loop, no S2 level), and that use rfactor. */
+typedef struct SpaceStats {
+  int n, applies, parallel, regtile, rfactor;
+} SpaceStats;
+
+static SpaceStats explore(Kernel *k, int n, uint64_t seed) {
+  SpaceStats st = {0};
+  SketchSet *ss = sketch_new(k, TARGET_LLVM, 2);
+  if (!ss) return st;
+  Task task = {.kernel = k, .target = TARGET_LLVM, .opts = {.target = TARGET_LLVM, .opt_level = 3}};
+  Rng r = {seed};
+  for (int i = 0; i < n; i++) {
+    Cand c;
+    sketch_sample(ss, &r, &c);
+    for (int j = 0; j < i % 4; j++) sketch_mutate(ss, &r, &c);
+    char *t = sketch_render(ss, &c);
+    float f[FEAT_N];
+    Arena *ar = arena_new(), *old = arena_swap(ar);
+    st.applies += tune_lower_features(&task, t, f);
+    arena_swap(old);
+    arena_free(ar);
+    st.parallel += strstr(t, "parallel(") != NULL;
+    st.regtile += strstr(t, "_local_") && strstr(t, "unroll(") && !strstr(t, "_local_i2") &&
+                  strstr(t, "vectorize(") != NULL;
+    st.rfactor += strstr(t, "rfactor(") != NULL;
+    st.n++;
+    free(t);
+  }
+  sketch_free(ss);
+  return st;
+}
+
+static void test_matmul_space(void) {
+  Kernel *k = kernel_of(matmul_src, "matmul");
+  check(k != NULL, "space: matmul parses and checks");
+  if (!k) return;
+  SpaceStats s = explore(k, 200, 11);
+  printf("# matmul: %d applied, %d parallel, %d register tiles, %d rfactor of %d\n", s.applies,
+         s.parallel, s.regtile, s.rfactor, s.n);
+  check(s.applies == s.n, "space: every sampled and mutated matmul candidate applies");
+  check(s.parallel == s.n, "space: every matmul candidate has a parallel loop");
+  check(s.regtile >= s.n / 8, "space: register-tile candidates are common");
+  check(s.rfactor == 0, "space: no rfactor sketch for a matmul");
+}
+
+static void test_rowsum_space(void) {
+  Kernel *k = kernel_of(rowsum_src, "rowsum");
+  check(k != NULL, "space: row-sum parses and checks");
+  if (!k) return;
+  SketchSet *ss = sketch_new(k, TARGET_LLVM, 2);
+  bool named = false;
+  for (int i = 0; ss && i < sketch_count(ss); i++) named |= strstr(sketch_name(ss, i), "rfactor") != NULL;
+  check(named, "space: a long row-sum has an rfactor sketch");
+  sketch_free(ss);
+  SpaceStats s = explore(k, 60, 5);
+  check(s.rfactor > 0 && s.applies == s.n, "space: rfactor candidates apply");
+}
+
+static void test_conv_space(void) {
+  Kernel *k = kernel_of(conv_src, "conv");
+  check(k != NULL, "space: conv parses and checks");
+  if (!k) return;
+  SpaceStats s = explore(k, 120, 3);
+  printf("# conv: %d applied, %d parallel, %d register tiles of %d\n", s.applies, s.parallel,
+         s.regtile, s.n);
+  check(s.applies == s.n, "space: every conv candidate applies");
+  check(s.parallel == s.n, "space: every conv candidate is parallel (batch 1 is not enough)");
+}
+
+static void test_pseudo_cost(void) {
+  float a[FEAT_N] = {0}, b[FEAT_N] = {0};
+  a[0] = b[0] = 20; /* the same flops */
+  b[6] = 4;         /* b: 16 vector lanes */
+  double ca = features_pseudo_cost(a), cb = features_pseudo_cost(b);
+  check(ca > cb && cb > 0 && isfinite(ca), "pseudo cost: vector lanes make it cheaper");
+  check(features_pseudo_cost(a) == ca, "pseudo cost: deterministic");
+}
+
+int main(void) {
+  test_matmul_space();
+  test_rowsum_space();
+  test_conv_space();
+  test_pseudo_cost();
+  return failures ? 1 : 0;
+}
