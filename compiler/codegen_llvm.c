@@ -74,6 +74,7 @@ typedef struct CG {
 } CG;
 
 static LLVMValueRef emit_expr(CG *g, Expr *e);
+static LLVMValueRef emit_expr_raw(CG *g, Expr *e);
 static void emit_stmt(CG *g, Stmt *s);
 
 /* ================================================================ bindings */
@@ -495,7 +496,23 @@ static LLVMValueRef emit_load(CG *g, Expr *e) {
   }
 }
 
+/* An f16 value (held in f32) rounded to half precision, as the interpreter rounds the
+ * result of every f16 operation and constant: otherwise floor() or a comparison of a
+ * value computed in f32 can differ from the reference by a whole unit. */
+static LLVMValueRef round_half(CG *g, LLVMValueRef v) {
+  int lanes = is_vec(v) ? (int)LLVMGetVectorSize(LLVMTypeOf(v)) : 1;
+  LLVMValueRef h = LLVMBuildFPTrunc(g->b, v, vec_of(g->half, lanes), "");
+  return LLVMBuildFPExt(g->b, h, vec_of(g->f32, lanes), "");
+}
+
 static LLVMValueRef emit_expr(CG *g, Expr *e) {
+  LLVMValueRef v = emit_expr_raw(g, e);
+  if (e->dtype == DT_F16 && (e->kind == E_FLOAT || e->kind == E_BIN || e->kind == E_CALL))
+    return round_half(g, v);
+  return v;
+}
+
+static LLVMValueRef emit_expr_raw(CG *g, Expr *e) {
   switch (e->kind) {
   case E_INT:
     return LLVMConstInt(reg_type(g, e->dtype), (unsigned long long)(e->dtype == DT_BOOL ? e->ival != 0 : e->ival), dtype_is_signed(e->dtype));
