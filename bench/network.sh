@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench/network.sh — resnet18 and mobilenet end to end: texc (best records of --records, else
-# the default schedules) against onnxruntime on the same weights, in one run.
+# the untuned CPU defaults of network_sched.c) against onnxruntime on the same weights, in one run.
 #   bench/network.sh [BUILD] [RECORDS] [-D HW=...]
 # Needs: pip install onnxruntime onnx numpy.
 cd "$(dirname "$0")/.."
