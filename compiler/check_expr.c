@@ -170,9 +170,14 @@ static void where_range(SCtx *s, Ast *w, bool *given) {
   if (!lo || !hi) return;
   int64_t a, b;
   if (ir_is_const(lo, &a) && ir_is_const(hi, &b)) {
-    if (b <= a || __builtin_sub_overflow(b, a, &b)) {
+    if (b <= a) {
       diag_error(w->loc, "`where %s in %s..%s` is empty: the upper end is exclusive and must be "
                  "above the lower end", r->name, chk_int_text(lo), chk_int_text(hi));
+      return;
+    }
+    if (__builtin_sub_overflow(b, a, &b)) {
+      diag_error(w->loc, "`where %s in %s..%s` is too large: its length does not fit in 64 bits",
+                 r->name, chk_int_text(lo), chk_int_text(hi));
       return;
     }
   }
