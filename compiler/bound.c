@@ -72,10 +72,17 @@ static bool affine_node(const Expr *e, DType dt) {
 
 /* Add SCALE * E to L. SIMP: simplify the atoms first; false when E is already simplified
  * (re-simplifying there made nested min/max exponential). */
+/* SCALE * V when it is small enough that sums of such terms cannot overflow. */
+static bool small_product(int64_t scale, int64_t v, int64_t *p) {
+  const int64_t limit = (int64_t)1 << 40;
+  return !__builtin_mul_overflow(scale, v, p) && *p > -limit && *p < limit;
+}
+
 static void lin_build(Lin *l, Expr *e, int64_t scale, bool simp) {
-  int64_t v;
+  int64_t v, p;
   if (ir_is_const(e, &v) && e->dtype == l->dt) {
-    l->c += scale * v;
+    if (small_product(scale, v, &p)) l->c += p;
+    else lin_term(l, e, scale); /* a huge constant stays an opaque atom */
     return;
   }
   if (affine_node(e, l->dt) && e->kind == E_BIN) {
@@ -83,8 +90,8 @@ static void lin_build(Lin *l, Expr *e, int64_t scale, bool simp) {
     case OP_ADD: lin_build(l, e->a, scale, simp); lin_build(l, e->b, scale, simp); return;
     case OP_SUB: lin_build(l, e->a, scale, simp); lin_build(l, e->b, -scale, simp); return;
     case OP_MUL:
-      if (ir_is_const(e->b, &v)) { lin_build(l, e->a, scale * v, simp); return; }
-      if (ir_is_const(e->a, &v)) { lin_build(l, e->b, scale * v, simp); return; }
+      if (ir_is_const(e->b, &v) && small_product(scale, v, &p)) { lin_build(l, e->a, p, simp); return; }
+      if (ir_is_const(e->a, &v) && small_product(scale, v, &p)) { lin_build(l, e->b, p, simp); return; }
       break;
     default: break;
     }

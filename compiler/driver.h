@@ -26,6 +26,9 @@ LoweredFunc *drv_lower(Cli *c, Kernel *k, Target t, const Vec *steps);
 /* run.c */
 int drv_run(Cli *c);
 int drv_bench(Cli *c);
+/* Whether COPIES copies of F's tensors fit in memory (and its sizes are bound); an error
+ * that says what to do when not. */
+bool drv_fits(const LoweredFunc *f, int copies);
 /* Host data for every param of F: inputs random (seeded by position), outputs filled with
  * a garbage pattern so that a point a schedule forgets to write is caught. */
 void **drv_host_args(const LoweredFunc *f);

@@ -308,7 +308,7 @@ static int64_t eval_size(const Expr *e, const LoweredFunc *f, const int64_t *siz
   switch (e->kind) {
   case E_INT: return e->ival;
   case E_VAR:
-    for (int i = 0; f && i < f->nsizes; i++)
+    for (int i = 0; f && sizes && i < f->nsizes; i++)
       if (f->sizes[i] == e->var) return sizes[i];
     return -1;
   case E_BIN:

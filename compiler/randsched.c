@@ -226,7 +226,7 @@ int drv_fuzz_schedule(Cli *c) {
     }
     Vec none = {0};
     LoweredFunc *def = drv_lower(c, k, TARGET_LLVM, &none);
-    if (!def) return 1;
+    if (!def || !drv_fits(def, 4)) return 1;
     void **args = drv_host_args(def);
     void **ref = drv_reference(c, k, args, def);
     if (!ref) return 1;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rt_internal.h"
 #include "texrt.h"
@@ -20,6 +21,27 @@ static int64_t param_numel(const LoweredFunc *f, int i) {
   int64_t n = ir_buffer_numel(f->params[i], f, NULL);
   if (n < 0) die("size of %s is not constant", f->params[i]->name);
   return n;
+}
+
+bool drv_fits(const LoweredFunc *f, int copies) {
+  double bytes = 0;
+  for (int i = 0; i < f->nparams; i++) {
+    int64_t n = ir_buffer_numel(f->params[i], f, NULL);
+    if (n < 0) {
+      diag_error((Loc){0}, "kernel %s has a symbolic size: give it a value with -D NAME=VALUE", f->name);
+      return false;
+    }
+    bytes += (double)n * dtype_bytes(f->params[i]->dtype);
+  }
+  double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGE_SIZE);
+  if (phys > 0 && bytes * copies > phys / 2) {
+    diag_error((Loc){0},
+               "kernel %s needs %.1f GiB for its tensors, more than half of this machine's memory "
+               "(%.1f GiB): use -D to run it at smaller sizes",
+               f->name, bytes * copies / (1 << 30), phys / (1 << 30));
+    return false;
+  }
+  return true;
 }
 
 void **drv_host_args(const LoweredFunc *f) {
@@ -183,7 +205,7 @@ static bool run_kernel(Cli *c, Kernel *k) {
   Variant *v = NULL;
   if (!drv_steps(c, k, c->schedule, c->o.target, &steps, &v)) return false;
   LoweredFunc *f = drv_lower(c, k, c->o.target, &steps);
-  if (!f) return false;
+  if (!f || !drv_fits(f, c->check ? 3 : 1)) return false;
   void **args = drv_host_args(f);
   void **before = c->check ? drv_copy_args(f, args) : NULL;
   double ms = 0;
@@ -220,7 +242,7 @@ static double bench_variant(Cli *c, Kernel *k, Variant *v) {
   Vec steps = {0};
   if (!drv_steps(c, k, v ? v->name : NULL, c->o.target, &steps, NULL)) return -1;
   LoweredFunc *f = drv_lower(c, k, c->o.target, &steps);
-  if (!f) return -1;
+  if (!f || !drv_fits(f, 2)) return -1;
   RtModule *m;
   RtFunc *fn = build(c, f, &m);
   if (!fn) return -1;

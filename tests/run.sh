@@ -20,7 +20,7 @@ count() { # reads ok/not ok/skip lines from stdin, echoes them, tallies
 }
 
 echo "== unit tests"
-make --no-print-directory -s B="$B" unit-tests >/dev/null || { fail=$((fail + 1)); failed+=("unit tests build"); }
+make --no-print-directory -s B="$B" ${OPT:+OPT="$OPT"} unit-tests >/dev/null || { fail=$((fail + 1)); failed+=("unit tests build"); }
 for t in "$B"/tests/unit/test_*; do
   [ -x "$t" ] || continue
   out=$(timeout 300 "$t" 2>&1); rc=$?

@@ -8,7 +8,10 @@ BUILD=${BUILD:-build}
 OUT=$(mktemp -d /tmp/texc-deploy-XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
 
-if ! make -s -C examples/deploy TEXC="$TEXC" OUT="$OUT" >"$OUT/build.log" 2>&1; then
+# A sanitizer build of texc bundles an instrumented runtime into the library: link likewise.
+SAN=""
+nm -D "$TEXC" 2>/dev/null | grep -q __asan_init && SAN="-fsanitize=address,undefined"
+if ! make -s -C examples/deploy TEXC="$TEXC" OUT="$OUT" CC="cc $SAN" >"$OUT/build.log" 2>&1; then
   echo "not ok - deploy build (texc --emit so/header, cc)"
   sed 's/^/  # /' "$OUT/build.log" | head -20
   exit 0
@@ -37,7 +40,7 @@ int main(int argc, char **argv) {
   return !ok;
 }
 C
-if cc -O1 -Iruntime -o "$OUT/load" "$OUT/load.c" "$BUILD/libtexrt.a" -ldl -lpthread -lm 2>"$OUT/cc.log"; then
+if cc $SAN -O1 -Iruntime -o "$OUT/load" "$OUT/load.c" "$BUILD/libtexrt.a" -ldl -lpthread -lm 2>"$OUT/cc.log"; then
   "$OUT/load" "$OUT/libkernels.so"
 else
   echo "not ok - rt_module_load + rt_func_call (symbolic size): cc failed"
