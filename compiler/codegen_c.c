@@ -453,6 +453,13 @@ static void expr(Gen *g, Str *o, const Expr *e) {
       str_putf(o, "((");
       expr(g, o, e->a);
       str_putf(o, ") != 0)");
+    } else if (dtype_is_float(e->a->dtype) && !dtype_is_float(e->dtype)) {
+      /* As the interpreter: truncate to i64 (0 for NaN and out of range), then wrap;
+       * a plain C cast of an out-of-range float is undefined. */
+      const char *f = e->a->dtype == DT_F64 ? "" : "f";
+      char *x = expr_str(g, e->a);
+      str_putf(o, "((%s)(texc_i64)((%s) > -9.2e18%s && (%s) < 9.2e18%s ? (%s) : 0))", ctype(g, e->dtype), x,
+               f, x, f, x);
     } else {
       str_putf(o, "((%s)(", ctype(g, e->dtype));
       expr(g, o, e->a);
