@@ -1,10 +1,11 @@
 #!/bin/bash
 # bench/tune_conv.sh BUILD [LAYER...] — the auto-scheduler on resnet-18's 3x3 convolutions
-# (bench/kernels/conv2d.tex: NHWC, batch 1, f32), 2 threads: per layer one `texc tune`
+# (bench/tune_conv2d.tex = bench/kernels/conv2d.tex with `tuned = auto`: NHWC, batch 1, f32), 2 threads: per layer one `texc tune`
 # search (fresh records, TRIALS trials), then its best schedule, the hand schedule `blocked`
 # and oneDNN timed in one process by bench/bench.c (REPS times, interleaved); medians.
 # Layers: l1 l2a l2b l3a l3b l4a l4b (default: all). Not part of `make test`.
-#   env: TRIALS (300), REPS (3), TEXC (default BUILD/texc)
+#   env: TRIALS (300), REPS (3), TEXC (default BUILD/texc), SKIP_TUNE=1 (time the records
+#   of an earlier run again)
 B=${1:-build}
 shift
 TRIALS=${TRIALS:-300}
@@ -34,15 +35,18 @@ while read -r name h w ci co k s pad; do
   [ $# -gt 0 ] && [[ $want != *" $name "* ]] && continue
   D=(-D H=$h -D W=$w -D CI=$ci -D CO=$co -D KS=$k -D S=$s -D PAD=$pad)
   R=$OUT/$name.jsonl
-  rm -f "$R"
   t0=$(date +%s.%N)
-  "$TEXC" tune bench/kernels/conv2d.tex "${D[@]}" --trials "$TRIALS" --records "$R" \
-    >"$OUT/$name.out" 2>"$OUT/$name.err" || { echo "$name: tune failed"; continue; }
-  wall=$(echo "$(date +%s.%N) - $t0" | bc)
+  if [ -z "$SKIP_TUNE" ]; then
+    rm -f "$R"
+    "$TEXC" tune bench/tune_conv2d.tex "${D[@]}" --trials "$TRIALS" --records "$R" \
+      >"$OUT/$name.out" 2>"$OUT/$name.err" || { echo "$name: tune failed"; continue; }
+    echo "$(date +%s.%N) - $t0" | bc >"$OUT/$name.wall"
+  fi
+  wall=$(cat "$OUT/$name.wall" 2>/dev/null || echo 0)
   n=$(grep -c . "$R")
-  "$TEXC" bench/kernels/conv2d.tex --schedule tuned --records "$R" --emit so -o "$OUT/$name.so" \
+  "$TEXC" bench/tune_conv2d.tex --schedule tuned --records "$R" --emit so -o "$OUT/$name.so" \
     "${D[@]}" 2>/dev/null || { echo "$name: best record does not build"; continue; }
-  "$TEXC" bench/kernels/conv2d.tex --schedule blocked --emit so -o "$OUT/${name}_blocked.so" "${D[@]}"
+  "$TEXC" bench/tune_conv2d.tex --schedule blocked --emit so -o "$OUT/${name}_blocked.so" "${D[@]}"
   : >"$OUT/$name.man"
   for rep in $(seq 1 "$REPS"); do
     echo "conv tuned $name $h $w $ci $co $k $s $pad $OUT/$name.so" >>"$OUT/$name.man"
@@ -55,6 +59,6 @@ while read -r name h w ci co k s pad; do
   o_ms=$(awk '$1=="conv" {print $8}' "$OUT/$name.txt" | median)
   gf=$(awk '$6=="tuned" {print $11}' "$OUT/$name.txt" | median)
   printf '%s %sx%sx%s>%s s%s: %d trials in %.0f s (%.2f trials/s); bench medians: auto %s ms (%s GFLOP/s), blocked %s ms, onednn %s ms; auto/onednn %.2f, auto/blocked %.2f\n' \
-    "$name" "$h" "$w" "$ci" "$co" "$s" "$n" "$wall" "$(echo "$n / $wall" | bc -l)" "$t_ms" "$gf" \
+    "$name" "$h" "$w" "$ci" "$co" "$s" "$n" "$wall" "$(echo "$n / ($wall + 0.001)" | bc -l)" "$t_ms" "$gf" \
     "$b_ms" "$o_ms" "$(echo "$o_ms / $t_ms" | bc -l)" "$(echo "$b_ms / $t_ms" | bc -l)"
 done <<<"$LAYERS"

@@ -230,11 +230,11 @@ typedef struct LocalCtx {
 
 /* Seconds a run may take: enough for the warm-up and the repeats of a candidate near the
  * best, even on a loaded machine (a candidate over 2x the best is timed by one call; one
- * over ~12x is stopped: a run-timeout record, which is cheaper than its whole call); the
+ * over ~12x (+0.25 s) is stopped: a run-timeout record, which is cheaper than its whole call); the
  * configured limit while there is no best. */
 static double run_timeout(const Measurer *me, double best_ms) {
   if (best_ms <= 0) return me->o.run_timeout_s;
-  double t = 0.05 + best_ms / 1e3 * (6 + 2.0 * me->o.repeat) +
+  double t = 0.25 + best_ms / 1e3 * (6 + 2.0 * me->o.repeat) +
              me->o.min_repeat_ms / 1e3 * me->o.repeat * 2;
   return t < me->o.run_timeout_s ? t : me->o.run_timeout_s;
 }

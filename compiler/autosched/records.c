@@ -174,13 +174,52 @@ bool records_append(const char *path, const Record *r) {
   return ok;
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The median of every cost of R's schedule in L (all successful records of the same
+ * workload, target and schedule text: a search re-times its best candidates at the end). */
+static double schedule_cost(const RecordList *l, const Record *r) {
+  int n = 0, cap = 0;
+  double *c = NULL;
+  for (int i = 0; i < l->n; i++) {
+    const Record *q = &l->r[i];
+    if (q->error != TE_OK || strcmp(q->workload, r->workload) || strcmp(q->target, r->target) ||
+        strcmp(q->schedule, r->schedule))
+      continue;
+    if (n + q->ncosts > cap) {
+      cap = (n + q->ncosts) * 2;
+      c = realloc(c, sizeof *c * (size_t)cap);
+      if (!c) die("out of memory");
+    }
+    for (int j = 0; j < q->ncosts; j++) c[n++] = q->costs[j];
+  }
+  if (n == 0) return free(c), rec_cost(r);
+  qsort(c, (size_t)n, sizeof *c, cmp_double);
+  double m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+  free(c);
+  return m;
+}
+
 const Record *records_best(const RecordList *l, const char *workload, const char *target) {
-  const Record *best = NULL;
+  double lo = INFINITY;
   for (int i = 0; i < l->n; i++) {
     const Record *r = &l->r[i];
-    if (r->error != TE_OK || strcmp(r->workload, workload) || strcmp(r->target, target))
+    if (r->error == TE_OK && !strcmp(r->workload, workload) && !strcmp(r->target, target))
+      lo = fmin(lo, rec_cost(r));
+  }
+  const Record *best = NULL;
+  double bc = INFINITY;
+  for (int i = 0; i < l->n && !isinf(lo); i++) {
+    const Record *r = &l->r[i];
+    /* only near-best records can be the best once their schedule's re-timings count */
+    if (r->error != TE_OK || strcmp(r->workload, workload) || strcmp(r->target, target) ||
+        rec_cost(r) > 2 * lo)
       continue;
-    if (!best || rec_cost(r) < rec_cost(best)) best = r;
+    double c = schedule_cost(l, r);
+    if (!best || c < bc) best = r, bc = c;
   }
   return best;
 }
@@ -240,8 +279,9 @@ static int best_per_task(const RecordList *l, int *idx) {
                      strcmp(l->r[idx[j]].target, r->target)))
       j++;
     if (j == n) idx[n++] = i;
-    else if (rec_cost(r) < rec_cost(&l->r[idx[j]])) idx[j] = i;
   }
+  for (int j = 0; j < n; j++)
+    idx[j] = (int)(records_best(l, l->r[idx[j]].workload, l->r[idx[j]].target) - l->r);
   return n;
 }
 
@@ -262,7 +302,7 @@ static int records_best_cmd(const RecordList *l) {
   int n = best_per_task(l, idx);
   for (int i = 0; i < n; i++) {
     const Record *r = &l->r[idx[i]];
-    printf("# workload %s: %.4f ms%s\n", r->workload, rec_cost(r), "");
+    printf("# workload %s: %.4f ms%s\n", r->workload, schedule_cost(l, r), "");
     tune_print_block(stdout, r->kernel, "tuned", r->target, r->schedule);
   }
   free(idx);
