@@ -27,10 +27,57 @@ void range_pop(RangeMap *m) {
 
 static const Interval UNBOUNDED = {NULL, NULL};
 
-static int64_t floordiv64(int64_t a, int64_t b) {
+/* ---- shared integer rules ------------------------------------------------ */
+
+int64_t arith_floordiv(int64_t a, int64_t b) {
+  if (b == -1) return (int64_t)(0 - (uint64_t)a);
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
   return q;
+}
+
+int64_t arith_floormod(int64_t a, int64_t b) { return b == -1 ? 0 : a - arith_floordiv(a, b) * b; }
+
+bool arith_mul_bounds(int64_t al, int64_t ah, int64_t bl, int64_t bh, int64_t *lo, int64_t *hi) {
+  int64_t p[4];
+  if (__builtin_mul_overflow(al, bl, &p[0]) || __builtin_mul_overflow(al, bh, &p[1]) ||
+      __builtin_mul_overflow(ah, bl, &p[2]) || __builtin_mul_overflow(ah, bh, &p[3]))
+    return false;
+  *lo = *hi = p[0];
+  for (int i = 1; i < 4; i++) {
+    if (p[i] < *lo) *lo = p[i];
+    if (p[i] > *hi) *hi = p[i];
+  }
+  return true;
+}
+
+void arith_mod_bounds(int64_t xl, int64_t xh, int64_t c, int64_t *lo, int64_t *hi) {
+  if (arith_floordiv(xl, c) == arith_floordiv(xh, c)) {
+    int64_t base = arith_floordiv(xl, c) * c;
+    *lo = xl - base;
+    *hi = xh - base;
+  } else {
+    *lo = 0;
+    *hi = c - 1;
+  }
+}
+
+BinOp cmp_negate(BinOp op) {
+  static const BinOp flip[] = {[OP_EQ] = OP_NE, [OP_NE] = OP_EQ, [OP_LT] = OP_GE,
+                               [OP_LE] = OP_GT, [OP_GT] = OP_LE, [OP_GE] = OP_LT};
+  return flip[op];
+}
+
+bool cmp_holds_over(BinOp op, bool hl, int64_t lo, bool hh, int64_t hi) {
+  switch (op) {
+  case OP_LT: return hh && hi < 0;
+  case OP_LE: return hh && hi <= 0;
+  case OP_GT: return hl && lo > 0;
+  case OP_GE: return hl && lo >= 0;
+  case OP_EQ: return hl && hh && lo == 0 && hi == 0;
+  case OP_NE: return (hh && hi < 0) || (hl && lo > 0);
+  default: return false;
+  }
 }
 
 /* Index of V's innermost entry among the first N of M, or -1. */
@@ -48,6 +95,13 @@ static bool uses_ranged(const Expr *e, const RangeMap *m, int n) {
     if (uses_ranged(e->args[i], m, n)) return true;
   return uses_ranged(e->a, m, n) || uses_ranged(e->b, m, n) || uses_ranged(e->c, m, n);
 }
+
+const VarRange *range_find(const RangeMap *m, const IrVar *v) {
+  int j = m ? find_range(m, m->n, v) : -1;
+  return j < 0 ? NULL : &m->r[j];
+}
+
+bool range_mentions(const Expr *e, const RangeMap *m) { return m && uses_ranged(e, m, m->n); }
 
 static Expr *simp0(Expr *e) { return e ? simplify(e, NULL) : NULL; }
 
@@ -93,15 +147,10 @@ static Interval iv_mul(Expr *e, const RangeMap *m, int n) {
   if (ir_is_const(e->b, &k)) return iv_scale(iv(e->a, m, n), k);
   if (ir_is_const(e->a, &k)) return iv_scale(iv(e->b, m, n), k);
   Interval a = iv(e->a, m, n), b = iv(e->b, m, n);
+  int64_t lo, hi;
   if (ir_is_const(a.min, &a0) && ir_is_const(a.max, &a1) && ir_is_const(b.min, &b0) &&
-      ir_is_const(b.max, &b1)) {
-    int64_t c[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1}, lo = c[0], hi = c[0];
-    for (int i = 1; i < 4; i++) {
-      lo = c[i] < lo ? c[i] : lo;
-      hi = c[i] > hi ? c[i] : hi;
-    }
-    return (Interval){ir_int(lo), ir_int(hi)};
-  }
+      ir_is_const(b.max, &b1))
+    return arith_mul_bounds(a0, a1, b0, b1, &lo, &hi) ? (Interval){ir_int(lo), ir_int(hi)} : UNBOUNDED;
   if (!uses_ranged(e->b, m, n) && nonneg_point(e->b))
     return (Interval){a.min ? simp0(ir_mul(a.min, e->b)) : NULL,
                       a.max ? simp0(ir_mul(a.max, e->b)) : NULL};
@@ -124,10 +173,9 @@ static Interval iv_mod(Expr *e, const RangeMap *m, int n) {
   int64_t c, lo, hi;
   if (!ir_is_const(e->b, &c) || c == 0) return UNBOUNDED;
   Interval a = iv(e->a, m, n);
-  if (c > 0 && ir_is_const(a.min, &lo) && ir_is_const(a.max, &hi) &&
-      floordiv64(lo, c) == floordiv64(hi, c)) {
-    int64_t base = floordiv64(lo, c) * c;
-    return (Interval){ir_int(lo - base), ir_int(hi - base)};
+  if (c > 0 && ir_is_const(a.min, &lo) && ir_is_const(a.max, &hi)) {
+    arith_mod_bounds(lo, hi, c, &lo, &hi);
+    return (Interval){ir_int(lo), ir_int(hi)};
   }
   return c > 0 ? (Interval){ir_int(0), ir_int(c - 1)} : (Interval){ir_int(c + 1), ir_int(0)};
 }
@@ -212,9 +260,7 @@ static Expr *negate(Expr *c) {
   if (c->kind == E_UN && c->op == OP_NOT) return c->a;
   if (c->kind == E_BIN) {
     bool intcmp = c->op >= OP_EQ && c->op <= OP_GE && !dtype_is_float(c->a->dtype);
-    static const BinOp flip[] = {[OP_EQ] = OP_NE, [OP_NE] = OP_EQ, [OP_LT] = OP_GE,
-                                 [OP_LE] = OP_GT, [OP_GT] = OP_LE, [OP_GE] = OP_LT};
-    if (intcmp) return ir_bin(flip[c->op], c->a, c->b);
+    if (intcmp) return ir_bin(cmp_negate(c->op), c->a, c->b);
     if (c->op == OP_AND) return ir_bin(OP_OR, negate(c->a), negate(c->b));
     if (c->op == OP_OR) return ir_bin(OP_AND, negate(c->a), negate(c->b));
   }
@@ -230,15 +276,7 @@ static bool prove_cmp(Expr *c, const RangeMap *ranges) {
   Interval i = interval_of(d, ranges);
   int64_t lo, hi;
   bool hl = ir_is_const(i.min, &lo), hh = ir_is_const(i.max, &hi);
-  switch (c->op) {
-  case OP_LT: return hh && hi < 0;
-  case OP_LE: return hh && hi <= 0;
-  case OP_GT: return hl && lo > 0;
-  case OP_GE: return hl && lo >= 0;
-  case OP_EQ: return hl && hh && lo == 0 && hi == 0;
-  case OP_NE: return (hh && hi < 0) || (hl && lo > 0);
-  default: return false;
-  }
+  return cmp_holds_over(c->op, hl, lo, hh, hi);
 }
 
 bool prove(Expr *cond, const RangeMap *ranges) {

@@ -10,22 +10,7 @@
 
 #include <string.h>
 
-void relax_add(Relax *r, IrVar *v, Expr *ext) {
-  if (r->n == r->cap) {
-    int cap = r->cap ? r->cap * 2 : 16;
-    IrVar **vars = xalloc(sizeof(IrVar *) * (size_t)cap);
-    Expr **exts = xalloc(sizeof(Expr *) * (size_t)cap);
-    if (r->n) {
-      memcpy(vars, r->vars, sizeof(IrVar *) * (size_t)r->n);
-      memcpy(exts, r->ext, sizeof(Expr *) * (size_t)r->n);
-    }
-    r->vars = vars;
-    r->ext = exts;
-    r->cap = cap;
-  }
-  r->vars[r->n] = v;
-  r->ext[r->n++] = ext;
-}
+void relax_add(Relax *r, IrVar *v, Expr *ext) { range_push(r, v, ir_int(0), ext); }
 
 /* ---- linear forms ---------------------------------------------------- */
 
@@ -151,12 +136,6 @@ static bool const_diff(Expr *a, Expr *b, int64_t *d) {
   return true;
 }
 
-static int64_t floordiv64(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
-  return q;
-}
-
 /* (sum c_i t_i + c) / d or % d with every c_i divisible by d. */
 static bool lin_divisible(const Lin *l, int64_t d) {
   for (int i = 0; i < l->n; i++)
@@ -170,9 +149,9 @@ static Expr *simp_divmod(Expr *e, Expr *a, Expr *b) {
   Lin l = lin_of(a);
   if (lin_divisible(&l, d)) {
     /* floor((d*x + c) / d) = x + floor(c / d); (d*x + c) % d = c mod d */
-    if (e->op == OP_MOD) return ir_const(e->dtype, l.c - floordiv64(l.c, d) * d);
+    if (e->op == OP_MOD) return ir_const(e->dtype, l.c - arith_floordiv(l.c, d) * d);
     for (int i = 0; i < l.n; i++) l.t[i].coef /= d;
-    l.c = floordiv64(l.c, d);
+    l.c = arith_floordiv(l.c, d);
     return lin_expr(&l);
   }
   if (e->op == OP_MOD) { /* drop terms that are multiples of d */
@@ -180,28 +159,15 @@ static Expr *simp_divmod(Expr *e, Expr *a, Expr *b) {
     r.dt = l.dt;
     for (int i = 0; i < l.n; i++)
       if (l.t[i].coef % d) lin_term(&r, l.t[i].atom, l.t[i].coef);
-    r.c = l.c - floordiv64(l.c, d) * d;
+    r.c = l.c - arith_floordiv(l.c, d) * d;
     return ir_bin(OP_MOD, lin_expr(&r), b);
   }
   return ir_bin(OP_DIV, a, b);
 }
 
-static bool cmp_fold(int op, int64_t d, bool *out) {
-  switch (op) { /* d = a - b */
-  case OP_EQ: *out = d == 0; return true;
-  case OP_NE: *out = d != 0; return true;
-  case OP_LT: *out = d < 0; return true;
-  case OP_LE: *out = d <= 0; return true;
-  case OP_GT: *out = d > 0; return true;
-  case OP_GE: *out = d >= 0; return true;
-  default: return false;
-  }
-}
-
 /* Simplify a binary node whose operands are already simplified. */
 static Expr *simp_bin(Expr *e, Expr *a, Expr *b) {
   int64_t d, x, y;
-  bool r;
   switch (e->op) {
   case OP_DIV:
   case OP_MOD:
@@ -217,8 +183,8 @@ static Expr *simp_bin(Expr *e, Expr *a, Expr *b) {
     if (ir_is_const(b, &y)) return (y != 0) == (e->op == OP_AND) ? a : b;
     break;
   default:
-    if (e->op >= OP_EQ && e->op <= OP_GE && const_diff(a, b, &d) && cmp_fold(e->op, d, &r))
-      return ir_const(DT_BOOL, r);
+    if (e->op >= OP_EQ && e->op <= OP_GE && const_diff(a, b, &d)) /* d = a - b */
+      return ir_const(DT_BOOL, cmp_holds_over((BinOp)e->op, true, d, true, d));
     break;
   }
   Expr *n = ir_bin((BinOp)e->op, a, b);
@@ -279,20 +245,6 @@ Expr *bnd_max(Expr *a, Expr *b) {
 
 /* ---- intervals ------------------------------------------------------- */
 
-static int relax_find(const Relax *r, const IrVar *v) {
-  for (int i = 0; r && i < r->n; i++)
-    if (r->vars[i] == v) return i;
-  return -1;
-}
-
-static bool uses_relaxed(const Expr *e, const Relax *r) {
-  if (!e) return false;
-  if (e->kind == E_VAR) return relax_find(r, e->var) >= 0;
-  for (int i = 0; i < e->nargs; i++)
-    if (uses_relaxed(e->args[i], r)) return true;
-  return uses_relaxed(e->a, r) || uses_relaxed(e->b, r) || uses_relaxed(e->c, r);
-}
-
 static Interval unbounded(void) { return (Interval){NULL, NULL}; }
 
 static Expr *add_or_null(Expr *a, Expr *b) { return a && b ? ir_bin(OP_ADD, a, b) : NULL; }
@@ -326,13 +278,10 @@ static bool interval_consts(Interval i, int64_t *lo, int64_t *hi) {
 
 /* A * B when both have constant bounds. */
 static Interval mul_interval(Interval a, Interval b, DType dt) {
-  int64_t al, ah, bl, bh;
-  if (!interval_consts(a, &al, &ah) || !interval_consts(b, &bl, &bh)) return unbounded();
-  int64_t p[4] = {al * bl, al * bh, ah * bl, ah * bh}, lo = p[0], hi = p[0];
-  for (int i = 1; i < 4; i++) {
-    if (p[i] < lo) lo = p[i];
-    if (p[i] > hi) hi = p[i];
-  }
+  int64_t al, ah, bl, bh, lo, hi;
+  if (!interval_consts(a, &al, &ah) || !interval_consts(b, &bl, &bh) ||
+      !arith_mul_bounds(al, ah, bl, bh, &lo, &hi))
+    return unbounded();
   return (Interval){ir_const(dt, lo), ir_const(dt, hi)};
 }
 
@@ -342,16 +291,16 @@ static Interval divmod_interval(Expr *e, const Relax *r) {
   Interval a = bnd_interval(e->a, r);
   if (e->op == OP_DIV)
     return (Interval){a.min ? ir_floordiv(a.min, e->b) : NULL, a.max ? ir_floordiv(a.max, e->b) : NULL};
-  if (interval_consts(a, &lo, &hi) && floordiv64(lo, d) == floordiv64(hi, d))
-    return (Interval){ir_const(e->dtype, lo - floordiv64(lo, d) * d), ir_const(e->dtype, hi - floordiv64(hi, d) * d)};
-  return (Interval){ir_const(e->dtype, 0), ir_const(e->dtype, d - 1)};
+  if (!interval_consts(a, &lo, &hi)) lo = 0, hi = d; /* spans two periods: [0, d - 1] */
+  arith_mod_bounds(lo, hi, d, &lo, &hi);
+  return (Interval){ir_const(e->dtype, lo), ir_const(e->dtype, hi)};
 }
 
 /* Interval of a non-affine expression (or a var). */
 static Interval atom_interval(Expr *e, const Relax *r) {
-  if (!uses_relaxed(e, r)) return (Interval){e, e};
+  if (!range_mentions(e, r)) return (Interval){e, e};
   if (e->kind == E_VAR) {
-    Expr *ext = r->ext[relax_find(r, e->var)];
+    Expr *ext = range_find(r, e->var)->extent;
     return (Interval){ir_const(e->dtype, 0), ir_sub(ext, ir_const(e->dtype, 1))};
   }
   if (!dtype_is_int(e->dtype)) return unbounded();
@@ -376,7 +325,7 @@ static Interval atom_interval(Expr *e, const Relax *r) {
 
 Interval bnd_interval(Expr *e, const Relax *r) {
   e = bnd_simplify(e);
-  if (!uses_relaxed(e, r)) return (Interval){e, e};
+  if (!range_mentions(e, r)) return (Interval){e, e};
   Interval i;
   if (dtype_is_int(e->dtype)) {
     Lin l = lin_of(e);
@@ -391,10 +340,7 @@ bool bnd_prove_le(Expr *a, Expr *b, const Relax *r) {
   int64_t lo;
   Interval d = bnd_interval(ir_bin(OP_SUB, b, a), r);
   if (ir_is_const(d.min, &lo) && lo >= 0) return true;
-  /* The shared simplifier may know more (arith.c). */
-  RangeMap m = {0};
-  for (int i = 0; r && i < r->n; i++) range_push(&m, r->vars[i], ir_int(0), r->ext[i]);
-  return prove(ir_bin(OP_LE, a, b), &m);
+  return prove(ir_bin(OP_LE, a, b), r); /* the shared simplifier may know more (arith.c) */
 }
 
 bool bnd_loop_free(const Expr *e, const Kernel *k) {

@@ -181,7 +181,7 @@ static Expr *lin_expr(const Lin *l) {
  * over sizes that nonneg() knows how to bound. */
 static bool lin_floordiv(const Lin *l, int64_t c, Lin *out) {
   if (!l->ok || c <= 0) return false;
-  Lin r = lin_const(l->c / c - ((l->c % c != 0) && (l->c < 0)));
+  Lin r = lin_const(arith_floordiv(l->c, c));
   for (int i = 0; i < l->n; i++) {
     if (l->k[i] % c) {
       *out = lin_atom(ir_bin(OP_DIV, lin_expr(l), ir_int(c)));
@@ -233,15 +233,8 @@ static void mul_interval(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *h
   lin_interval(b, e->b, &lb, &h3, &ub, &h4);
   *hl = *hh = false;
   if (!(h1 && h2 && h3 && h4) || la.n || ua.n || lb.n || ub.n) return;
-  int64_t p[4], mn, mx;
-  if (__builtin_mul_overflow(la.c, lb.c, &p[0]) || __builtin_mul_overflow(la.c, ub.c, &p[1]) ||
-      __builtin_mul_overflow(ua.c, lb.c, &p[2]) || __builtin_mul_overflow(ua.c, ub.c, &p[3]))
-    return;
-  mn = mx = p[0];
-  for (int i = 1; i < 4; i++) {
-    if (p[i] < mn) mn = p[i];
-    if (p[i] > mx) mx = p[i];
-  }
+  int64_t mn, mx;
+  if (!arith_mul_bounds(la.c, ua.c, lb.c, ub.c, &mn, &mx)) return;
   *lo = lin_const(mn);
   *hi = lin_const(mx);
   *hl = *hh = true;
@@ -426,9 +419,7 @@ void chk_bounds_assume(Bounds *b, Expr *cond, bool truth) {
     return;
   }
   if (cond->op < OP_EQ || cond->op > OP_GE || !cond->a || !dtype_is_int(cond->a->dtype)) return;
-  static const int negated[] = {[OP_EQ] = OP_NE, [OP_NE] = OP_EQ, [OP_LT] = OP_GE,
-                                [OP_LE] = OP_GT, [OP_GT] = OP_LE, [OP_GE] = OP_LT};
-  assume_cmp(b, truth ? cond->op : negated[cond->op], cond->a, cond->b);
+  assume_cmp(b, truth ? cond->op : (int)cmp_negate((BinOp)cond->op), cond->a, cond->b);
 }
 
 BoundsVerdict chk_bounds_index(Bounds *b, Expr *idx, Expr *extent) {

@@ -95,12 +95,8 @@ void sched_pass_up(Stage *st, Vec guards[2]);
 Expr *sched_identity(ReduceOp rop, DType t);
 
 /* bound.c — arithmetic on i64 index expressions. */
-/* Loop vars and their extents: each var ranges over [0, ext). */
-typedef struct Relax {
-  IrVar **vars;
-  Expr **ext;
-  int n, cap;
-} Relax;
+/* Loop vars and their extents: each var ranges over [0, ext) (min 0 in a RangeMap). */
+typedef RangeMap Relax;
 void relax_add(Relax *r, IrVar *v, Expr *ext);
 /* Exact normalization of affine integer arithmetic (sums of terms, constants folded,
  * min/max/comparisons decided when the operands differ by a constant). */

@@ -31,15 +31,6 @@ static Expr *simp(Expr *e, const RangeMap *r);
 static int64_t wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 static int64_t wmul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
 
-static int64_t ifloordiv(int64_t a, int64_t b) {
-  if (b == -1) return -a;
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
-  return q;
-}
-
-static int64_t ifloormod(int64_t a, int64_t b) { return b == -1 ? 0 : a - ifloordiv(a, b) * b; }
-
 /* V as a value of integer dtype T (wrapped like C's conversions). */
 static int64_t wrap(DType t, int64_t v) {
   switch (t) {
@@ -187,8 +178,8 @@ static Expr *simp_div_const(Expr *a, int64_t c, const RangeMap *r) {
     else lin_term(&rest, la.t[i].atom, la.t[i].coef);
   }
   rest.c = la.c;
-  if (lin_bounds(&rest, r, &lo, &hi) && ifloordiv(lo, c) == ifloordiv(hi, c)) {
-    q.c = wadd(q.c, ifloordiv(lo, c));
+  if (lin_bounds(&rest, r, &lo, &hi) && arith_floordiv(lo, c) == arith_floordiv(hi, c)) {
+    q.c = wadd(q.c, arith_floordiv(lo, c));
     return lin_expr(&q);
   }
   if (lin_is_const(&rest)) return lin_expr(&q); /* unreachable: constants always fold */
@@ -209,9 +200,9 @@ static Expr *simp_mod_const(Expr *a, int64_t c, const RangeMap *r) {
   for (int i = 0; i < la.n; i++)
     if (la.t[i].coef % c != 0) lin_term(&rest, la.t[i].atom, la.t[i].coef);
   rest.c = la.c;
-  if (lin_is_const(&rest)) return ir_int(ifloormod(rest.c, c));
-  if (lin_bounds(&rest, r, &lo, &hi) && ifloordiv(lo, c) == ifloordiv(hi, c)) {
-    rest.c = wadd(rest.c, -ifloordiv(lo, c) * c);
+  if (lin_is_const(&rest)) return ir_int(arith_floormod(rest.c, c));
+  if (lin_bounds(&rest, r, &lo, &hi) && arith_floordiv(lo, c) == arith_floordiv(hi, c)) {
+    rest.c = wadd(rest.c, -arith_floordiv(lo, c) * c);
     return lin_expr(&rest);
   }
   Expr *re = lin_expr(&rest);
@@ -269,11 +260,11 @@ static Expr *simp_i64_bin(Expr *e, Expr *a, Expr *b, const RangeMap *r) {
     return ir_bin(OP_MUL, a, b);
   case OP_DIV:
     if (ir_is_const(b, &c) && c > 0) return simp_div_const(a, c, r);
-    if (ir_is_const(a, NULL) && ir_is_const(b, &c) && c != 0) return ir_int(ifloordiv(a->ival, c));
+    if (ir_is_const(a, NULL) && ir_is_const(b, &c) && c != 0) return ir_int(arith_floordiv(a->ival, c));
     return ir_bin(OP_DIV, a, b);
   case OP_MOD:
     if (ir_is_const(b, &c) && c > 0) return simp_mod_const(a, c, r);
-    if (ir_is_const(a, NULL) && ir_is_const(b, &c) && c != 0) return ir_int(ifloormod(a->ival, c));
+    if (ir_is_const(a, NULL) && ir_is_const(b, &c) && c != 0) return ir_int(arith_floormod(a->ival, c));
     return ir_bin(OP_MOD, a, b);
   case OP_MIN:
   case OP_MAX: return simp_minmax(e->op, a, b, r);
@@ -290,8 +281,8 @@ static Expr *fold_int(BinOp op, DType t, int64_t x, int64_t y) {
   case OP_ADD: return ir_const(t, wrap(t, wadd(x, y)));
   case OP_SUB: return ir_const(t, wrap(t, wadd(x, -y)));
   case OP_MUL: return ir_const(t, wrap(t, wmul(x, y)));
-  case OP_DIV: return y ? ir_const(t, wrap(t, u ? (int64_t)((uint64_t)x / (uint64_t)y) : ifloordiv(x, y))) : NULL;
-  case OP_MOD: return y ? ir_const(t, wrap(t, u ? (int64_t)((uint64_t)x % (uint64_t)y) : ifloormod(x, y))) : NULL;
+  case OP_DIV: return y ? ir_const(t, wrap(t, u ? (int64_t)((uint64_t)x / (uint64_t)y) : arith_floordiv(x, y))) : NULL;
+  case OP_MOD: return y ? ir_const(t, wrap(t, u ? (int64_t)((uint64_t)x % (uint64_t)y) : arith_floormod(x, y))) : NULL;
   case OP_MIN: return ir_const(t, x < y ? x : y);
   case OP_MAX: return ir_const(t, x > y ? x : y);
   case OP_EQ: return ir_const(DT_BOOL, x == y);
@@ -344,9 +335,7 @@ static Expr *simp_cmp(BinOp op, Expr *a, Expr *b, const RangeMap *r) {
   if (size_upto(a, MINMAX_PROOF_NODES) + size_upto(b, MINMAX_PROOF_NODES) >= MINMAX_PROOF_NODES)
     return c; /* as for min / max: bounded work per comparison */
   if (prove(c, r)) return ir_const(DT_BOOL, 1);
-  static const BinOp flip[] = {[OP_EQ] = OP_NE, [OP_NE] = OP_EQ, [OP_LT] = OP_GE,
-                               [OP_LE] = OP_GT, [OP_GT] = OP_LE, [OP_GE] = OP_LT};
-  if (prove(ir_bin(flip[op], a, b), r)) return ir_const(DT_BOOL, 0);
+  if (prove(ir_bin(cmp_negate(op), a, b), r)) return ir_const(DT_BOOL, 0);
   return c;
 }
 
@@ -373,11 +362,8 @@ static Expr *simp_un(Expr *e, const RangeMap *r) {
   if (e->op == OP_NOT) {
     if (a->kind == E_INT) return ir_const(DT_BOOL, a->ival == 0);
     if (a->kind == E_UN && a->op == OP_NOT) return a->a;
-    if (a->kind == E_BIN && a->op >= OP_EQ && a->op <= OP_GE && dtype_is_int(a->a->dtype)) {
-      static const BinOp flip[] = {[OP_EQ] = OP_NE, [OP_NE] = OP_EQ, [OP_LT] = OP_GE,
-                                   [OP_LE] = OP_GT, [OP_GT] = OP_LE, [OP_GE] = OP_LT};
-      return ir_bin(flip[a->op], a->a, a->b); /* exact for integers (no NaN) */
-    }
+    if (a->kind == E_BIN && a->op >= OP_EQ && a->op <= OP_GE && dtype_is_int(a->a->dtype))
+      return ir_bin(cmp_negate(a->op), a->a, a->b); /* exact for integers (no NaN) */
     return ir_un(OP_NOT, a);
   }
   if (a->kind == E_INT) return ir_const(a->dtype, wrap(a->dtype, wmul(a->ival, -1)));

@@ -370,6 +370,22 @@ typedef struct Interval {
 Interval interval_of(Expr *e, const RangeMap *ranges);
 /* Constant bounds when they exist. */
 bool const_bounds(Expr *e, const RangeMap *ranges, int64_t *lo, int64_t *hi);
+/* Small pieces of integer index arithmetic shared by simplify.c, bound.c and the
+ * checker (arith.c), so that each rule is written once. */
+int64_t arith_floordiv(int64_t a, int64_t b); /* floor(a / b), b != 0 (no trap at b = -1) */
+int64_t arith_floormod(int64_t a, int64_t b); /* a - b * floor(a / b) */
+/* [lo, hi] of x * y for x in [al, ah], y in [bl, bh]; false when a corner overflows. */
+bool arith_mul_bounds(int64_t al, int64_t ah, int64_t bl, int64_t bh, int64_t *lo, int64_t *hi);
+/* [lo, hi] of x % c (c > 0) for x in [xl, xh]: exact within one period, else [0, c - 1]. */
+void arith_mod_bounds(int64_t xl, int64_t xh, int64_t c, int64_t *lo, int64_t *hi);
+/* The comparison that is true exactly when integer comparison OP (OP_EQ..OP_GE) is false. */
+BinOp cmp_negate(BinOp op);
+/* Does `d OP 0` hold for every d in [lo, hi]? HL / HH: whether that end is known. */
+bool cmp_holds_over(BinOp op, bool hl, int64_t lo, bool hh, int64_t hi);
+/* The innermost entry of V in M (NULL when none, or M is NULL). */
+const VarRange *range_find(const RangeMap *m, const IrVar *v);
+/* Does E mention a variable of M? */
+bool range_mentions(const Expr *e, const RangeMap *m);
 
 /* ===================================================================== */
 /* check.c — names, dtypes, shapes, reduction axes: the compute DAG      */
