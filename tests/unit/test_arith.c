@@ -174,8 +174,43 @@ static void symbolic(void) {
   check("prove !", prove(ir_un(OP_NOT, bin(OP_GE, v(ii), c(32))), &r3));
 }
 
+/* The shared integer rules (arith_*, cmp_*, range_*) against brute force. */
+static void helpers(void) {
+  bool ok = true;
+  for (int64_t a = -20; a <= 20; a++)
+    for (int64_t b = -5; b <= 5; b++) {
+      if (!b) continue;
+      int64_t q = arith_floordiv(a, b), m = arith_floormod(a, b);
+      ok &= q * b + m == a && (b > 0 ? m >= 0 && m < b : m <= 0 && m > b);
+    }
+  check("floordiv / floormod", ok && arith_floordiv(INT64_MIN, -1) == INT64_MIN);
+  int64_t lo, hi;
+  check("mul bounds", arith_mul_bounds(-2, 3, -5, 4, &lo, &hi) && lo == -15 && hi == 12);
+  check("mul bounds overflow", !arith_mul_bounds(0, INT64_MAX / 2, 0, 3, &lo, &hi));
+  arith_mod_bounds(9, 13, 8, &lo, &hi);
+  check("mod bounds in one period", lo == 1 && hi == 5);
+  arith_mod_bounds(6, 9, 8, &lo, &hi);
+  check("mod bounds across periods", lo == 0 && hi == 7);
+  ok = true;
+  for (int op = OP_EQ; op <= OP_GE; op++)
+    for (int64_t d = -2; d <= 2; d++) {
+      bool t = cmp_holds_over((BinOp)op, true, d, true, d);
+      ok &= t != cmp_holds_over(cmp_negate((BinOp)op), true, d, true, d);
+    }
+  check("cmp_negate / cmp_holds_over", ok && cmp_holds_over(OP_LT, false, 0, true, -1) &&
+                                           !cmp_holds_over(OP_GE, false, 0, true, 5));
+  IrVar *x = ir_newvar("x", DT_I64), *y = ir_newvar("y", DT_I64);
+  RangeMap r = {0};
+  range_push(&r, x, c(0), c(4));
+  range_push(&r, x, c(1), c(2));
+  check("range_find innermost", range_find(&r, x) == &r.r[1] && !range_find(&r, y) && !range_find(NULL, x));
+  check("range_mentions", range_mentions(bin(OP_ADD, v(y), v(x)), &r) && !range_mentions(v(y), &r) &&
+                              !range_mentions(v(x), NULL));
+}
+
 int main(void) {
   randomized();
   symbolic();
+  helpers();
   return failures != 0;
 }
