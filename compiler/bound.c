@@ -8,40 +8,13 @@
  * ever narrows a set of values. */
 #include "sched_internal.h"
 
-#include <string.h>
-
 void relax_add(Relax *r, IrVar *v, Expr *ext) { range_push(r, v, ir_int(0), ext); }
 
 /* ---- linear forms ---------------------------------------------------- */
 
-typedef struct Term {
-  Expr *atom;
-  int64_t coef;
-} Term;
-
-/* c + sum coef*atom, all of dtype DT. Atoms are simplified non-affine expressions. */
-typedef struct Lin {
-  Term *t;
-  int n, cap;
-  int64_t c;
-  DType dt;
-} Lin;
-
-static void lin_term(Lin *l, Expr *atom, int64_t coef) {
-  for (int i = 0; i < l->n; i++)
-    if (ir_equal(l->t[i].atom, atom)) {
-      l->t[i].coef += coef;
-      return;
-    }
-  if (l->n == l->cap) {
-    int cap = l->cap ? l->cap * 2 : 8;
-    Term *t = xalloc(sizeof(Term) * (size_t)cap);
-    if (l->n) memcpy(t, l->t, sizeof(Term) * (size_t)l->n);
-    l->t = t;
-    l->cap = cap;
-  }
-  l->t[l->n++] = (Term){atom, coef};
-}
+/* texc.h's LinForm (simplify.c), all of dtype DT. Atoms are simplified non-affine
+ * expressions; a constant too large to scale safely stays an atom. */
+typedef LinForm Lin;
 
 static Expr *simp_node(Expr *e);
 
@@ -67,7 +40,7 @@ static void lin_build(Lin *l, Expr *e, int64_t scale, bool simp) {
   int64_t v, p;
   if (ir_is_const(e, &v) && e->dtype == l->dt) {
     if (small_product(scale, v, &p)) l->c += p;
-    else lin_term(l, e, scale); /* a huge constant stays an opaque atom */
+    else linform_add(l, e, scale); /* a huge constant stays an opaque atom */
     return;
   }
   if (affine_node(e, l->dt) && e->kind == E_BIN) {
@@ -86,13 +59,13 @@ static void lin_build(Lin *l, Expr *e, int64_t scale, bool simp) {
     return;
   }
   if (!simp) {
-    lin_term(l, e, scale);
+    linform_add(l, e, scale);
     return;
   }
   Expr *a = simp_node(e);
   if (ir_is_const(a, &v) && a->dtype == l->dt) l->c += scale * v;
   else if (affine_node(a, l->dt)) lin_build(l, a, scale, true); /* simplification exposed an affine form */
-  else lin_term(l, a, scale);
+  else linform_add(l, a, scale);
 }
 
 static Lin lin_of(Expr *e) {
@@ -130,8 +103,7 @@ static bool const_diff(Expr *a, Expr *b, int64_t *d) {
   Lin l = {0};
   l.dt = a->dtype;
   lin_build(&l, ir_bin(OP_SUB, a, b), 1, false); /* A and B are simplified already */
-  for (int i = 0; i < l.n; i++)
-    if (l.t[i].coef != 0) return false;
+  if (!linform_is_const(&l)) return false;
   *d = l.c;
   return true;
 }
@@ -158,7 +130,7 @@ static Expr *simp_divmod(Expr *e, Expr *a, Expr *b) {
     Lin r = {0};
     r.dt = l.dt;
     for (int i = 0; i < l.n; i++)
-      if (l.t[i].coef % d) lin_term(&r, l.t[i].atom, l.t[i].coef);
+      if (l.t[i].coef % d) linform_add(&r, l.t[i].atom, l.t[i].coef);
     r.c = l.c - arith_floordiv(l.c, d) * d;
     return ir_bin(OP_MOD, lin_expr(&r), b);
   }

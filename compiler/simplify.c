@@ -13,18 +13,9 @@
 
 #include <string.h>
 
-/* One term of a linear form: COEF * ATOM. */
-typedef struct Term {
-  Expr *atom;
-  int64_t coef;
-} Term;
-
-/* c + sum(t[i].coef * t[i].atom); terms with coefficient 0 are dropped on output. */
-typedef struct Lin {
-  int64_t c;
-  Term *t;
-  int n, cap;
-} Lin;
+/* The linear forms here are texc.h's LinForm; terms with coefficient 0 are dropped on
+ * output. */
+typedef LinForm Lin;
 
 static Expr *simp(Expr *e, const RangeMap *r);
 
@@ -46,12 +37,7 @@ static int64_t wrap(DType t, int64_t v) {
 
 /* ---- linear forms ---------------------------------------------------- */
 
-static void lin_term(Lin *l, Expr *atom, int64_t coef) {
-  int64_t v;
-  if (ir_is_const(atom, &v)) {
-    l->c = wadd(l->c, wmul(v, coef));
-    return;
-  }
+void linform_add(LinForm *l, Expr *atom, int64_t coef) {
   for (int i = 0; i < l->n; i++)
     if (ir_equal(l->t[i].atom, atom)) {
       l->t[i].coef = wadd(l->t[i].coef, coef);
@@ -59,24 +45,31 @@ static void lin_term(Lin *l, Expr *atom, int64_t coef) {
     }
   if (l->n == l->cap) {
     int cap = l->cap ? l->cap * 2 : 4;
-    Term *t = xalloc(sizeof *t * (size_t)cap);
+    LinTerm *t = xalloc(sizeof *t * (size_t)cap);
     if (l->n) memcpy(t, l->t, sizeof *t * (size_t)l->n);
     l->t = t;
     l->cap = cap;
   }
-  l->t[l->n++] = (Term){atom, coef};
+  l->t[l->n++] = (LinTerm){atom, coef};
+}
+
+bool linform_is_const(const LinForm *l) {
+  for (int i = 0; i < l->n; i++)
+    if (l->t[i].coef != 0) return false;
+  return true;
+}
+
+/* L += COEF * ATOM with constant atoms folded into c. */
+static void lin_term(Lin *l, Expr *atom, int64_t coef) {
+  int64_t v;
+  if (ir_is_const(atom, &v)) l->c = wadd(l->c, wmul(v, coef));
+  else linform_add(l, atom, coef);
 }
 
 /* L += K * O */
 static void lin_addk(Lin *l, const Lin *o, int64_t k) {
   l->c = wadd(l->c, wmul(o->c, k));
   for (int i = 0; i < o->n; i++) lin_term(l, o->t[i].atom, wmul(o->t[i].coef, k));
-}
-
-static bool lin_is_const(const Lin *l) {
-  for (int i = 0; i < l->n; i++)
-    if (l->t[i].coef != 0) return false;
-  return true;
 }
 
 /* Split an already simplified i64 expression into its linear form (no rewriting of atoms). */
@@ -107,10 +100,10 @@ static bool is_div_by(const Expr *e, BinOp op, int64_t *c) {
 static void lin_merge_divmod(Lin *l) {
   int64_t c, c2;
   for (int i = 0; i < l->n; i++) {
-    Term *d = &l->t[i];
+    LinTerm *d = &l->t[i];
     if (d->coef == 0 || !is_div_by(d->atom, OP_DIV, &c) || d->coef % c != 0) continue;
     for (int j = 0; j < l->n; j++) {
-      Term *m = &l->t[j];
+      LinTerm *m = &l->t[j];
       if (m->coef != d->coef / c || !is_div_by(m->atom, OP_MOD, &c2) || c2 != c ||
           !ir_equal(m->atom->a, d->atom->a))
         continue;
@@ -162,7 +155,7 @@ static Lin lin_of_simplified(Expr *e) {
 
 /* Constant bounds of a linear form over the ranges (none without ranges). */
 static bool lin_bounds(Lin *l, const RangeMap *r, int64_t *lo, int64_t *hi) {
-  if (lin_is_const(l)) {
+  if (linform_is_const(l)) {
     *lo = *hi = l->c;
     return true;
   }
@@ -182,7 +175,7 @@ static Expr *simp_div_const(Expr *a, int64_t c, const RangeMap *r) {
     q.c = wadd(q.c, arith_floordiv(lo, c));
     return lin_expr(&q);
   }
-  if (lin_is_const(&rest)) return lin_expr(&q); /* unreachable: constants always fold */
+  if (linform_is_const(&rest)) return lin_expr(&q); /* unreachable: constants always fold */
   Expr *re = lin_expr(&rest);
   Expr *d;
   if (is_div_by(re, OP_DIV, &c2) && c2 <= INT64_MAX / c)
@@ -200,7 +193,7 @@ static Expr *simp_mod_const(Expr *a, int64_t c, const RangeMap *r) {
   for (int i = 0; i < la.n; i++)
     if (la.t[i].coef % c != 0) lin_term(&rest, la.t[i].atom, la.t[i].coef);
   rest.c = la.c;
-  if (lin_is_const(&rest)) return ir_int(arith_floormod(rest.c, c));
+  if (linform_is_const(&rest)) return ir_int(arith_floormod(rest.c, c));
   if (lin_bounds(&rest, r, &lo, &hi) && arith_floordiv(lo, c) == arith_floordiv(hi, c)) {
     rest.c = wadd(rest.c, -arith_floordiv(lo, c) * c);
     return lin_expr(&rest);

@@ -386,6 +386,23 @@ bool cmp_holds_over(BinOp op, bool hl, int64_t lo, bool hh, int64_t hi);
 const VarRange *range_find(const RangeMap *m, const IrVar *v);
 /* Does E mention a variable of M? */
 bool range_mentions(const Expr *e, const RangeMap *m);
+/* A linear form c + sum t[i].coef * t[i].atom, each atom (matched by ir_equal) once, in
+ * order of first appearance; the form of simplify.c and bound.c. DT: the dtype of the
+ * atoms and of c (bound.c; simplify.c's forms are i64 and leave it 0). */
+typedef struct LinTerm {
+  Expr *atom;
+  int64_t coef;
+} LinTerm;
+typedef struct LinForm {
+  int64_t c;
+  LinTerm *t;
+  int n, cap;
+  DType dt;
+} LinForm;
+/* L += COEF * ATOM (coefficients add with wrapping; ATOM is never folded). */
+void linform_add(LinForm *l, Expr *atom, int64_t coef);
+/* Whether every coefficient of L is 0. */
+bool linform_is_const(const LinForm *l);
 
 /* ===================================================================== */
 /* check.c — names, dtypes, shapes, reduction axes: the compute DAG      */
