@@ -230,7 +230,21 @@ static void deep_nests(void) {
   check("deep nests in under a second", dt < 1.0);
 }
 
+/* The shared linear form: equal atoms merge, constants are never folded into c. */
+static void linear_forms(void) {
+  IrVar *x = ir_newvar("x", DT_I64), *y = ir_newvar("y", DT_I64);
+  LinForm l = {0};
+  for (int i = 0; i < 10; i++) linform_add(&l, ir_var(i % 2 ? x : y), 3);
+  check("linform merges equal atoms", l.n == 2 && l.t[0].coef == 15 && l.t[1].coef == 15);
+  linform_add(&l, ir_var(x), -15);
+  check("linform not constant with one term left", !linform_is_const(&l));
+  linform_add(&l, ir_var(y), -15);
+  linform_add(&l, ir_int(7), 0);
+  check("linform constant when every coefficient is 0", linform_is_const(&l) && l.n == 3);
+}
+
 int main(void) {
+  linear_forms();
   identities();
   statements();
   randomized();
