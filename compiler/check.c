@@ -53,8 +53,6 @@ static Define *find_define(Define *defs, int n, const char *name) {
 
 /* ---- constants ---------------------------------------------------------------- */
 
-static int64_t floordiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
 /* X op Y on constants, floor division as in the language; false on overflow or /0. */
 static bool fold_int(int op, int64_t x, int64_t y, int64_t *r) {
   switch (op) {
@@ -64,7 +62,7 @@ static bool fold_int(int op, int64_t x, int64_t y, int64_t *r) {
   case '/':
   case '%':
     if (y == 0 || (x == INT64_MIN && y == -1)) return false;
-    *r = op == '/' ? floordiv(x, y) : x - floordiv(x, y) * y;
+    *r = op == '/' ? arith_floordiv(x, y) : arith_floormod(x, y);
     return true;
   default: return false;
   }

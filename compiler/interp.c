@@ -162,14 +162,6 @@ static int64_t wrap(DType t, int64_t v) {
   }
 }
 
-static int64_t floordiv(int64_t a, int64_t b) {
-  if (b == -1) return (int64_t)(0 - (uint64_t)a);
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-static int64_t floormod(int64_t a, int64_t b) { return b == -1 ? 0 : a - floordiv(a, b) * b; }
-
 static int64_t aff_eval(const Aff *a, const int64_t *slot) {
   int64_t v = a->c;
   for (int i = 0; i < a->n; i++) v += a->coef[i] * slot[a->s[i]];
@@ -259,10 +251,10 @@ static int64_t int_arith(int op, DType t, int64_t x, int64_t y, Ctx *c) {
   case OP_MUL: return wrap(t, (int64_t)(ux * uy));
   case OP_DIV:
     if (!y) div_zero(c);
-    return wrap(t, sgn ? floordiv(x, y) : (int64_t)(ux / uy));
+    return wrap(t, sgn ? arith_floordiv(x, y) : (int64_t)(ux / uy));
   case OP_MOD:
     if (!y) div_zero(c);
-    return wrap(t, sgn ? floormod(x, y) : (int64_t)(ux % uy));
+    return wrap(t, sgn ? arith_floormod(x, y) : (int64_t)(ux % uy));
   case OP_MIN: return x < y ? x : y;
   case OP_MAX: return x > y ? x : y;
   case OP_POW: {

@@ -106,13 +106,6 @@ bool ir_is_const(const Expr *e, int64_t *v) {
   return true;
 }
 
-static int64_t fdiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
-  return q;
-}
-
-static int64_t fmod_i(int64_t a, int64_t b) { return a - fdiv(a, b) * b; }
 
 /* Fold OP over two integer constants, or with an identity; NULL when nothing folds. */
 static Expr *fold(BinOp op, Expr *a, Expr *b) {
@@ -123,8 +116,8 @@ static Expr *fold(BinOp op, Expr *a, Expr *b) {
     case OP_ADD: return ir_const(a->dtype, x + y);
     case OP_SUB: return ir_const(a->dtype, x - y);
     case OP_MUL: return ir_const(a->dtype, x * y);
-    case OP_DIV: if (y) return ir_const(a->dtype, fdiv(x, y)); break;
-    case OP_MOD: if (y) return ir_const(a->dtype, fmod_i(x, y)); break;
+    case OP_DIV: if (y) return ir_const(a->dtype, arith_floordiv(x, y)); break;
+    case OP_MOD: if (y) return ir_const(a->dtype, arith_floormod(x, y)); break;
     case OP_MIN: return ir_const(a->dtype, x < y ? x : y);
     case OP_MAX: return ir_const(a->dtype, x > y ? x : y);
     default: break;
@@ -319,8 +312,8 @@ static int64_t eval_size(const Expr *e, const LoweredFunc *f, const int64_t *siz
     case OP_ADD: return x + y;
     case OP_SUB: return x - y;
     case OP_MUL: return x * y;
-    case OP_DIV: return y ? fdiv(x, y) : -1;
-    case OP_MOD: return y ? fmod_i(x, y) : -1;
+    case OP_DIV: return y ? arith_floordiv(x, y) : -1;
+    case OP_MOD: return y ? arith_floormod(x, y) : -1;
     case OP_MIN: return x < y ? x : y;
     case OP_MAX: return x > y ? x : y;
     default: return -1;
