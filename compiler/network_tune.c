@@ -10,7 +10,8 @@
  *   backward_i = (best_i before its last round - best_i now) / ROUND   (observed gain)
  *   forward_i  = best_i / trials_i      (optimistic: the same rate of gain again)
  *
- * A task's first trial is its untuned default (network_sched.c), so tuning starts from it.
+ * A task's first trial in a run is its untuned default (network_sched.c) unless the log
+ * holds it already, so tuning starts from it.
  * Every round runs the tuner's own search (tune_search) on the task with the shared
  * records log as its prior, so rounds of one task continue each other and a rerun of the
  * command resumes: latencies and trial counts are read back from the log.
@@ -59,6 +60,18 @@ const char *net_task_record_text(const Network *n, int task, Target target, cons
   key_hex(n->tasks[task].key, w);
   const Record *r = records_best(records(path, false), w, target_names[target]);
   return r ? xstrdup(r->schedule) : NULL;
+}
+
+/* Does the log hold a record of TASK on TARGET with schedule TEXT? */
+static bool has_schedule(const Network *n, int task, Target target, const char *path, const char *text) {
+  char w[17];
+  key_hex(n->tasks[task].key, w);
+  const RecordList *l = records(path, false);
+  for (int i = 0; i < l->n; i++)
+    if (!strcmp(l->r[i].workload, w) && !strcmp(l->r[i].target, target_names[target]) &&
+        !strcmp(l->r[i].schedule, text))
+      return true;
+  return false;
 }
 
 /* Records of TASK on TARGET (successful or not): its trials so far. */
@@ -233,14 +246,14 @@ static Measurer measurer_of(const NetTuneArgs *a) {
   return measurer_local(&mo);
 }
 
-/* Measure task I's untuned default (network_sched.c) as its first record, so that the
- * search starts from it and a tuned task is never slower than an untuned one. false when
- * there is no default for the task (nothing measured). */
+/* Measure task I's untuned default (network_sched.c) when the log does not hold it yet
+ * (a new task, or a default changed since), so that the search starts from it and a tuned
+ * task is never slower than an untuned one. false when nothing was measured. */
 static bool measure_default(const Network *n, const NetTuneArgs *a, int i) {
   if (a->target != TARGET_LLVM) return false;
   Task t = task_of(n, a, i);
   char *text = net_default_steps(t.kernel);
-  if (!text) return false;
+  if (!text || has_schedule(n, i, a->target, a->records, text)) return false;
   Measurer m = measurer_of(a);
   Record r;
   memset(&r, 0, sizeof r);
@@ -296,7 +309,7 @@ int net_tune_main(int argc, char **argv) {
     printf("\nround %d: task %d (%s), %d trials\n", r, i, n->groups[n->tasks[i].group]->kernel->name, k);
     double prev = st[i].best;
     int searched = k;
-    if (before == 0 && measure_default(n, &a, i)) searched--; /* the default is trial 1 */
+    if (!st[i].visited && measure_default(n, &a, i)) searched--; /* the default, once */
     if (searched > 0) tune_round(n, &a, i, searched, a.seed + (uint64_t)r * 7919u);
     refresh(n, &a, st);
     st[i].prev_best = prev;
