@@ -46,20 +46,75 @@ static void key_hex(uint64_t key, char out[17]) {
   snprintf(out, 17, "%016llx", (unsigned long long)key);
 }
 
-double net_task_best(const Network *n, int task, Target target, const char *path, Vec *steps) {
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The successful records of TASK on TARGET, as indices into the log L; *N gets how many. */
+static int *task_records(const Network *n, int task, Target target, const RecordList *l, int *cnt) {
   char w[17];
   key_hex(n->tasks[task].key, w);
-  const Record *r = records_best(records(path, false), w, target_names[target]);
-  if (!r) return -1;
-  if (steps && !parse_steps("<records>", r->schedule, steps)) return -1;
-  return rec_cost(r); /* the statistic records_best ranks by (the median of the repeats) */
+  int *idx = xalloc(sizeof(int) * (size_t)(l->n + 1));
+  *cnt = 0;
+  for (int i = 0; i < l->n; i++)
+    if (l->r[i].error == TE_OK && l->r[i].ncosts > 0 && !strcmp(l->r[i].workload, w) &&
+        !strcmp(l->r[i].target, target_names[target]))
+      idx[(*cnt)++] = i;
+  return idx;
+}
+
+/* The median of every cost of every record (among IDX[from..cnt)) with schedule TEXT. */
+static double pooled_median(const RecordList *l, const int *idx, int from, int cnt, const char *text) {
+  int m = 0, cap = 64;
+  double *c = xalloc(sizeof(double) * (size_t)cap);
+  for (int k = from; k < cnt; k++) {
+    const Record *r = &l->r[idx[k]];
+    if (strcmp(r->schedule, text)) continue;
+    for (int j = 0; j < r->ncosts; j++) {
+      if (m == cap) {
+        double *g = xalloc(sizeof(double) * (size_t)(cap *= 2));
+        memcpy(g, c, sizeof(double) * (size_t)m);
+        c = g;
+      }
+      c[m++] = r->costs[j];
+    }
+  }
+  qsort(c, (size_t)m, sizeof *c, cmp_double);
+  return m ? c[m / 2] : INFINITY;
+}
+
+/* The best schedule of TASK: the least median over all measurements of one schedule, so a
+ * schedule measured again (remeasure_best) is judged by all its runs, not its luckiest. */
+static const char *best_schedule(const Network *n, int task, Target target, const char *path, double *ms) {
+  const RecordList *l = records(path, false);
+  int cnt;
+  int *idx = task_records(n, task, target, l, &cnt);
+  const char *best = NULL;
+  *ms = INFINITY;
+  for (int k = 0; k < cnt; k++) {
+    const char *text = l->r[idx[k]].schedule;
+    bool seen = false;
+    for (int j = 0; j < k && !seen; j++) seen = !strcmp(l->r[idx[j]].schedule, text);
+    if (seen) continue;
+    double m = pooled_median(l, idx, k, cnt, text);
+    if (m < *ms) *ms = m, best = text;
+  }
+  return best;
+}
+
+double net_task_best(const Network *n, int task, Target target, const char *path, Vec *steps) {
+  double ms;
+  const char *text = best_schedule(n, task, target, path, &ms);
+  if (!text) return -1;
+  if (steps && !parse_steps("<records>", text, steps)) return -1;
+  return ms;
 }
 
 const char *net_task_record_text(const Network *n, int task, Target target, const char *path) {
-  char w[17];
-  key_hex(n->tasks[task].key, w);
-  const Record *r = records_best(records(path, false), w, target_names[target]);
-  return r ? xstrdup(r->schedule) : NULL;
+  double ms;
+  const char *text = best_schedule(n, task, target, path, &ms);
+  return text ? xstrdup(text) : NULL;
 }
 
 /* Does the log hold a record of TASK on TARGET with schedule TEXT? */
@@ -74,14 +129,19 @@ static bool has_schedule(const Network *n, int task, Target target, const char *
   return false;
 }
 
-/* Records of TASK on TARGET (successful or not): its trials so far. */
+/* Distinct schedules of TASK on TARGET in the log (successful or not): its trials so far
+ * (a schedule measured again by remeasure_best is not a new trial). */
 static int task_trials(const Network *n, int task, Target target, const char *path) {
   char w[17];
   key_hex(n->tasks[task].key, w);
   const RecordList *l = records(path, false);
-  int c = 0;
-  for (int i = 0; i < l->n; i++)
-    if (!strcmp(l->r[i].workload, w) && !strcmp(l->r[i].target, target_names[target])) c++;
+  int *idx = xalloc(sizeof(int) * (size_t)(l->n + 1)), c = 0;
+  for (int i = 0; i < l->n; i++) {
+    if (strcmp(l->r[i].workload, w) || strcmp(l->r[i].target, target_names[target])) continue;
+    bool seen = false;
+    for (int j = 0; j < c && !seen; j++) seen = !strcmp(l->r[idx[j]].schedule, l->r[i].schedule);
+    if (!seen) idx[c++] = i;
+  }
   return c;
 }
 
@@ -246,32 +306,83 @@ static Measurer measurer_of(const NetTuneArgs *a) {
   return measurer_local(&mo);
 }
 
+/* Measure TEXTS[0..k) of task I with REPEAT runs each and append their records. */
+static void measure_append(const Network *n, const NetTuneArgs *a, int i, char **texts, int k, int repeat) {
+  Task t = task_of(n, a, i);
+  NetTuneArgs b = *a;
+  b.repeat = repeat;
+  Measurer m = measurer_of(&b);
+  Record *r = xalloc(sizeof *r * (size_t)(k + 1));
+  memset(r, 0, sizeof *r * (size_t)(k + 1));
+  m.measure(&m, &t, texts, k, r);
+  for (int j = 0; j < k; j++) {
+    r[j].workload = strdup(t.workload);
+    r[j].kernel = strdup(t.kernel->name);
+    r[j].target = strdup(target_names[t.target]);
+    r[j].cpu = strdup(tune_cpu_name());
+    r[j].threads = tune_threads();
+    r[j].schedule = strdup(texts[j]);
+    r[j].flops = t.flops;
+    r[j].timestamp = tune_now();
+    r[j].version = strdup(TEXC_VERSION);
+    if (!r[j].error_msg) r[j].error_msg = strdup("");
+    records_append(a->records, &r[j]);
+    rec_free(&r[j]);
+  }
+  free(m.ctx);
+}
+
 /* Measure task I's untuned default (network_sched.c) when the log does not hold it yet
  * (a new task, or a default changed since), so that the search starts from it and a tuned
  * task is never slower than an untuned one. false when nothing was measured. */
 static bool measure_default(const Network *n, const NetTuneArgs *a, int i) {
   if (a->target != TARGET_LLVM) return false;
-  Task t = task_of(n, a, i);
-  char *text = net_default_steps(t.kernel);
+  char *text = net_default_steps(n->groups[n->tasks[i].group]->kernel);
   if (!text || has_schedule(n, i, a->target, a->records, text)) return false;
-  Measurer m = measurer_of(a);
-  Record r;
-  memset(&r, 0, sizeof r);
-  m.measure(&m, &t, &text, 1, &r);
-  r.workload = strdup(t.workload);
-  r.kernel = strdup(t.kernel->name);
-  r.target = strdup(target_names[t.target]);
-  r.cpu = strdup(tune_cpu_name());
-  r.threads = tune_threads();
-  r.schedule = strdup(text);
-  r.flops = t.flops;
-  r.timestamp = tune_now();
-  r.version = strdup(TEXC_VERSION);
-  if (!r.error_msg) r.error_msg = strdup("");
-  records_append(a->records, &r);
-  rec_free(&r);
-  free(m.ctx);
+  measure_append(n, a, i, &text, 1, a->repeat);
   return true;
+}
+
+#define REMEASURE_TOP 3
+
+/* After the search: the REMEASURE_TOP best schedules of every task (and its default) are
+ * measured again, REMEASURE_TOP x 2 runs each, so that the best is judged by all its runs
+ * (best_schedule pools them) rather than by one lucky measurement on a shared machine. */
+static void remeasure_best(const Network *n, const NetTuneArgs *a) {
+  for (int i = 0; i < n->ntasks; i++) {
+    const RecordList *l = records(a->records, true);
+    int cnt;
+    int *idx = task_records(n, i, a->target, l, &cnt);
+    const char **text = xalloc(sizeof(char *) * (size_t)(cnt + 1));
+    double *cost = xalloc(sizeof(double) * (size_t)(cnt + 1));
+    int nd = 0;
+    for (int j = 0; j < cnt; j++) { /* distinct schedules and their pooled medians */
+      bool seen = false;
+      for (int q = 0; q < nd && !seen; q++) seen = !strcmp(text[q], l->r[idx[j]].schedule);
+      if (seen) continue;
+      text[nd] = l->r[idx[j]].schedule;
+      cost[nd] = pooled_median(l, idx, j, cnt, text[nd]);
+      nd++;
+    }
+    char *top[REMEASURE_TOP + 1];
+    int k = 0;
+    for (; k < REMEASURE_TOP && k < nd; k++) { /* selection of the least costs */
+      int b = k;
+      for (int q = k + 1; q < nd; q++)
+        if (cost[q] < cost[b]) b = q;
+      double c = cost[b];
+      const char *t = text[b];
+      cost[b] = cost[k], text[b] = text[k];
+      cost[k] = c, text[k] = t;
+      top[k] = xstrdup(t);
+    }
+    char *def = a->target == TARGET_LLVM ? net_default_steps(n->groups[n->tasks[i].group]->kernel) : NULL;
+    bool def_in = !def;
+    for (int q = 0; q < k && !def_in; q++) def_in = !strcmp(top[q], def);
+    if (!def_in) top[k++] = def;
+    if (k) measure_append(n, a, i, top, k, 2 * REMEASURE_TOP);
+  }
+  records(a->records, true);
 }
 
 /* One round of trials on task I. */
@@ -316,6 +427,12 @@ int net_tune_main(int argc, char **argv) {
     st[i].visited = true;
     if (st[i].trials == before) st[i].trials = before + k; /* nothing recorded: do not loop */
     used += k;
+    print_table(n, st, now_s() - t0, used);
+  }
+  if (used > 0) {
+    printf("\nmeasuring the best schedules of every task again\n");
+    remeasure_best(n, &a);
+    refresh(n, &a, st);
     print_table(n, st, now_s() - t0, used);
   }
   return 0;
