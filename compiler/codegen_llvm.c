@@ -1228,11 +1228,19 @@ static bool link_shared(const char *obj, const char *out) {
     diag_error((Loc){0}, "--emit so: cannot find libtexrt.a (set TEXC_RUNTIME to its path)");
     return false;
   }
-  const char *cc = getenv("CC") ? getenv("CC") : "cc";
+  /* $CC may carry flags ("cc -fsanitize=address"), as make's CC does: split it on blanks. */
+  const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+  char *words = xstrdup(cc), *argv[32];
+  int argc = 0;
+  for (char *w = strtok(words, " \t"); w && argc < 24; w = strtok(NULL, " \t")) argv[argc++] = w;
+  if (argc == 0) argv[argc++] = "cc";
+  /* nodelete: the .so's thread pool outlives dlclose */
+  const char *rest[] = {"-shared", "-Wl,-z,nodelete", "-o", out, obj, rt, "-lm", "-lpthread"};
+  for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) argv[argc++] = (char *)rest[i];
+  argv[argc] = NULL;
   pid_t pid = fork();
   if (pid == 0) {
-    /* nodelete: the .so's thread pool outlives dlclose */
-    execlp(cc, cc, "-shared", "-Wl,-z,nodelete", "-o", out, obj, rt, "-lm", "-lpthread", (char *)NULL);
+    execvp(argv[0], argv);
     _exit(127);
   }
   int st;

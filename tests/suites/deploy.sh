@@ -11,7 +11,7 @@ trap 'rm -rf "$OUT"' EXIT
 # A sanitizer build of texc bundles an instrumented runtime into the library: link likewise.
 SAN=""
 nm -D "$TEXC" 2>/dev/null | grep -q __asan_init && SAN="-fsanitize=address,undefined"
-if ! make -s -C examples/deploy TEXC="$TEXC" OUT="$OUT" CC="cc $SAN" >"$OUT/build.log" 2>&1; then
+if ! make -s -C examples/deploy TEXC="$TEXC" OUT="$OUT" ${SAN:+CC="cc $SAN"} >"$OUT/build.log" 2>&1; then
   echo "not ok - deploy build (texc --emit so/header, cc)"
   sed 's/^/  # /' "$OUT/build.log" | head -20
   exit 0
