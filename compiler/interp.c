@@ -150,18 +150,6 @@ static float round16(float x) { return half_to_float(float_to_half(x)); }
 
 /* ---- integer helpers ----------------------------------------------------------- */
 
-static int64_t wrap(DType t, int64_t v) {
-  switch (t) {
-  case DT_BOOL: return v != 0;
-  case DT_I8: return (int8_t)v;
-  case DT_I16: return (int16_t)v;
-  case DT_I32: return (int32_t)v;
-  case DT_U8: return (uint8_t)v;
-  case DT_U32: return (uint32_t)v;
-  default: return v;
-  }
-}
-
 static int64_t aff_eval(const Aff *a, const int64_t *slot) {
   int64_t v = a->c;
   for (int i = 0; i < a->n; i++) v += a->coef[i] * slot[a->s[i]];
@@ -246,22 +234,22 @@ static int64_t int_arith(int op, DType t, int64_t x, int64_t y, Ctx *c) {
   uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
   bool sgn = dtype_is_signed(t);
   switch (op) {
-  case OP_ADD: return wrap(t, (int64_t)(ux + uy));
-  case OP_SUB: return wrap(t, (int64_t)(ux - uy));
-  case OP_MUL: return wrap(t, (int64_t)(ux * uy));
+  case OP_ADD: return dtype_wrap(t, (int64_t)(ux + uy));
+  case OP_SUB: return dtype_wrap(t, (int64_t)(ux - uy));
+  case OP_MUL: return dtype_wrap(t, (int64_t)(ux * uy));
   case OP_DIV:
     if (!y) div_zero(c);
-    return wrap(t, sgn ? arith_floordiv(x, y) : (int64_t)(ux / uy));
+    return dtype_wrap(t, sgn ? arith_floordiv(x, y) : (int64_t)(ux / uy));
   case OP_MOD:
     if (!y) div_zero(c);
-    return wrap(t, sgn ? arith_floormod(x, y) : (int64_t)(ux % uy));
+    return dtype_wrap(t, sgn ? arith_floormod(x, y) : (int64_t)(ux % uy));
   case OP_MIN: return x < y ? x : y;
   case OP_MAX: return x > y ? x : y;
   case OP_POW: {
     int64_t r = 1;
     if (y < 0) return x == 1 ? 1 : x == -1 ? (y % 2 ? -1 : 1) : 0;
     for (int64_t i = 0; i < y && i < 64; i++) r = (int64_t)((uint64_t)r * (uint64_t)x);
-    return wrap(t, r);
+    return dtype_wrap(t, r);
   }
   default: return 0;
   }
@@ -298,24 +286,24 @@ static int64_t i_cmp_d(const Node *n, Ctx *c) { return compare(n->op, n->a->fn.d
 static int64_t i_and(const Node *n, Ctx *c) { return n->a->fn.i(n->a, c) && n->b->fn.i(n->b, c); }
 static int64_t i_or(const Node *n, Ctx *c) { return n->a->fn.i(n->a, c) || n->b->fn.i(n->b, c); }
 static int64_t i_not(const Node *n, Ctx *c) { return !n->a->fn.i(n->a, c); }
-static int64_t i_neg(const Node *n, Ctx *c) { return wrap(n->t, (int64_t)(0 - (uint64_t)n->a->fn.i(n->a, c))); }
+static int64_t i_neg(const Node *n, Ctx *c) { return dtype_wrap(n->t, (int64_t)(0 - (uint64_t)n->a->fn.i(n->a, c))); }
 static int64_t i_select(const Node *n, Ctx *c) {
   return n->a->fn.i(n->a, c) ? n->b->fn.i(n->b, c) : n->c->fn.i(n->c, c);
 }
-static int64_t i_cast_i(const Node *n, Ctx *c) { return wrap(n->t, n->a->fn.i(n->a, c)); }
+static int64_t i_cast_i(const Node *n, Ctx *c) { return dtype_wrap(n->t, n->a->fn.i(n->a, c)); }
 
 /* Float to integer as C converts, except that NaN and out-of-range values give 0
  * (undefined in C) rather than garbage. */
 static int64_t from_double(DType t, double x) {
   if (t == DT_BOOL) return x != 0;
   if (!(x > -9.2e18 && x < 9.2e18)) return 0;
-  return wrap(t, (int64_t)x);
+  return dtype_wrap(t, (int64_t)x);
 }
 static int64_t i_cast_f(const Node *n, Ctx *c) { return from_double(n->t, n->a->fn.f(n->a, c)); }
 static int64_t i_cast_d(const Node *n, Ctx *c) { return from_double(n->t, n->a->fn.d(n->a, c)); }
 static int64_t i_call(const Node *n, Ctx *c) {
   int64_t x = n->a->fn.i(n->a, c);
-  return n->op == FN_ABS ? wrap(n->t, x < 0 ? (int64_t)(0 - (uint64_t)x) : x) : x;
+  return n->op == FN_ABS ? dtype_wrap(n->t, x < 0 ? (int64_t)(0 - (uint64_t)x) : x) : x;
 }
 
 /* ---- f32 (and f16) nodes ----------------------------------------------------------------- */
@@ -508,7 +496,7 @@ static Node *cx_int_leaf(Comp *cp, const Expr *e) {
   Aff a = {0};
   if (e->kind == E_INT) {
     n->fn.i = i_const;
-    n->k = wrap(e->dtype, e->ival);
+    n->k = dtype_wrap(e->dtype, e->ival);
   } else if (e->kind == E_VAR) {
     n->fn.i = i_slot;
     n->k = var_slot(cp, e->var);

@@ -22,19 +22,6 @@ static Expr *simp(Expr *e, const RangeMap *r);
 static int64_t wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 static int64_t wmul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
 
-/* V as a value of integer dtype T (wrapped like C's conversions). */
-static int64_t wrap(DType t, int64_t v) {
-  switch (t) {
-  case DT_BOOL: return v != 0;
-  case DT_I8: return (int8_t)v;
-  case DT_I16: return (int16_t)v;
-  case DT_I32: return (int32_t)v;
-  case DT_U8: return (uint8_t)v;
-  case DT_U32: return (uint32_t)v;
-  default: return v;
-  }
-}
-
 /* ---- linear forms ---------------------------------------------------- */
 
 void linform_add(LinForm *l, Expr *atom, int64_t coef) {
@@ -271,11 +258,11 @@ static Expr *simp_i64_bin(Expr *e, Expr *a, Expr *b, const RangeMap *r) {
 static Expr *fold_int(BinOp op, DType t, int64_t x, int64_t y) {
   bool u = !dtype_is_signed(t);
   switch (op) {
-  case OP_ADD: return ir_const(t, wrap(t, wadd(x, y)));
-  case OP_SUB: return ir_const(t, wrap(t, wadd(x, -y)));
-  case OP_MUL: return ir_const(t, wrap(t, wmul(x, y)));
-  case OP_DIV: return y ? ir_const(t, wrap(t, u ? (int64_t)((uint64_t)x / (uint64_t)y) : arith_floordiv(x, y))) : NULL;
-  case OP_MOD: return y ? ir_const(t, wrap(t, u ? (int64_t)((uint64_t)x % (uint64_t)y) : arith_floormod(x, y))) : NULL;
+  case OP_ADD: return ir_const(t, dtype_wrap(t, wadd(x, y)));
+  case OP_SUB: return ir_const(t, dtype_wrap(t, wadd(x, -y)));
+  case OP_MUL: return ir_const(t, dtype_wrap(t, wmul(x, y)));
+  case OP_DIV: return y ? ir_const(t, dtype_wrap(t, u ? (int64_t)((uint64_t)x / (uint64_t)y) : arith_floordiv(x, y))) : NULL;
+  case OP_MOD: return y ? ir_const(t, dtype_wrap(t, u ? (int64_t)((uint64_t)x % (uint64_t)y) : arith_floormod(x, y))) : NULL;
   case OP_MIN: return ir_const(t, x < y ? x : y);
   case OP_MAX: return ir_const(t, x > y ? x : y);
   case OP_EQ: return ir_const(DT_BOOL, x == y);
@@ -359,7 +346,7 @@ static Expr *simp_un(Expr *e, const RangeMap *r) {
       return ir_bin(cmp_negate(a->op), a->a, a->b); /* exact for integers (no NaN) */
     return ir_un(OP_NOT, a);
   }
-  if (a->kind == E_INT) return ir_const(a->dtype, wrap(a->dtype, wmul(a->ival, -1)));
+  if (a->kind == E_INT) return ir_const(a->dtype, dtype_wrap(a->dtype, wmul(a->ival, -1)));
   if (a->kind == E_FLOAT) return ir_float(a->dtype, -a->fval);
   if (a->dtype == DT_I64) {
     Lin l = {0};
@@ -375,7 +362,7 @@ static Expr *simp_cast(Expr *e, const RangeMap *r) {
   DType t = e->dtype;
   if (a->dtype == t) return a;
   if (a->kind == E_INT && (dtype_is_int(t) || t == DT_BOOL))
-    return ir_const(t, wrap(t, a->ival));
+    return ir_const(t, dtype_wrap(t, a->ival));
   if (a->kind == E_INT && (t == DT_F32 || t == DT_F64) && a->ival > -(1 << 24) &&
       a->ival < (1 << 24))
     return ir_float(t, (double)a->ival);

@@ -80,6 +80,7 @@ int dtype_bytes(DType t);              /* storage size; bool is 1 byte */
 bool dtype_is_float(DType t);
 bool dtype_is_int(DType t);            /* signed or unsigned integer, not bool */
 bool dtype_is_signed(DType t);
+int64_t dtype_wrap(DType t, int64_t v); /* V as a value of integer dtype T, wrapped as C converts */
 
 /* ===================================================================== */
 /* The AST — grammar/parser.y builds it, ast.c prints it (--emit ast)     */

@@ -130,6 +130,18 @@ bool dtype_is_float(DType t) { return t == DT_F16 || t == DT_F32 || t == DT_F64;
 bool dtype_is_int(DType t) { return t >= DT_I8 && t <= DT_U32; }
 bool dtype_is_signed(DType t) { return t >= DT_I8 && t <= DT_I64; }
 
+int64_t dtype_wrap(DType t, int64_t v) {
+  switch (t) {
+  case DT_BOOL: return v != 0;
+  case DT_I8: return (int8_t)v;
+  case DT_I16: return (int16_t)v;
+  case DT_I32: return (int32_t)v;
+  case DT_U8: return (uint8_t)v;
+  case DT_U32: return (uint32_t)v;
+  default: return v;
+  }
+}
+
 const char *const target_names[TARGET_COUNT] = {"llvm", "cuda", "opencl"};
 
 const Backend *backend_for(Target t) {
