@@ -587,6 +587,16 @@ static void loop_ref(char *buf, size_t sz, const char *stage, const char *axis) 
 }
 
 /* SIMPLE on GPUs: all axes fused, split by the thread count, bound. */
+/* Split every reduction axis of P's stage ST in two, by its gene. */
+static void split_reductions(Text *t, const Plan *p, const char *st, const int *g, Levels *rl) {
+  for (int d = 0; d < p->nr; d++) {
+    char ref[NM];
+    loop_ref(ref, sizeof ref, st, p->r[d].name);
+    int f[1] = {g[p->ns * SLEVELS + d]};
+    split_levels(t, st, p->r[d].name, ref, f, 2, &rl[d]);
+  }
+}
+
 static void render_simple_gpu(const Plan *p, const int *g, Text *t) {
   const char *st = p->op->name;
   char cur[NM];
@@ -653,12 +663,7 @@ static void render_inner(const SketchSet *ss, const Plan *p, const char *st, con
       nm(sl[d].name[3], "%s", tmp.name[1]);
     }
   }
-  for (int d = 0; d < p->nr; d++) {
-    char ref[NM];
-    loop_ref(ref, sizeof ref, st, p->r[d].name);
-    int f[1] = {g[p->ns * SLEVELS + d]};
-    split_levels(t, st, p->r[d].name, ref, f, 2, &rl[d]);
-  }
+  split_reductions(t, p, st, g, rl);
   char order[1024];
   nm(order, "%s", outer);
   if (split_s1) {
@@ -755,12 +760,7 @@ static void render_tile_gpu(const Plan *p, const int *g, Text *t) {
       emit(t, "%s, %s = split(%s, 1)", sl[d].name[0], sl[d].name[1], o);
     }
   }
-  for (int d = 0; d < p->nr; d++) {
-    char ref[NM];
-    loop_ref(ref, sizeof ref, st, p->r[d].name);
-    int f[1] = {g[p->ns * SLEVELS + d]};
-    split_levels(t, st, p->r[d].name, ref, f, 2, &rl[d]);
-  }
+  split_reductions(t, p, st, g, rl);
   char order[1024] = "";
   list_level(order, sizeof order, sl, p->ns, 0);
   list_level(order, sizeof order, sl, p->ns, 1);
