@@ -2,19 +2,9 @@
  * sound (the true range inside the interval) on random non-affine ones, symbolic bounds
  * over sizes, and ranges that depend on outer loop variables. */
 #include "texc.h"
+#include "unit.h"
 
 #include <string.h>
-
-static int failures;
-
-static void check(const char *name, bool ok) {
-  printf("%s - %s\n", ok ? "ok" : "not ok", name);
-  if (!ok) failures++;
-}
-
-static Expr *c(int64_t k) { return ir_int(k); }
-static Expr *v(IrVar *x) { return ir_var(x); }
-static Expr *bin(BinOp op, Expr *a, Expr *b) { return ir_bin(op, a, b); }
 
 static bool str_is(Expr *e, const char *want) {
   const char *got = e ? ir_expr_str(e) : "<unbounded>";
@@ -22,23 +12,9 @@ static bool str_is(Expr *e, const char *want) {
   return strcmp(got, want) == 0;
 }
 
-static uint64_t rng = 0x2545F4914F6CDD1Dull;
-static uint64_t rnd(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
-static int64_t rint_in(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
-
 enum { NV = 3 };
 static IrVar *vars[NV];
 static int64_t vals[NV];
-
-static int64_t fdiv64(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
 
 static int64_t eval(const Expr *e) {
   switch (e->kind) {
@@ -209,6 +185,7 @@ static void helpers(void) {
 }
 
 int main(void) {
+  unit_rng = 0x2545F4914F6CDD1Dull;
   randomized();
   symbolic();
   helpers();

@@ -2,18 +2,10 @@
  * symbolic intervals, proofs; regions of compute_at'ed stages; the index relations of
  * split and fuse (pass down / pass up). */
 #include "sched_internal.h"
+#include "unit.h"
 
 #include <string.h>
 
-static int failures;
-
-static void check(const char *name, bool ok) {
-  printf("%s - %s\n", ok ? "ok" : "not ok", name);
-  if (!ok) failures++;
-}
-
-static Expr *c(int64_t k) { return ir_int(k); }
-static Expr *v(IrVar *x) { return ir_var(x); }
 static Expr *add(Expr *a, Expr *b) { return ir_bin(OP_ADD, a, b); }
 static Expr *sub(Expr *a, Expr *b) { return ir_bin(OP_SUB, a, b); }
 static Expr *mul(Expr *a, Expr *b) { return ir_bin(OP_MUL, a, b); }

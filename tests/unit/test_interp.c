@@ -2,22 +2,13 @@
  * exactly against C in f32), a guarded split, symbolic sizes, allocations, out-of-bounds
  * reads and writes that must be reported, every dtype, and the interpreter's speed. */
 #include "texc.h"
+#include "unit.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static int failures;
-
-static void check(const char *name, bool ok) {
-  printf("%s - %s\n", ok ? "ok" : "not ok", name);
-  if (!ok) failures++;
-}
-
-static Expr *c(int64_t k) { return ir_int(k); }
-static Expr *v(IrVar *x) { return ir_var(x); }
-static Expr *bin(BinOp op, Expr *a, Expr *b) { return ir_bin(op, a, b); }
 static Buffer *buf(const char *name, DType t, Expr *d0, Expr *d1, BufKind k) {
   Expr *shape[2] = {d0, d1};
   return ir_buffer(name, t, d1 ? 2 : 1, shape, SCOPE_GLOBAL, k);
@@ -37,7 +28,6 @@ static LoweredFunc *func(const char *name, Buffer **params, int n, int ninputs, 
   f->body = body;
   return f;
 }
-
 
 static double now(void) {
   struct timespec t;
@@ -216,7 +206,6 @@ static void speed(void) {
   }
   free(a), free(b), free(o);
 }
-
 
 /* The --emit ir text: loop kinds, allocations, guards, thread loops, duplicate names. */
 static void test_print(void) {

@@ -3,18 +3,12 @@
  * values with two uses, residual adds), errors, the untuned CPU default schedule (built,
  * and computing what the bare default computes, in the interpreter) and the weights. */
 #include "network.h"
+#include "unit.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int failures;
-
-static void check(const char *name, bool ok) {
-  printf("%s - %s\n", ok ? "ok" : "not ok", name);
-  if (!ok) failures++;
-}
 
 /* Load SRC as a network file (imports from stdlib/). NULL on errors. */
 static Network *load(const char *src) {

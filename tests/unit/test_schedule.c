@@ -2,17 +2,11 @@
  * sees (sched_describe), failed steps leave the schedule unchanged, and every schedule
  * computes what the default schedule computes (run by the interpreter). */
 #include "sched_internal.h"
+#include "unit.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures;
-
-static void check(const char *name, bool ok) {
-  printf("%s - %s\n", ok ? "ok" : "not ok", name);
-  if (!ok) failures++;
-}
 
 static Kernel *kernel(const char *src, const char *name) {
   Ast *a = parse_string("test.tex", src);

@@ -1,16 +1,10 @@
 /* test_simplify.c — identities of the simplifier, statement simplification, and a
  * randomized exactness test: simplify(e) evaluates to e's value at random points. */
 #include "texc.h"
+#include "unit.h"
 
 #include <string.h>
 #include <time.h>
-
-static int failures;
-
-static void check(const char *name, bool ok) {
-  printf("%s - %s\n", ok ? "ok" : "not ok", name);
-  if (!ok) failures++;
-}
 
 /* simplify(E, R) prints as WANT. */
 static void check_str(const char *name, Expr *e, const RangeMap *r, const char *want) {
@@ -19,10 +13,6 @@ static void check_str(const char *name, Expr *e, const RangeMap *r, const char *
   if (!ok) printf("# %s: got `%s`, want `%s`\n", name, got, want);
   check(name, ok);
 }
-
-static Expr *v(IrVar *x) { return ir_var(x); }
-static Expr *c(int64_t k) { return ir_int(k); }
-static Expr *bin(BinOp op, Expr *a, Expr *b) { return ir_bin(op, a, b); }
 
 static void identities(void) {
   IrVar *io = ir_newvar("io", DT_I64), *ii = ir_newvar("ii", DT_I64);
@@ -101,23 +91,9 @@ static void statements(void) {
 
 /* ---- randomized exactness ------------------------------------------------ */
 
-static uint64_t rng = 88172645463325252ull;
-static uint64_t rnd(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
-static int64_t rint_in(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
-
 enum { NV = 3 };
 static IrVar *vars[NV];
 static int64_t vals[NV];
-
-static int64_t fdiv64(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
 
 static int64_t eval(const Expr *e) {
   int64_t a, b;
@@ -244,6 +220,7 @@ static void linear_forms(void) {
 }
 
 int main(void) {
+  unit_rng = 88172645463325252ull;
   linear_forms();
   identities();
   statements();
