@@ -26,6 +26,8 @@ LoweredFunc *drv_lower(Cli *c, Kernel *k, Target t, const Vec *steps);
 /* run.c */
 int drv_run(Cli *c);
 int drv_bench(Cli *c);
+/* True when K has no symbolic size left; else an error at the kernel that says to use -D. */
+bool drv_sizes_bound(Kernel *k);
 /* Whether COPIES copies of F's tensors fit in memory (and its sizes are bound); an error
  * that says what to do when not. */
 bool drv_fits(const LoweredFunc *f, int copies);

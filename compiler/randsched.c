@@ -219,11 +219,7 @@ int drv_fuzz_schedule(Cli *c) {
   for (int i = 0; i < p->nkernels; i++) {
     Kernel *k = p->kernels[i];
     if (!drv_selected(c, k)) continue;
-    if (k->nsizes) {
-      diag_error(k->loc, "kernel %s has symbolic size '%s': give it a value with -D %s=VALUE",
-                 k->name, k->sizes[0]->name, k->sizes[0]->name);
-      return 1;
-    }
+    if (!drv_sizes_bound(k)) return 1;
     Vec none = {0};
     LoweredFunc *def = drv_lower(c, k, TARGET_LLVM, &none);
     if (!def || !drv_fits(def, 4)) return 1;

@@ -219,6 +219,13 @@ static bool run_kernel(Cli *c, Kernel *k) {
   return drv_compare(f, args, ref, false);
 }
 
+bool drv_sizes_bound(Kernel *k) {
+  if (!k->nsizes) return true;
+  diag_error(k->loc, "kernel %s has symbolic size '%s': give it a value with -D %s=VALUE", k->name,
+             k->sizes[0]->name, k->sizes[0]->name);
+  return false;
+}
+
 int drv_run(Cli *c) {
   Program *p = drv_load(c);
   if (!p) return 1;
@@ -226,13 +233,7 @@ int drv_run(Cli *c) {
   for (int i = 0; i < p->nkernels; i++) {
     Kernel *k = p->kernels[i];
     if (!drv_selected(c, k)) continue;
-    if (k->nsizes) {
-      diag_error(k->loc, "kernel %s has symbolic size '%s': give it a value with -D %s=VALUE",
-                 k->name, k->sizes[0]->name, k->sizes[0]->name);
-      ok = false;
-      continue;
-    }
-    if (!run_kernel(c, k)) ok = false;
+    if (!drv_sizes_bound(k) || !run_kernel(c, k)) ok = false;
   }
   return ok && !diag_errors() ? 0 : 1;
 }
@@ -273,7 +274,7 @@ int drv_bench(Cli *c) {
   printf("%-16s %-14s %12s %10s %10s\n", "kernel", "schedule", "median ms", "GFLOP/s", "speedup");
   for (int i = 0; i < p->nkernels; i++) {
     Kernel *k = p->kernels[i];
-    if (!drv_selected(c, k)) continue;
+    if (!drv_selected(c, k) || !drv_sizes_bound(k)) continue;
     double base = bench_variant(c, k, NULL);
     bench_row(k, "default", base, base);
     for (int j = 0; j < k->nvariants; j++) {
