@@ -108,45 +108,7 @@ static _Noreturn void stop(Ctx *c) { longjmp(c->fail, 1); }
 
 /* ---- f16 ------------------------------------------------------------------- */
 
-static float half_to_float(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
-  if (exp == 0x1f) bits = sign | 0x7f800000 | (man << 13);
-  else if (exp) bits = sign | ((exp + 112) << 23) | (man << 13);
-  else if (!man) bits = sign;
-  else { /* subnormal: normalise */
-    exp = 113;
-    while (!(man & 0x400)) {
-      man <<= 1;
-      exp--;
-    }
-    bits = sign | (exp << 23) | ((man & 0x3ff) << 13);
-  }
-  float f;
-  memcpy(&f, &bits, 4);
-  return f;
-}
-
-/* Round to nearest even, with overflow to infinity and gradual underflow. */
-static uint16_t float_to_half(float f) {
-  uint32_t b;
-  memcpy(&b, &f, 4);
-  uint32_t sign = (b >> 16) & 0x8000, absb = b & 0x7fffffff;
-  if (absb >= 0x7f800000) return (uint16_t)(sign | 0x7c00 | (absb > 0x7f800000 ? 0x200 : 0));
-  if (absb >= 0x477ff000) return (uint16_t)(sign | 0x7c00); /* rounds to >= 65520 */
-  if (absb < 0x38800000) {                                     /* below 2^-14: subnormal */
-    if (absb < 0x33000000) return (uint16_t)sign;              /* below half the smallest */
-    uint32_t exp = absb >> 23, man = (absb & 0x7fffff) | 0x800000;
-    int shift = (int)(126 - exp); /* bits to drop to reach units of 2^-24 */
-    uint32_t q = man >> (shift), rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (q & 1))) q++;
-    return (uint16_t)(sign | q);
-  }
-  uint32_t h = ((absb >> 13) - (112u << 10)), rem = absb & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
-  return (uint16_t)(sign | h);
-}
-
-static float round16(float x) { return half_to_float(float_to_half(x)); }
+static float round16(float x) { return f16_to_f32(f32_to_f16(x)); }
 
 /* ---- integer helpers ----------------------------------------------------------- */
 
@@ -313,7 +275,7 @@ static float f_load32(const Node *n, Ctx *c) {
   return ((const float *)BUFDATA(c, n->acc))[offset(n->acc, c)];
 }
 static float f_load16(const Node *n, Ctx *c) {
-  return half_to_float(((const uint16_t *)BUFDATA(c, n->acc))[offset(n->acc, c)]);
+  return f16_to_f32(((const uint16_t *)BUFDATA(c, n->acc))[offset(n->acc, c)]);
 }
 static float f_add(const Node *n, Ctx *c) { return n->a->fn.f(n->a, c) + n->b->fn.f(n->b, c); }
 static float f_sub(const Node *n, Ctx *c) { return n->a->fn.f(n->a, c) - n->b->fn.f(n->b, c); }
@@ -636,7 +598,7 @@ static void run_store(const SNode *s, Ctx *c) {
   }
   case DT_F16: {
     float v = s->value->fn.f(s->value, c);
-    ((uint16_t *)BUFDATA(c, a))[offset(a, c)] = float_to_half(v);
+    ((uint16_t *)BUFDATA(c, a))[offset(a, c)] = f32_to_f16(v);
     break;
   }
   case DT_F64: {

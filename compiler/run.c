@@ -126,24 +126,11 @@ int drv_execute(Cli *c, LoweredFunc *f, void **args, bool interp, double *ms) {
   return rc;
 }
 
-static float half_to_float(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
-  if (exp == 0) {
-    float f = (float)man / 1024.0f / 16384.0f;
-    return sign ? -f : f;
-  }
-  if (exp == 31) bits = sign | 0x7f800000 | (man << 13);
-  else bits = sign | ((exp + 112) << 23) | (man << 13);
-  float f;
-  memcpy(&f, &bits, 4);
-  return f;
-}
-
 static double element(const void *p, DType t, int64_t i) {
   switch (t) {
   case DT_F32: return ((const float *)p)[i];
   case DT_F64: return ((const double *)p)[i];
-  case DT_F16: return half_to_float(((const uint16_t *)p)[i]);
+  case DT_F16: return f16_to_f32(((const uint16_t *)p)[i]);
   case DT_BOOL: case DT_U8: return ((const uint8_t *)p)[i];
   case DT_I8: return ((const int8_t *)p)[i];
   case DT_I16: return ((const int16_t *)p)[i];

@@ -81,6 +81,8 @@ bool dtype_is_float(DType t);
 bool dtype_is_int(DType t);            /* signed or unsigned integer, not bool */
 bool dtype_is_signed(DType t);
 int64_t dtype_wrap(DType t, int64_t v); /* V as a value of integer dtype T, wrapped as C converts */
+float f16_to_f32(uint16_t h);           /* IEEE half to float, subnormals included */
+uint16_t f32_to_f16(float f);           /* round to nearest even; overflow to infinity */
 
 /* ===================================================================== */
 /* The AST — grammar/parser.y builds it, ast.c prints it (--emit ast)     */

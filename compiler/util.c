@@ -152,6 +152,45 @@ const Backend *backend_for(Target t) {
   }
 }
 
+/* IEEE half precision <-> float: the interpreter's f16 storage and texc's comparisons. */
+float f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+  if (exp == 0x1f) bits = sign | 0x7f800000 | (man << 13);
+  else if (exp) bits = sign | ((exp + 112) << 23) | (man << 13);
+  else if (!man) bits = sign;
+  else { /* subnormal: normalise */
+    exp = 113;
+    while (!(man & 0x400)) {
+      man <<= 1;
+      exp--;
+    }
+    bits = sign | (exp << 23) | ((man & 0x3ff) << 13);
+  }
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+/* Round to nearest even, with overflow to infinity and gradual underflow. */
+uint16_t f32_to_f16(float f) {
+  uint32_t b;
+  memcpy(&b, &f, 4);
+  uint32_t sign = (b >> 16) & 0x8000, absb = b & 0x7fffffff;
+  if (absb >= 0x7f800000) return (uint16_t)(sign | 0x7c00 | (absb > 0x7f800000 ? 0x200 : 0));
+  if (absb >= 0x477ff000) return (uint16_t)(sign | 0x7c00); /* rounds to >= 65520 */
+  if (absb < 0x38800000) {                                     /* below 2^-14: subnormal */
+    if (absb < 0x33000000) return (uint16_t)sign;              /* below half the smallest */
+    uint32_t exp = absb >> 23, man = (absb & 0x7fffff) | 0x800000;
+    int shift = (int)(126 - exp); /* bits to drop to reach units of 2^-24 */
+    uint32_t q = man >> (shift), rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (q & 1))) q++;
+    return (uint16_t)(sign | q);
+  }
+  uint32_t h = ((absb >> 13) - (112u << 10)), rem = absb & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
+  return (uint16_t)(sign | h);
+}
+
 /* splitmix64: a fixed, portable sequence, so every run sees the same inputs. */
 static uint64_t next_random(uint64_t *s) {
   uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
@@ -169,15 +208,9 @@ void fill_random(void *data, DType t, int64_t n, uint64_t seed) {
     switch (t) {
     case DT_F32: ((float *)data)[i] = (float)u; break;
     case DT_F64: ((double *)data)[i] = u; break;
-    case DT_F16: { /* store the f16 bit pattern of u rounded to 1/64 */
-      float f = (float)((int)(u * 64)) / 64.0f;
-      uint32_t b;
-      memcpy(&b, &f, 4);
-      uint16_t h = (uint16_t)(((b >> 16) & 0x8000) |
-                              (f == 0 ? 0 : ((((b >> 23) & 0xff) - 112) << 10) | ((b >> 13) & 0x3ff)));
-      ((uint16_t *)data)[i] = h;
+    case DT_F16: /* u rounded to 1/64: exact in half precision */
+      ((uint16_t *)data)[i] = f32_to_f16((float)((int)(u * 64)) / 64.0f);
       break;
-    }
     case DT_BOOL: ((uint8_t *)data)[i] = (uint8_t)(r & 1); break;
     case DT_I8: ((int8_t *)data)[i] = (int8_t)k; break;
     case DT_U8: ((uint8_t *)data)[i] = (uint8_t)(r % 7); break;
