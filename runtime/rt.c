@@ -197,20 +197,14 @@ void rt_module_free(RtModule *m) {
 
 /* ------------------------------------------------------- CPU functions */
 
-/* What a CPU RtFunc keeps: the packed entry and its arity. */
+/* What a CPU RtFunc keeps: the packed entry and its name. */
 typedef struct CpuFunc {
   RtPackedFn fn;
-  int nargs, nsizes;
   char name[];
 } CpuFunc;
 
 static int cpu_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes) {
   CpuFunc *c = f->impl;
-  if (nargs != c->nargs || nsizes != c->nsizes) {
-    rt_set_error("%s takes %d tensors and %d sizes, not %d and %d", f->name, c->nargs, c->nsizes,
-                 nargs, nsizes);
-    return 1;
-  }
   void *ptrs[64];
   void **p = nargs <= 64 ? ptrs : malloc(sizeof *p * (size_t)nargs);
   if (!p) {
@@ -237,11 +231,11 @@ RtFunc *rt_cpu_func(const char *name, RtPackedFn fn, int nargs, int nsizes) {
     return NULL;
   }
   c->fn = fn;
-  c->nargs = nargs;
-  c->nsizes = nsizes;
   memcpy(c->name, name, len + 1);
   f->name = c->name;
   f->device = (RtDevice){RT_CPU, 0};
+  f->nargs = nargs;
+  f->nsizes = nsizes;
   f->impl = c;
   f->call = cpu_call;
   f->destroy = cpu_destroy;
@@ -307,6 +301,11 @@ int rt_func_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, in
   }
   if (nargs < 0 || (nargs && !args) || nsizes < 0 || (nsizes && !sizes)) {
     rt_set_error("%s: bad argument arrays", f->name);
+    return 1;
+  }
+  if (nargs != f->nargs || nsizes != f->nsizes) {
+    rt_set_error("%s takes %d tensors and %d sizes, not %d and %d", f->name, f->nargs, f->nsizes,
+                 nargs, nsizes);
     return 1;
   }
   for (int i = 0; i < nargs; i++) {

@@ -253,11 +253,6 @@ static int cu_launch(CuFunc *cf, int i, CUdeviceptr *ptrs, const int64_t *sizes)
 static int cu_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes) {
   CuFunc *cf = f->impl;
   const RtGpuFunc *p = cf->plan;
-  if (nargs != p->nparams || nsizes != p->nsizes) {
-    rt_set_error("%s takes %d tensors and %d sizes, not %d and %d", p->name, p->nparams,
-                 p->nsizes, nargs, nsizes);
-    return 1;
-  }
   if (cu_use(cf->dev)) return 1;
   CUdeviceptr *ptrs = calloc((size_t)(p->nparams + p->ntemps + 1), sizeof *ptrs);
   int rc = 0;
@@ -310,8 +305,8 @@ RtModule *rt_cuda_module(const char *ptx, const RtGpuFunc *fns, int n) {
     cf->plan = &cm->plans[i];
     cf->kernels = calloc((size_t)cf->plan->nkernels + 1, sizeof(CUfunction));
     RtFunc *f = calloc(1, sizeof *f);
-    *f = (RtFunc){.name = cf->plan->name, .device = {RT_CUDA, 0}, .impl = cf, .call = cu_call,
-                  .destroy = cu_func_destroy};
+    *f = (RtFunc){.name = cf->plan->name, .device = {RT_CUDA, 0}, .nargs = cf->plan->nparams,
+                  .nsizes = cf->plan->nsizes, .impl = cf, .call = cu_call, .destroy = cu_func_destroy};
     rt_module_add(m, f);
     for (int k = 0; k < cf->plan->nkernels; k++) {
       rc = cu.module_func(&cf->kernels[k], mod, cf->plan->kernels[k].name);

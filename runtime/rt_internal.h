@@ -4,10 +4,11 @@
 #include "texrt.h"
 
 /* A function of a module. CALL receives the tensors and sizes as rt_func_call got them,
- * after the runtime checked that every tensor is on DEVICE. */
+ * after the runtime checked that there are NARGS tensors, all on DEVICE, and NSIZES sizes. */
 struct RtFunc {
   const char *name;
   RtDevice device;
+  int nargs, nsizes;
   void *impl;
   int (*call)(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes);
   void (*destroy)(RtFunc *f);

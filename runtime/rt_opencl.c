@@ -353,11 +353,6 @@ static int launch(ClFunc *cf, int i, cl_mem *mems, const int64_t *sizes) {
 static int ocl_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes) {
   ClFunc *cf = f->impl;
   const RtGpuFunc *p = cf->plan;
-  if (nargs != p->nparams || nsizes != p->nsizes) {
-    rt_set_error("%s takes %d tensors and %d sizes, not %d and %d", p->name, p->nparams,
-                 p->nsizes, nargs, nsizes);
-    return 1;
-  }
   cl_mem *mems = calloc((size_t)(p->nparams + p->ntemps + 1), sizeof *mems);
   int rc = 0;
   for (int i = 0; i < p->nparams; i++) mems[i] = (cl_mem)args[i]->data;
@@ -419,8 +414,8 @@ static RtFunc *make_func(ClDevice *d, int id, cl_program prog, const RtGpuFunc *
   cf->dev = d;
   cf->kernels = calloc((size_t)plan->nkernels + 1, sizeof(cl_kernel));
   RtFunc *f = calloc(1, sizeof *f);
-  *f = (RtFunc){.name = plan->name, .device = {RT_OPENCL, id}, .impl = cf, .call = ocl_call,
-                .destroy = ocl_func_destroy};
+  *f = (RtFunc){.name = plan->name, .device = {RT_OPENCL, id}, .nargs = plan->nparams,
+                .nsizes = plan->nsizes, .impl = cf, .call = ocl_call, .destroy = ocl_func_destroy};
   for (int k = 0; k < plan->nkernels; k++) {
     cl_int rc;
     cf->kernels[k] = clCreateKernel(prog, plan->kernels[k].name, &rc);
