@@ -9,12 +9,12 @@ WARN := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -Icompiler -Iruntime -I$(B)/gen $(EXTRA_CFLAGS)
 LDLIBS := $(LLVM_LIBS) -lxgboost -lcjson -lOpenCL -ldl -lpthread -lm $(EXTRA_LDFLAGS)
 
-COMPILER_SRC := $(wildcard compiler/*.c) $(wildcard compiler/autosched/*.c)
+COMPILER_SRC := $(wildcard compiler/*/*.c)
 RUNTIME_SRC := $(wildcard runtime/*.c)
 GEN_SRC := $(B)/gen/lexer.c $(B)/gen/parser.c
 COMPILER_OBJ := $(COMPILER_SRC:%.c=$(B)/%.o) $(GEN_SRC:%.c=%.o)
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(B)/%.o)
-HEADERS := compiler/texc.h runtime/texrt.h runtime/rt_internal.h $(wildcard compiler/*.h compiler/autosched/*.h runtime/*.h)
+HEADERS := compiler/texc.h runtime/texrt.h runtime/rt_internal.h $(wildcard compiler/*.h compiler/*/*.h runtime/*.h)
 
 all: $(B)/texc $(B)/libtexrt.a
 
@@ -29,7 +29,7 @@ $(B)/gen/lexer.c: grammar/lexer.re $(B)/gen/parser.h
 $(B)/gen/%.o: $(B)/gen/%.c $(HEADERS) $(B)/gen/parser.h
 	$(CC) $(CFLAGS) -Wno-unused-function -Wno-missing-prototypes -c $< -o $@
 
-$(B)/compiler/codegen_llvm.o: compiler/codegen_llvm.c $(HEADERS)
+$(B)/compiler/target/llvm.o: compiler/target/llvm.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LLVM_CFLAGS) -c $< -o $@
 
@@ -48,7 +48,7 @@ $(B)/texc: $(COMPILER_OBJ) $(B)/libtexrt.a
 # C unit tests: each tests/unit/test_X.c links against the compiler (without main.c).
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:%.c=$(B)/%)
-LIB_OBJ := $(filter-out $(B)/compiler/main.o,$(COMPILER_OBJ))
+LIB_OBJ := $(filter-out $(B)/compiler/cli/main.o,$(COMPILER_OBJ))
 $(B)/tests/unit/%: tests/unit/%.c tests/unit/unit.h $(LIB_OBJ) $(B)/libtexrt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -rdynamic -o $@ $< $(LIB_OBJ) -Wl,--whole-archive $(B)/libtexrt.a -Wl,--no-whole-archive $(LDLIBS)

@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "rt_gpu.h"
+
 #define TEXC_VERSION "0.1.0"
 
 /* ===================================================================== */
@@ -484,10 +486,6 @@ double kernel_flops(Kernel *k); /* floating-point operations of one call (sizes 
  * Opaque; steps are the only way to change it. */
 typedef struct Schedule Schedule;
 
-typedef struct GpuLimits {
-  int max_threads_per_block; /* 1024 */
-  int max_shared_bytes;      /* 49152 */
-} GpuLimits;
 
 /* The default schedule: every stage at the root, loops in declaration order, no
  * annotations. (On GPU targets the driver applies gpu_default_steps when a kernel has no
@@ -522,7 +520,7 @@ bool ir_verify(const LoweredFunc *fn);
 int interp_run(const LoweredFunc *fn, void **args, const int64_t *sizes);
 
 /* ===================================================================== */
-/* codegen — backends are tables of functions (codegen_*.c)               */
+/* codegen — backends are tables of functions (compiler/target/)               */
 /* ===================================================================== */
 
 typedef struct Options {
@@ -558,44 +556,18 @@ bool gpu_default_steps(Kernel *k, Target t, Vec *steps);
  * step that made the offending loop. */
 bool gpu_check(const LoweredFunc *fn, const GpuLimits *limits);
 
-/* GPU back ends (issue 4). codegen_c.c prints CUDA C / OpenCL C for lowered GPU functions
+/* GPU back ends. target/gpu_source.c prints CUDA C / OpenCL C for lowered GPU functions
  * and, for each, an RtGpuFunc: its host side (temps, then launches in order) as plain data,
  * which rt_cuda.c / rt_opencl.c run without the compiler. Launch extents and temp sizes are
  * RPN programs over the symbolic sizes: code[2i] is an RPN_ op, code[2i+1] its operand. */
-enum { RPN_CONST, RPN_SIZE, RPN_ADD, RPN_SUB, RPN_MUL, RPN_DIV, RPN_MOD, RPN_MIN, RPN_MAX };
-typedef struct RtGpuExpr {
-  int n;           /* instructions */
-  int64_t *code;
-} RtGpuExpr;
-typedef struct RtGpuKernel {
-  const char *name;
-  RtGpuExpr grid[3], block[3];
-  int nargs;
-  int *args;       /* >= 0: tensor (params, then temps); < 0: size -1 - args[i] (as int64) */
-} RtGpuKernel;
-typedef struct RtGpuFunc {
-  const char *name;
-  int nparams, nsizes, ntemps, nkernels;
-  RtGpuExpr *temp_bytes;
-  RtGpuKernel *kernels;
-} RtGpuFunc;
 /* The source of FNS for T (TARGET_CUDA or TARGET_OPENCL) and, when PLANS is not NULL, one
  * plan per function (arena). NULL after a diagnostic. */
 char *cg_gpu_source(LoweredFunc **fns, int n, Target t, RtGpuFunc **plans);
-/* codegen_cuda.c: CUDA C to PTX through NVRTC (dlopen'd). ARCH: "compute_90"; NULL: the
+/* target/cuda.c: CUDA C to PTX through NVRTC (dlopen'd). ARCH: "compute_90"; NULL: the
  * device's, else compute_90. Malloc'd PTX, or NULL after a diagnostic with NVRTC's log. */
 char *cg_nvrtc_compile(const char *src, const char *arch);
 /* gpu_check.c: the limits of the device that O picks (defaults when there is none). */
 GpuLimits gpu_limits(Target t, const Options *o);
-/* rt_cuda.c / rt_opencl.c: modules that run plans (deep-copied). NULL after rt_set_error. */
-struct RtModule *rt_cuda_module(const char *ptx, const RtGpuFunc *fns, int n);
-struct RtModule *rt_opencl_module(const char *src, const char *device, const RtGpuFunc *fns, int n);
-int64_t rt_gpu_eval(const RtGpuExpr *e, const int64_t *sizes); /* -1 on a bad program */
-RtGpuFunc *rt_gpu_plans_copy(const RtGpuFunc *fns, int n); /* malloc'd, one block */
-/* Device queries: 0 when there is a device. CUDA: id; OpenCL: the device that DEVICE names
- * ("P:D", a name substring; NULL: the first), whose flat index goes to *ID. */
-int rt_cuda_query(int id, int *cc_major, int *cc_minor, GpuLimits *lim);
-int rt_opencl_query(const char *device, int *id, GpuLimits *lim);
 
 /* ===================================================================== */
 /* autosched/ — the auto-scheduler, records, `texc tune`, `texc records`  */

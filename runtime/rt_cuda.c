@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "rt_internal.h"
-#include "texc.h"
+#include "rt_gpu.h"
+
+#include <stdbool.h>
 
 typedef int CUresult;
 typedef int CUdevice;

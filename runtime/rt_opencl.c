@@ -16,7 +16,9 @@
 #include <strings.h>
 
 #include "rt_internal.h"
-#include "texc.h"
+#include "rt_gpu.h"
+
+#include <stdbool.h>
 
 /* ------------------------------------------------------------ plans */
 

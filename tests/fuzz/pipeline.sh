@@ -26,13 +26,13 @@ fi
 
 # Objects, rebuilt when their source or a header is newer (all but main.c).
 objs=()
-for src in compiler/*.c compiler/autosched/*.c runtime/*.c $B/gen/lexer.c $B/gen/parser.c; do
-  [ "$src" = compiler/main.c ] && continue
+for src in compiler/*/*.c runtime/*.c $B/gen/lexer.c $B/gen/parser.c; do
+  [ "$src" = compiler/cli/main.c ] && continue
   o="$OUT/obj/$(echo "$src" | tr / _).o"
   objs+=("$o")
-  if [ ! -e "$o" ] || [ -n "$(find "$src" compiler/*.h runtime/*.h -newer "$o" 2>/dev/null | head -1)" ]; then
+  if [ ! -e "$o" ] || [ -n "$(find "$src" compiler/*.h compiler/*/*.h runtime/*.h -newer "$o" 2>/dev/null | head -1)" ]; then
     extra=""
-    [ "$src" = compiler/codegen_llvm.c ] && extra="$LLVM_CFLAGS"
+    [ "$src" = compiler/target/llvm.c ] && extra="$LLVM_CFLAGS"
     $CC $FLAGS $SAN $FUZZ $extra -c "$src" -o "$o"
   fi
 done

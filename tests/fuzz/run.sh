@@ -12,7 +12,7 @@ MODE=${1:-60}
 OUT=$B/fuzz
 mkdir -p "$OUT/corpus"
 make -s --no-print-directory B="$B" "$B/gen/parser.c" "$B/gen/lexer.c" >/dev/null
-SRC="compiler/parse.c compiler/ast.c compiler/util.c compiler/diag.c $B/gen/parser.c $B/gen/lexer.c tests/fuzz/fuzz_parse.c"
+SRC="compiler/front/parse.c compiler/front/ast.c compiler/util/util.c compiler/util/diag.c $B/gen/parser.c $B/gen/lexer.c tests/fuzz/fuzz_parse.c"
 FLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -Icompiler -Iruntime -I$B/gen -Wno-unused-function"
 
 # The libFuzzer binary, when clang and its fuzzer runtime are there.

@@ -1,7 +1,7 @@
 /* test_bound.c — the arithmetic of bound inference (bound.c): affine normalization,
  * symbolic intervals, proofs; regions of compute_at'ed stages; the index relations of
  * split and fuse (pass down / pass up). */
-#include "sched_internal.h"
+#include "sched/sched_internal.h"
 #include "unit.h"
 
 #include <string.h>

@@ -2,7 +2,7 @@
  * extraction (equal workloads are one task, weighted), fusion decisions (elementwise tails,
  * values with two uses, residual adds), errors, the untuned CPU default schedule (built,
  * and computing what the bare default computes, in the interpreter) and the weights. */
-#include "network.h"
+#include "front/network.h"
 #include "unit.h"
 
 #include <math.h>

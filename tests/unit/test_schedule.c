@@ -1,7 +1,7 @@
 /* test_schedule.c — steps on stages (schedule.c) and lowering (lower.c): what the tuner
  * sees (sched_describe), failed steps leave the schedule unchanged, and every schedule
  * computes what the default schedule computes (run by the interpreter). */
-#include "sched_internal.h"
+#include "sched/sched_internal.h"
 #include "unit.h"
 
 #include <math.h>

@@ -1,7 +1,7 @@
 /* test_tune.c — the auto-scheduler's pieces in isolation: records, the cost model,
  * features on hand-built IR, sketches of a hand-built matmul, the search loop with a
  * fake measurer. */
-#include "../../compiler/autosched/autosched.h"
+#include "autosched/autosched.h"
 
 #include <math.h>
 #include <stdlib.h>

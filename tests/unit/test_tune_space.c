@@ -1,7 +1,7 @@
 /* test_tune_space.c — the auto-scheduler's search space on real kernels (parsed .tex):
  * register-tile candidates, parallel outer loops kept, the rfactor sketch, every sampled
  * and mutated candidate applies, and the deterministic pseudo cost. */
-#include "../../compiler/autosched/autosched.h"
+#include "autosched/autosched.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@
  *     outside, the TW x V tile inside (rows unrolled, channels vectorized).
  * Other kernels (two reductions, as softmax) get no steps: the default schedule.
  */
-#include "network.h"
+#include "front/network.h"
 
 #include <string.h>
 

@@ -15,7 +15,7 @@
  * has no other use are fused into it; each group becomes one kernel, written as an AST with
  * every size replaced by its value and checked as any kernel: a task of the tuner.
  */
-#include "network.h"
+#include "front/network.h"
 
 #include <stdlib.h>
 #include <string.h>

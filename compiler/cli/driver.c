@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "network.h" /* networks: network*.c */
+#include "front/network.h" /* networks: network*.c */
 #include "texrt.h"
 
 static void usage(void) {

@@ -16,7 +16,7 @@
  * records log as its prior, so rounds of one task continue each other and a rerun of the
  * command resumes: latencies and trial counts are read back from the log.
  */
-#include "network.h"
+#include "front/network.h"
 
 #include <math.h>
 #include <stdlib.h>

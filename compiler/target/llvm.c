@@ -1,4 +1,4 @@
-/* codegen_llvm.c — the CPU back end: loop IR to LLVM IR (LLVM-C), then to machine code
+/* target/llvm.c — the CPU back end: loop IR to LLVM IR (LLVM-C), then to machine code
  * in memory (JIT through ORC LLJIT) or to files (llvm, asm, obj, so, header).
  *
  * Each LoweredFunc F becomes

@@ -1,4 +1,4 @@
-/* codegen_c.c — the C-like printer behind the CUDA and OpenCL back ends.
+/* target/gpu_source.c — the C-like printer behind the CUDA and OpenCL back ends.
  *
  * A lowered GPU function is a host loop nest: its top-level statements are global temps
  * (S_ALLOC, SCOPE_GLOBAL) and launches (subtrees with blockIdx/threadIdx loops). Each launch

@@ -1,4 +1,4 @@
-/* codegen_opencl.c — the OpenCL back end: OpenCL C from codegen_c.c, built and run by the
+/* target/opencl.c — the OpenCL back end: OpenCL C from target/gpu_source.c, built and run by the
  * ICD loader in rt_opencl.c on the device that Options.opencl_device picks. */
 #include "texc.h"
 

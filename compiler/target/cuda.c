@@ -1,4 +1,4 @@
-/* codegen_cuda.c — the CUDA back end: CUDA C from codegen_c.c, PTX through NVRTC,
+/* target/cuda.c — the CUDA back end: CUDA C from target/gpu_source.c, PTX through NVRTC,
  * modules through the driver API (rt_cuda.c).
  *
  * NVRTC is loaded with dlopen so that texc has no link-time dependency on the CUDA

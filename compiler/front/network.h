@@ -11,7 +11,7 @@
 #ifndef NETWORK_H
 #define NETWORK_H
 
-#include "driver.h"
+#include "texc.h"
 
 #define NET_MAX_DIMS 8
 
@@ -98,8 +98,7 @@ bool net_is_network_file(const char *path);
 /* The index of the first argument naming a .tex file, or 0. */
 int net_file_arg(int argc, char **argv);
 
-/* network_run.c */
-int net_run_cli(Cli *c, const char *cmd);
+/* cli/network_run.c (net_run_cli is declared in cli/driver.h) */
 /* The deterministic data of a parameter tensor (host, f32), as NETWORKS.md describes. */
 void net_fill(const NetTensor *t, float *data);
 

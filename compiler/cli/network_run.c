@@ -6,7 +6,8 @@
  * that task calls the same function. --check runs each group's default schedule in the
  * interpreter on the same inputs and compares every group's output.
  */
-#include "network.h"
+#include "driver.h"
+#include "front/network.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -43,6 +43,9 @@ bool drv_compare(const LoweredFunc *f, void **got, void **ref, bool quiet);
 /* The reference: the default schedule of K, interpreted, on ARGS (copied). */
 void **drv_reference(Cli *c, Kernel *k, void **args, const LoweredFunc *like);
 
+/* network_run.c: `texc NET.tex`, `texc run NET.tex`, `texc bench NET.tex`. */
+int net_run_cli(Cli *c, const char *cmd);
+
 /* randsched.c */
 int drv_fuzz_schedule(Cli *c);
 #endif
