@@ -491,8 +491,13 @@ typedef struct Schedule Schedule;
  * annotations. (On GPU targets the driver applies gpu_default_steps when a kernel has no
  * variant for the target.) TARGET decides which steps are legal (bind, parallel). */
 Schedule *sched_new(Kernel *k, Target t);
-/* Apply one step. On error: a diagnostic at the step's line, false, and S unchanged. */
+/* Apply one step. On error: a diagnostic at the step's line, false, and S unchanged.
+ * Whether a compute_at's loop encloses every reader is judged on the final schedule
+ * (as TVM does), by sched_check_attach, which sched_build and sched_lower call. */
 bool sched_step(Schedule *s, const Ast *step);
+/* false, after an error at the step that broke it, when a stage computed at a loop has
+ * a reader outside that loop (or none). */
+bool sched_check_attach(Schedule *s);
 /* sched_new + every step of the variant (or of STEPS); NULL on error (reported). */
 Schedule *sched_build(Kernel *k, Target t, const Vec *steps);
 /* Bound inference and loop-nest generation. NULL on error (reported), e.g. a GPU
