@@ -211,12 +211,15 @@ static void run_trial(Cli *c, Trial *t, void **args, void **ref, Tally *tally, i
   } else {
     void **got = drv_copy_args(f, args);
     double ms;
+    CompareResult r;
     if (interp_run(f, got, NULL)) why = "interpreter error";
-    else if (!drv_compare(f, got, ref, true)) why = "interpreted result differs from the reference";
+    else if (!compare_outputs(f, got, ref, &r))
+      why = xprintf("interpreted result differs from the reference: %s", compare_mismatch(&r));
     if (!why && !c->interp) {
       got = drv_copy_args(f, args);
       if (drv_execute(c, f, got, false, &ms)) why = "compiled code failed";
-      else if (!drv_compare(f, got, ref, true)) why = "compiled result differs from the reference";
+      else if (!compare_outputs(f, got, ref, &r))
+        why = xprintf("compiled result differs from the reference: %s", compare_mismatch(&r));
     }
   }
   tally->checked++;
