@@ -491,8 +491,13 @@ typedef struct Schedule Schedule;
  * annotations. (On GPU targets the driver applies gpu_default_steps when a kernel has no
  * variant for the target.) TARGET decides which steps are legal (bind, parallel). */
 Schedule *sched_new(Kernel *k, Target t);
-/* Apply one step. On error: a diagnostic at the step's line, false, and S unchanged. */
+/* Apply one step. On error: a diagnostic at the step's line, false, and S unchanged.
+ * Whether a compute_at's loop encloses every reader is judged on the final schedule
+ * (as TVM does), by sched_check_attach, which sched_build and sched_lower call. */
 bool sched_step(Schedule *s, const Ast *step);
+/* false, after an error at the step that broke it, when a stage computed at a loop has
+ * a reader outside that loop (or none). */
+bool sched_check_attach(Schedule *s);
 /* sched_new + every step of the variant (or of STEPS); NULL on error (reported). */
 Schedule *sched_build(Kernel *k, Target t, const Vec *steps);
 /* Bound inference and loop-nest generation. NULL on error (reported), e.g. a GPU
@@ -518,6 +523,28 @@ bool ir_verify(const LoweredFunc *fn);
  * SIZES[j] is the value of sizes[j]. Returns 0, or non-zero after printing the
  * error (an out-of-bounds access is reported, never performed). */
 int interp_run(const LoweredFunc *fn, void **args, const int64_t *sizes);
+
+/* compare.c: computed results against the reference (the interpreter's), the one check
+ * of run --check, fuzz-schedule, the tuner and networks' --check. Ints and bools exact;
+ * floats elementwise within rtol*|ref| + atol*max(max|ref|, 1) and in norm,
+ * ||got - ref||_2 / ||ref||_2 <= l2tol (f16 1e-2 1e-3 1e-2, f32 1e-3 1e-4 1e-4, f64 1e-9
+ * 1e-10 1e-10); NaN matches only NaN. Zero a result ({0}) before the first value. */
+typedef struct CompareResult {
+  double max_abs, max_rel, rel_l2; /* worst over everything compared */
+  bool failed;
+  const char *name;                /* the first output that failed */
+  int64_t index;                   /* its first mismatch (-1: only its norm failed) */
+  double got, want, l2, l2_threshold;
+} CompareResult;
+/* Compare N values of dtype T (output NAME); false when they differ. Adds to R. */
+bool compare_values(const void *got, const void *ref, DType t, int64_t n, const char *name,
+                    CompareResult *r);
+/* Every output of F (params ninputs..nparams-1) in GOT against REF; R is zeroed first. */
+bool compare_outputs(const LoweredFunc *f, void **got, void **ref, CompareResult *r);
+/* What failed, e.g. `C at flat index 7: got 1, expected 2` ("" when nothing). */
+char *compare_mismatch(const CompareResult *r);
+/* `  MISMATCH in ...` when failed, then `  check: max abs err A, max rel err R, rel L2 E: ok`. */
+void compare_print(FILE *out, const CompareResult *r);
 
 /* ===================================================================== */
 /* codegen — backends are tables of functions (compiler/target/)               */

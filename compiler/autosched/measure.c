@@ -361,35 +361,6 @@ static int small_defines(const Task *task, Define *out, int cap) {
   return n;
 }
 
-static double load_as_double(const void *p, DType t, int64_t i) {
-  switch (t) {
-  case DT_F32: return ((const float *)p)[i];
-  case DT_F64: return ((const double *)p)[i];
-  case DT_I8: return ((const int8_t *)p)[i];
-  case DT_I16: return ((const int16_t *)p)[i];
-  case DT_I32: return (double)((const int32_t *)p)[i];
-  case DT_I64: return (double)((const int64_t *)p)[i];
-  case DT_U8: case DT_BOOL: return ((const uint8_t *)p)[i];
-  case DT_U32: return ((const uint32_t *)p)[i];
-  case DT_F16: return ((const uint16_t *)p)[i]; /* bit patterns: compared exactly */
-  default: return 0;
-  }
-}
-
-/* Compare N values; 1 when they match within the tolerance of T. */
-static int compare(const void *got, const void *want, DType t, int64_t n, const char *name,
-                   char *msg, size_t sz) {
-  double tol = t == DT_F32 ? 1e-3 : t == DT_F64 ? 1e-9 : 0;
-  for (int64_t i = 0; i < n; i++) {
-    double a = load_as_double(got, t, i), b = load_as_double(want, t, i);
-    if (fabs(a - b) <= tol * (1 + fabs(b)) || (isnan(a) && isnan(b))) continue;
-    snprintf(msg, sz, "wrong result: %s[%lld] is %g, the interpreter says %g", name,
-             (long long)i, a, b);
-    return 0;
-  }
-  return 1;
-}
-
 /* Run TEXT's compiled code and the default schedule's interpretation on the same inputs.
  * In the child of measure_check. */
 static int check_in_child(const Task *task, const char *text, bool small, char *msg, size_t sz) {
@@ -426,7 +397,9 @@ static int check_in_child(const Task *task, const char *text, bool small, char *
     void *got = calloc(1, (size_t)args[i]->nbytes + 1);
     rt_tensor_to_host(got, args[i]);
     int64_t n = args[i]->nbytes / dtype_bytes(fn->params[i]->dtype);
-    if (!compare(got, host[i], fn->params[i]->dtype, n, fn->params[i]->name, msg, sz)) return 0;
+    CompareResult r = {0};
+    if (!compare_values(got, host[i], fn->params[i]->dtype, n, fn->params[i]->name, &r))
+      return snprintf(msg, sz, "wrong result against the interpreter: %s", compare_mismatch(&r)), 0;
   }
   return 1;
 }

@@ -189,22 +189,11 @@ static float *download(Exec *e, const NetTensor *t) {
   return h;
 }
 
-/* Largest error of GOT against REF relative to REF's largest magnitude. */
-static double rel_err(const float *got, const float *ref, int64_t n) {
-  double scale = 1e-30, err = 0;
-  for (int64_t i = 0; i < n; i++) scale = fmax(scale, fabs(ref[i]));
-  for (int64_t i = 0; i < n; i++) {
-    double d = fabs((double)got[i] - ref[i]);
-    err = fmax(err, isnan(d) ? INFINITY : d);
-  }
-  return err / scale;
-}
-
 /* Interpret every group on the compiled run's own inputs (so errors do not add up) and
- * compare its output. true when all match within 1e-3 of each output's scale. */
+ * compare its output (compare_values: the check of `texc run --check`). */
 static bool check_groups(Cli *c, Exec *e) {
   Network *n = e->n;
-  double worst = 0;
+  CompareResult r = {0};
   for (int k = 0; k < n->ngroups; k++) {
     NetGroup *g = n->groups[k];
     Vec none = {0};
@@ -215,16 +204,15 @@ static bool check_groups(Cli *c, Exec *e) {
     args[g->ninputs] = xalloc(sizeof(float) * (size_t)numel(g->out));
     if (interp_run(ref, args, NULL)) return false;
     float *got = download(e, g->out);
-    double err = rel_err(got, args[g->ninputs], numel(g->out));
-    worst = fmax(worst, err);
-    if (!(err <= 1e-3)) {
+    if (!compare_values(got, args[g->ninputs], DT_F32, numel(g->out), g->kernel->name, &r)) {
       NetNode *nd = n->nodes[g->nodes[g->nnodes - 1]];
-      printf("  MISMATCH in %s (%s:%d): relative error %.3g\n", g->kernel->name, nd->loc.file, nd->loc.line, err);
+      printf("  MISMATCH in %s (%s:%d)\n", compare_mismatch(&r), nd->loc.file, nd->loc.line);
       printf("  check: FAILED\n");
       return false;
     }
   }
-  printf("  check: %d groups against the interpreter, max rel err %.3g: ok\n", n->ngroups, worst);
+  printf("  check: %d groups against the interpreter, max rel err %.3g, max abs err %.3g, rel L2 %.3g: ok\n",
+         n->ngroups, r.max_rel, r.max_abs, r.rel_l2);
   return true;
 }
 

@@ -160,20 +160,33 @@ static char *random_step(Trial *t) {
   }
 }
 
-/* Propose up to NSTEPS steps; the accepted ones go to STEPS (as text, one per line). */
+/* Propose up to NSTEPS steps; the accepted ones go to STEPS (as text, one per line).
+ * Attachments are judged on the final schedule, so a step may leave a compute_at that a
+ * later step completes (compute_at(M, Y, Y.r), then M's reader at Y.r); when the last
+ * steps leave one incomplete, the schedule is rebuilt from the longest prefix that holds. */
 static Schedule *random_schedule(Trial *t, int nsteps, char **text) {
   *text = xstrdup("");
   Schedule *s = sched_new(t->k, TARGET_LLVM);
   if (!s) return NULL;
+  Vec kept = {0};
+  int nvalid = 0;
+  char *valid_text = *text;
   for (int tries = 0, applied = 0; applied < nsteps && tries < nsteps * 6; tries++) {
     read_view(t, sched_describe(s));
     char *step = random_step(t);
     Vec st = {0};
     if (!step || !parse_steps("<random>", step, &st) || st.len != 1) continue;
     if (!sched_step(s, st.data[0])) continue;
+    vec_push(&kept, st.data[0]);
     *text = xprintf("%s  %s\n", *text, step);
     applied++;
+    if (sched_check_attach(s)) nvalid = kept.len, valid_text = *text;
   }
+  if (nvalid == kept.len) return s;
+  s = sched_new(t->k, TARGET_LLVM);
+  for (int i = 0; s && i < nvalid; i++)
+    if (!sched_step(s, kept.data[i])) s = NULL;
+  *text = valid_text;
   return s;
 }
 
@@ -198,12 +211,15 @@ static void run_trial(Cli *c, Trial *t, void **args, void **ref, Tally *tally, i
   } else {
     void **got = drv_copy_args(f, args);
     double ms;
+    CompareResult r;
     if (interp_run(f, got, NULL)) why = "interpreter error";
-    else if (!drv_compare(f, got, ref, true)) why = "interpreted result differs from the reference";
+    else if (!compare_outputs(f, got, ref, &r))
+      why = xprintf("interpreted result differs from the reference: %s", compare_mismatch(&r));
     if (!why && !c->interp) {
       got = drv_copy_args(f, args);
       if (drv_execute(c, f, got, false, &ms)) why = "compiled code failed";
-      else if (!drv_compare(f, got, ref, true)) why = "compiled result differs from the reference";
+      else if (!compare_outputs(f, got, ref, &r))
+        why = xprintf("compiled result differs from the reference: %s", compare_mismatch(&r));
     }
   }
   tally->checked++;

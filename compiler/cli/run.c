@@ -126,52 +126,10 @@ int drv_execute(Cli *c, LoweredFunc *f, void **args, bool interp, double *ms) {
   return rc;
 }
 
-static double element(const void *p, DType t, int64_t i) {
-  switch (t) {
-  case DT_F32: return ((const float *)p)[i];
-  case DT_F64: return ((const double *)p)[i];
-  case DT_F16: return f16_to_f32(((const uint16_t *)p)[i]);
-  case DT_BOOL: case DT_U8: return ((const uint8_t *)p)[i];
-  case DT_I8: return ((const int8_t *)p)[i];
-  case DT_I16: return ((const int16_t *)p)[i];
-  case DT_I32: return ((const int32_t *)p)[i];
-  case DT_U32: return ((const uint32_t *)p)[i];
-  case DT_I64: return (double)((const int64_t *)p)[i];
-  default: return 0;
-  }
-}
-
-static double rel_tolerance(DType t) {
-  return t == DT_F16 ? 1e-2 : t == DT_F32 ? 1e-3 : t == DT_F64 ? 1e-9 : 0;
-}
-
 bool drv_compare(const LoweredFunc *f, void **got, void **ref, bool quiet) {
-  double max_abs = 0, max_rel = 0;
-  bool ok = true;
-  for (int i = f->ninputs; i < f->nparams; i++) {
-    Buffer *b = f->params[i];
-    int64_t n = param_numel(f, i), bad = -1;
-    double scale = 0, tol = rel_tolerance(b->dtype);
-    for (int64_t j = 0; j < n; j++) scale = fmax(scale, fabs(element(ref[i], b->dtype, j)));
-    for (int64_t j = 0; j < n; j++) {
-      double x = element(got[i], b->dtype, j), y = element(ref[i], b->dtype, j);
-      if (isnan(x) && isnan(y)) continue;
-      double err = fabs(x - y);
-      if (isnan(err)) err = INFINITY;
-      double rel = err / fmax(fabs(y), 1e-30);
-      max_abs = fmax(max_abs, err);
-      if (err > 0) max_rel = fmax(max_rel, rel);
-      if (err > tol * fabs(y) + tol * 1e-1 * fmax(scale, 1.0) && bad < 0) bad = j;
-    }
-    if (bad >= 0) {
-      ok = false;
-      if (!quiet)
-        printf("  MISMATCH in %s at flat index %lld: got %g, expected %g\n", b->name, (long long)bad,
-               element(got[i], b->dtype, bad), element(ref[i], b->dtype, bad));
-    }
-  }
-  if (!quiet)
-    printf("  check: max abs err %.3g, max rel err %.3g: %s\n", max_abs, max_rel, ok ? "ok" : "FAILED");
+  CompareResult r;
+  bool ok = compare_outputs(f, got, ref, &r);
+  if (!quiet) compare_print(stdout, &r);
   return ok;
 }
 

@@ -633,6 +633,7 @@ static LoweredFunc *make_func(Lower *L, Stmt *body) {
 LoweredFunc *sched_lower(Schedule *s, const GpuLimits *limits) {
   Lower L = {s, s->k, {0}, true};
   (void)limits; /* the driver runs gpu_check on the result */
+  if (!sched_check_attach(s)) return NULL;
   int n = s->stages.len;
   for (int i = 0; i < n; i++) {
     Stage *x = stage_at(&L, i);

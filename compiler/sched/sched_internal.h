@@ -53,6 +53,7 @@ struct Stage {
   Stage *at_stage;     /* ATTACH_AT: computed inside loop at_iv of at_stage */
   IterVar *at_iv;
   Loc attach_loc;
+  Loc attach_broken;   /* ATTACH_AT: the step after which it stopped holding (file NULL: holds) */
   Scope scope;
   bool output;         /* writes a kernel output */
   bool rfactored;      /* made to reduce over an rfactor stage */

@@ -578,23 +578,11 @@ static bool step_compute_at(StepCtx *c) {
       diag_error(c->loc, "compute_at makes a cycle: '%s' is computed inside '%s'", cs->name, p->name);
       return false;
     }
-  Vec users = {0};
-  consumers(c->s, p, &users, 0);
-  for (int i = 0; i < users.len; i++) {
-    Stage *x = VEC_AT(users, i);
-    if (!in_scope(x, cs, l)) {
-      diag_error(c->loc, "loop '%s' does not enclose the use of '%s' in stage '%s'", l->name, p->name, x->name);
-      return false;
-    }
-  }
-  if (!users.len) {
-    diag_error(c->loc, "stage '%s' is read by no stage", p->name);
-    return false;
-  }
   p->attach = ATTACH_AT;
   p->at_stage = cs;
   p->at_iv = l;
   p->attach_loc = c->loc;
+  p->attach_broken = (Loc){0}; /* judged anew after this step (track_attachments) */
   return true;
 }
 
@@ -1024,27 +1012,52 @@ static void restore(Schedule *s, Snapshot *sn) {
   for (int i = 0; i < sn->nivs; i++) *(IterVar *)VEC_AT(s->ivs, i) = sn->iv[i];
 }
 
-/* After a step: every stage computed at a loop still has all its readers inside that
- * loop (reorder, cache_read, compute_root ... can move them out). */
-static bool attachments_hold(Schedule *s, Loc loc) {
-  for (int i = 0; i < s->stages.len; i++) {
-    Stage *p = VEC_AT(s->stages, i);
-    if (p->attach != ATTACH_AT) continue;
-    Vec users = {0};
-    consumers(s, p, &users, 0);
-    for (int j = 0; j < users.len; j++) {
-      Stage *x = VEC_AT(users, j);
-      if (!in_scope(x, p->at_stage, p->at_iv)) {
-        diag_error(loc, "after this step, loop '%s' (where '%s' is computed, line %d) no longer encloses "
-                   "its use in stage '%s'", p->at_iv->name, p->name, p->attach_loc.line, x->name);
-        return false;
-      }
-    }
-    if (!users.len) {
-      diag_error(loc, "after this step, stage '%s' (computed at loop '%s') is read by no stage", p->name,
-                 p->at_iv->name);
+/* Whether stage P, computed at a loop, has every reader inside that loop. When not,
+ * *OUTSIDE gets a reader outside it (NULL: P is read by no stage). */
+static bool attach_holds(Schedule *s, Stage *p, Stage **outside) {
+  Vec users = {0};
+  consumers(s, p, &users, 0);
+  *outside = NULL;
+  for (int j = 0; j < users.len; j++) {
+    Stage *x = VEC_AT(users, j);
+    if (!in_scope(x, p->at_stage, p->at_iv)) {
+      *outside = x;
       return false;
     }
+  }
+  return users.len > 0;
+}
+
+/* After a step at LOC: whether each attachment holds depends on where its readers are
+ * computed, which later steps may still change (compute_at(M, Y, Y.r) before
+ * compute_at(E, Y, Y.r), E the reader of M). As TVM does, attachments are judged on the
+ * final schedule (sched_check_attach); here each stage only remembers the step after
+ * which its attachment stopped holding, for the error to point at. */
+static void track_attachments(Schedule *s, Loc loc) {
+  for (int i = 0; i < s->stages.len; i++) {
+    Stage *p = VEC_AT(s->stages, i), *x;
+    if (p->attach != ATTACH_AT || attach_holds(s, p, &x)) p->attach_broken = (Loc){0};
+    else if (!p->attach_broken.file) p->attach_broken = loc;
+  }
+}
+
+static bool same_loc(Loc a, Loc b) { return a.file == b.file && a.line == b.line && a.col == b.col; }
+
+bool sched_check_attach(Schedule *s) {
+  for (int i = 0; i < s->stages.len; i++) {
+    Stage *p = VEC_AT(s->stages, i), *x;
+    if (p->attach != ATTACH_AT || attach_holds(s, p, &x)) continue;
+    Loc at = p->attach_broken.file ? p->attach_broken : p->attach_loc;
+    bool own = same_loc(at, p->attach_loc); /* broken from its own compute_at on */
+    if (!x && own) diag_error(at, "stage '%s' is read by no stage", p->name);
+    else if (!x)
+      diag_error(at, "after this step, stage '%s' (computed at loop '%s') is read by no stage", p->name,
+                 p->at_iv->name);
+    else if (own) diag_error(at, "loop '%s' does not enclose the use of '%s' in stage '%s'", p->at_iv->name, p->name, x->name);
+    else
+      diag_error(at, "after this step, loop '%s' (where '%s' is computed, line %d) no longer encloses "
+                 "its use in stage '%s'", p->at_iv->name, p->name, p->attach_loc.line, x->name);
+    return false;
   }
   return true;
 }
@@ -1060,7 +1073,10 @@ bool sched_step(Schedule *s, const Ast *step) {
     if (strcmp(steps[i].name, step->name) != 0) continue;
     Snapshot sn = snapshot(s);
     int before = diag_errors();
-    if (steps[i].fn(&c) && diag_errors() == before && attachments_hold(s, c.loc)) return true;
+    if (steps[i].fn(&c) && diag_errors() == before) {
+      track_attachments(s, c.loc);
+      return true;
+    }
     restore(s, &sn);
     return false;
   }
@@ -1072,7 +1088,7 @@ Schedule *sched_build(Kernel *k, Target t, const Vec *stps) {
   Schedule *s = sched_new(k, t);
   for (int i = 0; stps && i < stps->len; i++)
     if (!sched_step(s, VEC_AT(*stps, i))) return NULL;
-  return s;
+  return sched_check_attach(s) ? s : NULL;
 }
 
 /* `STAGE: loop(extent) ...` per stage; extents over the op's own domain, `?` when

@@ -137,9 +137,24 @@ static void test_results(void) {
                "compute_at(Q, S, S.i)\nro, ri = split(Q.r, 2)\nreorder(ri, ro)");
   diag_silent = true;
   Schedule *s = sched_new(k, TARGET_LLVM);
-  check("run: compute_at outside another reader is refused", !apply(s, "compute_at(P, Q, Q.r)"));
+  check("run: compute_at outside another reader waits for the final schedule", apply(s, "compute_at(P, Q, Q.r)"));
+  check("run: ... which is refused when it is final", !sched_check_attach(s) && !sched_lower(s, NULL));
+  check("run: the error is at the compute_at", strstr(diag_last(), "steps:1:1: error: loop 'Q.r' does not enclose"));
+  s = sched_new(k, TARGET_LLVM);
   check("run: compute_inline of a stage with stages at its loops is refused",
         apply(s, "compute_at(Q, S, S.i)") && !apply(s, "compute_inline(S)"));
+  diag_silent = false;
+  /* as TVM judges it: P read by Q and S, computed at S.i once Q is computed there too */
+  s = sched_new(k, TARGET_LLVM);
+  check("run: compute_at before its reader's compute_at is accepted",
+        apply(s, "compute_at(P, S, S.i)\ncompute_at(Q, S, S.i)") && sched_check_attach(s));
+  differential(k, TARGET_LLVM, "run: compute_at before its reader's compute_at computes the same",
+               "compute_at(P, S, S.i)\ncompute_at(Q, S, S.i)");
+  diag_silent = true;
+  s = sched_new(k, TARGET_LLVM);
+  check("run: a later step that breaks an attachment is named",
+        apply(s, "compute_at(P, S, S.i)\ncompute_at(Q, S, S.i)\ncompute_root(Q)") && !sched_check_attach(s) &&
+            strstr(diag_last(), "steps:3:1: error: after this step, loop 'S.i' (where 'P' is computed, line 1)"));
   diag_silent = false;
 }
 
