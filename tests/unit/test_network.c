@@ -20,7 +20,7 @@ static Network *load(const char *src) {
   diag_reset();
   bool quiet = diag_silent;
   diag_silent = true;
-  Network *n = net_load(xstrdup(path), NULL, 0);
+  Network *n = net_load(xstrdup(path), NULL, NULL, 0);
   diag_silent = quiet;
   unlink(path);
   return n;
