@@ -104,10 +104,12 @@ static const char *skip_blanks(const char *p) {
   }
 }
 
-/* Does the word `network` ending at P start a network: at the top level of a file, with
- * a name and '(' after it? Nowhere else can `network NAME (` follow in a valid file. */
+/* Does the word `network` ending at P start a network: in a file, with a name and '('
+ * after it? No valid file has an identifier followed by `NAME (` anywhere, so `network`
+ * stays an identifier wherever one can stand; inside a block left open by mistake, the
+ * keyword lets recovery say "expected '}' before 'network'". */
 static bool network_keyword(const Lexer *lx, const char *p) {
-  if (!lx->whole_file || lx->open > 0) return false;
+  if (!lx->whole_file) return false;
   p = skip_blanks(p);
   if (!is_id_char(*p) || (*p >= '0' && *p <= '9')) return false;
   while (is_id_char(*p)) p++;

@@ -13,8 +13,8 @@
  * Two entry points share the grammar: the lexer's first token is START_FILE (a whole
  * file) or START_STEPS (the steps of one schedule block, for parse_steps).
  *
- * `network` is a contextual keyword: the lexer returns NETWORK only at the top level of
- * a file and before `NAME (`; everywhere else it is an identifier like any other.
+ * `network` is a contextual keyword: the lexer returns NETWORK only in a file and before
+ * `NAME (`, where no identifier can stand; everywhere else it is an identifier.
  */
 %require "3.8"
 %define api.pure full
