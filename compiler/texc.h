@@ -117,6 +117,10 @@ uint16_t f32_to_f16(float f);           /* round to nearest even; overflow to in
   X(A_SCHEDULE) /* schedule name.name2 for list (A_NAME targets; empty: all)          \
                    { list2: A_STEP } or `= auto` (ival = 1) */                        \
   X(A_STEP)    /* list (A_NAME outputs) = name(list2 args) */                         \
+  X(A_NETWORK) /* network name(list: A_PARAM) -> list2: A_PARAM { list3: A_NETCALL }  \
+                  (NETWORKS.md; `network` is a keyword only there) */                 \
+  X(A_NETCALL) /* list (A_NAME results; empty when unassigned) = name(list2: args,    \
+                  A_KWARG attributes): an operator call of a network body */          \
   X(A_FILE)    /* sval: path; list: items */
 
 typedef enum {
@@ -466,6 +470,15 @@ typedef struct Define {
 
 /* Check a parsed file (imports resolved). NULL when there were errors (reported). */
 Program *check_program(Ast *file, Define *defs, int ndefs);
+/* The value of NAME for check_const_expr; false when it has none. */
+typedef bool (*ConstLookup)(void *env, const char *name, int64_t *value);
+/* The integer constant expression A, folded as constants are (LANGUAGE.md): integers,
+ * names (LOOKUP over ENV), unary -, + - * / % (floor division and modulo), max, min.
+ * False when it is not one, overflows 64 bits or divides by zero, reported at the part
+ * at fault; an unknown name too, unless UNKNOWN is not NULL: then the first one goes
+ * to *UNKNOWN unreported (the caller words that error). network.c uses it as well. */
+bool check_const_expr(const Ast *a, ConstLookup lookup, void *env, const char **unknown,
+                      int64_t *out);
 Kernel *program_kernel(Program *p, const char *name);
 Op *kernel_op(Kernel *k, const char *tensor); /* the op writing TENSOR, or NULL */
 Variant *kernel_variant(Kernel *k, const char *name);

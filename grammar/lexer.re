@@ -8,6 +8,9 @@
  * has dropped the lookahead after a syntax error, the scanner either puts that token back
  * (it starts a line, closes a block, or starts a top-level item; each token at most once)
  * or skips the rest of its line; either way the next token is SYNC.
+ *
+ * `network` is a keyword only where a network can start (network_keyword below), so
+ * that it stays free as the name of a tensor, a kernel, a parameter or a constant.
  */
 #include "parser.h"
 
@@ -23,6 +26,7 @@ void lex_init(Lexer *lx, const char *file, const char *text, size_t len, int sta
   lx->line = 1;
   lx->bol = true;
   lx->start = start;
+  lx->whole_file = start == T_START_FILE;
   lx->prev_end = (Loc){file, 1, 1};
 }
 
@@ -86,6 +90,32 @@ static double scan_float(Lexer *lx, const char *s, const char *e) {
   return v;
 }
 
+static bool is_id_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* P past blanks, newlines and comments. */
+static const char *skip_blanks(const char *p) {
+  for (;;) {
+    if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\f' || *p == '\v' || *p == '\n') p++;
+    else if (*p == '#')
+      while (*p && *p != '\n') p++;
+    else return p;
+  }
+}
+
+/* Does the word `network` ending at P start a network: in a file, with a name and '('
+ * after it? No valid file has an identifier followed by `NAME (` anywhere, so `network`
+ * stays an identifier wherever one can stand; inside a block left open by mistake, the
+ * keyword lets recovery say "expected '}' before 'network'". */
+static bool network_keyword(const Lexer *lx, const char *p) {
+  if (!lx->whole_file) return false;
+  p = skip_blanks(p);
+  if (!is_id_char(*p) || (*p >= '0' && *p <= '9')) return false;
+  while (is_id_char(*p)) p++;
+  return *skip_blanks(p) == '(';
+}
+
 /* Scan one token from lx->cur: its kind (T_END at the end), value in *V, location in *LOC
  * and start in *START. */
 static int scan(Lexer *lx, YYSTYPE *v, Loc *loc, const char **start) {
@@ -134,6 +164,9 @@ static int scan(Lexer *lx, YYSTYPE *v, Loc *loc, const char **start) {
       "min=" / [^=] { TOKEN(T_MINEQ); }
 
       id {
+        if (YYCURSOR - (const unsigned char *)s == 7 && memcmp(s, "network", 7) == 0 &&
+            network_keyword(lx, (const char *)YYCURSOR))
+          TOKEN(T_NETWORK);
         v->str = xstrndup(s, (size_t)((const char *)YYCURSOR - s));
         TOKEN(T_NAME);
       }
@@ -174,7 +207,7 @@ static int scan(Lexer *lx, YYSTYPE *v, Loc *loc, const char **start) {
 }
 
 static bool is_toplevel(int t) {
-  return t == T_CONST || t == T_IMPORT || t == T_KERNEL || t == T_SCHEDULE;
+  return t == T_CONST || t == T_IMPORT || t == T_KERNEL || t == T_SCHEDULE || t == T_NETWORK;
 }
 
 /* LEX_SYNC_SKIP: drop the tokens left on lx->skip_line, but stop before one that closes
@@ -249,6 +282,8 @@ int lex_next(YYSTYPE *v, Loc *loc, Lexer *lx, bool after_error) {
   }
   if (t == '{') lx->open++;
   if (t == '}') lx->open--;
+  if (is_toplevel(t)) lx->in_network = t == T_NETWORK;
+  if (t == '}' && lx->open <= 0) lx->in_network = false;
   lx->tok = s;
   lx->tok_end = lx->cur;
   lx->tok_loc = *loc;

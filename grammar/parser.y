@@ -12,6 +12,9 @@
  *
  * Two entry points share the grammar: the lexer's first token is START_FILE (a whole
  * file) or START_STEPS (the steps of one schedule block, for parse_steps).
+ *
+ * `network` is a contextual keyword: the lexer returns NETWORK only in a file and before
+ * `NAME (`, where no identifier can stand; everywhere else it is an identifier.
  */
 %require "3.8"
 %define api.pure full
@@ -50,6 +53,8 @@ typedef struct Lexer {
   int sync;                 /* LEX_SYNC_*: what lex_next does next */
   int skip_line;            /* LEX_SYNC_SKIP: skip the rest of this line */
   const char *rewound;      /* the last token put back; never twice */
+  bool whole_file;          /* START_FILE: `network` may start an item */
+  bool in_network;          /* since NETWORK, until its block closes: messages say "call" */
   /* Results: */
   bool too_deep;            /* "nested too deeply" was reported */
   Ast *out;                 /* START_FILE: items go to out->list */
@@ -188,11 +193,12 @@ static Vec vec1(void *p) {
 %token DOTDOT "'..'" ARROW "'->'"
 %token CONST "'const'" IMPORT "'import'" KERNEL "'kernel'" TENSOR "'tensor'"
 %token WHERE "'where'" IN "'in'" SCHEDULE "'schedule'" FOR "'for'" AUTO "'auto'"
+%token NETWORK "'network'"
 %token SYNC "end of line" START_FILE "start of file" START_STEPS "start of steps"
 
-%type <ast> expr primary param stmt range kernel schedule step arg
+%type <ast> expr primary param stmt range kernel schedule step arg network call
 %type <vec> exprs exprs_opt params params_opt outputs body where_opt ranges
-%type <vec> names targets for_opt steps args args_opt
+%type <vec> names targets for_opt steps args args_opt calls
 %type <op> assign
 
 %right '?' ':'
@@ -224,6 +230,7 @@ item:
 | IMPORT STRING           { Ast *a = mk(A_IMPORT, @1); a->sval = $2; vec_push(&lx->out->list, a); }
 | kernel                  { vec_push(&lx->out->list, $1); }
 | schedule                { vec_push(&lx->out->list, $1); }
+| network                 { vec_push(&lx->out->list, $1); }
 ;
 
 /* const M = 1024, N = 2 * M: one A_CONST per name */
@@ -297,6 +304,25 @@ ranges:
 
 range:
   NAME IN expr DOTDOT expr  { $$ = mk_name(A_RANGE, @1, $1); $$->a = $3; $$->b = $5; }
+;
+
+/* ---- networks (NETWORKS.md) ---------------------------------------------------- */
+
+network:
+  NETWORK NAME '(' params_opt ')' ARROW outputs '{' calls '}'
+      { $$ = mk_name(A_NETWORK, @1, $2); $$->list = $4; $$->list2 = $7; $$->list3 = $9; }
+;
+
+calls:
+  %empty                  { $$ = (Vec){0}; }
+| calls call              { $$ = $1; vec_push(&$$, $2); }
+| calls error SYNC        { $$ = $1; yyerrok; }
+;
+
+/* y = conv2d_nhwc(x, w, PH = 1); a call without a result parses (network.c reports it) */
+call:
+  names '=' NAME '(' args_opt ')'  { $$ = mk_name(A_NETCALL, @1, $3); $$->list = $1; $$->list2 = $5; }
+| NAME '(' args_opt ')'            { $$ = mk_name(A_NETCALL, @1, $1); $$->list2 = $3; }
 ;
 
 /* ---- schedules ---------------------------------------------------------------- */
@@ -472,6 +498,7 @@ static int simplify_expected(Expect *e, yysymbol_kind_t la, bool *expr, bool *st
                                         CH('('), CH('-'), CH('!')};
   *expr = all_of(e, expr_start, 6);
   if (*expr) drop(e, expr_start, 6);
+  e->has[YYSYMBOL_NETWORK] = false; /* contextual: messages keep to the real keywords */
   *stmt = e->has[YYSYMBOL_NAME] && e->has[YYSYMBOL_TENSOR];
   if (*stmt) e->has[YYSYMBOL_NAME] = e->has[YYSYMBOL_TENSOR] = false;
   e->has[YYSYMBOL_YYEOF] = false;
@@ -489,7 +516,7 @@ static int simplify_expected(Expect *e, yysymbol_kind_t la, bool *expr, bool *st
   if (e->has[CH(')')] || e->has[CH(']')]) e->has[CH(',')] = false;
   if (e->has[CH(')')]) e->has[CH('=')] = false; /* a step's kwarg */
   bool toplevel = la == YYSYMBOL_YYEOF || la == YYSYMBOL_KERNEL || la == YYSYMBOL_SCHEDULE ||
-                  la == YYSYMBOL_CONST || la == YYSYMBOL_IMPORT;
+                  la == YYSYMBOL_CONST || la == YYSYMBOL_IMPORT || la == YYSYMBOL_NETWORK;
   if (toplevel && e->has[CH('}')]) {
     memset(e->has, 0, sizeof e->has);
     e->has[CH('}')] = true;
@@ -530,7 +557,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx) {
     const char *name = k == -2 ? (expr ? "expression" : NULL)
                      : k == -1 ? (stmt ? "statement" : NULL)
                      : !e.has[k] ? NULL
-                     : step && k == YYSYMBOL_NAME ? "step"
+                     : step && k == YYSYMBOL_NAME ? (lx->in_network ? "call" : "step")
                      : yysymbol_name((yysymbol_kind_t)k);
     if (!name) continue;
     if (i > 0) strcat(list, i == count - 1 ? " or " : ", ");

@@ -148,7 +148,7 @@ static int task_trials(const Network *n, int task, Target target, const char *pa
 /* ---- arguments ------------------------------------------------------------------- */
 
 typedef struct NetTuneArgs {
-  const char *file, *records;
+  const char *file, *records, *network; /* --kernel NAME: which network of the file */
   Target target;
   int trials, round, repeat, jobs;
   double time_s;
@@ -179,6 +179,7 @@ static bool parse_opt(NetTuneArgs *a, const char *opt, const char *v) {
   long x = strtol(v, &end, 10);
   bool num = end && !*end && x >= 0;
   if (!strcmp(opt, "--records")) a->records = v;
+  else if (!strcmp(opt, "--kernel")) a->network = v;
   else if (!strcmp(opt, "--target")) return parse_target(v, &a->target);
   else if (!strcmp(opt, "--trials") && num) a->trials = (int)x;
   else if (!strcmp(opt, "--round") && num && x > 0) a->round = (int)x;
@@ -197,7 +198,8 @@ static bool parse_opt(NetTuneArgs *a, const char *opt, const char *v) {
 
 static const char *usage =
     "usage: texc tune NET.tex [--trials N] [--round N] [--time 10m] [--records F.jsonl]\n"
-    "                [--target llvm|cuda|opencl] [--seed S] [--repeat N] [-D NAME=VALUE]\n";
+    "                [--target llvm|cuda|opencl] [--seed S] [--repeat N] [-D NAME=VALUE]\n"
+    "                [--kernel NET]\n";
 
 static bool parse_args(int argc, char **argv, NetTuneArgs *a) {
   *a = (NetTuneArgs){.records = getenv("TEXC_RECORDS") ? getenv("TEXC_RECORDS") : "texc-records.jsonl",
@@ -403,7 +405,7 @@ static void tune_round(const Network *n, const NetTuneArgs *a, int i, int trials
 int net_tune_main(int argc, char **argv) {
   NetTuneArgs a;
   if (!parse_args(argc, argv, &a)) return 1;
-  Network *n = net_load(a.file, a.defs, a.ndefs);
+  Network *n = net_load(a.file, a.network, a.defs, a.ndefs);
   if (!n) return 1;
   TaskState *st = xalloc(sizeof *st * (size_t)(n->ntasks + 1));
   for (int i = 0; i < n->ntasks; i++) st[i].prev_best = INFINITY;

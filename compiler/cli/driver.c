@@ -275,7 +275,8 @@ int drv_main(int argc, char **argv) {
   if (cmd && strcmp(cmd, "records") == 0) return records_main(argc - 1, argv + 1);
   Cli c = {0};
   parse_cli(&c, argc, argv, cmd ? 2 : 1);
-  if (net_is_network_file(c.file)) return net_run_cli(&c, cmd);
+  bool ast = !cmd && c.emit && strcmp(c.emit, "ast") == 0; /* the AST of any file */
+  if (!ast && net_is_network_file(c.file)) return net_run_cli(&c, cmd);
   if (!cmd) return cmd_compile(&c);
   if (strcmp(cmd, "run") == 0) return drv_run(&c);
   if (strcmp(cmd, "bench") == 0) return drv_bench(&c);

@@ -399,7 +399,7 @@ static int cmd_bench(Cli *c, Network *n) {
 }
 
 int net_run_cli(Cli *c, const char *cmd) {
-  Network *n = net_load(c->file, c->defs, c->ndefs);
+  Network *n = net_load(c->file, c->kernel, c->defs, c->ndefs);
   if (!n || diag_errors()) return 1;
   for (int i = 0; i < c->ndefs; i++)
     if (!c->defs[i].used) diag_warning((Loc){0}, "-D %s: no constant of that name in %s", c->defs[i].name, c->file);

@@ -131,7 +131,7 @@ static void print_expr(FILE *f, const Ast *e, int min) {
 
 /* ---- steps ------------------------------------------------------------------------ */
 
-/* One step: `a, b = split(C.i, 4)` or `reorder(a, b)`. */
+/* One step: `a, b = split(C.i, 4)` or `reorder(a, b)`; also a network's call. */
 static void print_step(FILE *f, const Ast *s) {
   for (int i = 0; i < s->list.len; i++) {
     const Ast *o = s->list.data[i];
@@ -215,8 +215,8 @@ static bool print_item(FILE *f, const Ast *a, int ind) {
     print_loc(f, a);
     print_nodes(f, &a->list, ind + 2);
     return true;
-  case A_KERNEL:
-    fprintf(f, "kernel %s", a->name);
+  case A_KERNEL: case A_NETWORK:
+    fprintf(f, "%s %s", a->kind == A_KERNEL ? "kernel" : "network", a->name);
     print_loc(f, a);
     print_section(f, "params", &a->list, ind + 2);
     print_section(f, "outputs", &a->list2, ind + 2);
@@ -237,8 +237,8 @@ static void print_other(FILE *f, const Ast *a, int ind) {
     print_loc(f, a);
     print_nodes(f, &a->list2, ind + 2);
     return;
-  case A_STEP:
-    fputs("step ", f);
+  case A_STEP: case A_NETCALL:
+    fputs(a->kind == A_STEP ? "step " : "netcall ", f);
     print_step(f, a);
     print_loc(f, a);
     return;

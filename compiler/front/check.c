@@ -68,29 +68,29 @@ static bool fold_int(int op, int64_t x, int64_t y, int64_t *r) {
   }
 }
 
-/* An integer expression over earlier constants. */
-static bool const_eval(SymTab *consts, Ast *a, int64_t *out) {
+bool check_const_expr(const Ast *a, ConstLookup lookup, void *env, const char **unknown,
+                      int64_t *out) {
   int64_t x, y;
   if (!a) return false;
   switch (a->kind) {
   case A_INT: *out = a->ival; return true;
-  case A_NAME: {
-    Sym *c = a->name ? chk_lookup(consts, a->name) : NULL;
-    if (c) {
-      *out = c->value;
-      return true;
+  case A_NAME:
+    if (a->name && lookup(env, a->name, out)) return true;
+    if (unknown) {
+      if (!*unknown) *unknown = a->name ? a->name : "?";
+      return false;
     }
     diag_error(a->loc, "unknown constant '%s': a constant may use only constants defined before it",
                a->name ? a->name : "?");
     return false;
-  }
   case A_UNARY:
-    if (a->op != '-' || !const_eval(consts, a->a, &x)) break;
+    if (a->op != '-' || !check_const_expr(a->a, lookup, env, unknown, &x)) break;
     if (x == INT64_MIN) break;
     *out = -x;
     return true;
   case A_BINARY: {
-    bool okx = const_eval(consts, a->a, &x), oky = const_eval(consts, a->b, &y);
+    bool okx = check_const_expr(a->a, lookup, env, unknown, &x);
+    bool oky = check_const_expr(a->b, lookup, env, unknown, &y);
     if (!okx || !oky) return false;
     if (fold_int(a->op, x, y, out)) return true;
     if (!a->op || !strchr("+-*/%", a->op))
@@ -102,7 +102,8 @@ static bool const_eval(SymTab *consts, Ast *a, int64_t *out) {
   }
   case A_CALL:
     if (a->name && (!strcmp(a->name, "max") || !strcmp(a->name, "min")) && a->list.len == 2) {
-      bool okx = const_eval(consts, VEC_AT(a->list, 0), &x), oky = const_eval(consts, VEC_AT(a->list, 1), &y);
+      bool okx = check_const_expr(VEC_AT(a->list, 0), lookup, env, unknown, &x);
+      bool oky = check_const_expr(VEC_AT(a->list, 1), lookup, env, unknown, &y);
       if (!okx || !oky) return false;
       *out = (a->name[1] == 'a') == (x > y) ? x : y;
       return true;
@@ -113,6 +114,13 @@ static bool const_eval(SymTab *consts, Ast *a, int64_t *out) {
   diag_error(a->loc, "'%s' is not an integer constant expression: use integers, earlier constants, "
              "+ - * / %%, max and min", chk_ast_text(a));
   return false;
+}
+
+/* A constant of the file's table ENV (a SymTab). */
+static bool const_value(void *env, const char *name, int64_t *value) {
+  Sym *c = chk_lookup(env, name);
+  if (c) *value = c->value;
+  return c != NULL;
 }
 
 static void check_const(Checker *ck, SymTab *consts, Ast *c) {
@@ -128,7 +136,7 @@ static void check_const(Checker *ck, SymTab *consts, Ast *c) {
   if (d) {
     d->used = true;
     v = d->value;
-  } else if (!const_eval(consts, c->a, &v)) {
+  } else if (!check_const_expr(c->a, const_value, consts, NULL, &v)) {
     return;
   }
   chk_define(consts, SYM_CONST, c->name, c->loc)->value = v;

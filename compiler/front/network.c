@@ -6,69 +6,29 @@
  *     ...
  *   }
  *
- * The block is read with the language's own parser, in two passes over copies of the file
- * that keep every line and column: the header as a `kernel` with an empty body (so that
- * constants, imports and parameter shapes parse as in any file) and the body as schedule
- * steps (`names = NAME(args, KW = v)` is exactly the step form). Each call instantiates an
- * operator kernel (imported or of this file): its sizes are unified with the arguments'
- * shapes, its file's constants are its attributes. Elementwise calls whose first producer
+ * A network is an item of the grammar (parser.y: an A_NETWORK whose body holds A_NETCALL
+ * nodes); a file may hold several, and commands pick one by name. Each call instantiates
+ * an operator kernel (imported or of this file): its sizes are unified with the arguments'
+ * shapes, its file's constants are its attributes. Every integer (constants, attributes,
+ * shapes) is folded by the checker's check_const_expr, so floor division, overflow and
+ * division by zero mean what they mean in a kernel. Elementwise calls whose first producer
  * has no other use are fused into it; each group becomes one kernel, written as an AST with
  * every size replaced by its value and checked as any kernel: a task of the tuner.
  */
 #include "front/network.h"
 
-#include <stdlib.h>
 #include <string.h>
 
-/* ---- finding the block ---------------------------------------------------------- */
-
-typedef struct Block {
-  size_t start, open, close; /* `network`, its body's '{' and '}' */
-} Block;
-
-static bool ident_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
-/* The first top-level `network` block of TEXT; false when there is none. Comments and
- * strings are skipped; the body holds no braces. */
-static bool find_block(const char *text, Block *b) {
-  int depth = 0;
-  bool found = false;
-  for (size_t i = 0; text[i]; i++) {
-    char c = text[i];
-    if (c == '#') {
-      while (text[i + 1] && text[i + 1] != '\n') i++;
-    } else if (c == '"') {
-      while (text[i + 1] && text[i + 1] != '"' && text[i + 1] != '\n') i++;
-      if (text[i + 1] == '"') i++;
-    } else if (c == '{') {
-      if (found && depth == 0) b->open = i;
-      depth++;
-    } else if (c == '}') {
-      if (--depth == 0 && found) {
-        b->close = i;
-        return true;
-      }
-    } else if (depth == 0 && !found && strncmp(text + i, "network", 7) == 0 &&
-               (i == 0 || !ident_char(text[i - 1])) && !ident_char(text[i + 7])) {
-      found = true;
-      b->start = i;
-    } else if (ident_char(c)) {
-      while (ident_char(text[i + 1])) i++;
-    }
-  }
-  return false;
-}
+/* ---- the file's networks ------------------------------------------------------ */
 
 bool net_is_network_file(const char *path) {
-  size_t len;
-  char *text = read_file(path, &len);
-  if (!text) return false;
-  Block b;
-  bool yes = find_block(text, &b);
-  free(text);
-  return yes;
+  bool quiet = diag_silent;
+  diag_silent = true; /* a file that does not parse is reported by whoever parses it next */
+  Ast *f = parse_file(path);
+  diag_silent = quiet;
+  for (int i = 0; f && i < f->list.len; i++)
+    if (((Ast *)VEC_AT(f->list, i))->kind == A_NETWORK) return true;
+  return false;
 }
 
 int net_file_arg(int argc, char **argv) {
@@ -79,12 +39,39 @@ int net_file_arg(int argc, char **argv) {
   return 0;
 }
 
-/* A copy of TEXT with [FROM, TO) blanked (newlines kept). */
-static char *blank(const char *text, size_t from, size_t to) {
-  char *s = xstrdup(text);
-  for (size_t i = from; i < to && s[i]; i++)
-    if (s[i] != '\n') s[i] = ' ';
+/* The names of the networks NETS, "a, b". */
+static char *names_text(const Vec *nets) {
+  char *s = xstrdup("");
+  for (int i = 0; i < nets->len; i++) s = xprintf("%s%s%s", s, i ? ", " : "", ((Ast *)VEC_AT(*nets, i))->name);
   return s;
+}
+
+/* The network NAME of FILE (its own items; NULL: the only one). NULL: reported. */
+static Ast *pick_network(Ast *file, const char *name) {
+  Vec nets = {0};
+  Ast *found = NULL;
+  for (int i = 0; i < file->list.len; i++) {
+    Ast *it = VEC_AT(file->list, i);
+    if (it->kind != A_NETWORK) continue;
+    for (int j = 0; j < nets.len; j++) {
+      Ast *old = VEC_AT(nets, j);
+      if (strcmp(old->name, it->name)) continue;
+      diag_error(it->loc, "network '%s' is defined twice; rename one of them", it->name);
+      diag_note(old->loc, "the first definition is here");
+      return NULL;
+    }
+    vec_push(&nets, it);
+    if (name && strcmp(name, it->name) == 0) found = it;
+  }
+  if (!nets.len) diag_error((Loc){file->sval, 1, 1}, "no `network NAME(...) -> ... { ... }` block");
+  else if (name && !found)
+    diag_error((Loc){0}, "--kernel %s: no network of that name in %s (its networks: %s)", name,
+               file->sval, names_text(&nets));
+  else if (!name && nets.len > 1)
+    diag_error(((Ast *)VEC_AT(nets, 1))->loc, "%s has %d networks (%s): pick one with --kernel NAME",
+               file->sval, nets.len, names_text(&nets));
+  else if (!name) found = VEC_AT(nets, 0);
+  return found;
 }
 
 /* ---- constants ------------------------------------------------------------------- */
@@ -95,51 +82,25 @@ static NetBinding *env_find(NetBinding *env, int n, const char *name) {
   return NULL;
 }
 
-static bool floor_div(int64_t x, int64_t y, int64_t *q, int64_t *r) {
-  if (y == 0) return false;
-  *q = x / y;
-  *r = x % y;
-  if (*r != 0 && ((*r < 0) != (y < 0))) {
-    (*q)--;
-    *r += y;
-  }
-  return true;
+/* A name's value among the bindings of a Bindings (check_const_expr's lookup). */
+typedef struct Bindings {
+  NetBinding *env;
+  int n;
+} Bindings;
+
+static bool binding_value(void *bs, const char *name, int64_t *value) {
+  Bindings *b = bs;
+  NetBinding *e = env_find(b->env, b->n, name);
+  if (e) *value = e->value;
+  return e != NULL;
 }
 
-/* The value of an integer expression over ENV: + - * / % min max. False (silently) when
- * it is not one; UNBOUND gets the first unknown name. */
-static bool eval(const Ast *a, NetBinding *env, int n, int64_t *out, const char **unbound) {
-  int64_t x, y, q, r;
-  switch (a ? a->kind : A_FILE) {
-  case A_INT: *out = a->ival; return true;
-  case A_NAME: {
-    NetBinding *b = env_find(env, n, a->name);
-    if (!b && unbound && !*unbound) *unbound = a->name;
-    if (b) *out = b->value;
-    return b != NULL;
-  }
-  case A_UNARY:
-    if (a->op != '-' || !eval(a->a, env, n, &x, unbound)) return false;
-    *out = -x;
-    return true;
-  case A_BINARY:
-    if (!eval(a->a, env, n, &x, unbound) || !eval(a->b, env, n, &y, unbound)) return false;
-    switch (a->op) {
-    case '+': *out = x + y; return true;
-    case '-': *out = x - y; return true;
-    case '*': *out = x * y; return true;
-    case '/': return floor_div(x, y, out, &r);
-    case '%': return floor_div(x, y, &q, out);
-    default: return false;
-    }
-  case A_CALL:
-    if (a->list.len != 2 || (strcmp(a->name, "min") && strcmp(a->name, "max"))) return false;
-    if (!eval(VEC_AT(a->list, 0), env, n, &x, unbound) || !eval(VEC_AT(a->list, 1), env, n, &y, unbound))
-      return false;
-    *out = strcmp(a->name, "min") == 0 ? (x < y ? x : y) : (x > y ? x : y);
-    return true;
-  default: return false;
-  }
+/* The value of integer expression A over ENV, folded as the checker folds constants. False
+ * when it has none: reported, but for an unknown name, which goes to *UNKNOWN when that is
+ * not NULL (the caller reports it in its words). */
+static bool value_of(const Ast *a, NetBinding *env, int n, const char **unknown, int64_t *out) {
+  Bindings b = {env, n};
+  return check_const_expr(a, binding_value, &b, unknown, out);
 }
 
 /* Append NAME = V to the growable binding list. */
@@ -152,16 +113,18 @@ static void env_push(NetBinding **env, int *n, const char *name, int64_t v) {
 }
 
 /* The constants of ITEMS (one file's items), in order, each overridden by OVR (attributes
- * or -D). Constants that do not evaluate are left out (check_program reports them). */
-static void file_consts(Vec *items, NetBinding *ovr, int novr, NetBinding **env, int *n) {
+ * or -D). False when one does not evaluate (reported). */
+static bool file_consts(Vec *items, NetBinding *ovr, int novr, NetBinding **env, int *n) {
   for (int i = 0; i < items->len; i++) {
     Ast *it = VEC_AT(*items, i);
     if (!it || it->kind != A_CONST) continue;
     NetBinding *o = env_find(ovr, novr, it->name);
     int64_t v;
     if (o) env_push(env, n, it->name, o->value);
-    else if (eval(it->a, *env, *n, &v, NULL)) env_push(env, n, it->name, v);
+    else if (value_of(it->a, *env, *n, NULL, &v)) env_push(env, n, it->name, v);
+    else return false;
   }
+  return true;
 }
 
 /* ---- operators ------------------------------------------------------------------- */
@@ -172,11 +135,11 @@ typedef struct OpDef {
   Vec *items;
 } OpDef;
 
-static void collect_ops(Vec *items, Vec *out, const char *skip) {
+static void collect_ops(Vec *items, Vec *out) {
   for (int i = 0; i < items->len; i++) {
     Ast *it = VEC_AT(*items, i);
-    if (it && it->kind == A_IMPORT) collect_ops(&it->list, out, skip);
-    if (it && it->kind == A_KERNEL && it->name && strcmp(it->name, skip)) {
+    if (it && it->kind == A_IMPORT) collect_ops(&it->list, out);
+    if (it && it->kind == A_KERNEL && it->name) {
       OpDef *d = xalloc(sizeof *d);
       *d = (OpDef){it, items};
       vec_push(out, d);
@@ -264,9 +227,10 @@ static bool param_shape(Loader *L, const Ast *p, int64_t *shape, int *nd) {
   for (int d = 0; d < *nd; d++) {
     const char *unbound = NULL;
     const Ast *e = VEC_AT(p->list, d);
-    if (!eval(e, L->consts, L->nconsts, &shape[d], &unbound)) {
-      diag_error(e->loc, "dimension %d of %s is not a constant expression%s%s", d + 1, p->name,
-                 unbound ? ": unknown constant " : "", unbound ? unbound : "");
+    if (!value_of(e, L->consts, L->nconsts, &unbound, &shape[d])) {
+      if (unbound)
+        diag_error(e->loc, "dimension %d of %s is not a constant expression: unknown constant %s",
+                   d + 1, p->name, unbound);
       return false;
     }
     if (shape[d] < 1) {
@@ -302,9 +266,10 @@ static bool call_attrs(Loader *L, const Ast *st, OpDef *d, NetBinding **attrs, i
     }
     int64_t v;
     const char *unbound = NULL;
-    if (!eval(a->a, L->consts, L->nconsts, &v, &unbound)) {
-      diag_error(a->a->loc, "attribute %s must be an integer constant expression%s%s", a->name,
-                 unbound ? ": unknown constant " : "", unbound ? unbound : "");
+    if (!value_of(a->a, L->consts, L->nconsts, &unbound, &v)) {
+      if (unbound)
+        diag_error(a->a->loc, "attribute %s must be an integer constant expression: unknown "
+                   "constant %s", a->name, unbound);
       return false;
     }
     env_push(attrs, nattrs, a->name, v);
@@ -362,9 +327,12 @@ static bool unify(const Ast *st, NetNode *nd) {
     bool ok = true;
     for (int d = 0; d < t->ndim; d++) {
       const char *unbound = NULL;
-      if (!eval(VEC_AT(p->list, d), nd->env, nd->nenv, &want[d], &unbound)) {
-        diag_error(st->loc, "%s: size '%s' of parameter %s cannot be inferred from the arguments",
-                   st->name, unbound ? unbound : "?", p->name);
+      if (!value_of(VEC_AT(p->list, d), nd->env, nd->nenv, &unbound, &want[d])) {
+        if (unbound)
+          diag_error(st->loc, "%s: size '%s' of parameter %s cannot be inferred from the arguments",
+                     st->name, unbound, p->name);
+        else
+          diag_note(st->loc, "in this call of %s", st->name);
         return false;
       }
       if (want[d] != t->shape[d]) ok = false;
@@ -397,9 +365,12 @@ static bool call_output(Loader *L, const Ast *st, NetNode *nd) {
   if (o->list.len > NET_MAX_DIMS) return diag_error(st->loc, "%s: too many dimensions", st->name), false;
   for (int d = 0; d < o->list.len; d++) {
     const char *unbound = NULL;
-    if (!eval(VEC_AT(o->list, d), nd->env, nd->nenv, &shape[d], &unbound)) {
-      diag_error(st->loc, "%s: dimension %d of its output needs size '%s', which no argument gives",
-                 st->name, d + 1, unbound ? unbound : "?");
+    if (!value_of(VEC_AT(o->list, d), nd->env, nd->nenv, &unbound, &shape[d])) {
+      if (unbound)
+        diag_error(st->loc, "%s: dimension %d of its output needs size '%s', which no argument gives",
+                   st->name, d + 1, unbound);
+      else
+        diag_note(st->loc, "in this call of %s", st->name);
       return false;
     }
     if (shape[d] < 1) {
@@ -414,7 +385,7 @@ static bool call_output(Loader *L, const Ast *st, NetNode *nd) {
   return true;
 }
 
-/* One step `y = op(args)` of the body as a node. false: reported. */
+/* One call `y = op(args)` of the body as a node. false: reported. */
 static bool add_call(Loader *L, const Ast *st) {
   if (st->list.len != 1) {
     diag_error(st->loc, "an operator call names one result: `y = %s(...)`", st->name);
@@ -433,7 +404,10 @@ static bool add_call(Loader *L, const Ast *st) {
   NetBinding *attrs = NULL;
   int nattrs = 0;
   if (!call_attrs(L, st, d, &attrs, &nattrs) || !call_args(L, st, nd)) return false;
-  file_consts(d->items, attrs, nattrs, &nd->env, &nd->nenv);
+  if (!file_consts(d->items, attrs, nattrs, &nd->env, &nd->nenv)) {
+    diag_note(st->loc, "in this call of %s", st->name);
+    return false;
+  }
   if (!unify(st, nd) || !call_output(L, st, nd)) return false;
   nd->elementwise = is_elementwise(d->kernel);
   for (int i = 0; i < nd->nargs; i++) nd->args[i]->nuses++;
@@ -636,7 +610,7 @@ static bool make_tasks(Network *n) {
 
 /* ---- loading --------------------------------------------------------------------- */
 
-/* The network's header (an A_KERNEL of the first pass) into parameters. */
+/* The network's header (its A_NETWORK) into parameters. */
 static bool load_header(Loader *L, Ast *hdr, Ast **out_decl) {
   for (int i = 0; i < hdr->list.len; i++) {
     Ast *p = VEC_AT(hdr->list, i);
@@ -677,47 +651,10 @@ static bool check_result(Loader *L, Ast *decl_ast) {
   return true;
 }
 
-/* Parse FILE's text in its two passes; the header kernel and the body's steps. */
-static bool parse_passes(const char *file, const char *text, const Block *b, Ast **ast, Ast **hdr, Vec *steps) {
-  char *t1 = blank(text, b->open + 1, b->close);
-  memcpy(t1 + b->start, "kernel ", 7);
-  *ast = parse_string(file, t1);
-  diag_source(file, text);
-  if (!*ast) return false;
-  *hdr = NULL;
-  int line = 1;
-  for (size_t k = 0; k < b->start; k++) line += text[k] == '\n';
-  for (int i = 0; i < (*ast)->list.len; i++) {
-    Ast *it = VEC_AT((*ast)->list, i);
-    if (it->kind == A_KERNEL && it->loc.line == line) *hdr = it;
-  }
-  if (!*hdr) die("network header not found after parsing");
-  char *t2 = blank(text, 0, b->open + 1);
-  for (size_t i = b->close; t2[i]; i++)
-    if (t2[i] != '\n') t2[i] = ' ';
-  bool ok = parse_steps(file, t2, steps);
-  diag_source(file, text);
-  return ok;
-}
-
-Network *net_load(const char *file, Define *defs, int ndefs) {
-  size_t len;
-  char *text = read_file(file, &len);
-  if (!text) {
-    diag_error((Loc){0}, "cannot read '%s'", file);
-    return NULL;
-  }
-  Block b;
-  if (!find_block(text, &b)) {
-    free(text);
-    diag_error((Loc){file, 1, 1}, "no `network NAME(...) -> ... { ... }` block");
-    return NULL;
-  }
-  char *t = xstrdup(text);
-  free(text);
-  Ast *ast, *hdr, *result;
-  Vec steps = {0};
-  if (!parse_passes(file, t, &b, &ast, &hdr, &steps)) return NULL;
+Network *net_load(const char *file, const char *name, Define *defs, int ndefs) {
+  Ast *ast = parse_file(file);
+  Ast *hdr = ast ? pick_network(ast, name) : NULL, *result;
+  if (!hdr) return NULL;
   Loader L = {0};
   L.net = xalloc(sizeof *L.net);
   L.net->name = hdr->name;
@@ -726,12 +663,12 @@ Network *net_load(const char *file, Define *defs, int ndefs) {
   NetBinding *ovr = NULL;
   int novr = 0;
   for (int i = 0; i < ndefs; i++) env_push(&ovr, &novr, defs[i].name, defs[i].value);
-  file_consts(&ast->list, ovr, novr, &L.consts, &L.nconsts);
+  if (!file_consts(&ast->list, ovr, novr, &L.consts, &L.nconsts)) return NULL;
   for (int i = 0; i < ndefs; i++) defs[i].used = env_find(L.consts, L.nconsts, defs[i].name) != NULL;
-  collect_ops(&ast->list, &L.ops, hdr->name);
+  collect_ops(&ast->list, &L.ops);
   if (!load_header(&L, hdr, &result)) return NULL;
-  for (int i = 0; i < steps.len; i++)
-    if (!add_call(&L, VEC_AT(steps, i))) return NULL;
+  for (int i = 0; i < hdr->list3.len; i++)
+    if (!add_call(&L, VEC_AT(hdr->list3, i))) return NULL;
   if (!check_result(&L, result)) return NULL;
   make_groups(L.net);
   if (!make_tasks(L.net)) return NULL;

@@ -1,7 +1,7 @@
 /* network.h — whole networks (docs/NETWORKS.md): what network.c, network_run.c and
  * network_tune.c share.
  *
- *   network.c       find the `network` block, parse it, instantiate each operator call
+ *   network.c       pick a `network` of the parsed file, instantiate each operator call
  *                   (shapes unified, attributes bound), fuse elementwise tails into their
  *                   producer, build one checked Kernel per group (a task)
  *   network_run.c   `texc run|bench|compile NET.tex`: weights, execution, --check
@@ -90,10 +90,11 @@ typedef struct Network {
 } Network;
 
 /* network.c */
-/* Load FILE's network: parse, instantiate, fuse, check every group. NULL on errors
- * (reported at the call's line). DEFS override constants of the network's file. */
-Network *net_load(const char *file, Define *defs, int ndefs);
-/* Does PATH hold a `network` block? */
+/* Load network NAME of FILE (NULL: the file's only network; `--kernel NAME` picks one
+ * of several): parse, instantiate, fuse, check every group. NULL on errors (reported at
+ * the call's line). DEFS override constants of the network's file. */
+Network *net_load(const char *file, const char *name, Define *defs, int ndefs);
+/* Does PATH parse, and hold a `network`? (Quiet: a file that does not parse says no.) */
 bool net_is_network_file(const char *path);
 /* The index of the first argument naming a .tex file, or 0. */
 int net_file_arg(int argc, char **argv);

@@ -10,20 +10,38 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Load SRC as a network file (imports from stdlib/). NULL on errors. */
-static Network *load(const char *src) {
+/* SRC in a new temporary .tex file; its path (arena). */
+static char *temp_file(const char *src) {
   char path[] = "/tmp/test_networkXXXXXX.tex";
   int fd = mkstemps(path, 4);
   if (fd < 0) return NULL;
-  if (write(fd, src, strlen(src)) != (ssize_t)strlen(src)) return NULL;
+  ssize_t n = write(fd, src, strlen(src));
   close(fd);
+  return n == (ssize_t)strlen(src) ? xstrdup(path) : NULL;
+}
+
+/* Load network NAME (NULL: the only one) of SRC as a file (imports from stdlib/). NULL on
+ * errors. */
+static Network *load_named(const char *src, const char *name) {
+  char *path = temp_file(src);
+  if (!path) return NULL;
   diag_reset();
   bool quiet = diag_silent;
   diag_silent = true;
-  Network *n = net_load(xstrdup(path), NULL, 0);
+  Network *n = net_load(path, name, NULL, 0);
   diag_silent = quiet;
   unlink(path);
   return n;
+}
+
+static Network *load(const char *src) { return load_named(src, NULL); }
+
+/* Is SRC a network file, by net_is_network_file? */
+static bool is_network_file(const char *src) {
+  char *path = temp_file(src);
+  bool yes = path && net_is_network_file(path);
+  if (path) unlink(path);
+  return yes;
 }
 
 #define HEADER "import \"nn/conv2d.tex\"\nimport \"nn/elementwise.tex\"\nimport \"nn/pool.tex\"\n"
@@ -81,6 +99,48 @@ static void test_errors(void) {
                                               strstr(diag_last(), ":5:"));
   n = load(HEADER "network e(x: f32[1, 8, 8, 4]) -> y: f32[1, 8, 8, 4] {\n  y = nosuch(x)\n}\n");
   check("errors: an unknown operator", n == NULL && strstr(diag_last(), "unknown operator 'nosuch'"));
+}
+
+/* `network` is found by the parser: a contextual keyword, never a word of the text. */
+static void test_grammar(void) {
+  check("grammar: a network file", is_network_file("network n(x: f32[4]) -> y: f32[4] { y = relu(x) }\n"));
+  check("grammar: `network` as a parameter, a kernel and a tensor is no network",
+        !is_network_file("kernel scale(network: f32[8]) -> y: f32[8] { y[i] = network[i] }\n"
+                         "kernel network(x: f32[8]) -> y: f32[8] {\n  tensor network: f32[8]\n"
+                         "  network[i] = x[i]\n  y[i] = network[i]\n}\n"));
+  check("grammar: `network` in a comment or a string is no network",
+        !is_network_file("# network n(x: f32[4]) -> y: f32[4] { }\nimport \"network (\"\n"));
+  check("grammar: a file that does not parse is no network file",
+        !is_network_file("network n(x: f32[4]) -> y: f32[4] { y = relu(x) + }\n"));
+  const char *two = HEADER
+      "network a(x: f32[1, 4, 4, 4]) -> y: f32[1, 4, 4, 4] {  # {\n  y = relu(x)  # }\n}\n"
+      "network b(x: f32[1, 8, 8, 4], w: f32[3, 3, 4, 4]) -> y: f32[1, 8, 8, 4] {\n"
+      "  y = conv2d_nhwc(x, w, PH = 1, PW = 1)\n  y = relu(y)\n}\n";
+  Network *a = load_named(two, "a"), *b = load_named(two, "b");
+  check("grammar: two networks in a file, picked by name",
+        a && b && !strcmp(a->name, "a") && !strcmp(b->name, "b") && a->nnodes == 1 && b->nnodes == 2);
+  check("grammar: several networks and no name is an error",
+        !load(two) && strstr(diag_last(), "has 2 networks (a, b): pick one with --kernel NAME"));
+  check("grammar: an unknown name is an error", !load_named(two, "c") && strstr(diag_last(), "its networks: a, b"));
+  check("grammar: no network is an error", !load("const A = 1\n") && strstr(diag_last(), "no `network"));
+  Network *r = load(HEADER "network relu(x: f32[1, 4, 4, 4]) -> y: f32[1, 4, 4, 4] {\n  y = relu(x)\n}\n");
+  check("grammar: a network may share its name with an operator", r && r->nnodes == 1);
+}
+
+/* Constants, attributes and shapes fold as the checker's constants: floor division and
+ * modulo; overflow and division by zero are errors. */
+static void test_consts(void) {
+  Network *n = load(HEADER "const S = 7 / -2 + 6, T = -7 % 2 + 1\n"
+      "network c(x: f32[1, 8, 8, 4]) -> y: f32[1, 4, 4, 4] {\n  y = max_pool2d_nhwc(x, SH = S, SW = T)\n}\n");
+  check("consts: floor division and modulo (7 / -2 = -4, -7 % 2 = 1)", n && n->output->shape[1] == 4 && n->output->shape[2] == 4);
+  n = load(HEADER "network c(x: f32[1, 8, 8, 4]) -> y: f32[1, 4, 4, 4] {\n  y = max_pool2d_nhwc(x, SH = 1 % 0)\n}\n");
+  check("consts: an attribute that divides by zero", !n && strstr(diag_last(), "'1 % 0': division by zero"));
+  n = load(HEADER "const A = 3037000500 * 3037000500\n"
+      "network c(x: f32[1, 8, 8, 4]) -> y: f32[1, 4, 4, 4] {\n  y = max_pool2d_nhwc(x)\n}\n");
+  check("consts: a constant that overflows", !n && strstr(diag_last(), "overflows 64 bits"));
+  n = load(HEADER "network c(x: f32[1, 8, 8, 4]) -> y: f32[1, 4, 4, 4] {\n  y = max_pool2d_nhwc(x, SW = 0)\n}\n");
+  check("consts: a stride of 0 divides by zero in the operator's shape",
+        !n && strstr(diag_last(), "pool.tex:") && strstr(diag_last(), "/ SW': division by zero"));
 }
 
 /* Run F (lowered) in the interpreter on seeded inputs; the output, malloc'd. */
@@ -171,6 +231,8 @@ static void test_weights(void) {
 }
 
 int main(void) {
+  test_grammar();
+  test_consts();
   test_tasks();
   test_fusion();
   test_errors();
