@@ -119,6 +119,14 @@ static void test_limits(void) {
     o.gpu = (GpuLimits){33, 99};
     check(xprintf("%s: both overrides", be->name), same_limits(gpu_limits((Target)t, &o), o.gpu));
   }
+  /* The runtime's own queries agree: the limits are the device's, not a copy. */
+  GpuLimits q = {0, 0};
+  int id;
+  if (rt_opencl_query(NULL, &id, &q) == 0)
+    check("opencl: the limits are the runtime query's", same_limits(gpu_limits(TARGET_OPENCL, NULL), q));
+  q = (GpuLimits){0, 0};
+  if (rt_cuda_query(0, NULL, NULL, &q) == 0)
+    check("cuda: the limits are the runtime query's", same_limits(gpu_limits(TARGET_CUDA, NULL), q));
   /* The host CPU: LLVM's features give its widest vector register. */
 #if defined(__x86_64__) || defined(__aarch64__)
   const DeviceInfo *cpu = device_info(TARGET_LLVM, &(Options){.target = TARGET_LLVM});
