@@ -501,8 +501,8 @@ typedef struct Schedule Schedule;
 
 
 /* The default schedule: every stage at the root, loops in declaration order, no
- * annotations. (On GPU targets the driver applies gpu_default_steps when a kernel has no
- * variant for the target.) TARGET decides which steps are legal (bind, parallel). */
+ * annotations. (The driver applies the target's default_steps, if any, when a kernel has
+ * no variant for the target.) TARGET's table decides which steps are legal (bind, parallel). */
 Schedule *sched_new(Kernel *k, Target t);
 /* Apply one step. On error: a diagnostic at the step's line, false, and S unchanged.
  * Whether a compute_at's loop encloses every reader is judged on the final schedule
@@ -560,7 +560,7 @@ char *compare_mismatch(const CompareResult *r);
 void compare_print(FILE *out, const CompareResult *r);
 
 /* ===================================================================== */
-/* codegen — backends are tables of functions (compiler/target/)               */
+/* targets — one table per target (compiler/target/target.c holds the rows) */
 /* ===================================================================== */
 
 typedef struct Options {
@@ -569,14 +569,44 @@ typedef struct Options {
   const char *opencl_device;    /* "P:D" or a name substring */
   int opt_level;                /* 3 */
   bool verbose;
-  GpuLimits gpu;
+  GpuLimits gpu;                /* overrides of the device's limits; 0: the device's */
 } Options;
 
 struct RtModule;
 
+typedef enum { DEVICE_CPU, DEVICE_GPU } DeviceKind;
+
+/* What the device of a target can do: from the device when there is one (queried once,
+ * cached), else the target's defaults (target.c writes the GPU ones, once). */
+typedef struct DeviceInfo {
+  bool found;          /* false: no device here; the facts below are defaults */
+  GpuLimits gpu;       /* GPU: per-launch limits; zero on a CPU */
+  int vector_bits;     /* CPU: widest SIMD register (bits); 0 when unknown */
+  /* CPU facts still to come: registers, cache sizes. */
+} DeviceInfo;
+
+/* A target: what the passes may ask about it and the functions that compile for it.
+ * Every field is set (functions may be NULL only where the comment says so); adding a
+ * target is one file with its row plus one line in target.c's table. */
 typedef struct Backend {
-  const char *name;
-  bool gpu;
+  Target id;
+  const char *name;          /* == target_names[id] */
+  DeviceKind device;
+  int rt_device;             /* the RtDeviceKind its functions run on (texrt.h) */
+  /* What schedules may do on it (sched/schedule.c) and what lowering does for it. */
+  bool allows_bind;          /* bind to blockIdx/threadIdx/vthread (and vthreads lower) */
+  bool allows_parallel;      /* parallel: loops over CPU threads */
+  bool allows_vectorize;
+  bool kernel_scopes;        /* a temp inside a kernel takes shared/local memory by where it is */
+  const char *default_emit;  /* --emit kind when -o's extension names none */
+  /* The steps of the default schedule of K when it has no variant for this target;
+   * NULL: none (every stage at the root, no annotations). */
+  bool (*default_steps)(Kernel *k, Target t, Vec *steps);
+  /* Checks of a lowered function against the device's limits (diagnostics, false);
+   * NULL: nothing to check. */
+  bool (*check)(const LoweredFunc *fn, const GpuLimits *limits);
+  /* Fill D from the device that O picks; false when there is none (D untouched). */
+  bool (*query)(const Options *o, DeviceInfo *d);
   /* Write FNS as KIND ("llvm", "asm", "obj", "so", "header", "cuda", "ptx", "opencl")
    * to PATH ("-" is stdout). false after a diagnostic when KIND does not apply. */
   bool (*emit)(LoweredFunc **fns, int n, const char *kind, const char *path, const Options *o);
@@ -586,6 +616,11 @@ typedef struct Backend {
 
 extern const Backend backend_llvm, backend_cuda, backend_opencl;
 const Backend *backend_for(Target t);
+/* target.c: the facts of the device that O picks for T: queried once per device (the
+ * OpenCL device spec is part of the key), cached; defaults when there is none. */
+const DeviceInfo *device_info(Target t, const Options *o);
+/* The GPU limits when there is no device: the only place they are written. */
+extern const GpuLimits gpu_default_limits;
 
 /* gpu_default.c: the steps of the default GPU schedule for a kernel with no variant for
  * a GPU target: each root stage's spatial loops fused, split, bound to blockIdx.x and
@@ -606,7 +641,8 @@ char *cg_gpu_source(LoweredFunc **fns, int n, Target t, RtGpuFunc **plans);
 /* target/cuda.c: CUDA C to PTX through NVRTC (dlopen'd). ARCH: "compute_90"; NULL: the
  * device's, else compute_90. Malloc'd PTX, or NULL after a diagnostic with NVRTC's log. */
 char *cg_nvrtc_compile(const char *src, const char *arch);
-/* gpu_check.c: the limits of the device that O picks (defaults when there is none). */
+/* target.c: the limits to check T's functions against: the device's (device_info),
+ * each replaced by O->gpu's when that is not 0; zero on a CPU target. */
 GpuLimits gpu_limits(Target t, const Options *o);
 
 /* ===================================================================== */

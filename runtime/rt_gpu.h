@@ -9,8 +9,8 @@ struct RtModule;
 
 /* What a device can run per kernel launch. */
 typedef struct GpuLimits {
-  int max_threads_per_block; /* 1024 */
-  int max_shared_bytes;      /* 49152 */
+  int max_threads_per_block;
+  int max_shared_bytes;
 } GpuLimits;
 
 /* Launch extents and temp sizes are RPN programs over the symbolic sizes: code[2i] is an

@@ -239,8 +239,8 @@ int rt_opencl_query(const char *spec, int *id, GpuLimits *lim) {
     cl_ulong local = 0;
     clGetDeviceInfo(devices[i].id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
     clGetDeviceInfo(devices[i].id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL);
-    lim->max_threads_per_block = wg ? (int)wg : 1024;
-    lim->max_shared_bytes = local ? (int)(local > (1u << 30) ? (1u << 30) : local) : 49152;
+    if (wg) lim->max_threads_per_block = (int)wg;
+    if (local) lim->max_shared_bytes = (int)(local > (1u << 30) ? (1u << 30) : local);
   }
   return 0;
 }

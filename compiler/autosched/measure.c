@@ -83,8 +83,7 @@ static LoweredFunc *lower_text(Kernel *k, Target t, const Options *o, const char
 }
 
 static RtDevice device_of(Target t) {
-  RtDevice d = {t == TARGET_CUDA ? RT_CUDA : t == TARGET_OPENCL ? RT_OPENCL : RT_CPU, 0};
-  return d;
+  return (RtDevice){(RtDeviceKind)backend_for(t)->rt_device, 0};
 }
 
 /* Build TEXT for TASK in this (child) process. */

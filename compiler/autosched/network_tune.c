@@ -295,7 +295,7 @@ static Task task_of(const Network *n, const NetTuneArgs *a, int i) {
   memset(&t, 0, sizeof t);
   t.kernel = g->kernel;
   t.target = a->target;
-  t.opts = (Options){.target = a->target, .opt_level = 3, .gpu = {1024, 49152}};
+  t.opts = (Options){.target = a->target, .opt_level = 3};
   key_hex(g->key, t.workload);
   t.flops = n->tasks[i].flops;
   return t;
@@ -338,7 +338,7 @@ static void measure_append(const Network *n, const NetTuneArgs *a, int i, char *
  * (a new task, or a default changed since), so that the search starts from it and a tuned
  * task is never slower than an untuned one. false when nothing was measured. */
 static bool measure_default(const Network *n, const NetTuneArgs *a, int i) {
-  if (a->target != TARGET_LLVM) return false;
+  if (backend_for(a->target)->device != DEVICE_CPU) return false;
   char *text = net_default_steps(n->groups[n->tasks[i].group]->kernel);
   if (!text || has_schedule(n, i, a->target, a->records, text)) return false;
   measure_append(n, a, i, &text, 1, a->repeat);
@@ -378,7 +378,7 @@ static void remeasure_best(const Network *n, const NetTuneArgs *a) {
       cost[k] = c, text[k] = t;
       top[k] = xstrdup(t);
     }
-    char *def = a->target == TARGET_LLVM ? net_default_steps(n->groups[n->tasks[i].group]->kernel) : NULL;
+    char *def = backend_for(a->target)->device == DEVICE_CPU ? net_default_steps(n->groups[n->tasks[i].group]->kernel) : NULL;
     bool def_in = !def;
     for (int q = 0; q < k && !def_in; q++) def_in = !strcmp(top[q], def);
     if (!def_in) top[k++] = def;

@@ -266,7 +266,7 @@ static void fill_record(const Task *t, const char *text, Record *r) {
   r->workload = strdup(t->workload);
   r->kernel = strdup(t->kernel->name);
   r->target = strdup(target_names[t->target]);
-  r->cpu = strdup(t->target == TARGET_LLVM ? tune_cpu_name() : target_names[t->target]);
+  r->cpu = strdup(backend_for(t->target)->device == DEVICE_CPU ? tune_cpu_name() : target_names[t->target]);
   r->threads = tune_threads();
   r->schedule = strdup(text);
   r->flops = t->flops;

@@ -84,6 +84,8 @@ struct SketchSet {
   int n;
 };
 
+static bool is_gpu(const SketchSet *ss) { return backend_for(ss->target)->device == DEVICE_GPU; }
+
 static bool is_output(Kernel *k, Op *op) {
   for (int i = 0; i < k->noutputs; i++)
     if (k->outputs[i] == op->out) return true;
@@ -180,7 +182,7 @@ static bool build_sketch(SketchSet *ss, unsigned mask, Sketch *s) {
     }
     PlanKind kind = PLAN_SIMPLE;
     Op *cons = NULL;
-    if (op->nred > 0 && ss->target != TARGET_LLVM) {
+    if (op->nred > 0 && is_gpu(ss)) {
       kind = PLAN_TILE; /* GPU: the consumer gets its own plan */
     } else if (op->nred > 0 && op == ss->rf_op) {
       kind = PLAN_RFACTOR;
@@ -232,14 +234,14 @@ SketchSet *sketch_new(Kernel *k, Target t, int threads) {
   ss->threads = threads;
   int nred = 0;
   for (int i = 0; i < k->nops; i++) nred += k->ops[i]->nred > 0;
-  unsigned nmask = t != TARGET_LLVM ? 1u : nred > 4 ? 16u : 1u << nred;
+  unsigned nmask = is_gpu(ss) ? 1u : nred > 4 ? 16u : 1u << nred;
   for (unsigned m = 0; m < nmask && ss->n < MAX_SKETCHES; m++) {
     Sketch *s = &ss->sk[ss->n];
     if (!build_sketch(ss, m, s)) continue;
     snprintf(s->name, sizeof s->name, "sketch%u", m);
     ss->n++;
   }
-  for (int i = 0; t == TARGET_LLVM && i < k->nops && ss->n < MAX_SKETCHES; i++) {
+  for (int i = 0; !is_gpu(ss) && i < k->nops && ss->n < MAX_SKETCHES; i++) {
     if (!rfactor_worthy(k->ops[i])) continue;
     ss->rf_op = k->ops[i]; /* one more sketch: this reduction rfactored */
     Sketch *s = &ss->sk[ss->n];
@@ -280,7 +282,6 @@ static int rand_divisor_min(Rng *r, int64_t n, int64_t lo, int64_t cap) {
   return nd ? (int)d[rng_int(r, nd)] : rand_divisor(r, n, cap);
 }
 
-static bool is_gpu(const SketchSet *ss) { return ss->target != TARGET_LLVM; }
 
 /* Sample the SLEVELS factors of one spatial axis, innermost first. */
 static void sample_axis(const SketchSet *ss, Rng *r, int64_t e, bool last, int *g) {

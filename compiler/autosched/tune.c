@@ -107,7 +107,7 @@ static bool task_init(Task *t, Kernel *k, Target tg, Ast *file, const char *path
   t->ndefs = ndefs;
   t->kernel = k;
   t->target = tg;
-  t->opts = (Options){.target = tg, .opt_level = 3, .gpu = {1024, 49152}};
+  t->opts = (Options){.target = tg, .opt_level = 3};
   snprintf(t->workload, sizeof t->workload, "%016llx", (unsigned long long)kernel_workload_key(k));
   t->flops = kernel_flops(k);
   return true;
@@ -200,7 +200,6 @@ bool tune_auto_steps(Kernel *k, Target t, const Options *o, const char *records_
   if (!task_init(&task, k, t, NULL, NULL, NULL, 0)) return false;
   task.opts = *o;
   task.opts.target = t;
-  if (!task.opts.gpu.max_threads_per_block) task.opts.gpu = (GpuLimits){1024, 49152};
   RecordList l = {0};
   records_load(path, &l);
   const Record *best = records_best(&l, task.workload, target_names[t]);

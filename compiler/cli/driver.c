@@ -77,7 +77,6 @@ static int parse_int_opt(const char *name, const char *v) {
 static void parse_cli(Cli *c, int argc, char **argv, int first) {
   c->o.target = TARGET_LLVM;
   c->o.opt_level = 3;
-  c->o.gpu = (GpuLimits){1024, 49152};
   c->repeat = 5;
   c->min_repeat_ms = 50;
   c->records = getenv("TEXC_RECORDS") ? getenv("TEXC_RECORDS") : "texc-records.jsonl";
@@ -177,18 +176,19 @@ bool drv_steps(Cli *c, Kernel *k, const char *name, Target t, Vec *steps, Varian
     *steps = v->steps;
     return true;
   }
-  if (t != TARGET_LLVM) return gpu_default_steps(k, t, steps);
-  return true;
+  const Backend *be = backend_for(t);
+  return be->default_steps ? be->default_steps(k, t, steps) : true;
 }
 
 /* Build and lower one kernel under STEPS. NULL on error (reported). */
 LoweredFunc *drv_lower(Cli *c, Kernel *k, Target t, const Vec *steps) {
   Schedule *s = sched_build(k, t, steps);
   if (!s) return NULL;
-  LoweredFunc *f = sched_lower(s, &c->o.gpu);
+  GpuLimits lim = gpu_limits(t, &c->o);
+  LoweredFunc *f = sched_lower(s, &lim);
   if (!f) return NULL;
   if (!ir_verify(f)) die("lowered IR of kernel %s does not verify", k->name);
-  if (t != TARGET_LLVM && !gpu_check(f, &c->o.gpu)) return NULL;
+  if (backend_for(t)->check && !backend_for(t)->check(f, &lim)) return NULL;
   return f;
 }
 
@@ -221,7 +221,7 @@ static const char *kind_from_output(const char *out, Target t) {
     size_t m = strlen(ext[i][0]);
     if (n > m && strcmp(out + n - m, ext[i][0]) == 0) return ext[i][1];
   }
-  return t == TARGET_CUDA ? "ptx" : t == TARGET_OPENCL ? "opencl" : "so";
+  return backend_for(t)->default_emit;
 }
 
 static int cmd_compile(Cli *c) {

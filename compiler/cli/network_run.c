@@ -74,7 +74,8 @@ static SchedSource task_steps(Cli *c, Network *n, int t, Vec *steps) {
   Kernel *k = n->groups[n->tasks[t].group]->kernel;
   bool bare = c->schedule != NULL; /* `--schedule bare` (net_run_cli allows no other) */
   if (!bare && net_task_best(n, t, c->o.target, c->records, steps) >= 0) return SRC_RECORD;
-  if (c->o.target != TARGET_LLVM) return gpu_default_steps(k, c->o.target, steps) ? SRC_DEFAULT : SRC_ERROR;
+  const Backend *be = backend_for(c->o.target);
+  if (be->default_steps) return be->default_steps(k, c->o.target, steps) ? SRC_DEFAULT : SRC_ERROR;
   const char *text = bare ? NULL : net_default_steps(k);
   if (!text) return SRC_NONE;
   bool quiet = diag_silent;
@@ -117,7 +118,7 @@ typedef struct Exec {
 } Exec;
 
 static RtDevice device_of(Target t) {
-  return (RtDevice){t == TARGET_CUDA ? RT_CUDA : t == TARGET_OPENCL ? RT_OPENCL : RT_CPU, 0};
+  return (RtDevice){(RtDeviceKind)backend_for(t)->rt_device, 0};
 }
 
 static void exec_free(Exec *e) {
@@ -255,7 +256,7 @@ static void print_steps(Cli *c, Network *n) {
     Kernel *k = n->groups[n->tasks[t].group]->kernel;
     printf("%s# task %d: %s (%s)\n", t ? "\n" : "", t, k->name, sched_source_names[src]);
     const char *text = src == SRC_RECORD ? net_task_record_text(n, t, c->o.target, c->records)
-                       : src == SRC_DEFAULT && c->o.target == TARGET_LLVM ? net_default_steps(k) : NULL;
+                       : src == SRC_DEFAULT && backend_for(c->o.target)->device == DEVICE_CPU ? net_default_steps(k) : NULL;
     if (text) tune_print_block(stdout, k->name, sched_source_names[src], target_names[c->o.target], text);
   }
 }

@@ -66,10 +66,7 @@ void **drv_copy_args(const LoweredFunc *f, void **args) {
 }
 
 static RtDevice target_device(Target t) {
-  RtDevice d = {RT_CPU, 0};
-  if (t == TARGET_CUDA) d.kind = RT_CUDA;
-  if (t == TARGET_OPENCL) d.kind = RT_OPENCL;
-  return d;
+  return (RtDevice){(RtDeviceKind)backend_for(t)->rt_device, 0};
 }
 
 /* Device tensors for F's params holding ARGS. NULL after printing why. */

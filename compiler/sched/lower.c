@@ -122,7 +122,7 @@ static bool consumer_region(Stage *p, Stage *x, Vec *fixed, Interval *region, bo
  * kernel, takes TVM's default by its attach point: local under a threadIdx loop, else
  * shared under a blockIdx loop (a global buffer cannot be allocated in a kernel). */
 static Scope attached_scope(Lower *L, Stage *p) {
-  if (p->scope != SCOPE_GLOBAL || L->s->target == TARGET_LLVM) return p->scope;
+  if (p->scope != SCOPE_GLOBAL || !backend_for(L->s->target)->kernel_scopes) return p->scope;
   Vec fixed = {0};
   encl_attach(p, &fixed);
   Scope sc = SCOPE_GLOBAL;
@@ -657,6 +657,6 @@ LoweredFunc *sched_lower(Schedule *s, const GpuLimits *limits) {
     if (x->attach == ATTACH_ROOT && !x->output) body = ir_alloc(x->buf, body);
   }
   if (!L.ok) return NULL;
-  if (s->target != TARGET_LLVM) body = inject_vthreads(body);
+  if (backend_for(s->target)->allows_bind) body = inject_vthreads(body);
   return make_func(&L, simplify_stmt(body));
 }

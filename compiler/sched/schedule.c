@@ -463,8 +463,9 @@ static bool parse_bind_axis(const Ast *a, ForKind *k) {
 
 static bool step_bind(StepCtx *c) {
   if (!count_args(c, 0, 2, 2)) return false;
-  if (c->s->target == TARGET_LLVM) {
-    diag_error(c->loc, "bind needs a GPU target (cuda, opencl); this schedule is lowered for llvm");
+  if (!backend_for(c->s->target)->allows_bind) {
+    diag_error(c->loc, "bind needs a GPU target (cuda, opencl); this schedule is lowered for %s",
+               target_names[c->s->target]);
     return false;
   }
   IterVar *iv = find_loop(c->s, c->arg[0]);
@@ -500,9 +501,13 @@ static bool step_annotate(StepCtx *c, ForKind k) {
   if (!count_args(c, 0, 1, 1)) return false;
   IterVar *iv = find_loop(c->s, c->arg[0]);
   if (!iv) return false;
-  if (k == FOR_PARALLEL && c->s->target != TARGET_LLVM) {
+  if (k == FOR_PARALLEL && !backend_for(c->s->target)->allows_parallel) {
     diag_error(c->loc, "parallel is for CPU targets; on %s bind the loop to blockIdx/threadIdx",
                target_names[c->s->target]);
+    return false;
+  }
+  if (k == FOR_VECTORIZE && !backend_for(c->s->target)->allows_vectorize) {
+    diag_error(c->loc, "vectorize does not apply to %s", target_names[c->s->target]);
     return false;
   }
   if (iv->reduce && k != FOR_UNROLL) {

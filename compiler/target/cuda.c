@@ -151,4 +151,24 @@ static struct RtModule *cuda_build(LoweredFunc **fns, int n, const Options *o) {
   return m;
 }
 
-const Backend backend_cuda = {.name = "cuda", .gpu = true, .emit = cuda_emit, .build = cuda_build};
+/* The limits of CUDA device 0. */
+static bool cuda_query(const Options *o, DeviceInfo *d) {
+  (void)o;
+  return rt_cuda_query(0, NULL, NULL, &d->gpu) == 0;
+}
+
+const Backend backend_cuda = {
+    .id = TARGET_CUDA,
+    .name = "cuda",
+    .device = DEVICE_GPU,
+    .rt_device = RT_CUDA,
+    .allows_bind = true,
+    .allows_vectorize = true,
+    .kernel_scopes = true,
+    .default_emit = "ptx",
+    .default_steps = gpu_default_steps,
+    .check = gpu_check,
+    .query = cuda_query,
+    .emit = cuda_emit,
+    .build = cuda_build,
+};

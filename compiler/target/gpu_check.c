@@ -9,17 +9,6 @@
 
 #include <inttypes.h>
 
-GpuLimits gpu_limits(Target t, const Options *o) {
-  GpuLimits lim = {1024, 48 * 1024};
-  if (o && o->gpu.max_threads_per_block > 0 && o->gpu.max_shared_bytes > 0) return o->gpu;
-  int id;
-  if (t == TARGET_CUDA) rt_cuda_query(0, NULL, NULL, &lim);
-  if (t == TARGET_OPENCL) rt_opencl_query(o ? o->opencl_device : NULL, &id, &lim);
-  if (o && o->gpu.max_threads_per_block > 0) lim.max_threads_per_block = o->gpu.max_threads_per_block;
-  if (o && o->gpu.max_shared_bytes > 0) lim.max_shared_bytes = o->gpu.max_shared_bytes;
-  return lim;
-}
-
 /* What one launch uses, found by a walk of its subtree. */
 typedef struct Use {
   RangeMap ranges;

@@ -1329,9 +1329,35 @@ static bool llvm_emit(LoweredFunc **fns, int n, const char *kind, const char *pa
   return ok;
 }
 
+/* The host CPU's widest vector register, from LLVM's list of its features, when O
+ * compiles for the host (no --mcpu or --mtriple); false otherwise. */
+static bool llvm_query(const Options *o, DeviceInfo *d) {
+  if (o && (o->mcpu || o->mtriple)) return false;
+  char *f = LLVMGetHostCPUFeatures();
+  if (!f) return false;
+  static const struct {
+    const char *feature;
+    int bits;
+  } widest[] = {{"+avx512f", 512}, {"+avx", 256}, {"+sse2", 128}, {"+neon", 128}};
+  d->vector_bits = 0;
+  for (size_t i = 0; i < sizeof widest / sizeof widest[0] && !d->vector_bits; i++) {
+    const char *p = strstr(f, widest[i].feature);
+    size_t n = strlen(widest[i].feature);
+    if (p && (p[n] == ',' || p[n] == 0)) d->vector_bits = widest[i].bits;
+  }
+  LLVMDisposeMessage(f);
+  return true;
+}
+
 const Backend backend_llvm = {
+    .id = TARGET_LLVM,
     .name = "llvm",
-    .gpu = false,
+    .device = DEVICE_CPU,
+    .rt_device = RT_CPU,
+    .allows_parallel = true,
+    .allows_vectorize = true,
+    .default_emit = "so",
+    .query = llvm_query,
     .emit = llvm_emit,
     .build = llvm_build,
 };

@@ -48,5 +48,24 @@ static struct RtModule *opencl_build(LoweredFunc **fns, int n, const Options *o)
   return m;
 }
 
+/* The limits of the device that O->opencl_device picks. */
+static bool opencl_query(const Options *o, DeviceInfo *d) {
+  int id;
+  return rt_opencl_query(o ? o->opencl_device : NULL, &id, &d->gpu) == 0;
+}
+
 const Backend backend_opencl = {
-    .name = "opencl", .gpu = true, .emit = opencl_emit, .build = opencl_build};
+    .id = TARGET_OPENCL,
+    .name = "opencl",
+    .device = DEVICE_GPU,
+    .rt_device = RT_OPENCL,
+    .allows_bind = true,
+    .allows_vectorize = true,
+    .kernel_scopes = true,
+    .default_emit = "opencl",
+    .default_steps = gpu_default_steps,
+    .check = gpu_check,
+    .query = opencl_query,
+    .emit = opencl_emit,
+    .build = opencl_build,
+};

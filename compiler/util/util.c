@@ -144,14 +144,6 @@ int64_t dtype_wrap(DType t, int64_t v) {
 
 const char *const target_names[TARGET_COUNT] = {"llvm", "cuda", "opencl"};
 
-const Backend *backend_for(Target t) {
-  switch (t) {
-  case TARGET_CUDA: return &backend_cuda;
-  case TARGET_OPENCL: return &backend_opencl;
-  default: return &backend_llvm;
-  }
-}
-
 /* IEEE half precision <-> float: the interpreter's f16 storage and texc's comparisons. */
 float f16_to_f32(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;

@@ -10,11 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* util.c's backend_for names the backends; the parser never calls it. */
-__attribute__((weak)) const Backend backend_llvm = {"llvm", false, NULL, NULL};
-__attribute__((weak)) const Backend backend_cuda = {"cuda", true, NULL, NULL};
-__attribute__((weak)) const Backend backend_opencl = {"opencl", true, NULL, NULL};
-
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
 static bool same(const Ast *a, const Ast *b);

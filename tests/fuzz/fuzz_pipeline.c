@@ -151,12 +151,12 @@ typedef struct Ref {
 
 /* Lower K under STEPS for T; NULL when a step or lowering reported an error. */
 static LoweredFunc *lower(Kernel *k, Target t, const Vec *steps) {
-  static const GpuLimits lim = {1024, 49152};
+  const GpuLimits lim = gpu_default_limits;
   Schedule *s = sched_build(k, t, steps);
   LoweredFunc *f = s ? sched_lower(s, &lim) : NULL;
   if (!f) return NULL;
   if (!ir_verify(f)) finding("the lowered IR does not verify", k->name, target_names[t]);
-  if (t != TARGET_LLVM && !gpu_check(f, &lim)) return NULL;
+  if (backend_for(t)->check && !backend_for(t)->check(f, &lim)) return NULL;
   return f;
 }
 

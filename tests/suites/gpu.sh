@@ -45,14 +45,15 @@ for f in examples/*.tex; do
 done
 
 # Errors are clear, never a hang: a kernel too wide for a block, and CUDA without a device.
+# The limit is the device's (PoCL allows 4096 threads per block): 65536 exceeds any.
 tmp=$(mktemp -d)
 cat > "$tmp/wide.tex" <<'TEX'
-const N = 4096
+const N = 131072
 kernel wide(A: f32[N]) -> B: f32[N] {
   B[i] = A[i] * 2.0
 }
 schedule wide.g for opencl, cuda {
-  o, i = split(B.i, 2048)
+  o, i = split(B.i, 65536)
   bind(o, blockIdx.x)
   bind(i, threadIdx.x)
 }

@@ -210,7 +210,7 @@ static void test_source(const char *name, LoweredFunc *f, Target t, const char *
 
 static void test_checks(void) {
   diag_silent = true;
-  GpuLimits lim = {1024, 49152};
+  GpuLimits lim = gpu_default_limits;
   /* an unbound store */
   Buffer *C = buf1("C", 10, SCOPE_GLOBAL, BUF_OUTPUT);
   IrVar *i = ir_newvar("i", DT_I64);

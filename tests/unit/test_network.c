@@ -161,7 +161,7 @@ static float *interpret(LoweredFunc *f) {
 static bool default_matches(NetGroup *g, const char **why) {
   const char *text = net_default_steps(g->kernel);
   Vec steps = {0};
-  GpuLimits lim = {1024, 49152};
+  GpuLimits lim = gpu_default_limits;
   *why = "no steps";
   if (!text || !parse_steps("<default>", text, &steps)) return false;
   Schedule *s = sched_build(g->kernel, TARGET_LLVM, &steps);

@@ -1,0 +1,150 @@
+/* test_target.c — the table of targets (compiler/target/target.c): every row complete and
+ * consistent with its device kind, names that round-trip, the schedule steps a row allows
+ * being the ones the scheduler accepts, and GPU limits that come from the device or, when
+ * there is none, from the one copy of the defaults. */
+#include "unit.h"
+
+#include <string.h>
+
+#include "texrt.h"
+
+static Kernel *kernel(const char *src, const char *name) {
+  Ast *a = parse_string("test.tex", src);
+  Program *p = a ? check_program(a, NULL, 0) : NULL;
+  return p ? program_kernel(p, name) : NULL;
+}
+
+static bool apply(Schedule *s, const char *steps) {
+  Vec st = {0};
+  if (!parse_steps("steps", steps, &st)) return false;
+  for (int i = 0; i < st.len; i++)
+    if (!sched_step(s, VEC_AT(st, i))) return false;
+  return true;
+}
+
+static const char *vadd = "const N = 256\n"
+                          "kernel vadd(A: f32[N], B: f32[N]) -> C: f32[N] {\n"
+                          "  C[i] = A[i] + B[i]\n}\n";
+
+static bool same_limits(GpuLimits a, GpuLimits b) {
+  return a.max_threads_per_block == b.max_threads_per_block && a.max_shared_bytes == b.max_shared_bytes;
+}
+
+static void test_rows(void) {
+  for (int t = 0; t < TARGET_COUNT; t++) {
+    const Backend *be = backend_for((Target)t);
+    const char *n = target_names[t];
+    check(xprintf("%s: row's id and name", n), be && be->id == (Target)t && be->name && !strcmp(be->name, n));
+    check(xprintf("%s: emit, build, query and a default emit kind", n),
+          be->emit && be->build && be->query && be->default_emit && be->default_emit[0]);
+    bool gpu = be->device == DEVICE_GPU;
+    check(xprintf("%s: device kind is CPU or GPU", n), gpu || be->device == DEVICE_CPU);
+    if (gpu) {
+      check(xprintf("%s: a GPU target has a default schedule and a check", n), be->default_steps && be->check);
+      check(xprintf("%s: a GPU target binds, has kernel scopes, runs no CPU threads", n),
+            be->allows_bind && be->kernel_scopes && !be->allows_parallel);
+      check(xprintf("%s: runs on a GPU runtime device", n), be->rt_device == RT_CUDA || be->rt_device == RT_OPENCL);
+    } else {
+      check(xprintf("%s: a CPU target has no GPU limits", n),
+            same_limits(gpu_limits((Target)t, NULL), (GpuLimits){0, 0}));
+      check(xprintf("%s: a CPU target runs on the CPU runtime device", n), be->rt_device == RT_CPU);
+    }
+    for (int u = 0; u < t; u++)
+      check(xprintf("%s: a name distinct from %s's", n, target_names[u]),
+            strcmp(backend_for((Target)u)->name, n) != 0);
+  }
+}
+
+/* Name -> id -> row -> name, as --target and `for cuda, opencl` parse it. */
+static void test_names(void) {
+  for (int t = 0; t < TARGET_COUNT; t++) {
+    int j = 0;
+    while (j < TARGET_COUNT && strcmp(target_names[j], backend_for((Target)t)->name)) j++;
+    check(xprintf("%s: the name round-trips to its id", target_names[t]), j == t);
+  }
+}
+
+/* bind and parallel are accepted exactly where the row says. */
+static void test_legality(void) {
+  Kernel *k = kernel(vadd, "vadd");
+  check("the test kernel checks", k != NULL);
+  if (!k) return;
+  diag_silent = true;
+  for (int t = 0; t < TARGET_COUNT; t++) {
+    const Backend *be = backend_for((Target)t);
+    diag_reset();
+    Schedule *s = sched_new(k, (Target)t);
+    bool bind = apply(s, "o, i = split(C.i, 64)\nbind(o, blockIdx.x)\nbind(i, threadIdx.x)\n");
+    check(xprintf("%s: bind accepted iff the row allows it", be->name), bind == be->allows_bind);
+    s = sched_new(k, (Target)t);
+    bool par = apply(s, "o, i = split(C.i, 64)\nparallel(o)\n");
+    check(xprintf("%s: parallel accepted iff the row allows it", be->name), par == be->allows_parallel);
+    s = sched_new(k, (Target)t);
+    bool vec = apply(s, "o, i = split(C.i, 8)\nvectorize(i)\n");
+    check(xprintf("%s: vectorize accepted iff the row allows it", be->name), vec == be->allows_vectorize);
+    if (be->default_steps) {
+      Vec steps = {0};
+      bool ok = be->default_steps(k, (Target)t, &steps);
+      s = ok ? sched_build(k, (Target)t, &steps) : NULL;
+      GpuLimits lim = gpu_limits((Target)t, NULL);
+      LoweredFunc *f = s ? sched_lower(s, &lim) : NULL;
+      check(xprintf("%s: the default schedule lowers and passes the check", be->name),
+            f && (!be->check || be->check(f, &lim)));
+    }
+  }
+  diag_silent = false;
+}
+
+/* GPU limits: the device's when there is one, else gpu_default_limits; Options.gpu
+ * overrides each field that is not 0; the query runs once per device. */
+static void test_limits(void) {
+  check("defaults: positive", gpu_default_limits.max_threads_per_block > 0 && gpu_default_limits.max_shared_bytes > 0);
+  for (int t = 0; t < TARGET_COUNT; t++) {
+    const Backend *be = backend_for((Target)t);
+    if (be->device != DEVICE_GPU) continue;
+    Options o = {.target = (Target)t};
+    const DeviceInfo *d = device_info((Target)t, &o);
+    check(xprintf("%s: cached (one query)", be->name), d == device_info((Target)t, &o));
+    GpuLimits lim = gpu_limits((Target)t, &o);
+    check(xprintf("%s: zero options give the device's limits", be->name), same_limits(lim, d->gpu));
+    if (!d->found)
+      check(xprintf("%s: no device: the defaults", be->name), same_limits(lim, gpu_default_limits));
+    else
+      check(xprintf("%s: a device: its limits are positive", be->name),
+            lim.max_threads_per_block > 0 && lim.max_shared_bytes > 0);
+    o.gpu.max_threads_per_block = 77;
+    lim = gpu_limits((Target)t, &o);
+    check(xprintf("%s: one override replaces one field", be->name),
+          lim.max_threads_per_block == 77 && lim.max_shared_bytes == d->gpu.max_shared_bytes);
+    o.gpu = (GpuLimits){33, 99};
+    check(xprintf("%s: both overrides", be->name), same_limits(gpu_limits((Target)t, &o), o.gpu));
+  }
+  /* The runtime's own queries agree: the limits are the device's, not a copy. */
+  GpuLimits q = {0, 0};
+  int id;
+  if (rt_opencl_query(NULL, &id, &q) == 0)
+    check("opencl: the limits are the runtime query's", same_limits(gpu_limits(TARGET_OPENCL, NULL), q));
+  q = (GpuLimits){0, 0};
+  if (rt_cuda_query(0, NULL, NULL, &q) == 0)
+    check("cuda: the limits are the runtime query's", same_limits(gpu_limits(TARGET_CUDA, NULL), q));
+  /* The host CPU: LLVM's features give its widest vector register. */
+#if defined(__x86_64__) || defined(__aarch64__)
+  const DeviceInfo *cpu = device_info(TARGET_LLVM, &(Options){.target = TARGET_LLVM});
+  check("llvm: the host CPU is found, with a vector width of at least 128 bits", cpu->found && cpu->vector_bits >= 128);
+  cpu = device_info(TARGET_LLVM, &(Options){.target = TARGET_LLVM, .mcpu = "generic"});
+  check("llvm: --mcpu names another CPU: not the host's facts", !cpu->found && cpu->vector_bits == 0);
+#endif
+  /* A device spec that names nothing: no device, the defaults (and a fresh query). */
+  Options o = {.target = TARGET_OPENCL, .opencl_device = "no-such-device-texc-test"};
+  const DeviceInfo *d = device_info(TARGET_OPENCL, &o);
+  check("opencl: an unknown device: not found, the defaults",
+        !d->found && same_limits(d->gpu, gpu_default_limits));
+}
+
+int main(void) {
+  test_rows();
+  test_names();
+  test_legality();
+  test_limits();
+  return failures ? 1 : 0;
+}
