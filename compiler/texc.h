@@ -187,7 +187,7 @@ typedef enum { SCOPE_GLOBAL, SCOPE_SHARED, SCOPE_LOCAL } Scope;
 typedef enum { BUF_INPUT, BUF_OUTPUT, BUF_TEMP } BufKind;
 
 /* A multi-dimensional, row-major tensor. Loads and stores index it with one
- * expression per dimension; backends flatten. */
+ * expression per dimension; lowering's flatten pass makes the one offset back ends use. */
 struct Buffer {
   const char *name;
   DType dtype;
@@ -223,7 +223,7 @@ extern const char *const callfn_names[];
   X(E_INT)    /* ival (integer or bool dtype) */               \
   X(E_FLOAT)  /* fval */                                       \
   X(E_VAR)    /* var */                                        \
-  X(E_LOAD)   /* buf[args[0..nargs)], nargs == buf->ndim */    \
+  X(E_LOAD)   /* buf[args[0..nargs)], nargs == buf->ndim (flat: 1) */ \
   X(E_BIN)    /* op (BinOp), a, b */                           \
   X(E_UN)     /* op (UnOp), a */                               \
   X(E_SELECT) /* a ? b : c (a is bool; b, c evaluated lazily) */ \
@@ -263,7 +263,7 @@ static inline bool forkind_is_gpu(ForKind k) { return k >= FOR_BLOCK_X; }
 
 #define STMT_KINDS(X)                                                               \
   X(S_FOR)     /* var in [min, min + extent), kind, body */                         \
-  X(S_STORE)   /* buf[args] = value */                                              \
+  X(S_STORE)   /* buf[args] = value (nargs as E_LOAD's) */                          \
   X(S_ALLOC)   /* buf (its shape and scope) allocated for body */                   \
   X(S_IF)      /* if cond then body else els (els may be NULL) */                   \
   X(S_SEQ)     /* stmts[0..n) in order */                                           \
@@ -305,7 +305,9 @@ typedef struct LoweredFunc {
   int nparams, ninputs;
   IrVar **sizes;   /* symbolic sizes, in order of first appearance */
   int nsizes;
-  Stmt *body;
+  Stmt *body;      /* multi-dimensional accesses: --emit ir, the interpreter, checks */
+  Stmt *flat;      /* body with one row-major offset per access: the back ends (NULL:
+                      not flattened; ir_flat_body makes it) */
   Target target;
 } LoweredFunc;
 
@@ -513,9 +515,25 @@ bool sched_step(Schedule *s, const Ast *step);
 bool sched_check_attach(Schedule *s);
 /* sched_new + every step of the variant (or of STEPS); NULL on error (reported). */
 Schedule *sched_build(Kernel *k, Target t, const Vec *steps);
-/* Bound inference and loop-nest generation. NULL on error (reported), e.g. a GPU
- * schedule with an unbound root stage or too many threads per block. */
-LoweredFunc *sched_lower(Schedule *s, const GpuLimits *limits);
+/* What sched_lower shows and checks besides lowering (part of Options). */
+typedef struct LowerOptions {
+  const char *dump_after; /* a pass name or "all": its IR to stdout (--dump-after) */
+  bool verify;            /* ir_verify after every pass (--verify-passes) */
+} LowerOptions;
+typedef struct Options Options;
+/* Bound inference and loop-nest generation, as the list of passes in lower/lower.c:
+ * inline, bounds, nests, vthreads, simplify, gpu-check, flatten. The result verifies
+ * (ir_verify; after every pass too in TEXC_DEBUG builds, under O->lower.verify or with
+ * TEXC_VERIFY_PASSES=1). NULL on error (reported), e.g. a GPU schedule with an unbound
+ * root stage, or more threads per block or shared memory than the device allows (the
+ * target's check with gpu_limits(T, O); O may be NULL: the device's limits). */
+LoweredFunc *sched_lower(Schedule *s, const Options *o);
+/* Whether NAME is a lowering pass or "all"; else an error that lists the passes. */
+bool sched_pass_known(const char *name);
+/* lower/flatten.c: S with every access by one row-major offset (see LoweredFunc.flat),
+ * and FN's flat body (FN->flat, or FN->body flattened for a hand-made function). */
+Stmt *ir_flatten(const Stmt *s);
+Stmt *ir_flat_body(const LoweredFunc *fn);
 /* Names of the loops of every stage, outermost first, as steps may use them: the
  * tuner's view of a schedule. Each line `STAGE: l1 l2 ...` */
 char *sched_describe(Schedule *s);
@@ -528,8 +546,9 @@ void ir_print_expr(FILE *f, const Expr *e);
 void ir_print_stmt(FILE *f, const Stmt *s, int indent);
 void ir_print_func(FILE *f, const LoweredFunc *fn);   /* --emit ir: TIR-like text */
 char *ir_expr_str(const Expr *e);
-/* Structural checks: every var bound before use, loads/stores with ndim indices,
- * dtypes consistent. Returns false and prints what is wrong (an internal error). */
+/* Structural checks: every var bound before use, loads/stores with ndim indices (one in
+ * FN->flat, which is checked too), dtypes consistent. Returns false and prints what is
+ * wrong (an internal error). */
 bool ir_verify(const LoweredFunc *fn);
 
 /* Run a lowered function on host memory: ARGS[i] points to params[i]'s data,
@@ -570,6 +589,7 @@ typedef struct Options {
   int opt_level;                /* 3 */
   bool verbose;
   GpuLimits gpu;                /* overrides of the device's limits; 0: the device's */
+  LowerOptions lower;
 } Options;
 
 struct RtModule;

@@ -74,7 +74,7 @@ static LoweredFunc *lower_text(Kernel *k, Target t, const Options *o, const char
     return NULL;
   }
   Schedule *s = sched_build(k, t, &steps);
-  LoweredFunc *fn = s ? sched_lower(s, &o->gpu) : NULL;
+  LoweredFunc *fn = s ? sched_lower(s, o) : NULL;
   if (!fn) {
     *err = TE_INSTANTIATE;
     snprintf(msg, msgsz, "%s", diag_last()[0] ? diag_last() : "schedule does not apply");
@@ -378,7 +378,7 @@ static int check_in_child(const Task *task, const char *text, bool small, char *
   LoweredFunc *fn = lower_text(k, task->target, &task->opts, text, &err, msg, sz);
   Vec none = {0};
   Schedule *ds = sched_build(k, TARGET_LLVM, &none);
-  LoweredFunc *ref = ds ? sched_lower(ds, &task->opts.gpu) : NULL;
+  LoweredFunc *ref = ds ? sched_lower(ds, &task->opts) : NULL;
   if (!fn || !ref) return -1;
   RtModule *mod = backend_for(task->target)->build(&fn, 1, &task->opts);
   RtFunc *f = mod ? rt_module_func(mod, fn->name) : NULL;

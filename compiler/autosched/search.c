@@ -95,7 +95,7 @@ bool tune_lower_features(const Task *task, const char *text, float *feat) {
   LoweredFunc *fn = NULL;
   if (parse_steps("<candidate>", text, &steps)) {
     Schedule *s = sched_build(task->kernel, task->target, &steps);
-    fn = s ? sched_lower(s, &task->opts.gpu) : NULL;
+    fn = s ? sched_lower(s, &task->opts) : NULL;
   }
   diag_silent = was;
   diag_reset();

@@ -26,7 +26,7 @@ static void usage(void) {
         "       texc tune  FILE.tex [--trials N] [--records FILE.jsonl] [--target T]\n"
         "       texc records show|best|distill FILE.jsonl\n"
         "options: --kernel K, --mcpu CPU, --mtriple TRIPLE, --opencl-device P:D, --records F,\n"
-        "         -O0..-O3, -v\n",
+        "         -O0..-O3, -v, --dump-after PASS|all, --verify-passes\n",
         stderr);
 }
 
@@ -101,6 +101,10 @@ static void parse_cli(Cli *c, int argc, char **argv, int first) {
       c->min_repeat_ms = parse_int_opt("--min-repeat-ms", v);
     else if ((v = opt_value(argc, argv, &i, "--count"))) c->count = parse_int_opt("--count", v);
     else if ((v = opt_value(argc, argv, &i, "--seed"))) c->seed = (uint64_t)parse_int_opt("--seed", v);
+    else if ((v = opt_value(argc, argv, &i, "--dump-after"))) {
+      if (!sched_pass_known(v)) exit(1);
+      c->o.lower.dump_after = v;
+    } else if (strcmp(a, "--verify-passes") == 0) c->o.lower.verify = true;
     else if (strcmp(a, "-D") == 0 && i + 1 < argc) {
       if (!add_define(c, argv[++i])) goto bad_define;
     } else if (strncmp(a, "-D", 2) == 0 && a[2]) {
@@ -184,12 +188,7 @@ bool drv_steps(Cli *c, Kernel *k, const char *name, Target t, Vec *steps, Varian
 LoweredFunc *drv_lower(Cli *c, Kernel *k, Target t, const Vec *steps) {
   Schedule *s = sched_build(k, t, steps);
   if (!s) return NULL;
-  GpuLimits lim = gpu_limits(t, &c->o);
-  LoweredFunc *f = sched_lower(s, &lim);
-  if (!f) return NULL;
-  if (!ir_verify(f)) die("lowered IR of kernel %s does not verify", k->name);
-  if (backend_for(t)->check && !backend_for(t)->check(f, &lim)) return NULL;
-  return f;
+  return sched_lower(s, &c->o); /* verified, and checked by the target (GPU limits) */
 }
 
 /* Lower every selected kernel of P under --schedule. */

@@ -199,7 +199,7 @@ static void run_trial(Cli *c, Trial *t, void **args, void **ref, Tally *tally, i
   char *text = NULL;
   diag_silent = true;
   Schedule *s = random_schedule(t, 1 + (int)rnd(&t->rng, 6), &text);
-  LoweredFunc *f = s ? sched_lower(s, &c->o.gpu) : NULL;
+  LoweredFunc *f = s ? sched_lower(s, &c->o) : NULL;
   diag_silent = false;
   if (c->o.verbose) printf("trial %d:\n%s", n, text);
   const char *why = NULL;

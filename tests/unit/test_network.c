@@ -161,12 +161,11 @@ static float *interpret(LoweredFunc *f) {
 static bool default_matches(NetGroup *g, const char **why) {
   const char *text = net_default_steps(g->kernel);
   Vec steps = {0};
-  GpuLimits lim = gpu_default_limits;
   *why = "no steps";
   if (!text || !parse_steps("<default>", text, &steps)) return false;
   Schedule *s = sched_build(g->kernel, TARGET_LLVM, &steps);
   *why = "does not build";
-  LoweredFunc *f = s ? sched_lower(s, &lim) : NULL, *ref = sched_lower(sched_new(g->kernel, TARGET_LLVM), &lim);
+  LoweredFunc *f = s ? sched_lower(s, NULL) : NULL, *ref = sched_lower(sched_new(g->kernel, TARGET_LLVM), NULL);
   if (!f || !ref) return false;
   *why = "wrong values";
   float *a = interpret(f), *b = interpret(ref);

@@ -1,0 +1,167 @@
+/* nests.c — lowering pass `nests` (TE's ScheduleOps): the attach tree from the root
+ * stages down as one loop nest. Each stage's loops in leaf order, the stages computed at
+ * a loop (inside their allocations) before its body, reduction inits before the
+ * outermost reduction loop, the store guarded; root temps allocated around it all. */
+#include "lower.h"
+
+
+/* E with loads of attached or re-scoped buffers redirected (indices offset). */
+static Expr *remap_loads(LowerCtx *L, Expr *e) {
+  if (!e || e->kind == E_INT || e->kind == E_FLOAT || e->kind == E_VAR) return e;
+  Expr **args = e->nargs ? lower_map_args(L, e, remap_loads) : NULL;
+  if (e->kind == E_LOAD) {
+    Stage *p = sched_stage_of_buf(L->s, e->buf);
+    if (!p || !p->offset) return ir_load(e->buf, args);
+    for (int d = 0; d < e->nargs; d++) args[d] = bnd_simplify(ir_sub(args[d], p->offset[d]));
+    return ir_load(p->buf, args);
+  }
+  Expr *n = xalloc(sizeof *n);
+  *n = *e;
+  n->a = remap_loads(L, e->a);
+  n->b = remap_loads(L, e->b);
+  n->c = remap_loads(L, e->c);
+  if (e->nargs) n->args = args;
+  return n;
+}
+
+static Expr *all_conds(Vec *a, Vec *b) {
+  Expr *r = NULL;
+  Vec *vs[2] = {a, b};
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; vs[k] && i < vs[k]->len; i++) {
+      Expr *c = bnd_simplify(VEC_AT(*vs[k], i));
+      int64_t v;
+      if (ir_is_const(c, &v) && v) continue;
+      r = r ? ir_bin(OP_AND, r, c) : c;
+    }
+  return r;
+}
+
+static Stmt *guarded(Expr *cond, Stmt *s) {
+  if (!cond) return s;
+  Stmt *g = ir_if(cond, s, NULL);
+  g->loc = s->loc;
+  return g;
+}
+
+static Expr **store_index(Stage *x) {
+  Expr **idx = xalloc(sizeof(Expr *) * (size_t)(x->ndata + 1));
+  for (int d = 0; d < x->ndata; d++)
+    idx[d] = x->offset ? bnd_simplify(ir_sub(x->full[d], x->offset[d])) : x->full[d];
+  return idx;
+}
+
+static Expr *combine(ReduceOp rop, Expr *acc, Expr *v) {
+  switch (rop) {
+  case RED_SUM: return ir_bin(OP_ADD, acc, v);
+  case RED_PROD: return ir_bin(OP_MUL, acc, v);
+  case RED_MAX: return ir_bin(OP_MAX, acc, v);
+  case RED_MIN: return ir_bin(OP_MIN, acc, v);
+  default: return v;
+  }
+}
+
+/* The innermost statement: the store (an update for reductions), guarded. */
+static Stmt *update_stmt(LowerCtx *L, Stage *x) {
+  Expr **idx = store_index(x);
+  Expr *v = bnd_simplify(remap_loads(L, lower_root_subst(x, x->eff)));
+  if (x->op->rop != RED_NONE) v = combine(x->op->rop, ir_load(x->buf, idx), v);
+  Stmt *st = ir_store(x->buf, idx, v);
+  st->loc = x->op->loc;
+  return guarded(all_conds(&x->guards[0], &x->guards[1]), st);
+}
+
+static Stmt *make_loop(LowerCtx *L, Stage *x, IterVar *iv, IrVar *var, Stmt *body) {
+  if (!iv->loopvar) return body;
+  if (iv->kind == FOR_VECTORIZE && !ir_is_const(iv->ext, NULL)) {
+    diag_error(iv->kind_loc, "vectorize needs a constant extent; loop '%s' of '%s' has extent %s",
+               iv->name, x->name, ir_expr_str(iv->ext));
+    L->ok = false;
+  }
+  Stmt *f = ir_for(var, ir_int(0), iv->ext, iv->kind, body);
+  f->loc = iv->kind_loc.file ? iv->kind_loc : x->op->loc;
+  return f;
+}
+
+/* The reduction init: the data-parallel leaves from position POS on, fresh vars. */
+static Stmt *init_stmt(LowerCtx *L, Stage *x, int pos) {
+  Stmt *st = ir_store(x->buf, store_index(x), sched_identity(x->op->rop, x->buf->dtype));
+  st->loc = x->op->loc;
+  Stmt *body = guarded(all_conds(&x->guards[0], NULL), st);
+  Vec from = {0}, to = {0};
+  for (int i = x->leaf.len - 1; i >= pos; i--) {
+    IterVar *iv = VEC_AT(x->leaf, i);
+    if (iv->reduce || !iv->loopvar) continue;
+    IrVar *v = ir_newvar(xprintf("%s_init", iv->loopvar->name), DT_I64);
+    vec_push(&from, iv->loopvar);
+    vec_push(&to, ir_var(v));
+    body = make_loop(L, x, iv, v, body);
+  }
+  return ir_stmt_subst(body, (IrVar **)from.data, (Expr **)to.data, from.len);
+}
+
+static Stmt *gen_stage(LowerCtx *L, Stage *x);
+
+/* INNER preceded by the stages computed at IV, inside their allocations. */
+static Stmt *wrap_attached(LowerCtx *L, IterVar *iv, Stmt *inner) {
+  for (int i = L->s->stages.len - 1; i >= 0; i--) {
+    Stage *p = lower_stage(L, i);
+    if (p->attach != ATTACH_AT || p->at_iv != iv) continue;
+    Stmt *a = ir_alloc(p->buf, ir_seq2(gen_stage(L, p), inner));
+    a->loc = p->op->loc;
+    inner = a;
+  }
+  return inner;
+}
+
+static Stmt *gen_level(LowerCtx *L, Stage *x, int pos, int pos_r, Stmt *init, Stmt *body) {
+  if (pos == x->leaf.len) return body;
+  IterVar *iv = VEC_AT(x->leaf, pos);
+  Stmt *inner = gen_level(L, x, pos + 1, pos_r, init, body);
+  if (pos + 1 == pos_r) inner = ir_seq2(init, inner);
+  inner = wrap_attached(L, iv, inner);
+  return make_loop(L, x, iv, iv->loopvar, inner);
+}
+
+/* X's loop nest with everything computed at its loops. */
+static Stmt *gen_stage(LowerCtx *L, Stage *x) {
+  int pos_r = x->leaf.len;
+  for (int i = x->leaf.len - 1; i >= 0; i--)
+    if (((IterVar *)VEC_AT(x->leaf, i))->reduce) pos_r = i;
+  Stmt *init = x->op->rop != RED_NONE ? init_stmt(L, x, pos_r) : NULL;
+  Stmt *nest = gen_level(L, x, 0, pos_r, init, update_stmt(L, x));
+  return pos_r == 0 ? ir_seq2(init, nest) : nest;
+}
+
+static LoweredFunc *make_func(LowerCtx *L, Stmt *body) {
+  Kernel *k = L->k;
+  LoweredFunc *f = xalloc(sizeof *f);
+  f->name = k->name;
+  f->nparams = k->ninputs + k->noutputs;
+  f->ninputs = k->ninputs;
+  f->params = xalloc(sizeof(Buffer *) * (size_t)(f->nparams + 1));
+  for (int i = 0; i < k->ninputs; i++) f->params[i] = k->inputs[i];
+  for (int i = 0; i < k->noutputs; i++) f->params[k->ninputs + i] = k->outputs[i];
+  f->sizes = k->sizes;
+  f->nsizes = k->nsizes;
+  f->target = L->s->target;
+  f->body = body;
+  return f;
+}
+
+bool pass_nests(LowerCtx *L) {
+  int n = L->s->stages.len;
+  Vec parts = {0};
+  for (int i = 0; i < n; i++) {
+    Stage *x = lower_stage(L, i);
+    if (x->attach == ATTACH_ROOT) vec_push(&parts, gen_stage(L, x));
+  }
+  Stmt *body = ir_seq((Stmt **)parts.data, parts.len);
+  for (int i = n - 1; i >= 0; i--) {
+    Stage *x = lower_stage(L, i);
+    if (x->attach == ATTACH_ROOT && !x->output) body = ir_alloc(x->buf, body);
+  }
+  if (!L->ok) return false;
+  L->fn = make_func(L, body);
+  return true;
+}
