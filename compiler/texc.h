@@ -365,6 +365,12 @@ typedef struct RangeMap {
 void range_push(RangeMap *m, IrVar *v, Expr *min, Expr *extent);
 void range_pop(RangeMap *m);
 
+/* Integers wrap (64-bit two's complement, narrower types at their width), and every rule
+ * here holds for wrapping values: a bound that would overflow is no bound. The one
+ * assumption is about inputs: a symbolic size (a variable that no range map holds) is in
+ * [-ARITH_SIZE_MAX, ARITH_SIZE_MAX]; sizes are tensor extents, far below this. */
+#define ARITH_SIZE_MAX ((int64_t)1 << 40)
+
 /* Simplify integer index arithmetic and fold constants (exactly: never changes a value).
  * RANGES (may be NULL) lets it drop guards and fold divisions it can prove. */
 Expr *simplify(Expr *e, const RangeMap *ranges);
@@ -389,6 +395,15 @@ int64_t arith_floormod(int64_t a, int64_t b); /* a - b * floor(a / b) */
 bool arith_mul_bounds(int64_t al, int64_t ah, int64_t bl, int64_t bh, int64_t *lo, int64_t *hi);
 /* [lo, hi] of x % c (c > 0) for x in [xl, xh]: exact within one period, else [0, c - 1]. */
 void arith_mod_bounds(int64_t xl, int64_t xh, int64_t c, int64_t *lo, int64_t *hi);
+/* X OP Y on integers as generated code computes it: + - * wrap (64-bit two's
+ * complement), / and % are floor division and modulo, comparisons give 0 or 1. false
+ * for a division by zero or an OP that is not an integer operation. */
+bool arith_apply(BinOp op, int64_t x, int64_t y, int64_t *out);
+/* The shared integer evaluator: the value of E, each operation as arith_apply computes
+ * it and wrapped to its dtype. LEAF (may be NULL) gives the value of any other node
+ * (variables, loads); false when it, or a division by zero, leaves E unknown. */
+typedef bool (*ArithLeaf)(const Expr *e, void *ctx, int64_t *out);
+bool arith_eval(const Expr *e, ArithLeaf leaf, void *ctx, int64_t *out);
 /* The comparison that is true exactly when integer comparison OP (OP_EQ..OP_GE) is false. */
 BinOp cmp_negate(BinOp op);
 /* Does `d OP 0` hold for every d in [lo, hi]? HL / HH: whether that end is known. */

@@ -43,29 +43,17 @@ typedef struct Access {
 
 static float lg(double x) { return (float)log2(1.0 + (x > 0 ? x : 0)); }
 
-/* An integer value of E with loop var V = 1 (when V) and every other var 0. */
+/* Loop var CTX is 1, every other var (and any load) 0. */
+static bool unit_at(const Expr *e, void *ctx, int64_t *out) {
+  *out = e->kind == E_VAR && e->var == ctx;
+  return true;
+}
+
+/* An integer value of E with loop var V = 1 (when V) and every other var 0 (the shared
+ * evaluator: wrapping, floor division; 0 where it is undefined). */
 static int64_t eval_at(const Expr *e, const IrVar *v) {
-  if (!e) return 0;
-  switch (e->kind) {
-  case E_INT: return e->ival;
-  case E_VAR: return e->var == v ? 1 : 0;
-  case E_CAST: return eval_at(e->a, v);
-  case E_SELECT: return eval_at(e->a, v) ? eval_at(e->b, v) : eval_at(e->c, v);
-  case E_BIN: {
-    int64_t a = eval_at(e->a, v), b = eval_at(e->b, v);
-    switch (e->op) {
-    case OP_ADD: return a + b;
-    case OP_SUB: return a - b;
-    case OP_MUL: return a * b;
-    case OP_DIV: return b ? (a - ((a % b + b) % b)) / b : 0;
-    case OP_MOD: return b ? (a % b + b) % b : 0;
-    case OP_MIN: return a < b ? a : b;
-    case OP_MAX: return a > b ? a : b;
-    default: return 0;
-    }
-  }
-  default: return 0;
-  }
+  int64_t x;
+  return e && arith_eval(e, unit_at, (void *)v, &x) ? x : 0;
 }
 
 /* Float and integer operations of an expression; collects its loads into ACC. */

@@ -73,8 +73,10 @@ static Lin lin_of(Expr *e) {
     if (e->op != OP_NEG) break;
     a = lin_of(e->a);
     return lin_scale(&a, -1);
-  case E_CAST:
-    if (e->dtype == DT_I64 && e->a && dtype_is_int(e->a->dtype)) return lin_of(e->a);
+  case E_CAST: /* exact when the operand is a leaf; narrower arithmetic wraps narrower */
+    if (e->dtype == DT_I64 && e->a && dtype_is_int(e->a->dtype) &&
+        (e->a->dtype == DT_I64 || e->a->kind == E_VAR || e->a->kind == E_LOAD || e->a->kind == E_INT))
+      return lin_of(e->a);
     break;
   case E_BIN:
     if (e->op == OP_ADD || e->op == OP_SUB) {
@@ -162,11 +164,66 @@ static bool lin_le(const Lin *x, const Lin *y) {
 static bool lower(Bounds *b, const Lin *e, Lin *out);
 static bool upper(Bounds *b, const Lin *e, Lin *out);
 
-/* Lower and upper bounds of an integer expression; HL/HH say which exist. */
+/* [lo, hi] of integer dtype T. */
+static void dtype_range(DType t, int64_t *lo, int64_t *hi) {
+  int bits = dtype_bytes(t) * 8;
+  bool sgn = dtype_is_signed(t);
+  *lo = sgn ? (bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1))) : 0;
+  *hi = bits == 64 ? INT64_MAX : sgn ? ((int64_t)1 << (bits - 1)) - 1 : ((int64_t)1 << bits) - 1;
+}
+
+/* Constant bounds of X, an expression over sizes, each size in [1, ARITH_SIZE_MAX]. */
+static bool size_range(Expr *x, int64_t *lo, int64_t *hi) {
+  if (x->kind == E_VAR) return *lo = 1, *hi = ARITH_SIZE_MAX, true;
+  RangeMap m = {0};
+  Expr *todo[64];
+  int n = 0;
+  todo[n++] = x;
+  while (n) { /* every variable of X gets the sizes' range */
+    Expr *e = todo[--n];
+    if (e->kind == E_VAR && !range_find(&m, e->var)) range_push(&m, e->var, ir_int(1), ir_int(ARITH_SIZE_MAX));
+    if (e->kind == E_LOAD || n + 3 > 64) return false;
+    if (e->a) todo[n++] = e->a;
+    if (e->b) todo[n++] = e->b;
+    if (e->c) todo[n++] = e->c;
+  }
+  return const_bounds(x, &m, lo, hi);
+}
+
+/* Does a form over sizes stay within dtype T for every value of the sizes? A bound that
+ * may leave T bounds nothing: the machine's value wrapped. */
+static bool fits(const Lin *l, DType t) {
+  int64_t lo = l->c, hi = l->c, tlo, thi, a, z;
+  for (int i = 0; i < l->n; i++) {
+    if (!size_range(l->x[i], &tlo, &thi)) return false;
+    if (__builtin_mul_overflow(l->k[i], tlo, &a) || __builtin_mul_overflow(l->k[i], thi, &z))
+      return false;
+    if (__builtin_add_overflow(lo, a < z ? a : z, &lo) || __builtin_add_overflow(hi, a < z ? z : a, &hi))
+      return false;
+  }
+  dtype_range(t, &tlo, &thi);
+  return lo >= tlo && hi <= thi;
+}
+
+/* Lower and upper bounds of an integer expression; HL/HH say which exist. Bounds of a
+ * sum are bounds of its value only when that sum cannot wrap: both must exist and fit the
+ * dtype. A bare atom (a min, a load) computes nothing here: one bound is enough. */
+static bool bare(const Lin *l) { return l->ok && l->c == 0 && l->n == 1 && l->k[0] == 1; }
+
 static void lin_interval(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *hh) {
   Lin l = lin_of(e);
   *hl = lower(b, &l, lo);
   *hh = upper(b, &l, hi);
+  if (!bare(&l) && !(*hl && *hh && fits(lo, e->dtype) && fits(hi, e->dtype))) *hl = *hh = false;
+}
+
+/* Is the value of E (as the machine computes it) the value of its form? */
+static bool exact(Bounds *b, Expr *e) {
+  Lin l = lin_of(e), lo, hi;
+  bool hl, hh;
+  if (bare(&l) || (l.ok && l.n == 0)) return true;
+  lin_interval(b, e, &lo, &hl, &hi, &hh);
+  return hl && hh;
 }
 
 /* The IR of a form (over sizes and atoms). */
@@ -265,9 +322,16 @@ static void atom_interval(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *
 }
 
 static void atom_interval_uncached(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *hh) {
-  int64_t c;
+  int64_t c, tlo, thi;
   *hl = *hh = false;
-  if (e->kind == E_BIN && ir_is_const(e->b, &c) && c > 0 && e->op == OP_MOD) {
+  if ((e->kind == E_LOAD || e->kind == E_CAST) && dtype_is_int(e->dtype) && e->dtype != DT_I64) {
+    dtype_range(e->dtype, &tlo, &thi); /* the value of a narrower integer, whatever it is */
+    *lo = lin_const(tlo);
+    *hi = lin_const(thi);
+    *hl = *hh = true;
+  } else if (e->kind == E_CAST && dtype_is_int(e->a->dtype) && dtype_bytes(e->a->dtype) <= dtype_bytes(e->dtype)) {
+    lin_interval(b, e->a, lo, hl, hi, hh); /* a widening cast keeps the value */
+  } else if (e->kind == E_BIN && ir_is_const(e->b, &c) && c > 0 && e->op == OP_MOD) {
     *lo = lin_const(0);
     *hi = lin_const(c - 1);
     *hl = *hh = true;
@@ -393,7 +457,10 @@ static void add_fact(Bounds *b, Lin f) {
 
 /* Facts from one integer comparison a OP b known to hold. */
 static void assume_cmp(Bounds *b, int op, Expr *x, Expr *y) {
-  Lin lx = lin_of(x), ly = lin_of(y);
+  b->budget = 20000;
+  b->memo.len = 0;
+  /* A side that may wrap is a fact about its value only: an opaque atom. */
+  Lin lx = exact(b, x) ? lin_of(x) : lin_atom(x), ly = exact(b, y) ? lin_of(y) : lin_atom(y);
   Lin xy = lin_axpy(lx, -1, &ly), yx = lin_axpy(ly, -1, &lx);
   Lin one = lin_const(1);
   switch (op) {
@@ -429,6 +496,10 @@ BoundsVerdict chk_bounds_index(Bounds *b, Expr *idx, Expr *extent) {
   Lin top = lin_axpy(lin_axpy(le, -1, &one), -1, &li);
   bool lo_ok = prove_nonneg(b, &li), hi_ok = prove_nonneg(b, &top);
   if (lo_ok && hi_ok) return IN_BOUNDS;
+  if (!bare(&li)) { /* guarded as a whole: `e >= 0 && e < N ? A[e]` (facts on an atom) */
+    Lin whole = lin_atom(idx), wtop = lin_axpy(lin_axpy(le, -1, &one), -1, &whole);
+    if (prove_nonneg(b, &whole) && prove_nonneg(b, &wtop)) return IN_BOUNDS;
+  }
   /* Without guards, an affine index over axes reaches its interval's ends. */
   if (b->facts.len || !li.ok) return MAY_BE_OUTSIDE;
   for (int i = 0; i < li.n; i++)

@@ -111,18 +111,9 @@ bool ir_is_const(const Expr *e, int64_t *v) {
 static Expr *fold(BinOp op, Expr *a, Expr *b) {
   int64_t x, y;
   bool ca = ir_is_const(a, &x), cb = ir_is_const(b, &y);
-  if (ca && cb && a->dtype == b->dtype) {
-    switch (op) {
-    case OP_ADD: return ir_const(a->dtype, x + y);
-    case OP_SUB: return ir_const(a->dtype, x - y);
-    case OP_MUL: return ir_const(a->dtype, x * y);
-    case OP_DIV: if (y) return ir_const(a->dtype, arith_floordiv(x, y)); break;
-    case OP_MOD: if (y) return ir_const(a->dtype, arith_floormod(x, y)); break;
-    case OP_MIN: return ir_const(a->dtype, x < y ? x : y);
-    case OP_MAX: return ir_const(a->dtype, x > y ? x : y);
-    default: break;
-    }
-  }
+  int64_t r;
+  if (ca && cb && a->dtype == b->dtype && op <= OP_MAX && arith_apply(op, x, y, &r))
+    return ir_const(a->dtype, dtype_wrap(a->dtype, r)); /* wraps as the generated code does */
   if (op == OP_ADD && ca && x == 0) return b;
   if ((op == OP_ADD || op == OP_SUB) && cb && y == 0) return a;
   if (op == OP_MUL && ((ca && x == 1))) return b;
@@ -295,39 +286,26 @@ bool ir_uses_var(const Expr *e, const IrVar *v) {
   return ir_uses_var(e->a, v) || ir_uses_var(e->b, v) || ir_uses_var(e->c, v);
 }
 
-/* Evaluate an integer expression over the function's sizes; -1 if it is not one. */
-static int64_t eval_size(const Expr *e, const LoweredFunc *f, const int64_t *sizes) {
-  int64_t x, y;
-  switch (e->kind) {
-  case E_INT: return e->ival;
-  case E_VAR:
-    for (int i = 0; f && sizes && i < f->nsizes; i++)
-      if (f->sizes[i] == e->var) return sizes[i];
-    return -1;
-  case E_BIN:
-    x = eval_size(e->a, f, sizes);
-    y = eval_size(e->b, f, sizes);
-    if (x < 0 || y < 0) return -1;
-    switch (e->op) {
-    case OP_ADD: return x + y;
-    case OP_SUB: return x - y;
-    case OP_MUL: return x * y;
-    case OP_DIV: return y ? arith_floordiv(x, y) : -1;
-    case OP_MOD: return y ? arith_floormod(x, y) : -1;
-    case OP_MIN: return x < y ? x : y;
-    case OP_MAX: return x > y ? x : y;
-    default: return -1;
-    }
-  default: return -1;
-  }
+/* The value of a size variable (CTX: the function and the sizes' values). */
+typedef struct SizeEnv {
+  const LoweredFunc *f;
+  const int64_t *sizes;
+} SizeEnv;
+
+static bool size_value(const Expr *e, void *ctx, int64_t *out) {
+  const SizeEnv *env = ctx;
+  if (e->kind != E_VAR || !env->f || !env->sizes) return false;
+  for (int i = 0; i < env->f->nsizes; i++)
+    if (env->f->sizes[i] == e->var) return *out = env->sizes[i], true;
+  return false;
 }
 
 int64_t ir_buffer_numel(const Buffer *b, const LoweredFunc *f, const int64_t *sizes) {
   int64_t n = 1;
   for (int d = 0; d < b->ndim; d++) {
-    int64_t e = eval_size(b->shape[d], f, sizes);
-    if (e < 0) return -1;
-    n *= e;
+    int64_t e;
+    if (!arith_eval(b->shape[d], size_value, &(SizeEnv){f, sizes}, &e) || e < 0) return -1;
+    if (__builtin_mul_overflow(n, e, &n)) return -1;
   }
   return n;
 }

@@ -235,7 +235,7 @@ static LLVMValueRef emit_cmp(CG *g, int op, DType t, LLVMValueRef a, LLVMValueRe
 
 /* A binary operation on operands of dtype T (already unified). */
 static LLVMValueRef emit_binop(CG *g, int op, DType t, LLVMValueRef a, LLVMValueRef b) {
-  bool fp = dtype_is_float(t), sign = dtype_is_signed(t), nsw = t == DT_I64;
+  bool fp = dtype_is_float(t), sign = dtype_is_signed(t), nsw = false; /* integers wrap */
   switch (op) {
   case OP_ADD: return fp ? contract(LLVMBuildFAdd(g->b, a, b, "")) : nsw ? LLVMBuildNSWAdd(g->b, a, b, "") : LLVMBuildAdd(g->b, a, b, "");
   case OP_SUB: return fp ? contract(LLVMBuildFSub(g->b, a, b, "")) : nsw ? LLVMBuildNSWSub(g->b, a, b, "") : LLVMBuildSub(g->b, a, b, "");
@@ -417,7 +417,8 @@ static AccKind classify(const Buffer *b, Expr **args, const IrVar *v) {
 }
 
 /* The flattened element index of BUF[ARGS] (a vector inside a vector body when the
- * indices depend on the vectorized var). */
+ * indices depend on the vectorized var). nsw: every access is proved in bounds (checker,
+ * bound inference) and a buffer's size in bytes fits in 64 bits. */
 static LLVMValueRef flat_index(CG *g, Buffer *buf, Expr **args) {
   BufBind *bb = lookup_buf(g, buf);
   LLVMValueRef flat = NULL;
@@ -568,7 +569,7 @@ static void emit_loop(CG *g, IrVar *var, LLVMValueRef min, LLVMValueRef ext, Stm
   LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for.head");
   LLVMBasicBlockRef bodyb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for.body");
   LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for.end");
-  LLVMValueRef end = LLVMBuildNSWAdd(g->b, min, ext, "");
+  LLVMValueRef end = LLVMBuildAdd(g->b, min, ext, "");
   LLVMBuildBr(g->b, head);
   LLVMPositionBuilderAtEnd(g->b, head);
   LLVMValueRef i = LLVMBuildPhi(g->b, g->i64, var->name);
@@ -577,7 +578,7 @@ static void emit_loop(CG *g, IrVar *var, LLVMValueRef min, LLVMValueRef ext, Stm
   bind_var(g, var, i);
   emit_stmt(g, body);
   g->nvars--;
-  LLVMValueRef next = LLVMBuildNSWAdd(g->b, i, i64c(g, 1), "");
+  LLVMValueRef next = LLVMBuildNSWAdd(g->b, i, i64c(g, 1), ""); /* nsw: i < end */
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
   LLVMBuildBr(g->b, head);
   LLVMValueRef vals[2] = {min, next};
@@ -665,7 +666,7 @@ static void emit_vector(CG *g, Stmt *s, LLVMValueRef min, int lanes) {
   IrVar *old_var = g->vvar;
   g->lanes = lanes;
   g->vvar = s->var;
-  LLVMValueRef v = LLVMBuildNSWAdd(g->b, splat(g, min), LLVMConstVector(steps, (unsigned)lanes), s->var->name);
+  LLVMValueRef v = LLVMBuildAdd(g->b, splat(g, min), LLVMConstVector(steps, (unsigned)lanes), s->var->name);
   bind_var(g, s->var, v);
   emit_stmt(g, s->body);
   g->nvars--;
@@ -836,7 +837,7 @@ static LLVMValueRef build_body_fn(CG *g, Stmt *s, Captures *c, LLVMValueRef min_
   for (int i = 0; i < nvars; i++) bind_var(g, g->vars[i].var, captured(fn, &p, g->vars[i].val));
   LLVMValueRef min = captured(fn, &p, min_outer);
   LLVMValueRef begin = LLVMGetParam(fn, 0), end = LLVMGetParam(fn, 1);
-  emit_loop(g, s->var, LLVMBuildNSWAdd(g->b, min, begin, ""), LLVMBuildNSWSub(g->b, end, begin, ""), s->body);
+  emit_loop(g, s->var, LLVMBuildAdd(g->b, min, begin, ""), LLVMBuildSub(g->b, end, begin, ""), s->body);
   LLVMBuildRetVoid(g->b);
   g->nbufs = nbufs;
   g->nvars = nvars;
@@ -905,7 +906,7 @@ static void emit_for(CG *g, Stmt *s) {
   case FOR_UNROLL:
     if (konst && n <= MAX_UNROLL) {
       for (int64_t k = 0; k < n; k++) {
-        bind_var(g, s->var, LLVMBuildNSWAdd(g->b, min, i64c(g, k), ""));
+        bind_var(g, s->var, LLVMBuildAdd(g->b, min, i64c(g, k), ""));
         emit_stmt(g, s->body);
         g->nvars--;
       }
