@@ -8,6 +8,7 @@
  */
 #include "texc.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const Backend *const backends[TARGET_COUNT] = {
@@ -48,7 +49,10 @@ const DeviceInfo *device_info(Target t, const Options *o) {
     if (be->query(o, &q)) d = q, d.found = true;
   }
   cache[t].done = true;
-  for (int i = 0; i < NKEYS; i++) cache[t].key[i] = key[i] ? xstrdup(key[i]) : NULL;
+  for (int i = 0; i < NKEYS; i++) { /* malloc'd: the cache outlives every arena */
+    free((void *)cache[t].key[i]);
+    cache[t].key[i] = key[i] ? strdup(key[i]) : NULL;
+  }
   cache[t].info = d;
   return &cache[t].info;
 }
