@@ -296,7 +296,7 @@ struct Stmt {
 
 /* A kernel lowered to one loop nest: what every backend and the interpreter consume. */
 typedef enum { TARGET_LLVM, TARGET_CUDA, TARGET_OPENCL, TARGET_COUNT } Target;
-extern const char *const target_names[]; /* "llvm", "cuda", "opencl" */
+extern const char *const target_names[]; /* "llvm", "cuda", "opencl" (target/target.c) */
 #define TARGET_BIT(t) (1u << (t))
 
 typedef struct LoweredFunc {
@@ -653,7 +653,7 @@ extern const Backend backend_llvm, backend_cuda, backend_opencl;
 const Backend *backend_for(Target t);
 /* target.c: the facts of the device that O picks for T: queried once per device (the
  * OpenCL device spec is part of the key), cached; defaults when there is none. */
-const DeviceInfo *device_info(Target t, const Options *o);
+const DeviceInfo *target_device_info(Target t, const Options *o);
 /* The GPU limits when there is no device: the only place they are written. */
 extern const GpuLimits gpu_default_limits;
 
@@ -676,7 +676,7 @@ char *cg_gpu_source(LoweredFunc **fns, int n, Target t, RtGpuFunc **plans);
 /* target/cuda.c: CUDA C to PTX through NVRTC (dlopen'd). ARCH: "compute_90"; NULL: the
  * device's, else compute_90. Malloc'd PTX, or NULL after a diagnostic with NVRTC's log. */
 char *cg_nvrtc_compile(const char *src, const char *arch);
-/* target.c: the limits to check T's functions against: the device's (device_info),
+/* target.c: the limits to check T's functions against: the device's (target_device_info),
  * each replaced by O->gpu's when that is not 0; zero on a CPU target. */
 GpuLimits gpu_limits(Target t, const Options *o);
 

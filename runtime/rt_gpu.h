@@ -38,7 +38,8 @@ struct RtModule *rt_opencl_module(const char *src, const char *device, const RtG
 int64_t rt_gpu_eval(const RtGpuExpr *e, const int64_t *sizes); /* -1 on a bad program */
 RtGpuFunc *rt_gpu_plans_copy(const RtGpuFunc *fns, int n); /* malloc'd, one block */
 /* Device queries: 0 when there is a device. CUDA: id; OpenCL: the device that DEVICE names
- * ("P:D", a name substring; NULL: the first), whose flat index goes to *ID. */
+ * ("P:D", a name substring; NULL: the first), whose flat index goes to *ID. Each limit the
+ * device reports is written to *LIM; the others are left as they were (the caller's defaults). */
 int rt_cuda_query(int id, int *cc_major, int *cc_minor, GpuLimits *lim);
 int rt_opencl_query(const char *device, int *id, GpuLimits *lim);
 #endif

@@ -282,7 +282,6 @@ static int rand_divisor_min(Rng *r, int64_t n, int64_t lo, int64_t cap) {
   return nd ? (int)d[rng_int(r, nd)] : rand_divisor(r, n, cap);
 }
 
-
 /* Sample the SLEVELS factors of one spatial axis, innermost first. */
 static void sample_axis(const SketchSet *ss, Rng *r, int64_t e, bool last, int *g) {
   int64_t rem = e;

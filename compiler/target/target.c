@@ -4,12 +4,22 @@
  * designated initializers; this file indexes them by Target id. Passes ask the row what a
  * target allows (bind, parallel, ...) instead of testing which target it is. Device facts
  * (GPU limits, CPU vector width) come from the device when there is one, queried once and
- * cached (per target, keyed by the options that pick the device); the GPU defaults below are the only copy and serve only when there is none.
+ * cached (per target, keyed by the options that pick the device); the GPU defaults below
+ * are the only copy and serve only when there is none.
+ *
+ * A new target: its enum value in texc.h (before TARGET_COUNT) with an extern for its row,
+ * a file with the row (e.g. target/metal.c), and its name and row in the two lists here.
  */
 #include "texc.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+const char *const target_names[TARGET_COUNT] = {
+    [TARGET_LLVM] = "llvm",
+    [TARGET_CUDA] = "cuda",
+    [TARGET_OPENCL] = "opencl",
+};
 
 static const Backend *const backends[TARGET_COUNT] = {
     [TARGET_LLVM] = &backend_llvm,
@@ -36,7 +46,7 @@ static bool same_str(const char *a, const char *b) {
   return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-const DeviceInfo *device_info(Target t, const Options *o) {
+const DeviceInfo *target_device_info(Target t, const Options *o) {
   const Backend *be = backend_for(t);
   const char *key[NKEYS] = {o ? o->opencl_device : NULL, o ? o->mcpu : NULL, o ? o->mtriple : NULL};
   bool hit = cache[t].done;
@@ -60,7 +70,7 @@ const DeviceInfo *device_info(Target t, const Options *o) {
 GpuLimits gpu_limits(Target t, const Options *o) {
   if (backend_for(t)->device != DEVICE_GPU) return (GpuLimits){0, 0};
   if (o && o->gpu.max_threads_per_block > 0 && o->gpu.max_shared_bytes > 0) return o->gpu;
-  GpuLimits lim = device_info(t, o)->gpu;
+  GpuLimits lim = target_device_info(t, o)->gpu;
   if (o && o->gpu.max_threads_per_block > 0) lim.max_threads_per_block = o->gpu.max_threads_per_block;
   if (o && o->gpu.max_shared_bytes > 0) lim.max_shared_bytes = o->gpu.max_shared_bytes;
   return lim;

@@ -142,7 +142,6 @@ int64_t dtype_wrap(DType t, int64_t v) {
   }
 }
 
-const char *const target_names[TARGET_COUNT] = {"llvm", "cuda", "opencl"};
 
 /* IEEE half precision <-> float: the interpreter's f16 storage and texc's comparisons. */
 float f16_to_f32(uint16_t h) {

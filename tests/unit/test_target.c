@@ -103,8 +103,8 @@ static void test_limits(void) {
     const Backend *be = backend_for((Target)t);
     if (be->device != DEVICE_GPU) continue;
     Options o = {.target = (Target)t};
-    const DeviceInfo *d = device_info((Target)t, &o);
-    check(xprintf("%s: cached (one query)", be->name), d == device_info((Target)t, &o));
+    const DeviceInfo *d = target_device_info((Target)t, &o);
+    check(xprintf("%s: cached (one query)", be->name), d == target_device_info((Target)t, &o));
     GpuLimits lim = gpu_limits((Target)t, &o);
     check(xprintf("%s: zero options give the device's limits", be->name), same_limits(lim, d->gpu));
     if (!d->found)
@@ -129,14 +129,14 @@ static void test_limits(void) {
     check("cuda: the limits are the runtime query's", same_limits(gpu_limits(TARGET_CUDA, NULL), q));
   /* The host CPU: LLVM's features give its widest vector register. */
 #if defined(__x86_64__) || defined(__aarch64__)
-  const DeviceInfo *cpu = device_info(TARGET_LLVM, &(Options){.target = TARGET_LLVM});
+  const DeviceInfo *cpu = target_device_info(TARGET_LLVM, &(Options){.target = TARGET_LLVM});
   check("llvm: the host CPU is found, with a vector width of at least 128 bits", cpu->found && cpu->vector_bits >= 128);
-  cpu = device_info(TARGET_LLVM, &(Options){.target = TARGET_LLVM, .mcpu = "generic"});
+  cpu = target_device_info(TARGET_LLVM, &(Options){.target = TARGET_LLVM, .mcpu = "generic"});
   check("llvm: --mcpu names another CPU: not the host's facts", !cpu->found && cpu->vector_bits == 0);
 #endif
   /* A device spec that names nothing: no device, the defaults (and a fresh query). */
   Options o = {.target = TARGET_OPENCL, .opencl_device = "no-such-device-texc-test"};
-  const DeviceInfo *d = device_info(TARGET_OPENCL, &o);
+  const DeviceInfo *d = target_device_info(TARGET_OPENCL, &o);
   check("opencl: an unknown device: not found, the defaults",
         !d->found && same_limits(d->gpu, gpu_default_limits));
 }
