@@ -7,9 +7,12 @@
  * order, then a synchronize so that a device fault is reported by the call that made it.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "rt_internal.h"
 #include "rt_gpu.h"
@@ -133,21 +136,81 @@ static int cu_use(int id) {
   return rc != 0;
 }
 
-int rt_cuda_query(int id, int *cc_major, int *cc_minor, GpuLimits *lim) {
+/* What a device query found; plain data, so that a child process can send it. */
+typedef struct QueryAnswer {
+  int rc; /* 0: found */
+  int cc_major, cc_minor;
+  GpuLimits lim;
+  char why[256];
+} QueryAnswer;
+
+static void query_here(int id, QueryAnswer *a) {
+  a->rc = 1;
   if (cu_load()) {
-    rt_set_error("%s", cu_why);
-    return 1;
+    snprintf(a->why, sizeof a->why, "%s", cu_why);
+    return;
   }
   CUdevice dev;
   if (id < 0 || id >= cu_ndev || cu.device_get(&dev, id)) {
-    rt_set_error("no CUDA device %d (%d found)", id, cu_ndev);
-    return 1;
+    snprintf(a->why, sizeof a->why, "no CUDA device %d (%d found)", id, cu_ndev);
+    return;
   }
   int v;
-  if (cc_major && cu.device_attr(&v, ATTR_CC_MAJOR, dev) == 0) *cc_major = v;
-  if (cc_minor && cu.device_attr(&v, ATTR_CC_MINOR, dev) == 0) *cc_minor = v;
-  if (lim && cu.device_attr(&v, ATTR_MAX_THREADS_PER_BLOCK, dev) == 0) lim->max_threads_per_block = v;
-  if (lim && cu.device_attr(&v, ATTR_MAX_SHARED_PER_BLOCK, dev) == 0) lim->max_shared_bytes = v;
+  if (cu.device_attr(&v, ATTR_CC_MAJOR, dev) == 0) a->cc_major = v;
+  if (cu.device_attr(&v, ATTR_CC_MINOR, dev) == 0) a->cc_minor = v;
+  if (cu.device_attr(&v, ATTR_MAX_THREADS_PER_BLOCK, dev) == 0) a->lim.max_threads_per_block = v;
+  if (cu.device_attr(&v, ATTR_MAX_SHARED_PER_BLOCK, dev) == 0) a->lim.max_shared_bytes = v;
+  a->rc = 0;
+}
+
+/* The query in a child process, so that this one stays without CUDA state: CUDA does not
+ * survive fork, and the tuner asks for the device's limits before it forks the children
+ * that build and time candidates. */
+static void query_in_child(int id, QueryAnswer *a) {
+  a->rc = 1;
+  snprintf(a->why, sizeof a->why, "no CUDA device: the query process failed");
+  int fd[2];
+  if (pipe(fd) != 0) return;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fd[0]);
+    close(fd[1]);
+    return;
+  }
+  if (pid == 0) {
+    close(fd[0]);
+    QueryAnswer mine = {.cc_major = -1, .cc_minor = -1, .lim = {-1, -1}};
+    query_here(id, &mine);
+    ssize_t w = write(fd[1], &mine, sizeof mine);
+    _exit(w == (ssize_t)sizeof mine ? 0 : 1);
+  }
+  close(fd[1]);
+  QueryAnswer got;
+  size_t n = 0;
+  while (n < sizeof got) {
+    ssize_t r = read(fd[0], (char *)&got + n, sizeof got - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    n += (size_t)r;
+  }
+  close(fd[0]);
+  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+  if (n == sizeof got) *a = got;
+}
+
+int rt_cuda_query(int id, int *cc_major, int *cc_minor, GpuLimits *lim) {
+  QueryAnswer a = {.cc_major = -1, .cc_minor = -1, .lim = {-1, -1}};
+  if (cu_state) query_here(id, &a); /* this process already uses (or failed to load) CUDA */
+  else query_in_child(id, &a);
+  if (a.rc) {
+    rt_set_error("%s", a.why);
+    return 1;
+  }
+  if (cc_major && a.cc_major >= 0) *cc_major = a.cc_major;
+  if (cc_minor && a.cc_minor >= 0) *cc_minor = a.cc_minor;
+  if (lim && a.lim.max_threads_per_block > 0) lim->max_threads_per_block = a.lim.max_threads_per_block;
+  if (lim && a.lim.max_shared_bytes > 0) lim->max_shared_bytes = a.lim.max_shared_bytes;
   return 0;
 }
 
