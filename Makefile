@@ -69,7 +69,7 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@./bench/run.sh $(B)
 
-ASAN_OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+ASAN_OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -DTEXC_DEBUG
 asan: deps
 	@$(MAKE) --no-print-directory B=build-asan OPT="$(ASAN_OPT)" all unit-tests
 	@OPT="$(ASAN_OPT)" ASAN_OPTIONS=detect_leaks=0:handle_segv=0 UBSAN_OPTIONS=print_stacktrace=1 ./tests/run.sh build-asan

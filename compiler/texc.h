@@ -508,7 +508,7 @@ uint64_t kernel_workload_key(Kernel *k);
 double kernel_flops(Kernel *k); /* floating-point operations of one call (sizes bound) */
 
 /* ===================================================================== */
-/* schedule.c, bound.c, lower.c — steps on stages, bound inference, loops */
+/* schedule.c, bound.c, lower/ — steps on stages, bound inference, loops    */
 /* ===================================================================== */
 
 /* A kernel's schedule state, TE style: one stage per op (plus stages made by cache_read,

@@ -5,7 +5,9 @@
  * their dtype as C does, f32 arithmetic in f32, f16 values stored as 16-bit halves and
  * rounded to half after every operation, bools stored as one byte. Every load and store
  * is bounds-checked per dimension; the first violation is reported and the run stops
- * (nothing outside a buffer is ever touched).
+ * (nothing outside a buffer is ever touched). So it runs FN->body, the multi-dimensional
+ * form, never FN->flat: an index outside its dimension whose row-major offset is still
+ * inside the buffer is an error here, and the offset is computed as the check goes.
  *
  * Speed: the IR is compiled once into a tree of closures (Node for expressions, SNode for
  * statements) with variables in pre-resolved integer slots and buffers in slots.

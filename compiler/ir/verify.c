@@ -2,10 +2,10 @@
  *
  * Checks: every variable is a size or bound by an enclosing For (and no For rebinds a
  * variable that is still bound); loads and stores name a parameter or an enclosing
- * allocation and have ndim integer indices; a store's value has the buffer's dtype;
- * binary operands agree in dtype; conditions are bool; loop bounds are integers;
- * barriers appear only inside a GPU block loop. Each problem is printed (an internal
- * error: the IR came from the compiler, not the user). */
+ * allocation and have ndim integer indices (one, the offset, in the flat body); a
+ * store's value has the buffer's dtype; binary operands agree in dtype; conditions are
+ * bool; loop bounds are integers; barriers appear only inside a GPU block loop. Each
+ * problem is printed (an internal error: the IR came from the compiler, not the user). */
 #include "texc.h"
 
 /* What is in scope while walking: bound variables and visible buffers. */
@@ -16,11 +16,12 @@ typedef struct Scope_ {
   int in_block; /* enclosing blockIdx loops */
   int errors;
   const char *where;
+  bool flat;    /* checking fn->flat: one index per access */
 } VScope;
 
 static void fail(VScope *s, const char *fmt, const char *arg) {
   if (s->errors++ < 20) {
-    fprintf(stderr, "ir_verify: %s: ", s->fn->name);
+    fprintf(stderr, "ir_verify: %s%s: ", s->fn->name, s->flat ? " (flat)" : "");
     fprintf(stderr, fmt, arg);
     fprintf(stderr, " (in %s)\n", s->where ? s->where : "?");
   }
@@ -38,7 +39,7 @@ static void check_expr(VScope *s, const Expr *e);
 
 static void check_indices(VScope *s, const Buffer *b, Expr **args, int nargs) {
   if (!has(&s->bufs, b)) fail(s, "buffer %s is used outside its allocation", b->name);
-  if (nargs != b->ndim) fail(s, "%s is indexed with the wrong number of indices", b->name);
+  if (nargs != (s->flat ? 1 : b->ndim)) fail(s, "%s is indexed with the wrong number of indices", b->name);
   for (int i = 0; i < nargs; i++) {
     if (!args[i]) {
       fail(s, "%s has a missing index", b->name);
@@ -147,8 +148,8 @@ static void check_stmt(VScope *s, const Stmt *st) {
   }
 }
 
-bool ir_verify(const LoweredFunc *fn) {
-  VScope s = {.fn = fn};
+static int verify_body(const LoweredFunc *fn, const Stmt *body, bool flat) {
+  VScope s = {.fn = fn, .flat = flat};
   for (int i = 0; i < fn->nsizes; i++) vec_push(&s.vars, fn->sizes[i]);
   for (int i = 0; i < fn->nparams; i++) {
     const Buffer *b = fn->params[i];
@@ -156,7 +157,13 @@ bool ir_verify(const LoweredFunc *fn) {
     for (int d = 0; d < b->ndim; d++) check_expr(&s, b->shape[d]);
     vec_push(&s.bufs, (void *)b);
   }
-  check_stmt(&s, fn->body);
+  check_stmt(&s, body);
   if (s.errors > 20) fprintf(stderr, "ir_verify: %s: %d more problems\n", fn->name, s.errors - 20);
-  return s.errors == 0;
+  return s.errors;
+}
+
+bool ir_verify(const LoweredFunc *fn) {
+  int errors = verify_body(fn, fn->body, false);
+  if (fn->flat) errors += verify_body(fn, fn->flat, true);
+  return errors == 0;
 }

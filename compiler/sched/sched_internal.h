@@ -1,4 +1,4 @@
-/* sched_internal.h — private to schedule.c, bound.c and lower.c: stages, iteration
+/* sched_internal.h — private to schedule.c, bound.c and lower/: stages, iteration
  * variables and their relations (TVM TE's model), and the arithmetic that bound
  * inference and lowering share. */
 #ifndef SCHED_INTERNAL_H

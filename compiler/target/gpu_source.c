@@ -12,6 +12,7 @@
  *  - divergent: inside a guard such as `if (threadIdx.x < 48)` or a single-thread region;
  *    no barrier may appear, nested thread loops of a bound dimension run serially.
  * The interpreter's meaning (sibling thread loops run one after another) is kept exactly.
+ * Accesses come flat (LoweredFunc.flat, lowering's flatten pass): one offset each.
  */
 #include "texc.h"
 
@@ -289,15 +290,9 @@ static void int_lit(Gen *g, Str *o, int64_t v, DType t) {
   }
 }
 
-/* The flat row-major offset of buf[args]. */
-static void flat_index(Gen *g, Str *o, Buffer *b, Expr **args) {
-  Expr *off = NULL;
-  for (int d = 0; d < b->ndim; d++) {
-    Expr *a = args[d];
-    off = off ? ir_add(ir_mul(off, b->shape[d]), a) : a;
-  }
-  expr(g, o, off ? simplify(off, &g->ranges) : ir_int(0));
-}
+/* The offset of a flat access buf[args[0]] (LoweredFunc.flat), simplified under the
+ * ranges of the enclosing loops. */
+static void flat_index(Gen *g, Str *o, Expr **args) { expr(g, o, simplify(args[0], &g->ranges)); }
 
 static void load(Gen *g, Str *o, const Expr *e) {
   Buffer *b = e->buf;
@@ -308,13 +303,13 @@ static void load(Gen *g, Str *o, const Expr *e) {
   }
   if (b->dtype == DT_F16 && b->scope == SCOPE_GLOBAL) {
     str_putf(o, g->d->half_storage ? "vload_half(" : "texc_h2f(%s[", g->d->half_storage ? "" : name);
-    flat_index(g, o, b, e->args);
+    flat_index(g, o, e->args);
     if (g->d->half_storage) str_putf(o, ", %s)", name);
     else str_putf(o, "])");
     return;
   }
   str_putf(o, "%s[", name);
-  flat_index(g, o, b, e->args);
+  flat_index(g, o, e->args);
   str_putf(o, "]");
 }
 
@@ -682,7 +677,7 @@ static void store(Gen *g, Stmt *s) {
     return;
   }
   Str o = {0};
-  flat_index(g, &o, b, s->args);
+  flat_index(g, &o, s->args);
   char *idx = xstrdup(o.p);
   free(o.p);
   char *val = expr_str(g, s->value);
@@ -763,7 +758,7 @@ static void serial_loop(Gen *g, Stmt *s) {
     g->indent++;
   }
   Str o = {0};
-  flat_index(g, &o, st->buf, st->args);
+  flat_index(g, &o, st->args);
   const char *buf = buf_name(g, st->buf);
   char *elem = xprintf("%s[%s]", buf, o.p);
   free(o.p);
@@ -802,17 +797,11 @@ static bool divisible(const Expr *e, int64_t l) {
   }
 }
 
-static Expr *flat_expr(Buffer *b, Expr **args) {
-  Expr *off = NULL;
-  for (int d = 0; d < b->ndim; d++) off = off ? ir_add(ir_mul(off, b->shape[d]), args[d]) : args[d];
-  return off ? off : ir_int(0);
-}
-
 /* The flat start of buf[args] when its L lanes (V = 0..L-1) are contiguous and the start
  * is a multiple of L: the row stride and the offset are checked from the index. */
 static Expr *vector_base(Gen *g, Buffer *b, Expr **args, IrVar *v, int64_t l) {
   if (b->dtype != DT_F32 || b->scope == SCOPE_LOCAL) return NULL;
-  Expr *flat = simplify(flat_expr(b, args), &g->ranges);
+  Expr *flat = simplify(args[0], &g->ranges);
   Expr *zero = ir_int(0);
   Expr *base = simplify(ir_subst(flat, &v, &zero, 1), &g->ranges);
   Expr *step = simplify(ir_sub(flat, base), &g->ranges);
@@ -1341,7 +1330,7 @@ static void allreduce(Gen *g, Stmt *s, const Reduce *r) {
     if (e != d && !g->active[e] && ext[e] > 1) test = xprintf("%s && %s == 0", test, g->d->thread_idx[e]);
   if (r->guard) test = xprintf("%s && %s", test, expr_str(g, simplify(r->guard, &g->ranges)));
   Str o = {0};
-  flat_index(g, &o, r->store->buf, r->store->args);
+  flat_index(g, &o, r->store->args);
   char *elem = xprintf("%s[%s]", buf_name(g, r->store->buf), o.p);
   free(o.p);
   line(g, "if (%s) %s = %s;", test, elem, reduce_apply(g, r->op, t, elem, xprintf("texc_red[%s]", tid)));
@@ -1615,11 +1604,12 @@ static void host_level(Gen *g, Stmt *s, Vec *temps, Vec *kernels) {
 static void emit_func(Gen *g, LoweredFunc *fn, RtGpuFunc *plan) {
   g->fn = fn;
   g->names = (Vec){0};
-  g->idx32 = fits_int(fn, fn->body);
+  Stmt *body = ir_flat_body(fn);
+  g->idx32 = fits_int(fn, body);
   for (int i = 0; i < fn->nparams; i++) buf_name(g, fn->params[i]);
   for (int i = 0; i < fn->nsizes; i++) var_name(g, fn->sizes[i]);
   Vec temps = {0}, launches = {0};
-  host_level(g, fn->body, &temps, &launches);
+  host_level(g, body, &temps, &launches);
   plan->name = xstrdup(fn->name);
   plan->nparams = fn->nparams;
   plan->nsizes = fn->nsizes;

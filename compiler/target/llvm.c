@@ -17,6 +17,7 @@
  *              buffer pointers and called through `F.task.N(begin, end, closure)` by
  *              rt_parallel_for; the closure is a struct of every binding in scope.
  * Registers: bool is i1, f16 is computed in f32 (stored as half); index math is i64.
+ * Memory: F's flat body (lowering's flatten pass): each access one element offset.
  */
 #include "texc.h"
 #include "rt_internal.h"
@@ -47,11 +48,11 @@ typedef struct VarBind {
   LLVMValueRef val;
 } VarBind;
 
-/* A buffer in scope: its base pointer and its row-major strides (i64 values). */
+/* A buffer in scope: its base pointer. Accesses come flat (LoweredFunc.flat): one
+ * element offset each. */
 typedef struct BufBind {
   Buffer *buf;
   LLVMValueRef ptr;
-  LLVMValueRef *strides; /* ndim entries; the last is 1 */
 } BufBind;
 
 typedef struct CG {
@@ -94,13 +95,13 @@ static LLVMValueRef lookup_var(CG *g, IrVar *v) {
   die("llvm codegen: variable %s#%d is not bound", v->name, v->id);
 }
 
-static void bind_buf(CG *g, Buffer *b, LLVMValueRef ptr, LLVMValueRef *strides) {
+static void bind_buf(CG *g, Buffer *b, LLVMValueRef ptr) {
   if (g->nbufs == g->capbufs) {
     g->capbufs = g->capbufs ? 2 * g->capbufs : 16;
     g->bufs = realloc(g->bufs, sizeof *g->bufs * (size_t)g->capbufs);
     if (!g->bufs) die("out of memory");
   }
-  g->bufs[g->nbufs++] = (BufBind){b, ptr, strides};
+  g->bufs[g->nbufs++] = (BufBind){b, ptr};
 }
 
 static BufBind *lookup_buf(CG *g, Buffer *b) {
@@ -405,44 +406,21 @@ static bool affine_coef(const Expr *e, const IrVar *v, int64_t *c) {
   }
 }
 
-/* How an access with indices ARGS moves with the vectorized var. */
-static AccKind classify(const Buffer *b, Expr **args, const IrVar *v) {
-  int64_t last = 0, c;
-  for (int d = 0; d < b->ndim; d++) {
-    if (!affine_coef(args[d], v, &c)) return ACC_GATHER;
-    if (c != 0 && d != b->ndim - 1) return ACC_GATHER;
-    if (d == b->ndim - 1) last = c;
-  }
-  return last == 0 ? ACC_UNIFORM : last == 1 ? ACC_CONTIG : ACC_GATHER;
+/* How an access at flat offset ARGS[0] moves with the vectorized var. */
+static AccKind classify(Expr **args, const IrVar *v) {
+  int64_t c;
+  if (!affine_coef(args[0], v, &c)) return ACC_GATHER;
+  return c == 0 ? ACC_UNIFORM : c == 1 ? ACC_CONTIG : ACC_GATHER;
 }
 
-/* The flattened element index of BUF[ARGS] (a vector inside a vector body when the
- * indices depend on the vectorized var). nsw: every access is proved in bounds (checker,
- * bound inference) and a buffer's size in bytes fits in 64 bits. */
-static LLVMValueRef flat_index(CG *g, Buffer *buf, Expr **args) {
-  BufBind *bb = lookup_buf(g, buf);
-  LLVMValueRef flat = NULL;
-  for (int d = 0; d < buf->ndim; d++) {
-    LLVMValueRef i = emit_expr(g, args[d]);
-    if (d != buf->ndim - 1) {
-      LLVMValueRef s = bb->strides[d];
-      if (is_vec(i)) s = splat(g, s);
-      i = LLVMBuildNSWMul(g->b, i, s, "");
-    }
-    if (flat) unify(g, &flat, &i);
-    flat = flat ? LLVMBuildNSWAdd(g->b, flat, i, "") : i;
-  }
-  return flat ? flat : i64c(g, 0);
-}
-
-/* The flattened index of a uniform or contiguous access: that of lane 0. */
-static LLVMValueRef lane0_index(CG *g, Buffer *buf, Expr **args) {
+/* The offset of a uniform or contiguous flat access: that of lane 0. */
+static LLVMValueRef lane0_index(CG *g, Expr **args) {
   int lanes = g->lanes;
   LLVMValueRef v = lookup_var(g, g->vvar);
   LLVMValueRef first = LLVMBuildExtractElement(g->b, v, LLVMConstInt(g->i32, 0, 0), "");
   bind_var(g, g->vvar, first);
   g->lanes = 1;
-  LLVMValueRef flat = flat_index(g, buf, args);
+  LLVMValueRef flat = emit_expr(g, args[0]);
   g->lanes = lanes;
   g->nvars--;
   return flat;
@@ -474,18 +452,18 @@ static LLVMValueRef load_scalar(CG *g, Buffer *buf, LLVMValueRef idx) {
 static LLVMValueRef emit_load(CG *g, Expr *e) {
   Buffer *buf = e->buf;
   bool vec = false;
-  for (int d = 0; g->lanes > 1 && d < buf->ndim; d++) vec |= ir_uses_var(e->args[d], g->vvar);
-  if (!vec) return load_scalar(g, buf, flat_index(g, buf, e->args));
-  switch (classify(buf, e->args, g->vvar)) {
-  case ACC_UNIFORM: return load_scalar(g, buf, lane0_index(g, buf, e->args));
+  for (int d = 0; g->lanes > 1 && d < e->nargs; d++) vec |= ir_uses_var(e->args[d], g->vvar);
+  if (!vec) return load_scalar(g, buf, emit_expr(g, e->args[0]));
+  switch (classify(e->args, g->vvar)) {
+  case ACC_UNIFORM: return load_scalar(g, buf, lane0_index(g, e->args));
   case ACC_CONTIG: {
     LLVMTypeRef vt = LLVMVectorType(mem_type(g, buf->dtype), (unsigned)g->lanes);
-    LLVMValueRef l = LLVMBuildLoad2(g->b, vt, elem_ptr(g, buf, lane0_index(g, buf, e->args)), "");
+    LLVMValueRef l = LLVMBuildLoad2(g->b, vt, elem_ptr(g, buf, lane0_index(g, e->args)), "");
     LLVMSetAlignment(l, (unsigned)dtype_bytes(buf->dtype));
     return from_mem(g, l, buf->dtype);
   }
   default: { /* lane by lane */
-    LLVMValueRef idx = flat_index(g, buf, e->args);
+    LLVMValueRef idx = emit_expr(g, e->args[0]);
     LLVMValueRef out = LLVMGetPoison(LLVMVectorType(reg_type(g, buf->dtype), (unsigned)g->lanes));
     for (int i = 0; i < g->lanes; i++) {
       LLVMValueRef li = LLVMConstInt(g->i32, (unsigned)i, 0);
@@ -543,19 +521,19 @@ static void emit_store(CG *g, Stmt *s) {
   Buffer *buf = s->buf;
   LLVMValueRef v = emit_expr(g, s->value);
   bool vec = false;
-  for (int d = 0; g->lanes > 1 && d < buf->ndim; d++) vec |= ir_uses_var(s->args[d], g->vvar);
+  for (int d = 0; g->lanes > 1 && d < s->nargs; d++) vec |= ir_uses_var(s->args[d], g->vvar);
   if (!vec) { /* every lane writes the same place: the last one wins, as in serial order */
     if (is_vec(v)) v = LLVMBuildExtractElement(g->b, v, LLVMConstInt(g->i32, (unsigned)g->lanes - 1, 0), "");
-    LLVMBuildStore(g->b, to_mem(g, v, buf->dtype), elem_ptr(g, buf, flat_index(g, buf, s->args)));
+    LLVMBuildStore(g->b, to_mem(g, v, buf->dtype), elem_ptr(g, buf, emit_expr(g, s->args[0])));
     return;
   }
   v = splat(g, v);
-  if (classify(buf, s->args, g->vvar) == ACC_CONTIG) {
-    LLVMValueRef st = LLVMBuildStore(g->b, to_mem(g, v, buf->dtype), elem_ptr(g, buf, lane0_index(g, buf, s->args)));
+  if (classify(s->args, g->vvar) == ACC_CONTIG) {
+    LLVMValueRef st = LLVMBuildStore(g->b, to_mem(g, v, buf->dtype), elem_ptr(g, buf, lane0_index(g, s->args)));
     LLVMSetAlignment(st, (unsigned)dtype_bytes(buf->dtype));
     return;
   }
-  LLVMValueRef idx = flat_index(g, buf, s->args);
+  LLVMValueRef idx = emit_expr(g, s->args[0]);
   for (int i = 0; i < g->lanes; i++) {
     LLVMValueRef li = LLVMConstInt(g->i32, (unsigned)i, 0);
     LLVMValueRef x = LLVMBuildExtractElement(g->b, v, li, "");
@@ -650,9 +628,9 @@ static bool vectorizable(const Stmt *body, const IrVar *v) {
   for (int i = 0; ok && i < acc->n; i++) {
     if (!acc->a[i].store) continue;
     Buffer *b = acc->a[i].buf;
-    if (classify(b, acc->a[i].args, v) != ACC_CONTIG) ok = false;
+    if (classify(acc->a[i].args, v) != ACC_CONTIG) ok = false;
     for (int j = 0; ok && j < acc->n; j++)
-      if (acc->a[j].buf == b && !same_args(acc->a[j].args, acc->a[i].args, b->ndim)) ok = false;
+      if (acc->a[j].buf == b && !same_args(acc->a[j].args, acc->a[i].args, 1)) ok = false;
   }
   free(acc);
   return ok;
@@ -684,17 +662,6 @@ static LLVMValueRef entry_alloca(CG *g, LLVMTypeRef t, unsigned align, const cha
   return a;
 }
 
-/* Row-major strides of BUF from its shape, evaluated with the current bindings. */
-static LLVMValueRef *buffer_strides(CG *g, Buffer *buf) {
-  LLVMValueRef *st = xalloc(sizeof *st * (size_t)(buf->ndim ? buf->ndim : 1));
-  LLVMValueRef acc = i64c(g, 1);
-  for (int d = buf->ndim - 1; d >= 0; d--) {
-    st[d] = acc;
-    if (d > 0) acc = LLVMBuildNSWMul(g->b, acc, emit_expr(g, buf->shape[d]), "");
-  }
-  return st;
-}
-
 static LLVMValueRef declare_fn(CG *g, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, int n) {
   LLVMValueRef f = LLVMGetNamedFunction(g->mod, name);
   LLVMTypeRef fty = LLVMFunctionType(ret, params, (unsigned)n, 0);
@@ -719,7 +686,7 @@ static void emit_alloc(CG *g, Stmt *s) {
   }
   if (konst && buf->scope != SCOPE_GLOBAL && n <= MAX_STACK_ALLOC) {
     LLVMValueRef p = entry_alloca(g, LLVMArrayType(g->i8, (unsigned)(n ? n : 1)), 64, buf->name);
-    bind_buf(g, buf, p, buffer_strides(g, buf));
+    bind_buf(g, buf, p);
     emit_stmt(g, s->body);
     g->nbufs--;
     return;
@@ -738,7 +705,7 @@ static void emit_alloc(CG *g, Stmt *s) {
   LLVMBuildStore(g->b, LLVMConstInt(g->i32, 1, 0), g->errp);
   LLVMBuildBr(g->b, done);
   LLVMPositionBuilderAtEnd(g->b, okb);
-  bind_buf(g, buf, p, buffer_strides(g, buf));
+  bind_buf(g, buf, p);
   emit_stmt(g, s->body);
   g->nbufs--;
   call_fn(g, "free", g->voidt, &g->ptr, 1, &p);
@@ -768,12 +735,12 @@ static void emit_if(CG *g, Stmt *s) {
 
 /* What the outlined body of a parallel loop receives: every binding in scope. */
 typedef struct Captures {
-  LLVMTypeRef *types; /* begin, end, errp, buffers (ptr + strides), vars, min */
+  LLVMTypeRef *types; /* begin, end, errp, buffers, vars, min */
   LLVMValueRef *vals;
   int n;
 } Captures;
 
-/* Constants are not passed: the body uses them as they are, so strides and bounds that
+/* Constants are not passed: the body uses them as they are, so sizes and bounds that
  * are known stay known (and index math folds) inside outlined bodies. */
 static void capture(Captures *c, LLVMTypeRef t, LLVMValueRef v) {
   if (v && LLVMIsConstant(v)) return;
@@ -783,15 +750,12 @@ static void capture(Captures *c, LLVMTypeRef t, LLVMValueRef v) {
 
 static Captures collect_captures(CG *g, LLVMValueRef min) {
   int cap = 4 + g->nvars;
-  for (int i = 0; i < g->nbufs; i++) cap += 1 + g->bufs[i].buf->ndim;
+  cap += g->nbufs;
   Captures c = {xalloc(sizeof(LLVMTypeRef) * (size_t)cap), xalloc(sizeof(LLVMValueRef) * (size_t)cap), 0};
   capture(&c, g->i64, NULL); /* begin */
   capture(&c, g->i64, NULL); /* end */
   capture(&c, g->ptr, g->errp);
-  for (int i = 0; i < g->nbufs; i++) {
-    capture(&c, g->ptr, g->bufs[i].ptr);
-    for (int d = 0; d < g->bufs[i].buf->ndim; d++) capture(&c, g->i64, g->bufs[i].strides[d]);
-  }
+  for (int i = 0; i < g->nbufs; i++) capture(&c, g->ptr, g->bufs[i].ptr);
   for (int i = 0; i < g->nvars; i++) capture(&c, g->i64, g->vars[i].val);
   capture(&c, g->i64, min);
   return c;
@@ -827,12 +791,8 @@ static LLVMValueRef build_body_fn(CG *g, Stmt *s, Captures *c, LLVMValueRef min_
   int p = 2, nbufs = g->nbufs, nvars = g->nvars;
   g->errp = LLVMGetParam(fn, p++);
   for (int i = 0; i < nbufs; i++) {
-    Buffer *b = g->bufs[i].buf;
-    LLVMValueRef *st = xalloc(sizeof *st * (size_t)(b->ndim ? b->ndim : 1));
     add_attr(g, fn, (unsigned)p + 1, "noalias");
-    LLVMValueRef ptr = LLVMGetParam(fn, (unsigned)p++);
-    for (int d = 0; d < b->ndim; d++) st[d] = captured(fn, &p, g->bufs[i].strides[d]);
-    bind_buf(g, b, ptr, st);
+    bind_buf(g, g->bufs[i].buf, LLVMGetParam(fn, (unsigned)p++));
   }
   for (int i = 0; i < nvars; i++) bind_var(g, g->vars[i].var, captured(fn, &p, g->vars[i].val));
   LLVMValueRef min = captured(fn, &p, min_outer);
@@ -961,9 +921,9 @@ static LLVMValueRef build_kernel(CG *g, const LoweredFunc *f) {
     LLVMSetValueName2(v, f->params[i]->name, strlen(f->params[i]->name));
     add_attr(g, fn, (unsigned)i + 1, "noalias");
     if (i < f->ninputs) add_attr(g, fn, (unsigned)i + 1, "readonly");
-    bind_buf(g, f->params[i], v, buffer_strides(g, f->params[i]));
+    bind_buf(g, f->params[i], v);
   }
-  emit_stmt(g, simplify_stmt(f->body));
+  emit_stmt(g, simplify_stmt(ir_flat_body(f)));
   LLVMBuildRet(g->b, LLVMBuildLoad2(g->b, g->i32, g->errp, ""));
   LLVMPositionBuilderAtEnd(g->b, bad);
   LLVMBuildRet(g->b, LLVMConstInt(g->i32, 1, 0));

@@ -107,6 +107,12 @@ static void test_oob(void) {
   Stmt *s = loop(i, 4, loop(j, 4, st2(B, v(i), v(j), ld2(A, v(i), bin(OP_ADD, v(j), c(1))))));
   fprintf(stderr, "# expected errors follow:\n");
   check("row overrun is reported", interp_run(func("oob", p, 2, 1, s), (void *[]){a, b}, NULL) != 0);
+  /* the same, lowered to the end: the flat offset (i*4 + j + 1) is mostly in range, but
+   * the interpreter runs the multi-dimensional body and still reports it */
+  LoweredFunc *flat = func("oob", p, 2, 1, s);
+  flat->flat = ir_flatten(s);
+  check("row overrun is reported when the function is flattened",
+        ir_verify(flat) && interp_run(flat, (void *[]){a, b}, NULL) != 0);
   /* writes B[i + 1, j]: must stop before touching memory past B */
   Stmt *w = loop(i, 4, loop(j, 4, st2(B, bin(OP_ADD, v(i), c(1)), v(j), ir_float(DT_F32, 1))));
   int rc = interp_run(func("oob", p, 2, 1, w), (void *[]){a, b}, NULL);
@@ -267,6 +273,22 @@ static void test_print(void) {
   fprintf(stderr, "# expected verifier errors follow:\n");
   LoweredFunc *bad = func("bad", p, 2, 1, ir_seq2(st2(C, v(j), c(0), ir_float(DT_F32, 0)), ir_barrier()));
   check("verifier rejects unbound var and stray barrier", !ir_verify(bad));
+  /* lower/flatten.c: one row-major offset per access, and the verifier's view of it */
+  Stmt *nd = loop(j, 4, st2(C, v(j), c(1), ld2(A, v(j), c(2))));
+  LoweredFunc *fl = func("fl", p, 2, 1, nd);
+  fl->sizes = &n;
+  fl->nsizes = 1;
+  fl->flat = ir_flatten(nd);
+  char *ft = NULL;
+  size_t fn = 0;
+  FILE *mf = open_memstream(&ft, &fn);
+  ir_print_stmt(mf, fl->flat, 0);
+  fclose(mf);
+  check("flatten: row-major offsets", strstr(ft, "C[j*4 + 1] = A[j*4 + 2]") != NULL);
+  check("flat body verifies", ir_verify(fl));
+  fl->flat = nd;
+  check("verifier rejects a multi-dimensional access in the flat body", !ir_verify(fl));
+  free(ft);
 }
 
 int main(void) {
