@@ -9,7 +9,7 @@
  * are decided only when prove() shows it over the ranges. Index arithmetic is assumed
  * not to overflow i64; narrower integers are only constant-folded (with wrapping), and
  * floats only where the folded value is what the machine computes. */
-#include "texc.h"
+#include "arith/arith_impl.h"
 
 #include <string.h>
 
@@ -19,8 +19,19 @@ typedef LinForm Lin;
 
 static Expr *simp(Expr *e, const RangeMap *r);
 
-static int64_t wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
-static int64_t wmul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+bool arith_wrapped;
+
+/* Wrapping + and *, noting when the integer result differs. */
+static int64_t wadd(int64_t a, int64_t b) {
+  int64_t r;
+  arith_wrapped |= __builtin_add_overflow(a, b, &r);
+  return r;
+}
+static int64_t wmul(int64_t a, int64_t b) {
+  int64_t r;
+  arith_wrapped |= __builtin_mul_overflow(a, b, &r);
+  return r;
+}
 
 /* ---- linear forms ---------------------------------------------------- */
 
@@ -158,6 +169,10 @@ static Expr *simp_div_const(Expr *a, int64_t c, const RangeMap *r) {
     else lin_term(&rest, la.t[i].atom, la.t[i].coef);
   }
   rest.c = la.c;
+  /* floor((c*q + rest) / c) = q + floor(rest / c) holds for integers: A must not wrap */
+  if (!linform_is_const(&q) || linform_is_const(&rest)) {
+    if (!arith_no_wrap(a, r)) return ir_bin(OP_DIV, a, ir_int(c));
+  }
   if (lin_bounds(&rest, r, &lo, &hi) && arith_floordiv(lo, c) == arith_floordiv(hi, c)) {
     q.c = wadd(q.c, arith_floordiv(lo, c));
     return lin_expr(&q);
@@ -177,9 +192,13 @@ static Expr *simp_div_const(Expr *a, int64_t c, const RangeMap *r) {
 static Expr *simp_mod_const(Expr *a, int64_t c, const RangeMap *r) {
   Lin la = lin_of_simplified(a), rest = {0};
   int64_t lo, hi, c2;
+  bool dropped = false;
   for (int i = 0; i < la.n; i++)
     if (la.t[i].coef % c != 0) lin_term(&rest, la.t[i].atom, la.t[i].coef);
+    else dropped |= la.t[i].coef != 0;
   rest.c = la.c;
+  /* (c*q + rest) mod c = rest mod c for integers, and modulo 2^64 when c divides it */
+  if ((dropped && (c & (c - 1))) && !arith_no_wrap(a, r)) return ir_bin(OP_MOD, a, ir_int(c));
   if (linform_is_const(&rest)) return ir_int(arith_floormod(rest.c, c));
   if (lin_bounds(&rest, r, &lo, &hi) && arith_floordiv(lo, c) == arith_floordiv(hi, c)) {
     rest.c = wadd(rest.c, -arith_floordiv(lo, c) * c);
@@ -215,7 +234,8 @@ static Expr *simp_minmax(BinOp op, Expr *a, Expr *b, const RangeMap *r) {
   Lin lb = lin_of_simplified(b);
   lin_addk(&d, &lb, -1);
   int64_t lo, hi;
-  if (lin_bounds(&d, r, &lo, &hi)) {
+  /* a - b orders a and b only when neither wraps */
+  if (lin_bounds(&d, r, &lo, &hi) && arith_no_wrap(a, r) && arith_no_wrap(b, r)) {
     if (hi <= 0) return op == OP_MIN ? a : b;
     if (lo >= 0) return op == OP_MIN ? b : a;
   }
@@ -257,10 +277,14 @@ static Expr *simp_i64_bin(Expr *e, Expr *a, Expr *b, const RangeMap *r) {
 /* Fold OP over integer constants of dtype T (not i64-specific rules). */
 static Expr *fold_int(BinOp op, DType t, int64_t x, int64_t y) {
   bool u = !dtype_is_signed(t);
+  int64_t r;
   switch (op) {
-  case OP_ADD: return ir_const(t, dtype_wrap(t, wadd(x, y)));
-  case OP_SUB: return ir_const(t, dtype_wrap(t, wadd(x, -y)));
-  case OP_MUL: return ir_const(t, dtype_wrap(t, wmul(x, y)));
+  case OP_ADD:
+  case OP_SUB:
+  case OP_MUL:
+    r = op == OP_ADD ? wadd(x, y) : op == OP_MUL ? wmul(x, y) : (int64_t)((uint64_t)x - (uint64_t)y);
+    arith_wrapped |= (op == OP_SUB && __builtin_sub_overflow_p(x, y, (int64_t)0)) || dtype_wrap(t, r) != r;
+    return ir_const(t, dtype_wrap(t, r));
   case OP_DIV: return y ? ir_const(t, dtype_wrap(t, u ? (int64_t)((uint64_t)x / (uint64_t)y) : arith_floordiv(x, y))) : NULL;
   case OP_MOD: return y ? ir_const(t, dtype_wrap(t, u ? (int64_t)((uint64_t)x % (uint64_t)y) : arith_floormod(x, y))) : NULL;
   case OP_MIN: return ir_const(t, x < y ? x : y);
