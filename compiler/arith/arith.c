@@ -88,7 +88,7 @@ bool arith_eval(const Expr *e, ArithLeaf leaf, void *ctx, int64_t *out) {
   switch (e->kind) {
   case E_INT: *out = e->ival; return true;
   case E_BIN:
-    if (!dtype_is_int(e->a->dtype) && e->a->dtype != DT_BOOL) return false;
+    if (!dtype_is_int(e->a->dtype) && e->a->dtype != DT_BOOL) break; /* a float operation */
     if (!arith_eval(e->a, leaf, ctx, &x) || !arith_eval(e->b, leaf, ctx, &y)) return false;
     if (!arith_apply((BinOp)e->op, x, y, out)) return false;
     *out = dtype_wrap(e->dtype, *out);

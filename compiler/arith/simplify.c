@@ -13,10 +13,7 @@
 
 #include <string.h>
 
-/* The linear forms here are texc.h's LinForm; terms with coefficient 0 are dropped on
- * output. */
-typedef LinForm Lin;
-
+/* Terms with coefficient 0 are dropped on output. */
 static Expr *simp(Expr *e, const RangeMap *r);
 
 bool arith_wrapped;
@@ -58,20 +55,20 @@ bool linform_is_const(const LinForm *l) {
 }
 
 /* L += COEF * ATOM with constant atoms folded into c. */
-static void lin_term(Lin *l, Expr *atom, int64_t coef) {
+static void lin_term(LinForm *l, Expr *atom, int64_t coef) {
   int64_t v;
   if (ir_is_const(atom, &v)) l->c = wadd(l->c, wmul(v, coef));
   else linform_add(l, atom, coef);
 }
 
 /* L += K * O */
-static void lin_addk(Lin *l, const Lin *o, int64_t k) {
+static void lin_addk(LinForm *l, const LinForm *o, int64_t k) {
   l->c = wadd(l->c, wmul(o->c, k));
   for (int i = 0; i < o->n; i++) lin_term(l, o->t[i].atom, wmul(o->t[i].coef, k));
 }
 
 /* Split an already simplified i64 expression into its linear form (no rewriting of atoms). */
-static void lin_split(Lin *l, Expr *e, int64_t k) {
+static void lin_split(LinForm *l, Expr *e, int64_t k) {
   int64_t v;
   if (e->kind == E_BIN && e->op == OP_ADD) {
     lin_split(l, e->a, k);
@@ -95,7 +92,7 @@ static bool is_div_by(const Expr *e, BinOp op, int64_t *c) {
 }
 
 /* floordiv(x, c)*c*k + floormod(x, c)*k  ->  x*k: one pass over the terms. */
-static void lin_merge_divmod(Lin *l) {
+static void lin_merge_divmod(LinForm *l) {
   int64_t c, c2;
   for (int i = 0; i < l->n; i++) {
     LinTerm *d = &l->t[i];
@@ -120,7 +117,7 @@ static Expr *term_expr(Expr *atom, int64_t k) {
 
 /* Back to an expression: positive terms first, then the constant; `5 - x` when every
  * term is negative. */
-static Expr *lin_expr(Lin *l) {
+static Expr *lin_expr(LinForm *l) {
   lin_merge_divmod(l);
   Expr *e = NULL;
   bool any_pos = false;
@@ -143,8 +140,8 @@ static Expr *lin_expr(Lin *l) {
   return e;
 }
 
-static Lin lin_of_simplified(Expr *e) {
-  Lin l = {0};
+static LinForm lin_of_simplified(Expr *e) {
+  LinForm l = {0};
   lin_split(&l, e, 1);
   return l;
 }
@@ -152,7 +149,7 @@ static Lin lin_of_simplified(Expr *e) {
 /* ---- integer arithmetic ---------------------------------------------- */
 
 /* Constant bounds of a linear form over the ranges (none without ranges). */
-static bool lin_bounds(Lin *l, const RangeMap *r, int64_t *lo, int64_t *hi) {
+static bool lin_bounds(LinForm *l, const RangeMap *r, int64_t *lo, int64_t *hi) {
   if (linform_is_const(l)) {
     *lo = *hi = l->c;
     return true;
@@ -162,7 +159,7 @@ static bool lin_bounds(Lin *l, const RangeMap *r, int64_t *lo, int64_t *hi) {
 
 /* floordiv(A, c) for a constant c > 0: terms that are multiples of c leave the division. */
 static Expr *simp_div_const(Expr *a, int64_t c, const RangeMap *r) {
-  Lin la = lin_of_simplified(a), q = {0}, rest = {0};
+  LinForm la = lin_of_simplified(a), q = {0}, rest = {0};
   int64_t lo, hi, c2;
   for (int i = 0; i < la.n; i++) {
     if (la.t[i].coef % c == 0) lin_term(&q, la.t[i].atom, la.t[i].coef / c);
@@ -190,7 +187,7 @@ static Expr *simp_div_const(Expr *a, int64_t c, const RangeMap *r) {
 
 /* floormod(A, c) for a constant c > 0. */
 static Expr *simp_mod_const(Expr *a, int64_t c, const RangeMap *r) {
-  Lin la = lin_of_simplified(a), rest = {0};
+  LinForm la = lin_of_simplified(a), rest = {0};
   int64_t lo, hi, c2;
   bool dropped = false;
   for (int i = 0; i < la.n; i++)
@@ -230,8 +227,8 @@ static Expr *simp_minmax(BinOp op, Expr *a, Expr *b, const RangeMap *r) {
   if (ir_equal(a, b)) return a;
   if (r && size_upto(a, MINMAX_PROOF_NODES) + size_upto(b, MINMAX_PROOF_NODES) >= MINMAX_PROOF_NODES)
     r = NULL; /* constants still decide */
-  Lin d = lin_of_simplified(a);
-  Lin lb = lin_of_simplified(b);
+  LinForm d = lin_of_simplified(a);
+  LinForm lb = lin_of_simplified(b);
   lin_addk(&d, &lb, -1);
   int64_t lo, hi;
   /* a - b orders a and b only when neither wraps */
@@ -245,7 +242,7 @@ static Expr *simp_minmax(BinOp op, Expr *a, Expr *b, const RangeMap *r) {
 /* An i64 expression whose operands are already simplified. */
 static Expr *simp_i64_bin(Expr *e, Expr *a, Expr *b, const RangeMap *r) {
   int64_t c;
-  Lin l = {0};
+  LinForm l = {0};
   switch (e->op) {
   case OP_ADD:
   case OP_SUB:
@@ -373,7 +370,7 @@ static Expr *simp_un(Expr *e, const RangeMap *r) {
   if (a->kind == E_INT) return ir_const(a->dtype, dtype_wrap(a->dtype, wmul(a->ival, -1)));
   if (a->kind == E_FLOAT) return ir_float(a->dtype, -a->fval);
   if (a->dtype == DT_I64) {
-    Lin l = {0};
+    LinForm l = {0};
     lin_split(&l, a, -1);
     return lin_expr(&l);
   }
