@@ -350,7 +350,8 @@ Expr *ir_copy(Expr *e);
 int64_t ir_buffer_numel(const Buffer *b, const LoweredFunc *f, const int64_t *sizes);
 
 /* ===================================================================== */
-/* simplify.c, arith.c — the arithmetic simplifier and interval analysis */
+/* arith/ — the one analyzer: linear forms, intervals, simplifier, proofs,  */
+/* the integer evaluator; the checker, bound inference and tuner use it   */
 /* ===================================================================== */
 
 /* Known ranges of variables: v in [min, min + extent). */
@@ -387,8 +388,8 @@ typedef struct Interval {
 Interval interval_of(Expr *e, const RangeMap *ranges);
 /* Constant bounds when they exist. */
 bool const_bounds(Expr *e, const RangeMap *ranges, int64_t *lo, int64_t *hi);
-/* Small pieces of integer index arithmetic shared by simplify.c, bound.c and the
- * checker (arith.c), so that each rule is written once. */
+/* Small pieces of integer index arithmetic shared by the simplifier, the checker and
+ * the interpreter (arith.c), so that each rule is written once. */
 int64_t arith_floordiv(int64_t a, int64_t b); /* floor(a / b), b != 0 (no trap at b = -1) */
 int64_t arith_floormod(int64_t a, int64_t b); /* a - b * floor(a / b) */
 /* [lo, hi] of x * y for x in [al, ah], y in [bl, bh]; false when a corner overflows. */
@@ -412,9 +413,8 @@ bool cmp_holds_over(BinOp op, bool hl, int64_t lo, bool hh, int64_t hi);
 const VarRange *range_find(const RangeMap *m, const IrVar *v);
 /* Does E mention a variable of M? */
 bool range_mentions(const Expr *e, const RangeMap *m);
-/* A linear form c + sum t[i].coef * t[i].atom, each atom (matched by ir_equal) once, in
- * order of first appearance; the form of simplify.c and bound.c. DT: the dtype of the
- * atoms and of c (bound.c; simplify.c's forms are i64 and leave it 0). */
+/* A linear form c + sum t[i].coef * t[i].atom (i64), each atom (matched by ir_equal)
+ * once, in order of first appearance: the simplifier's canonical form. */
 typedef struct LinTerm {
   Expr *atom;
   int64_t coef;
@@ -423,7 +423,6 @@ typedef struct LinForm {
   int64_t c;
   LinTerm *t;
   int n, cap;
-  DType dt;
 } LinForm;
 /* L += COEF * ATOM (coefficients add with wrapping; ATOM is never folded). */
 void linform_add(LinForm *l, Expr *atom, int64_t coef);

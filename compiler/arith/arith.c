@@ -6,7 +6,7 @@
  * taken independently. A variable's range may itself mention outer variables (regions
  * from bound inference); those are relaxed through the entries pushed before it, so the
  * result mentions only variables that are not in the map (fixed points: sizes). */
-#include "texc.h"
+#include "arith/arith_impl.h"
 
 #include <string.h>
 
@@ -88,7 +88,7 @@ bool arith_eval(const Expr *e, ArithLeaf leaf, void *ctx, int64_t *out) {
   switch (e->kind) {
   case E_INT: *out = e->ival; return true;
   case E_BIN:
-    if (!dtype_is_int(e->a->dtype) && e->a->dtype != DT_BOOL) return false;
+    if (!dtype_is_int(e->a->dtype) && e->a->dtype != DT_BOOL) break; /* a float operation */
     if (!arith_eval(e->a, leaf, ctx, &x) || !arith_eval(e->b, leaf, ctx, &y)) return false;
     if (!arith_apply((BinOp)e->op, x, y, out)) return false;
     *out = dtype_wrap(e->dtype, *out);
@@ -151,7 +151,60 @@ const VarRange *range_find(const RangeMap *m, const IrVar *v) {
 
 bool range_mentions(const Expr *e, const RangeMap *m) { return m && uses_ranged(e, m, m->n); }
 
-static Expr *simp0(Expr *e) { return e ? simplify(e, NULL) : NULL; }
+/* An interval end: E simplified, or NULL (unbounded) when its linear arithmetic wrapped.
+ * Ends are exact integers; a value computed by the machine lies between them only when
+ * it did not wrap (sound() below). */
+static Expr *simp0(Expr *e) {
+  if (!e) return NULL;
+  bool saved = arith_wrapped;
+  arith_wrapped = false;
+  Expr *r = simplify(e, NULL);
+  if (arith_wrapped) r = NULL;
+  arith_wrapped = saved;
+  return r;
+}
+
+static void dtype_limits(DType t, int64_t *lo, int64_t *hi) {
+  int bits = dtype_bytes(t) * 8;
+  bool sgn = dtype_is_signed(t);
+  *lo = !sgn ? 0 : bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
+  *hi = bits == 64 ? INT64_MAX : ((int64_t)1 << (bits - (sgn ? 1 : 0))) - 1;
+}
+
+/* Push every variable of E that M does not hold, with the sizes' range. */
+static void push_free(Expr *e, RangeMap *m, const RangeMap *held) {
+  if (!e) return;
+  if (e->kind == E_VAR && !range_find(held, e->var) && !range_find(m, e->var))
+    range_push(m, e->var, ir_int(-ARITH_SIZE_MAX), ir_int(2 * ARITH_SIZE_MAX + 1));
+  for (int i = 0; i < e->nargs; i++) push_free(e->args[i], m, held);
+  push_free(e->a, m, held);
+  push_free(e->b, m, held);
+  push_free(e->c, m, held);
+}
+
+/* Is every value of the end E (over the free variables, sizes) within dtype T? */
+static bool end_fits(Expr *e, DType t) {
+  int64_t lo, hi, tlo, thi;
+  dtype_limits(dtype_is_int(t) ? t : DT_I64, &tlo, &thi);
+  if (ir_is_const(e, &lo)) return lo >= tlo && lo <= thi;
+  RangeMap m = {0};
+  push_free(e, &m, NULL);
+  return const_bounds(e, &m, &lo, &hi) && lo >= tlo && hi <= thi;
+}
+
+/* Does E compute a linear combination at its top (so that it may wrap there)? */
+static bool linear_top(const Expr *e) {
+  if (e->kind == E_UN) return e->op == OP_NEG;
+  return e->kind == E_BIN && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL);
+}
+
+/* I, the interval of E's exact value, as an interval of the value the machine computes:
+ * the same when E cannot wrap (both ends fit its dtype), else unbounded. */
+static Interval sound(Expr *e, Interval i) {
+  if (!linear_top(e) && e->kind != E_CAST) return i;
+  if (i.min && i.max && end_fits(i.min, e->dtype) && end_fits(i.max, e->dtype)) return i;
+  return (Interval){NULL, NULL};
+}
 
 /* Symbolic min/max of two bounds; NULL (unbounded) wins for the outer side. */
 static Expr *bmin(Expr *a, Expr *b) { return a && b ? simp0(ir_bin(OP_MIN, a, b)) : NULL; }
@@ -164,7 +217,7 @@ static Interval iv_var(Expr *e, const RangeMap *m, int n) {
   int j = find_range(m, n, e->var);
   if (j < 0) return (Interval){e, e};
   const VarRange *r = &m->r[j];
-  Expr *last = simp0(ir_sub(ir_add(r->min, r->extent), ir_int(1)));
+  Expr *last = simp0(ir_bin(OP_ADD, r->min, ir_bin(OP_SUB, r->extent, ir_int(1))));
   Interval lo = iv(simp0(r->min), m, j), hi = iv(last, m, j);
   return (Interval){lo.min, hi.max};
 }
@@ -185,8 +238,8 @@ static bool nonneg_point(Expr *e) {
 
 /* Scale an interval by a constant. */
 static Interval iv_scale(Interval a, int64_t k) {
-  Expr *lo = a.min ? simp0(ir_mul(a.min, ir_int(k))) : NULL;
-  Expr *hi = a.max ? simp0(ir_mul(a.max, ir_int(k))) : NULL;
+  Expr *lo = a.min ? simp0(ir_bin(OP_MUL, a.min, ir_int(k))) : NULL;
+  Expr *hi = a.max ? simp0(ir_bin(OP_MUL, a.max, ir_int(k))) : NULL;
   return k >= 0 ? (Interval){lo, hi} : (Interval){hi, lo};
 }
 
@@ -194,33 +247,33 @@ static Interval iv_mul(Expr *e, const RangeMap *m, int n) {
   int64_t k, a0, a1, b0, b1;
   if (ir_is_const(e->b, &k)) return iv_scale(iv(e->a, m, n), k);
   if (ir_is_const(e->a, &k)) return iv_scale(iv(e->b, m, n), k);
-  Interval a = iv(e->a, m, n), b = iv(e->b, m, n);
+  Interval a = sound(e->a, iv(e->a, m, n)), b = sound(e->b, iv(e->b, m, n));
   int64_t lo, hi;
   if (ir_is_const(a.min, &a0) && ir_is_const(a.max, &a1) && ir_is_const(b.min, &b0) &&
       ir_is_const(b.max, &b1))
     return arith_mul_bounds(a0, a1, b0, b1, &lo, &hi) ? (Interval){ir_int(lo), ir_int(hi)} : UNBOUNDED;
   if (!uses_ranged(e->b, m, n) && nonneg_point(e->b))
-    return (Interval){a.min ? simp0(ir_mul(a.min, e->b)) : NULL,
-                      a.max ? simp0(ir_mul(a.max, e->b)) : NULL};
+    return (Interval){a.min ? simp0(ir_bin(OP_MUL, a.min, e->b)) : NULL,
+                      a.max ? simp0(ir_bin(OP_MUL, a.max, e->b)) : NULL};
   if (!uses_ranged(e->a, m, n) && nonneg_point(e->a))
-    return (Interval){b.min ? simp0(ir_mul(b.min, e->a)) : NULL,
-                      b.max ? simp0(ir_mul(b.max, e->a)) : NULL};
+    return (Interval){b.min ? simp0(ir_bin(OP_MUL, b.min, e->a)) : NULL,
+                      b.max ? simp0(ir_bin(OP_MUL, b.max, e->a)) : NULL};
   return UNBOUNDED;
 }
 
 static Interval iv_div(Expr *e, const RangeMap *m, int n) {
   int64_t c;
   if (!ir_is_const(e->b, &c) || c == 0) return UNBOUNDED;
-  Interval a = iv(e->a, m, n);
-  Expr *lo = a.min ? simp0(ir_floordiv(a.min, e->b)) : NULL;
-  Expr *hi = a.max ? simp0(ir_floordiv(a.max, e->b)) : NULL;
+  Interval a = sound(e->a, iv(e->a, m, n));
+  Expr *lo = a.min ? simp0(ir_bin(OP_DIV, a.min, e->b)) : NULL;
+  Expr *hi = a.max ? simp0(ir_bin(OP_DIV, a.max, e->b)) : NULL;
   return c > 0 ? (Interval){lo, hi} : (Interval){hi, lo};
 }
 
 static Interval iv_mod(Expr *e, const RangeMap *m, int n) {
   int64_t c, lo, hi;
   if (!ir_is_const(e->b, &c) || c == 0) return UNBOUNDED;
-  Interval a = iv(e->a, m, n);
+  Interval a = sound(e->a, iv(e->a, m, n));
   if (c > 0 && ir_is_const(a.min, &lo) && ir_is_const(a.max, &hi)) {
     arith_mod_bounds(lo, hi, c, &lo, &hi);
     return (Interval){ir_int(lo), ir_int(hi)};
@@ -240,13 +293,13 @@ static Interval iv(Expr *e, const RangeMap *m, int n) {
     if (e->op != OP_NEG) return UNBOUNDED;
     return iv_scale(iv(e->a, m, n), -1);
   case E_SELECT:
-    a = iv(e->b, m, n);
-    b = iv(e->c, m, n);
+    a = sound(e->b, iv(e->b, m, n));
+    b = sound(e->c, iv(e->c, m, n));
     return (Interval){bmin(a.min, b.min), bmax(a.max, b.max)};
   case E_CAST:
     if (!dtype_is_int(e->a->dtype) || dtype_bytes(e->a->dtype) > dtype_bytes(e->dtype))
       return UNBOUNDED;
-    return iv(e->a, m, n);
+    return sound(e->a, iv(e->a, m, n)); /* the operand wraps at its own width */
   case E_BIN: break;
   default: return UNBOUNDED;
   }
@@ -256,19 +309,19 @@ static Interval iv(Expr *e, const RangeMap *m, int n) {
     a = iv(e->a, m, n);
     b = iv(e->b, m, n);
     if (e->op == OP_SUB) b = iv_scale(b, -1);
-    return (Interval){a.min && b.min ? simp0(ir_add(a.min, b.min)) : NULL,
-                      a.max && b.max ? simp0(ir_add(a.max, b.max)) : NULL};
+    return (Interval){a.min && b.min ? simp0(ir_bin(OP_ADD, a.min, b.min)) : NULL,
+                      a.max && b.max ? simp0(ir_bin(OP_ADD, a.max, b.max)) : NULL};
   case OP_MUL: return iv_mul(e, m, n);
   case OP_DIV: return iv_div(e, m, n);
   case OP_MOD: return iv_mod(e, m, n);
   case OP_MIN:
-    a = iv(e->a, m, n);
-    b = iv(e->b, m, n);
+    a = sound(e->a, iv(e->a, m, n));
+    b = sound(e->b, iv(e->b, m, n));
     return (Interval){bmin(a.min, b.min), a.max && b.max ? bmin(a.max, b.max)
                                                          : (a.max ? a.max : b.max)};
   case OP_MAX:
-    a = iv(e->a, m, n);
-    b = iv(e->b, m, n);
+    a = sound(e->a, iv(e->a, m, n));
+    b = sound(e->b, iv(e->b, m, n));
     return (Interval){a.min && b.min ? bmax(a.min, b.min) : (a.min ? a.min : b.min),
                       bmax(a.max, b.max)};
   default: return UNBOUNDED;
@@ -315,15 +368,28 @@ static Expr *negate(Expr *c) {
   return ir_un(OP_NOT, c);
 }
 
-/* Prove an integer comparison through the interval of the difference of its sides. */
+/* Does the machine compute E without wrapping (its value is its linear form's)? */
+bool arith_no_wrap(Expr *e, const RangeMap *ranges) {
+  if (e->kind == E_VAR || e->kind == E_INT || e->kind == E_LOAD) return true;
+  Interval i = interval_of(e, ranges);
+  return i.min && i.max && end_fits(i.min, e->dtype) && end_fits(i.max, e->dtype);
+}
+
+/* Prove an integer comparison through the interval of the difference of its sides: a
+ * OP b is d OP 0 only when neither side wraps and forming d wrapped nothing. */
 static bool prove_cmp(Expr *c, const RangeMap *ranges) {
   DType t = c->a->dtype;
   if (t != DT_I64 && t != DT_I32) return false; /* narrower types may wrap */
+  bool saved = arith_wrapped;
+  arith_wrapped = false;
+  bool ok = arith_no_wrap(c->a, ranges) && arith_no_wrap(c->b, ranges);
   Expr *d = ir_sub(t == DT_I64 ? c->a : ir_cast(DT_I64, c->a),
                    t == DT_I64 ? c->b : ir_cast(DT_I64, c->b));
-  Interval i = interval_of(d, ranges);
+  Interval i = ok ? interval_of(d, ranges) : (Interval){NULL, NULL};
+  ok = ok && !arith_wrapped;
+  arith_wrapped = saved;
   int64_t lo, hi;
-  bool hl = ir_is_const(i.min, &lo), hh = ir_is_const(i.max, &hi);
+  bool hl = ok && ir_is_const(i.min, &lo), hh = ok && ir_is_const(i.max, &hi);
   return cmp_holds_over(c->op, hl, lo, hh, hi);
 }
 

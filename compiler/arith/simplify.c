@@ -9,18 +9,26 @@
  * are decided only when prove() shows it over the ranges. Index arithmetic is assumed
  * not to overflow i64; narrower integers are only constant-folded (with wrapping), and
  * floats only where the folded value is what the machine computes. */
-#include "texc.h"
+#include "arith/arith_impl.h"
 
 #include <string.h>
 
-/* The linear forms here are texc.h's LinForm; terms with coefficient 0 are dropped on
- * output. */
-typedef LinForm Lin;
-
+/* Terms with coefficient 0 are dropped on output. */
 static Expr *simp(Expr *e, const RangeMap *r);
 
-static int64_t wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
-static int64_t wmul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+bool arith_wrapped;
+
+/* Wrapping + and *, noting when the integer result differs. */
+static int64_t wadd(int64_t a, int64_t b) {
+  int64_t r;
+  arith_wrapped |= __builtin_add_overflow(a, b, &r);
+  return r;
+}
+static int64_t wmul(int64_t a, int64_t b) {
+  int64_t r;
+  arith_wrapped |= __builtin_mul_overflow(a, b, &r);
+  return r;
+}
 
 /* ---- linear forms ---------------------------------------------------- */
 
@@ -47,20 +55,20 @@ bool linform_is_const(const LinForm *l) {
 }
 
 /* L += COEF * ATOM with constant atoms folded into c. */
-static void lin_term(Lin *l, Expr *atom, int64_t coef) {
+static void lin_term(LinForm *l, Expr *atom, int64_t coef) {
   int64_t v;
   if (ir_is_const(atom, &v)) l->c = wadd(l->c, wmul(v, coef));
   else linform_add(l, atom, coef);
 }
 
 /* L += K * O */
-static void lin_addk(Lin *l, const Lin *o, int64_t k) {
+static void lin_addk(LinForm *l, const LinForm *o, int64_t k) {
   l->c = wadd(l->c, wmul(o->c, k));
   for (int i = 0; i < o->n; i++) lin_term(l, o->t[i].atom, wmul(o->t[i].coef, k));
 }
 
 /* Split an already simplified i64 expression into its linear form (no rewriting of atoms). */
-static void lin_split(Lin *l, Expr *e, int64_t k) {
+static void lin_split(LinForm *l, Expr *e, int64_t k) {
   int64_t v;
   if (e->kind == E_BIN && e->op == OP_ADD) {
     lin_split(l, e->a, k);
@@ -84,7 +92,7 @@ static bool is_div_by(const Expr *e, BinOp op, int64_t *c) {
 }
 
 /* floordiv(x, c)*c*k + floormod(x, c)*k  ->  x*k: one pass over the terms. */
-static void lin_merge_divmod(Lin *l) {
+static void lin_merge_divmod(LinForm *l) {
   int64_t c, c2;
   for (int i = 0; i < l->n; i++) {
     LinTerm *d = &l->t[i];
@@ -109,7 +117,7 @@ static Expr *term_expr(Expr *atom, int64_t k) {
 
 /* Back to an expression: positive terms first, then the constant; `5 - x` when every
  * term is negative. */
-static Expr *lin_expr(Lin *l) {
+static Expr *lin_expr(LinForm *l) {
   lin_merge_divmod(l);
   Expr *e = NULL;
   bool any_pos = false;
@@ -132,8 +140,8 @@ static Expr *lin_expr(Lin *l) {
   return e;
 }
 
-static Lin lin_of_simplified(Expr *e) {
-  Lin l = {0};
+static LinForm lin_of_simplified(Expr *e) {
+  LinForm l = {0};
   lin_split(&l, e, 1);
   return l;
 }
@@ -141,7 +149,7 @@ static Lin lin_of_simplified(Expr *e) {
 /* ---- integer arithmetic ---------------------------------------------- */
 
 /* Constant bounds of a linear form over the ranges (none without ranges). */
-static bool lin_bounds(Lin *l, const RangeMap *r, int64_t *lo, int64_t *hi) {
+static bool lin_bounds(LinForm *l, const RangeMap *r, int64_t *lo, int64_t *hi) {
   if (linform_is_const(l)) {
     *lo = *hi = l->c;
     return true;
@@ -151,13 +159,17 @@ static bool lin_bounds(Lin *l, const RangeMap *r, int64_t *lo, int64_t *hi) {
 
 /* floordiv(A, c) for a constant c > 0: terms that are multiples of c leave the division. */
 static Expr *simp_div_const(Expr *a, int64_t c, const RangeMap *r) {
-  Lin la = lin_of_simplified(a), q = {0}, rest = {0};
+  LinForm la = lin_of_simplified(a), q = {0}, rest = {0};
   int64_t lo, hi, c2;
   for (int i = 0; i < la.n; i++) {
     if (la.t[i].coef % c == 0) lin_term(&q, la.t[i].atom, la.t[i].coef / c);
     else lin_term(&rest, la.t[i].atom, la.t[i].coef);
   }
   rest.c = la.c;
+  /* floor((c*q + rest) / c) = q + floor(rest / c) holds for integers: A must not wrap */
+  if (!linform_is_const(&q) || linform_is_const(&rest)) {
+    if (!arith_no_wrap(a, r)) return ir_bin(OP_DIV, a, ir_int(c));
+  }
   if (lin_bounds(&rest, r, &lo, &hi) && arith_floordiv(lo, c) == arith_floordiv(hi, c)) {
     q.c = wadd(q.c, arith_floordiv(lo, c));
     return lin_expr(&q);
@@ -175,11 +187,15 @@ static Expr *simp_div_const(Expr *a, int64_t c, const RangeMap *r) {
 
 /* floormod(A, c) for a constant c > 0. */
 static Expr *simp_mod_const(Expr *a, int64_t c, const RangeMap *r) {
-  Lin la = lin_of_simplified(a), rest = {0};
+  LinForm la = lin_of_simplified(a), rest = {0};
   int64_t lo, hi, c2;
+  bool dropped = false;
   for (int i = 0; i < la.n; i++)
     if (la.t[i].coef % c != 0) lin_term(&rest, la.t[i].atom, la.t[i].coef);
+    else dropped |= la.t[i].coef != 0;
   rest.c = la.c;
+  /* (c*q + rest) mod c = rest mod c for integers, and modulo 2^64 when c divides it */
+  if ((dropped && (c & (c - 1))) && !arith_no_wrap(a, r)) return ir_bin(OP_MOD, a, ir_int(c));
   if (linform_is_const(&rest)) return ir_int(arith_floormod(rest.c, c));
   if (lin_bounds(&rest, r, &lo, &hi) && arith_floordiv(lo, c) == arith_floordiv(hi, c)) {
     rest.c = wadd(rest.c, -arith_floordiv(lo, c) * c);
@@ -211,11 +227,12 @@ static Expr *simp_minmax(BinOp op, Expr *a, Expr *b, const RangeMap *r) {
   if (ir_equal(a, b)) return a;
   if (r && size_upto(a, MINMAX_PROOF_NODES) + size_upto(b, MINMAX_PROOF_NODES) >= MINMAX_PROOF_NODES)
     r = NULL; /* constants still decide */
-  Lin d = lin_of_simplified(a);
-  Lin lb = lin_of_simplified(b);
+  LinForm d = lin_of_simplified(a);
+  LinForm lb = lin_of_simplified(b);
   lin_addk(&d, &lb, -1);
   int64_t lo, hi;
-  if (lin_bounds(&d, r, &lo, &hi)) {
+  /* a - b orders a and b only when neither wraps */
+  if (lin_bounds(&d, r, &lo, &hi) && arith_no_wrap(a, r) && arith_no_wrap(b, r)) {
     if (hi <= 0) return op == OP_MIN ? a : b;
     if (lo >= 0) return op == OP_MIN ? b : a;
   }
@@ -225,7 +242,7 @@ static Expr *simp_minmax(BinOp op, Expr *a, Expr *b, const RangeMap *r) {
 /* An i64 expression whose operands are already simplified. */
 static Expr *simp_i64_bin(Expr *e, Expr *a, Expr *b, const RangeMap *r) {
   int64_t c;
-  Lin l = {0};
+  LinForm l = {0};
   switch (e->op) {
   case OP_ADD:
   case OP_SUB:
@@ -257,10 +274,14 @@ static Expr *simp_i64_bin(Expr *e, Expr *a, Expr *b, const RangeMap *r) {
 /* Fold OP over integer constants of dtype T (not i64-specific rules). */
 static Expr *fold_int(BinOp op, DType t, int64_t x, int64_t y) {
   bool u = !dtype_is_signed(t);
+  int64_t r;
   switch (op) {
-  case OP_ADD: return ir_const(t, dtype_wrap(t, wadd(x, y)));
-  case OP_SUB: return ir_const(t, dtype_wrap(t, wadd(x, -y)));
-  case OP_MUL: return ir_const(t, dtype_wrap(t, wmul(x, y)));
+  case OP_ADD:
+  case OP_SUB:
+  case OP_MUL:
+    r = op == OP_ADD ? wadd(x, y) : op == OP_MUL ? wmul(x, y) : (int64_t)((uint64_t)x - (uint64_t)y);
+    arith_wrapped |= (op == OP_SUB && __builtin_sub_overflow_p(x, y, (int64_t)0)) || dtype_wrap(t, r) != r;
+    return ir_const(t, dtype_wrap(t, r));
   case OP_DIV: return y ? ir_const(t, dtype_wrap(t, u ? (int64_t)((uint64_t)x / (uint64_t)y) : arith_floordiv(x, y))) : NULL;
   case OP_MOD: return y ? ir_const(t, dtype_wrap(t, u ? (int64_t)((uint64_t)x % (uint64_t)y) : arith_floormod(x, y))) : NULL;
   case OP_MIN: return ir_const(t, x < y ? x : y);
@@ -349,7 +370,7 @@ static Expr *simp_un(Expr *e, const RangeMap *r) {
   if (a->kind == E_INT) return ir_const(a->dtype, dtype_wrap(a->dtype, wmul(a->ival, -1)));
   if (a->kind == E_FLOAT) return ir_float(a->dtype, -a->fval);
   if (a->dtype == DT_I64) {
-    Lin l = {0};
+    LinForm l = {0};
     lin_split(&l, a, -1);
     return lin_expr(&l);
   }

@@ -1,6 +1,6 @@
 /* check_bounds.c — the checker's bounds prover: is every tensor access inside its shape?
  *
- * Index expressions become affine forms (Lin) over axes, sizes and opaque atoms. An
+ * Index expressions become affine forms (BForm) over axes, sizes and opaque atoms. An
  * access is in bounds when idx >= 0 and extent - 1 - idx >= 0 can be shown from the
  * axis ranges (narrowed by the guards of enclosing `c ? a : b`), or from one guard
  * fact g >= 0 with idx - g >= 0. Symbolic sizes are assumed >= 1. Everything is
@@ -12,8 +12,8 @@
 
 /* ---- affine forms ---------------------------------------------------------- */
 
-static Lin lin_const(int64_t c) {
-  Lin l;
+static BForm lin_const(int64_t c) {
+  BForm l;
   memset(&l, 0, sizeof l);
   l.ok = true;
   l.c = c;
@@ -23,7 +23,7 @@ static Lin lin_const(int64_t c) {
 static bool term_eq(const Expr *a, const Expr *b) { return a == b || ir_equal(a, b); }
 
 /* L += K * X, merging equal terms and dropping zero coefficients. */
-static void lin_addterm(Lin *l, Expr *x, int64_t k) {
+static void lin_addterm(BForm *l, Expr *x, int64_t k) {
   if (!l->ok || k == 0) return;
   for (int i = 0; i < l->n; i++) {
     if (!term_eq(l->x[i], x)) continue;
@@ -44,7 +44,7 @@ static void lin_addterm(Lin *l, Expr *x, int64_t k) {
 }
 
 /* A + S * B. */
-static Lin lin_axpy(Lin a, int64_t s, const Lin *b) {
+static BForm lin_axpy(BForm a, int64_t s, const BForm *b) {
   if (!b->ok) a.ok = false;
   int64_t t;
   if (__builtin_mul_overflow(s, b->c, &t) || __builtin_add_overflow(a.c, t, &a.c)) a.ok = false;
@@ -55,18 +55,18 @@ static Lin lin_axpy(Lin a, int64_t s, const Lin *b) {
   return a;
 }
 
-static Lin lin_scale(const Lin *a, int64_t s) { return lin_axpy(lin_const(0), s, a); }
+static BForm lin_scale(const BForm *a, int64_t s) { return lin_axpy(lin_const(0), s, a); }
 
-static Lin lin_atom(Expr *e) {
-  Lin l = lin_const(0);
+static BForm lin_atom(Expr *e) {
+  BForm l = lin_const(0);
   lin_addterm(&l, e, 1);
   return l;
 }
 
 /* The affine form of an integer IR expression; non-affine parts become atoms. */
-static Lin lin_of(Expr *e) {
-  if (!e) return (Lin){.ok = false};
-  Lin a, b;
+static BForm lin_of(Expr *e) {
+  if (!e) return (BForm){.ok = false};
+  BForm a, b;
   switch (e->kind) {
   case E_INT: return lin_const(e->ival);
   case E_UN:
@@ -115,37 +115,37 @@ static bool uses_axis(const Bounds *b, const Expr *e) {
   return uses_axis(b, e->a) || uses_axis(b, e->b) || uses_axis(b, e->c);
 }
 
-static bool nonneg_depth(const Lin *s, int depth);
+static bool nonneg_depth(const BForm *s, int depth);
 
 /* S with its term I (k * x, x a division or modulo over sizes) replaced by a bound that
  * keeps S >= 0 sufficient: c * floor(a / c) lies in [a - c + 1, a], a % c in [0, c - 1]. */
-static bool elim_atom(const Lin *s, int i, Lin *out, int depth) {
+static bool elim_atom(const BForm *s, int i, BForm *out, int depth) {
   Expr *x = s->x[i];
   int64_t k = s->k[i], c;
-  Lin r = *s;
+  BForm r = *s;
   r.k[i] = 0;
   r = lin_axpy(lin_const(0), 1, &r);
   if (x->kind != E_BIN || (x->op != OP_DIV && x->op != OP_MOD)) return false;
-  Lin a = lin_of(x->a), b = lin_of(x->b), one = lin_const(1);
+  BForm a = lin_of(x->a), b = lin_of(x->b), one = lin_const(1);
   if (x->op == OP_DIV) {
     if (!ir_is_const(x->b, &c) || c <= 0) return false;
-    Lin bound = k < 0 ? a : lin_axpy(a, -(c - 1), &one);
+    BForm bound = k < 0 ? a : lin_axpy(a, -(c - 1), &one);
     *out = lin_axpy(lin_scale(&r, c), k, &bound);
     return out->ok;
   }
-  Lin top = lin_axpy(b, -1, &one); /* a % b in [0, b - 1] when b >= 1 */
+  BForm top = lin_axpy(b, -1, &one); /* a % b in [0, b - 1] when b >= 1 */
   if (!nonneg_depth(&top, depth + 1)) return false;
   *out = k > 0 ? r : lin_axpy(r, k, &top);
   return out->ok;
 }
 
 /* A form over sizes (each >= 1) that is >= 0 for every value of the sizes. */
-static bool nonneg_depth(const Lin *s, int depth) {
+static bool nonneg_depth(const BForm *s, int depth) {
   if (!s->ok || depth > 4) return false;
   int64_t least = s->c;
   for (int i = 0; i < s->n; i++) {
     if (s->x[i]->kind != E_VAR) {
-      Lin r;
+      BForm r;
       return elim_atom(s, i, &r, depth) && nonneg_depth(&r, depth + 1);
     }
     if (s->k[i] < 0 || __builtin_add_overflow(least, s->k[i], &least)) return false;
@@ -153,16 +153,16 @@ static bool nonneg_depth(const Lin *s, int depth) {
   return least >= 0;
 }
 
-static bool nonneg(const Lin *s) { return nonneg_depth(s, 0); }
+static bool nonneg(const BForm *s) { return nonneg_depth(s, 0); }
 
 /* X <= Y for every value of the sizes. */
-static bool lin_le(const Lin *x, const Lin *y) {
-  Lin d = lin_axpy(*y, -1, x);
+static bool lin_le(const BForm *x, const BForm *y) {
+  BForm d = lin_axpy(*y, -1, x);
   return nonneg(&d);
 }
 
-static bool lower(Bounds *b, const Lin *e, Lin *out);
-static bool upper(Bounds *b, const Lin *e, Lin *out);
+static bool lower(Bounds *b, const BForm *e, BForm *out);
+static bool upper(Bounds *b, const BForm *e, BForm *out);
 
 /* [lo, hi] of integer dtype T. */
 static void dtype_range(DType t, int64_t *lo, int64_t *hi) {
@@ -192,7 +192,7 @@ static bool size_range(Expr *x, int64_t *lo, int64_t *hi) {
 
 /* Does a form over sizes stay within dtype T for every value of the sizes? A bound that
  * may leave T bounds nothing: the machine's value wrapped. */
-static bool fits(const Lin *l, DType t) {
+static bool fits(const BForm *l, DType t) {
   int64_t lo = l->c, hi = l->c, tlo, thi, a, z;
   for (int i = 0; i < l->n; i++) {
     if (!size_range(l->x[i], &tlo, &thi)) return false;
@@ -208,10 +208,10 @@ static bool fits(const Lin *l, DType t) {
 /* Lower and upper bounds of an integer expression; HL/HH say which exist. Bounds of a
  * sum are bounds of its value only when that sum cannot wrap: both must exist and fit the
  * dtype. A bare atom (a min, a load) computes nothing here: one bound is enough. */
-static bool bare(const Lin *l) { return l->ok && l->c == 0 && l->n == 1 && l->k[0] == 1; }
+static bool bare(const BForm *l) { return l->ok && l->c == 0 && l->n == 1 && l->k[0] == 1; }
 
-static void lin_interval(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *hh) {
-  Lin l = lin_of(e);
+static void lin_interval(Bounds *b, Expr *e, BForm *lo, bool *hl, BForm *hi, bool *hh) {
+  BForm l = lin_of(e);
   *hl = lower(b, &l, lo);
   *hh = upper(b, &l, hi);
   if (!bare(&l) && !(*hl && *hh && fits(lo, e->dtype) && fits(hi, e->dtype))) *hl = *hh = false;
@@ -219,7 +219,7 @@ static void lin_interval(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *h
 
 /* Is the value of E (as the machine computes it) the value of its form? */
 static bool exact(Bounds *b, Expr *e) {
-  Lin l = lin_of(e), lo, hi;
+  BForm l = lin_of(e), lo, hi;
   bool hl, hh;
   if (bare(&l) || (l.ok && l.n == 0)) return true;
   lin_interval(b, e, &lo, &hl, &hi, &hh);
@@ -227,7 +227,7 @@ static bool exact(Bounds *b, Expr *e) {
 }
 
 /* The IR of a form (over sizes and atoms). */
-static Expr *lin_expr(const Lin *l) {
+static Expr *lin_expr(const BForm *l) {
   Expr *e = ir_int(l->c);
   for (int i = 0; i < l->n; i++)
     e = ir_bin(OP_ADD, e, l->k[i] == 1 ? l->x[i] : ir_bin(OP_MUL, ir_int(l->k[i]), l->x[i]));
@@ -236,9 +236,9 @@ static Expr *lin_expr(const Lin *l) {
 
 /* floor(L / C) as a form: exact when every coefficient divides by C, else an atom
  * over sizes that nonneg() knows how to bound. */
-static bool lin_floordiv(const Lin *l, int64_t c, Lin *out) {
+static bool lin_floordiv(const BForm *l, int64_t c, BForm *out) {
   if (!l->ok || c <= 0) return false;
-  Lin r = lin_const(arith_floordiv(l->c, c));
+  BForm r = lin_const(arith_floordiv(l->c, c));
   for (int i = 0; i < l->n; i++) {
     if (l->k[i] % c) {
       *out = lin_atom(ir_bin(OP_DIV, lin_expr(l), ir_int(c)));
@@ -251,7 +251,7 @@ static bool lin_floordiv(const Lin *l, int64_t c, Lin *out) {
 }
 
 /* The smaller (MIN) or larger of two bounds, when they compare for all sizes. */
-static bool pick(const Lin *x, bool hx, const Lin *y, bool hy, bool want_min, Lin *out) {
+static bool pick(const BForm *x, bool hx, const BForm *y, bool hy, bool want_min, BForm *out) {
   if (!hx || !hy) return false;
   bool xy = lin_le(x, y), yx = lin_le(y, x);
   if (!xy && !yx) return false;
@@ -260,7 +260,7 @@ static bool pick(const Lin *x, bool hx, const Lin *y, bool hy, bool want_min, Li
 }
 
 /* Either bound of two that are both sound: the tighter one when they compare. */
-static bool pick_any(const Lin *x, bool hx, const Lin *y, bool hy, bool want_min, Lin *out) {
+static bool pick_any(const BForm *x, bool hx, const BForm *y, bool hy, bool want_min, BForm *out) {
   if (pick(x, hx, y, hy, want_min, out)) return true;
   if (hy) *out = *y;
   else if (hx) *out = *x;
@@ -268,8 +268,8 @@ static bool pick_any(const Lin *x, bool hx, const Lin *y, bool hy, bool want_min
 }
 
 /* Bounds of min/max(a, b). */
-static void minmax_interval(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *hh) {
-  Lin la, ua, lb, ub;
+static void minmax_interval(Bounds *b, Expr *e, BForm *lo, bool *hl, BForm *hi, bool *hh) {
+  BForm la, ua, lb, ub;
   bool hla, hua, hlb, hub;
   lin_interval(b, e->a, &la, &hla, &ua, &hua);
   lin_interval(b, e->b, &lb, &hlb, &ub, &hub);
@@ -283,8 +283,8 @@ static void minmax_interval(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool
 }
 
 /* Bounds of a product whose factors have constant bounds. */
-static void mul_interval(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *hh) {
-  Lin la, ua, lb, ub;
+static void mul_interval(Bounds *b, Expr *e, BForm *lo, bool *hl, BForm *hi, bool *hh) {
+  BForm la, ua, lb, ub;
   bool h1, h2, h3, h4;
   lin_interval(b, e->a, &la, &h1, &ua, &h2);
   lin_interval(b, e->b, &lb, &h3, &ub, &h4);
@@ -300,15 +300,15 @@ static void mul_interval(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *h
 /* A remembered atom_interval. */
 typedef struct Memo {
   const Expr *e;
-  Lin lo, hi;
+  BForm lo, hi;
   bool hl, hh;
 } Memo;
 
-static void atom_interval_uncached(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *hh);
+static void atom_interval_uncached(Bounds *b, Expr *e, BForm *lo, bool *hl, BForm *hi, bool *hh);
 
 /* Bounds of a non-affine atom, as forms over sizes; each atom is bounded once per
  * index, which keeps nested min/max linear. */
-static void atom_interval(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *hh) {
+static void atom_interval(Bounds *b, Expr *e, BForm *lo, bool *hl, BForm *hi, bool *hh) {
   for (int i = 0; i < b->memo.len; i++) {
     Memo *m = VEC_AT(b->memo, i);
     if (m->e != e) continue;
@@ -321,7 +321,7 @@ static void atom_interval(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *
   vec_push(&b->memo, m);
 }
 
-static void atom_interval_uncached(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *hi, bool *hh) {
+static void atom_interval_uncached(Bounds *b, Expr *e, BForm *lo, bool *hl, BForm *hi, bool *hh) {
   int64_t c, tlo, thi;
   *hl = *hh = false;
   if ((e->kind == E_LOAD || e->kind == E_CAST) && dtype_is_int(e->dtype) && e->dtype != DT_I64) {
@@ -336,14 +336,14 @@ static void atom_interval_uncached(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *h
     *hi = lin_const(c - 1);
     *hl = *hh = true;
   } else if (e->kind == E_BIN && e->op == OP_MOD && !uses_axis(b, e->b)) {
-    Lin one = lin_const(1), top = lin_of(e->b); /* a % b in [0, b - 1] when b >= 1 */
+    BForm one = lin_const(1), top = lin_of(e->b); /* a % b in [0, b - 1] when b >= 1 */
     top = lin_axpy(top, -1, &one);
     if (!nonneg(&top)) return;
     *lo = lin_const(0);
     *hi = top;
     *hl = *hh = true;
   } else if (e->kind == E_BIN && ir_is_const(e->b, &c) && c > 0 && e->op == OP_DIV) {
-    Lin l, u;
+    BForm l, u;
     lin_interval(b, e->a, &l, hl, &u, hh);
     *hl = *hl && lin_floordiv(&l, c, lo);
     *hh = *hh && lin_floordiv(&u, c, hi);
@@ -352,7 +352,7 @@ static void atom_interval_uncached(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *h
   } else if (e->kind == E_BIN && e->op == OP_MUL) {
     mul_interval(b, e, lo, hl, hi, hh);
   } else if (e->kind == E_SELECT) {
-    Lin lx, ux, ly, uy;
+    BForm lx, ux, ly, uy;
     bool a1, a2, a3, a4;
     lin_interval(b, e->b, &lx, &a1, &ux, &a2);
     lin_interval(b, e->c, &ly, &a3, &uy, &a4);
@@ -362,9 +362,9 @@ static void atom_interval_uncached(Bounds *b, Expr *e, Lin *lo, bool *hl, Lin *h
 }
 
 /* A lower bound of E over sizes only: axes replaced by their range ends. */
-static bool lower(Bounds *b, const Lin *e, Lin *out) {
+static bool lower(Bounds *b, const BForm *e, BForm *out) {
   if (!e->ok || --b->budget < 0) return false;
-  Lin r = lin_const(e->c);
+  BForm r = lin_const(e->c);
   for (int i = 0; i < e->n && r.ok; i++) {
     Expr *x = e->x[i];
     int64_t k = e->k[i];
@@ -374,7 +374,7 @@ static bool lower(Bounds *b, const Lin *e, Lin *out) {
     } else if (x->kind == E_VAR || !uses_axis(b, x)) {
       lin_addterm(&r, x, k); /* a size, or an expression over sizes */
     } else {
-      Lin lo, hi;
+      BForm lo, hi;
       bool hl, hh;
       atom_interval(b, x, &lo, &hl, &hi, &hh);
       if (k > 0 ? !hl : !hh) return false;
@@ -385,19 +385,19 @@ static bool lower(Bounds *b, const Lin *e, Lin *out) {
   return r.ok;
 }
 
-static bool upper(Bounds *b, const Lin *e, Lin *out) {
-  Lin n = lin_scale(e, -1);
+static bool upper(Bounds *b, const BForm *e, BForm *out) {
+  BForm n = lin_scale(e, -1);
   if (!lower(b, &n, out)) return false;
   *out = lin_scale(out, -1);
   return out->ok;
 }
 
 /* E >= 0 in the current branch: from the ranges alone, or from one guard fact. */
-static bool prove_nonneg(Bounds *b, const Lin *e) {
-  Lin l;
+static bool prove_nonneg(Bounds *b, const BForm *e) {
+  BForm l;
   if (lower(b, e, &l) && nonneg(&l)) return true;
   for (int i = b->facts.len - 1; i >= 0; i--) {
-    Lin d = lin_axpy(*e, -1, VEC_AT(b->facts, i));
+    BForm d = lin_axpy(*e, -1, VEC_AT(b->facts, i));
     if (lower(b, &d, &l) && nonneg(&l)) return true;
   }
   return false;
@@ -409,9 +409,9 @@ void chk_bounds_var(Bounds *b, IrVar *v, Expr *min, Expr *extent) {
   BVar *bv = xalloc(sizeof *bv);
   bv->var = v;
   bv->lo = lin_of(min);
-  Lin ext = lin_of(extent);
+  BForm ext = lin_of(extent);
   bv->hi = lin_axpy(bv->lo, 1, &ext);
-  bv->hi = lin_axpy(bv->hi, -1, &(Lin){.ok = true, .c = 1});
+  bv->hi = lin_axpy(bv->hi, -1, &(BForm){.ok = true, .c = 1});
   vec_push(&b->vars, bv);
 }
 
@@ -423,7 +423,7 @@ void chk_bounds_release(Bounds *b, BMark m) {
 }
 
 /* A fact k*v + rest >= 0 with k = +-1 and REST over sizes narrows v's range. */
-static void narrow(Bounds *b, const Lin *f) {
+static void narrow(Bounds *b, const BForm *f) {
   int at = -1;
   for (int i = 0; i < f->n; i++) {
     bool axis = f->x[i]->kind == E_VAR && find_var(b, f->x[i]->var);
@@ -433,11 +433,11 @@ static void narrow(Bounds *b, const Lin *f) {
   if (at < 0) return;
   BVar *old = find_var(b, f->x[at]->var), *nv = xalloc(sizeof *nv);
   *nv = *old;
-  Lin rest = *f;
+  BForm rest = *f;
   rest.k[at] = 0;
   rest = lin_axpy(lin_const(0), 1, &rest); /* drops the zero term */
   if (f->k[at] == 1) {
-    Lin cand = lin_scale(&rest, -1); /* v >= -rest */
+    BForm cand = lin_scale(&rest, -1); /* v >= -rest */
     if (!cand.ok || lin_le(&cand, &old->lo)) return;
     nv->lo = cand;
   } else {
@@ -447,9 +447,9 @@ static void narrow(Bounds *b, const Lin *f) {
   vec_push(&b->vars, nv);
 }
 
-static void add_fact(Bounds *b, Lin f) {
+static void add_fact(Bounds *b, BForm f) {
   if (!f.ok) return;
-  Lin *p = xalloc(sizeof *p);
+  BForm *p = xalloc(sizeof *p);
   *p = f;
   vec_push(&b->facts, p);
   narrow(b, p);
@@ -460,9 +460,9 @@ static void assume_cmp(Bounds *b, int op, Expr *x, Expr *y) {
   b->budget = 20000;
   b->memo.len = 0;
   /* A side that may wrap is a fact about its value only: an opaque atom. */
-  Lin lx = exact(b, x) ? lin_of(x) : lin_atom(x), ly = exact(b, y) ? lin_of(y) : lin_atom(y);
-  Lin xy = lin_axpy(lx, -1, &ly), yx = lin_axpy(ly, -1, &lx);
-  Lin one = lin_const(1);
+  BForm lx = exact(b, x) ? lin_of(x) : lin_atom(x), ly = exact(b, y) ? lin_of(y) : lin_atom(y);
+  BForm xy = lin_axpy(lx, -1, &ly), yx = lin_axpy(ly, -1, &lx);
+  BForm one = lin_const(1);
   switch (op) {
   case OP_GE: add_fact(b, xy); break;
   case OP_GT: add_fact(b, lin_axpy(xy, -1, &one)); break;
@@ -492,25 +492,25 @@ void chk_bounds_assume(Bounds *b, Expr *cond, bool truth) {
 BoundsVerdict chk_bounds_index(Bounds *b, Expr *idx, Expr *extent) {
   b->budget = 20000;
   b->memo.len = 0;
-  Lin li = lin_of(idx), le = lin_of(extent), one = lin_const(1);
-  Lin top = lin_axpy(lin_axpy(le, -1, &one), -1, &li);
+  BForm li = lin_of(idx), le = lin_of(extent), one = lin_const(1);
+  BForm top = lin_axpy(lin_axpy(le, -1, &one), -1, &li);
   bool lo_ok = prove_nonneg(b, &li), hi_ok = prove_nonneg(b, &top);
   if (lo_ok && hi_ok) return IN_BOUNDS;
   if (!bare(&li)) { /* guarded as a whole: `e >= 0 && e < N ? A[e]` (facts on an atom) */
-    Lin whole = lin_atom(idx), wtop = lin_axpy(lin_axpy(le, -1, &one), -1, &whole);
+    BForm whole = lin_atom(idx), wtop = lin_axpy(lin_axpy(le, -1, &one), -1, &whole);
     if (prove_nonneg(b, &whole) && prove_nonneg(b, &wtop)) return IN_BOUNDS;
   }
   /* Without guards, an affine index over axes reaches its interval's ends. */
   if (b->facts.len || !li.ok) return MAY_BE_OUTSIDE;
   for (int i = 0; i < li.n; i++)
     if (li.x[i]->kind != E_VAR) return MAY_BE_OUTSIDE;
-  Lin l, u;
+  BForm l, u;
   if (!lo_ok && lower(b, &li, &l)) {
-    Lin neg = lin_axpy(lin_scale(&l, -1), -1, &one); /* -1 - min >= 0 */
+    BForm neg = lin_axpy(lin_scale(&l, -1), -1, &one); /* -1 - min >= 0 */
     if (nonneg(&neg)) return OUTSIDE;
   }
   if (!hi_ok && upper(b, &li, &u)) {
-    Lin over = lin_axpy(u, -1, &le); /* max - extent >= 0 */
+    BForm over = lin_axpy(u, -1, &le); /* max - extent >= 0 */
     if (nonneg(&over)) return OUTSIDE;
   }
   return MAY_BE_OUTSIDE;
@@ -585,7 +585,7 @@ char *chk_int_text(Expr *e) {
 
 /* "H-1", "2*W+1", "1023": a form printed compactly. */
 char *chk_last_text(Expr *extent) {
-  Lin l = lin_of(extent), one = lin_const(1);
+  BForm l = lin_of(extent), one = lin_const(1);
   l = lin_axpy(l, -1, &one);
   if (!l.ok) return xprintf("%s-1", chk_int_text(extent));
   Vec v = {0};

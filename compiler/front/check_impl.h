@@ -39,29 +39,30 @@ Sym *chk_define(SymTab *t, SymKind k, const char *name, Loc loc);
 
 /* ---- bounds: a private affine prover --------------------------------------- */
 
-/* An affine form c + sum k[i] * x[i]; a term x is an E_VAR (an axis or a size) or an
- * opaque non-affine expression (an "atom", matched by ir_equal). ok is false once a
- * coefficient overflowed or there were too many terms: such a form proves nothing. */
+/* An affine form c + sum k[i] * x[i] of fixed size (the prover copies forms by value); a
+ * term x is an E_VAR (an axis or a size) or an opaque non-affine expression (an "atom",
+ * matched by ir_equal). ok is false once a coefficient overflowed or there were too many
+ * terms: such a form proves nothing. Bounds of sizes and atoms come from arith. */
 #define LIN_TERMS 12
-typedef struct Lin {
+typedef struct BForm {
   bool ok;
   int n;
   int64_t c;
   Expr *x[LIN_TERMS];
   int64_t k[LIN_TERMS];
-} Lin;
+} BForm;
 
 /* The range of one axis, lo..hi inclusive, as forms over sizes only. */
 typedef struct BVar {
   IrVar *var;
-  Lin lo, hi;
+  BForm lo, hi;
 } BVar;
 
 /* Axis ranges (a stack: guards push narrower entries) and guard facts (forms known
  * to be >= 0 in the current branch). Symbolic sizes are assumed >= 1. */
 typedef struct Bounds {
   Vec vars;  /* BVar* */
-  Vec facts; /* Lin* */
+  Vec facts; /* BForm* */
   Vec memo;  /* bounds of atoms, valid during one chk_bounds_index */
   int budget;
 } Bounds;

@@ -95,21 +95,19 @@ void sched_pass_up(Stage *st, Vec guards[2]);
 /* The start value of a reduction: 0, 1, lowest, highest. */
 Expr *sched_identity(ReduceOp rop, DType t);
 
-/* bound.c — arithmetic on i64 index expressions. */
+/* bound.c — bound inference's names for the one analyzer (compiler/arith). */
 /* Loop vars and their extents: each var ranges over [0, ext) (min 0 in a RangeMap). */
 typedef RangeMap Relax;
 void relax_add(Relax *r, IrVar *v, Expr *ext);
-/* Exact normalization of affine integer arithmetic (sums of terms, constants folded,
- * min/max/comparisons decided when the operands differ by a constant). */
-Expr *bnd_simplify(Expr *e);
-/* The values E takes when the vars of R range over their extents (others fixed);
- * NULL ends are unbounded. Endpoints are inclusive and simplified. */
+Expr *bnd_simplify(Expr *e);                          /* simplify(E, NULL) */
+/* interval_of: the values E takes when the vars of R range over their extents (others
+ * fixed); NULL ends are unbounded. Endpoints are inclusive and simplified. */
 Interval bnd_interval(Expr *e, const Relax *r);
-/* A <= B for every value of the vars in R. false when unknown. */
+/* A <= B for every value of the vars in R (prove). false when unknown. */
 bool bnd_prove_le(Expr *a, Expr *b, const Relax *r);
 /* Whether E uses only the kernel's symbolic sizes (no loop vars). */
 bool bnd_loop_free(const Expr *e, const Kernel *k);
-Expr *bnd_min(Expr *a, Expr *b);
+Expr *bnd_min(Expr *a, Expr *b); /* simplified min; NULL (unbounded) when either is */
 Expr *bnd_max(Expr *a, Expr *b);
 
 #endif

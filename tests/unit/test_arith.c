@@ -184,10 +184,66 @@ static void helpers(void) {
                               !range_mentions(v(x), NULL));
 }
 
+/* Integers wrap: folding wraps, an interval end that would overflow is unbounded, and
+ * prove() refuses a comparison whose sides may wrap. */
+static void wrapping(void) {
+  int64_t x0;
+  check("ir_add folds INT64_MAX + 1 to INT64_MIN", ir_is_const(ir_add(c(INT64_MAX), c(1)), &x0) && x0 == INT64_MIN);
+  check("ir_sub folds INT64_MIN - 1 to INT64_MAX", ir_is_const(ir_sub(c(INT64_MIN), c(1)), &x0) && x0 == INT64_MAX);
+  check("ir_mul folds INT64_MAX * 2 to -2", ir_is_const(ir_mul(c(INT64_MAX), c(2)), &x0) && x0 == -2);
+  check("simplify folds INT64_MAX + 1 to INT64_MIN",
+        ir_is_const(simplify(bin(OP_ADD, c(INT64_MAX), c(1)), NULL), &x0) && x0 == INT64_MIN);
+  int64_t r;
+  check("arith_apply wraps and floors", arith_apply(OP_ADD, INT64_MAX, 1, &r) && r == INT64_MIN &&
+                                            arith_apply(OP_DIV, -7, 2, &r) && r == -4 &&
+                                            arith_apply(OP_MOD, -7, 2, &r) && r == 1 &&
+                                            !arith_apply(OP_DIV, 1, 0, &r));
+
+  IrVar *x = ir_newvar("x", DT_I64), *n = ir_newvar("N", DT_I64);
+  Buffer *buf = ir_buffer("L", DT_I64, 1, (Expr *[]){c(4)}, SCOPE_GLOBAL, BUF_INPUT);
+  Expr *load = ir_load(buf, (Expr *[]){c(0)});
+  RangeMap top = {0}, small = {0};
+  range_push(&top, x, c(INT64_MAX - 10), c(11)); /* x in [MAX - 10, MAX] */
+  range_push(&small, x, c(0), c(100));
+  int64_t lo, hi;
+  check("interval: x + 1 near INT64_MAX is unbounded", !const_bounds(bin(OP_ADD, v(x), c(1)), &top, &lo, &hi));
+  check("interval: x * 2 near INT64_MAX is unbounded", !const_bounds(bin(OP_MUL, v(x), c(2)), &top, &lo, &hi));
+  check("interval: x + INT64_MAX overflows at the top", !const_bounds(bin(OP_ADD, v(x), c(INT64_MAX)), &small, &lo, &hi));
+  check("interval: x - 1 near INT64_MAX is exact",
+        const_bounds(bin(OP_SUB, v(x), c(1)), &top, &lo, &hi) && lo == INT64_MAX - 11 && hi == INT64_MAX - 1);
+  check("interval: (x + 5) / 2 near INT64_MAX is unbounded",
+        !const_bounds(bin(OP_DIV, bin(OP_ADD, v(x), c(5)), c(2)), &top, &lo, &hi));
+  check("interval: min(x + 5, 0) near INT64_MAX has no lower bound",
+        !const_bounds(bin(OP_MIN, bin(OP_ADD, v(x), c(5)), c(0)), &top, &lo, &hi));
+
+  Expr *gt = bin(OP_GT, bin(OP_ADD, v(x), c(1)), v(x)); /* false at x = INT64_MAX */
+  check("prove refuses x + 1 > x near INT64_MAX", !prove(gt, &top));
+  check("prove: x + 1 > x for x in [0, 100)", prove(gt, &small));
+  check("prove: x + 1 > x for a size x", prove(gt, NULL));
+  check("prove refuses L + 1 > L for a loaded L", !prove(bin(OP_GT, bin(OP_ADD, load, c(1)), load), NULL));
+  check("prove refuses L + 100000001 <= 4 -> L < 0",
+        !prove(bin(OP_LE, bin(OP_ADD, load, c(100000001)), c(4)), NULL));
+  check("prove: N < N + 1 for a size", prove(bin(OP_LT, v(n), bin(OP_ADD, v(n), c(1))), NULL));
+
+  /* rewrites that hold for integers but not modulo 2^64 stay unless nothing wraps */
+  Expr *m = simplify(bin(OP_MIN, bin(OP_ADD, load, c(1)), load), NULL);
+  check("simplify keeps min(L + 1, L) for a loaded L", m->kind == E_BIN && m->op == OP_MIN);
+  check("simplify: min(x + 1, x) is x in [0, 100)", simplify(bin(OP_MIN, bin(OP_ADD, v(x), c(1)), v(x)), &small)->kind == E_VAR);
+  Expr *d = simplify(bin(OP_DIV, bin(OP_ADD, bin(OP_MUL, load, c(3)), c(1)), c(3)), NULL);
+  check("simplify keeps (L*3 + 1) / 3 for a loaded L", d->kind == E_BIN && d->op == OP_DIV);
+  check("simplify: (x*3 + 1) / 3 is x in [0, 100)",
+        simplify(bin(OP_DIV, bin(OP_ADD, bin(OP_MUL, v(x), c(3)), c(1)), c(3)), &small)->kind == E_VAR);
+  Expr *md = simplify(bin(OP_MOD, bin(OP_ADD, bin(OP_MUL, load, c(3)), c(1)), c(3)), NULL);
+  check("simplify keeps (L*3 + 1) % 3 for a loaded L", md->kind == E_BIN && md->op == OP_MOD);
+  check("simplify: (L*4 + 1) % 4 is 1 (4 divides 2^64)",
+        ir_is_const(simplify(bin(OP_MOD, bin(OP_ADD, bin(OP_MUL, load, c(4)), c(1)), c(4)), NULL), &x0) && x0 == 1);
+}
+
 int main(void) {
   unit_rng = 0x2545F4914F6CDD1Dull;
   randomized();
   symbolic();
   helpers();
+  wrapping();
   return failures != 0;
 }

@@ -63,7 +63,9 @@ static void test_interval(void) {
   i = bnd_interval(mul(v(y), v(y)), &q);
   check("interval: y*y with constant bounds", is_const(i.min, 0) && is_const(i.max, 49));
   i = bnd_interval(mul(v(y), v(n)), &q);
-  check("interval: y*N is unbounded", !i.min && !i.max);
+  check("interval: y*N, y in [0,8), N a size (>= 0) is [0, N*7]", is_const(i.min, 0) && same(i.max, mul(v(n), c(7))));
+  i = bnd_interval(mul(v(y), ir_load(ir_buffer("L", DT_I64, 1, (Expr *[]){c(4)}, SCOPE_GLOBAL, BUF_INPUT), (Expr *[]){c(0)})), &q);
+  check("interval: y*L, L loaded, is unbounded", !i.min && !i.max);
   i = bnd_interval(v(x), &q);
   check("interval: a fixed var is a point", i.min && i.min->kind == E_VAR && i.min->var == x);
   check("prove: y <= 7", bnd_prove_le(v(y), c(7), &q));
