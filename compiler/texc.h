@@ -546,6 +546,8 @@ typedef struct Backend {
 
 extern const Backend backend_llvm, backend_cuda, backend_opencl;
 const Backend *backend_for(Target t);
+/* target/device.c: the runtime device (device 0 of its kind) that runs what T builds. */
+struct RtDevice target_device(Target t);
 
 /* gpu_default.c: the steps of the default GPU schedule for a kernel with no variant for
  * a GPU target: each root stage's spatial loops fused, split, bound to blockIdx.x and
@@ -573,10 +575,11 @@ GpuLimits gpu_limits(Target t, const Options *o);
 /* autosched/ — the auto-scheduler, records, `texc tune`, `texc records`  */
 /* ===================================================================== */
 
-/* `texc tune ...` and `texc records show|best|distill ...`: ARGV[0] is "tune" / "records".
- * Return the process exit status. */
-int tune_main(int argc, char **argv);
-int records_main(int argc, char **argv);
+/* `texc tune FILE` (P: FILE loaded) and `texc records show|best|distill ...`, as the
+ * command line C (cli/options.h) says. Return the process exit status. */
+struct Cli;
+int tune_main(struct Cli *c, Program *p);
+int records_main(struct Cli *c);
 /* For `schedule K.V = auto`: the steps of the best record for K and T in RECORDS_PATH,
  * or, when there is none, those of a short search (which appends its records). */
 bool tune_auto_steps(Kernel *k, Target t, const Options *o, const char *records_path,
