@@ -108,18 +108,17 @@ int tune_main(Cli *c, Program *p) {
   Ast *file = c->ast;
   RecordList prior = {0};
   records_load(a.records, &prior);
-  int ntuned = 0, rc = 0;
-  for (int i = 0; i < p->nkernels; i++) {
+  int rc = 0;
+  for (int i = 0; i < p->nkernels; i++) { /* drv_load checked that --kernel names one */
     Kernel *k = p->kernels[i];
     if (a.kernel && strcmp(k->name, a.kernel)) continue;
-    ntuned++;
     Task t;
-    if (!task_init(&t, k, tg, file, a.file, a.defs, a.ndefs) || !tune_kernel(&a, &t, &prior))
+    if (!task_init(&t, k, tg, file, a.file, a.defs, a.ndefs)) {
       rc = 1;
-  }
-  if (a.kernel && ntuned == 0) {
-    fprintf(stderr, "texc tune: error: no kernel '%s' in %s\n", a.kernel, a.file);
-    rc = 1;
+      continue;
+    }
+    t.opts = c->o; /* -O, --mcpu, --opencl-device as for run and bench */
+    if (!tune_kernel(&a, &t, &prior)) rc = 1;
   }
   reclist_free(&prior);
   return rc;

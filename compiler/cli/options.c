@@ -55,7 +55,6 @@ typedef struct OptSpec {
 
 #define B(c) (1u << (c))
 #define BUILDS (B(CMD_COMPILE) | B(CMD_RUN) | B(CMD_BENCH) | B(CMD_TUNE) | B(CMD_FUZZ))
-#define CODEGEN (B(CMD_COMPILE) | B(CMD_RUN) | B(CMD_BENCH) | B(CMD_FUZZ))
 #define F(f) offsetof(Cli, f)
 
 static const OptSpec options[] = {
@@ -96,8 +95,8 @@ static const OptSpec options[] = {
     {"--quiet", NULL, OV_FLAG, F(quiet), B(CMD_TUNE), "no progress lines"},
     {"--check-all", NULL, OV_FLAG, F(check_all), B(CMD_TUNE), NULL},
     {"--count", "N", OV_POS, F(count), B(CMD_FUZZ), "random schedules per kernel (100)"},
-    {"--mcpu", "CPU", OV_STR, F(o.mcpu), CODEGEN, "llvm: the CPU to compile for (default: host)"},
-    {"--mtriple", "TRIPLE", OV_STR, F(o.mtriple), CODEGEN, "llvm: the target triple"},
+    {"--mcpu", "CPU", OV_STR, F(o.mcpu), BUILDS, "llvm: the CPU to compile for (default: host)"},
+    {"--mtriple", "TRIPLE", OV_STR, F(o.mtriple), BUILDS, "llvm: the target triple"},
     {"--opencl-device", "P:D", OV_STR, F(o.opencl_device), BUILDS,
      "opencl: platform P, device D (or a name substring)"},
     {"-O", "LEVEL", OV_OLEVEL, F(o.opt_level), BUILDS, "-O0 .. -O3 (default -O3)"},
