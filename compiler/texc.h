@@ -655,6 +655,8 @@ const Backend *backend_for(Target t);
 const DeviceInfo *target_device_info(Target t, const Options *o);
 /* The GPU limits when there is no device: the only place they are written. */
 extern const GpuLimits gpu_default_limits;
+/* target.c: the runtime device (device 0 of its row's kind) that runs what T builds. */
+struct RtDevice target_device(Target t);
 
 /* gpu_default.c: the steps of the default GPU schedule for a kernel with no variant for
  * a GPU target: each root stage's spatial loops fused, split, bound to blockIdx.x and
@@ -683,10 +685,11 @@ GpuLimits gpu_limits(Target t, const Options *o);
 /* autosched/ — the auto-scheduler, records, `texc tune`, `texc records`  */
 /* ===================================================================== */
 
-/* `texc tune ...` and `texc records show|best|distill ...`: ARGV[0] is "tune" / "records".
- * Return the process exit status. */
-int tune_main(int argc, char **argv);
-int records_main(int argc, char **argv);
+/* `texc tune FILE` (P: FILE loaded) and `texc records show|best|distill ...`, as the
+ * command line C (cli/options.h) says. Return the process exit status. */
+struct Cli;
+int tune_main(struct Cli *c, Program *p);
+int records_main(struct Cli *c);
 /* For `schedule K.V = auto`: the steps of the best record for K and T in RECORDS_PATH,
  * or, when there is none, those of a short search (which appends its records). */
 bool tune_auto_steps(Kernel *k, Target t, const Options *o, const char *records_path,

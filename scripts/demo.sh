@@ -1,7 +1,9 @@
 #!/bin/bash
 # scripts/demo.sh BUILD — the main job: every example on the CPU with its hand schedules (and an
 # auto schedule where the file asks for one), each checked against the reference interpreter,
-# then a table of times.
+# then a table of times: the median of each schedule, its GFLOP/s and GB/s (bytes of every
+# tensor once per call: what a memory-bound kernel must move) and its speedup over the
+# default, computed from the medians shown (default / schedule).
 B=${1:-build}
 cd "$(dirname "$0")/.."
 TEXC=$B/texc
@@ -22,6 +24,7 @@ for f in examples/*.tex; do
     $TEXC tune "$f" --trials "$TRIALS" --records "$RECORDS" | tail -n 25
   fi
   unset auto_v
+  def_ms=""
   for v in $variants; do
     sched=""; [ "$v" = default ] || sched="--schedule $v"
     out=$($TEXC run "$f" $sched --records "$RECORDS" --check 2>&1)
@@ -32,11 +35,13 @@ for f in examples/*.tex; do
     [ "$v" = default ] && timing=$($TEXC bench "$f" --repeat 5 2>&1 | awk '$2 == "default" {print $3, $4, $5}')
     # A network prints its end-to-end latency instead of a table.
     grep -q '^network ' "$f" && timing="$($TEXC bench "$f" --records "$RECORDS" --repeat 5 2>&1 | sed -n 's/^Measured latency: \([0-9.]*\) ms.*/\1/p') - -"
-    read -r ms gflops speedup <<<"$timing"
-    rows+=("$(printf '%-14s %-10s %12s %10s %9s   %s' "$name" "$v" "${ms:-error}" "${gflops:--}" "${speedup:--}" "${check:-check: FAILED}")")
+    read -r ms gflops gbs <<<"$timing"
+    [ "$v" = default ] && def_ms=$ms
+    speedup=$(awk -v d="$def_ms" -v m="$ms" 'BEGIN { if (d + 0 > 0 && m + 0 > 0) printf "%.2fx", d / m; else print "-" }')
+    rows+=("$(printf '%-14s %-10s %12s %10s %10s %9s   %s' "$name" "$v" "${ms:-error}" "${gflops:--}" "${gbs:--}" "$speedup" "${check:-check: FAILED}")")
   done
 done
 echo
-printf '%-14s %-10s %12s %10s %9s   %s\n' example schedule "median ms" GFLOP/s speedup "against the reference interpreter"
+printf '%-14s %-10s %12s %10s %10s %9s   %s\n' example schedule "median ms" GFLOP/s GB/s speedup "against the reference interpreter"
 printf '%s\n' "${rows[@]}"
 exit $fail

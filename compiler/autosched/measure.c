@@ -82,10 +82,6 @@ static LoweredFunc *lower_text(Kernel *k, Target t, const Options *o, const char
   return fn;
 }
 
-static RtDevice device_of(Target t) {
-  return (RtDevice){(RtDeviceKind)backend_for(t)->rt_device, 0};
-}
-
 /* Build TEXT for TASK in this (child) process. */
 static RtFunc *child_build(const Task *task, const char *text, RtTensor ***args, Msg *m) {
   LoweredFunc *fn = lower_text(task->kernel, task->target, &task->opts, text, &m->error,
@@ -98,7 +94,7 @@ static RtFunc *child_build(const Task *task, const char *text, RtTensor ***args,
     snprintf(m->text, sizeof m->text, "%s", diag_last()[0] ? diag_last() : rt_last_error());
     return NULL;
   }
-  *args = alloc_args(fn, device_of(task->target), 1, m->text, sizeof m->text);
+  *args = alloc_args(fn, target_device(task->target), 1, m->text, sizeof m->text);
   if (!*args) {
     m->error = TE_RUNTIME;
     return NULL;
@@ -384,7 +380,7 @@ static int check_in_child(const Task *task, const char *text, bool small, char *
   if (!fn || !ref) return -1;
   RtModule *mod = backend_for(task->target)->build(&fn, 1, &task->opts);
   RtFunc *f = mod ? rt_module_func(mod, fn->name) : NULL;
-  RtTensor **args = f ? alloc_args(fn, device_of(task->target), 7, msg, sz) : NULL;
+  RtTensor **args = f ? alloc_args(fn, target_device(task->target), 7, msg, sz) : NULL;
   if (!args) return snprintf(msg, sz, "the candidate does not build at small sizes"), -1;
   if (rt_func_call(f, args, fn->nparams, NULL, 0))
     return snprintf(msg, sz, "run failed: %s", rt_last_error()), 0;

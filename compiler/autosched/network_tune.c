@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "autosched/autosched.h"
+#include "cli/options.h"
 
 /* ---- the records cache ----------------------------------------------------------- */
 
@@ -147,78 +148,22 @@ static int task_trials(const Network *n, int task, Target target, const char *pa
 
 /* ---- arguments ------------------------------------------------------------------- */
 
+/* The command line's settings (cli/options.c) that the scheduler uses. */
 typedef struct NetTuneArgs {
   const char *file, *records, *network; /* --kernel NAME: which network of the file */
   Target target;
   int trials, round, repeat, jobs;
   double time_s;
   uint64_t seed;
-  Define defs[64];
+  Define *defs;
   int ndefs;
 } NetTuneArgs;
 
-static bool parse_define(NetTuneArgs *a, const char *s) {
-  const char *eq = strchr(s, '=');
-  char *end;
-  if (!eq || eq == s || a->ndefs == 64) return false;
-  long long v = strtoll(eq + 1, &end, 0);
-  if (*end || end == eq + 1) return false;
-  a->defs[a->ndefs++] = (Define){xstrndup(s, (size_t)(eq - s)), v, false};
-  return true;
-}
-
-static bool parse_target(const char *s, Target *t) {
-  for (int i = 0; i < TARGET_COUNT; i++)
-    if (strcmp(s, target_names[i]) == 0) return *t = (Target)i, true;
-  return false;
-}
-
-/* OPT's value (for options that take one); false when it is not valid. */
-static bool parse_opt(NetTuneArgs *a, const char *opt, const char *v) {
-  char *end = NULL;
-  long x = strtol(v, &end, 10);
-  bool num = end && !*end && x >= 0;
-  if (!strcmp(opt, "--records")) a->records = v;
-  else if (!strcmp(opt, "--kernel")) a->network = v;
-  else if (!strcmp(opt, "--target")) return parse_target(v, &a->target);
-  else if (!strcmp(opt, "--trials") && num) a->trials = (int)x;
-  else if (!strcmp(opt, "--round") && num && x > 0) a->round = (int)x;
-  else if (!strcmp(opt, "--repeat") && num && x > 0) a->repeat = (int)x;
-  else if (!strcmp(opt, "--jobs") && num && x > 0) a->jobs = (int)x;
-  else if (!strcmp(opt, "--seed") && num) a->seed = (uint64_t)x;
-  else if (!strcmp(opt, "--time")) {
-    a->time_s = strtod(v, &end);
-    if (*end == 'm') a->time_s *= 60, end++;
-    else if (*end == 'h') a->time_s *= 3600, end++;
-    else if (*end == 's') end++;
-    return !*end && a->time_s >= 0;
-  } else return false;
-  return true;
-}
-
-static const char *usage =
-    "usage: texc tune NET.tex [--trials N] [--round N] [--time 10m] [--records F.jsonl]\n"
-    "                [--target llvm|cuda|opencl] [--seed S] [--repeat N] [-D NAME=VALUE]\n"
-    "                [--kernel NET]\n";
-
-static bool parse_args(int argc, char **argv, NetTuneArgs *a) {
-  *a = (NetTuneArgs){.records = getenv("TEXC_RECORDS") ? getenv("TEXC_RECORDS") : "texc-records.jsonl",
-                     .target = TARGET_LLVM, .trials = 200, .round = 16, .repeat = 3, .seed = 1};
-  for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    if (!strcmp(s, "-D") && i + 1 < argc) {
-      if (!parse_define(a, argv[++i])) return fprintf(stderr, "texc tune: bad -D %s\n", argv[i]), false;
-    } else if (!strncmp(s, "-D", 2) && s[2]) {
-      if (!parse_define(a, s + 2)) return fprintf(stderr, "texc tune: bad %s\n", s), false;
-    } else if (s[0] == '-' && s[1] == '-' && i + 1 < argc) {
-      const char *eq = strchr(s, '=');
-      bool ok = eq ? parse_opt(a, xstrndup(s, (size_t)(eq - s)), eq + 1) : parse_opt(a, s, argv[++i]);
-      if (!ok) return fprintf(stderr, "texc tune: bad option %s\n%s", s, usage), false;
-    } else if (s[0] != '-' && !a->file) a->file = s;
-    else return fprintf(stderr, "texc tune: unexpected '%s'\n%s", s, usage), false;
-  }
-  if (!a->file) return fputs(usage, stderr), false;
-  return true;
+static NetTuneArgs args_of(const Cli *c) {
+  return (NetTuneArgs){.file = c->file, .records = c->records, .target = c->o.target,
+                       .trials = c->trials, .round = c->round, .repeat = c->repeat,
+                       .jobs = c->jobs, .time_s = c->time_s, .seed = c->seed, .network = c->kernel,
+                       .defs = (Define *)c->defs, .ndefs = c->ndefs};
 }
 
 /* ---- the scheduler --------------------------------------------------------------- */
@@ -402,9 +347,8 @@ static void tune_round(const Network *n, const NetTuneArgs *a, int i, int trials
   free(m.ctx);
 }
 
-int net_tune_main(int argc, char **argv) {
-  NetTuneArgs a;
-  if (!parse_args(argc, argv, &a)) return 1;
+int net_tune_main(Cli *c) {
+  NetTuneArgs a = args_of(c);
   Network *n = net_load(a.file, a.network, a.defs, a.ndefs);
   if (!n) return 1;
   TaskState *st = xalloc(sizeof *st * (size_t)(n->ntasks + 1));

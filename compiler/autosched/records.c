@@ -1,6 +1,7 @@
 /* records.c — the tuning log: one JSON object per line, appended whole; and
  * `texc records show|best|distill FILE`. */
 #include "autosched.h"
+#include "cli/options.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -326,20 +327,8 @@ static int records_distill(const RecordList *l, const char *out) {
   return ok ? 0 : 1;
 }
 
-int records_main(int argc, char **argv) {
-  const char *usage = "usage: texc records show|best FILE | texc records distill FILE -o OUT\n";
-  if (argc < 3) {
-    fputs(usage, stderr);
-    return 1;
-  }
-  const char *cmd = argv[1], *path = argv[2], *out = NULL;
-  for (int i = 3; i < argc; i++) {
-    if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
-    else {
-      fprintf(stderr, "texc records: unknown argument '%s'\n%s", argv[i], usage);
-      return 1;
-    }
-  }
+int records_main(Cli *c) {
+  const char *cmd = c->action, *path = c->file, *out = c->out; /* checked by cli_parse */
   if (access(path, R_OK) != 0) {
     fprintf(stderr, "texc: error: cannot read %s: %s\n", path, strerror(errno));
     return 1;
@@ -349,11 +338,7 @@ int records_main(int argc, char **argv) {
   int rc = 0;
   if (strcmp(cmd, "show") == 0) records_show(&l);
   else if (strcmp(cmd, "best") == 0) rc = records_best_cmd(&l);
-  else if (strcmp(cmd, "distill") == 0 && out) rc = records_distill(&l, out);
-  else {
-    fputs(usage, stderr);
-    rc = 1;
-  }
+  else rc = records_distill(&l, out);
   reclist_free(&l);
   return rc;
 }

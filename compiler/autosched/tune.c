@@ -1,6 +1,8 @@
 /* tune.c — `texc tune FILE ...` and tune_auto_steps (`schedule K.V = auto`). */
 #include "autosched.h"
+#include "cli/options.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,87 +11,25 @@
 #define DEFAULT_RECORDS "texc-records.jsonl"
 #define AUTO_TRIALS 64
 
+/* The tuner's settings: the command line's (cli/options.c), or tune_auto_steps' own. */
 typedef struct TuneArgs {
-  const char *file, *kernel, *records, *target;
+  const char *file, *kernel, *records;
+  Target target;
   int trials, repeat, batch, jobs;
   double time_s, min_repeat_ms, run_timeout_s;
   uint64_t seed;
-  Define defs[64];
+  Define *defs;
   int ndefs;
   bool check_all, quiet, deterministic;
 } TuneArgs;
 
-static const char *usage =
-    "usage: texc tune FILE.tex [--kernel K] [--trials N] [--time 10m] [--records F.jsonl]\n"
-    "                 [--target llvm|cuda|opencl] [--seed S] [--repeat N] [--min-repeat-ms MS]\n"
-    "                 [--deterministic] [-D NAME=VALUE]\n";
-
-/* "90", "90s", "10m", "1h" in seconds; negative when malformed. */
-static double parse_duration(const char *s) {
-  char *end;
-  double v = strtod(s, &end);
-  if (end == s || v < 0) return -1;
-  if (*end == 0 || strcmp(end, "s") == 0) return v;
-  if (strcmp(end, "m") == 0) return v * 60;
-  if (strcmp(end, "h") == 0) return v * 3600;
-  return -1;
-}
-
-static bool parse_define(const char *s, TuneArgs *a) {
-  const char *eq = strchr(s, '=');
-  if (!eq || eq == s || a->ndefs == 64) return false;
-  char *end;
-  long long v = strtoll(eq + 1, &end, 10);
-  if (*end || end == eq + 1) return false;
-  a->defs[a->ndefs++] = (Define){xstrndup(s, (size_t)(eq - s)), v, false};
-  return true;
-}
-
-static bool target_parse(const char *s, Target *t) {
-  for (int i = 0; i < TARGET_COUNT; i++)
-    if (strcmp(s, target_names[i]) == 0) return *t = (Target)i, true;
-  return false;
-}
-
-/* One option with a value; false on a malformed value. */
-static bool parse_opt(TuneArgs *a, const char *opt, const char *v) {
-  if (!strcmp(opt, "--kernel")) a->kernel = v;
-  else if (!strcmp(opt, "--trials")) a->trials = atoi(v);
-  else if (!strcmp(opt, "--time")) return (a->time_s = parse_duration(v)) >= 0;
-  else if (!strcmp(opt, "--records")) a->records = v;
-  else if (!strcmp(opt, "--target")) a->target = v;
-  else if (!strcmp(opt, "--seed")) a->seed = strtoull(v, NULL, 10);
-  else if (!strcmp(opt, "--repeat")) a->repeat = atoi(v);
-  else if (!strcmp(opt, "--min-repeat-ms")) a->min_repeat_ms = atof(v);
-  else if (!strcmp(opt, "--batch")) a->batch = atoi(v);
-  else if (!strcmp(opt, "--jobs")) a->jobs = atoi(v);
-  else if (!strcmp(opt, "--run-timeout")) return (a->run_timeout_s = parse_duration(v)) > 0;
-  else if (!strcmp(opt, "-D")) return parse_define(v, a);
-  else return false;
-  return true;
-}
-
-static bool parse_args(int argc, char **argv, TuneArgs *a) {
-  *a = (TuneArgs){.records = DEFAULT_RECORDS, .target = "llvm", .trials = 200, .repeat = 3,
-                  .seed = 1, .batch = 16};
-  for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    if (!strcmp(s, "--check-all")) a->check_all = true; /* hidden: for the tests */
-    else if (!strcmp(s, "--quiet")) a->quiet = true;
-    else if (!strcmp(s, "--deterministic")) a->deterministic = true;
-    else if (!strncmp(s, "-D", 2) && s[2]) {
-      if (!parse_define(s + 2, a)) return fprintf(stderr, "texc tune: bad -D '%s'\n", s), false;
-    } else if (s[0] == '-') {
-      if (i + 1 >= argc || !parse_opt(a, s, argv[i + 1]))
-        return fprintf(stderr, "texc tune: bad option '%s'\n%s", s, usage), false;
-      i++;
-    } else if (!a->file) a->file = s;
-    else return fprintf(stderr, "texc tune: unexpected '%s'\n%s", s, usage), false;
-  }
-  if (!a->file) return fputs(usage, stderr), false;
-  if (a->trials <= 0 || a->repeat <= 0 || a->repeat > REC_MAX_COSTS)
-    return fprintf(stderr, "texc tune: --trials and --repeat (1..%d) must be positive\n", REC_MAX_COSTS), false;
-  return true;
+static TuneArgs args_of(const Cli *c) {
+  return (TuneArgs){.file = c->file, .kernel = c->kernel, .records = c->records,
+                    .target = c->o.target, .trials = c->trials, .repeat = c->repeat,
+                    .batch = c->batch, .jobs = c->jobs, .time_s = c->time_s,
+                    .min_repeat_ms = c->min_repeat_ms, .run_timeout_s = c->run_timeout_s,
+                    .seed = c->seed, .defs = (Define *)c->defs, .ndefs = c->ndefs,
+                    .check_all = c->check_all, .quiet = c->quiet, .deterministic = c->deterministic};
 }
 
 /* Fill TASK for kernel K; false (reported) when it cannot be tuned. */
@@ -135,9 +75,13 @@ static bool tune_kernel(const TuneArgs *a, Task *t, const RecordList *prior) {
   Measurer m = measurer_local(&mo);
   SearchOpts so = search_opts(a);
   SearchResult res;
-  if (!a->quiet)
-    fprintf(stderr, "tuning %s for %s: workload %s, %.3g GFLOP, %d trials\n", t->kernel->name,
-            target_names[t->target], t->workload, t->flops / 1e9, a->trials);
+  if (!a->quiet && a->trials == INT_MAX)
+    fprintf(stderr, "tuning %s for %s: workload %s, %.3g GFLOP, for %.0f s\n", t->kernel->name,
+            target_names[t->target], t->workload, t->flops / 1e9, a->time_s);
+  else if (!a->quiet)
+    fprintf(stderr, "tuning %s for %s: workload %s, %.3g GFLOP, %d trials%s\n", t->kernel->name,
+            target_names[t->target], t->workload, t->flops / 1e9, a->trials,
+            a->time_s > 0 ? " at most" : "");
   bool ok = tune_search(t, &m, &so, prior, &res);
   free(m.ctx);
   if (!ok || !res.best_text) {
@@ -154,35 +98,27 @@ static bool tune_kernel(const TuneArgs *a, Task *t, const RecordList *prior) {
   return true;
 }
 
-int tune_main(int argc, char **argv) {
-  TuneArgs a;
-  if (!parse_args(argc, argv, &a)) return 1;
-  Target tg;
-  if (!target_parse(a.target, &tg)) {
-    fprintf(stderr, "texc tune: unknown target '%s' (llvm, cuda, opencl)\n", a.target);
+int tune_main(Cli *c, Program *p) {
+  TuneArgs a = args_of(c);
+  if (a.repeat > REC_MAX_COSTS) {
+    fprintf(stderr, "texc: error: --repeat expects at most %d, not %d\n", REC_MAX_COSTS, a.repeat);
     return 1;
   }
-  Ast *file = parse_file(a.file);
-  Program *p = file ? check_program(file, a.defs, a.ndefs) : NULL;
-  if (!p) return 1;
-  for (int i = 0; i < a.ndefs; i++)
-    if (!a.defs[i].used)
-      fprintf(stderr, "texc tune: warning: -D %s is not a constant or size of %s\n",
-              a.defs[i].name, a.file);
+  Target tg = a.target;
+  Ast *file = c->ast;
   RecordList prior = {0};
   records_load(a.records, &prior);
-  int ntuned = 0, rc = 0;
-  for (int i = 0; i < p->nkernels; i++) {
+  int rc = 0;
+  for (int i = 0; i < p->nkernels; i++) { /* drv_load checked that --kernel names one */
     Kernel *k = p->kernels[i];
     if (a.kernel && strcmp(k->name, a.kernel)) continue;
-    ntuned++;
     Task t;
-    if (!task_init(&t, k, tg, file, a.file, a.defs, a.ndefs) || !tune_kernel(&a, &t, &prior))
+    if (!task_init(&t, k, tg, file, a.file, a.defs, a.ndefs)) {
       rc = 1;
-  }
-  if (a.kernel && ntuned == 0) {
-    fprintf(stderr, "texc tune: error: no kernel '%s' in %s\n", a.kernel, a.file);
-    rc = 1;
+      continue;
+    }
+    t.opts = c->o; /* -O, --mcpu, --opencl-device as for run and bench */
+    if (!tune_kernel(&a, &t, &prior)) rc = 1;
   }
   reclist_free(&prior);
   return rc;

@@ -3,29 +3,27 @@
 #define DRIVER_H
 #include "texc.h"
 
-#define MAX_DEFINES 64
-
-/* The parsed command line. */
-typedef struct Cli {
-  const char *file, *out, *schedule, *emit, *kernel, *records;
-  Define defs[MAX_DEFINES];
-  int ndefs;
-  Options o;
-  bool check, interp;
-  int repeat, number, min_repeat_ms, count;
-  uint64_t seed;
-} Cli;
+#include "cli/options.h"
 
 /* The whole command line (main.c calls it). */
 int drv_main(int argc, char **argv);
-Program *drv_load(Cli *c);
-bool drv_selected(Cli *c, Kernel *k);
-bool drv_steps(Cli *c, Kernel *k, const char *name, Target t, Vec *steps, Variant **variant_out);
-LoweredFunc *drv_lower(Cli *c, Kernel *k, Target t, const Vec *steps);
 
-/* run.c */
-int drv_run(Cli *c);
-int drv_bench(Cli *c);
+/* The pipeline (driver.c), in order; NULL / false after a diagnostic. */
+Program *drv_load(Cli *c);                   /* parse + check FILE */
+bool drv_selected(Cli *c, Kernel *k);        /* by --kernel */
+bool drv_steps(Cli *c, Kernel *k, const char *name, Target t, Vec *steps, Variant **variant_out);
+LoweredFunc *drv_lower(Cli *c, Kernel *k, Target t, const Vec *steps); /* build + lower */
+/* drv_steps then drv_lower for kernel K under VARIANT (NULL: the default) on --target. */
+LoweredFunc *drv_kernel(Cli *c, Kernel *k, const char *variant, Variant **variant_out);
+/* drv_kernel of every selected kernel under --schedule into *OUT (and the variants used
+ * into *VARIANTS when not NULL); how many, or -1 after errors. */
+int drv_lower_all(Cli *c, Program *p, LoweredFunc ***out, Variant ***variants);
+/* Build F for its target in this process; *M gets the module. NULL after printing why. */
+struct RtFunc *drv_build(Cli *c, LoweredFunc *f, struct RtModule **m);
+
+/* run.c: `texc run`, `texc bench` */
+int drv_run(Cli *c, Program *p);
+int drv_bench(Cli *c, Program *p);
 /* True when K has no symbolic size left; else an error at the kernel that says to use -D. */
 bool drv_sizes_bound(Kernel *k);
 /* Whether COPIES copies of F's tensors fit in memory (and its sizes are bound); an error
@@ -44,8 +42,8 @@ bool drv_compare(const LoweredFunc *f, void **got, void **ref, bool quiet);
 void **drv_reference(Cli *c, Kernel *k, void **args, const LoweredFunc *like);
 
 /* network_run.c: `texc NET.tex`, `texc run NET.tex`, `texc bench NET.tex`. */
-int net_run_cli(Cli *c, const char *cmd);
+int net_run_cli(Cli *c);
 
 /* randsched.c */
-int drv_fuzz_schedule(Cli *c);
+int drv_fuzz_schedule(Cli *c, Program *p);
 #endif

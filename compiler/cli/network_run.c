@@ -117,10 +117,6 @@ typedef struct Exec {
   RtTensor **tensors; /* per network tensor */
 } Exec;
 
-static RtDevice device_of(Target t) {
-  return (RtDevice){(RtDeviceKind)backend_for(t)->rt_device, 0};
-}
-
 static void exec_free(Exec *e) {
   for (int i = 0; e->tensors && i < e->n->ntensors; i++) rt_tensor_free(e->tensors[i]);
   if (e->m) rt_module_free(e->m);
@@ -138,7 +134,7 @@ static bool exec_init(Cli *c, Network *n, LoweredFunc **fns, Exec *e) {
   e->tensors = xalloc(sizeof *e->tensors * (size_t)(n->ntensors + 1));
   for (int i = 0; i < n->ntensors; i++) {
     NetTensor *t = n->tensors[i];
-    e->tensors[i] = rt_tensor_alloc(device_of(c->o.target), 4, t->ndim, t->shape);
+    e->tensors[i] = rt_tensor_alloc(target_device(c->o.target), 4, t->ndim, t->shape);
     if (!e->tensors[i]) goto rt_error;
     if (t->kind == NT_VALUE) continue;
     float *host = malloc(sizeof(float) * (size_t)numel(t));
@@ -399,7 +395,7 @@ static int cmd_bench(Cli *c, Network *n) {
   return 0;
 }
 
-int net_run_cli(Cli *c, const char *cmd) {
+int net_run_cli(Cli *c) {
   Network *n = net_load(c->file, c->kernel, c->defs, c->ndefs);
   if (!n || diag_errors()) return 1;
   for (int i = 0; i < c->ndefs; i++)
@@ -410,9 +406,12 @@ int net_run_cli(Cli *c, const char *cmd) {
     return 1;
   }
   if (c->repeat < 1) c->repeat = 1;
-  if (!cmd) return cmd_compile(c, n);
-  if (strcmp(cmd, "run") == 0) return cmd_run(c, n);
-  if (strcmp(cmd, "bench") == 0) return cmd_bench(c, n);
-  fprintf(stderr, "texc: error: '%s' does not apply to a network file\n", cmd);
-  return 1;
+  switch (c->cmd) {
+  case CMD_COMPILE: return cmd_compile(c, n);
+  case CMD_RUN: return cmd_run(c, n);
+  case CMD_BENCH: return cmd_bench(c, n);
+  default:
+    fprintf(stderr, "texc: error: '%s' does not apply to a network file\n", cli_command_names[c->cmd]);
+    return 1;
+  }
 }

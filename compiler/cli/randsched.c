@@ -228,10 +228,8 @@ static void run_trial(Cli *c, Trial *t, void **args, void **ref, Tally *tally, i
   printf("FAIL %s trial %d: %s\nschedule %s.fuzz%d {\n%s}\n", t->k->name, n, why, t->k->name, n, text);
 }
 
-int drv_fuzz_schedule(Cli *c) {
-  Program *p = drv_load(c);
-  if (!p) return 1;
-  int count = c->count ? c->count : 100, total_failed = 0;
+int drv_fuzz_schedule(Cli *c, Program *p) {
+  int count = c->count, total_failed = 0;
   for (int i = 0; i < p->nkernels; i++) {
     Kernel *k = p->kernels[i];
     if (!drv_selected(c, k)) continue;

@@ -65,10 +65,6 @@ void **drv_copy_args(const LoweredFunc *f, void **args) {
   return copy;
 }
 
-static RtDevice target_device(Target t) {
-  return (RtDevice){(RtDeviceKind)backend_for(t)->rt_device, 0};
-}
-
 /* Device tensors for F's params holding ARGS. NULL after printing why. */
 static RtTensor **device_args(const LoweredFunc *f, void **args, RtDevice dev) {
   RtTensor **t = xalloc(sizeof(RtTensor *) * (size_t)f->nparams);
@@ -87,14 +83,6 @@ static void free_device_args(const LoweredFunc *f, RtTensor **t) {
   for (int i = 0; t && i < f->nparams; i++) rt_tensor_free(t[i]);
 }
 
-static RtFunc *build(Cli *c, LoweredFunc *f, RtModule **m) {
-  *m = backend_for(f->target)->build(&f, 1, &c->o);
-  if (!*m) return NULL;
-  RtFunc *fn = rt_module_func(*m, f->name);
-  if (!fn) fprintf(stderr, "texc: error: %s\n", rt_last_error());
-  return fn;
-}
-
 int drv_execute(Cli *c, LoweredFunc *f, void **args, bool interp, double *ms) {
   if (interp) {
     double t0 = now_ms();
@@ -103,7 +91,7 @@ int drv_execute(Cli *c, LoweredFunc *f, void **args, bool interp, double *ms) {
     return rc;
   }
   RtModule *m;
-  RtFunc *fn = build(c, f, &m);
+  RtFunc *fn = drv_build(c, f, &m);
   if (!fn) return 1;
   RtTensor **t = device_args(f, args, target_device(f->target));
   int rc = 1;
@@ -141,13 +129,9 @@ void **drv_reference(Cli *c, Kernel *k, void **args, const LoweredFunc *like) {
 
 static const char *variant_label(Variant *v) { return v ? v->name : "default"; }
 
-/* Run one kernel under --schedule; with --check compare with the reference. */
-static bool run_kernel(Cli *c, Kernel *k) {
-  Vec steps = {0};
-  Variant *v = NULL;
-  if (!drv_steps(c, k, c->schedule, c->o.target, &steps, &v)) return false;
-  LoweredFunc *f = drv_lower(c, k, c->o.target, &steps);
-  if (!f || !drv_fits(f, c->check ? 3 : 1)) return false;
+/* Run F (kernel K under variant V) once; with --check compare with the reference. */
+static bool run_kernel(Cli *c, Kernel *k, LoweredFunc *f, Variant *v) {
+  if (!drv_fits(f, c->check ? 3 : 1)) return false;
   void **args = drv_host_args(f);
   void **before = c->check ? drv_copy_args(f, args) : NULL;
   double ms = 0;
@@ -168,26 +152,46 @@ bool drv_sizes_bound(Kernel *k) {
   return false;
 }
 
-int drv_run(Cli *c) {
-  Program *p = drv_load(c);
-  if (!p) return 1;
+/* Every kernel is lowered (its steps picked: auto ones searched in forked children)
+ * before any runs, so that no device is initialised in this process before a fork: a
+ * CUDA context does not survive one, and OpenCL drivers' threads do not either. */
+int drv_run(Cli *c, Program *p) {
   bool ok = true;
-  for (int i = 0; i < p->nkernels; i++) {
-    Kernel *k = p->kernels[i];
-    if (!drv_selected(c, k)) continue;
-    if (!drv_sizes_bound(k) || !run_kernel(c, k)) ok = false;
+  for (int i = 0; i < p->nkernels; i++)
+    if (drv_selected(c, p->kernels[i]) && !drv_sizes_bound(p->kernels[i])) ok = false;
+  LoweredFunc **fns;
+  Variant **vs;
+  int n = ok ? drv_lower_all(c, p, &fns, &vs) : -1;
+  if (n < 0) return 1;
+  for (int i = 0, j = 0; i < p->nkernels; i++) {
+    if (!drv_selected(c, p->kernels[i])) continue;
+    if (!run_kernel(c, p->kernels[i], fns[j], vs[j])) ok = false;
+    j++;
   }
   return ok && !diag_errors() ? 0 : 1;
 }
 
-/* Time one variant (NULL: the default schedule). Returns the median in ms, or -1. */
-static double bench_variant(Cli *c, Kernel *k, Variant *v) {
-  Vec steps = {0};
-  if (!drv_steps(c, k, v ? v->name : NULL, c->o.target, &steps, NULL)) return -1;
-  LoweredFunc *f = drv_lower(c, k, c->o.target, &steps);
+/* Bytes a call of F reads and writes: every parameter once. */
+static double func_bytes(const LoweredFunc *f) {
+  double b = 0;
+  for (int i = 0; i < f->nparams; i++) b += (double)param_numel(f, i) * dtype_bytes(f->params[i]->dtype);
+  return b;
+}
+
+/* One row of the bench table: kernel K under a schedule (LABEL), lowered to F (NULL: it
+ * failed), its median MS once timed (-1: failed). */
+typedef struct BenchRow {
+  Kernel *k;
+  const char *label;
+  LoweredFunc *f;
+  double ms;
+} BenchRow;
+
+/* Time F. Returns the median in ms, or -1. */
+static double bench_time(Cli *c, LoweredFunc *f) {
   if (!f || !drv_fits(f, 2)) return -1;
   RtModule *m;
-  RtFunc *fn = build(c, f, &m);
+  RtFunc *fn = drv_build(c, f, &m);
   if (!fn) return -1;
   void **args = drv_host_args(f);
   RtTensor **t = device_args(f, args, target_device(f->target));
@@ -199,32 +203,46 @@ static double bench_variant(Cli *c, Kernel *k, Variant *v) {
   return rc ? -1 : tm.median_ms;
 }
 
-static void bench_row(Kernel *k, const char *variant, double ms, double base) {
-  double flops = kernel_flops(k);
-  if (ms < 0) {
-    printf("%-16s %-14s %12s\n", k->name, variant, "error");
+/* GB/s counts each tensor once per call (what a memory-bound kernel must move). */
+static void bench_row(const BenchRow *r, double base) {
+  if (r->ms < 0) {
+    printf("%-16s %-14s %12s\n", r->k->name, r->label, "error");
     return;
   }
-  printf("%-16s %-14s %12.4f %10.2f %9.2fx\n", k->name, variant, ms,
-         flops > 0 ? flops / (ms * 1e6) : 0.0, base > 0 ? base / ms : 1.0);
+  double flops = kernel_flops(r->k);
+  printf("%-16s %-14s %12.4f %10.2f %10.2f %9.2fx\n", r->k->name, r->label, r->ms,
+         flops > 0 ? flops / (r->ms * 1e6) : 0.0, func_bytes(r->f) / (r->ms * 1e6),
+         base > 0 ? base / r->ms : 1.0);
 }
 
-int drv_bench(Cli *c) {
-  Program *p = drv_load(c);
-  if (!p) return 1;
+/* The rows of kernel K: its default, then --schedule's variant (or all that apply). */
+static int bench_rows(Cli *c, Kernel *k, BenchRow *rows) {
   bool all = c->schedule && strcmp(c->schedule, "all") == 0;
-  printf("%-16s %-14s %12s %10s %10s\n", "kernel", "schedule", "median ms", "GFLOP/s", "speedup");
-  for (int i = 0; i < p->nkernels; i++) {
-    Kernel *k = p->kernels[i];
-    if (!drv_selected(c, k) || !drv_sizes_bound(k)) continue;
-    double base = bench_variant(c, k, NULL);
-    bench_row(k, "default", base, base);
-    for (int j = 0; j < k->nvariants; j++) {
-      Variant *v = k->variants[j];
-      if (!(v->targets & TARGET_BIT(c->o.target))) continue;
-      if (!all && (!c->schedule || strcmp(c->schedule, v->name) != 0)) continue;
-      bench_row(k, v->name, bench_variant(c, k, v), base);
-    }
+  int n = 0;
+  rows[n++] = (BenchRow){k, "default", drv_kernel(c, k, NULL, NULL), -1};
+  for (int j = 0; j < k->nvariants; j++) {
+    Variant *v = k->variants[j];
+    if (!(v->targets & TARGET_BIT(c->o.target))) continue;
+    if (!all && (!c->schedule || strcmp(c->schedule, v->name) != 0)) continue;
+    rows[n++] = (BenchRow){k, v->name, drv_kernel(c, k, v->name, NULL), -1};
+  }
+  return n;
+}
+
+/* Every row is lowered before any is timed (see drv_run: no device before a fork). */
+int drv_bench(Cli *c, Program *p) {
+  int cap = 1;
+  for (int i = 0; i < p->nkernels; i++) cap += 1 + p->kernels[i]->nvariants;
+  BenchRow *rows = xalloc(sizeof *rows * (size_t)cap);
+  int n = 0;
+  for (int i = 0; i < p->nkernels; i++)
+    if (drv_selected(c, p->kernels[i]) && drv_sizes_bound(p->kernels[i])) n += bench_rows(c, p->kernels[i], rows + n);
+  printf("%-16s %-14s %12s %10s %10s %10s\n", "kernel", "schedule", "median ms", "GFLOP/s", "GB/s", "speedup");
+  double base = -1;
+  for (int i = 0; i < n; i++) {
+    rows[i].ms = bench_time(c, rows[i].f);
+    if (!strcmp(rows[i].label, "default")) base = rows[i].ms;
+    bench_row(&rows[i], base);
   }
   return diag_errors() ? 1 : 0;
 }

@@ -104,7 +104,8 @@ int net_file_arg(int argc, char **argv);
 void net_fill(const NetTensor *t, float *data);
 
 /* network_tune.c */
-int net_tune_main(int argc, char **argv);
+struct Cli;
+int net_tune_main(struct Cli *c);
 /* The best recorded latency (ms) of task T for TARGET in RECORDS, or -1. When STEPS is
  * not NULL it gets the record's steps. */
 double net_task_best(const Network *n, int task, Target target, const char *records, Vec *steps);

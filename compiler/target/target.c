@@ -11,6 +11,7 @@
  * a file with the row (e.g. target/metal.c), and its name and row in the two lists here.
  */
 #include "texc.h"
+#include "texrt.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -75,3 +76,5 @@ GpuLimits gpu_limits(Target t, const Options *o) {
   if (o && o->gpu.max_shared_bytes > 0) lim.max_shared_bytes = o->gpu.max_shared_bytes;
   return lim;
 }
+
+RtDevice target_device(Target t) { return (RtDevice){(RtDeviceKind)backend_for(t)->rt_device, 0}; }

@@ -68,4 +68,15 @@ if [ $have_cuda = 0 ]; then
   if [ $rc -ne 0 ] && grep -qi 'no CUDA device' <<<"$out"; then echo "ok - cuda run without a device says so"
   else echo "not ok - cuda run without a device says so"; echo "$out" | head -5 | sed 's/^/    /'; fi
 fi
+# texc bench of an `= auto` variant on a GPU: the default is timed after the auto search, whose
+# candidates run in forked children, so no device is initialised in texc before it forks
+# (a CUDA context does not survive fork, nor PoCL's threads: every candidate used to fail).
+for t in opencl cuda; do
+  label="$t bench of an auto variant (search in children, then time)"
+  if [ $t = opencl ] && [ $have_cl = 0 ]; then echo "skip - $label: no OpenCL device"; continue; fi
+  if [ $t = cuda ] && [ $have_cuda = 0 ]; then echo "skip - $label: no CUDA device"; continue; fi
+  out=$(timeout 600 "$TEXC" bench examples/matmul.tex --target $t --schedule tuned ${small[matmul]} \
+    --records "$tmp/auto-$t.jsonl" 2>&1)
+  report "$label" $? "$out" '^matmul  *tuned  *[0-9]'
+done
 rm -rf "$tmp"

@@ -125,3 +125,19 @@ EOF2
 nrf=$(field "$T/r9.jsonl" schedule | grep -c 'rfactor(C, C_kv)')
 nbad=$(field "$T/r9.jsonl" error | grep -vc '^0$')
 [ "$nrf" -ge 1 ] && [ "$nbad" = 0 ]; check "rfactor sketch for a long row-sum ($nrf of 12, all match)" $?
+
+# 10. TEXC_RECORDS is the log when --records is not given; --records overrides it; texc
+#     records reads it when no file is named
+TEXC_RECORDS="$T/env.jsonl" "$TEXC" tune "$T/mm.tex" --trials 4 --seed 7 >/dev/null 2>&1
+[ -f "$T/env.jsonl" ] && [ "$(wc -l <"$T/env.jsonl")" = 4 ]; check "tune writes to \$TEXC_RECORDS" $?
+TEXC_RECORDS="$T/env.jsonl" "$TEXC" tune "$T/mm.tex" --trials 2 --seed 8 --records "$T/over.jsonl" >/dev/null 2>&1
+[ "$(wc -l <"$T/env.jsonl")" = 4 ] && [ "$(wc -l <"$T/over.jsonl")" = 2 ]; check "--records overrides \$TEXC_RECORDS" $?
+[ "$(TEXC_RECORDS="$T/env.jsonl" "$TEXC" records show 2>/dev/null | grep -c ' ok$')" -ge 1 ]
+check "records show reads \$TEXC_RECORDS" $?
+
+# 11. a time budget alone runs for its time, not for the default 200 trials
+t0=$(date +%s)
+"$TEXC" tune "$T/mm.tex" --time 20s --records "$T/time.jsonl" >/dev/null 2>"$T/time.err"
+el=$(( $(date +%s) - t0 )); nt=$(wc -l <"$T/time.jsonl")
+{ [ "$nt" -gt 200 ] || [ "$el" -ge 19 ]; } && [ "$el" -le 60 ] && grep -q "for 20 s" "$T/time.err"
+check "--time 20s alone: $nt trials in $el s (> 200, or until the time is up)" $?

@@ -1,0 +1,47 @@
+/* options.h — texc's command line: its commands, the parsed options (Cli), and the one
+ * parser (options.c) that every command goes through. The option table itself, with the
+ * commands each option applies to and its help line, is in options.c. */
+#ifndef CLI_OPTIONS_H
+#define CLI_OPTIONS_H
+#include "texc.h"
+
+#define MAX_DEFINES 64
+
+/* ORDER cli_command_names[] (options.c) */
+typedef enum {
+  CMD_COMPILE, /* texc FILE.tex: check, lower, emit */
+  CMD_RUN,
+  CMD_BENCH,
+  CMD_TUNE,
+  CMD_RECORDS,
+  CMD_FUZZ,    /* fuzz-schedule */
+  CMD_COUNT
+} Command;
+
+extern const char *const cli_command_names[CMD_COUNT];
+
+/* The parsed command line. Fields an option did not set keep their command's default
+ * (cli_parse). */
+typedef struct Cli {
+  Command cmd;
+  const char *file, *out, *schedule, *emit, *kernel, *records;
+  const char *action;          /* records: show, best or distill */
+  Define defs[MAX_DEFINES];
+  int ndefs;
+  Options o;                   /* target, -O, --mcpu, --mtriple, --opencl-device, -v */
+  bool check, interp;          /* run (interp: also fuzz-schedule) */
+  int repeat, number, count;   /* bench (repeat: also tune), fuzz-schedule */
+  double min_repeat_ms;        /* bench, tune */
+  uint64_t seed;               /* fuzz-schedule, tune */
+  /* tune */
+  int trials;                  /* a --time alone: no limit but the time */
+  int batch, jobs, round;
+  double time_s, run_timeout_s; /* 0: none / the default */
+  bool check_all, quiet, deterministic;
+  Ast *ast;                    /* drv_load's parse of FILE */
+} Cli;
+
+/* Parse ARGV (ARGV[0] is the program) into C. On a bad command line: `texc: error: ...`
+ * and exit 1; on --help: the command's usage and exit 0. */
+void cli_parse(Cli *c, int argc, char **argv);
+#endif
