@@ -296,7 +296,7 @@ struct Stmt {
 
 /* A kernel lowered to one loop nest: what every backend and the interpreter consume. */
 typedef enum { TARGET_LLVM, TARGET_CUDA, TARGET_OPENCL, TARGET_COUNT } Target;
-extern const char *const target_names[]; /* "llvm", "cuda", "opencl" (target/target.c) */
+extern const char *const target_names[]; /* "llvm", "cuda", "opencl" (util.c) */
 #define TARGET_BIT(t) (1u << (t))
 
 typedef struct LoweredFunc {
@@ -544,7 +544,7 @@ typedef struct Options Options;
 LoweredFunc *sched_lower(Schedule *s, const Options *o);
 /* Whether NAME is a lowering pass or "all"; else an error that lists the passes. */
 bool sched_pass_known(const char *name);
-/* lower/flatten.c: S with every access by one row-major offset (see LoweredFunc.flat),
+/* ir/flatten.c: S with every access by one row-major offset (see LoweredFunc.flat),
  * and FN's flat body (FN->flat, or FN->body flattened for a hand-made function). */
 Stmt *ir_flatten(const Stmt *s);
 Stmt *ir_flat_body(const LoweredFunc *fn);

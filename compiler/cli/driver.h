@@ -1,4 +1,5 @@
-/* driver.h — what the driver's files (driver.c, run.c, randsched.c) share. */
+/* driver.h — what the command line's files share: the parsed command line (options.c),
+ * the pipeline (pipeline.c) and the commands (driver.c, run.c, randsched.c, network_run.c). */
 #ifndef DRIVER_H
 #define DRIVER_H
 #include "texc.h"
@@ -8,7 +9,7 @@
 /* The whole command line (main.c calls it). */
 int drv_main(int argc, char **argv);
 
-/* The pipeline (driver.c), in order; NULL / false after a diagnostic. */
+/* The pipeline (pipeline.c), in order; NULL / false after a diagnostic. */
 Program *drv_load(Cli *c);                   /* parse + check FILE */
 bool drv_selected(Cli *c, Kernel *k);        /* by --kernel */
 bool drv_steps(Cli *c, Kernel *k, const char *name, Target t, Vec *steps, Variant **variant_out);

@@ -97,14 +97,6 @@ char *cg_nvrtc_compile(const char *src, const char *arch) {
   return ptx;
 }
 
-/* gpu_check every function against the limits O names. */
-static bool check_all(LoweredFunc **fns, int n, const Options *o) {
-  GpuLimits lim = gpu_limits(TARGET_CUDA, o);
-  bool ok = true;
-  for (int i = 0; i < n; i++) ok = gpu_check(fns[i], &lim) && ok;
-  return ok;
-}
-
 static bool write_text(const char *path, const char *text) {
   FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
   if (!f) {
@@ -123,7 +115,6 @@ static bool cuda_emit(LoweredFunc **fns, int n, const char *kind, const char *pa
     diag_error((Loc){0}, "--emit %s does not apply to --target cuda (use cuda or ptx)", kind);
     return false;
   }
-  if (!check_all(fns, n, o)) return false;
   char *src = cg_gpu_source(fns, n, TARGET_CUDA, NULL);
   if (!src) return false;
   if (strcmp(kind, "cuda") == 0) return write_text(path, src);
@@ -139,7 +130,6 @@ static struct RtModule *cuda_build(LoweredFunc **fns, int n, const Options *o) {
     diag_error((Loc){0}, "%s", rt_last_error());
     return NULL;
   }
-  if (!check_all(fns, n, o)) return NULL;
   RtGpuFunc *plans;
   char *src = cg_gpu_source(fns, n, TARGET_CUDA, &plans);
   if (!src) return NULL;

@@ -6,20 +6,12 @@
 
 #include "rt_internal.h"
 
-static bool check_all(LoweredFunc **fns, int n, const Options *o) {
-  GpuLimits lim = gpu_limits(TARGET_OPENCL, o);
-  bool ok = true;
-  for (int i = 0; i < n; i++) ok = gpu_check(fns[i], &lim) && ok;
-  return ok;
-}
-
 static bool opencl_emit(LoweredFunc **fns, int n, const char *kind, const char *path,
                         const Options *o) {
   if (strcmp(kind, "opencl") != 0) {
     diag_error((Loc){0}, "--emit %s does not apply to --target opencl (use opencl)", kind);
     return false;
   }
-  if (!check_all(fns, n, o)) return false;
   char *src = cg_gpu_source(fns, n, TARGET_OPENCL, NULL);
   if (!src) return false;
   FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
@@ -39,7 +31,6 @@ static struct RtModule *opencl_build(LoweredFunc **fns, int n, const Options *o)
     diag_error((Loc){0}, "%s", rt_last_error());
     return NULL;
   }
-  if (!check_all(fns, n, o)) return NULL;
   RtGpuFunc *plans;
   char *src = cg_gpu_source(fns, n, TARGET_OPENCL, &plans);
   if (!src) return NULL;

@@ -16,12 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const target_names[TARGET_COUNT] = {
-    [TARGET_LLVM] = "llvm",
-    [TARGET_CUDA] = "cuda",
-    [TARGET_OPENCL] = "opencl",
-};
-
 static const Backend *const backends[TARGET_COUNT] = {
     [TARGET_LLVM] = &backend_llvm,
     [TARGET_CUDA] = &backend_cuda,

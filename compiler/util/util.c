@@ -114,6 +114,13 @@ static const char *const dtype_names[DT_COUNT] = {"bool", "i8",  "i16", "i32", "
                                                   "u8",   "u32", "f16", "f32", "f64"};
 static const int dtype_sizes[DT_COUNT] = {1, 1, 2, 4, 8, 1, 4, 2, 4, 8};
 
+/* ORDER Target (texc.h): the names --target takes and every table keyed by Target prints. */
+const char *const target_names[TARGET_COUNT] = {
+    [TARGET_LLVM] = "llvm",
+    [TARGET_CUDA] = "cuda",
+    [TARGET_OPENCL] = "opencl",
+};
+
 const char *dtype_name(DType t) { return (unsigned)t < DT_COUNT ? dtype_names[t] : "?"; }
 
 bool dtype_parse(const char *s, DType *out) {
