@@ -3,7 +3,8 @@
  *
  * A step is checked before it changes anything; as a safety net sched_step also takes a
  * snapshot and restores it when a step fails halfway, so a failed step never leaves the
- * schedule changed. */
+ * schedule changed. Whether a compute_at's loop encloses every reader of the stage is
+ * judged on the final schedule (sched_check_attach), as TVM does. */
 #include "sched_internal.h"
 
 #include <string.h>
