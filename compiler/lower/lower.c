@@ -98,6 +98,7 @@ LoweredFunc *sched_lower(Schedule *s, const Options *o) {
   const LowerOptions *lo = o ? &o->lower : NULL;
   const char *d = lo ? lo->dump_after : NULL;
   bool each = verify_each(lo);
+  if (!sched_check_attach(s)) return NULL; /* attachments are judged on the final schedule */
   for (int i = 0; i < NPASSES; i++) {
     const Pass *p = &passes[i];
     if (!p->run(&L)) return NULL;
