@@ -2,7 +2,7 @@
  * lowering pass `flatten`, compiler/lower/flatten.c, leaves in LoweredFunc.flat).
  *
  * FN->flat is FN->body with each access buf[i0, i1, ..., in] (n + 1 == buf->ndim)
- * rewritten as buf[((i0 * s1 + i1) * s2 + ...) * sn + in], s the buffer's shape: the
+ * rewritten as buf[i0*(s1*...*sn) + ... + i(n-1)*sn + in], s the buffer's shape: the
  * same Buffer, one index (a 0-d buffer's offset is 0). The back ends emit FN->flat; the
  * readable FN->body stays what `--emit ir` prints and what the interpreter runs, so that
  * an index outside its dimension is caught there even when its offset is in range. */
@@ -10,12 +10,17 @@
 
 static Expr *flat_expr(Expr *e);
 
-/* The row-major offset of B[ARGS], constants folded (shapes that are constants). */
+/* The row-major offset of B[ARGS]: i0*stride0 + i1*stride1 + ... + in, each stride the
+ * product of the extents after its dimension (folded when they are constants). */
 static Expr *offset(Buffer *b, Expr **args) {
+  int n = b->ndim;
+  Expr **stride = xalloc(sizeof(Expr *) * (size_t)(n + 1));
+  for (int d = n - 1; d >= 0; d--) stride[d] = d == n - 1 ? NULL : stride[d + 1] ? ir_mul(stride[d + 1], b->shape[d + 1]) : b->shape[d + 1];
   Expr *off = NULL;
-  for (int d = 0; d < b->ndim; d++) {
+  for (int d = 0; d < n; d++) {
     Expr *i = flat_expr(args[d]);
-    off = off ? ir_add(ir_mul(off, b->shape[d]), i) : i;
+    if (stride[d]) i = ir_mul(i, stride[d]);
+    off = off ? ir_add(off, i) : i;
   }
   return off ? off : ir_int(0);
 }
@@ -67,4 +72,3 @@ Stmt *ir_flatten(const Stmt *s) {
 }
 
 Stmt *ir_flat_body(const LoweredFunc *fn) { return fn->flat ? fn->flat : ir_flatten(fn->body); }
-

@@ -7,17 +7,16 @@
  * regions that overrun the op's domain. */
 #include "lower.h"
 
-
 /* The leaf iter vars enclosing ST's computation: those of its attach chain. */
-void lower_encl_attach(Stage *st, Vec *out) {
+static void encl_attach(Stage *st, Vec *out) {
   if (st->attach != ATTACH_AT) return;
-  lower_encl_attach(st->at_stage, out);
+  encl_attach(st->at_stage, out);
   int pos = sched_leaf_pos(st->at_stage, st->at_iv);
   for (int i = 0; i <= pos; i++) vec_push(out, VEC_AT(st->at_stage->leaf, i));
 }
 
 static void encl_all(Stage *st, Vec *out) {
-  lower_encl_attach(st, out);
+  encl_attach(st, out);
   for (int i = 0; i < st->leaf.len; i++) vec_push(out, VEC_AT(st->leaf, i));
 }
 
@@ -83,7 +82,7 @@ static bool consumer_region(Stage *p, Stage *x, Vec *fixed, Interval *region, bo
 static Scope attached_scope(LowerCtx *L, Stage *p) {
   if (p->scope != SCOPE_GLOBAL || !backend_for(L->s->target)->kernel_scopes) return p->scope;
   Vec fixed = {0};
-  lower_encl_attach(p, &fixed);
+  encl_attach(p, &fixed);
   Scope sc = SCOPE_GLOBAL;
   for (int i = 0; i < fixed.len; i++) {
     ForKind k = ((IterVar *)VEC_AT(fixed, i))->kind;
@@ -101,7 +100,7 @@ static bool infer_attached(LowerCtx *L, Stage *p) {
   Interval *region = xalloc(sizeof(Interval) * (size_t)(nd + 1));
   bool have = false;
   Vec fixed = {0};
-  lower_encl_attach(p, &fixed);
+  encl_attach(p, &fixed);
   Relax outer = {0};
   for (int i = 0; i < fixed.len; i++) {
     IterVar *iv = VEC_AT(fixed, i);

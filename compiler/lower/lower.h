@@ -32,8 +32,6 @@ bool pass_vthreads(LowerCtx *L);
 /* flatten.c: FN->flat, FN->body with every access by one row-major offset. */
 bool pass_flatten(LowerCtx *L);
 
-/* The leaf iter vars enclosing ST's computation: those of its attach chain (bounds.c). */
-void lower_encl_attach(Stage *st, Vec *out);
 /* E with each root iter var of X replaced by its value X->full (bounds.c). */
 Expr *lower_root_subst(Stage *x, Expr *e);
 /* A copy of E's node with F applied to each index of a load (inline.c). */

@@ -4,7 +4,6 @@
  * outermost reduction loop, the store guarded; root temps allocated around it all. */
 #include "lower.h"
 
-
 /* E with loads of attached or re-scoped buffers redirected (indices offset). */
 static Expr *remap_loads(LowerCtx *L, Expr *e) {
   if (!e || e->kind == E_INT || e->kind == E_FLOAT || e->kind == E_VAR) return e;

@@ -923,7 +923,10 @@ static LLVMValueRef build_kernel(CG *g, const LoweredFunc *f) {
     if (i < f->ninputs) add_attr(g, fn, (unsigned)i + 1, "readonly");
     bind_buf(g, f->params[i], v);
   }
-  emit_stmt(g, simplify_stmt(ir_flat_body(f)));
+  /* sched_lower's flat body is simplified before it is flattened; a hand-made function
+   * is simplified here, before flattening too (a simplified flat offset would move
+   * constants out of the row-major form, and the vectorizers like that form better) */
+  emit_stmt(g, f->flat ? f->flat : ir_flatten(simplify_stmt(f->body)));
   LLVMBuildRet(g->b, LLVMBuildLoad2(g->b, g->i32, g->errp, ""));
   LLVMPositionBuilderAtEnd(g->b, bad);
   LLVMBuildRet(g->b, LLVMConstInt(g->i32, 1, 0));
