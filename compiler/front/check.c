@@ -14,28 +14,6 @@
 
 #include <string.h>
 
-const char *const reduceop_names[] = {"", "+=", "max=", "min=", "*="};
-
-/* ---- symbol tables ------------------------------------------------------------ */
-
-Sym *chk_lookup(SymTab *t, const char *name) {
-  for (; t; t = t->parent)
-    for (int i = t->syms.len - 1; i >= 0; i--) {
-      Sym *y = VEC_AT(t->syms, i);
-      if (strcmp(y->name, name) == 0) return y;
-    }
-  return NULL;
-}
-
-Sym *chk_define(SymTab *t, SymKind k, const char *name, Loc loc) {
-  Sym *y = xalloc(sizeof *y);
-  y->kind = k;
-  y->name = name;
-  y->loc = loc;
-  vec_push(&t->syms, y);
-  return y;
-}
-
 /* ---- the whole program -------------------------------------------------------- */
 
 typedef struct Checker {
@@ -45,76 +23,7 @@ typedef struct Checker {
   Vec schedules; /* Ast* */
 } Checker;
 
-static Define *find_define(Define *defs, int n, const char *name) {
-  for (int i = 0; i < n; i++)
-    if (defs[i].name && strcmp(defs[i].name, name) == 0) return &defs[i];
-  return NULL;
-}
-
 /* ---- constants ---------------------------------------------------------------- */
-
-/* X op Y on constants, floor division as in the language; false on overflow or /0. */
-static bool fold_int(int op, int64_t x, int64_t y, int64_t *r) {
-  switch (op) {
-  case '+': return !__builtin_add_overflow(x, y, r);
-  case '-': return !__builtin_sub_overflow(x, y, r);
-  case '*': return !__builtin_mul_overflow(x, y, r);
-  case '/':
-  case '%':
-    if (y == 0 || (x == INT64_MIN && y == -1)) return false;
-    *r = op == '/' ? arith_floordiv(x, y) : arith_floormod(x, y);
-    return true;
-  default: return false;
-  }
-}
-
-bool check_const_expr(const Ast *a, ConstLookup lookup, void *env, const char **unknown,
-                      int64_t *out) {
-  int64_t x, y;
-  if (!a) return false;
-  switch (a->kind) {
-  case A_INT: *out = a->ival; return true;
-  case A_NAME:
-    if (a->name && lookup(env, a->name, out)) return true;
-    if (unknown) {
-      if (!*unknown) *unknown = a->name ? a->name : "?";
-      return false;
-    }
-    diag_error(a->loc, "unknown constant '%s': a constant may use only constants defined before it",
-               a->name ? a->name : "?");
-    return false;
-  case A_UNARY:
-    if (a->op != '-' || !check_const_expr(a->a, lookup, env, unknown, &x)) break;
-    if (x == INT64_MIN) break;
-    *out = -x;
-    return true;
-  case A_BINARY: {
-    bool okx = check_const_expr(a->a, lookup, env, unknown, &x);
-    bool oky = check_const_expr(a->b, lookup, env, unknown, &y);
-    if (!okx || !oky) return false;
-    if (fold_int(a->op, x, y, out)) return true;
-    if (!a->op || !strchr("+-*/%", a->op))
-      diag_error(a->loc, "'%s': only + - * / %% are allowed in a constant", chk_ast_text(a));
-    else
-      diag_error(a->loc, "'%s': %s", chk_ast_text(a),
-                 y == 0 && (a->op == '/' || a->op == '%') ? "division by zero" : "the value overflows 64 bits");
-    return false;
-  }
-  case A_CALL:
-    if (a->name && (!strcmp(a->name, "max") || !strcmp(a->name, "min")) && a->list.len == 2) {
-      bool okx = check_const_expr(VEC_AT(a->list, 0), lookup, env, unknown, &x);
-      bool oky = check_const_expr(VEC_AT(a->list, 1), lookup, env, unknown, &y);
-      if (!okx || !oky) return false;
-      *out = (a->name[1] == 'a') == (x > y) ? x : y;
-      return true;
-    }
-    break;
-  default: break;
-  }
-  diag_error(a->loc, "'%s' is not an integer constant expression: use integers, earlier constants, "
-             "+ - * / %%, max and min", chk_ast_text(a));
-  return false;
-}
 
 /* A constant of the file's table ENV (a SymTab). */
 static bool const_value(void *env, const char *name, int64_t *value) {
@@ -131,7 +40,7 @@ static void check_const(Checker *ck, SymTab *consts, Ast *c) {
     diag_note(old->loc, "the first definition is here");
     return;
   }
-  Define *d = find_define(ck->defs, ck->ndefs, c->name);
+  Define *d = chk_find_define(ck->defs, ck->ndefs, c->name);
   int64_t v = 0;
   if (d) {
     d->used = true;
@@ -140,85 +49,6 @@ static void check_const(Checker *ck, SymTab *consts, Ast *c) {
     return;
   }
   chk_define(consts, SYM_CONST, c->name, c->loc)->value = v;
-}
-
-/* ---- sizes and shapes --------------------------------------------------------- */
-
-/* A new symbolic size, or a -D binding of it (then a constant). */
-static Sym *new_size(KCtx *kc, const char *name, Loc loc) {
-  Sym *y = chk_define(&kc->syms, SYM_SIZE, name, loc);
-  Define *d = find_define(kc->defs, kc->ndefs, name);
-  if (d) {
-    d->used = true;
-    y->size = ir_int(d->value);
-    if (d->value < 1) diag_error(loc, "-D %s=%lld: a size must be at least 1", name, (long long)d->value);
-    return y;
-  }
-  y->var = ir_newvar(name, DT_I64);
-  y->size = ir_var(y->var);
-  vec_push(&kc->sizes, y->var);
-  return y;
-}
-
-static Expr *size_name(KCtx *kc, Ast *a, bool create) {
-  Sym *y = chk_lookup(&kc->syms, a->name);
-  if (y && y->kind == SYM_CONST) return ir_int(y->value);
-  if (y && y->kind == SYM_SIZE) return y->size;
-  if (y) {
-    diag_error(a->loc, "'%s' is a tensor; a shape uses only constants and sizes", a->name);
-    return NULL;
-  }
-  if (create) return new_size(kc, a->name, a->loc)->size;
-  diag_error(a->loc, "unknown size '%s': it is not a constant and no parameter or output shape "
-             "uses it", a->name);
-  return NULL;
-}
-
-/* X op Y for shapes: folded (checked) when both are constants. */
-static Expr *size_bin(Ast *a, Expr *x, Expr *y) {
-  int64_t cx, cy, r;
-  static const int ops[] = {['+'] = OP_ADD, ['-'] = OP_SUB, ['*'] = OP_MUL, ['/'] = OP_DIV, ['%'] = OP_MOD};
-  if (a->op <= 0 || a->op > '/' || !strchr("+-*/%", a->op)) {
-    diag_error(a->loc, "'%s' is not allowed in a size expression: use + - * / %%", chk_ast_text(a));
-    return NULL;
-  }
-  if (ir_is_const(x, &cx) && ir_is_const(y, &cy)) {
-    if (fold_int(a->op, cx, cy, &r)) return ir_int(r);
-    diag_error(a->loc, "%s: %s", chk_ast_text(a), cy == 0 ? "division by zero" : "the value overflows 64 bits");
-    return NULL;
-  }
-  return ir_bin((BinOp)ops[a->op], x, y);
-}
-
-Expr *chk_size_expr(KCtx *kc, Ast *a, bool create) {
-  if (!a) return NULL;
-  switch (a->kind) {
-  case A_INT: return ir_int(a->ival);
-  case A_NAME: return a->name ? size_name(kc, a, create) : NULL;
-  case A_UNARY: {
-    if (a->op != '-') break;
-    Expr *x = chk_size_expr(kc, a->a, create);
-    int64_t c;
-    if (!x) return NULL;
-    if (ir_is_const(x, &c) && c != INT64_MIN) return ir_int(-c);
-    return ir_bin(OP_SUB, ir_int(0), x);
-  }
-  case A_BINARY: {
-    Expr *x = chk_size_expr(kc, a->a, create), *y = chk_size_expr(kc, a->b, create);
-    return x && y ? size_bin(a, x, y) : NULL;
-  }
-  case A_CALL:
-    if (a->name && (!strcmp(a->name, "max") || !strcmp(a->name, "min")) && a->list.len == 2) {
-      Expr *x = chk_size_expr(kc, VEC_AT(a->list, 0), create), *y = chk_size_expr(kc, VEC_AT(a->list, 1), create);
-      if (!x || !y) return NULL;
-      return a->name[1] == 'a' ? ir_max(x, y) : ir_min(x, y);
-    }
-    break;
-  default: break;
-  }
-  diag_error(a->loc, "'%s' is not a size expression: use integers, constants, size names, + - * / %%, "
-               "max and min", chk_ast_text(a));
-  return NULL;
 }
 
 /* ---- buffers ------------------------------------------------------------------ */

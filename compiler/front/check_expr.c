@@ -21,70 +21,6 @@ static const TE BAD = {NULL, TYPED};
 
 static TE tr(SCtx *s, Ast *a);
 
-/* ---- AST text for messages ---------------------------------------------------- */
-
-static const char *op_text(int op) {
-  static char one[2];
-  switch (op) {
-  case TOKOP_LE: return "<=";
-  case TOKOP_GE: return ">=";
-  case TOKOP_EQ: return "==";
-  case TOKOP_NE: return "!=";
-  case TOKOP_AND: return "&&";
-  case TOKOP_OR: return "||";
-  case TOKOP_ADDEQ: return "+=";
-  case TOKOP_MAXEQ: return "max=";
-  case TOKOP_MINEQ: return "min=";
-  case TOKOP_MULEQ: return "*=";
-  default: one[0] = (char)op; one[1] = 0; return xstrdup(one);
-  }
-}
-
-static int ast_prec(int op) {
-  switch (op) {
-  case TOKOP_OR: return 1;
-  case TOKOP_AND: return 2;
-  case TOKOP_EQ: case TOKOP_NE: return 3;
-  case '<': case '>': case TOKOP_LE: case TOKOP_GE: return 4;
-  case '+': case '-': return 5;
-  case '*': case '/': case '%': return 6;
-  default: return 7;
-  }
-}
-
-static char *list_text(const Vec *l) {
-  char *s = "";
-  for (int i = 0; i < l->len; i++) s = xprintf("%s%s%s", s, i ? ", " : "", chk_ast_text(VEC_AT(*l, i)));
-  return s;
-}
-
-/* Text of A, parenthesised where needed under an operator of precedence PREC. */
-static char *ast_text_prec(const Ast *a, int prec) {
-  if (!a) return "?";
-  char *t;
-  switch (a->kind) {
-  case A_INT: return xprintf("%lld", (long long)a->ival);
-  case A_FLOAT: return xprintf("%g", a->fval);
-  case A_STR: return xprintf("\"%s\"", a->sval ? a->sval : "");
-  case A_NAME: return xstrdup(a->name ? a->name : "?");
-  case A_MEMBER: return xprintf("%s.%s", a->name ? a->name : "?", a->name2 ? a->name2 : "?");
-  case A_ACCESS: return xprintf("%s[%s]", a->name ? a->name : "?", list_text(&a->list));
-  case A_CALL: return xprintf("%s(%s)", a->name ? a->name : "?", list_text(&a->list));
-  case A_UNARY: return xprintf("%c%s", a->op == '!' ? '!' : '-', ast_text_prec(a->a, 8));
-  case A_BINARY: {
-    int p = ast_prec(a->op);
-    t = xprintf("%s %s %s", ast_text_prec(a->a, p), op_text(a->op), ast_text_prec(a->b, p + 1));
-    return p < prec ? xprintf("(%s)", t) : t;
-  }
-  case A_COND:
-    t = xprintf("%s ? %s : %s", ast_text_prec(a->a, 1), ast_text_prec(a->b, 0), ast_text_prec(a->c, 0));
-    return prec > 0 ? xprintf("(%s)", t) : t;
-  default: return "?";
-  }
-}
-
-char *chk_ast_text(const Ast *a) { return ast_text_prec(a, 0); }
-
 /* ---- reduction axes ------------------------------------------------------------ */
 
 static bool reported(SCtx *s, const char *name) {
@@ -537,7 +473,7 @@ static int binop_of(int tok) {
 
 static TE tr_binary(SCtx *s, Ast *a) {
   int op = binop_of(a->op);
-  const char *ot = op_text(a->op);
+  const char *ot = chk_op_text(a->op);
   if (op < 0) {
     diag_error(a->loc, "operator '%s' is not allowed in an expression", ot);
     return BAD;

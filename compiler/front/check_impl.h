@@ -34,8 +34,10 @@ typedef struct SymTab {
   struct SymTab *parent;
 } SymTab;
 
+/* check_names.c: symbol tables and -D overrides. */
 Sym *chk_lookup(SymTab *t, const char *name);
 Sym *chk_define(SymTab *t, SymKind k, const char *name, Loc loc);
+Define *chk_find_define(Define *defs, int n, const char *name);
 
 /* ---- bounds: a private affine prover --------------------------------------- */
 
@@ -114,9 +116,10 @@ typedef struct SCtx {
 Expr *chk_value(SCtx *s, Ast *rhs, DType want);
 /* check_expr.c: find reduction axes (or report unknown names) and infer their ranges. */
 bool chk_reduction_axes(SCtx *s);
-/* check.c: an integer expression over constants and sizes (shapes, `where` ranges). */
+/* check_names.c: an integer expression over constants and sizes (shapes, `where` ranges). */
 Expr *chk_size_expr(KCtx *kc, Ast *a, bool create_sizes);
-/* check_expr.c: text of an AST expression, for messages. */
+/* check_names.c: text of an AST expression, for messages. */
 char *chk_ast_text(const Ast *a);
+const char *chk_op_text(int op); /* "<=", "+", "max=", ... of an operator token */
 
 #endif
