@@ -370,7 +370,7 @@ static Expr *negate(Expr *c) {
 
 /* Does the machine compute E without wrapping (its value is its linear form's)? */
 bool arith_no_wrap(Expr *e, const RangeMap *ranges) {
-  if (e->kind == E_VAR || e->kind == E_INT || e->kind == E_LOAD) return true;
+  if (!linear_top(e) && e->kind != E_CAST) return true; /* an atom: its value is itself */
   Interval i = interval_of(e, ranges);
   return i.min && i.max && end_fits(i.min, e->dtype) && end_fits(i.max, e->dtype);
 }
