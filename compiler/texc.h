@@ -349,9 +349,22 @@ bool ir_uses_var(const Expr *e, const IrVar *v);
 Expr *ir_copy(Expr *e);
 int64_t ir_buffer_numel(const Buffer *b, const LoweredFunc *f, const int64_t *sizes);
 
+/* ir/eval.c: the IR's integer semantics, written once. */
+int64_t ir_int_floordiv(int64_t a, int64_t b); /* floor(a / b), b != 0 (no trap at b = -1) */
+int64_t ir_int_floormod(int64_t a, int64_t b); /* a - b * floor(a / b) */
+/* X OP Y on integers as generated code computes it: + - * wrap (64-bit two's
+ * complement), / and % are floor division and modulo, comparisons give 0 or 1. false
+ * for a division by zero or an OP that is not an integer operation. */
+bool ir_int_apply(BinOp op, int64_t x, int64_t y, int64_t *out);
+/* The shared integer evaluator: the value of E, each operation as ir_int_apply computes
+ * it and wrapped to its dtype. LEAF (may be NULL) gives the value of any other node
+ * (variables, loads); false when it, or a division by zero, leaves E unknown. */
+typedef bool (*IrIntLeaf)(const Expr *e, void *ctx, int64_t *out);
+bool ir_eval_int(const Expr *e, IrIntLeaf leaf, void *ctx, int64_t *out);
+
 /* ===================================================================== */
 /* arith/ — the one analyzer: linear forms, intervals, simplifier, proofs,  */
-/* the integer evaluator; the checker, bound inference and tuner use it   */
+/* used by the checker, bound inference, lowering and the tuner          */
 /* ===================================================================== */
 
 /* Known ranges of variables: v in [min, min + extent). */
@@ -388,23 +401,11 @@ typedef struct Interval {
 Interval interval_of(Expr *e, const RangeMap *ranges);
 /* Constant bounds when they exist. */
 bool const_bounds(Expr *e, const RangeMap *ranges, int64_t *lo, int64_t *hi);
-/* Small pieces of integer index arithmetic shared by the simplifier, the checker and
- * the interpreter (arith.c), so that each rule is written once. */
-int64_t arith_floordiv(int64_t a, int64_t b); /* floor(a / b), b != 0 (no trap at b = -1) */
-int64_t arith_floormod(int64_t a, int64_t b); /* a - b * floor(a / b) */
+/* Small pieces of integer index arithmetic shared by the simplifier and the checker. */
 /* [lo, hi] of x * y for x in [al, ah], y in [bl, bh]; false when a corner overflows. */
 bool arith_mul_bounds(int64_t al, int64_t ah, int64_t bl, int64_t bh, int64_t *lo, int64_t *hi);
 /* [lo, hi] of x % c (c > 0) for x in [xl, xh]: exact within one period, else [0, c - 1]. */
 void arith_mod_bounds(int64_t xl, int64_t xh, int64_t c, int64_t *lo, int64_t *hi);
-/* X OP Y on integers as generated code computes it: + - * wrap (64-bit two's
- * complement), / and % are floor division and modulo, comparisons give 0 or 1. false
- * for a division by zero or an OP that is not an integer operation. */
-bool arith_apply(BinOp op, int64_t x, int64_t y, int64_t *out);
-/* The shared integer evaluator: the value of E, each operation as arith_apply computes
- * it and wrapped to its dtype. LEAF (may be NULL) gives the value of any other node
- * (variables, loads); false when it, or a division by zero, leaves E unknown. */
-typedef bool (*ArithLeaf)(const Expr *e, void *ctx, int64_t *out);
-bool arith_eval(const Expr *e, ArithLeaf leaf, void *ctx, int64_t *out);
 /* The comparison that is true exactly when integer comparison OP (OP_EQ..OP_GE) is false. */
 BinOp cmp_negate(BinOp op);
 /* Does `d OP 0` hold for every d in [lo, hi]? HL / HH: whether that end is known. */

@@ -214,7 +214,7 @@ static int cpu_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes,
   for (int i = 0; i < nargs; i++) p[i] = args[i]->data;
   int rc = c->fn(p, sizes);
   if (p != ptrs) free(p);
-  if (rc) rt_set_error("%s failed (%d): a negative size or a failed allocation", f->name, rc);
+  if (rc) rt_set_error("%s failed (%d): a size outside 1..2^40 or a failed allocation", f->name, rc);
   return rc;
 }
 
@@ -308,6 +308,12 @@ int rt_func_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, in
                  nargs, nsizes);
     return 1;
   }
+  for (int i = 0; i < nsizes; i++)
+    if (sizes[i] < 1 || sizes[i] > RT_SIZE_MAX) {
+      rt_set_error("%s: size argument %d is %lld; sizes must be in 1..2^40", f->name, i,
+                   (long long)sizes[i]);
+      return 1;
+    }
   for (int i = 0; i < nargs; i++) {
     if (!args[i] || !args[i]->data) {
       rt_set_error("%s: tensor argument %d is missing", f->name, i);

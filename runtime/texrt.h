@@ -81,4 +81,8 @@ void rt_parallel_for(int64_t n, RtTask task, void *closure);
 #ifdef __cplusplus
 }
 #endif
+/* The symbolic sizes a kernel accepts: 1 .. RT_SIZE_MAX. The compiler's bounds proofs
+ * assume it; rt_func_call and every compiled CPU function refuse other values. */
+#define RT_SIZE_MAX ((int64_t)1 << 40)
+
 #endif

@@ -29,15 +29,6 @@ static const Interval UNBOUNDED = {NULL, NULL};
 
 /* ---- shared integer rules ------------------------------------------------ */
 
-int64_t arith_floordiv(int64_t a, int64_t b) {
-  if (b == -1) return (int64_t)(0 - (uint64_t)a);
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
-  return q;
-}
-
-int64_t arith_floormod(int64_t a, int64_t b) { return b == -1 ? 0 : a - arith_floordiv(a, b) * b; }
-
 bool arith_mul_bounds(int64_t al, int64_t ah, int64_t bl, int64_t bh, int64_t *lo, int64_t *hi) {
   int64_t p[4];
   if (__builtin_mul_overflow(al, bl, &p[0]) || __builtin_mul_overflow(al, bh, &p[1]) ||
@@ -52,62 +43,14 @@ bool arith_mul_bounds(int64_t al, int64_t ah, int64_t bl, int64_t bh, int64_t *l
 }
 
 void arith_mod_bounds(int64_t xl, int64_t xh, int64_t c, int64_t *lo, int64_t *hi) {
-  if (arith_floordiv(xl, c) == arith_floordiv(xh, c)) {
-    int64_t base = arith_floordiv(xl, c) * c;
+  if (ir_int_floordiv(xl, c) == ir_int_floordiv(xh, c)) {
+    int64_t base = ir_int_floordiv(xl, c) * c;
     *lo = xl - base;
     *hi = xh - base;
   } else {
     *lo = 0;
     *hi = c - 1;
   }
-}
-
-bool arith_apply(BinOp op, int64_t x, int64_t y, int64_t *out) {
-  switch (op) {
-  case OP_ADD: *out = (int64_t)((uint64_t)x + (uint64_t)y); return true;
-  case OP_SUB: *out = (int64_t)((uint64_t)x - (uint64_t)y); return true;
-  case OP_MUL: *out = (int64_t)((uint64_t)x * (uint64_t)y); return true;
-  case OP_DIV: if (!y) return false; *out = arith_floordiv(x, y); return true;
-  case OP_MOD: if (!y) return false; *out = arith_floormod(x, y); return true;
-  case OP_MIN: *out = x < y ? x : y; return true;
-  case OP_MAX: *out = x > y ? x : y; return true;
-  case OP_EQ: *out = x == y; return true;
-  case OP_NE: *out = x != y; return true;
-  case OP_LT: *out = x < y; return true;
-  case OP_LE: *out = x <= y; return true;
-  case OP_GT: *out = x > y; return true;
-  case OP_GE: *out = x >= y; return true;
-  case OP_AND: *out = x && y; return true;
-  case OP_OR: *out = x || y; return true;
-  default: return false;
-  }
-}
-
-bool arith_eval(const Expr *e, ArithLeaf leaf, void *ctx, int64_t *out) {
-  int64_t x, y;
-  switch (e->kind) {
-  case E_INT: *out = e->ival; return true;
-  case E_BIN:
-    if (!dtype_is_int(e->a->dtype) && e->a->dtype != DT_BOOL) break; /* a float operation */
-    if (!arith_eval(e->a, leaf, ctx, &x) || !arith_eval(e->b, leaf, ctx, &y)) return false;
-    if (!arith_apply((BinOp)e->op, x, y, out)) return false;
-    *out = dtype_wrap(e->dtype, *out);
-    return true;
-  case E_UN:
-    if (!arith_eval(e->a, leaf, ctx, &x)) return false;
-    *out = e->op == OP_NOT ? !x : dtype_wrap(e->dtype, (int64_t)(0 - (uint64_t)x));
-    return true;
-  case E_CAST:
-    if (!dtype_is_int(e->dtype) || !dtype_is_int(e->a->dtype)) break;
-    if (!arith_eval(e->a, leaf, ctx, &x)) return false;
-    *out = dtype_wrap(e->dtype, x);
-    return true;
-  case E_SELECT:
-    if (!arith_eval(e->a, leaf, ctx, &x)) return false;
-    return arith_eval(x ? e->b : e->c, leaf, ctx, out);
-  default: break;
-  }
-  return leaf && leaf(e, ctx, out);
 }
 
 BinOp cmp_negate(BinOp op) {

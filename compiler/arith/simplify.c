@@ -170,8 +170,8 @@ static Expr *simp_div_const(Expr *a, int64_t c, const RangeMap *r) {
   if (!linform_is_const(&q) || linform_is_const(&rest)) {
     if (!arith_no_wrap(a, r)) return ir_bin(OP_DIV, a, ir_int(c));
   }
-  if (lin_bounds(&rest, r, &lo, &hi) && arith_floordiv(lo, c) == arith_floordiv(hi, c)) {
-    q.c = wadd(q.c, arith_floordiv(lo, c));
+  if (lin_bounds(&rest, r, &lo, &hi) && ir_int_floordiv(lo, c) == ir_int_floordiv(hi, c)) {
+    q.c = wadd(q.c, ir_int_floordiv(lo, c));
     return lin_expr(&q);
   }
   if (linform_is_const(&rest)) return lin_expr(&q); /* unreachable: constants always fold */
@@ -196,9 +196,9 @@ static Expr *simp_mod_const(Expr *a, int64_t c, const RangeMap *r) {
   rest.c = la.c;
   /* (c*q + rest) mod c = rest mod c for integers, and modulo 2^64 when c divides it */
   if ((dropped && (c & (c - 1))) && !arith_no_wrap(a, r)) return ir_bin(OP_MOD, a, ir_int(c));
-  if (linform_is_const(&rest)) return ir_int(arith_floormod(rest.c, c));
-  if (lin_bounds(&rest, r, &lo, &hi) && arith_floordiv(lo, c) == arith_floordiv(hi, c)) {
-    rest.c = wadd(rest.c, -arith_floordiv(lo, c) * c);
+  if (linform_is_const(&rest)) return ir_int(ir_int_floormod(rest.c, c));
+  if (lin_bounds(&rest, r, &lo, &hi) && ir_int_floordiv(lo, c) == ir_int_floordiv(hi, c)) {
+    rest.c = wadd(rest.c, -ir_int_floordiv(lo, c) * c);
     return lin_expr(&rest);
   }
   Expr *re = lin_expr(&rest);
@@ -257,11 +257,11 @@ static Expr *simp_i64_bin(Expr *e, Expr *a, Expr *b, const RangeMap *r) {
     return ir_bin(OP_MUL, a, b);
   case OP_DIV:
     if (ir_is_const(b, &c) && c > 0) return simp_div_const(a, c, r);
-    if (ir_is_const(a, NULL) && ir_is_const(b, &c) && c != 0) return ir_int(arith_floordiv(a->ival, c));
+    if (ir_is_const(a, NULL) && ir_is_const(b, &c) && c != 0) return ir_int(ir_int_floordiv(a->ival, c));
     return ir_bin(OP_DIV, a, b);
   case OP_MOD:
     if (ir_is_const(b, &c) && c > 0) return simp_mod_const(a, c, r);
-    if (ir_is_const(a, NULL) && ir_is_const(b, &c) && c != 0) return ir_int(arith_floormod(a->ival, c));
+    if (ir_is_const(a, NULL) && ir_is_const(b, &c) && c != 0) return ir_int(ir_int_floormod(a->ival, c));
     return ir_bin(OP_MOD, a, b);
   case OP_MIN:
   case OP_MAX: return simp_minmax(e->op, a, b, r);
@@ -282,8 +282,8 @@ static Expr *fold_int(BinOp op, DType t, int64_t x, int64_t y) {
     r = op == OP_ADD ? wadd(x, y) : op == OP_MUL ? wmul(x, y) : (int64_t)((uint64_t)x - (uint64_t)y);
     arith_wrapped |= (op == OP_SUB && __builtin_sub_overflow_p(x, y, (int64_t)0)) || dtype_wrap(t, r) != r;
     return ir_const(t, dtype_wrap(t, r));
-  case OP_DIV: return y ? ir_const(t, dtype_wrap(t, u ? (int64_t)((uint64_t)x / (uint64_t)y) : arith_floordiv(x, y))) : NULL;
-  case OP_MOD: return y ? ir_const(t, dtype_wrap(t, u ? (int64_t)((uint64_t)x % (uint64_t)y) : arith_floormod(x, y))) : NULL;
+  case OP_DIV: return y ? ir_const(t, dtype_wrap(t, u ? (int64_t)((uint64_t)x / (uint64_t)y) : ir_int_floordiv(x, y))) : NULL;
+  case OP_MOD: return y ? ir_const(t, dtype_wrap(t, u ? (int64_t)((uint64_t)x % (uint64_t)y) : ir_int_floormod(x, y))) : NULL;
   case OP_MIN: return ir_const(t, x < y ? x : y);
   case OP_MAX: return ir_const(t, x > y ? x : y);
   case OP_EQ: return ir_const(DT_BOOL, x == y);

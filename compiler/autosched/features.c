@@ -53,7 +53,7 @@ static bool unit_at(const Expr *e, void *ctx, int64_t *out) {
  * evaluator: wrapping, floor division; 0 where it is undefined). */
 static int64_t eval_at(const Expr *e, const IrVar *v) {
   int64_t x;
-  return e && arith_eval(e, unit_at, (void *)v, &x) ? x : 0;
+  return e && ir_eval_int(e, unit_at, (void *)v, &x) ? x : 0;
 }
 
 /* Float and integer operations of an expression; collects its loads into ACC. */

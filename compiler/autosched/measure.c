@@ -307,7 +307,7 @@ Measurer measurer_local(const MeasureOpts *o) {
 /* ---------------------------------------------------------------- interpreter check */
 
 /* The value of a constant expression of the AST over DEFS, as the language computes it
- * (arith_apply: floor division); false when it is not one. */
+ * (ir_int_apply: floor division); false when it is not one. */
 static bool ast_eval(const Ast *a, const Define *defs, int n, int64_t *out) {
   static const struct { int tok; BinOp op; } ops[] = {
       {'+', OP_ADD}, {'-', OP_SUB}, {'*', OP_MUL}, {'/', OP_DIV}, {'%', OP_MOD}};
@@ -318,16 +318,16 @@ static bool ast_eval(const Ast *a, const Define *defs, int n, int64_t *out) {
     for (int i = n - 1; i >= 0; i--)
       if (strcmp(defs[i].name, a->name) == 0) return *out = defs[i].value, true;
     return false;
-  case A_UNARY: return a->op == '-' && ast_eval(a->a, defs, n, &x) && arith_apply(OP_SUB, 0, x, out);
+  case A_UNARY: return a->op == '-' && ast_eval(a->a, defs, n, &x) && ir_int_apply(OP_SUB, 0, x, out);
   case A_BINARY:
     if (!ast_eval(a->a, defs, n, &x) || !ast_eval(a->b, defs, n, &y)) return false;
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-      if (ops[i].tok == a->op) return arith_apply(ops[i].op, x, y, out);
+      if (ops[i].tok == a->op) return ir_int_apply(ops[i].op, x, y, out);
     return false;
   case A_CALL: /* max(x, y), min(x, y) */
     if (!a->name || a->list.len != 2 || (strcmp(a->name, "max") && strcmp(a->name, "min"))) return false;
     if (!ast_eval(VEC_AT(a->list, 0), defs, n, &x) || !ast_eval(VEC_AT(a->list, 1), defs, n, &y)) return false;
-    return arith_apply(a->name[1] == 'a' ? OP_MAX : OP_MIN, x, y, out);
+    return ir_int_apply(a->name[1] == 'a' ? OP_MAX : OP_MIN, x, y, out);
   default: return false;
   }
 }

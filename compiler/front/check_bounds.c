@@ -238,7 +238,7 @@ static Expr *lin_expr(const BForm *l) {
  * over sizes that nonneg() knows how to bound. */
 static bool lin_floordiv(const BForm *l, int64_t c, BForm *out) {
   if (!l->ok || c <= 0) return false;
-  BForm r = lin_const(arith_floordiv(l->c, c));
+  BForm r = lin_const(ir_int_floordiv(l->c, c));
   for (int i = 0; i < l->n; i++) {
     if (l->k[i] % c) {
       *out = lin_atom(ir_bin(OP_DIV, lin_expr(l), ir_int(c)));

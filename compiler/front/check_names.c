@@ -46,7 +46,7 @@ static bool fold_int(int op, int64_t x, int64_t y, int64_t *r) {
   case '/':
   case '%':
     if (y == 0 || (x == INT64_MIN && y == -1)) return false;
-    *r = op == '/' ? arith_floordiv(x, y) : arith_floormod(x, y);
+    *r = op == '/' ? ir_int_floordiv(x, y) : ir_int_floormod(x, y);
     return true;
   default: return false;
   }

@@ -203,10 +203,10 @@ static int64_t int_arith(int op, DType t, int64_t x, int64_t y, Ctx *c) {
   case OP_MUL: return dtype_wrap(t, (int64_t)(ux * uy));
   case OP_DIV:
     if (!y) div_zero(c);
-    return dtype_wrap(t, sgn ? arith_floordiv(x, y) : (int64_t)(ux / uy));
+    return dtype_wrap(t, sgn ? ir_int_floordiv(x, y) : (int64_t)(ux / uy));
   case OP_MOD:
     if (!y) div_zero(c);
-    return dtype_wrap(t, sgn ? arith_floormod(x, y) : (int64_t)(ux % uy));
+    return dtype_wrap(t, sgn ? ir_int_floormod(x, y) : (int64_t)(ux % uy));
   case OP_MIN: return x < y ? x : y;
   case OP_MAX: return x > y ? x : y;
   case OP_POW: {

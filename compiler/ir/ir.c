@@ -112,7 +112,7 @@ static Expr *fold(BinOp op, Expr *a, Expr *b) {
   int64_t x, y;
   bool ca = ir_is_const(a, &x), cb = ir_is_const(b, &y);
   int64_t r;
-  if (ca && cb && a->dtype == b->dtype && op <= OP_MAX && arith_apply(op, x, y, &r))
+  if (ca && cb && a->dtype == b->dtype && op <= OP_MAX && ir_int_apply(op, x, y, &r))
     return ir_const(a->dtype, dtype_wrap(a->dtype, r)); /* wraps as the generated code does */
   if (op == OP_ADD && ca && x == 0) return b;
   if ((op == OP_ADD || op == OP_SUB) && cb && y == 0) return a;
@@ -304,7 +304,7 @@ int64_t ir_buffer_numel(const Buffer *b, const LoweredFunc *f, const int64_t *si
   int64_t n = 1;
   for (int d = 0; d < b->ndim; d++) {
     int64_t e;
-    if (!arith_eval(b->shape[d], size_value, &(SizeEnv){f, sizes}, &e) || e < 0) return -1;
+    if (!ir_eval_int(b->shape[d], size_value, &(SizeEnv){f, sizes}, &e) || e < 0) return -1;
     if (__builtin_mul_overflow(n, e, &n)) return -1;
   }
   return n;

@@ -72,3 +72,5 @@ GpuLimits gpu_limits(Target t, const Options *o) {
 }
 
 RtDevice target_device(Target t) { return (RtDevice){(RtDeviceKind)backend_for(t)->rt_device, 0}; }
+
+_Static_assert(ARITH_SIZE_MAX == RT_SIZE_MAX, "the proofs assume the sizes the runtime accepts");

@@ -46,6 +46,8 @@ static int check_saxpy(int64_t n) {
   for (int64_t i = 0; i < n && !bad; i++) bad = z[i] != 2.0f * x[i] + y[i];
   bad |= z[n] != 12345.0f;
   bad |= saxpy(x, y, z, -1) == 0; /* a negative size is refused */
+  bad |= saxpy(x, y, z, 0) == 0;  /* so are 0 and sizes above 2^40, which the bounds proofs exclude */
+  bad |= saxpy(x, y, z, ((int64_t)1 << 40) + 1) == 0;
   free(x), free(y), free(z);
   printf("%s - deploy saxpy n=%lld\n", bad ? "not ok" : "ok", (long long)n);
   return bad;

@@ -156,10 +156,10 @@ static void helpers(void) {
   for (int64_t a = -20; a <= 20; a++)
     for (int64_t b = -5; b <= 5; b++) {
       if (!b) continue;
-      int64_t q = arith_floordiv(a, b), m = arith_floormod(a, b);
+      int64_t q = ir_int_floordiv(a, b), m = ir_int_floormod(a, b);
       ok &= q * b + m == a && (b > 0 ? m >= 0 && m < b : m <= 0 && m > b);
     }
-  check("floordiv / floormod", ok && arith_floordiv(INT64_MIN, -1) == INT64_MIN);
+  check("floordiv / floormod", ok && ir_int_floordiv(INT64_MIN, -1) == INT64_MIN);
   int64_t lo, hi;
   check("mul bounds", arith_mul_bounds(-2, 3, -5, 4, &lo, &hi) && lo == -15 && hi == 12);
   check("mul bounds overflow", !arith_mul_bounds(0, INT64_MAX / 2, 0, 3, &lo, &hi));
@@ -194,10 +194,10 @@ static void wrapping(void) {
   check("simplify folds INT64_MAX + 1 to INT64_MIN",
         ir_is_const(simplify(bin(OP_ADD, c(INT64_MAX), c(1)), NULL), &x0) && x0 == INT64_MIN);
   int64_t r;
-  check("arith_apply wraps and floors", arith_apply(OP_ADD, INT64_MAX, 1, &r) && r == INT64_MIN &&
-                                            arith_apply(OP_DIV, -7, 2, &r) && r == -4 &&
-                                            arith_apply(OP_MOD, -7, 2, &r) && r == 1 &&
-                                            !arith_apply(OP_DIV, 1, 0, &r));
+  check("ir_int_apply wraps and floors", ir_int_apply(OP_ADD, INT64_MAX, 1, &r) && r == INT64_MIN &&
+                                            ir_int_apply(OP_DIV, -7, 2, &r) && r == -4 &&
+                                            ir_int_apply(OP_MOD, -7, 2, &r) && r == 1 &&
+                                            !ir_int_apply(OP_DIV, 1, 0, &r));
 
   IrVar *x = ir_newvar("x", DT_I64), *n = ir_newvar("N", DT_I64);
   Buffer *buf = ir_buffer("L", DT_I64, 1, (Expr *[]){c(4)}, SCOPE_GLOBAL, BUF_INPUT);

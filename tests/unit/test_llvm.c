@@ -115,6 +115,13 @@ static void test_vadd_symbolic(void) {
   check(rt_func_call(rf, args, 3, &shape, 1) == 0 && close_to(z, ref, 7, 0) && z[7] == 0, "vadd_symbolic N=7");
   shape = -1;
   check(rt_func_call(rf, args, 3, &shape, 1) != 0, "vadd_symbolic negative size fails");
+  /* The proofs assume sizes in 1..2^40: rt_func_call refuses the others (the compiled
+   * function itself does too: examples/deploy calls it directly). */
+  int64_t outside[] = {0, RT_SIZE_MAX + 1, INT64_MIN, INT64_MAX};
+  for (int o = 0; o < 4; o++) {
+    shape = outside[o];
+    check(rt_func_call(rf, args, 3, &shape, 1) != 0, xprintf("vadd_symbolic size %lld refused", (long long)shape));
+  }
   check(rt_func_call(rf, args, 2, &shape, 1) != 0, "rt_func_call checks nargs");
   rt_module_free(m);
   free(x), free(y), free(z), free(ref);

@@ -1,0 +1,63 @@
+/* eval.c — the integer semantics of the loop IR, written once: 64-bit two's-complement
+ * wrapping + - *, floor division and modulo, values wrapped to their dtype. The
+ * interpreter, constant folding (ir.c), the analyzer (arith/), the checker, the tuner's
+ * features and its measurement sizes all compute integers with these. */
+#include "texc.h"
+
+int64_t ir_int_floordiv(int64_t a, int64_t b) {
+  if (b == -1) return (int64_t)(0 - (uint64_t)a);
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+  return q;
+}
+
+int64_t ir_int_floormod(int64_t a, int64_t b) { return b == -1 ? 0 : a - ir_int_floordiv(a, b) * b; }
+
+bool ir_int_apply(BinOp op, int64_t x, int64_t y, int64_t *out) {
+  switch (op) {
+  case OP_ADD: *out = (int64_t)((uint64_t)x + (uint64_t)y); return true;
+  case OP_SUB: *out = (int64_t)((uint64_t)x - (uint64_t)y); return true;
+  case OP_MUL: *out = (int64_t)((uint64_t)x * (uint64_t)y); return true;
+  case OP_DIV: if (!y) return false; *out = ir_int_floordiv(x, y); return true;
+  case OP_MOD: if (!y) return false; *out = ir_int_floormod(x, y); return true;
+  case OP_MIN: *out = x < y ? x : y; return true;
+  case OP_MAX: *out = x > y ? x : y; return true;
+  case OP_EQ: *out = x == y; return true;
+  case OP_NE: *out = x != y; return true;
+  case OP_LT: *out = x < y; return true;
+  case OP_LE: *out = x <= y; return true;
+  case OP_GT: *out = x > y; return true;
+  case OP_GE: *out = x >= y; return true;
+  case OP_AND: *out = x && y; return true;
+  case OP_OR: *out = x || y; return true;
+  default: return false;
+  }
+}
+
+bool ir_eval_int(const Expr *e, IrIntLeaf leaf, void *ctx, int64_t *out) {
+  int64_t x, y;
+  switch (e->kind) {
+  case E_INT: *out = e->ival; return true;
+  case E_BIN:
+    if (!dtype_is_int(e->a->dtype) && e->a->dtype != DT_BOOL) break; /* a float operation */
+    if (!ir_eval_int(e->a, leaf, ctx, &x) || !ir_eval_int(e->b, leaf, ctx, &y)) return false;
+    if (!ir_int_apply((BinOp)e->op, x, y, out)) return false;
+    *out = dtype_wrap(e->dtype, *out);
+    return true;
+  case E_UN:
+    if (!ir_eval_int(e->a, leaf, ctx, &x)) return false;
+    *out = e->op == OP_NOT ? !x : dtype_wrap(e->dtype, (int64_t)(0 - (uint64_t)x));
+    return true;
+  case E_CAST:
+    if (!dtype_is_int(e->dtype) || !dtype_is_int(e->a->dtype)) break;
+    if (!ir_eval_int(e->a, leaf, ctx, &x)) return false;
+    *out = dtype_wrap(e->dtype, x);
+    return true;
+  case E_SELECT:
+    if (!ir_eval_int(e->a, leaf, ctx, &x)) return false;
+    return ir_eval_int(x ? e->b : e->c, leaf, ctx, out);
+  default: break;
+  }
+  return leaf && leaf(e, ctx, out);
+}
+
