@@ -245,7 +245,7 @@ static const OptSpec *find_option(const char *a, const char **val) {
 static void defaults(Cli *c, Command cmd) {
   memset(c, 0, sizeof *c);
   c->cmd = cmd;
-  c->o = (Options){.target = TARGET_LLVM, .opt_level = 3, .gpu = {1024, 49152}};
+  c->o = (Options){.target = TARGET_LLVM, .opt_level = 3}; /* .gpu 0: the device's limits */
   c->records = getenv("TEXC_RECORDS") && *getenv("TEXC_RECORDS") ? getenv("TEXC_RECORDS")
                                                                   : "texc-records.jsonl";
   c->repeat = cmd == CMD_TUNE ? 3 : 5;

@@ -31,14 +31,6 @@ bool net_is_network_file(const char *path) {
   return false;
 }
 
-int net_file_arg(int argc, char **argv) {
-  for (int i = 1; i < argc; i++) {
-    size_t n = strlen(argv[i]);
-    if (argv[i][0] != '-' && n > 4 && strcmp(argv[i] + n - 4, ".tex") == 0) return i;
-  }
-  return 0;
-}
-
 /* The names of the networks NETS, "a, b". */
 static char *names_text(const Vec *nets) {
   char *s = xstrdup("");

@@ -96,8 +96,6 @@ typedef struct Network {
 Network *net_load(const char *file, const char *name, Define *defs, int ndefs);
 /* Does PATH parse, and hold a `network`? (Quiet: a file that does not parse says no.) */
 bool net_is_network_file(const char *path);
-/* The index of the first argument naming a .tex file, or 0. */
-int net_file_arg(int argc, char **argv);
 
 /* cli/network_run.c (net_run_cli is declared in cli/driver.h) */
 /* The deterministic data of a parameter tensor (host, f32), as NETWORKS.md describes. */

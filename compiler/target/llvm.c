@@ -236,11 +236,11 @@ static LLVMValueRef emit_cmp(CG *g, int op, DType t, LLVMValueRef a, LLVMValueRe
 
 /* A binary operation on operands of dtype T (already unified). */
 static LLVMValueRef emit_binop(CG *g, int op, DType t, LLVMValueRef a, LLVMValueRef b) {
-  bool fp = dtype_is_float(t), sign = dtype_is_signed(t), nsw = false; /* integers wrap */
+  bool fp = dtype_is_float(t), sign = dtype_is_signed(t); /* integers wrap: no nsw */
   switch (op) {
-  case OP_ADD: return fp ? contract(LLVMBuildFAdd(g->b, a, b, "")) : nsw ? LLVMBuildNSWAdd(g->b, a, b, "") : LLVMBuildAdd(g->b, a, b, "");
-  case OP_SUB: return fp ? contract(LLVMBuildFSub(g->b, a, b, "")) : nsw ? LLVMBuildNSWSub(g->b, a, b, "") : LLVMBuildSub(g->b, a, b, "");
-  case OP_MUL: return fp ? contract(LLVMBuildFMul(g->b, a, b, "")) : nsw ? LLVMBuildNSWMul(g->b, a, b, "") : LLVMBuildMul(g->b, a, b, "");
+  case OP_ADD: return fp ? contract(LLVMBuildFAdd(g->b, a, b, "")) : LLVMBuildAdd(g->b, a, b, "");
+  case OP_SUB: return fp ? contract(LLVMBuildFSub(g->b, a, b, "")) : LLVMBuildSub(g->b, a, b, "");
+  case OP_MUL: return fp ? contract(LLVMBuildFMul(g->b, a, b, "")) : LLVMBuildMul(g->b, a, b, "");
   case OP_DIV: return fp ? LLVMBuildFDiv(g->b, a, b, "") : emit_floordiv(g, a, b, sign);
   case OP_MOD: return fp ? LLVMBuildFRem(g->b, a, b, "") : emit_floormod(g, a, b, sign);
   case OP_MIN: return LLVMBuildSelect(g->b, emit_cmp(g, OP_LT, t, a, b), a, b, "min");
@@ -681,8 +681,7 @@ static void emit_alloc(CG *g, Stmt *s) {
   int64_t n = dtype_bytes(buf->dtype), ext;
   bool konst = true;
   for (int d = 0; d < buf->ndim; d++) {
-    if (ir_is_const(buf->shape[d], &ext)) n *= ext;
-    else konst = false;
+    if (!ir_is_const(buf->shape[d], &ext) || ext < 0 || __builtin_mul_overflow(n, ext, &n)) konst = false;
   }
   if (konst && buf->scope != SCOPE_GLOBAL && n <= MAX_STACK_ALLOC) {
     LLVMValueRef p = entry_alloca(g, LLVMArrayType(g->i8, (unsigned)(n ? n : 1)), 64, buf->name);
@@ -691,15 +690,27 @@ static void emit_alloc(CG *g, Stmt *s) {
     g->nbufs--;
     return;
   }
-  LLVMValueRef bytes = i64c(g, dtype_bytes(buf->dtype));
-  for (int d = 0; d < buf->ndim; d++) bytes = LLVMBuildNSWMul(g->b, bytes, emit_expr(g, buf->shape[d]), "");
+  /* The size in bytes, with every product checked: an extent below 0 or a product that
+   * overflows (sizes up to 2^40 can) fails the call instead of allocating too little. */
+  LLVMValueRef bytes = i64c(g, dtype_bytes(buf->dtype)), bad = LLVMConstInt(g->i1, 0, 0);
+  for (int d = 0; d < buf->ndim; d++) {
+    LLVMValueRef extent = emit_expr(g, buf->shape[d]);
+    bad = LLVMBuildOr(g->b, bad, LLVMBuildICmp(g->b, LLVMIntSLT, extent, i64c(g, 0), ""), "");
+    LLVMValueRef prod = intrinsic1(g, "llvm.umul.with.overflow", bytes, extent);
+    bytes = LLVMBuildExtractValue(g->b, prod, 0, "");
+    bad = LLVMBuildOr(g->b, bad, LLVMBuildExtractValue(g->b, prod, 1, ""), "");
+  }
+  bad = LLVMBuildOr(g->b, bad, LLVMBuildICmp(g->b, LLVMIntUGT, bytes, i64c(g, INT64_MAX - 64), ""), "");
   bytes = LLVMBuildAnd(g->b, LLVMBuildAdd(g->b, bytes, i64c(g, 64), ""), i64c(g, -64), "");
-  LLVMTypeRef at[2] = {g->i64, g->i64};
-  LLVMValueRef aargs[2] = {i64c(g, 64), bytes};
-  LLVMValueRef p = call_fn(g, "aligned_alloc", g->ptr, at, 2, aargs);
+  LLVMBasicBlockRef try = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "alloc.try");
   LLVMBasicBlockRef okb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "alloc.ok");
   LLVMBasicBlockRef failb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "alloc.fail");
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "alloc.done");
+  LLVMBuildCondBr(g->b, bad, failb, try);
+  LLVMPositionBuilderAtEnd(g->b, try);
+  LLVMTypeRef at[2] = {g->i64, g->i64};
+  LLVMValueRef aargs[2] = {i64c(g, 64), bytes};
+  LLVMValueRef p = call_fn(g, "aligned_alloc", g->ptr, at, 2, aargs);
   LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, p, ""), failb, okb);
   LLVMPositionBuilderAtEnd(g->b, failb);
   LLVMBuildStore(g->b, LLVMConstInt(g->i32, 1, 0), g->errp);
