@@ -106,38 +106,14 @@ static int run(const LoweredFunc *f, void **args, const int64_t *sizes, const ch
   return out;
 }
 
-static double elem(const void *p, DType t, int64_t i) {
-  switch (t) {
-  case DT_F32: return ((const float *)p)[i];
-  case DT_F64: return ((const double *)p)[i];
-  case DT_F16: return ((const uint16_t *)p)[i];
-  case DT_BOOL: case DT_I8: return ((const int8_t *)p)[i];
-  case DT_U8: return ((const uint8_t *)p)[i];
-  case DT_I16: return ((const int16_t *)p)[i];
-  case DT_I32: return ((const int32_t *)p)[i];
-  case DT_U32: return ((const uint32_t *)p)[i];
-  default: return (double)((const int64_t *)p)[i];
-  }
-}
-
-/* Floats within a tolerance (NaN equals NaN); everything else exactly. */
-static bool close_enough(double a, double b, DType t) {
-  if (a == b || (isnan(a) && isnan(b))) return true;
-  if (!dtype_is_float(t) || t == DT_F16) return false;
-  double m = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
-  return fabs(a - b) <= 1e-3 + 1e-3 * m;
-}
-
+/* Every output against the default schedule's, with the one comparator of texc run
+ * --check (compiler/ir/compare.c). */
 static void compare(const LoweredFunc *f, void **got, void **ref, const int64_t *sizes, const char *what) {
   for (int i = f->ninputs; i < f->nparams; i++) {
     Buffer *b = f->params[i];
-    int64_t n = ir_buffer_numel(b, f, sizes);
-    for (int64_t j = 0; j < n; j++)
-      if (!close_enough(elem(got[i], b->dtype, j), elem(ref[i], b->dtype, j), b->dtype) &&
-          !(b->dtype == DT_F16 && ((const uint16_t *)got[i])[j] == ((const uint16_t *)ref[i])[j]))
-        finding("wrong result", f->name,
-                xprintf("%s: %s[%lld] is %g, the default schedule gives %g", what, b->name, (long long)j,
-                        elem(got[i], b->dtype, j), elem(ref[i], b->dtype, j)));
+    CompareResult r = {0};
+    if (!compare_values(got[i], ref[i], b->dtype, ir_buffer_numel(b, f, sizes), b->name, &r))
+      finding("wrong result", f->name, xprintf("%s: %s", what, compare_mismatch(&r)));
   }
 }
 
@@ -212,8 +188,6 @@ static int shrink_consts(Ast *file, Define *defs, int max) {
 
 /* Is some kernel of P too big to interpret with its own constants? */
 static bool too_big(Program *p) {
-  int64_t sizes[64];
-  for (int i = 0; i < 64; i++) sizes[i] = SYM_SIZE;
   for (int i = 0; i < p->nkernels; i++) {
     Kernel *k = p->kernels[i];
     for (int j = 0; j < k->ninputs + k->noutputs; j++) {
