@@ -7,12 +7,9 @@
  * order, then a synchronize so that a device fault is reported by the call that made it.
  */
 #include <dlfcn.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "rt_internal.h"
 #include "rt_gpu.h"
@@ -163,46 +160,13 @@ static void query_here(int id, QueryAnswer *a) {
   a->rc = 0;
 }
 
-/* The query in a child process, so that this one stays without CUDA state: CUDA does not
- * survive fork, and the tuner asks for the device's limits before it forks the children
- * that build and time candidates. */
-static void query_in_child(int id, QueryAnswer *a) {
-  a->rc = 1;
-  snprintf(a->why, sizeof a->why, "no CUDA device: the query process failed");
-  int fd[2];
-  if (pipe(fd) != 0) return;
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fd[0]);
-    close(fd[1]);
-    return;
-  }
-  if (pid == 0) {
-    close(fd[0]);
-    QueryAnswer mine = {.cc_major = -1, .cc_minor = -1, .lim = {-1, -1}};
-    query_here(id, &mine);
-    ssize_t w = write(fd[1], &mine, sizeof mine);
-    _exit(w == (ssize_t)sizeof mine ? 0 : 1);
-  }
-  close(fd[1]);
-  QueryAnswer got;
-  size_t n = 0;
-  while (n < sizeof got) {
-    ssize_t r = read(fd[0], (char *)&got + n, sizeof got - n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    n += (size_t)r;
-  }
-  close(fd[0]);
-  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
-  if (n == sizeof got) *a = got;
-}
+static void query_child(void *ctx, void *out) { query_here(*(int *)ctx, out); }
 
 int rt_cuda_query(int id, int *cc_major, int *cc_minor, GpuLimits *lim) {
   QueryAnswer a = {.cc_major = -1, .cc_minor = -1, .lim = {-1, -1}};
   if (cu_state) query_here(id, &a); /* this process already uses (or failed to load) CUDA */
-  else query_in_child(id, &a);
+  else if (rt_in_child(query_child, &id, &a, sizeof a)) /* leaves this process without CUDA */
+    snprintf(a.why, sizeof a.why, "no CUDA device: the query process failed");
   if (a.rc) {
     rt_set_error("%s", a.why);
     return 1;

@@ -3,6 +3,8 @@
 #define RT_INTERNAL_H
 #include "texrt.h"
 
+#include <stddef.h>
+
 /* A function of a module. CALL receives the tensors and sizes as rt_func_call got them,
  * after the runtime checked that there are NARGS tensors, all on DEVICE, and NSIZES sizes. */
 struct RtFunc {
@@ -40,4 +42,9 @@ extern const RtDeviceOps rt_cuda_ops, rt_opencl_ops;
  * ARGS[i] points to the i-th tensor's data, SIZES to the symbolic sizes. */
 typedef int (*RtPackedFn)(void **args, const int64_t *sizes);
 RtFunc *rt_cpu_func(const char *name, RtPackedFn fn, int nargs, int nsizes);
+/* Run FN(CTX, OUT) in a forked child and copy its N bytes of OUT back: 0 on success.
+ * Device queries use it while this process has no device state, because CUDA contexts and
+ * PoCL's threads do not survive fork and the tuner forks its measurement children after
+ * asking for a device's limits. OUT must be plain data. */
+int rt_in_child(void (*fn)(void *ctx, void *out), void *ctx, void *out, size_t n);
 #endif

@@ -230,18 +230,46 @@ static int pick(const char *spec) {
   return -1;
 }
 
-int rt_opencl_query(const char *spec, int *id, GpuLimits *lim) {
+/* What a device query found; plain data, so that a child process can send it. */
+typedef struct QueryAnswer {
+  int rc; /* 0: found */
+  int id;
+  GpuLimits lim;
+  char why[256];
+} QueryAnswer;
+
+static void query_here(const char *spec, QueryAnswer *a) {
   int i = pick(spec);
-  if (i < 0) return 1;
-  if (id) *id = i;
-  if (lim) {
-    size_t wg = 0;
-    cl_ulong local = 0;
-    clGetDeviceInfo(devices[i].id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
-    clGetDeviceInfo(devices[i].id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL);
-    if (wg) lim->max_threads_per_block = (int)wg;
-    if (local) lim->max_shared_bytes = (int)(local > (1u << 30) ? (1u << 30) : local);
+  if (i < 0) {
+    a->rc = 1;
+    snprintf(a->why, sizeof a->why, "%s", rt_last_error());
+    return;
   }
+  a->rc = 0;
+  a->id = i;
+  size_t wg = 0;
+  cl_ulong local = 0;
+  clGetDeviceInfo(devices[i].id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
+  clGetDeviceInfo(devices[i].id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL);
+  if (wg) a->lim.max_threads_per_block = (int)wg;
+  if (local) a->lim.max_shared_bytes = (int)(local > (1u << 30) ? (1u << 30) : local);
+}
+
+static void query_child(void *ctx, void *out) { query_here(ctx, out); }
+
+int rt_opencl_query(const char *spec, int *id, GpuLimits *lim) {
+  QueryAnswer a = {.rc = 1, .lim = {-1, -1}};
+  /* Until this process uses OpenCL, a child asks: PoCL's threads do not survive fork. */
+  if (ndevices >= 0) query_here(spec, &a);
+  else if (rt_in_child(query_child, (void *)spec, &a, sizeof a))
+    snprintf(a.why, sizeof a.why, "OpenCL: the device query process failed");
+  if (a.rc) {
+    rt_set_error("%s", a.why);
+    return 1;
+  }
+  if (id) *id = a.id;
+  if (lim && a.lim.max_threads_per_block > 0) lim->max_threads_per_block = a.lim.max_threads_per_block;
+  if (lim && a.lim.max_shared_bytes > 0) lim->max_shared_bytes = a.lim.max_shared_bytes;
   return 0;
 }
 
