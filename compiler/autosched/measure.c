@@ -306,30 +306,18 @@ Measurer measurer_local(const MeasureOpts *o) {
 
 /* ---------------------------------------------------------------- interpreter check */
 
-/* The value of a constant expression of the AST over DEFS, as the language computes it
- * (ir_int_apply: floor division); false when it is not one. */
-static bool ast_eval(const Ast *a, const Define *defs, int n, int64_t *out) {
-  static const struct { int tok; BinOp op; } ops[] = {
-      {'+', OP_ADD}, {'-', OP_SUB}, {'*', OP_MUL}, {'/', OP_DIV}, {'%', OP_MOD}};
-  int64_t x, y;
-  switch (a->kind) {
-  case A_INT: *out = a->ival; return true;
-  case A_NAME:
-    for (int i = n - 1; i >= 0; i--)
-      if (strcmp(defs[i].name, a->name) == 0) return *out = defs[i].value, true;
-    return false;
-  case A_UNARY: return a->op == '-' && ast_eval(a->a, defs, n, &x) && ir_int_apply(OP_SUB, 0, x, out);
-  case A_BINARY:
-    if (!ast_eval(a->a, defs, n, &x) || !ast_eval(a->b, defs, n, &y)) return false;
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-      if (ops[i].tok == a->op) return ir_int_apply(ops[i].op, x, y, out);
-    return false;
-  case A_CALL: /* max(x, y), min(x, y) */
-    if (!a->name || a->list.len != 2 || (strcmp(a->name, "max") && strcmp(a->name, "min"))) return false;
-    if (!ast_eval(VEC_AT(a->list, 0), defs, n, &x) || !ast_eval(VEC_AT(a->list, 1), defs, n, &y)) return false;
-    return ir_int_apply(a->name[1] == 'a' ? OP_MAX : OP_MIN, x, y, out);
-  default: return false;
-  }
+/* A name's value among the first N of DEFS (the latest definition wins), for
+ * check_const_expr. */
+typedef struct DefTable {
+  const Define *defs;
+  int n;
+} DefTable;
+
+static bool def_value(void *env, const char *name, int64_t *value) {
+  const DefTable *t = env;
+  for (int i = t->n - 1; i >= 0; i--)
+    if (strcmp(t->defs[i].name, name) == 0) return *value = t->defs[i].value, true;
+  return false;
 }
 
 /* A small size with the same divisibility flavour: what the check runs with. */
@@ -347,7 +335,11 @@ static int small_defines(const Task *task, Define *out, int cap) {
     bool user = false;
     for (int j = 0; j < task->ndefs; j++)
       if (strcmp(task->defs[j].name, c->name) == 0) v = task->defs[j].value, user = true;
-    if (user || ast_eval(c->a, all, na, &v)) all[na++] = (Define){c->name, v, false};
+    /* folded as the checker folded it (the file passed the checker with these values);
+     * a name from an import is unknown here, and the constant is left out */
+    const char *unknown = NULL;
+    if (user || check_const_expr(c->a, def_value, &(DefTable){all, na}, &unknown, &v))
+      all[na++] = (Define){c->name, v, false};
   }
   for (int j = 0; j < task->ndefs && na < 256; j++) all[na++] = task->defs[j];
   for (int i = 0; i < na && n < cap; i++) {

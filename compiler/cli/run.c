@@ -23,15 +23,23 @@ static int64_t param_numel(const LoweredFunc *f, int i) {
   return n;
 }
 
-bool drv_fits(const LoweredFunc *f, int copies) {
+/* Bytes of F's tensors, every parameter once (what a call reads and writes); -1 when a
+ * size is symbolic. */
+static double tensor_bytes(const LoweredFunc *f) {
   double bytes = 0;
   for (int i = 0; i < f->nparams; i++) {
     int64_t n = ir_buffer_numel(f->params[i], f, NULL);
-    if (n < 0) {
-      diag_error((Loc){0}, "kernel %s has a symbolic size: give it a value with -D NAME=VALUE", f->name);
-      return false;
-    }
+    if (n < 0) return -1;
     bytes += (double)n * dtype_bytes(f->params[i]->dtype);
+  }
+  return bytes;
+}
+
+bool drv_fits(const LoweredFunc *f, int copies) {
+  double bytes = tensor_bytes(f);
+  if (bytes < 0) {
+    diag_error((Loc){0}, "kernel %s has a symbolic size: give it a value with -D NAME=VALUE", f->name);
+    return false;
   }
   double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGE_SIZE);
   if (phys > 0 && bytes * copies > phys / 2) {
@@ -171,13 +179,6 @@ int drv_run(Cli *c, Program *p) {
   return ok && !diag_errors() ? 0 : 1;
 }
 
-/* Bytes a call of F reads and writes: every parameter once. */
-static double func_bytes(const LoweredFunc *f) {
-  double b = 0;
-  for (int i = 0; i < f->nparams; i++) b += (double)param_numel(f, i) * dtype_bytes(f->params[i]->dtype);
-  return b;
-}
-
 /* One row of the bench table: kernel K under a schedule (LABEL), lowered to F (NULL: it
  * failed), its median MS once timed (-1: failed). */
 typedef struct BenchRow {
@@ -211,7 +212,7 @@ static void bench_row(const BenchRow *r, double base) {
   }
   double flops = kernel_flops(r->k);
   printf("%-16s %-14s %12.4f %10.2f %10.2f %9.2fx\n", r->k->name, r->label, r->ms,
-         flops > 0 ? flops / (r->ms * 1e6) : 0.0, func_bytes(r->f) / (r->ms * 1e6),
+         flops > 0 ? flops / (r->ms * 1e6) : 0.0, tensor_bytes(r->f) / (r->ms * 1e6),
          base > 0 ? base / r->ms : 1.0);
 }
 

@@ -31,8 +31,6 @@ static Tol tolerance(DType t) {
   }
 }
 
-static bool is_float(DType t) { return t == DT_F16 || t == DT_F32 || t == DT_F64; }
-
 static double fvalue(const void *p, DType t, int64_t i) {
   switch (t) {
   case DT_F16: return f16_to_f32(((const uint16_t *)p)[i]);
@@ -57,7 +55,7 @@ static int64_t ivalue(const void *p, DType t, int64_t i) {
 bool compare_values(const void *got, const void *ref, DType t, int64_t n, const char *name,
                     CompareResult *r) {
   Tol tol = tolerance(t);
-  bool fl = is_float(t);
+  bool fl = dtype_is_float(t);
   double scale = 1;
   for (int64_t i = 0; fl && i < n; i++) {
     double y = fvalue(ref, t, i);
