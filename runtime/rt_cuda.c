@@ -163,10 +163,17 @@ static void query_here(int id, QueryAnswer *a) {
 static void query_child(void *ctx, void *out) { query_here(*(int *)ctx, out); }
 
 int rt_cuda_query(int id, int *cc_major, int *cc_minor, GpuLimits *lim) {
+  /* A child's answer is kept: the devices do not change while this process runs, and
+   * NVRTC asks for the compute capability at every compile. */
+  static QueryAnswer asked[16];
+  static bool have[16];
   QueryAnswer a = {.cc_major = -1, .cc_minor = -1, .lim = {-1, -1}};
+  bool cacheable = id >= 0 && id < 16;
   if (cu_state) query_here(id, &a); /* this process already uses (or failed to load) CUDA */
+  else if (cacheable && have[id]) a = asked[id];
   else if (rt_in_child(query_child, &id, &a, sizeof a)) /* leaves this process without CUDA */
     snprintf(a.why, sizeof a.why, "no CUDA device: the query process failed");
+  else if (cacheable) asked[id] = a, have[id] = true;
   if (a.rc) {
     rt_set_error("%s", a.why);
     return 1;
