@@ -8,21 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static Kernel *kernel(const char *src, const char *name) {
-  Ast *a = parse_string("test.tex", src);
-  Program *p = a ? check_program(a, NULL, 0) : NULL;
-  return p ? program_kernel(p, name) : NULL;
-}
-
-/* Apply STEPS (text) one by one; false at the first that fails. */
-static bool apply(Schedule *s, const char *steps) {
-  Vec st = {0};
-  if (!parse_steps("steps", steps, &st)) return false;
-  for (int i = 0; i < st.len; i++)
-    if (!sched_step(s, VEC_AT(st, i))) return false;
-  return true;
-}
-
 static const char *mm =
     "const M = 19, N = 13, K = 11\n"
     "kernel mm(A: f32[M, K], B: f32[K, N]) -> C: f32[M, N] {\n"
@@ -38,35 +23,35 @@ static const char *chain =
     "  Z[i] = S[i] * Y[i]\n}\n";
 
 static void test_describe(void) {
-  Kernel *k = kernel(mm, "mm");
+  Kernel *k = unit_kernel(mm, "mm");
   Schedule *s = sched_new(k, TARGET_LLVM);
   check("describe: default loops", strcmp(sched_describe(s), "C: C.i(19) C.j(13) C.k(11)\n") == 0);
   check("describe: tile + split + reorder apply",
-        apply(s, "io, jo, ii, ji = tile(C.i, C.j, 8, 4)\nko, ki = split(C.k, parts = 2)\nreorder(ko, ii)"));
+        unit_apply(s, "io, jo, ii, ji = tile(C.i, C.j, 8, 4)\nko, ki = split(C.k, parts = 2)\nreorder(ko, ii)"));
   check("describe: after tile", strcmp(sched_describe(s), "C: io(3) jo(4) ko(2) ji(4) ii(8) ki(6)\n") == 0);
   char *before = sched_describe(s);
   diag_silent = true;
-  check("describe: a loop split away is refused", !apply(s, "vectorize(C.i)"));
-  check("describe: a name defined twice is refused", !apply(s, "io, x = split(C.i, 2)"));
+  check("describe: a loop split away is refused", !unit_apply(s, "vectorize(C.i)"));
+  check("describe: a name defined twice is refused", !unit_apply(s, "io, x = split(C.i, 2)"));
   diag_silent = false;
   check("describe: failures change nothing", strcmp(before, sched_describe(s)) == 0);
-  check("describe: `C.io` names a step's loop", apply(s, "unroll(C.io)"));
+  check("describe: `C.io` names a step's loop", unit_apply(s, "unroll(C.io)"));
 }
 
 /* A step that fails after it changed something is rolled back. */
 static void test_rollback(void) {
-  Kernel *k = kernel("kernel t(A: f32[8, 8]) -> C: f32[8, 8] {\n  tensor P: f32[8, 8]\n"
+  Kernel *k = unit_kernel("kernel t(A: f32[8, 8]) -> C: f32[8, 8] {\n  tensor P: f32[8, 8]\n"
                      "  P[i, j] = A[i, j] + 1.0\n  C[i, j] = P[i, j] * 2.0\n}\n", "t");
   Schedule *s = sched_new(k, TARGET_LLVM);
-  check("rollback: compute_at applies", apply(s, "compute_at(P, C, C.j)"));
+  check("rollback: compute_at applies", unit_apply(s, "compute_at(P, C, C.j)"));
   char *before = sched_describe(s);
   diag_silent = true;
   /* tile splits C.i, then fails on C.j (P is computed there): C.i must come back */
-  check("rollback: tile over an attach point fails", !apply(s, "io, jo, ii, ji = tile(C.i, C.j, 2, 2)"));
+  check("rollback: tile over an attach point fails", !unit_apply(s, "io, jo, ii, ji = tile(C.i, C.j, 2, 2)"));
   diag_silent = false;
   check("rollback: the schedule is unchanged", strcmp(before, sched_describe(s)) == 0);
-  check("rollback: C.i is still a loop", apply(s, "io, ii = split(C.i, 2)"));
-  check("rollback: names of the failed step are free", apply(s, "jo, ji = split(P.j, 2)"));
+  check("rollback: C.i is still a loop", unit_apply(s, "io, ii = split(C.i, 2)"));
+  check("rollback: names of the failed step are free", unit_apply(s, "jo, ji = split(P.j, 2)"));
 }
 
 /* Random inputs for F's parameters; outputs zeroed. */
@@ -95,7 +80,7 @@ static bool same_outputs(LoweredFunc *f, void **a, void **b) {
 static void differential(Kernel *k, Target t, const char *name, const char *steps) {
   LoweredFunc *ref = sched_lower(sched_new(k, TARGET_LLVM), NULL);
   Schedule *s = sched_new(k, t);
-  bool built = apply(s, steps);
+  bool built = unit_apply(s, steps);
   LoweredFunc *f = built ? sched_lower(s, NULL) : NULL;
   if (!f || !ir_verify(f)) {
     check(name, false);
@@ -112,7 +97,7 @@ static void differential(Kernel *k, Target t, const char *name, const char *step
 }
 
 static void test_results(void) {
-  Kernel *k = kernel(mm, "mm");
+  Kernel *k = unit_kernel(mm, "mm");
   differential(k, TARGET_LLVM, "run: tile, split, reorder, vectorize, parallel",
                "io, jo, ii, ji = tile(C.i, C.j, 8, 4)\nko, ki = split(C.k, 4)\n"
                "reorder(io, jo, ko, ki, ii, ji)\nvectorize(ji)\nparallel(io)");
@@ -129,7 +114,7 @@ static void test_results(void) {
                "bind(tx, threadIdx.y)\nbind(ty, threadIdx.x)\nbind(AS.i, threadIdx.y)\nbind(AS.k, threadIdx.x)");
   differential(k, TARGET_CUDA, "run: GPU local cache_write inside threads",
                "CL = cache_write(C, local)\nbx, tx = split(C.i, 8)\nbind(bx, blockIdx.x)\nbind(tx, threadIdx.x)\ncompute_at(CL, C, tx)");
-  k = kernel(chain, "ch");
+  k = unit_kernel(chain, "ch");
   differential(k, TARGET_LLVM, "run: chain at split loops", "so, si = split(S.i, 4)\ncompute_at(Q, S, so)\n"
                "compute_at(P, S, so)");
   differential(k, TARGET_LLVM, "run: inline into two outputs", "compute_inline(S)\ncompute_inline(P)");
@@ -137,23 +122,23 @@ static void test_results(void) {
                "compute_at(Q, S, S.i)\nro, ri = split(Q.r, 2)\nreorder(ri, ro)");
   diag_silent = true;
   Schedule *s = sched_new(k, TARGET_LLVM);
-  check("run: compute_at outside another reader waits for the final schedule", apply(s, "compute_at(P, Q, Q.r)"));
+  check("run: compute_at outside another reader waits for the final schedule", unit_apply(s, "compute_at(P, Q, Q.r)"));
   check("run: ... which is refused when it is final", !sched_check_attach(s) && !sched_lower(s, NULL));
   check("run: the error is at the compute_at", strstr(diag_last(), "steps:1:1: error: loop 'Q.r' does not enclose"));
   s = sched_new(k, TARGET_LLVM);
   check("run: compute_inline of a stage with stages at its loops is refused",
-        apply(s, "compute_at(Q, S, S.i)") && !apply(s, "compute_inline(S)"));
+        unit_apply(s, "compute_at(Q, S, S.i)") && !unit_apply(s, "compute_inline(S)"));
   diag_silent = false;
   /* as TVM judges it: P read by Q and S, computed at S.i once Q is computed there too */
   s = sched_new(k, TARGET_LLVM);
   check("run: compute_at before its reader's compute_at is accepted",
-        apply(s, "compute_at(P, S, S.i)\ncompute_at(Q, S, S.i)") && sched_check_attach(s));
+        unit_apply(s, "compute_at(P, S, S.i)\ncompute_at(Q, S, S.i)") && sched_check_attach(s));
   differential(k, TARGET_LLVM, "run: compute_at before its reader's compute_at computes the same",
                "compute_at(P, S, S.i)\ncompute_at(Q, S, S.i)");
   diag_silent = true;
   s = sched_new(k, TARGET_LLVM);
   check("run: a later step that breaks an attachment is named",
-        apply(s, "compute_at(P, S, S.i)\ncompute_at(Q, S, S.i)\ncompute_root(Q)") && !sched_check_attach(s) &&
+        unit_apply(s, "compute_at(P, S, S.i)\ncompute_at(Q, S, S.i)\ncompute_root(Q)") && !sched_check_attach(s) &&
             strstr(diag_last(), "steps:3:1: error: after this step, loop 'S.i' (where 'P' is computed, line 1)"));
   diag_silent = false;
 }

@@ -8,20 +8,6 @@
 
 #include "texrt.h"
 
-static Kernel *kernel(const char *src, const char *name) {
-  Ast *a = parse_string("test.tex", src);
-  Program *p = a ? check_program(a, NULL, 0) : NULL;
-  return p ? program_kernel(p, name) : NULL;
-}
-
-static bool apply(Schedule *s, const char *steps) {
-  Vec st = {0};
-  if (!parse_steps("steps", steps, &st)) return false;
-  for (int i = 0; i < st.len; i++)
-    if (!sched_step(s, VEC_AT(st, i))) return false;
-  return true;
-}
-
 static const char *vadd = "const N = 256\n"
                           "kernel vadd(A: f32[N], B: f32[N]) -> C: f32[N] {\n"
                           "  C[i] = A[i] + B[i]\n}\n";
@@ -66,7 +52,7 @@ static void test_names(void) {
 
 /* bind and parallel are accepted exactly where the row says. */
 static void test_legality(void) {
-  Kernel *k = kernel(vadd, "vadd");
+  Kernel *k = unit_kernel(vadd, "vadd");
   check("the test kernel checks", k != NULL);
   if (!k) return;
   diag_silent = true;
@@ -74,13 +60,13 @@ static void test_legality(void) {
     const Backend *be = backend_for((Target)t);
     diag_reset();
     Schedule *s = sched_new(k, (Target)t);
-    bool bind = apply(s, "o, i = split(C.i, 64)\nbind(o, blockIdx.x)\nbind(i, threadIdx.x)\n");
+    bool bind = unit_apply(s, "o, i = split(C.i, 64)\nbind(o, blockIdx.x)\nbind(i, threadIdx.x)\n");
     check(xprintf("%s: bind accepted iff the row allows it", be->name), bind == be->allows_bind);
     s = sched_new(k, (Target)t);
-    bool par = apply(s, "o, i = split(C.i, 64)\nparallel(o)\n");
+    bool par = unit_apply(s, "o, i = split(C.i, 64)\nparallel(o)\n");
     check(xprintf("%s: parallel accepted iff the row allows it", be->name), par == be->allows_parallel);
     s = sched_new(k, (Target)t);
-    bool vec = apply(s, "o, i = split(C.i, 8)\nvectorize(i)\n");
+    bool vec = unit_apply(s, "o, i = split(C.i, 8)\nvectorize(i)\n");
     check(xprintf("%s: vectorize accepted iff the row allows it", be->name), vec == be->allows_vectorize);
     if (be->default_steps) {
       Vec steps = {0};
