@@ -117,12 +117,16 @@ void sched_pass_down(Stage *st) {
       r->parent->tail = false;
       continue;
     }
+    /* A part never runs longer than its parent: splitting 8 by 1000000000 gives loops
+     * of 1 and 8, not a guarded loop of a billion (no extent exceeds ARITH_SIZE_MAX). */
+    int64_t k = r->factor > 0 ? r->factor : r->nparts;
+    Expr *whole = k >= ARITH_SIZE_MAX || bnd_prove_le(r->parent->ext, ir_int(k), NULL) ? r->parent->ext : NULL;
     if (r->factor > 0) {
-      r->inner->ext = ir_int(r->factor);
-      r->outer->ext = sched_ceildiv(r->parent->ext, r->factor);
+      r->inner->ext = whole ? whole : ir_int(r->factor);
+      r->outer->ext = whole ? ir_int(1) : sched_ceildiv(r->parent->ext, r->factor);
     } else {
-      r->outer->ext = ir_int(r->nparts);
-      r->inner->ext = sched_ceildiv(r->parent->ext, r->nparts);
+      r->outer->ext = whole ? whole : ir_int(r->nparts);
+      r->inner->ext = whole ? ir_int(1) : sched_ceildiv(r->parent->ext, r->nparts);
     }
     r->parent->tail = !covers_exactly(r->outer->ext, r->inner->ext, r->parent->ext);
   }
@@ -330,8 +334,10 @@ static bool do_split(StepCtx *c, IterVar *iv, int64_t factor, int64_t nparts, co
   Rel *r = xalloc(sizeof *r);
   r->kind = REL_SPLIT;
   r->parent = iv;
-  r->factor = factor;
-  r->nparts = nparts;
+  /* No extent exceeds ARITH_SIZE_MAX, so a larger factor means the same split; clamping
+   * keeps every extent computed from it (ceildiv) far from overflow. */
+  r->factor = factor < ARITH_SIZE_MAX ? factor : ARITH_SIZE_MAX;
+  r->nparts = nparts < ARITH_SIZE_MAX ? nparts : ARITH_SIZE_MAX;
   r->outer = iv_new(c->s, st, o, NULL, iv->reduce);
   r->inner = iv_new(c->s, st, i, NULL, iv->reduce);
   vec_push(&st->rels, r);
