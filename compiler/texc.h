@@ -62,10 +62,13 @@ int diag_errors(void); /* errors reported since the last diag_reset */
 void diag_reset(void);
 /* When set, diagnostics are counted but not printed (the tuner tries steps that may fail). */
 extern bool diag_silent;
+extern int diag_max_errors; /* diag_error exits(1) at this many errors (0: never; not when silent) */
 /* The text of the last error, for the tuner's error records. */
 const char *diag_last(void);
 /* Internal compiler errors: print and abort. Never for user mistakes. */
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Out of memory asking for BYTES (0: unknown): an error for the user, exit 1 (not a crash). */
+_Noreturn void die_oom(size_t bytes);
 
 /* ===================================================================== */
 /* Data types                                                             */

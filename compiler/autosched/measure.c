@@ -298,7 +298,7 @@ static void parse_inject(LocalCtx *c) {
 
 Measurer measurer_local(const MeasureOpts *o) {
   LocalCtx *c = calloc(1, sizeof *c);
-  if (!c) die("out of memory");
+  if (!c) die_oom(0);
   parse_inject(c);
   Measurer m = {measure_local, c, *o};
   return m;

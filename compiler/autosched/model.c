@@ -18,7 +18,7 @@ struct CostModel {
 
 CostModel *model_new(int seed) {
   CostModel *m = calloc(1, sizeof *m);
-  if (!m) die("out of memory");
+  if (!m) die_oom(0);
   m->seed = seed;
   return m;
 }
@@ -36,7 +36,7 @@ void model_add(CostModel *m, const float *feat, float label) {
     m->cap = m->cap ? m->cap * 2 : 256;
     m->x = realloc(m->x, sizeof(float) * FEAT_N * (size_t)m->cap);
     m->y = realloc(m->y, sizeof(float) * (size_t)m->cap);
-    if (!m->x || !m->y) die("out of memory");
+    if (!m->x || !m->y) die_oom(0);
   }
   memcpy(m->x + (size_t)m->n * FEAT_N, feat, sizeof(float) * FEAT_N);
   m->y[m->n++] = label;

@@ -18,7 +18,7 @@ const char *const tune_error_names[] = {"ok", "instantiate", "compile", "runtime
 
 static char *sdup(const char *s) {
   char *p = strdup(s ? s : "");
-  if (!p) die("out of memory");
+  if (!p) die_oom(0);
   return p;
 }
 
@@ -57,7 +57,7 @@ void reclist_push(RecordList *l, Record r) {
   if (l->n == l->cap) {
     l->cap = l->cap ? l->cap * 2 : 64;
     l->r = realloc(l->r, sizeof(Record) * (size_t)l->cap);
-    if (!l->r) die("out of memory");
+    if (!l->r) die_oom(0);
   }
   l->r[l->n++] = r;
 }
@@ -163,7 +163,7 @@ bool records_append(const char *path, const Record *r) {
   char *s = rec_to_json(r);
   size_t n = strlen(s);
   char *line = malloc(n + 2);
-  if (!line) die("out of memory");
+  if (!line) die_oom(0);
   memcpy(line, s, n);
   line[n] = '\n';
   free(s);
@@ -193,7 +193,7 @@ static double schedule_cost(const RecordList *l, const Record *r) {
     if (n + q->ncosts > cap) {
       cap = (n + q->ncosts) * 2;
       c = realloc(c, sizeof *c * (size_t)cap);
-      if (!c) die("out of memory");
+      if (!c) die_oom(0);
     }
     for (int j = 0; j < q->ncosts; j++) c[n++] = q->costs[j];
   }

@@ -81,7 +81,7 @@ static void add_row(Search *s, const float *feat, double ms) {
   if (s->nrows == s->caprows) {
     s->caprows = s->caprows ? s->caprows * 2 : 256;
     s->rows = realloc(s->rows, sizeof(Row) * (size_t)s->caprows);
-    if (!s->rows) die("out of memory");
+    if (!s->rows) die_oom(0);
   }
   memcpy(s->rows[s->nrows].feat, feat, sizeof(float) * FEAT_N);
   s->rows[s->nrows++].ms = ms;

@@ -228,7 +228,7 @@ static bool rfactor_worthy(const Op *op) {
 
 SketchSet *sketch_new(Kernel *k, Target t, int threads) {
   SketchSet *ss = calloc(1, sizeof *ss);
-  if (!ss) die("out of memory");
+  if (!ss) die_oom(0);
   ss->k = k;
   ss->target = t;
   ss->threads = threads;
@@ -496,7 +496,7 @@ static void emit(Text *t, const char *fmt, ...) {
   if (t->n + (size_t)k + 2 > t->cap) {
     t->cap = (t->n + (size_t)k + 2) * 2;
     t->s = realloc(t->s, t->cap);
-    if (!t->s) die("out of memory");
+    if (!t->s) die_oom(0);
   }
   memcpy(t->s + t->n, tmp, (size_t)k);
   t->n += (size_t)k;

@@ -104,6 +104,8 @@ static const OptSpec options[] = {
     {"-v", NULL, OV_FLAG, F(o.verbose), BUILDS, "verbose"},
     {"--dump-after", "PASS", OV_PASS, F(o.lower.dump_after), B(CMD_COMPILE) | B(CMD_RUN),
      "print the IR after lowering pass PASS (or all; an unknown name lists them)"},
+    {"--max-errors", "N", OV_COUNT, F(max_errors), BUILDS,
+     "stop after N errors (default 20; 0: report them all)"},
     {"--verify-passes", NULL, OV_FLAG, F(o.lower.verify), BUILDS,
      "verify the IR after every lowering pass (always after the last)"},
 };
@@ -254,6 +256,7 @@ static void defaults(Cli *c, Command cmd) {
   c->count = 100;
   c->trials = -1; /* cli_parse: 200, or no limit with --time alone */
   c->batch = c->round = 16;
+  c->max_errors = 20;
 }
 
 /* A positional argument: the file (records: first the action). */
@@ -298,6 +301,7 @@ static void finish(Cli *c) {
     exit(1);
   }
   if (c->trials < 0) c->trials = c->time_s > 0 ? INT_MAX : 200;
+  diag_max_errors = c->max_errors;
 }
 
 void cli_parse(Cli *c, int argc, char **argv) {

@@ -38,6 +38,7 @@ typedef struct Cli {
   int batch, jobs, round;
   double time_s, run_timeout_s; /* 0: none / the default */
   bool check_all, quiet, deterministic;
+  int max_errors;              /* stop after this many errors (0: never) */
   Ast *ast;                    /* drv_load's parse of FILE */
 } Cli;
 

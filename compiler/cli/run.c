@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "rt_internal.h"
@@ -47,6 +48,15 @@ bool drv_fits(const LoweredFunc *f, int copies) {
                "kernel %s needs %.1f GiB for its tensors, more than half of this machine's memory "
                "(%.1f GiB): use -D to run it at smaller sizes",
                f->name, bytes * copies / (1 << 30), phys / (1 << 30));
+    return false;
+  }
+  struct rlimit as; /* `ulimit -v`: the address space this process may have */
+  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY &&
+      bytes * copies > 0.8 * (double)as.rlim_cur) {
+    diag_error((Loc){0},
+               "kernel %s needs %.1f GiB for its tensors, more than this process may allocate "
+               "(ulimit -v: %.1f GiB): use -D to run it at smaller sizes",
+               f->name, bytes * copies / (1 << 30), (double)as.rlim_cur / (1 << 30));
     return false;
   }
   return true;

@@ -30,8 +30,10 @@ typedef struct Sym {
 } Sym;
 
 typedef struct SymTab {
-  Vec syms; /* Sym* */
+  Vec syms; /* Sym*, in definition order */
   struct SymTab *parent;
+  Sym **index; /* open addressing by name: the latest Sym of each name (NULL: empty) */
+  int cap;     /* slots of index, a power of two; 0 before the first definition */
 } SymTab;
 
 /* check_names.c: symbol tables and -D overrides. */

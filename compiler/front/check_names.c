@@ -10,12 +10,40 @@ const char *const reduceop_names[] = {"", "+=", "max=", "min=", "*="};
 
 /* ---- symbol tables ------------------------------------------------------------ */
 
-Sym *chk_lookup(SymTab *t, const char *name) {
-  for (; t; t = t->parent)
-    for (int i = t->syms.len - 1; i >= 0; i--) {
-      Sym *y = VEC_AT(t->syms, i);
-      if (strcmp(y->name, name) == 0) return y;
+/* A file may define tens of thousands of constants: names are found through a hash
+ * index, not a scan (a scan made checking quadratic). */
+static uint64_t name_hash(const char *s) {
+  uint64_t h = 1469598103934665603u; /* FNV-1a */
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
+  return h;
+}
+
+/* The slot of NAME in T's index: the one holding it, or the empty one where it goes. */
+static Sym **index_slot(const SymTab *t, const char *name) {
+  unsigned mask = (unsigned)t->cap - 1;
+  for (unsigned i = (unsigned)name_hash(name) & mask;; i = (i + 1) & mask)
+    if (!t->index[i] || strcmp(t->index[i]->name, name) == 0) return &t->index[i];
+}
+
+static void index_put(SymTab *t, Sym *y) {
+  if (2 * (t->syms.len + 1) > t->cap) { /* keep the load under one half */
+    int cap = t->cap ? 2 * t->cap : 16;
+    t->cap = cap;
+    t->index = xalloc(sizeof(Sym *) * (size_t)cap);
+    for (int i = 0; i < t->syms.len; i++) {
+      Sym *old = VEC_AT(t->syms, i);
+      *index_slot(t, old->name) = old;
     }
+  }
+  *index_slot(t, y->name) = y; /* a later definition of a name hides the earlier one */
+}
+
+Sym *chk_lookup(SymTab *t, const char *name) {
+  for (; t; t = t->parent) {
+    if (!t->cap) continue;
+    Sym *y = *index_slot(t, name);
+    if (y) return y;
+  }
   return NULL;
 }
 
@@ -24,6 +52,7 @@ Sym *chk_define(SymTab *t, SymKind k, const char *name, Loc loc) {
   y->kind = k;
   y->name = name;
   y->loc = loc;
+  index_put(t, y);
   vec_push(&t->syms, y);
   return y;
 }

@@ -23,9 +23,11 @@
 
 bool net_is_network_file(const char *path) {
   bool quiet = diag_silent;
+  int errors = diag_errors();
   diag_silent = true; /* a file that does not parse is reported by whoever parses it next */
   Ast *f = parse_file(path);
   diag_silent = quiet;
+  if (errors == 0) diag_reset(); /* ... and counted then, once */
   for (int i = 0; f && i < f->list.len; i++)
     if (((Ast *)VEC_AT(f->list, i))->kind == A_NETWORK) return true;
   return false;

@@ -84,12 +84,23 @@ static const Seen *find_done(const Imports *im, const char *key) {
   return NULL;
 }
 
+/* Does PATH name a .tex file? Only those are imported, and only their lines are quoted in
+ * diagnostics: `import "/etc/shadow"` must not print the file's first line. */
+static bool is_tex_name(const char *path) {
+  size_t n = strlen(path);
+  return n > 4 && strcmp(path + n - 4, ".tex") == 0;
+}
+
 /* Where `import "REL"` in a file of folder DIR points: DIR/REL, then STDLIB/REL. NULL
  * (and an error at IMP) when neither exists. */
 static char *locate(const Ast *imp, const char *dir) {
   const char *rel = imp->sval;
   if (!rel[0]) {
     diag_error(imp->loc, "import of an empty path");
+    return NULL;
+  }
+  if (!is_tex_name(rel)) {
+    diag_error(imp->loc, "only .tex files can be imported, not '%s'", rel);
     return NULL;
   }
   char *p = join(dir, rel);
@@ -188,7 +199,7 @@ Ast *parse_file(const char *path) {
     diag_error((Loc){0}, "cannot read '%s'", path);
     return NULL;
   }
-  diag_source(path, text);
+  if (is_tex_name(path)) diag_source(path, text);
   Ast *f = parse_with_imports(path, text, len);
   free(text);
   return f;

@@ -63,7 +63,7 @@ static void grow_names(void) {
   free(by_name);
   by_key = calloc((size_t)capnames * 2, sizeof(int));
   by_name = calloc((size_t)capnames * 2, sizeof(int));
-  if (!names || !by_key || !by_name) die("out of memory");
+  if (!names || !by_key || !by_name) die_oom(0);
   for (int i = 0; i < nnames; i++) {
     *slot(names[i].key, NULL) = i + 1;
     *slot(NULL, names[i].name) = i + 1;
@@ -257,7 +257,7 @@ char *ir_expr_str(const Expr *e) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  if (!f) die("out of memory");
+  if (!f) die_oom(0);
   pr(f, e);
   fclose(f);
   char *s = xstrdup(buf);

@@ -89,7 +89,7 @@ char *cg_nvrtc_compile(const char *src, const char *arch) {
     size_t n = 0;
     api->ptx_size(prog, &n);
     ptx = malloc(n + 1);
-    if (!ptx) die("out of memory");
+    if (!ptx) die_oom(0);
     api->ptx(prog, ptx);
     ptx[n] = 0;
   }

@@ -107,7 +107,7 @@ static void str_vputf(Str *s, const char *fmt, va_list ap) {
   if (s->len + (size_t)n + 1 > s->cap) {
     s->cap = (s->len + (size_t)n + 1) * 2;
     s->p = realloc(s->p, s->cap);
-    if (!s->p) die("out of memory");
+    if (!s->p) die_oom(0);
   }
   vsnprintf(s->p + s->len, (size_t)n + 1, fmt, ap2);
   s->len += (size_t)n;

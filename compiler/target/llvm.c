@@ -84,7 +84,7 @@ static void bind_var(CG *g, IrVar *v, LLVMValueRef val) {
   if (g->nvars == g->capvars) {
     g->capvars = g->capvars ? 2 * g->capvars : 32;
     g->vars = realloc(g->vars, sizeof *g->vars * (size_t)g->capvars);
-    if (!g->vars) die("out of memory");
+    if (!g->vars) die_oom(0);
   }
   g->vars[g->nvars++] = (VarBind){v, val};
 }
@@ -99,7 +99,7 @@ static void bind_buf(CG *g, Buffer *b, LLVMValueRef ptr) {
   if (g->nbufs == g->capbufs) {
     g->capbufs = g->capbufs ? 2 * g->capbufs : 16;
     g->bufs = realloc(g->bufs, sizeof *g->bufs * (size_t)g->capbufs);
-    if (!g->bufs) die("out of memory");
+    if (!g->bufs) die_oom(0);
   }
   g->bufs[g->nbufs++] = (BufBind){b, ptr};
 }

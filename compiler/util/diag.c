@@ -13,10 +13,11 @@ static Source *sources; /* malloc'd: lives across arenas */
 static int nerrors;
 static char last[1024];
 bool diag_silent;
+int diag_max_errors;
 
 void diag_source(const char *file, const char *text) {
   Source *s = malloc(sizeof *s);
-  if (!s) die("out of memory");
+  if (!s) die_oom(0);
   s->file = strdup(file);
   s->text = strdup(text);
   s->next = sources;
@@ -37,7 +38,13 @@ static void print_caret(Loc loc) {
     if (*p == '\n') l++;
   const char *end = strchr(p, '\n');
   int len = end ? (int)(end - p) : (int)strlen(p);
-  fprintf(stderr, "%.*s\n", len, p);
+  /* Control bytes (a binary file, escape sequences) are shown as '?', never sent to the
+   * terminal. */
+  for (int i = 0; i < len; i++) {
+    unsigned char ch = (unsigned char)p[i];
+    fputc(ch == '\t' || ch >= 0x20 ? ch : '?', stderr);
+  }
+  fputc('\n', stderr);
   for (int i = 1; i < loc.col && i <= len; i++) fputc(p[i - 1] == '\t' ? '\t' : ' ', stderr);
   fputs("^\n", stderr);
 }
@@ -60,6 +67,11 @@ void diag_error(Loc loc, const char *fmt, ...) {
   nerrors++;
   report(loc, "error", fmt, ap);
   va_end(ap);
+  /* As compilers do: 100 KB of garbage is not worth 100k diagnostics. */
+  if (!diag_silent && diag_max_errors > 0 && nerrors >= diag_max_errors) {
+    fprintf(stderr, "texc: error: too many errors (%d); stopping (--max-errors 0 shows all)\n", nerrors);
+    exit(1);
+  }
 }
 
 void diag_warning(Loc loc, const char *fmt, ...) {
@@ -85,6 +97,13 @@ void diag_note(Loc loc, const char *fmt, ...) {
 int diag_errors(void) { return nerrors; }
 void diag_reset(void) { nerrors = 0; last[0] = 0; }
 const char *diag_last(void) { return last; }
+
+_Noreturn void die_oom(size_t bytes) {
+  fputs("texc: error: out of memory", stderr);
+  if (bytes) fprintf(stderr, " (asking for %zu bytes more)", bytes);
+  fputs(": use -D to work at smaller sizes, or allow more memory\n", stderr);
+  exit(1);
+}
 
 _Noreturn void die(const char *fmt, ...) {
   va_list ap;

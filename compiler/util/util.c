@@ -19,7 +19,7 @@ static Arena *current = &root_arena;
 
 Arena *arena_new(void) {
   Arena *a = calloc(1, sizeof *a);
-  if (!a) die("out of memory");
+  if (!a) die_oom(0);
   return a;
 }
 
@@ -44,7 +44,7 @@ void *xalloc(size_t n) {
   if (!c || c->used + n > c->size) {
     size_t size = n > 65536 ? n : 65536;
     c = malloc(sizeof(Chunk) + size);
-    if (!c) die("out of memory");
+    if (!c) die_oom(sizeof(Chunk) + size);
     c->size = size;
     c->used = 0;
     c->next = current->head;
@@ -86,7 +86,7 @@ char *read_file(const char *path, size_t *len) {
     if (n + 4096 + 1 > cap) {
       cap *= 2;
       buf = realloc(buf, cap);
-      if (!buf) die("out of memory");
+      if (!buf) die_oom(0);
     }
     size_t got = fread(buf + n, 1, cap - n - 1, f);
     n += got;

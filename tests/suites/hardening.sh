@@ -40,7 +40,11 @@ expect() {
   local name=$1 secs=$2 want=$3 pat=$4 rc t0 t1
   shift 5
   t0=$(date +%s.%N)
-  timeout "$secs" "$TEXC" "$@" >"$TMP/out" 2>&1; rc=$?
+  local args=() lim=unlimited
+  while [ $# -gt 0 ]; do # --ulimit-v KB: run texc under that address-space limit
+    if [ "$1" = --ulimit-v ]; then lim=$2; shift 2; else args+=("$1"); shift; fi
+  done
+  (ulimit -v "$lim"; exec timeout "$secs" "$TEXC" "${args[@]}") >"$TMP/out" 2>&1; rc=$?
   t1=$(date +%s.%N)
   local took
   took=$(echo "$t1 - $t0" | bc | sed 's/^\./0./' | cut -c1-5)
@@ -85,6 +89,11 @@ open(d + "/overflow.tex", "w").write(
 open(d + "/sym.tex", "w").write("kernel k(A: f32[N, M]) -> B: f32[N, M] {\n  B[i, j] = A[i, j]\n}\n")
 open(d + "/huge.tex", "w").write(
     "kernel k(A: f32[1000000, 1000000]) -> B: f32[1000000, 1000000] {\n  B[i, j] = A[i, j] * 2.0\n}\n")
+open(d + "/consts.tex", "w").write(
+    "".join("const c%d = %d\n" % (i, i) for i in range(100000)) +
+    "kernel k(A: f32[8]) -> B: f32[8] {\n  B[i] = A[i] * c99999\n}\n")
+open(d + "/garbage.tex", "wb").write(bytes((i * 7919 + 13) % 251 for i in range(100000)))
+open(d + "/shadow.tex", "w").write('import "/etc/passwd"\n')
 open(d + "/bigconst.tex", "w").write(
     "const N = 99999999999999999999999\nkernel k(A: f32[N]) -> B: f32[N] {\n  B[i] = A[i]\n}\n")
 EOF
@@ -93,11 +102,27 @@ expect "60 nested min/max over three axes" 10 0 "func k" -- "$TMP/mixed60.tex" -
 expect "an expression 450 levels deep" 10 0 "ok" -- run "$TMP/deep450.tex" --check
 expect "5000 nested parentheses are an error" 10 1 "nested too deeply" -- "$TMP/parens.tex" --emit ir
 expect "a constant beyond 64 bits is an error" 10 1 "error" -- "$TMP/bigconst.tex" --emit ir
+# 100k constants: names are hashed (a scan made this quadratic: 40k took 7 s, 100k minutes).
+expect "100000 constants" 30 0 "func k" -- "$TMP/consts.tex" --emit ir
+# 100 KB of garbage: 20 errors, then a stop (it printed 108k diagnostics).
+expect "garbage stops after 20 errors" 10 1 "too many errors \(20\)" -- "$TMP/garbage.tex"
+if [ "$(grep -c ': error: ' "$TMP/out")" -le 21 ]; then echo "ok - hardening: garbage prints at most 21 errors"
+else echo "not ok - hardening: garbage printed $(grep -c ': error: ' "$TMP/out") errors"; fi
+# Only .tex files are imported, and no line of another file is ever quoted.
+expect "import of a file that is not .tex" 10 1 "only .tex files can be imported" -- "$TMP/shadow.tex"
+expect "a file that is not .tex is not quoted" 10 1 "/etc/passwd:1:1: error" -- /etc/passwd
+if grep -q '^root:' "$TMP/out"; then echo "not ok - hardening: /etc/passwd's first line was quoted"
+else echo "ok - hardening: /etc/passwd's first line is not quoted"; fi
 
 # Resource limits.
 expect "a shape whose byte size overflows int64" 10 1 "overflow.tex:1:10: error: A has too many elements" -- "$TMP/overflow.tex" --emit ir
 expect "symbolic sizes bound so that the size overflows" 10 1 "error: A has too many elements" -- run "$TMP/sym.tex" -D N=4294967296 -D M=4294967296
 expect "a 4 TB tensor in texc run is a clear error" 20 1 "^texc: error|: error: " -- run "$TMP/huge.tex"
+# Under `ulimit -v` the limit is the process's, not the machine's; out of memory anywhere
+# is an error (exit 1), never an abort.
+printf 'kernel k(A: f32[N, N]) -> B: f32[N, N] {\n  B[i, j] = A[i, j] * 2.0\n}\n' >"$TMP/square.tex"
+expect "tensors beyond ulimit -v are a clear error" 20 1 "ulimit -v" -- run "$TMP/square.tex" -D N=20000 --ulimit-v 1500000
+expect "out of memory under ulimit -v is an error" 20 1 "error: .*out of memory" -- run "$TMP/square.tex" -D N=10000 --ulimit-v 1000000
 
 # Random valid kernels against the interpreter.
 if out=$(TEXC="$TEXC" OUT="$TMP/gen" timeout 60 tests/fuzz/kernels.sh 11 12 2>&1); then
