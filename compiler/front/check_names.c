@@ -138,7 +138,11 @@ static Sym *new_size(KCtx *kc, const char *name, Loc loc) {
   if (d) {
     d->used = true;
     y->size = ir_int(d->value);
-    if (d->value < 1) diag_error(loc, "-D %s=%lld: a size must be at least 1", name, (long long)d->value);
+    if (d->value < 1 || d->value > ARITH_SIZE_MAX) {
+      diag_error(loc, "-D %s=%lld: a size must be 1 .. %lld (2^40)", name, (long long)d->value,
+                 (long long)ARITH_SIZE_MAX);
+      y->size = ir_int(1); /* one message, not one per tensor of that size */
+    }
     return y;
   }
   y->var = ir_newvar(name, DT_I64);
