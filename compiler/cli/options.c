@@ -99,7 +99,7 @@ static const OptSpec options[] = {
     {"--mcpu", "CPU", OV_STR, F(o.mcpu), BUILDS, "llvm: the CPU to compile for (default: host)"},
     {"--mtriple", "TRIPLE", OV_STR, F(o.mtriple), BUILDS, "llvm: the target triple"},
     {"--prefix", "P", OV_STR, F(o.prefix), B(CMD_COMPILE),
-     "llvm: export kernel K as the symbol PK (names of the C library are refused without it)"},
+     "llvm: export kernel K as the symbol PK (kernels named like C library functions need one)"},
     {"--opencl-device", "P:D", OV_STR, F(o.opencl_device), BUILDS,
      "opencl: platform P, device D (or a name substring)"},
     {"-O", "LEVEL", OV_OLEVEL, F(o.opt_level), BUILDS, "-O0 .. -O3 (default -O3)"},
