@@ -312,6 +312,7 @@ typedef struct LoweredFunc {
   Stmt *flat;      /* body with one row-major offset per access: the back ends (NULL:
                       not flattened; ir_flat_body makes it) */
   Target target;
+  Loc loc;         /* the kernel's (errors about its exported name) */
 } LoweredFunc;
 
 IrVar *ir_newvar(const char *name, DType t);
@@ -603,6 +604,7 @@ void compare_print(FILE *out, const CompareResult *r);
 typedef struct Options {
   Target target;
   const char *mcpu, *mtriple;   /* llvm: default host */
+  const char *prefix;           /* llvm: of every exported kernel name (--prefix) */
   const char *opencl_device;    /* "P:D" or a name substring */
   int opt_level;                /* 3 */
   bool verbose;

@@ -98,6 +98,8 @@ static const OptSpec options[] = {
     {"--count", "N", OV_POS, F(count), B(CMD_FUZZ), "random schedules per kernel (100)"},
     {"--mcpu", "CPU", OV_STR, F(o.mcpu), BUILDS, "llvm: the CPU to compile for (default: host)"},
     {"--mtriple", "TRIPLE", OV_STR, F(o.mtriple), BUILDS, "llvm: the target triple"},
+    {"--prefix", "P", OV_STR, F(o.prefix), B(CMD_COMPILE),
+     "llvm: export kernel K as the symbol PK (kernels named like C library functions need one)"},
     {"--opencl-device", "P:D", OV_STR, F(o.opencl_device), BUILDS,
      "opencl: platform P, device D (or a name substring)"},
     {"-O", "LEVEL", OV_OLEVEL, F(o.opt_level), BUILDS, "-O0 .. -O3 (default -O3)"},

@@ -136,6 +136,7 @@ static LoweredFunc *make_func(LowerCtx *L, Stmt *body) {
   Kernel *k = L->k;
   LoweredFunc *f = xalloc(sizeof *f);
   f->name = k->name;
+  f->loc = k->loc;
   f->nparams = k->ninputs + k->noutputs;
   f->ninputs = k->ninputs;
   f->params = xalloc(sizeof(Buffer *) * (size_t)(f->nparams + 1));

@@ -166,30 +166,26 @@ typedef struct Gen {
   Vec hoisted;            /* S_IF of the promoted nest whose test was printed outside it */
 } Gen;
 
-static const char *const reserved[] = {
-    "int", "float", "double", "half", "long", "short", "char", "bool", "void", "if", "else",
-    "for", "while", "do", "return", "break", "continue", "const", "static", "inline",
-    "unsigned", "signed", "struct", "union", "enum", "switch", "case", "default", "goto",
-    "sizeof", "volatile", "register", "extern", "auto", "typedef", "restrict", "global",
-    "local", "private", "constant", "kernel", "min", "max", "exp", "log", "sqrt", "abs", "pow",
-    "floor", "ceil", "tanh", "fmin", "fmax", "uint", "uchar", "ushort", "ulong", "true",
-    "false", "threadIdx", "blockIdx", "blockDim", "gridDim", "new", "delete", "class", "this",
-    "template", "namespace", "using", "operator", "size_t", "asm", "main", "NULL", NULL};
-
-/* A C identifier for KEY (a var or buffer) that no other key of the function uses. */
-static const char *name_of(Gen *g, const void *key, const char *want, int id) {
+/* Every identifier made from a user's name is printed with a prefix (gpu_name), so that
+ * no tensor, variable or kernel can be spelled like a keyword, builtin, type or macro of
+ * C, C++, CUDA or OpenCL (int, half, expf, rsqrt, INFINITY, threadIdx, get_group_id,
+ * vload_half...) or like texc's own helpers:
+ *   t_NAME    a tensor: parameter, intermediate, shared or local buffer
+ *   v_NAME    a loop variable or a symbolic size
+ *   kN_NAME   the Nth kernel of function NAME (the host looks it up by this name; kernel
+ *             names are unique in a program, so these are unique in the source)
+ * The names texc makes itself (texc_* helpers, red_acc, the ids of the dialect) start
+ * with none of these. Characters other than [A-Za-z0-9] become '_' (B.i.outer is
+ * v_B_i_outer); a spelling another key of the function has already gets `_ID`. */
+static const char *name_of(Gen *g, const void *key, const char *prefix, const char *want, int id) {
   for (int i = 0; i < g->names.len; i++) {
     Name *n = g->names.data[i];
     if (n->key == key) return n->name;
   }
-  char *s = xstrdup(want && *want ? want : "v");
+  char *s = xprintf("%s%s", prefix, want && *want ? want : "v");
   for (char *p = s; *p; p++)
     if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
       *p = '_';
-  if ((*s >= '0' && *s <= '9') || strncmp(s, "texc_", 5) == 0 || strncmp(s, "__", 2) == 0)
-    s = xprintf("v%s", s);
-  for (int i = 0; reserved[i]; i++)
-    if (strcmp(s, reserved[i]) == 0) s = xprintf("%s_", s);
   for (int i = 0; i < g->names.len; i++)
     if (strcmp(((Name *)g->names.data[i])->name, s) == 0) {
       s = xprintf("%s_%d", s, id);
@@ -203,8 +199,8 @@ static const char *name_of(Gen *g, const void *key, const char *want, int id) {
   return s;
 }
 
-static const char *var_name(Gen *g, IrVar *v) { return name_of(g, v, v->name, v->id); }
-static const char *buf_name(Gen *g, Buffer *b) { return name_of(g, b, b->name, b->id); }
+static const char *var_name(Gen *g, IrVar *v) { return name_of(g, v, "v_", v->name, v->id); }
+static const char *buf_name(Gen *g, Buffer *b) { return name_of(g, b, "t_", b->name, b->id); }
 
 static void line(Gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void line(Gen *g, const char *fmt, ...) {
@@ -762,7 +758,7 @@ static void serial_loop(Gen *g, Stmt *s) {
   const char *buf = buf_name(g, st->buf);
   char *elem = xprintf("%s[%s]", buf, o.p);
   free(o.p);
-  g->promo_name = name_of(g, st, xprintf("%s_acc", buf), st->buf->id);
+  g->promo_name = name_of(g, st, "", xprintf("%s_acc", buf), st->buf->id);
   line(g, "{");
   g->indent++;
   line(g, "%s %s = %s;", ctype(g, st->buf->dtype), g->promo_name, elem);
@@ -1310,7 +1306,7 @@ static void allreduce(Gen *g, Stmt *s, const Reduce *r) {
     return;
   }
   region_barrier(g, s);
-  const char *acc = name_of(g, r->store, "red_acc", r->store->buf->id);
+  const char *acc = name_of(g, r->store, "", "red_acc", r->store->buf->id);
   const char *tid = flat_tid(g, ext);
   line(g, "{");
   g->indent++;
@@ -1623,9 +1619,8 @@ static void emit_func(Gen *g, LoweredFunc *fn, RtGpuFunc *plan) {
   }
   plan->nkernels = launches.len;
   plan->kernels = xalloc(sizeof(RtGpuKernel) * (size_t)(launches.len + 1));
-  const char *base = name_of(g, fn, fn->name, 0);
   for (int i = 0; i < launches.len; i++)
-    emit_kernel(g, launches.data[i], xprintf("%s_k%d", base, i), &plan->kernels[i], &temps);
+    emit_kernel(g, launches.data[i], xprintf("k%d_%s", i, fn->name), &plan->kernels[i], &temps);
 }
 
 char *cg_gpu_source(LoweredFunc **fns, int n, Target t, RtGpuFunc **plans) {

@@ -72,6 +72,7 @@ typedef struct CG {
   IrVar *vvar;                /* the vectorized loop's var */
   int nouts;                  /* outlined functions so far (for names) */
   int in_parallel;            /* > 0 inside an outlined parallel body */
+  const char *sym_prefix;     /* of the kernels' symbols (kernel_symbol); NULL: none */
 } CG;
 
 static LLVMValueRef emit_expr(CG *g, Expr *e);
@@ -904,6 +905,112 @@ static void emit_stmt(CG *g, Stmt *s) {
   }
 }
 
+/* ================================================================= symbols */
+
+/* The names a library of kernels is linked with: the C library (C11 and POSIX functions
+ * and the macros and objects a C program sees), libm (each also with its f and l forms),
+ * the dynamic loader, and the OpenCL and CUDA entry points texc's runtime calls. Exported
+ * under one of these, a kernel would replace the library's function in every program that
+ * links it (a kernel named malloc becomes the program's allocator), or break the module
+ * that calls it (free, aligned_alloc). Names with a reserved prefix: reserved_prefixes. */
+static const char *const c_symbols[] = {
+    /* stdlib.h */
+    "abort", "abs", "aligned_alloc", "atexit", "at_quick_exit", "atof", "atoi", "atol", "atoll",
+    "bsearch", "calloc", "div", "exit", "free", "getenv", "labs", "ldiv", "llabs", "lldiv",
+    "malloc", "mblen", "mbstowcs", "mbtowc", "memalign", "posix_memalign", "pvalloc", "qsort",
+    "quick_exit", "rand", "rand_r", "realloc", "reallocarray", "setenv", "srand", "strtod",
+    "strtof", "strtol", "strtold", "strtoll", "strtoul", "strtoull", "system", "unsetenv",
+    "valloc", "wcstombs", "wctomb", "mkstemp", "mkstemps", "mkdtemp", "realpath",
+    /* string.h, strings.h */
+    "bcmp", "bcopy", "bzero", "memccpy", "memchr", "memcmp", "memcpy", "memmove", "mempcpy",
+    "memset", "stpcpy", "stpncpy", "strcasecmp", "strcat", "strchr", "strcmp", "strcoll",
+    "strcpy", "strcspn", "strdup", "strerror", "strlen", "strncasecmp", "strncat", "strncmp",
+    "strncpy", "strndup", "strnlen", "strpbrk", "strrchr", "strsignal", "strspn", "strstr",
+    "strtok", "strtok_r", "strxfrm",
+    /* stdio.h */
+    "clearerr", "dprintf", "fclose", "fdopen", "feof", "ferror", "fflush", "fgetc", "fgetpos",
+    "fgets", "fileno", "fopen", "fprintf", "fputc", "fputs", "fread", "freopen", "fscanf",
+    "fseek", "fsetpos", "ftell", "fwrite", "getc", "getchar", "getdelim", "getline", "gets",
+    "pclose", "perror", "popen", "printf", "putc", "putchar", "puts", "remove", "rename",
+    "rewind", "scanf", "setbuf", "setvbuf", "snprintf", "sprintf", "sscanf", "stderr", "stdin",
+    "stdout", "tmpfile", "tmpnam", "ungetc", "vfprintf", "vprintf", "vsnprintf", "vsprintf",
+    /* ctype.h, errno.h, assert.h, signal.h, setjmp.h, time.h */
+    "isalnum", "isalpha", "isblank", "iscntrl", "isdigit", "isgraph", "islower", "isprint",
+    "ispunct", "isspace", "isupper", "isxdigit", "tolower", "toupper", "errno", "assert",
+    "signal", "raise", "sigaction", "setjmp", "longjmp", "asctime", "clock", "clock_gettime",
+    "ctime", "difftime", "gmtime", "localtime", "mktime", "nanosleep", "strftime", "time",
+    "timespec_get",
+    /* POSIX (unistd.h, fcntl.h, sys/ headers, sched.h, dlfcn.h) and the loader */
+    "access", "chdir", "close", "dup", "dup2", "environ", "execl", "execlp", "execv", "execve",
+    "execvp", "fcntl", "fork", "fstat", "getcwd", "getpid", "getppid", "ioctl", "isatty",
+    "kill", "lseek", "lstat", "mkdir", "mmap", "mprotect", "munmap", "open", "pipe", "poll",
+    "read", "readlink", "rmdir", "select", "sleep", "stat", "sysconf", "unlink", "usleep",
+    "wait", "waitpid", "write", "sched_yield", "dlclose", "dlerror", "dlopen", "dlsym",
+    "main", "etext", "edata",
+    /* libm: also NAMEf and NAMEl (symbol_clash) */
+    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil", "copysign",
+    "cos", "cosh", "erf", "erfc", "exp", "exp10", "exp2", "expm1", "fabs", "fdim", "floor",
+    "fma", "fmax", "fmin", "fmod", "frexp", "gamma", "hypot", "ilogb", "j0", "j1", "jn",
+    "ldexp", "lgamma", "llrint", "llround", "log", "log10", "log1p", "log2", "logb", "lrint",
+    "lround", "modf", "nan", "nearbyint", "nextafter", "nexttoward", "pow", "remainder",
+    "remquo", "rint", "round", "scalbln", "scalbn", "sin", "sincos", "sinh", "sqrt", "tan",
+    "tanh", "tgamma", "trunc", "y0", "y1", "yn", NULL};
+
+/* Prefixes of names that are not the user's to export: C reserves every external name
+ * that starts with '_' (texc's own symbols are __texc_*), texc's runtime is rt_*, and the
+ * threads, OpenCL, CUDA and NVRTC libraries the runtime calls are pthread_*, cl*, cu*. */
+static const char *const reserved_prefixes[] = {"_", "rt_", "pthread_", "cl", "cu", "nvrtc", NULL};
+
+/* Why NAME cannot be an exported symbol (a phrase after "which is"), or NULL. */
+static const char *symbol_clash(const char *name) {
+  size_t n = strlen(name);
+  for (int i = 0; c_symbols[i]; i++) {
+    size_t m = strlen(c_symbols[i]);
+    bool fl = n == m + 1 && (name[m] == 'f' || name[m] == 'l');
+    if ((n == m || fl) && strncmp(name, c_symbols[i], m) == 0)
+      return "a name of the C library (a program linking it would call the kernel instead)";
+  }
+  for (int i = 0; reserved_prefixes[i]; i++) {
+    const char *p = reserved_prefixes[i];
+    size_t m = strlen(p);
+    bool camel = p[m - 1] != '_'; /* cl, cu, nvrtc only before a capital: clip is fine */
+    if (strncmp(name, p, m) != 0 || (camel && !(name[m] >= 'A' && name[m] <= 'Z'))) continue;
+    if (m == 1) return "reserved for the C implementation (names that start with '_'; texc's own are __texc_*)";
+    return xprintf("reserved for the libraries texc links with (%s%s)", p, camel ? "[A-Z]*" : "*");
+  }
+  return NULL;
+}
+
+/* The symbol of kernel F in the module that G builds. Exported (g->sym_prefix NULL or
+ * --prefix P): the name as written, or P + name, which check_exports has allowed. In the
+ * JIT: `__texc_jit_NAME`, which no user name can be (they may not start with '_'), so
+ * that a kernel named malloc neither binds to nor replaces the process's malloc. */
+static const char *kernel_symbol(const CG *g, const LoweredFunc *f) {
+  return g->sym_prefix ? xprintf("%s%s", g->sym_prefix, f->name) : f->name;
+}
+
+/* Are the names that FNS would export (with O's --prefix) usable as C symbols? An error at
+ * each kernel whose name is not. */
+static bool check_exports(LoweredFunc **fns, int n, const Options *o) {
+  const char *p = o && o->prefix ? o->prefix : "";
+  bool ident = (*p < '0' || *p > '9');
+  for (const char *c = p; *c; c++)
+    ident = ident && ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_');
+  if (!ident) {
+    diag_error((Loc){0}, "--prefix '%s' is not the start of a C identifier ([A-Za-z_][A-Za-z0-9_]*)", p);
+    return false;
+  }
+  bool ok = true;
+  for (int i = 0; i < n; i++) {
+    const char *sym = xprintf("%s%s", p, fns[i]->name), *why = symbol_clash(sym);
+    if (!why) continue;
+    diag_error(fns[i]->loc, "kernel %s would be exported as %s, which is %s: rename the kernel, "
+               "or prefix the exported names with --prefix P", fns[i]->name, sym, why);
+    ok = false;
+  }
+  return ok;
+}
+
 /* ============================================================== functions */
 
 /* `int F(T *params..., int64_t sizes...)`. */
@@ -911,7 +1018,7 @@ static LLVMValueRef build_kernel(CG *g, const LoweredFunc *f) {
   int np = f->nparams + f->nsizes;
   LLVMTypeRef *pt = xalloc(sizeof *pt * (size_t)(np ? np : 1));
   for (int i = 0; i < np; i++) pt[i] = i < f->nparams ? g->ptr : g->i64;
-  LLVMValueRef fn = LLVMAddFunction(g->mod, f->name, LLVMFunctionType(g->i32, pt, (unsigned)np, 0));
+  LLVMValueRef fn = LLVMAddFunction(g->mod, kernel_symbol(g, f), LLVMFunctionType(g->i32, pt, (unsigned)np, 0));
   g->lf = f;
   g->nvars = g->nbufs = g->lanes = 0;
   g->vvar = NULL;
@@ -949,7 +1056,7 @@ static LLVMValueRef build_kernel(CG *g, const LoweredFunc *f) {
 /* `int __texc_packed_F(void **args, const int64_t *sizes)`. */
 static void build_packed(CG *g, const LoweredFunc *f, LLVMValueRef kernel) {
   LLVMTypeRef pt[2] = {g->ptr, g->ptr};
-  const char *name = xprintf("__texc_packed_%s", f->name);
+  const char *name = xprintf("__texc_packed_%s", kernel_symbol(g, f));
   LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->i32, pt, 2, 0));
   begin_function(g, fn);
   int np = f->nparams + f->nsizes;
@@ -967,7 +1074,7 @@ static void build_packed(CG *g, const LoweredFunc *f, LLVMValueRef kernel) {
 /* `__texc_kernels`: "NAME NARGS NSIZES\n" per kernel. */
 static void build_kernel_table(CG *g, LoweredFunc **fns, int n) {
   char *text = xstrdup("");
-  for (int i = 0; i < n; i++) text = xprintf("%s%s %d %d\n", text, fns[i]->name, fns[i]->nparams, fns[i]->nsizes);
+  for (int i = 0; i < n; i++) text = xprintf("%s%s %d %d\n", text, kernel_symbol(g, fns[i]), fns[i]->nparams, fns[i]->nsizes);
   LLVMValueRef s = LLVMConstStringInContext(g->ctx, text, (unsigned)strlen(text), 0);
   LLVMValueRef gv = LLVMAddGlobal(g->mod, LLVMTypeOf(s), "__texc_kernels");
   LLVMSetInitializer(gv, s);
@@ -1030,10 +1137,12 @@ static LLVMTargetMachineRef make_target(const Options *o) {
   return tm;
 }
 
-/* Build and optimize the module of FNS for TM. NULL after a diagnostic. */
+/* Build and optimize the module of FNS for TM, the kernels' symbols starting with
+ * SYM_PREFIX (NULL: none; see kernel_symbol). NULL after a diagnostic. */
 static LLVMModuleRef build_module(LLVMContextRef ctx, LoweredFunc **fns, int n, LLVMTargetMachineRef tm,
-                                  const Options *o) {
+                                  const Options *o, const char *sym_prefix) {
   CG g = {0};
+  g.sym_prefix = sym_prefix;
   g.ctx = ctx;
   g.mod = LLVMModuleCreateWithNameInContext("texc", ctx);
   g.b = LLVMCreateBuilderInContext(ctx);
@@ -1120,13 +1229,16 @@ static LLVMOrcLLJITRef make_jit(LLVMMemoryBufferRef obj) {
   return jit;
 }
 
+/* The JIT's kernels are __texc_jit_NAME (kernel_symbol). */
+#define JIT_PREFIX "__texc_jit_"
+
 static RtModule *llvm_build(LoweredFunc **fns, int n, const Options *o) {
   Options host = o ? *o : (Options){.opt_level = 3};
   host.mtriple = NULL; /* the JIT runs here, whatever --mtriple said */
   LLVMTargetMachineRef tm = make_target(&host);
   if (!tm) return NULL;
   LLVMContextRef ctx = LLVMContextCreate();
-  LLVMModuleRef mod = build_module(ctx, fns, n, tm, o);
+  LLVMModuleRef mod = build_module(ctx, fns, n, tm, o, JIT_PREFIX);
   LLVMMemoryBufferRef obj = NULL;
   char *err = NULL;
   if (mod && LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &err, &obj)) {
@@ -1144,7 +1256,7 @@ static RtModule *llvm_build(LoweredFunc **fns, int n, const Options *o) {
   RtModule *m = rt_module_new(jm, jit_destroy);
   for (int i = 0; i < n; i++) {
     LLVMOrcExecutorAddress addr;
-    const char *sym = xprintf("__texc_packed_%s", fns[i]->name);
+    const char *sym = xprintf("__texc_packed_" JIT_PREFIX "%s", fns[i]->name);
     if (llvm_failed(LLVMOrcLLJITLookup(jit, &addr, sym), "lookup")) {
       rt_module_free(m);
       return NULL;
@@ -1162,19 +1274,42 @@ static const char *c_type(DType t) {
   return names[t];
 }
 
-/* The C prototypes of FNS (f16 as uint16_t, bool as uint8_t). */
-static void write_header(FILE *f, LoweredFunc **fns, int n) {
+/* A parameter's NAME as the header prints it: with '_' after it when it is a keyword of C
+ * or C++, a name of the C library, a reserved one, or a macro or type stdint.h or the
+ * program may define (NULL, EOF, INFINITY, I, *_MIN, *_MAX, *_t): `const float *int_`. */
+static const char *header_param(const char *name) {
+  static const char *const words[] = {
+      "auto", "bool", "break", "case", "char", "class", "const", "continue", "default", "delete",
+      "do", "double", "else", "enum", "extern", "false", "float", "for", "goto", "if", "inline",
+      "int", "long", "namespace", "new", "operator", "private", "public", "protected",
+      "register", "restrict", "return", "short", "signed", "sizeof", "static", "struct",
+      "switch", "template", "this", "true", "typedef", "union", "unsigned", "using", "virtual",
+      "void", "volatile", "while", "NULL", "EOF", "INFINITY", "NAN", "HUGE_VAL", "I",
+      "complex", "imaginary", "alignas", "alignof", "noreturn", "static_assert", "thread_local",
+      "nullptr", "constexpr", "decltype", "mutable", "explicit", "friend", "throw", "try",
+      "catch", "typename", "typeid", NULL};
+  size_t n = strlen(name);
+  bool bad = symbol_clash(name) != NULL;
+  for (int i = 0; words[i] && !bad; i++) bad = strcmp(name, words[i]) == 0;
+  if (n > 2 && strcmp(name + n - 2, "_t") == 0) bad = true;
+  if (n > 4 && (strcmp(name + n - 4, "_MIN") == 0 || strcmp(name + n - 4, "_MAX") == 0)) bad = true;
+  return bad ? xprintf("%s_", name) : name;
+}
+
+/* The C prototypes of FNS (f16 as uint16_t, bool as uint8_t), exported as PREFIX + name. */
+static void write_header(FILE *f, LoweredFunc **fns, int n, const char *prefix) {
   fprintf(f, "/* Generated by texc %s: kernels of this library. Each returns 0, or non-zero\n"
              " * on a size outside 1..2^40 (RT_SIZE_MAX) or a failed allocation. */\n"
              "#pragma once\n#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", TEXC_VERSION);
   for (int i = 0; i < n; i++) {
     const LoweredFunc *fn = fns[i];
-    fprintf(f, "int %s(", fn->name);
+    const char *sym = xprintf("%s%s", prefix ? prefix : "", fn->name);
+    fprintf(f, "int %s(", sym);
     for (int p = 0; p < fn->nparams; p++)
-      fprintf(f, "%s%s%s *%s", p ? ", " : "", p < fn->ninputs ? "const " : "", c_type(fn->params[p]->dtype), fn->params[p]->name);
-    for (int s = 0; s < fn->nsizes; s++) fprintf(f, "%sint64_t %s", fn->nparams + s ? ", " : "", fn->sizes[s]->name);
+      fprintf(f, "%s%s%s *%s", p ? ", " : "", p < fn->ninputs ? "const " : "", c_type(fn->params[p]->dtype), header_param(fn->params[p]->name));
+    for (int s = 0; s < fn->nsizes; s++) fprintf(f, "%sint64_t %s", fn->nparams + s ? ", " : "", header_param(fn->sizes[s]->name));
     if (!fn->nparams && !fn->nsizes) fprintf(f, "void");
-    fprintf(f, ");\nint __texc_packed_%s(void **args, const int64_t *sizes);\n\n", fn->name);
+    fprintf(f, ");\nint __texc_packed_%s(void **args, const int64_t *sizes);\n\n", sym);
   }
   fprintf(f, "#ifdef __cplusplus\n}\n#endif\n");
 }
@@ -1267,13 +1402,14 @@ static bool emit_machine(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char 
 }
 
 static bool llvm_emit(LoweredFunc **fns, int n, const char *kind, const char *path, const Options *o) {
+  if (!check_exports(fns, n, o)) return false;
   if (strcmp(kind, "header") == 0) {
     FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
     if (!f) {
       diag_error((Loc){0}, "cannot write %s", path);
       return false;
     }
-    write_header(f, fns, n);
+    write_header(f, fns, n, o ? o->prefix : NULL);
     if (f != stdout) fclose(f);
     return true;
   }
@@ -1289,7 +1425,7 @@ static bool llvm_emit(LoweredFunc **fns, int n, const char *kind, const char *pa
   LLVMTargetMachineRef tm = make_target(o);
   if (!tm) return false;
   LLVMContextRef ctx = LLVMContextCreate();
-  LLVMModuleRef mod = build_module(ctx, fns, n, tm, o);
+  LLVMModuleRef mod = build_module(ctx, fns, n, tm, o, o ? o->prefix : NULL);
   bool ok = mod != NULL;
   if (ok && ir) {
     char *text = LLVMPrintModuleToString(mod);
