@@ -50,9 +50,9 @@ if [ ! -x "$B/fuzz/fuzz_parse" ]; then
   exit 0
 fi
 if out=$(B="$B" timeout 120 tests/fuzz/run.sh 20 2>&1); then
-  runs=$(echo "$out" | sed -n 's/^Done \([0-9]*\) runs.*/\1/p')
+  runs=$(echo "$out" | sed -n 's/^parser fuzzing: \([0-9?]*\) executions.*/\1/p')
   echo "ok - fuzz: 20 seconds of fuzzing, ${runs:-?} inputs, no crash"
 else
   echo "not ok - fuzz: 20 seconds of fuzzing found a problem (inputs in $B/fuzz/)"
-  echo "$out" | grep -E 'ERROR|SUMMARY|abort|artifact|round-trip|stable' | head -20 | sed 's/^/#   /'
+  echo "$out" | grep -E -A20 '^parser fuzzing: ' | head -22 | sed 's/^/#   /'
 fi
