@@ -39,7 +39,7 @@ campaign() {
     why=""
     if [ -n "$replay" ] && [ -x "$replay" ]; then
       why=$(ASAN_OPTIONS=detect_leaks=0 timeout 20 "$replay" "$f" 2>&1 |
-        grep -m1 -E 'fuzz_[a-z]*:|ERROR: [A-Za-z]*Sanitizer|runtime error|internal error|SUMMARY' | cut -c1-160)
+        grep -m1 -E '^fuzz_[a-z]*: |ERROR: [A-Za-z]*Sanitizer|runtime error|internal error|SUMMARY' | cut -c1-160)
       [ -z "$why" ] && why="(does not reproduce alone, or a timeout)"
     fi
     echo "  $f: $why"
