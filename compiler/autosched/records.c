@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -189,6 +190,25 @@ struct RecordLog {
   bool failed; /* a write failed: nothing more is written */
 };
 
+/* The logs open in this process: a forked child (a measurement, a device query) closes
+ * them, so that a child outliving a killed tune does not keep the log locked. */
+#define MAX_OPEN_LOGS 8
+static int open_fds[MAX_OPEN_LOGS];
+static int nopen;
+
+static void close_logs_in_child(void) {
+  for (int i = 0; i < nopen; i++) close(open_fds[i]);
+  nopen = 0;
+}
+
+static void track_fd(int fd, bool add) {
+  static bool registered;
+  if (!registered) registered = pthread_atfork(NULL, NULL, close_logs_in_child) == 0;
+  if (add && nopen < MAX_OPEN_LOGS) open_fds[nopen++] = fd;
+  for (int i = 0; !add && i < nopen; i++)
+    if (open_fds[i] == fd) open_fds[i] = open_fds[--nopen];
+}
+
 /* The pid holding an flock on the file FD, from /proc/locks; 0 when unknown. */
 static long flock_holder(int fd) {
   struct stat st;
@@ -258,6 +278,7 @@ RecordLog *records_open(const char *path, bool truncate) {
   RecordLog *log = calloc(1, sizeof *log);
   if (!log) die("out of memory");
   *log = (RecordLog){.path = sdup(path), .fd = fd};
+  track_fd(fd, true);
   bool ok = true;
   if (truncate) ok = ftruncate(fd, 0) == 0 || errno == EINVAL; /* EINVAL: not a file */
   else if (ends_cut(path)) {
@@ -302,6 +323,7 @@ bool records_close(RecordLog *log) {
   bool ok = fsync(log->fd) == 0 || errno == EINVAL || errno == EROFS;
   int err = errno;
   if (log->failed) ok = false;
+  track_fd(log->fd, false);
   if (close(log->fd) != 0 && ok) ok = false, err = errno;
   if (!ok && !log->failed)
     fprintf(stderr, "texc: error: cannot write the records log %s: %s\n", log->path,
