@@ -235,11 +235,10 @@ static bool ends_cut(const char *path) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   struct stat st;
   char c = '\n';
-  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-      pread(fd, &c, 1, st.st_size - 1) != 1)
-    c = '\n';
+  bool cut = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+             pread(fd, &c, 1, st.st_size - 1) == 1 && c != '\n';
   if (fd >= 0) close(fd);
-  return c != '\n';
+  return cut;
 }
 
 /* Write all of BUF to the log; a short write is undone (the file cut back to where it was)
@@ -249,10 +248,9 @@ static bool log_write(RecordLog *log, const char *buf, size_t n) {
   if (w == (ssize_t)n) return true;
   int err = w < 0 ? errno : ENOSPC;
   struct stat st;
-  if (w > 0 && fstat(log->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= w &&
-      ftruncate(log->fd, st.st_size - w) != 0) {
-    /* the partial line stays; the next records_open starts a new line after it */
-  }
+  bool undone = w > 0 && fstat(log->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= w &&
+                ftruncate(log->fd, st.st_size - w) == 0;
+  (void)undone; /* when not undone, the partial line stays: the next records_open ends it */
   errno = err;
   return false;
 }
