@@ -73,8 +73,16 @@ bool rec_from_json(const char *line, Record *out);
 /* Load every record of PATH (a missing file is an empty list). A corrupt or foreign line
  * is skipped with a warning naming its line number. Returns false only on read errors. */
 bool records_load(const char *path, RecordList *out);
-/* Append one record as one write(2) of a whole line to PATH (O_APPEND). */
-bool records_append(const char *path, const Record *r);
+/* The log opened for appending (created when missing; emptied first when TRUNCATE), with
+ * an flock held until records_close: NULL (reported) when it cannot be opened for
+ * appending or another tune holds it. A last line cut off mid-write is ended first. */
+typedef struct RecordLog RecordLog;
+RecordLog *records_open(const char *path, bool truncate);
+/* Append R as one line in one write(); false (reported) when it fails: stop then. */
+bool records_write(RecordLog *log, const Record *r);
+/* fsync, close and free LOG (NULL: nothing); false (reported) when that or a write failed. */
+bool records_close(RecordLog *log);
+bool records_failed(const RecordLog *log); /* a write failed (reported) */
 /* The best successful record for WORKLOAD and TARGET, or NULL. */
 const Record *records_best(const RecordList *l, const char *workload, const char *target);
 /* The target properties of this machine: cpu name and threads. */
@@ -182,7 +190,7 @@ typedef struct SearchOpts {
   int population;
   int generations;
   double eps_random;    /* fraction of each batch chosen at random */
-  const char *records;  /* NULL: records are not written */
+  RecordLog *log;       /* NULL: records are not written */
   bool quiet;
   /* The model and the seeds of evolution see features_pseudo_cost instead of measured
    * times: a seeded search then measures the same candidates in the same order. */
@@ -193,6 +201,7 @@ typedef struct SearchResult {
   char *best_text;      /* malloc'd; NULL when nothing succeeded */
   double best_ms;
   int measured, errors;
+  bool log_failed;      /* stopped at a record that could not be appended (reported) */
 } SearchResult;
 
 /* Search schedules of TASK; prior records (PRIOR, may be NULL) warm-start the model and

@@ -157,6 +157,7 @@ typedef struct NetTuneArgs {
   uint64_t seed;
   Define *defs;
   int ndefs;
+  RecordLog *log; /* open and locked for the tune's duration */
 } NetTuneArgs;
 
 static NetTuneArgs args_of(const Cli *c) {
@@ -273,7 +274,7 @@ static void measure_append(const Network *n, const NetTuneArgs *a, int i, char *
     r[j].timestamp = tune_now();
     r[j].version = strdup(TEXC_VERSION);
     if (!r[j].error_msg) r[j].error_msg = strdup("");
-    records_append(a->records, &r[j]);
+    records_write(a->log, &r[j]); /* a failure is reported and stops the tune */
     rec_free(&r[j]);
   }
   free(m.ctx);
@@ -296,7 +297,7 @@ static bool measure_default(const Network *n, const NetTuneArgs *a, int i) {
  * measured again, REMEASURE_TOP x 2 runs each, so that the best is judged by all its runs
  * (best_schedule pools them) rather than by one lucky measurement on a shared machine. */
 static void remeasure_best(const Network *n, const NetTuneArgs *a) {
-  for (int i = 0; i < n->ntasks; i++) {
+  for (int i = 0; i < n->ntasks && !records_failed(a->log); i++) {
     const RecordList *l = records(a->records, true);
     int cnt;
     int *idx = task_records(n, i, a->target, l, &cnt);
@@ -338,7 +339,7 @@ static void tune_round(const Network *n, const NetTuneArgs *a, int i, int trials
   Measurer m = measurer_of(a);
   SearchOpts so = {.trials = trials, .seed = seed, .batch = trials < 16 ? trials : 16,
                    .population = 64, .generations = 3, .eps_random = 0.1,
-                   .records = a->records, .quiet = true};
+                   .log = a->log, .quiet = true};
   SearchResult res;
   Arena *ar = arena_new(), *old = arena_swap(ar);
   if (tune_search(&t, &m, &so, records(a->records, false), &res)) free(res.best_text);
@@ -353,12 +354,14 @@ int net_tune_main(Cli *c) {
   if (!n) return 1;
   TaskState *st = xalloc(sizeof *st * (size_t)(n->ntasks + 1));
   for (int i = 0; i < n->ntasks; i++) st[i].prev_best = INFINITY;
+  a.log = records_open(a.records, false); /* before the search: fail fast */
+  if (!a.log) return 1;
   refresh(n, &a, st);
   printf("network %s: %d calls, %d tasks; records %s\n", n->name, n->nnodes, n->ntasks, a.records);
   double t0 = now_s();
   int used = 0;
   print_table(n, st, 0, 0);
-  for (int r = 1; used < a.trials; r++) {
+  for (int r = 1; used < a.trials && !records_failed(a.log); r++) {
     if (a.time_s > 0 && now_s() - t0 > a.time_s) break;
     int i = pick_task(n, st, a.round);
     int k = a.trials - used < a.round ? a.trials - used : a.round;
@@ -367,7 +370,7 @@ int net_tune_main(Cli *c) {
     double prev = st[i].best;
     int searched = k;
     if (!st[i].visited && measure_default(n, &a, i)) searched--; /* the default, once */
-    if (searched > 0) tune_round(n, &a, i, searched, a.seed + (uint64_t)r * 7919u);
+    if (searched > 0 && !records_failed(a.log)) tune_round(n, &a, i, searched, a.seed + (uint64_t)r * 7919u);
     refresh(n, &a, st);
     st[i].prev_best = prev;
     st[i].visited = true;
@@ -375,11 +378,11 @@ int net_tune_main(Cli *c) {
     used += k;
     print_table(n, st, now_s() - t0, used);
   }
-  if (used > 0) {
+  if (used > 0 && !records_failed(a.log)) {
     printf("\nmeasuring the best schedules of every task again\n");
     remeasure_best(n, &a);
     refresh(n, &a, st);
     print_table(n, st, now_s() - t0, used);
   }
-  return 0;
+  return records_close(a.log) ? 0 : 1;
 }

@@ -1,5 +1,11 @@
 /* records.c — the tuning log: one JSON object per line, appended whole; and
- * `texc records show|best|distill FILE`. */
+ * `texc records show|best|distill FILE`.
+ *
+ * The log's guarantees (docs/TUNING.md): a writer holds an flock on it, so a second tune on
+ * the same log fails at once (readers take no lock); each record is one write() of a whole
+ * line with O_APPEND; a line cut off mid-write is ended by the next writer, so it costs
+ * only itself, and readers skip it with a warning naming FILE:LINE; the first write that
+ * fails stops the tune with an error, every record written before it kept. */
 #include "autosched.h"
 #include "cli/options.h"
 
@@ -7,9 +13,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* ORDER TuneError */
@@ -137,29 +147,154 @@ bool rec_from_json(const char *line, Record *out) {
   return ok;
 }
 
+#define MAX_LOAD_WARNINGS 10
+
+/* Every line of PATH that is a record, in order; the others are skipped with a warning
+ * naming PATH:LINE (the first MAX_LOAD_WARNINGS, then a count). A missing file is an empty
+ * log, as is a device; false when it exists and cannot be read. */
 bool records_load(const char *path, RecordList *out) {
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+    return true; /* a device (/dev/null, /dev/full): no records to read, and no end */
   size_t len;
   char *text = read_file(path, &len);
   if (!text) return errno == ENOENT;
-  int lineno = 0;
+  int lineno = 0, bad = 0;
   for (char *p = text, *nl; *p; p = nl ? nl + 1 : p + strlen(p)) {
     nl = strchr(p, '\n');
     lineno++;
-    if (!nl) break; /* a line without its newline was cut off mid-write: ignore it */
-    *nl = 0;
+    if (nl) *nl = 0;
     if (p[strspn(p, " \t\r")] == 0) continue;
     Record r;
-    if (rec_from_json(p, &r))
+    if (nl && rec_from_json(p, &r)) {
       reclist_push(out, r);
-    else
-      fprintf(stderr, "%s:%d: warning: skipping a line that is not a texc record\n", path,
-              lineno);
+      continue;
+    }
+    if (++bad <= MAX_LOAD_WARNINGS)
+      fprintf(stderr, "%s:%d: warning: skipping %s\n", path, lineno,
+              nl ? "a line that is not a texc record"
+                 : "the last line: it was cut off mid-write (no newline at the end)");
   }
+  if (bad > MAX_LOAD_WARNINGS)
+    fprintf(stderr, "%s: warning: %d lines skipped in all\n", path, bad);
   free(text);
   return true;
 }
 
-bool records_append(const char *path, const Record *r) {
+/* ---------------------------------------------------------------- the log, for writing */
+
+struct RecordLog {
+  char *path;
+  int fd;      /* O_WRONLY | O_APPEND, holding an flock(LOCK_EX) until records_close */
+  int written; /* records appended through this handle */
+  bool failed; /* a write failed: nothing more is written */
+};
+
+/* The logs open in this process: a forked child (a measurement, a device query) closes
+ * them, so that a child outliving a killed tune does not keep the log locked. */
+#define MAX_OPEN_LOGS 8
+static int open_fds[MAX_OPEN_LOGS];
+static int nopen;
+
+static void close_logs_in_child(void) {
+  for (int i = 0; i < nopen; i++) close(open_fds[i]);
+  nopen = 0;
+}
+
+static void track_fd(int fd, bool add) {
+  static bool registered;
+  if (!registered) registered = pthread_atfork(NULL, NULL, close_logs_in_child) == 0;
+  if (add && nopen < MAX_OPEN_LOGS) open_fds[nopen++] = fd;
+  for (int i = 0; !add && i < nopen; i++)
+    if (open_fds[i] == fd) open_fds[i] = open_fds[--nopen];
+}
+
+/* The pid holding an flock on the file FD, from /proc/locks; 0 when unknown. */
+static long flock_holder(int fd) {
+  struct stat st;
+  FILE *f = fstat(fd, &st) == 0 ? fopen("/proc/locks", "r") : NULL;
+  char line[256];
+  long pid = 0;
+  while (f && !pid && fgets(line, sizeof line, f)) {
+    char kind[16];
+    long p;
+    unsigned maj, min;
+    unsigned long long ino;
+    /* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" */
+    if (sscanf(line, "%*d: %15s %*s %*s %ld %x:%x:%llu", kind, &p, &maj, &min, &ino) == 5 &&
+        !strcmp(kind, "FLOCK") && ino == (unsigned long long)st.st_ino &&
+        makedev(maj, min) == st.st_dev && p != (long)getpid())
+      pid = p;
+  }
+  if (f) fclose(f);
+  return pid;
+}
+
+/* Does PATH end in something other than '\n' (a line cut off mid-write)? */
+static bool ends_cut(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  char c = '\n';
+  bool cut = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+             pread(fd, &c, 1, st.st_size - 1) == 1 && c != '\n';
+  if (fd >= 0) close(fd);
+  return cut;
+}
+
+/* Write all of BUF to the log; a short write is undone (the file cut back to where it was)
+ * so that no partial line stays. */
+static bool log_write(RecordLog *log, const char *buf, size_t n) {
+  ssize_t w = write(log->fd, buf, n);
+  if (w == (ssize_t)n) return true;
+  int err = w < 0 ? errno : ENOSPC;
+  struct stat st;
+  bool undone = w > 0 && fstat(log->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= w &&
+                ftruncate(log->fd, st.st_size - w) == 0;
+  (void)undone; /* when not undone, the partial line stays: the next records_open ends it */
+  errno = err;
+  return false;
+}
+
+RecordLog *records_open(const char *path, bool truncate) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    fprintf(stderr, "texc: error: cannot open the records log %s for appending: %s\n", path,
+            strerror(errno));
+    return NULL;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+    long pid = flock_holder(fd);
+    char who[32] = "";
+    if (pid > 0) snprintf(who, sizeof who, " (pid %ld)", pid);
+    fprintf(stderr,
+            "texc: error: the records log %s is in use by another texc tune%s: wait for it "
+            "to end, or give this one another log with --records\n",
+            path, who);
+    close(fd);
+    return NULL;
+  } /* other flock errors (a file system without locks): go on unlocked */
+  RecordLog *log = calloc(1, sizeof *log);
+  if (!log) die("out of memory");
+  *log = (RecordLog){.path = sdup(path), .fd = fd};
+  track_fd(fd, true);
+  bool ok = true;
+  if (truncate) ok = ftruncate(fd, 0) == 0 || errno == EINVAL; /* EINVAL: not a file */
+  else if (ends_cut(path)) {
+    fprintf(stderr,
+            "%s: warning: the last line was cut off mid-write; it stays as a line that is "
+            "not a record, and new records start on the next line\n", path);
+    ok = log_write(log, "\n", 1);
+  }
+  if (!ok) {
+    fprintf(stderr, "texc: error: cannot write the records log %s: %s\n", path, strerror(errno));
+    records_close(log);
+    return NULL;
+  }
+  return log;
+}
+
+bool records_write(RecordLog *log, const Record *r) {
+  if (log->failed) return false;
   char *s = rec_to_json(r);
   size_t n = strlen(s);
   char *line = malloc(n + 2);
@@ -167,13 +302,36 @@ bool records_append(const char *path, const Record *r) {
   memcpy(line, s, n);
   line[n] = '\n';
   free(s);
-  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  bool ok = fd >= 0 && write(fd, line, n + 1) == (ssize_t)(n + 1);
-  if (fd >= 0) close(fd);
+  bool ok = log_write(log, line, n + 1); /* one write of the whole line */
   free(line);
-  if (!ok) fprintf(stderr, "texc: error: cannot append to %s: %s\n", path, strerror(errno));
+  if (!ok) {
+    log->failed = true;
+    fprintf(stderr,
+            "texc: error: cannot append to the records log %s: %s; stopping (the %d records "
+            "appended before are kept)\n", log->path, strerror(errno), log->written);
+    return false;
+  }
+  log->written++;
+  return true;
+}
+
+bool records_close(RecordLog *log) {
+  if (!log) return true;
+  /* fsync: what was written survives a power cut too (EINVAL: a device without it) */
+  bool ok = fsync(log->fd) == 0 || errno == EINVAL || errno == EROFS;
+  int err = errno;
+  if (log->failed) ok = false;
+  track_fd(log->fd, false);
+  if (close(log->fd) != 0 && ok) ok = false, err = errno;
+  if (!ok && !log->failed)
+    fprintf(stderr, "texc: error: cannot write the records log %s: %s\n", log->path,
+            strerror(err));
+  free(log->path);
+  free(log);
   return ok;
 }
+
+bool records_failed(const RecordLog *log) { return log && log->failed; }
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -313,15 +471,10 @@ static int records_best_cmd(const RecordList *l) {
 static int records_distill(const RecordList *l, const char *out) {
   int *idx = malloc(sizeof(int) * (size_t)(l->n + 1));
   int n = best_per_task(l, idx);
-  int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) {
-    fprintf(stderr, "texc: error: cannot write %s: %s\n", out, strerror(errno));
-    free(idx);
-    return 1;
-  }
-  close(fd);
-  bool ok = true;
-  for (int i = 0; i < n && ok; i++) ok = records_append(out, &l->r[idx[i]]);
+  RecordLog *log = records_open(out, true);
+  bool ok = log != NULL;
+  for (int i = 0; i < n && ok; i++) ok = records_write(log, &l->r[idx[i]]);
+  if (log && !records_close(log)) ok = false;
   free(idx);
   if (ok) fprintf(stderr, "%s: %d records kept of %d\n", out, n, l->n);
   return ok ? 0 : 1;

@@ -43,6 +43,7 @@ typedef struct Search {
   int ntop;
   double best_ms;
   char *best_text;
+  bool log_failed; /* a record could not be appended: the search stops */
 } Search;
 
 static uint64_t text_hash(const char *s) {
@@ -335,7 +336,7 @@ static void measure_batch(Search *s, Measurer *m, Entry *batch, int n, SearchRes
     Record *r = &recs[i];
     fill_record(s->task, texts[i], r);
     verify_best(s, r, m->o.check_all);
-    if (s->o->records) records_append(s->o->records, r);
+    if (s->o->log && !s->log_failed && !records_write(s->o->log, r)) s->log_failed = true;
     double ms = rec_cost(r);
     /* what steers the search: the measured time, or its deterministic stand-in */
     bool ran = r->error == TE_OK || r->error == TE_RUN_TIMEOUT; /* a timeout is noise too */
@@ -393,7 +394,7 @@ static void retime_top(Search *s, Measurer *m) {
   for (int i = 0; i < n; i++) {
     Record *r = &recs[i];
     fill_record(s->task, texts[i], r);
-    if (s->o->records) records_append(s->o->records, r);
+    if (s->o->log && !s->log_failed && !records_write(s->o->log, r)) s->log_failed = true;
     old[i] = (Record){.ncosts = s->top[i].nc, .error = TE_OK};
     memcpy(old[i].costs, s->top[i].costs, sizeof old[i].costs);
     double ms = r->error == TE_OK ? joint_median(&old[i], r) : INFINITY;
@@ -435,7 +436,8 @@ bool tune_search(Task *task, Measurer *m, const SearchOpts *o, const RecordList 
   double t0 = now_s();
   int batch_n = o->batch > 0 ? o->batch : 16;
   Entry *batch = calloc((size_t)batch_n, sizeof *batch);
-  for (int round = 1, stall = 0; res->measured < o->trials && stall < 3; round++) {
+  for (int round = 1, stall = 0; res->measured < o->trials && stall < 3 && !s.log_failed;
+       round++) {
     if (o->time_s > 0 && now_s() - t0 > o->time_s) break;
     Arena *ar = arena_new(), *old = arena_swap(ar);
     int want = o->trials - res->measured < batch_n ? o->trials - res->measured : batch_n;
@@ -455,7 +457,7 @@ bool tune_search(Task *task, Measurer *m, const SearchOpts *o, const RecordList 
     progress(&s, round, res->measured, t0);
   }
   free(batch);
-  if (!o->deterministic && o->trials >= RETIME_MIN_TRIALS && s.ntop > 1 &&
+  if (!o->deterministic && o->trials >= RETIME_MIN_TRIALS && s.ntop > 1 && !s.log_failed &&
       (o->time_s <= 0 || now_s() - t0 < o->time_s)) {
     Arena *ar = arena_new(), *old = arena_swap(ar);
     retime_top(&s, m);
@@ -464,6 +466,7 @@ bool tune_search(Task *task, Measurer *m, const SearchOpts *o, const RecordList 
   }
   res->best_ms = s.best_ms;
   res->best_text = s.best_text;
+  res->log_failed = s.log_failed;
   free_entries(s.top, s.ntop);
   free(s.seen);
   free(s.rows);

@@ -21,6 +21,7 @@ typedef struct TuneArgs {
   Define *defs;
   int ndefs;
   bool check_all, quiet, deterministic;
+  RecordLog *log; /* open and locked for the tune's duration */
 } TuneArgs;
 
 static TuneArgs args_of(const Cli *c) {
@@ -65,7 +66,7 @@ static MeasureOpts measure_opts(const TuneArgs *a) {
 static SearchOpts search_opts(const TuneArgs *a) {
   SearchOpts s = {.trials = a->trials, .time_s = a->time_s, .seed = a->seed, .batch = a->batch,
                   .population = 64, .generations = 3, .eps_random = 0.1,
-                  .records = a->records, .quiet = a->quiet, .deterministic = a->deterministic};
+                  .log = a->log, .quiet = a->quiet, .deterministic = a->deterministic};
   return s;
 }
 
@@ -84,6 +85,10 @@ static bool tune_kernel(const TuneArgs *a, Task *t, const RecordList *prior) {
             a->time_s > 0 ? " at most" : "");
   bool ok = tune_search(t, &m, &so, prior, &res);
   free(m.ctx);
+  if (res.log_failed) { /* reported: no result that its records do not back */
+    free(res.best_text);
+    return false;
+  }
   if (!ok || !res.best_text) {
     fprintf(stderr, "texc tune: error: no schedule of %s could be measured (%d trials, %d errors)\n",
             t->kernel->name, res.measured, res.errors);
@@ -106,6 +111,8 @@ int tune_main(Cli *c, Program *p) {
   }
   Target tg = a.target;
   Ast *file = c->ast;
+  a.log = records_open(a.records, false); /* before the search: fail fast */
+  if (!a.log) return 1;
   RecordList prior = {0};
   records_load(a.records, &prior);
   int rc = 0;
@@ -119,8 +126,10 @@ int tune_main(Cli *c, Program *p) {
     }
     t.opts = c->o; /* -O, --mcpu, --opencl-device as for run and bench */
     if (!tune_kernel(&a, &t, &prior)) rc = 1;
+    if (records_failed(a.log)) break; /* reported; the records before it are kept */
   }
   reclist_free(&prior);
+  if (!records_close(a.log)) rc = 1;
   return rc;
 }
 
@@ -147,14 +156,23 @@ bool tune_auto_steps(Kernel *k, Target t, const Options *o, const char *records_
   fprintf(stderr, "texc: note: no record for %s on %s in %s: searching %d trials\n", k->name,
           target_names[t], path, AUTO_TRIALS);
   TuneArgs a = {.records = path, .trials = AUTO_TRIALS, .repeat = 3, .seed = 1, .batch = 16,
-                .quiet = true};
+                .quiet = true, .log = records_open(path, false)};
+  if (!a.log) {
+    reclist_free(&l);
+    return false;
+  }
   MeasureOpts mo = measure_opts(&a);
   Measurer m = measurer_local(&mo);
   SearchOpts so = search_opts(&a);
   SearchResult res;
   bool ok = tune_search(&task, &m, &so, &l, &res) && res.best_text;
+  bool logged = records_close(a.log) && !res.log_failed;
   free(m.ctx);
   reclist_free(&l);
+  if (!logged) {
+    free(res.best_text);
+    return false;
+  }
   if (!ok) {
     diag_error(k->loc, "auto schedule of '%s': no candidate could be measured", k->name);
     free(res.best_text);

@@ -6,12 +6,37 @@
  * text; steps the schedule rejects are dropped. Every accepted schedule is lowered and run
  * by the interpreter (and compiled, unless --interp) and must match the default schedule's
  * interpreted result. A failure prints the schedule block that reproduces it.
+ *
+ * Each trial runs in a forked child, so that a crash (a signal) or a hang (past
+ * --run-timeout) of the compiler or of the compiled code is one finding, reported with
+ * the steps that reproduce it, and the remaining trials still run. The child writes the
+ * steps as it goes, and its verdict, into a shared TrialReport.
  */
 #include "driver.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FUZZ_TIMEOUT_S 60 /* one trial, when --run-timeout is not given */
+
+/* ORDER TrialKind */
+typedef enum { TRIAL_OK, TRIAL_MISMATCH, TRIAL_ERROR, TRIAL_CRASH, TRIAL_TIMEOUT, TRIAL_NKINDS } TrialKind;
+
+/* What a trial's child tells the parent, in memory they share. */
+typedef struct TrialReport {
+  char text[16384];  /* the steps so far (the one being tried included), one per line */
+  char stage[32];    /* what the child was doing: for a crash or a hang */
+  char why[1024];    /* the verdict's reason */
+  int kind;          /* TrialKind; TRIAL_CRASH until the child gives its verdict */
+  bool lower_error;  /* accepted steps failed to lower */
+} TrialReport;
 
 typedef struct Rng {
   uint64_t s;
@@ -39,6 +64,7 @@ typedef struct Trial {
   int nst;
   Vec fresh; /* names introduced by this trial's steps */
   int next_name;
+  TrialReport *rep;
 } Trial;
 
 static bool is_fresh(Trial *t, const char *name) {
@@ -175,6 +201,7 @@ static Schedule *random_schedule(Trial *t, int nsteps, char **text) {
     read_view(t, sched_describe(s));
     char *step = random_step(t);
     Vec st = {0};
+    if (step) snprintf(t->rep->text, sizeof t->rep->text, "%s  %s\n", *text, step);
     if (!step || !parse_steps("<random>", step, &st) || st.len != 1) continue;
     if (!sched_step(s, st.data[0])) continue;
     vec_push(&kept, st.data[0]);
@@ -182,29 +209,46 @@ static Schedule *random_schedule(Trial *t, int nsteps, char **text) {
     applied++;
     if (sched_check_attach(s)) nvalid = kept.len, valid_text = *text;
   }
+  snprintf(t->rep->text, sizeof t->rep->text, "%s", *text);
   if (nvalid == kept.len) return s;
   s = sched_new(t->k, TARGET_LLVM);
+  *text = valid_text;
+  snprintf(t->rep->text, sizeof t->rep->text, "%s", *text);
   for (int i = 0; s && i < nvalid; i++)
     if (!sched_step(s, kept.data[i])) s = NULL;
-  *text = valid_text;
   return s;
 }
 
-typedef struct Tally {
-  int checked, failed, lower_errors;
-} Tally;
+static void set_stage(TrialReport *rep, const char *stage) {
+  snprintf(rep->stage, sizeof rep->stage, "%s", stage);
+}
 
-/* One trial: build, lower, interpret (and compile), compare. */
-static void run_trial(Cli *c, Trial *t, void **args, void **ref, Tally *tally, int n) {
+/* TEXC_FUZZ_INJECT=crash:N,hang:M makes trial N crash (trial M hang) once its schedule is
+ * built: a hidden hook for the tests. */
+static void inject(int n) {
+  const char *e = getenv("TEXC_FUZZ_INJECT"), *p;
+  if (!e) return;
+  if ((p = strstr(e, "crash:")) && atoi(p + 6) == n) raise(SIGSEGV);
+  if ((p = strstr(e, "hang:")) && atoi(p + 5) == n)
+    for (;;) pause();
+}
+
+/* One trial, in the child: build, lower, interpret (and compile), compare; the verdict
+ * into T->rep. */
+static void run_trial(Cli *c, Trial *t, int n, void **args, void **ref) {
+  TrialReport *rep = t->rep;
   char *text = NULL;
   diag_silent = true;
+  set_stage(rep, "building the schedule");
   Schedule *s = random_schedule(t, 1 + (int)rnd(&t->rng, 6), &text);
+  set_stage(rep, "lowering");
+  inject(n);
   LoweredFunc *f = s ? sched_lower(s, &c->o) : NULL;
   diag_silent = false;
-  if (c->o.verbose) printf("trial %d:\n%s", n, text);
   const char *why = NULL;
+  int kind = TRIAL_ERROR;
   if (!f) {
-    tally->lower_errors++;
+    rep->lower_error = true;
     why = xprintf("accepted steps failed to lower: %s", diag_last());
   } else if (!ir_verify(f)) {
     why = "lowered IR does not verify";
@@ -212,24 +256,100 @@ static void run_trial(Cli *c, Trial *t, void **args, void **ref, Tally *tally, i
     void **got = drv_copy_args(f, args);
     double ms;
     CompareResult r;
+    set_stage(rep, "interpreting");
     if (interp_run(f, got, NULL)) why = "interpreter error";
     else if (!compare_outputs(f, got, ref, &r))
+      kind = TRIAL_MISMATCH,
       why = xprintf("interpreted result differs from the reference: %s", compare_mismatch(&r));
     if (!why && !c->interp) {
       got = drv_copy_args(f, args);
+      set_stage(rep, "compiling and running");
       if (drv_execute(c, f, got, false, &ms)) why = "compiled code failed";
       else if (!compare_outputs(f, got, ref, &r))
+        kind = TRIAL_MISMATCH,
         why = xprintf("compiled result differs from the reference: %s", compare_mismatch(&r));
     }
   }
-  tally->checked++;
-  if (!why) return;
-  tally->failed++;
-  printf("FAIL %s trial %d: %s\nschedule %s.fuzz%d {\n%s}\n", t->k->name, n, why, t->k->name, n, text);
+  snprintf(rep->why, sizeof rep->why, "%s", why ? why : "");
+  rep->kind = why ? kind : TRIAL_OK;
+}
+
+/* Wait for the child PID at most TIMEOUT_S seconds (then kill it); its wait status, or -1
+ * when it was stopped for the time. */
+static int wait_child(pid_t pid, double timeout_s) {
+  struct timespec t0, now, nap = {0, 100000};
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    int st;
+    pid_t w = waitpid(pid, &st, WNOHANG);
+    if (w == pid) return st;
+    if (w < 0 && errno != EINTR) return 0;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if ((double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9 > timeout_s) {
+      kill(pid, SIGKILL);
+      while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+      return -1;
+    }
+    nanosleep(&nap, NULL);
+    if (nap.tv_nsec < 10000000) nap.tv_nsec *= 2; /* 0.1 ms doubling up to ~10 ms */
+  }
+}
+
+/* Run trial T in a forked child; fill T->rep with its verdict, a crash's or a hang's
+ * included. */
+static void fork_trial(Cli *c, Trial *t, int n, void **args, void **ref, double timeout_s) {
+  TrialReport *rep = t->rep;
+  memset(rep, 0, sizeof *rep);
+  rep->kind = TRIAL_CRASH;
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    run_trial(c, t, n, args, ref);
+    fflush(stdout);
+    fflush(stderr);
+    _exit(0);
+  }
+  if (pid < 0) {
+    rep->kind = TRIAL_ERROR;
+    snprintf(rep->why, sizeof rep->why, "fork failed: %s", strerror(errno));
+    return;
+  }
+  int st = wait_child(pid, timeout_s);
+  if (st == -1) {
+    rep->kind = TRIAL_TIMEOUT;
+    snprintf(rep->why, sizeof rep->why, "timed out after %.0f s while %s", timeout_s, rep->stage);
+  } else if (WIFSIGNALED(st)) {
+    rep->kind = TRIAL_CRASH;
+    snprintf(rep->why, sizeof rep->why, "crashed (signal %d, %s) while %s", WTERMSIG(st),
+             strsignal(WTERMSIG(st)), rep->stage);
+  } else if (rep->kind == TRIAL_CRASH) { /* exited without a verdict */
+    rep->kind = TRIAL_ERROR;
+    snprintf(rep->why, sizeof rep->why, "texc exited with status %d while %s",
+             WIFEXITED(st) ? WEXITSTATUS(st) : -1, rep->stage);
+  }
+}
+
+/* ORDER TrialKind */
+static const char *const kind_names[TRIAL_NKINDS] = {"ok", "MISMATCH", "ERROR", "CRASH", "TIMEOUT"};
+
+/* A finding: what, the block that reproduces it, and how to run it. */
+static void report(const Cli *c, const Kernel *k, int n, const TrialReport *rep) {
+  printf("FAIL %s trial %d: %s: %s\n", k->name, n, kind_names[rep->kind], rep->why);
+  printf("schedule %s.repro%d {\n%s}\n", k->name, n, rep->text);
+  printf("# to reproduce: add the block to %s, then: texc run %s --kernel %s --schedule repro%d "
+         "--check", c->file, c->file, k->name, n);
+  for (int i = 0; i < c->ndefs; i++)
+    printf(" -D %s=%lld", c->defs[i].name, (long long)c->defs[i].value);
+  printf("%s\n", c->interp ? " --interp" : "");
 }
 
 int drv_fuzz_schedule(Cli *c, Program *p) {
   int count = c->count, total_failed = 0;
+  double timeout_s = c->run_timeout_s > 0 ? c->run_timeout_s : FUZZ_TIMEOUT_S;
+  TrialReport *rep = mmap(NULL, sizeof *rep, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                          -1, 0);
+  if (rep == MAP_FAILED) die("fuzz-schedule: cannot map shared memory: %s", strerror(errno));
   for (int i = 0; i < p->nkernels; i++) {
     Kernel *k = p->kernels[i];
     if (!drv_selected(c, k)) continue;
@@ -240,18 +360,26 @@ int drv_fuzz_schedule(Cli *c, Program *p) {
     void **args = drv_host_args(def);
     void **ref = drv_reference(c, k, args, def);
     if (!ref) return 1;
-    Tally tally = {0};
+    int tally[TRIAL_NKINDS] = {0}, lower_errors = 0, failed = 0;
     for (int n = 0; n < count; n++) {
       Arena *a = arena_new(), *old = arena_swap(a);
-      Trial t = {.rng = {(c->seed + 1) * 1000003u + (uint64_t)n * 7919u + (uint64_t)i}, .k = k};
-      run_trial(c, &t, args, ref, &tally, n);
+      Trial t = {.rng = {(c->seed + 1) * 1000003u + (uint64_t)n * 7919u + (uint64_t)i}, .k = k,
+                 .rep = rep};
+      fork_trial(c, &t, n, args, ref, timeout_s);
+      if (c->o.verbose) printf("trial %d:\n%s", n, rep->text);
+      tally[rep->kind]++;
+      lower_errors += rep->lower_error;
+      if (rep->kind != TRIAL_OK) failed++, report(c, k, n, rep);
       arena_swap(old);
       arena_free(a);
     }
     diag_reset();
-    printf("%s: %d random schedules checked, %d failed (%d failed to lower)\n", k->name, tally.checked,
-           tally.failed, tally.lower_errors);
-    total_failed += tally.failed;
+    printf("%s: %d random schedules checked, %d failed (%d crashes, %d timeouts, %d mismatches, "
+           "%d errors; %d failed to lower)\n", k->name, count, failed, tally[TRIAL_CRASH],
+           tally[TRIAL_TIMEOUT], tally[TRIAL_MISMATCH], tally[TRIAL_ERROR], lower_errors);
+    fflush(stdout);
+    total_failed += failed;
   }
+  munmap(rep, sizeof *rep);
   return total_failed ? 1 : 0;
 }

@@ -7,13 +7,25 @@ small sizes (constants and one symbolic size, bound with -D S=VALUE by the calle
 intermediates declared with `tensor`), whose values are random expression trees: loads with
 indices kept in bounds by construction (same-extent axes, clamps, guards, reduction axes with
 `where` ranges, floor division and modulo), arithmetic, math calls, selects and casts over all
-dtypes. Every file must be accepted by texc; `texc run F --check` and
+dtypes, with integer literals at the edges of their dtype (INT64_MAX, INT64_MIN, 127, ...)
+now and then. Every file must be accepted by texc; `texc run F --check` and
 `texc fuzz-schedule F` must then agree with the interpreter (tests/fuzz/kernels.sh)."""
 import os
 import random
 import sys
 
 FLOATS = ["f32", "f64", "f16"]
+# Integer literals at the edges of each dtype (sums of them wrap): the compiled code and the
+# interpreter must agree there too.
+EDGES = {
+    "i64": ["9223372036854775807", "(-9223372036854775807 - 1)", "4611686018427387904",
+            "-9223372036854775807"],
+    "i32": ["2147483647", "(-2147483647 - 1)", "1073741824"],
+    "i16": ["32767", "(-32767 - 1)"],
+    "i8": ["127", "(-127 - 1)"],
+    "u8": ["255", "128"],
+    "u32": ["4294967295", "2147483648"],
+}
 INTS = ["i8", "i16", "i32", "i64", "u8", "u32"]
 DTYPES = FLOATS * 3 + INTS + ["bool"]
 
@@ -41,6 +53,8 @@ class Gen:
             return "bool(%d)" % self.r.randint(0, 1)
         if dt in FLOATS:
             return self.r.choice(["0.0", "1.0", "0.5", "2.0", "-1.5", "3.0", "0.25"])
+        if dt in EDGES and self.r.random() < 0.12:
+            return self.r.choice(EDGES[dt])
         hi = 3 if dt in ("u8", "u32") else 5
         return str(self.r.randint(0 if dt[0] == "u" else -3, hi)) if self.r.random() < 0.8 else "1"
 

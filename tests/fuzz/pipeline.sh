@@ -1,7 +1,10 @@
 #!/bin/bash
 # tests/fuzz/pipeline.sh SECONDS   build fuzz_pipeline (libFuzzer, ASan, UBSan) and fuzz the
 #                                  whole pipeline for SECONDS, seeded with examples/*.tex,
-#                                  tests/lit/**/*.tex and tests/fuzz/pipeline-corpus
+#                                  tests/lit/**/*.tex and tests/fuzz/pipeline-corpus; the
+#                                  whole time (findings are saved and the run goes on), then
+#                                  executions and findings are printed (campaign.sh); exit 1
+#                                  when there was a finding
 # tests/fuzz/pipeline.sh replay    run each seed once (a plain driver without libFuzzer)
 # Env: B (build folder, default build-fuzz). Seeds are never written; new inputs go to
 # $B/fuzzp/corpus, findings to $B/fuzzp/crash-* / timeout-*.
@@ -17,6 +20,8 @@ LIBS="$(llvm-config-19 --ldflags --libs) $(llvm-config-19 --system-libs) -lxgboo
 CC=clang
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 FLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fPIC -Icompiler -Iruntime -I$B/gen -Wno-unused-function"
+# GCC's __builtin_sub_overflow_p is not in clang 14: the same test through __builtin_sub_overflow
+FLAGS="$FLAGS -D__builtin_sub_overflow_p(a,b,c)=({__typeof__(c)_o;__builtin_sub_overflow(a,b,&_o);})"
 if ! $CC -fsanitize=fuzzer -x c /dev/null -c -o /dev/null 2>/dev/null; then
   [ "$MODE" = replay ] || { echo "no libFuzzer runtime (clang -fsanitize=fuzzer)" >&2; exit 2; }
   FUZZ=""
@@ -48,6 +53,8 @@ if [ "$MODE" = replay ]; then
   ASAN_OPTIONS=detect_leaks=0 exec "$OUT/replay" "$OUT/seeds/"*
 fi
 $CC $FLAGS $SAN -fsanitize=fuzzer tests/fuzz/fuzz_pipeline.c "${objs[@]}" -o "$OUT/fuzz_pipeline" $LIBS
-ASAN_OPTIONS=detect_leaks=0 exec "$OUT/fuzz_pipeline" "$OUT/corpus" "$OUT/seeds" -dict=tests/fuzz/tex.dict \
-  -max_total_time="$MODE" -max_len=4096 -timeout=10 -rss_limit_mb=3072 \
+export ASAN_OPTIONS=detect_leaks=0
+. tests/fuzz/campaign.sh
+campaign "pipeline fuzzing" "$OUT" "$MODE" "$OUT/fuzz_pipeline" -- "$OUT/fuzz_pipeline" "$OUT/corpus" \
+  "$OUT/seeds" -dict=tests/fuzz/tex.dict -max_len=4096 -timeout=10 -rss_limit_mb=3072 \
   -artifact_prefix="$OUT/" -print_final_stats=1 ${FUZZ_ARGS:-}

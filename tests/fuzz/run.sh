@@ -1,5 +1,8 @@
 #!/bin/bash
 # tests/fuzz/run.sh SECONDS   build the libFuzzer target and fuzz the parser for SECONDS
+#                             (the whole time: findings are saved and the run goes on),
+#                             then print executions and findings (tests/fuzz/campaign.sh);
+#                             exit 1 when there was a finding
 # tests/fuzz/run.sh replay    run every input of tests/fuzz/corpus once (libFuzzer, or a
 #                             plain replay driver where clang's fuzzer runtime is missing)
 # Env: B (build folder, default build-fuzz). Seeds come from tests/fuzz/corpus and are never
@@ -38,6 +41,7 @@ if [ -z "$fuzzer" ]; then
   echo "no libFuzzer: clang -fsanitize=fuzzer failed (see $OUT/build.log)" >&2
   exit 2
 fi
-exec "$fuzzer" "$OUT/corpus" tests/fuzz/corpus -dict=tests/fuzz/tex.dict \
-  -max_total_time="$MODE" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-  -artifact_prefix="$OUT/" -print_final_stats=1
+. tests/fuzz/campaign.sh
+campaign "parser fuzzing" "$OUT" "$MODE" "$fuzzer" -- "$fuzzer" "$OUT/corpus" tests/fuzz/corpus \
+  -dict=tests/fuzz/tex.dict -max_len=4096 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$OUT/" \
+  -print_final_stats=1

@@ -39,24 +39,31 @@ static void test_records(void) {
   char path[] = "/tmp/texc-test-records-XXXXXX";
   int fd = mkstemp(path);
   close(fd);
+  RecordLog *log = records_open(path, false);
+  check(log != NULL, "records: log opens");
   for (int i = 0; i < 4; i++) {
     Record r = sample_record(i);
-    records_append(path, &r);
+    check(records_write(log, &r), "records: write");
     rec_free(&r);
   }
+  fprintf(stderr, "(an in-use error expected:)\n");
+  check(records_open(path, false) == NULL, "records: a second writer is refused (flock)");
+  check(records_close(log), "records: close");
   FILE *f = fopen(path, "a");
   fputs("{not json\n{\"foreign\": 1}\n\n", f); /* two bad lines, one blank */
-  fclose(f);
-  Record r = sample_record(5);
-  records_append(path, &r);
-  rec_free(&r);
-  f = fopen(path, "a");
   fputs("{\"workload\": \"cut off mid-wri", f); /* a killed writer's last line */
   fclose(f);
+  fprintf(stderr, "(a cut-off warning expected:)\n");
+  log = records_open(path, false); /* ends the cut line: the next record is not lost */
+  Record r = sample_record(5);
+  check(log && records_write(log, &r), "records: write after a cut line");
+  rec_free(&r);
+  check(records_close(log), "records: close");
   RecordList l = {0};
-  fprintf(stderr, "(two warnings expected:)\n");
+  fprintf(stderr, "(three warnings expected:)\n");
   check(records_load(path, &l), "records load");
-  check(l.n == 5, "records: corrupt, foreign and cut lines skipped");
+  check(l.n == 5, "records: corrupt, foreign and cut lines skipped, the record after kept");
+  check(l.n == 5 && l.r[4].timestamp == 1700000005, "records: the record after a cut line");
   check(l.n >= 4 && strcmp(l.r[1].schedule, "io, ii = split(C.i, 4)\nparallel(io)") == 0,
         "records: schedule text round trip");
   check(l.n >= 4 && strcmp(l.r[0].cpu, "test cpu \"quoted\"") == 0 && l.r[0].threads == 2,
@@ -69,6 +76,16 @@ static void test_records(void) {
   check(!records_best(&l, "00ff00ff00ff00ff", "cuda"), "records: no best for another target");
   reclist_free(&l);
   unlink(path);
+  /* a log that cannot be written: the first write fails, and so does everything after */
+  fprintf(stderr, "(a write error expected:)\n");
+  log = records_open("/dev/full", false);
+  r = sample_record(0);
+  check(log && !records_write(log, &r) && records_failed(log), "records: a full disk fails");
+  check(log && !records_write(log, &r), "records: nothing written after a failure");
+  check(!records_close(log), "records: close reports the failure");
+  rec_free(&r);
+  fprintf(stderr, "(an open error expected:)\n");
+  check(records_open("/tmp", false) == NULL, "records: a directory is not a log");
 }
 
 static void test_model(void) {
@@ -253,9 +270,10 @@ static SearchResult run_search(Kernel *k, const char *records, int trials, const
   snprintf(t.workload, sizeof t.workload, "%016llx", 0x1234ull);
   Measurer m = {fake_measure, calls, {.repeat = 1}};
   SearchOpts o = {.trials = trials, .seed = 3, .batch = 8, .population = 32, .generations = 2,
-                  .eps_random = 0.1, .records = records, .quiet = true};
+                  .eps_random = 0.1, .log = records_open(records, false), .quiet = true};
   SearchResult r;
   tune_search(&t, &m, &o, prior, &r);
+  if (!records_close(o.log)) r.log_failed = true;
   return r;
 }
 
@@ -295,6 +313,12 @@ static void test_search(void) {
   reclist_free(&la); reclist_free(&lb); reclist_free(&lc);
   unlink(p1);
   unlink(p2);
+  /* a log that cannot be written stops the search at its first batch */
+  int c4 = 0;
+  fprintf(stderr, "(a write error expected:)\n");
+  SearchResult d = run_search(k, "/dev/full", 40, NULL, &c4);
+  check(d.log_failed && c4 == 8, "search: stops at the first record it cannot append");
+  free(d.best_text);
 }
 
 int main(void) {
