@@ -280,7 +280,8 @@ static Expr *fold_int(BinOp op, DType t, int64_t x, int64_t y) {
   case OP_SUB:
   case OP_MUL:
     r = op == OP_ADD ? wadd(x, y) : op == OP_MUL ? wmul(x, y) : (int64_t)((uint64_t)x - (uint64_t)y);
-    arith_wrapped |= (op == OP_SUB && __builtin_sub_overflow_p(x, y, (int64_t)0)) || dtype_wrap(t, r) != r;
+    int64_t exact;
+    arith_wrapped |= (op == OP_SUB && __builtin_sub_overflow(x, y, &exact)) || dtype_wrap(t, r) != r;
     return ir_const(t, dtype_wrap(t, r));
   case OP_DIV: return y ? ir_const(t, dtype_wrap(t, u ? (int64_t)((uint64_t)x / (uint64_t)y) : ir_int_floordiv(x, y))) : NULL;
   case OP_MOD: return y ? ir_const(t, dtype_wrap(t, u ? (int64_t)((uint64_t)x % (uint64_t)y) : ir_int_floormod(x, y))) : NULL;
