@@ -395,20 +395,22 @@ static void int_divmod(Gen *g, Str *o, const Expr *e) {
 }
 
 /* & | ^ << >> on integers. Shift counts are masked to the width less one (LANGUAGE.md);
- * a left shift runs unsigned (no signed overflow in C) and is cast back to the dtype. */
+ * a left shift runs unsigned (no signed overflow in C) and is cast back to the dtype. C
+ * computes i8 / u8 / i16 in int, unwrapped: results are cast to the dtype, and so is the
+ * operand of >>, whose high bits it shifts in. */
 static void int_bits(Gen *g, Str *o, const Expr *e) {
   const char *ct = ctype(g, e->dtype);
   char *a = expr_str(g, e->a), *b = expr_str(g, e->b);
   int w = dtype_bytes(e->dtype) * 8;
   switch (e->op) {
-  case OP_BAND: str_putf(o, "((%s) & (%s))", a, b); break;
-  case OP_BOR: str_putf(o, "((%s) | (%s))", a, b); break;
+  case OP_BAND: str_putf(o, "((%s)((%s) & (%s)))", ct, a, b); break;
+  case OP_BOR: str_putf(o, "((%s)((%s) | (%s)))", ct, a, b); break;
   case OP_BXOR: str_putf(o, "((%s)((%s) ^ (%s)))", ct, a, b); break;
   case OP_SHL:
     str_putf(o, "((%s)((%s)(%s) << ((%s) & %d)))", ct, w == 64 ? xprintf("unsigned %s", g->d->i64) : g->d->u32,
              a, b, w - 1);
     break;
-  default: str_putf(o, "((%s)((%s) >> ((%s) & %d)))", ct, a, b, w - 1); break;
+  default: str_putf(o, "((%s)((%s)(%s) >> ((%s) & %d)))", ct, ct, a, b, w - 1); break;
   }
 }
 
