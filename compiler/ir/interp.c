@@ -287,10 +287,10 @@ static float f_add(const Node *n, Ctx *c) { return n->a->fn.f(n->a, c) + n->b->f
 static float f_sub(const Node *n, Ctx *c) { return n->a->fn.f(n->a, c) - n->b->fn.f(n->b, c); }
 static float f_mul(const Node *n, Ctx *c) { return n->a->fn.f(n->a, c) * n->b->fn.f(n->b, c); }
 static float f_div(const Node *n, Ctx *c) { return n->a->fn.f(n->a, c) / n->b->fn.f(n->b, c); }
-/* x % y on floats: fmod, moved into the divisor's sign (numpy's mod, up to a zero's sign). */
+/* x % y on floats: fmod moved into the divisor's sign, a zero too (numpy's mod). */
 static float f_mod(const Node *n, Ctx *c) {
   float x = n->a->fn.f(n->a, c), y = n->b->fn.f(n->b, c), r = fmodf(x, y);
-  return r != 0 && (r < 0) != (y < 0) ? r + y : r;
+  return r == 0 ? copysignf(0.0f, y) : (r < 0) != (y < 0) ? r + y : r;
 }
 static float f_fmod(const Node *n, Ctx *c) { return fmodf(n->a->fn.f(n->a, c), n->b->fn.f(n->b, c)); }
 static float f_atan2(const Node *n, Ctx *c) { return atan2f(n->a->fn.f(n->a, c), n->b->fn.f(n->b, c)); }
@@ -360,7 +360,7 @@ static double d_bin(const Node *n, Ctx *c) {
   case OP_DIV: return x / y;
   case OP_MOD: {
     double r = fmod(x, y);
-    return r != 0 && (r < 0) != (y < 0) ? r + y : r;
+    return r == 0 ? copysign(0.0, y) : (r < 0) != (y < 0) ? r + y : r;
   }
   case OP_MIN: return x < y ? x : y;
   case OP_MAX: return x > y ? x : y;

@@ -446,10 +446,12 @@ static void binary(Gen *g, Str *o, const Expr *e) {
   if (e->op == OP_POW) fn = math_name(g, "pow", t);
   if (e->op == OP_FMOD) fn = math_name(g, "fmod", t);
   if (e->op == OP_ATAN2) fn = math_name(g, "atan2", t);
-  if (e->op == OP_MOD) { /* floats: fmod moved into the divisor's sign, as numpy's mod */
+  if (e->op == OP_MOD) { /* floats: fmod moved into the divisor's sign, a zero too (numpy's mod) */
     char *r = xprintf("%s(%s, %s)", math_name(g, "fmod", t), expr_str(g, e->a), expr_str(g, e->b));
     char *b = expr_str(g, e->b);
-    str_putf(o, "((%s) != 0 && (((%s) < 0) != ((%s) < 0)) ? (%s) + (%s) : (%s))", r, r, b, r, b, r);
+    const char *zero = t == DT_F64 ? "0.0" : "0.0f";
+    str_putf(o, "((%s) == %s ? %s(%s, %s) : (((%s) < 0) != ((%s) < 0)) ? (%s) + (%s) : (%s))", r, zero,
+             math_name(g, "copysign", t), zero, b, r, b, r, b, r);
     return;
   }
   if (fn) {

@@ -261,15 +261,15 @@ static LLVMValueRef iconst_like(LLVMValueRef a, int64_t v) {
   return const_like(a, LLVMConstInt(t, (unsigned long long)v, 1));
 }
 
-/* Float x % y: fmod moved into the divisor's sign (numpy's mod, up to a zero's sign). */
+/* Float x % y: fmod moved into the divisor's sign, a zero too (numpy's mod). */
 static LLVMValueRef emit_fmod_floor(CG *g, LLVMValueRef a, LLVMValueRef b) {
   LLVMValueRef r = LLVMBuildFRem(g->b, a, b, "");
   LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(r));
-  LLVMValueRef nz = LLVMBuildFCmp(g->b, LLVMRealUNE, r, zero, "");
   LLVMValueRef rneg = LLVMBuildFCmp(g->b, LLVMRealOLT, r, zero, "");
   LLVMValueRef bneg = LLVMBuildFCmp(g->b, LLVMRealOLT, b, zero, "");
-  LLVMValueRef adj = LLVMBuildAnd(g->b, nz, LLVMBuildXor(g->b, rneg, bneg, ""), "");
-  return LLVMBuildSelect(g->b, adj, LLVMBuildFAdd(g->b, r, b, ""), r, "fmodf");
+  LLVMValueRef moved = LLVMBuildSelect(g->b, LLVMBuildXor(g->b, rneg, bneg, ""), LLVMBuildFAdd(g->b, r, b, ""), r, "");
+  LLVMValueRef z = intrinsic1(g, "llvm.copysign", zero, b);
+  return LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOEQ, r, zero, ""), z, moved, "fmodf");
 }
 
 /* Integer pow: square-and-multiply over every bit of N, straight-line (vectors too; a
