@@ -429,7 +429,7 @@ static TE tr_isnan(SCtx *s, Ast *a) {
     diag_error(a->loc, "%s needs a float argument, but it is %s", a->name, dtype_name(x.e->dtype));
     return BAD;
   }
-  if (a->name[2] == 'n') return typed(ir_bin(OP_NE, x.e, x.e));
+  if (!strcmp(a->name, "isnan")) return typed(ir_bin(OP_NE, x.e, x.e));
   Expr *m = ir_call(FN_ABS, &x.e, 1, x.e->dtype);
   return typed(ir_bin(OP_EQ, m, ir_float(x.e->dtype, (double)INFINITY)));
 }

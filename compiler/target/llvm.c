@@ -439,6 +439,7 @@ static LLVMValueRef emit_select(CG *g, Expr *e) {
   if ((expr_safe(e->b) && expr_safe(e->c)) || is_vec(c)) {
     LLVMValueRef x = emit_expr(g, e->b), y = emit_expr(g, e->c);
     unify(g, &x, &y);
+    if (is_vec(c) && !is_vec(x)) x = splat(g, x), y = splat(g, y); /* c ? 0 : 1 over lanes */
     if (is_vec(x)) c = splat(g, c);
     return LLVMBuildSelect(g->b, c, x, y, "");
   }
