@@ -459,8 +459,10 @@ static TE tr_math2(SCtx *s, Ast *a, BinOp op) {
 /* "exp, log, ..., isnan, isinf": every function name, for messages. */
 static const char *fn_list(void) {
   char *l = "";
-  for (size_t i = 0; i < sizeof math_fns / sizeof math_fns[0]; i++) l = xprintf("%s%s, ", l, math_fns[i].name);
-  for (size_t i = 0; i < sizeof math_fns2 / sizeof math_fns2[0]; i++) l = xprintf("%s%s, ", l, math_fns2[i].name);
+  for (size_t i = 0; i < sizeof math_fns / sizeof math_fns[0]; i++)
+    l = xprintf("%s%s, ", l, math_fns[i].name);
+  for (size_t i = 0; i < sizeof math_fns2 / sizeof math_fns2[0]; i++)
+    l = xprintf("%s%s, ", l, math_fns2[i].name);
   return xprintf("%sisnan, isinf", l);
 }
 

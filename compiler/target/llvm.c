@@ -267,7 +267,8 @@ static LLVMValueRef emit_fmod_floor(CG *g, LLVMValueRef a, LLVMValueRef b) {
   LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(r));
   LLVMValueRef rneg = LLVMBuildFCmp(g->b, LLVMRealOLT, r, zero, "");
   LLVMValueRef bneg = LLVMBuildFCmp(g->b, LLVMRealOLT, b, zero, "");
-  LLVMValueRef moved = LLVMBuildSelect(g->b, LLVMBuildXor(g->b, rneg, bneg, ""), LLVMBuildFAdd(g->b, r, b, ""), r, "");
+  LLVMValueRef flip = LLVMBuildXor(g->b, rneg, bneg, "");
+  LLVMValueRef moved = LLVMBuildSelect(g->b, flip, LLVMBuildFAdd(g->b, r, b, ""), r, "");
   LLVMValueRef z = intrinsic1(g, "llvm.copysign", zero, b);
   return LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOEQ, r, zero, ""), z, moved, "fmodf");
 }
@@ -335,16 +336,22 @@ static LLVMValueRef fconst_like(CG *g, LLVMValueRef v, double x) {
 
 /* sign(x): 1, -1 or 0; a float NaN stays NaN (numpy's sign). */
 static LLVMValueRef emit_sign(CG *g, LLVMValueRef x, DType t) {
-  LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(x));
+  LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(x)), pos, neg, one, m1, rest;
   if (!dtype_is_float(t)) {
-    LLVMValueRef one = iconst_like(x, 1);
+    one = iconst_like(x, 1);
     if (!dtype_is_signed(t)) return LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntNE, x, zero, ""), one, zero, "");
-    LLVMValueRef neg = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, x, zero, ""), iconst_like(x, -1), zero, "");
-    return LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSGT, x, zero, ""), one, neg, "sign");
+    pos = LLVMBuildICmp(g->b, LLVMIntSGT, x, zero, "");
+    neg = LLVMBuildICmp(g->b, LLVMIntSLT, x, zero, "");
+    m1 = iconst_like(x, -1);
+    rest = zero;
+  } else {
+    pos = LLVMBuildFCmp(g->b, LLVMRealOGT, x, zero, "");
+    neg = LLVMBuildFCmp(g->b, LLVMRealOLT, x, zero, "");
+    one = fconst_like(g, x, 1.0);
+    m1 = fconst_like(g, x, -1.0);
+    rest = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOEQ, x, zero, ""), zero, x, ""); /* 0 or NaN */
   }
-  LLVMValueRef z = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOEQ, x, zero, ""), zero, x, "");
-  LLVMValueRef neg = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOLT, x, zero, ""), fconst_like(g, x, -1.0), z, "");
-  return LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOGT, x, zero, ""), fconst_like(g, x, 1.0), neg, "sign");
+  return LLVMBuildSelect(g->b, pos, one, LLVMBuildSelect(g->b, neg, m1, rest, ""), "sign");
 }
 
 static LLVMValueRef emit_call(CG *g, Expr *e) {
