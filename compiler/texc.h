@@ -136,7 +136,8 @@ typedef enum {
 /* Operators that are more than one character; single-char ops use the char itself. */
 enum {
   TOKOP_LE = 256, TOKOP_GE, TOKOP_EQ, TOKOP_NE, TOKOP_AND, TOKOP_OR,
-  TOKOP_ADDEQ, TOKOP_MAXEQ, TOKOP_MINEQ, TOKOP_MULEQ
+  TOKOP_ADDEQ, TOKOP_MAXEQ, TOKOP_MINEQ, TOKOP_MULEQ,
+  TOKOP_SHL, TOKOP_SHR /* << >>; & | ^ ~ are their chars */
 };
 
 typedef struct Ast Ast;
@@ -210,13 +211,21 @@ typedef enum {
   OP_MIN, OP_MAX,
   OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, /* result bool */
   OP_AND, OP_OR,                           /* bool operands */
-  OP_POW,
+  OP_POW,   /* floats: C's pow; integers: wrapping x**n, n < 0 as LANGUAGE.md says */
+  OP_ATAN2, OP_FMOD,                       /* floats: C's atan2 and fmod */
+  OP_BAND, OP_BOR, OP_BXOR,                /* integers: & | ^ */
+  OP_SHL, OP_SHR, /* integers: << >>, the count masked to width - 1; >> is arithmetic for
+                     signed dtypes, logical for unsigned */
   BINOP_COUNT
 } BinOp;
 typedef enum { OP_NEG, OP_NOT } UnOp;
 /* ORDER CallFn: callfn_names[] in ir.c */
 typedef enum {
   FN_EXP, FN_LOG, FN_SQRT, FN_RSQRT, FN_TANH, FN_SIGMOID, FN_ABS, FN_FLOOR, FN_CEIL,
+  FN_ERF, FN_SIN, FN_COS, FN_TAN, FN_ASIN, FN_ACOS, FN_ATAN, FN_SINH, FN_COSH,
+  FN_ROUND, /* half to even (C's rint, numpy's round) */
+  FN_TRUNC, FN_SIGN, /* sign: -1, 0 or 1 (NaN stays NaN); integers too */
+  FN_LOG2, FN_LOG1P, FN_EXP2, FN_EXPM1,
   CALLFN_COUNT
 } CallFn;
 extern const char *const binop_names[];
@@ -360,6 +369,10 @@ int64_t ir_int_floormod(int64_t a, int64_t b); /* a - b * floor(a / b) */
  * complement), / and % are floor division and modulo, comparisons give 0 or 1. false
  * for a division by zero or an OP that is not an integer operation. */
 bool ir_int_apply(BinOp op, int64_t x, int64_t y, int64_t *out);
+/* pow(x, n) on integers: x**n wrapped to 64 bits (exact modulo 2**64, so narrower dtypes
+ * wrap it further); for a negative n of a signed dtype, 1/x**n truncated toward zero:
+ * 1 for x = 1, -1 or 1 for x = -1, else 0 (x = 0 included). */
+int64_t ir_int_pow(int64_t x, int64_t n, bool is_signed);
 /* The shared integer evaluator: the value of E, each operation as ir_int_apply computes
  * it and wrapped to its dtype. LEAF (may be NULL) gives the value of any other node
  * (variables, loads); false when it, or a division by zero, leaves E unknown. */

@@ -194,11 +194,13 @@ static int scan(Lexer *lx, YYSTYPE *v, Loc *loc, const char **start) {
       "!=" { TOKEN(T_NE); }
       "&&" { TOKEN(T_AND); }
       "||" { TOKEN(T_OR); }
+      "<<" { TOKEN(T_SHL); }
+      ">>" { TOKEN(T_SHR); }
       "+=" { TOKEN(T_ADDEQ); }
       "*=" { TOKEN(T_MULEQ); }
       ".." { TOKEN(T_DOTDOT); }
       "->" { TOKEN(T_ARROW); }
-      [-+*/%<>!?:=,.()[\]{}] { TOKEN((unsigned char)*s); }
+      [-+*/%<>!?:=,.()[\]{}&|^~] { TOKEN((unsigned char)*s); }
 
       * { bad_char(lx, s); advance(lx, (const char *)YYCURSOR); continue; }
     */

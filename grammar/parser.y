@@ -188,7 +188,7 @@ static Vec vec1(void *p) {
 %token <i> INT "integer"
 %token <f> FLOAT "number"
 %token <str> STRING "string"
-%token LE "'<='" GE "'>='" EQ "'=='" NE "'!='" AND "'&&'" OR "'||'"
+%token LE "'<='" GE "'>='" EQ "'=='" NE "'!='" AND "'&&'" OR "'||'" SHL "'<<'" SHR "'>>'"
 %token ADDEQ "'+='" MAXEQ "'max='" MINEQ "'min='" MULEQ "'*='"
 %token DOTDOT "'..'" ARROW "'->'"
 %token CONST "'const'" IMPORT "'import'" KERNEL "'kernel'" TENSOR "'tensor'"
@@ -204,8 +204,12 @@ static Vec vec1(void *p) {
 %right '?' ':'
 %left OR
 %left AND
+%left '|'
+%left '^'
+%left '&'
 %left EQ NE
 %left '<' LE '>' GE
+%left SHL SHR
 %left '+' '-'
 %left '*' '/' '%'
 %precedence UNARY
@@ -394,12 +398,17 @@ expr:
         above(lx, $$, $1); above(lx, $$, $3); above(lx, $$, $5); }
 | expr OR expr            { $$ = mk_binary(lx, @2, TOKOP_OR, $1, $3); }
 | expr AND expr           { $$ = mk_binary(lx, @2, TOKOP_AND, $1, $3); }
+| expr '|' expr           { $$ = mk_binary(lx, @2, '|', $1, $3); }
+| expr '^' expr           { $$ = mk_binary(lx, @2, '^', $1, $3); }
+| expr '&' expr           { $$ = mk_binary(lx, @2, '&', $1, $3); }
 | expr EQ expr            { $$ = mk_binary(lx, @2, TOKOP_EQ, $1, $3); }
 | expr NE expr            { $$ = mk_binary(lx, @2, TOKOP_NE, $1, $3); }
 | expr '<' expr           { $$ = mk_binary(lx, @2, '<', $1, $3); }
 | expr LE expr            { $$ = mk_binary(lx, @2, TOKOP_LE, $1, $3); }
 | expr '>' expr           { $$ = mk_binary(lx, @2, '>', $1, $3); }
 | expr GE expr            { $$ = mk_binary(lx, @2, TOKOP_GE, $1, $3); }
+| expr SHL expr           { $$ = mk_binary(lx, @2, TOKOP_SHL, $1, $3); }
+| expr SHR expr           { $$ = mk_binary(lx, @2, TOKOP_SHR, $1, $3); }
 | expr '+' expr           { $$ = mk_binary(lx, @2, '+', $1, $3); }
 | expr '-' expr           { $$ = mk_binary(lx, @2, '-', $1, $3); }
 | expr '*' expr           { $$ = mk_binary(lx, @2, '*', $1, $3); }
@@ -407,6 +416,7 @@ expr:
 | expr '%' expr           { $$ = mk_binary(lx, @2, '%', $1, $3); }
 | '-' expr %prec UNARY    { $$ = mk_unary(lx, @1, '-', $2); }
 | '!' expr %prec UNARY    { $$ = mk_unary(lx, @1, '!', $2); }
+| '~' expr %prec UNARY    { $$ = mk_unary(lx, @1, '~', $2); }
 | primary
 ;
 
@@ -464,7 +474,8 @@ static bool is_in(yysymbol_kind_t k, const char *const *names, size_t n) {
 static bool is_operator(yysymbol_kind_t k) {
   static const char *const ops[] = {"'+'",  "'-'",  "'*'",  "'/'",  "'%'",  "'<'",
                                     "'>'",  "'?'",  "'<='", "'>='", "'=='", "'!='",
-                                    "'&&'", "'||'", "'where'"};
+                                    "'&&'", "'||'", "'where'", "'&'", "'|'", "'^'", "'<<'",
+                                    "'>>'"};
   return is_in(k, ops, sizeof ops / sizeof ops[0]);
 }
 
@@ -495,9 +506,9 @@ static int simplify_expected(Expect *e, yysymbol_kind_t la, bool *expr, bool *st
                              bool *step) {
   *step = false;
   const yysymbol_kind_t expr_start[] = {YYSYMBOL_NAME, YYSYMBOL_INT, YYSYMBOL_FLOAT,
-                                        CH('('), CH('-'), CH('!')};
-  *expr = all_of(e, expr_start, 6);
-  if (*expr) drop(e, expr_start, 6);
+                                        CH('('), CH('-'), CH('!'), CH('~')};
+  *expr = all_of(e, expr_start, 7);
+  if (*expr) drop(e, expr_start, 7);
   e->has[YYSYMBOL_NETWORK] = false; /* contextual: messages keep to the real keywords */
   *stmt = e->has[YYSYMBOL_NAME] && e->has[YYSYMBOL_TENSOR];
   if (*stmt) e->has[YYSYMBOL_NAME] = e->has[YYSYMBOL_TENSOR] = false;

@@ -37,17 +37,24 @@ static void put_op(FILE *f, int op) {
   case TOKOP_MAXEQ: fputs("max=", f); break;
   case TOKOP_MINEQ: fputs("min=", f); break;
   case TOKOP_MULEQ: fputs("*=", f); break;
+  case TOKOP_SHL: fputs("<<", f); break;
+  case TOKOP_SHR: fputs(">>", f); break;
   default: fputc(op > 0 && op < 128 ? op : '?', f); break;
   }
 }
 
-/* Binding strength, as in parser.y: ?: is 1, unary 8, primaries 9. */
-enum { P_COND = 1, P_OR, P_AND, P_EQ, P_REL, P_ADD, P_MUL, P_UNARY, P_PRIMARY };
+/* Binding strength, as in parser.y: ?: is 1, unary 12, primaries 13. */
+enum { P_COND = 1, P_OR, P_AND, P_BOR, P_BXOR, P_BAND, P_EQ, P_REL, P_SHIFT, P_ADD, P_MUL, P_UNARY,
+       P_PRIMARY };
 
 static int binary_prec(int op) {
   switch (op) {
   case TOKOP_OR: return P_OR;
   case TOKOP_AND: return P_AND;
+  case '|': return P_BOR;
+  case '^': return P_BXOR;
+  case '&': return P_BAND;
+  case TOKOP_SHL: case TOKOP_SHR: return P_SHIFT;
   case TOKOP_EQ: case TOKOP_NE: return P_EQ;
   case '<': case '>': case TOKOP_LE: case TOKOP_GE: return P_REL;
   case '+': case '-': return P_ADD;

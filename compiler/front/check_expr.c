@@ -8,6 +8,7 @@
  */
 #include "check_impl.h"
 
+#include <math.h>
 #include <string.h>
 
 enum { TYPED, LIT_INT, LIT_FLOAT };
@@ -30,10 +31,13 @@ static bool reported(SCtx *s, const char *name) {
   return false;
 }
 
+/* `inf` and `nan` are float literals where no symbol of that name is in scope. */
+static bool is_float_word(const char *name) { return !strcmp(name, "inf") || !strcmp(name, "nan"); }
+
 /* Walk A in evaluation order: unknown names become reduction axes (or errors). */
 static void collect(SCtx *s, Ast *a) {
   if (!a) return;
-  if (a->kind == A_NAME && a->name && !chk_lookup(&s->names, a->name)) {
+  if (a->kind == A_NAME && a->name && !chk_lookup(&s->names, a->name) && !is_float_word(a->name)) {
     if (s->op->rop == RED_NONE) {
       if (!reported(s, a->name))
         diag_error(a->loc, "unknown name '%s': not an index of %s, a constant, a size or a tensor "
@@ -180,6 +184,8 @@ static bool fits(int64_t v, DType t) {
 static Expr *misfit(Expr *e, DType t) {
   if (!e || dtype_is_float(t)) return NULL;
   if (e->kind == E_INT) return fits(e->ival, t) ? NULL : e;
+  if (e->kind == E_BIN && e->op == OP_BXOR && e->b->kind == E_INT && e->b->ival == -1)
+    return misfit(e->a, t); /* ~x: the -1 is all ones of T */
   Expr *m = misfit(e->a, t);
   if (!m) m = misfit(e->b, t);
   if (!m) m = misfit(e->c, t);
@@ -189,12 +195,13 @@ static Expr *misfit(Expr *e, DType t) {
 /* Give an untyped tree dtype T (integer division of literals stays integer). */
 static Expr *retype(Expr *e, DType t) {
   switch (e->kind) {
-  case E_INT: return dtype_is_float(t) ? ir_float(t, (double)e->ival) : ir_const(t, e->ival);
+  case E_INT: return dtype_is_float(t) ? ir_float(t, (double)e->ival) : ir_const(t, dtype_wrap(t, e->ival));
   case E_FLOAT: return ir_float(t, e->fval);
   case E_UN: return ir_un((UnOp)e->op, retype(e->a, t));
   case E_BIN:
-    if (dtype_is_float(t) && !dtype_is_float(e->dtype) && (e->op == OP_DIV || e->op == OP_MOD))
-      return ir_cast(t, e);
+    if (dtype_is_float(t) && !dtype_is_float(e->dtype) &&
+        (e->op == OP_DIV || e->op == OP_MOD || (e->op >= OP_BAND && e->op <= OP_SHR)))
+      return ir_cast(t, e); /* and bit operations of literals stay integer */
     return ir_bin((BinOp)e->op, retype(e->a, t), retype(e->b, t));
   case E_SELECT: return ir_select(e->a, retype(e->b, t), retype(e->c, t));
   case E_CALL: {
@@ -349,6 +356,8 @@ static const char *sym_what(const Sym *y) {
 
 static TE tr_name(SCtx *s, Ast *a) {
   Sym *y = a->name ? chk_lookup(&s->names, a->name) : NULL;
+  if (!y && a->name && is_float_word(a->name))
+    return (TE){ir_float(DT_F32, a->name[0] == 'i' ? (double)INFINITY : (double)NAN), LIT_FLOAT};
   if (!y) return BAD; /* reported by collect */
   switch (y->kind) {
   case SYM_AXIS:
@@ -370,7 +379,17 @@ static const struct {
   CallFn fn;
 } math_fns[] = {{"exp", FN_EXP},         {"log", FN_LOG}, {"sqrt", FN_SQRT},   {"rsqrt", FN_RSQRT},
                 {"tanh", FN_TANH},       {"sigmoid", FN_SIGMOID}, {"abs", FN_ABS}, {"floor", FN_FLOOR},
-                {"ceil", FN_CEIL}};
+                {"ceil", FN_CEIL},       {"erf", FN_ERF}, {"sin", FN_SIN},     {"cos", FN_COS},
+                {"tan", FN_TAN},         {"asin", FN_ASIN}, {"acos", FN_ACOS}, {"atan", FN_ATAN},
+                {"sinh", FN_SINH},       {"cosh", FN_COSH}, {"round", FN_ROUND}, {"trunc", FN_TRUNC},
+                {"sign", FN_SIGN},       {"log2", FN_LOG2}, {"log1p", FN_LOG1P}, {"exp2", FN_EXP2},
+                {"expm1", FN_EXPM1}};
+
+/* Functions of two arguments, operators of the IR. */
+static const struct {
+  const char *name;
+  BinOp op;
+} math_fns2[] = {{"max", OP_MAX}, {"min", OP_MIN}, {"pow", OP_POW}, {"atan2", OP_ATAN2}, {"fmod", OP_FMOD}};
 
 static TE tr_cast(SCtx *s, Ast *a, DType t) {
   TE x = tr(s, VEC_AT(a->list, 0));
@@ -387,11 +406,12 @@ static TE tr_math1(SCtx *s, Ast *a, CallFn fn) {
     diag_error(a->loc, "%s needs a number, not bool", a->name);
     return BAD;
   }
-  if (fn != FN_ABS && x.lit == LIT_INT) {
+  bool ints = fn == FN_ABS || fn == FN_SIGN; /* defined on integers too */
+  if (!ints && x.lit == LIT_INT) {
     x.e = retype(x.e, DT_F32);
     x.lit = LIT_FLOAT;
   }
-  if (fn != FN_ABS && x.lit == TYPED && !dtype_is_float(x.e->dtype)) {
+  if (!ints && x.lit == TYPED && !dtype_is_float(x.e->dtype)) {
     diag_error(a->loc, "%s needs a float argument, but it is %s: cast it, f32(...)", a->name,
                dtype_name(x.e->dtype));
     return BAD;
@@ -399,7 +419,22 @@ static TE tr_math1(SCtx *s, Ast *a, CallFn fn) {
   return (TE){ir_call(fn, &x.e, 1, x.e->dtype), x.lit};
 }
 
-/* max(a, b), min(a, b), pow(a, b). */
+/* isnan(x) is x != x; isinf(x) is abs(x) == inf. */
+static TE tr_isnan(SCtx *s, Ast *a) {
+  TE x = tr(s, VEC_AT(a->list, 0));
+  if (!x.e) return BAD;
+  if (x.lit != TYPED) {
+    x.e = retype(x.e, DT_F32);
+  } else if (!dtype_is_float(x.e->dtype)) {
+    diag_error(a->loc, "%s needs a float argument, but it is %s", a->name, dtype_name(x.e->dtype));
+    return BAD;
+  }
+  if (!strcmp(a->name, "isnan")) return typed(ir_bin(OP_NE, x.e, x.e));
+  Expr *m = ir_call(FN_ABS, &x.e, 1, x.e->dtype);
+  return typed(ir_bin(OP_EQ, m, ir_float(x.e->dtype, (double)INFINITY)));
+}
+
+/* max(a, b), min(a, b), pow(a, b), atan2(y, x), fmod(a, b). */
 static TE tr_math2(SCtx *s, Ast *a, BinOp op) {
   TE x = tr(s, VEC_AT(a->list, 0)), y = tr(s, VEC_AT(a->list, 1));
   if (!unify(&x, &y, a->loc, a->name)) return BAD;
@@ -407,17 +442,28 @@ static TE tr_math2(SCtx *s, Ast *a, BinOp op) {
     diag_error(a->loc, "%s needs numbers, not bool", a->name);
     return BAD;
   }
-  if (op == OP_POW && x.lit == LIT_INT) {
+  bool fonly = op == OP_ATAN2 || op == OP_FMOD; /* pow is defined on integers too */
+  if ((op == OP_POW || fonly) && x.lit == LIT_INT) {
     x.e = retype(x.e, DT_F32);
     y.e = retype(y.e, DT_F32);
     x.lit = LIT_FLOAT;
   }
-  if (op == OP_POW && x.lit == TYPED && !dtype_is_float(x.e->dtype)) {
-    diag_error(a->loc, "pow needs float arguments, but they are %s: cast them, f32(...)",
+  if (fonly && x.lit == TYPED && !dtype_is_float(x.e->dtype)) {
+    diag_error(a->loc, "%s needs float arguments, but they are %s: cast them, f32(...)", a->name,
                dtype_name(x.e->dtype));
     return BAD;
   }
   return (TE){ir_bin(op, x.e, y.e), x.lit};
+}
+
+/* "exp, log, ..., isnan, isinf": every function name, for messages. */
+static const char *fn_list(void) {
+  char *l = "";
+  for (size_t i = 0; i < sizeof math_fns / sizeof math_fns[0]; i++)
+    l = xprintf("%s%s, ", l, math_fns[i].name);
+  for (size_t i = 0; i < sizeof math_fns2 / sizeof math_fns2[0]; i++)
+    l = xprintf("%s%s, ", l, math_fns2[i].name);
+  return xprintf("%sisnan, isinf", l);
 }
 
 static TE tr_call(SCtx *s, Ast *a) {
@@ -428,16 +474,18 @@ static TE tr_call(SCtx *s, Ast *a) {
   int fn = -1;
   for (size_t i = 0; i < sizeof math_fns / sizeof math_fns[0]; i++)
     if (strcmp(f, math_fns[i].name) == 0) fn = (int)i;
-  bool two = !strcmp(f, "max") || !strcmp(f, "min") || !strcmp(f, "pow");
-  if (!cast && fn < 0 && !two) {
+  int fn2 = -1;
+  for (size_t i = 0; i < sizeof math_fns2 / sizeof math_fns2[0]; i++)
+    if (strcmp(f, math_fns2[i].name) == 0) fn2 = (int)i;
+  bool two = fn2 >= 0, isnan_ = !strcmp(f, "isnan") || !strcmp(f, "isinf");
+  if (!cast && fn < 0 && !two && !isnan_) {
     Sym *y = chk_lookup(&s->names, f);
     if (y && y->kind == SYM_TENSOR)
       diag_error(a->loc, "%s is a tensor: index it with square brackets, %s[...]", f, f);
     else if (y)
       diag_error(a->loc, "'%s' is %s, not a function", f, sym_what(y));
     else
-      diag_error(a->loc, "unknown function '%s': use exp, log, sqrt, rsqrt, tanh, sigmoid, abs, "
-                 "floor, ceil, max, min, pow, or a cast such as f32(x)", f);
+      diag_error(a->loc, "unknown function '%s': use %s, or a cast such as f32(x)", f, fn_list());
     return BAD;
   }
   if (two) want = 2;
@@ -447,7 +495,8 @@ static TE tr_call(SCtx *s, Ast *a) {
   }
   if (cast) return tr_cast(s, a, t);
   if (fn >= 0) return tr_math1(s, a, math_fns[fn].fn);
-  return tr_math2(s, a, !strcmp(f, "max") ? OP_MAX : !strcmp(f, "min") ? OP_MIN : OP_POW);
+  if (isnan_) return tr_isnan(s, a);
+  return tr_math2(s, a, math_fns2[fn2].op);
 }
 
 /* ---- operators ---------------------------------------------------------------- */
@@ -467,8 +516,25 @@ static int binop_of(int tok) {
   case TOKOP_NE: return OP_NE;
   case TOKOP_AND: return OP_AND;
   case TOKOP_OR: return OP_OR;
+  case '&': return OP_BAND;
+  case '|': return OP_BOR;
+  case '^': return OP_BXOR;
+  case TOKOP_SHL: return OP_SHL;
+  case TOKOP_SHR: return OP_SHR;
   default: return -1;
   }
+}
+
+/* The bit operators & | ^ << >>: integers only (X and Y unified). */
+static TE need_int(TE x, TE y, Loc loc, int op, const char *ot) {
+  if (x.lit == TYPED && dtype_is_int(x.e->dtype)) return (TE){ir_bin((BinOp)op, x.e, y.e), TYPED};
+  if (x.lit == LIT_INT) return (TE){ir_bin((BinOp)op, x.e, y.e), LIT_INT};
+  const char *what = x.lit == LIT_FLOAT ? "a float literal" : dtype_name(x.e->dtype);
+  bool logic = x.lit == TYPED && x.e->dtype == DT_BOOL && op != OP_SHL && op != OP_SHR;
+  diag_error(loc, "'%s' needs integers, not %s%s", ot, what,
+             logic ? xprintf(" (use %s on bools)", op == OP_BAND ? "&&" : op == OP_BOR ? "||" : "!=")
+                   : "");
+  return BAD;
 }
 
 static TE tr_binary(SCtx *s, Ast *a) {
@@ -487,19 +553,16 @@ static TE tr_binary(SCtx *s, Ast *a) {
   }
   if (!unify(&x, &y, a->loc, ot)) return BAD;
   bool is_bool = x.lit == TYPED && x.e->dtype == DT_BOOL;
-  if (op >= OP_EQ) { /* a comparison */
+  if (op >= OP_EQ && op <= OP_GE) { /* a comparison */
     if (is_bool && op != OP_EQ && op != OP_NE) {
       diag_error(a->loc, "'%s' compares numbers, not bools", ot);
       return BAD;
     }
     return typed(ir_bin((BinOp)op, x.e, y.e));
   }
+  if (op >= OP_BAND && op <= OP_SHR) return need_int(x, y, a->loc, op, ot);
   if (is_bool) {
     diag_error(a->loc, "'%s' needs numbers, not bools (use && or || on bools)", ot);
-    return BAD;
-  }
-  if (op == OP_MOD && (x.lit == LIT_FLOAT || (x.lit == TYPED && dtype_is_float(x.e->dtype)))) {
-    diag_error(a->loc, "'%%' needs integers; for floats write x - floor(x / y) * y");
     return BAD;
   }
   return (TE){ir_bin((BinOp)op, x.e, y.e), x.lit};
@@ -511,6 +574,15 @@ static TE tr_unary(SCtx *s, Ast *a) {
   if (a->op == '!') {
     if (!need_bool(&x, a->loc, "the operand of '!'")) return BAD;
     return typed(ir_un(OP_NOT, x.e));
+  }
+  if (a->op == '~') { /* ~x is x ^ -1 (all ones in x's dtype) */
+    if (x.lit == LIT_INT) return (TE){ir_bin(OP_BXOR, x.e, ir_int(-1)), LIT_INT};
+    if (x.lit == TYPED && dtype_is_int(x.e->dtype))
+      return typed(ir_bin(OP_BXOR, x.e, ir_const(x.e->dtype, dtype_wrap(x.e->dtype, -1))));
+    diag_error(a->loc, "'~' needs an integer, not %s%s",
+               x.lit == LIT_FLOAT ? "a float literal" : dtype_name(x.e->dtype),
+               x.lit == TYPED && x.e->dtype == DT_BOOL ? " (use ! on a bool)" : "");
+    return BAD;
   }
   if (x.lit == TYPED && x.e->dtype == DT_BOOL) {
     diag_error(a->loc, "'-' needs a number, not bool (use ! to negate a bool)");

@@ -227,6 +227,8 @@ const char *chk_op_text(int op) {
   case TOKOP_MAXEQ: return "max=";
   case TOKOP_MINEQ: return "min=";
   case TOKOP_MULEQ: return "*=";
+  case TOKOP_SHL: return "<<";
+  case TOKOP_SHR: return ">>";
   default: one[0] = (char)op; one[1] = 0; return xstrdup(one);
   }
 }
@@ -235,11 +237,15 @@ static int ast_prec(int op) {
   switch (op) {
   case TOKOP_OR: return 1;
   case TOKOP_AND: return 2;
-  case TOKOP_EQ: case TOKOP_NE: return 3;
-  case '<': case '>': case TOKOP_LE: case TOKOP_GE: return 4;
-  case '+': case '-': return 5;
-  case '*': case '/': case '%': return 6;
-  default: return 7;
+  case '|': return 3;
+  case '^': return 4;
+  case '&': return 5;
+  case TOKOP_EQ: case TOKOP_NE: return 6;
+  case '<': case '>': case TOKOP_LE: case TOKOP_GE: return 7;
+  case TOKOP_SHL: case TOKOP_SHR: return 8;
+  case '+': case '-': return 9;
+  case '*': case '/': case '%': return 10;
+  default: return 11;
   }
 }
 
@@ -261,7 +267,7 @@ static char *ast_text_prec(const Ast *a, int prec) {
   case A_MEMBER: return xprintf("%s.%s", a->name ? a->name : "?", a->name2 ? a->name2 : "?");
   case A_ACCESS: return xprintf("%s[%s]", a->name ? a->name : "?", list_text(&a->list));
   case A_CALL: return xprintf("%s(%s)", a->name ? a->name : "?", list_text(&a->list));
-  case A_UNARY: return xprintf("%c%s", a->op == '!' ? '!' : '-', ast_text_prec(a->a, 8));
+  case A_UNARY: return xprintf("%c%s", a->op == '!' || a->op == '~' ? a->op : '-', ast_text_prec(a->a, 12));
   case A_BINARY: {
     int p = ast_prec(a->op);
     t = xprintf("%s %s %s", ast_text_prec(a->a, p), chk_op_text(a->op), ast_text_prec(a->b, p + 1));

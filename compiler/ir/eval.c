@@ -61,3 +61,11 @@ bool ir_eval_int(const Expr *e, IrIntLeaf leaf, void *ctx, int64_t *out) {
   return leaf && leaf(e, ctx, out);
 }
 
+
+int64_t ir_int_pow(int64_t x, int64_t n, bool is_signed) {
+  if (is_signed && n < 0) return x == 1 ? 1 : x == -1 ? (n & 1 ? -1 : 1) : 0;
+  uint64_t r = 1, b = (uint64_t)x;
+  for (uint64_t k = (uint64_t)n; k; k >>= 1, b *= b)
+    if (k & 1) r *= b;
+  return (int64_t)r;
+}

@@ -209,11 +209,14 @@ static int64_t int_arith(int op, DType t, int64_t x, int64_t y, Ctx *c) {
     return dtype_wrap(t, sgn ? ir_int_floormod(x, y) : (int64_t)(ux % uy));
   case OP_MIN: return x < y ? x : y;
   case OP_MAX: return x > y ? x : y;
-  case OP_POW: {
-    int64_t r = 1;
-    if (y < 0) return x == 1 ? 1 : x == -1 ? (y % 2 ? -1 : 1) : 0;
-    for (int64_t i = 0; i < y && i < 64; i++) r = (int64_t)((uint64_t)r * (uint64_t)x);
-    return dtype_wrap(t, r);
+  case OP_POW: return dtype_wrap(t, ir_int_pow(x, y, sgn));
+  case OP_BAND: return x & y;
+  case OP_BOR: return x | y;
+  case OP_BXOR: return dtype_wrap(t, x ^ y);
+  case OP_SHL: return dtype_wrap(t, (int64_t)(ux << (uy & (uint64_t)(dtype_bytes(t) * 8 - 1))));
+  case OP_SHR: {
+    unsigned k = (unsigned)(uy & (uint64_t)(dtype_bytes(t) * 8 - 1));
+    return sgn ? x >> k : (int64_t)(ux >> k);
   }
   default: return 0;
   }
@@ -267,6 +270,7 @@ static int64_t i_cast_f(const Node *n, Ctx *c) { return from_double(n->t, n->a->
 static int64_t i_cast_d(const Node *n, Ctx *c) { return from_double(n->t, n->a->fn.d(n->a, c)); }
 static int64_t i_call(const Node *n, Ctx *c) {
   int64_t x = n->a->fn.i(n->a, c);
+  if (n->op == FN_SIGN) return (x > 0) - (x < 0);
   return n->op == FN_ABS ? dtype_wrap(n->t, x < 0 ? (int64_t)(0 - (uint64_t)x) : x) : x;
 }
 
@@ -283,10 +287,13 @@ static float f_add(const Node *n, Ctx *c) { return n->a->fn.f(n->a, c) + n->b->f
 static float f_sub(const Node *n, Ctx *c) { return n->a->fn.f(n->a, c) - n->b->fn.f(n->b, c); }
 static float f_mul(const Node *n, Ctx *c) { return n->a->fn.f(n->a, c) * n->b->fn.f(n->b, c); }
 static float f_div(const Node *n, Ctx *c) { return n->a->fn.f(n->a, c) / n->b->fn.f(n->b, c); }
+/* x % y on floats: fmod moved into the divisor's sign, a zero too (numpy's mod). */
 static float f_mod(const Node *n, Ctx *c) {
-  float x = n->a->fn.f(n->a, c), y = n->b->fn.f(n->b, c);
-  return x - floorf(x / y) * y;
+  float x = n->a->fn.f(n->a, c), y = n->b->fn.f(n->b, c), r = fmodf(x, y);
+  return r == 0 ? copysignf(0.0f, y) : (r < 0) != (y < 0) ? r + y : r;
 }
+static float f_fmod(const Node *n, Ctx *c) { return fmodf(n->a->fn.f(n->a, c), n->b->fn.f(n->b, c)); }
+static float f_atan2(const Node *n, Ctx *c) { return atan2f(n->a->fn.f(n->a, c), n->b->fn.f(n->b, c)); }
 static float f_min(const Node *n, Ctx *c) {
   float x = n->a->fn.f(n->a, c), y = n->b->fn.f(n->b, c);
   return x < y ? x : y;
@@ -317,6 +324,22 @@ static float callf(int fn, float x) {
   case FN_SIGMOID: return 1.0f / (1.0f + expf(-x));
   case FN_ABS: return fabsf(x);
   case FN_FLOOR: return floorf(x);
+  case FN_ERF: return erff(x);
+  case FN_SIN: return sinf(x);
+  case FN_COS: return cosf(x);
+  case FN_TAN: return tanf(x);
+  case FN_ASIN: return asinf(x);
+  case FN_ACOS: return acosf(x);
+  case FN_ATAN: return atanf(x);
+  case FN_SINH: return sinhf(x);
+  case FN_COSH: return coshf(x);
+  case FN_ROUND: return nearbyintf(x);
+  case FN_TRUNC: return truncf(x);
+  case FN_SIGN: return x > 0 ? 1.0f : x < 0 ? -1.0f : x == 0 ? 0.0f : x;
+  case FN_LOG2: return log2f(x);
+  case FN_LOG1P: return log1pf(x);
+  case FN_EXP2: return exp2f(x);
+  case FN_EXPM1: return expm1f(x);
   default: return ceilf(x);
   }
 }
@@ -335,9 +358,14 @@ static double d_bin(const Node *n, Ctx *c) {
   case OP_SUB: return x - y;
   case OP_MUL: return x * y;
   case OP_DIV: return x / y;
-  case OP_MOD: return x - floor(x / y) * y;
+  case OP_MOD: {
+    double r = fmod(x, y);
+    return r == 0 ? copysign(0.0, y) : (r < 0) != (y < 0) ? r + y : r;
+  }
   case OP_MIN: return x < y ? x : y;
   case OP_MAX: return x > y ? x : y;
+  case OP_FMOD: return fmod(x, y);
+  case OP_ATAN2: return atan2(x, y);
   default: return pow(x, y);
   }
 }
@@ -361,6 +389,22 @@ static double d_call(const Node *n, Ctx *c) {
   case FN_SIGMOID: return 1.0 / (1.0 + exp(-x));
   case FN_ABS: return fabs(x);
   case FN_FLOOR: return floor(x);
+  case FN_ERF: return erf(x);
+  case FN_SIN: return sin(x);
+  case FN_COS: return cos(x);
+  case FN_TAN: return tan(x);
+  case FN_ASIN: return asin(x);
+  case FN_ACOS: return acos(x);
+  case FN_ATAN: return atan(x);
+  case FN_SINH: return sinh(x);
+  case FN_COSH: return cosh(x);
+  case FN_ROUND: return nearbyint(x);
+  case FN_TRUNC: return trunc(x);
+  case FN_SIGN: return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x;
+  case FN_LOG2: return log2(x);
+  case FN_LOG1P: return log1p(x);
+  case FN_EXP2: return exp2(x);
+  case FN_EXPM1: return expm1(x);
   default: return ceil(x);
   }
 }
@@ -512,7 +556,8 @@ static Node *cx_bin(Comp *cp, const Expr *e) {
   }
   static const FFn ff[BINOP_COUNT] = {[OP_ADD] = f_add, [OP_SUB] = f_sub, [OP_MUL] = f_mul,
                                       [OP_DIV] = f_div, [OP_MOD] = f_mod, [OP_MIN] = f_min,
-                                      [OP_MAX] = f_max, [OP_POW] = f_pow};
+                                      [OP_MAX] = f_max, [OP_POW] = f_pow, [OP_FMOD] = f_fmod,
+                                      [OP_ATAN2] = f_atan2};
   switch (cat(e->dtype)) {
   case CAT_I: n->fn.i = i_bin; return n;
   case CAT_D: n->fn.d = d_bin; return n;

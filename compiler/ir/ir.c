@@ -4,9 +4,13 @@
 #include <string.h>
 
 const char *const binop_names[BINOP_COUNT] = {"+",  "-",  "*", "/",  "%",  "min", "max", "==",
-                                              "!=", "<",  "<=", ">", ">=", "&&",  "||",  "pow"};
+                                              "!=", "<",  "<=", ">", ">=", "&&",  "||",  "pow",
+                                              "atan2", "fmod", "&", "|", "^", "<<", ">>"};
 const char *const callfn_names[CALLFN_COUNT] = {"exp", "log",     "sqrt",  "rsqrt", "tanh",
-                                                "sigmoid", "abs", "floor", "ceil"};
+                                                "sigmoid", "abs", "floor", "ceil",
+                                                "erf", "sin", "cos", "tan", "asin", "acos",
+                                                "atan", "sinh", "cosh", "round", "trunc",
+                                                "sign", "log2", "log1p", "exp2", "expm1"};
 const char *const forkind_names[FORKIND_COUNT] = {
     "serial",     "parallel",   "vectorized",  "unrolled",    "blockIdx.x", "blockIdx.y",
     "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z", "vthread"};

@@ -141,20 +141,22 @@ static const char *buf_name(const Buffer *b) {
 
 /* ---- expressions -------------------------------------------------------- */
 
-/* Binding strength: select 0, || 1, && 2, == != 3, < <= > >= 4, + - 5, * / % 6,
- * unary 7, atoms and calls 8. */
+/* Binding strength, as C binds: select 0, || 1, && 2, | 3, ^ 4, & 5, == != 6,
+ * < <= > >= 7, << >> 8, + - 9, * / % 10, unary 11, atoms and calls 12. */
+enum { PR_MUL = 10, PR_UNARY = 11, PR_ATOM = 12 };
 static int prec(const Expr *e) {
   static const int bin[BINOP_COUNT] = {
-      [OP_ADD] = 5, [OP_SUB] = 5, [OP_MUL] = 6, [OP_DIV] = 6, [OP_MOD] = 6, [OP_MIN] = 8,
-      [OP_MAX] = 8, [OP_EQ] = 3,  [OP_NE] = 3,  [OP_LT] = 4,  [OP_LE] = 4,  [OP_GT] = 4,
-      [OP_GE] = 4,  [OP_AND] = 2, [OP_OR] = 1,  [OP_POW] = 8};
+      [OP_ADD] = 9,  [OP_SUB] = 9,   [OP_MUL] = 10, [OP_DIV] = 10, [OP_MOD] = 10, [OP_MIN] = 12,
+      [OP_MAX] = 12, [OP_EQ] = 6,    [OP_NE] = 6,   [OP_LT] = 7,   [OP_LE] = 7,   [OP_GT] = 7,
+      [OP_GE] = 7,   [OP_AND] = 2,   [OP_OR] = 1,   [OP_POW] = 12, [OP_ATAN2] = 12,
+      [OP_FMOD] = 12, [OP_BAND] = 5, [OP_BOR] = 3,  [OP_BXOR] = 4, [OP_SHL] = 8,  [OP_SHR] = 8};
   switch (e->kind) {
   case E_BIN: return bin[e->op];
-  case E_UN: return 7;
+  case E_UN: return PR_UNARY;
   case E_SELECT: return 0;
-  case E_INT: return e->ival < 0 ? 7 : 8;
-  case E_FLOAT: return e->fval < 0 || signbit(e->fval) ? 7 : 8;
-  default: return 8;
+  case E_INT: return e->ival < 0 ? PR_UNARY : PR_ATOM;
+  case E_FLOAT: return e->fval < 0 || signbit(e->fval) ? PR_UNARY : PR_ATOM;
+  default: return PR_ATOM;
   }
 }
 
@@ -191,7 +193,7 @@ static void pr_args(FILE *f, Expr **args, int n) {
 
 static void pr_bin(FILE *f, const Expr *e) {
   int p = prec(e);
-  if (e->op == OP_MIN || e->op == OP_MAX || e->op == OP_POW) {
+  if (p == PR_ATOM) { /* min, max, pow, atan2, fmod */
     fprintf(f, "%s(", binop_names[e->op]);
     pr(f, e->a);
     fputs(", ", f);
@@ -200,10 +202,10 @@ static void pr_bin(FILE *f, const Expr *e) {
     return;
   }
   /* (x/32)*32: floor division does not reassociate, so show its grouping */
-  bool divleft = p == 6 && e->a->kind == E_BIN && (e->a->op == OP_DIV || e->a->op == OP_MOD) &&
+  bool divleft = p == PR_MUL && e->a->kind == E_BIN && (e->a->op == OP_DIV || e->a->op == OP_MOD) &&
                  e->a->op != e->op;
   pr_wrapped(f, e->a, prec(e->a) < p || divleft);
-  if (p == 6) fputs(binop_names[e->op], f); /* `i*32`, as TIR prints products */
+  if (p == PR_MUL) fputs(binop_names[e->op], f); /* `i*32`, as TIR prints products */
   else fprintf(f, " %s ", binop_names[e->op]);
   pr_wrapped(f, e->b, prec(e->b) <= p);
 }
@@ -228,7 +230,7 @@ static void pr(FILE *f, const Expr *e) {
   case E_BIN: pr_bin(f, e); break;
   case E_UN:
     fputc(e->op == OP_NOT ? '!' : '-', f);
-    pr_wrapped(f, e->a, prec(e->a) < 7 || (e->op == OP_NEG && prec(e->a) == 7));
+    pr_wrapped(f, e->a, prec(e->a) < PR_UNARY || (e->op == OP_NEG && prec(e->a) == PR_UNARY));
     break;
   case E_SELECT:
     pr_wrapped(f, e->a, prec(e->a) <= 0);

@@ -47,6 +47,11 @@ static const char cuda_prelude[] =
     "  texc_i64 q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}\n"
     "__device__ __forceinline__ texc_i64 texc_fmod(texc_i64 a, texc_i64 b) {\n"
     "  texc_i64 r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}\n"
+    "__device__ __forceinline__ texc_i64 texc_ipow(texc_i64 x, texc_i64 n) {\n"
+    "  if (n < 0) return x == 1 ? 1 : x == -1 ? ((n & 1) ? -1 : 1) : 0;\n"
+    "  unsigned long long r = 1, b = (unsigned long long)x;\n"
+    "  for (unsigned long long k = (unsigned long long)n; k; k >>= 1, b *= b) if (k & 1) r *= b;\n"
+    "  return (texc_i64)r;\n}\n"
     "__device__ __forceinline__ float texc_h2f(unsigned short h) {\n"
     "  float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f;\n}\n"
     "__device__ __forceinline__ unsigned short texc_f2h(float f) {\n"
@@ -57,7 +62,12 @@ static const char opencl_prelude[] =
     "static inline texc_i64 texc_fdiv(texc_i64 a, texc_i64 b) {\n"
     "  texc_i64 q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}\n"
     "static inline texc_i64 texc_fmod(texc_i64 a, texc_i64 b) {\n"
-    "  texc_i64 r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}\n";
+    "  texc_i64 r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}\n"
+    "static inline texc_i64 texc_ipow(texc_i64 x, texc_i64 n) {\n"
+    "  if (n < 0) return x == 1 ? 1 : x == -1 ? ((n & 1) ? -1 : 1) : 0;\n"
+    "  ulong r = 1, b = (ulong)x;\n"
+    "  for (ulong k = (ulong)n; k; k >>= 1, b *= b) if (k & 1) r *= b;\n"
+    "  return (texc_i64)r;\n}\n";
 
 static const Dialect dialect_cuda = {
     .prelude = cuda_prelude,
@@ -317,8 +327,21 @@ static const char *math_name(const Gen *g, const char *base, DType t) {
 
 static void call(Gen *g, Str *o, const Expr *e) {
   static const char *const names[CALLFN_COUNT] = {"exp",     "log",  "sqrt",  "rsqrt", "tanh",
-                                                  "sigmoid", "fabs", "floor", "ceil"};
+                                                  "sigmoid", "fabs", "floor", "ceil",
+                                                  "erf", "sin", "cos", "tan", "asin", "acos",
+                                                  "atan", "sinh", "cosh", "rint", "trunc",
+                                                  NULL, "log2", "log1p", "exp2", "expm1"};
   const Expr *x = e->args[0];
+  if (e->op == FN_SIGN) { /* 1, -1, 0; a NaN stays NaN */
+    char *a = expr_str(g, x);
+    bool fl = dtype_is_float(e->dtype), d = e->dtype == DT_F64;
+    const char *one = !fl ? "1" : d ? "1.0" : "1.0f", *zero = !fl ? "0" : d ? "0.0" : "0.0f";
+    str_putf(o, "((%s)((%s) > %s ? %s : (%s) < %s ? -%s : ", ctype(g, e->dtype), a, zero, one,
+             a, zero, one);
+    if (fl) str_putf(o, "(%s) == %s ? %s : (%s)))", a, zero, zero, a);
+    else str_putf(o, "%s))", zero);
+    return;
+  }
   if (e->op == FN_SIGMOID) {
     bool d = e->dtype == DT_F64;
     str_putf(o, "(%s / (%s + %s(-(", d ? "1.0" : "1.0f", d ? "1.0" : "1.0f",
@@ -367,6 +390,26 @@ static void int_divmod(Gen *g, Str *o, const Expr *e) {
   str_putf(o, ")))");
 }
 
+/* & | ^ << >> on integers. Shift counts are masked to the width less one (LANGUAGE.md);
+ * a left shift runs unsigned (no signed overflow in C) and is cast back to the dtype. C
+ * computes i8 / u8 / i16 in int, unwrapped: results are cast to the dtype, and so is the
+ * operand of >>, whose high bits it shifts in. */
+static void int_bits(Gen *g, Str *o, const Expr *e) {
+  const char *ct = ctype(g, e->dtype);
+  char *a = expr_str(g, e->a), *b = expr_str(g, e->b);
+  int w = dtype_bytes(e->dtype) * 8;
+  switch (e->op) {
+  case OP_BAND: str_putf(o, "((%s)((%s) & (%s)))", ct, a, b); break;
+  case OP_BOR: str_putf(o, "((%s)((%s) | (%s)))", ct, a, b); break;
+  case OP_BXOR: str_putf(o, "((%s)((%s) ^ (%s)))", ct, a, b); break;
+  case OP_SHL:
+    str_putf(o, "((%s)((%s)(%s) << ((%s) & %d)))", ct, w == 64 ? xprintf("unsigned %s", g->d->i64) : g->d->u32,
+             a, b, w - 1);
+    break;
+  default: str_putf(o, "((%s)((%s)(%s) >> ((%s) & %d)))", ct, ct, a, b, w - 1); break;
+  }
+}
+
 static void binary(Gen *g, Str *o, const Expr *e) {
   static const char *const ops[BINOP_COUNT] = {"+",  "-",  "*",  "/",  "%",  NULL, NULL, "==",
                                                "!=", "<",  "<=", ">",  ">=", "&&", "||", NULL};
@@ -384,17 +427,27 @@ static void binary(Gen *g, Str *o, const Expr *e) {
   }
   if (e->op == OP_MIN) fn = math_name(g, "fmin", t);
   if (e->op == OP_MAX) fn = math_name(g, "fmax", t);
-  if (e->op == OP_POW) fn = math_name(g, "pow", fl ? t : DT_F64);
-  if (e->op == OP_MOD) { /* floats: a - floor(a / b) * b, as TVM's floormod */
-    str_putf(o, "((");
+  if (e->op == OP_POW && !fl) {
+    str_putf(o, "((%s)texc_ipow((texc_i64)(", ctype(g, e->dtype));
     expr(g, o, e->a);
-    str_putf(o, ") - %s((", math_name(g, "floor", t));
-    expr(g, o, e->a);
-    str_putf(o, ") / (");
+    str_putf(o, "), (texc_i64)(");
     expr(g, o, e->b);
-    str_putf(o, ")) * (");
-    expr(g, o, e->b);
-    str_putf(o, "))");
+    str_putf(o, ")))");
+    return;
+  }
+  if (e->op >= OP_BAND && e->op <= OP_SHR) {
+    int_bits(g, o, e);
+    return;
+  }
+  if (e->op == OP_POW) fn = math_name(g, "pow", t);
+  if (e->op == OP_FMOD) fn = math_name(g, "fmod", t);
+  if (e->op == OP_ATAN2) fn = math_name(g, "atan2", t);
+  if (e->op == OP_MOD) { /* floats: fmod moved into the divisor's sign, a zero too (numpy's mod) */
+    char *r = xprintf("%s(%s, %s)", math_name(g, "fmod", t), expr_str(g, e->a), expr_str(g, e->b));
+    char *b = expr_str(g, e->b);
+    const char *zero = t == DT_F64 ? "0.0" : "0.0f";
+    str_putf(o, "((%s) == %s ? %s(%s, %s) : (((%s) < 0) != ((%s) < 0)) ? (%s) + (%s) : (%s))", r, zero,
+             math_name(g, "copysign", t), zero, b, r, b, r, b, r);
     return;
   }
   if (fn) {

@@ -207,6 +207,27 @@ static LLVMValueRef intrinsic1(CG *g, const char *name, LLVMValueRef x, LLVMValu
   return LLVMBuildCall2(g->b, fty, fn, args, y ? 2 : 1, "");
 }
 
+/* Call the two-argument libm function NAME (atan2f / atan2) on X and Y, lane by lane for
+ * vectors. */
+static LLVMValueRef libm2(CG *g, const char *fname, const char *dname, LLVMValueRef x, LLVMValueRef y) {
+  LLVMTypeRef et = is_vec(x) ? LLVMGetElementType(LLVMTypeOf(x)) : LLVMTypeOf(x);
+  LLVMTypeRef pt[2] = {et, et};
+  const char *name = et == g->f32 ? fname : dname;
+  LLVMTypeRef fty = LLVMFunctionType(et, pt, 2, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
+  if (!fn) fn = LLVMAddFunction(g->mod, name, fty);
+  LLVMValueRef args[2] = {x, y};
+  if (!is_vec(x)) return LLVMBuildCall2(g->b, fty, fn, args, 2, "");
+  LLVMValueRef out = LLVMGetPoison(LLVMTypeOf(x));
+  for (unsigned i = 0; i < LLVMGetVectorSize(LLVMTypeOf(x)); i++) {
+    LLVMValueRef idx = LLVMConstInt(g->i32, i, 0);
+    args[0] = LLVMBuildExtractElement(g->b, x, idx, "");
+    args[1] = LLVMBuildExtractElement(g->b, y, idx, "");
+    out = LLVMBuildInsertElement(g->b, out, LLVMBuildCall2(g->b, fty, fn, args, 2, ""), idx, "");
+  }
+  return out;
+}
+
 /* Call the libm function NAME (tanhf / tanh) on X, lane by lane for vectors. */
 static LLVMValueRef libm1(CG *g, const char *fname, const char *dname, LLVMValueRef x) {
   LLVMTypeRef et = is_vec(x) ? LLVMGetElementType(LLVMTypeOf(x)) : LLVMTypeOf(x);
@@ -235,6 +256,53 @@ static LLVMValueRef emit_cmp(CG *g, int op, DType t, LLVMValueRef a, LLVMValueRe
   return LLVMBuildICmp(g->b, dtype_is_signed(t) ? si[op - OP_EQ] : ui[op - OP_EQ], a, b, "");
 }
 
+/* An integer constant of A's type (a vector when A is one). */
+static LLVMValueRef iconst_like(LLVMValueRef a, int64_t v) {
+  LLVMTypeRef t = is_vec(a) ? LLVMGetElementType(LLVMTypeOf(a)) : LLVMTypeOf(a);
+  return const_like(a, LLVMConstInt(t, (unsigned long long)v, 1));
+}
+
+/* Float x % y: fmod moved into the divisor's sign, a zero too (numpy's mod). */
+static LLVMValueRef emit_fmod_floor(CG *g, LLVMValueRef a, LLVMValueRef b) {
+  LLVMValueRef r = LLVMBuildFRem(g->b, a, b, "");
+  LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(r));
+  LLVMValueRef rneg = LLVMBuildFCmp(g->b, LLVMRealOLT, r, zero, "");
+  LLVMValueRef bneg = LLVMBuildFCmp(g->b, LLVMRealOLT, b, zero, "");
+  LLVMValueRef flip = LLVMBuildXor(g->b, rneg, bneg, "");
+  LLVMValueRef moved = LLVMBuildSelect(g->b, flip, LLVMBuildFAdd(g->b, r, b, ""), r, "");
+  LLVMValueRef z = intrinsic1(g, "llvm.copysign", zero, b);
+  return LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOEQ, r, zero, ""), z, moved, "fmodf");
+}
+
+/* Integer pow: square-and-multiply over every bit of N, straight-line (vectors too; a
+ * constant N folds to a few multiplications), wrapping; N < 0 as ir_int_pow says. */
+static LLVMValueRef emit_ipow(CG *g, LLVMValueRef x, LLVMValueRef n, DType t) {
+  int bits = dtype_bytes(t) * 8;
+  LLVMValueRef one = iconst_like(x, 1), r = one, b = x;
+  for (int k = 0; k < bits; k++) {
+    LLVMValueRef bit = LLVMBuildAnd(g->b, LLVMBuildLShr(g->b, n, iconst_like(n, k), ""), one, "");
+    LLVMValueRef set = LLVMBuildICmp(g->b, LLVMIntNE, bit, LLVMConstNull(LLVMTypeOf(n)), "");
+    r = LLVMBuildSelect(g->b, set, LLVMBuildMul(g->b, r, b, ""), r, "");
+    if (k + 1 < bits) b = LLVMBuildMul(g->b, b, b, "");
+  }
+  if (!dtype_is_signed(t)) return r;
+  /* n < 0: x == 1 ? 1 : x == -1 ? (n odd ? -1 : 1) : 0 */
+  LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(x)), m1 = iconst_like(x, -1);
+  LLVMValueRef odd = LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, n, one, ""), zero, "");
+  LLVMValueRef neg1 = LLVMBuildSelect(g->b, odd, m1, one, "");
+  LLVMValueRef inv = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, x, one, ""), one,
+                                     LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, x, m1, ""),
+                                                     neg1, zero, ""), "");
+  return LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, n, zero, ""), inv, r, "ipow");
+}
+
+/* x << n, x >> n: the count masked to the width less one, as LANGUAGE.md defines. */
+static LLVMValueRef emit_shift(CG *g, int op, DType t, LLVMValueRef a, LLVMValueRef b) {
+  LLVMValueRef k = LLVMBuildAnd(g->b, b, iconst_like(b, dtype_bytes(t) * 8 - 1), "");
+  if (op == OP_SHL) return LLVMBuildShl(g->b, a, k, "");
+  return dtype_is_signed(t) ? LLVMBuildAShr(g->b, a, k, "") : LLVMBuildLShr(g->b, a, k, "");
+}
+
 /* A binary operation on operands of dtype T (already unified). */
 static LLVMValueRef emit_binop(CG *g, int op, DType t, LLVMValueRef a, LLVMValueRef b) {
   bool fp = dtype_is_float(t), sign = dtype_is_signed(t); /* integers wrap: no nsw */
@@ -243,22 +311,20 @@ static LLVMValueRef emit_binop(CG *g, int op, DType t, LLVMValueRef a, LLVMValue
   case OP_SUB: return fp ? contract(LLVMBuildFSub(g->b, a, b, "")) : LLVMBuildSub(g->b, a, b, "");
   case OP_MUL: return fp ? contract(LLVMBuildFMul(g->b, a, b, "")) : LLVMBuildMul(g->b, a, b, "");
   case OP_DIV: return fp ? LLVMBuildFDiv(g->b, a, b, "") : emit_floordiv(g, a, b, sign);
-  case OP_MOD: return fp ? LLVMBuildFRem(g->b, a, b, "") : emit_floormod(g, a, b, sign);
+  case OP_MOD: return fp ? emit_fmod_floor(g, a, b) : emit_floormod(g, a, b, sign);
   case OP_MIN: return LLVMBuildSelect(g->b, emit_cmp(g, OP_LT, t, a, b), a, b, "min");
   case OP_MAX: return LLVMBuildSelect(g->b, emit_cmp(g, OP_GT, t, a, b), a, b, "max");
   case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
     return emit_cmp(g, op, t, a, b);
   case OP_AND: return LLVMBuildAnd(g->b, a, b, "");
   case OP_OR: return LLVMBuildOr(g->b, a, b, "");
-  case OP_POW:
-    if (fp) return intrinsic1(g, "llvm.pow", a, b);
-    else {
-      LLVMTypeRef dt = vec_of(g->f64, is_vec(a) ? (int)LLVMGetVectorSize(LLVMTypeOf(a)) : 1);
-      LLVMValueRef x = sign ? LLVMBuildSIToFP(g->b, a, dt, "") : LLVMBuildUIToFP(g->b, a, dt, "");
-      LLVMValueRef y = sign ? LLVMBuildSIToFP(g->b, b, dt, "") : LLVMBuildUIToFP(g->b, b, dt, "");
-      LLVMValueRef r = intrinsic1(g, "llvm.pow", x, y);
-      return sign ? LLVMBuildFPToSI(g->b, r, LLVMTypeOf(a), "") : LLVMBuildFPToUI(g->b, r, LLVMTypeOf(a), "");
-    }
+  case OP_POW: return fp ? intrinsic1(g, "llvm.pow", a, b) : emit_ipow(g, a, b, t);
+  case OP_ATAN2: return libm2(g, "atan2f", "atan2", a, b);
+  case OP_FMOD: return LLVMBuildFRem(g->b, a, b, "");
+  case OP_BAND: return LLVMBuildAnd(g->b, a, b, "");
+  case OP_BOR: return LLVMBuildOr(g->b, a, b, "");
+  case OP_BXOR: return LLVMBuildXor(g->b, a, b, "");
+  case OP_SHL: case OP_SHR: return emit_shift(g, op, t, a, b);
   default: die("llvm codegen: bad binary op %d", op);
   }
 }
@@ -267,6 +333,26 @@ static LLVMValueRef fconst_like(CG *g, LLVMValueRef v, double x) {
   LLVMTypeRef t = is_vec(v) ? LLVMGetElementType(LLVMTypeOf(v)) : LLVMTypeOf(v);
   (void)g;
   return const_like(v, LLVMConstReal(t, x));
+}
+
+/* sign(x): 1, -1 or 0; a float NaN stays NaN (numpy's sign). */
+static LLVMValueRef emit_sign(CG *g, LLVMValueRef x, DType t) {
+  LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(x)), pos, neg, one, m1, rest;
+  if (!dtype_is_float(t)) {
+    one = iconst_like(x, 1);
+    if (!dtype_is_signed(t)) return LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntNE, x, zero, ""), one, zero, "");
+    pos = LLVMBuildICmp(g->b, LLVMIntSGT, x, zero, "");
+    neg = LLVMBuildICmp(g->b, LLVMIntSLT, x, zero, "");
+    m1 = iconst_like(x, -1);
+    rest = zero;
+  } else {
+    pos = LLVMBuildFCmp(g->b, LLVMRealOGT, x, zero, "");
+    neg = LLVMBuildFCmp(g->b, LLVMRealOLT, x, zero, "");
+    one = fconst_like(g, x, 1.0);
+    m1 = fconst_like(g, x, -1.0);
+    rest = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOEQ, x, zero, ""), zero, x, ""); /* 0 or NaN */
+  }
+  return LLVMBuildSelect(g->b, pos, one, LLVMBuildSelect(g->b, neg, m1, rest, ""), "sign");
 }
 
 static LLVMValueRef emit_call(CG *g, Expr *e) {
@@ -289,6 +375,22 @@ static LLVMValueRef emit_call(CG *g, Expr *e) {
                            LLVMBuildNeg(g->b, x, ""), x, "abs");
   case FN_FLOOR: return fp ? intrinsic1(g, "llvm.floor", x, NULL) : x;
   case FN_CEIL: return fp ? intrinsic1(g, "llvm.ceil", x, NULL) : x;
+  case FN_ERF: return libm1(g, "erff", "erf", x);
+  case FN_SIN: return intrinsic1(g, "llvm.sin", x, NULL);
+  case FN_COS: return intrinsic1(g, "llvm.cos", x, NULL);
+  case FN_TAN: return libm1(g, "tanf", "tan", x);
+  case FN_ASIN: return libm1(g, "asinf", "asin", x);
+  case FN_ACOS: return libm1(g, "acosf", "acos", x);
+  case FN_ATAN: return libm1(g, "atanf", "atan", x);
+  case FN_SINH: return libm1(g, "sinhf", "sinh", x);
+  case FN_COSH: return libm1(g, "coshf", "cosh", x);
+  case FN_ROUND: return intrinsic1(g, "llvm.roundeven", x, NULL);
+  case FN_TRUNC: return intrinsic1(g, "llvm.trunc", x, NULL);
+  case FN_SIGN: return emit_sign(g, x, e->dtype);
+  case FN_LOG2: return intrinsic1(g, "llvm.log2", x, NULL);
+  case FN_LOG1P: return libm1(g, "log1pf", "log1p", x);
+  case FN_EXP2: return intrinsic1(g, "llvm.exp2", x, NULL);
+  case FN_EXPM1: return libm1(g, "expm1f", "expm1", x);
   default: die("llvm codegen: bad call %d", e->op);
   }
 }
@@ -345,6 +447,7 @@ static LLVMValueRef emit_select(CG *g, Expr *e) {
   if ((expr_safe(e->b) && expr_safe(e->c)) || is_vec(c)) {
     LLVMValueRef x = emit_expr(g, e->b), y = emit_expr(g, e->c);
     unify(g, &x, &y);
+    if (is_vec(c) && !is_vec(x)) x = splat(g, x), y = splat(g, y); /* c ? 0 : 1 over lanes */
     if (is_vec(x)) c = splat(g, c);
     return LLVMBuildSelect(g->b, c, x, y, "");
   }

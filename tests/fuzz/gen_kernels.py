@@ -129,7 +129,10 @@ class Gen:
             if c < 0.65:
                 return "%s(%s, %s)" % (self.r.choice(["min", "max"]), self.expr(ctx, dt), self.expr(ctx, dt))
             if c < 0.78 and dt in FLOATS:
-                fn = self.r.choice(["exp", "tanh", "sigmoid", "abs", "floor", "ceil", "sqrt", "log"])
+                fn = self.r.choice(["exp", "tanh", "sigmoid", "abs", "floor", "ceil", "sqrt", "log",
+                                    "erf", "sin", "atan", "round", "trunc", "sign", "expm1", "%"])
+                if fn == "%":  # numpy's mod; the divisor kept away from zero
+                    return "(%s %% (abs(%s) + 0.25))" % (self.expr(ctx, dt), self.expr(ctx, dt))
                 arg = self.expr(ctx, dt)
                 if fn in ("sqrt", "log"):
                     arg = "abs(%s) + 0.5" % arg
@@ -143,6 +146,11 @@ class Gen:
                 if src in FLOATS and dt not in FLOATS:
                     return self.load(ctx, dt)
                 return "%s(%s)" % (dt, self.expr(ctx, src))
+            if dt not in FLOATS and c < 0.97:  # bit operators, shift counts of any value
+                op = self.r.choice(["&", "|", "^", "<<", ">>"])
+                if self.r.random() < 0.2:
+                    return "~%s" % self.expr(ctx, dt)
+                return "(%s %s %s)" % (self.expr(ctx, dt), op, self.expr(ctx, dt))
             if dt in ("i32", "i64", "i16", "i8"):
                 return "abs(%s)" % self.expr(ctx, dt)
             return "-%s" % self.expr(ctx, dt) if dt in FLOATS else self.expr(ctx, dt)
