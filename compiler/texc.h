@@ -350,15 +350,15 @@ Expr *ir_copy(Expr *e);
 int64_t ir_buffer_numel(const Buffer *b, const LoweredFunc *f, const int64_t *sizes);
 
 /* ir/eval.c: the IR's integer semantics, written once. */
-int64_t ir_int_floordiv(int64_t a, int64_t b); /* floor(a / b), b != 0 (no trap at b = -1) */
-int64_t ir_int_floormod(int64_t a, int64_t b); /* a - b * floor(a / b) */
+int64_t ir_int_floordiv(int64_t a, int64_t b); /* floor(a / b); 0 for b = 0; wraps at -1 */
+int64_t ir_int_floormod(int64_t a, int64_t b); /* a - b * floor(a / b); 0 for b = 0 */
 /* X OP Y on integers as generated code computes it: + - * wrap (64-bit two's
- * complement), / and % are floor division and modulo, comparisons give 0 or 1. false
- * for a division by zero or an OP that is not an integer operation. */
+ * complement), / and % are floor division and modulo (x / 0 == x % 0 == 0: LANGUAGE.md),
+ * comparisons give 0 or 1. false for an OP that is not an integer operation. */
 bool ir_int_apply(BinOp op, int64_t x, int64_t y, int64_t *out);
 /* The shared integer evaluator: the value of E, each operation as ir_int_apply computes
  * it and wrapped to its dtype. LEAF (may be NULL) gives the value of any other node
- * (variables, loads); false when it, or a division by zero, leaves E unknown. */
+ * (variables, loads); false when it leaves E unknown. */
 typedef bool (*IrIntLeaf)(const Expr *e, void *ctx, int64_t *out);
 bool ir_eval_int(const Expr *e, IrIntLeaf leaf, void *ctx, int64_t *out);
 
@@ -696,7 +696,9 @@ int records_main(struct Cli *c);
 bool tune_auto_steps(Kernel *k, Target t, const Options *o, const char *records_path,
                      Vec *steps);
 
-/* util.c: deterministic random input data (uniform in [-1, 1) for floats, small integers). */
+/* util.c: deterministic random input data (uniform in [-1, 1) for floats, small integers;
+ * when fill_int_edges is set, half of the integers are their dtype's edge values). */
 void fill_random(void *data, DType t, int64_t n, uint64_t seed);
+extern bool fill_int_edges;
 
 #endif

@@ -188,12 +188,8 @@ static int64_t i_load(const Node *n, Ctx *c) {
   return load_int(n->t, BUFDATA(c, n->acc) + off * dtype_bytes(n->t));
 }
 
-static _Noreturn void div_zero(Ctx *c) {
-  fputs("error: integer division by zero\n", stderr);
-  stop(c);
-}
-
-/* Integer arithmetic wrapped to the dtype; unsigned division is plain division. */
+/* Integer arithmetic wrapped to the dtype; unsigned division is plain division. Division
+ * and modulo are total (LANGUAGE.md): x / 0 == x % 0 == 0, as ir_int_floordiv. */
 static int64_t int_arith(int op, DType t, int64_t x, int64_t y, Ctx *c) {
   uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
   bool sgn = dtype_is_signed(t);
@@ -202,10 +198,10 @@ static int64_t int_arith(int op, DType t, int64_t x, int64_t y, Ctx *c) {
   case OP_SUB: return dtype_wrap(t, (int64_t)(ux - uy));
   case OP_MUL: return dtype_wrap(t, (int64_t)(ux * uy));
   case OP_DIV:
-    if (!y) div_zero(c);
+    if (!y) return 0;
     return dtype_wrap(t, sgn ? ir_int_floordiv(x, y) : (int64_t)(ux / uy));
   case OP_MOD:
-    if (!y) div_zero(c);
+    if (!y) return 0;
     return dtype_wrap(t, sgn ? ir_int_floormod(x, y) : (int64_t)(ux % uy));
   case OP_MIN: return x < y ? x : y;
   case OP_MAX: return x > y ? x : y;

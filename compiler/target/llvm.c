@@ -173,25 +173,43 @@ static LLVMValueRef contract(LLVMValueRef v) {
   return v;
 }
 
-/* Floor division of integers (TVM floordiv). */
-static LLVMValueRef emit_floordiv(CG *g, LLVMValueRef a, LLVMValueRef b, bool sign) {
-  if (!sign) return LLVMBuildUDiv(g->b, a, b, "");
-  LLVMValueRef q = LLVMBuildSDiv(g->b, a, b, ""), r = LLVMBuildSRem(g->b, a, b, "");
-  LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(a));
-  LLVMValueRef nz = LLVMBuildICmp(g->b, LLVMIntNE, r, zero, "");
-  LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, LLVMBuildXor(g->b, r, b, ""), zero, "");
-  LLVMValueRef adj = LLVMBuildZExt(g->b, LLVMBuildAnd(g->b, nz, neg, ""), LLVMTypeOf(a), "");
-  return LLVMBuildSub(g->b, q, adj, "fdiv");
+/* The divisor B made safe for sdiv/udiv/srem/urem: 1 where B is 0 (and, signed, where B is
+ * -1, so that INT_MIN / -1 cannot trap). *ZERO and *M1 get the lanes where B was 0 / -1. */
+static LLVMValueRef safe_divisor(CG *g, LLVMValueRef b, bool sign, LLVMValueRef *zero, LLVMValueRef *m1) {
+  LLVMTypeRef t = LLVMTypeOf(b);
+  LLVMValueRef one = LLVMConstInt(is_vec(b) ? LLVMGetElementType(t) : t, 1, 0);
+  *zero = LLVMBuildICmp(g->b, LLVMIntEQ, b, LLVMConstNull(t), "");
+  *m1 = sign ? LLVMBuildICmp(g->b, LLVMIntEQ, b, LLVMConstAllOnes(t), "") : NULL;
+  LLVMValueRef bad = *m1 ? LLVMBuildOr(g->b, *zero, *m1, "") : *zero;
+  return LLVMBuildSelect(g->b, bad, const_like(b, one), b, "safe.div");
 }
 
-/* Floor modulo of integers: the result has the divisor's sign. */
+/* Floor division of integers (TVM floordiv), total as LANGUAGE.md defines it: a / 0 == 0,
+ * a / -1 == -a (wrapping, so INT_MIN / -1 == INT_MIN); sdiv never sees 0 or -1. */
+static LLVMValueRef emit_floordiv(CG *g, LLVMValueRef a, LLVMValueRef b, bool sign) {
+  LLVMValueRef isz, ism1, zero = LLVMConstNull(LLVMTypeOf(a));
+  LLVMValueRef sb = safe_divisor(g, b, sign, &isz, &ism1);
+  if (!sign) return LLVMBuildSelect(g->b, isz, zero, LLVMBuildUDiv(g->b, a, sb, ""), "udiv");
+  LLVMValueRef q = LLVMBuildSDiv(g->b, a, sb, ""), r = LLVMBuildSRem(g->b, a, sb, "");
+  LLVMValueRef nz = LLVMBuildICmp(g->b, LLVMIntNE, r, zero, "");
+  LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, LLVMBuildXor(g->b, r, sb, ""), zero, "");
+  LLVMValueRef adj = LLVMBuildZExt(g->b, LLVMBuildAnd(g->b, nz, neg, ""), LLVMTypeOf(a), "");
+  LLVMValueRef fq = LLVMBuildSub(g->b, q, adj, "");
+  fq = LLVMBuildSelect(g->b, ism1, LLVMBuildSub(g->b, zero, a, ""), fq, "");
+  return LLVMBuildSelect(g->b, isz, zero, fq, "fdiv");
+}
+
+/* Floor modulo of integers: the result has the divisor's sign; a % 0 == a % -1 == 0
+ * (the safe divisor 1 gives that remainder). */
 static LLVMValueRef emit_floormod(CG *g, LLVMValueRef a, LLVMValueRef b, bool sign) {
-  if (!sign) return LLVMBuildURem(g->b, a, b, "");
-  LLVMValueRef r = LLVMBuildSRem(g->b, a, b, "");
+  LLVMValueRef isz, ism1;
+  LLVMValueRef sb = safe_divisor(g, b, sign, &isz, &ism1);
+  if (!sign) return LLVMBuildURem(g->b, a, sb, "");
+  LLVMValueRef r = LLVMBuildSRem(g->b, a, sb, "");
   LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(a));
   LLVMValueRef nz = LLVMBuildICmp(g->b, LLVMIntNE, r, zero, "");
-  LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, LLVMBuildXor(g->b, r, b, ""), zero, "");
-  LLVMValueRef adj = LLVMBuildSelect(g->b, LLVMBuildAnd(g->b, nz, neg, ""), b, zero, "");
+  LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, LLVMBuildXor(g->b, r, sb, ""), zero, "");
+  LLVMValueRef adj = LLVMBuildSelect(g->b, LLVMBuildAnd(g->b, nz, neg, ""), sb, zero, "");
   return LLVMBuildAdd(g->b, r, adj, "fmod");
 }
 
@@ -326,12 +344,11 @@ static LLVMValueRef emit_convert(CG *g, LLVMValueRef v, DType from, DType to) {
   return LLVMBuildIntCast2(g->b, v, rt, ssrc, "");
 }
 
-/* True when evaluating E cannot fault: no loads, no integer division. Such branches of a
- * select may be evaluated eagerly. */
+/* True when evaluating E cannot fault: no loads (integer division is total). Such branches
+ * of a select may be evaluated eagerly. */
 static bool expr_safe(const Expr *e) {
   if (!e) return true;
   if (e->kind == E_LOAD) return false;
-  if (e->kind == E_BIN && (e->op == OP_DIV || e->op == OP_MOD) && !dtype_is_float(e->dtype)) return false;
   for (int i = 0; i < e->nargs; i++)
     if (!expr_safe(e->args[i])) return false;
   return expr_safe(e->a) && expr_safe(e->b) && expr_safe(e->c);
@@ -343,8 +360,11 @@ static LLVMValueRef emit_select(CG *g, Expr *e) {
   LLVMValueRef c = emit_expr(g, e->a);
   if ((expr_safe(e->b) && expr_safe(e->c)) || is_vec(c)) {
     LLVMValueRef x = emit_expr(g, e->b), y = emit_expr(g, e->c);
-    unify(g, &x, &y);
-    if (is_vec(x)) c = splat(g, c);
+    if (is_vec(c) || is_vec(x) || is_vec(y)) { /* any vector operand: all three are */
+      c = splat(g, c);
+      x = splat(g, x);
+      y = splat(g, y);
+    }
     return LLVMBuildSelect(g->b, c, x, y, "");
   }
   LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "sel.t");
