@@ -401,6 +401,10 @@ typedef struct Interval {
 Interval interval_of(Expr *e, const RangeMap *ranges);
 /* Constant bounds when they exist. */
 bool const_bounds(Expr *e, const RangeMap *ranges, int64_t *lo, int64_t *hi);
+/* True only when E and every + - * and negation in it are computed without wrapping at
+ * their dtypes, for every value of RANGES' variables (sizes in +-ARITH_SIZE_MAX): then C
+ * code may compute E with plain signed arithmetic (backends print it so). */
+bool arith_never_wraps(Expr *e, const RangeMap *ranges);
 /* Small pieces of integer index arithmetic shared by the simplifier and the checker. */
 /* [lo, hi] of x * y for x in [al, ah], y in [bl, bh]; false when a corner overflows. */
 bool arith_mul_bounds(int64_t al, int64_t ah, int64_t bl, int64_t bh, int64_t *lo, int64_t *hi);
