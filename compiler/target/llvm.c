@@ -694,8 +694,25 @@ static LLVMValueRef call_fn(CG *g, const char *name, LLVMTypeRef ret, LLVMTypeRe
   return LLVMBuildCall2(g->b, LLVMGlobalGetValueType(f), f, args, (unsigned)n, "");
 }
 
+/* E, a size expression (an extent over the sizes), with + - * checked: *BAD is or-ed with
+ * "it overflowed 64 bits", so that a wrapped extent never sizes an allocation. */
+static LLVMValueRef emit_size_checked(CG *g, Expr *e, LLVMValueRef *bad) {
+  const char *name = NULL;
+  if (e->kind == E_BIN && e->dtype == DT_I64)
+    name = e->op == OP_ADD ? "llvm.sadd.with.overflow" : e->op == OP_SUB ? "llvm.ssub.with.overflow"
+         : e->op == OP_MUL ? "llvm.smul.with.overflow" : NULL;
+  if (!name) return emit_expr(g, e);
+  LLVMValueRef a = emit_size_checked(g, e->a, bad), b = emit_size_checked(g, e->b, bad);
+  LLVMValueRef r = intrinsic1(g, name, a, b);
+  *bad = LLVMBuildOr(g->b, *bad, LLVMBuildExtractValue(g->b, r, 1, ""), "");
+  return LLVMBuildExtractValue(g->b, r, 0, "");
+}
+
+/* Error codes of a compiled function (rt.c's cpu_call turns them into messages). */
+enum { ERR_SIZE = 1, ERR_ALLOC_SIZE = 2, ERR_ALLOC = 3 };
+
 /* S_ALLOC: small constant local buffers on the stack, the rest from aligned_alloc
- * (a failure sets the error flag and skips the body). */
+ * (a size that overflows or a failure sets the error code and skips the body). */
 static void emit_alloc(CG *g, Stmt *s) {
   Buffer *buf = s->buf;
   int64_t n = dtype_bytes(buf->dtype), ext;
@@ -714,7 +731,7 @@ static void emit_alloc(CG *g, Stmt *s) {
    * overflows (sizes up to 2^40 can) fails the call instead of allocating too little. */
   LLVMValueRef bytes = i64c(g, dtype_bytes(buf->dtype)), bad = LLVMConstInt(g->i1, 0, 0);
   for (int d = 0; d < buf->ndim; d++) {
-    LLVMValueRef extent = emit_expr(g, buf->shape[d]);
+    LLVMValueRef extent = emit_size_checked(g, buf->shape[d], &bad);
     bad = LLVMBuildOr(g->b, bad, LLVMBuildICmp(g->b, LLVMIntSLT, extent, i64c(g, 0), ""), "");
     LLVMValueRef prod = intrinsic1(g, "llvm.umul.with.overflow", bytes, extent);
     bytes = LLVMBuildExtractValue(g->b, prod, 0, "");
@@ -725,15 +742,19 @@ static void emit_alloc(CG *g, Stmt *s) {
   LLVMBasicBlockRef try = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "alloc.try");
   LLVMBasicBlockRef okb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "alloc.ok");
   LLVMBasicBlockRef failb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "alloc.fail");
+  LLVMBasicBlockRef bigb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "alloc.overflow");
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "alloc.done");
-  LLVMBuildCondBr(g->b, bad, failb, try);
+  LLVMBuildCondBr(g->b, bad, bigb, try);
+  LLVMPositionBuilderAtEnd(g->b, bigb);
+  LLVMBuildStore(g->b, LLVMConstInt(g->i32, ERR_ALLOC_SIZE, 0), g->errp);
+  LLVMBuildBr(g->b, done);
   LLVMPositionBuilderAtEnd(g->b, try);
   LLVMTypeRef at[2] = {g->i64, g->i64};
   LLVMValueRef aargs[2] = {i64c(g, 64), bytes};
   LLVMValueRef p = call_fn(g, "aligned_alloc", g->ptr, at, 2, aargs);
   LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, p, ""), failb, okb);
   LLVMPositionBuilderAtEnd(g->b, failb);
-  LLVMBuildStore(g->b, LLVMConstInt(g->i32, 1, 0), g->errp);
+  LLVMBuildStore(g->b, LLVMConstInt(g->i32, ERR_ALLOC, 0), g->errp);
   LLVMBuildBr(g->b, done);
   LLVMPositionBuilderAtEnd(g->b, okb);
   bind_buf(g, buf, p);
