@@ -411,16 +411,18 @@ static bool affine_coef(const Expr *e, const IrVar *v, int64_t *c) {
   case E_BIN:
     if (e->op == OP_ADD || e->op == OP_SUB) {
       if (!affine_coef(e->a, v, &x) || !affine_coef(e->b, v, &y)) return false;
-      *c = e->op == OP_ADD ? x + y : x - y;
+      int64_t r; /* wrapping, as the machine moves the index: 1 means contiguous */
+      ir_int_apply((BinOp)e->op, x, y, &r);
+      *c = r;
       return true;
     }
     if (e->op == OP_MUL) {
-      if (ir_is_const(e->a, &k) && affine_coef(e->b, v, &y)) { *c = k * y; return true; }
-      if (ir_is_const(e->b, &k) && affine_coef(e->a, v, &x)) { *c = k * x; return true; }
+      if (ir_is_const(e->a, &k) && affine_coef(e->b, v, &y)) return ir_int_apply(OP_MUL, k, y, c);
+      if (ir_is_const(e->b, &k) && affine_coef(e->a, v, &x)) return ir_int_apply(OP_MUL, k, x, c);
     }
     return false;
   case E_UN:
-    if (e->op == OP_NEG && affine_coef(e->a, v, &x)) { *c = -x; return true; }
+    if (e->op == OP_NEG && affine_coef(e->a, v, &x)) return ir_int_apply(OP_SUB, 0, x, c);
     return false;
   default: return false;
   }
