@@ -40,6 +40,13 @@ check_run() { # LABEL ARGS...: ok when texc run --check passes every kernel
   else echo "not ok - $label (rc $rc)"; echo "$out" | grep -v ': ok$' | head -20 | sed 's/^/    /'; fi
 }
 in=tests/suites/inputs
+[ -e /usr/local/cuda/lib64/libnvrtc.so ] || ldconfig -p 2>/dev/null | grep -q libnvrtc && have_nvrtc=1 || have_nvrtc=0
+for f in edges vector; do # the CUDA source compiles (NVRTC) even where no device runs it
+  label="differential $f.tex cuda --emit ptx"
+  if [ $have_nvrtc = 0 ]; then echo "skip - $label: no NVRTC"; continue; fi
+  out=$(timeout 300 "$TEXC" $in/$f.tex --target cuda -D n=64 -D m=5 --emit ptx -o /dev/null 2>&1); rc=$?
+  if [ $rc -eq 0 ]; then echo "ok - $label"; else echo "not ok - $label (rc $rc)"; echo "$out" | head -20 | sed 's/^/    /'; fi
+done
 for t in llvm opencl cuda; do
   for edges in "" --int-edges; do
     label="differential integer edges $t${edges:+ $edges}"
