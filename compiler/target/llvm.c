@@ -177,6 +177,10 @@ static LLVMValueRef contract(LLVMValueRef v) {
  * -1, so that INT_MIN / -1 cannot trap). *ZERO and *M1 get the lanes where B was 0 / -1. */
 static LLVMValueRef safe_divisor(CG *g, LLVMValueRef b, bool sign, LLVMValueRef *zero, LLVMValueRef *m1) {
   LLVMTypeRef t = LLVMTypeOf(b);
+  if (LLVMIsAConstantInt(b) && LLVMConstIntGetZExtValue(b) != 0 && !(sign && LLVMConstIntGetSExtValue(b) == -1)) {
+    *zero = *m1 = NULL; /* a constant divisor that needs no care (the common i / 8) */
+    return b;
+  }
   LLVMValueRef one = LLVMConstInt(is_vec(b) ? LLVMGetElementType(t) : t, 1, 0);
   *zero = LLVMBuildICmp(g->b, LLVMIntEQ, b, LLVMConstNull(t), "");
   *m1 = sign ? LLVMBuildICmp(g->b, LLVMIntEQ, b, LLVMConstAllOnes(t), "") : NULL;
@@ -189,12 +193,14 @@ static LLVMValueRef safe_divisor(CG *g, LLVMValueRef b, bool sign, LLVMValueRef 
 static LLVMValueRef emit_floordiv(CG *g, LLVMValueRef a, LLVMValueRef b, bool sign) {
   LLVMValueRef isz, ism1, zero = LLVMConstNull(LLVMTypeOf(a));
   LLVMValueRef sb = safe_divisor(g, b, sign, &isz, &ism1);
-  if (!sign) return LLVMBuildSelect(g->b, isz, zero, LLVMBuildUDiv(g->b, a, sb, ""), "udiv");
+  if (!sign) return isz ? LLVMBuildSelect(g->b, isz, zero, LLVMBuildUDiv(g->b, a, sb, ""), "udiv")
+                     : LLVMBuildUDiv(g->b, a, sb, "");
   LLVMValueRef q = LLVMBuildSDiv(g->b, a, sb, ""), r = LLVMBuildSRem(g->b, a, sb, "");
   LLVMValueRef nz = LLVMBuildICmp(g->b, LLVMIntNE, r, zero, "");
   LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, LLVMBuildXor(g->b, r, sb, ""), zero, "");
   LLVMValueRef adj = LLVMBuildZExt(g->b, LLVMBuildAnd(g->b, nz, neg, ""), LLVMTypeOf(a), "");
-  LLVMValueRef fq = LLVMBuildSub(g->b, q, adj, "");
+  LLVMValueRef fq = LLVMBuildSub(g->b, q, adj, "fdiv");
+  if (!isz) return fq;
   fq = LLVMBuildSelect(g->b, ism1, LLVMBuildSub(g->b, zero, a, ""), fq, "");
   return LLVMBuildSelect(g->b, isz, zero, fq, "fdiv");
 }
