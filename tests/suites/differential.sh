@@ -56,6 +56,10 @@ for t in llvm opencl cuda; do
     [ $t = llvm ] && check_run "$label -O0" $in/edges.tex -O0 -D n=64 -D m=9 $edges
   done
 done
+out=$(timeout 900 "$TEXC" fuzz-schedule $in/edges.tex -D n=24 -D m=5 --count "$((COUNT / 5 + 1))" --seed 7 --int-edges 2>&1); rc=$?
+n=$(grep -oE '[0-9]+ random schedules checked' <<<"$out" | awk '{s+=$1} END {print s+0}')
+if [ $rc -eq 0 ] && [ "$n" -gt 0 ]; then echo "ok - differential edges.tex --int-edges: $n random schedules"
+else echo "not ok - differential edges.tex --int-edges (rc $rc)"; echo "$out" | grep -v '^ok' | head -40 | sed 's/^/    /'; fi
 for v in v8 v4 u vu; do
   for n in 64 128; do
     check_run "differential vector.$v n=$n" $in/vector.tex --schedule $v -D n=$n -D m=5
