@@ -363,11 +363,11 @@ Expr *ir_copy(Expr *e);
 int64_t ir_buffer_numel(const Buffer *b, const LoweredFunc *f, const int64_t *sizes);
 
 /* ir/eval.c: the IR's integer semantics, written once. */
-int64_t ir_int_floordiv(int64_t a, int64_t b); /* floor(a / b), b != 0 (no trap at b = -1) */
-int64_t ir_int_floormod(int64_t a, int64_t b); /* a - b * floor(a / b) */
+int64_t ir_int_floordiv(int64_t a, int64_t b); /* floor(a / b); 0 for b = 0; wraps at -1 */
+int64_t ir_int_floormod(int64_t a, int64_t b); /* a - b * floor(a / b); 0 for b = 0 */
 /* X OP Y on integers as generated code computes it: + - * wrap (64-bit two's
- * complement), / and % are floor division and modulo, comparisons give 0 or 1. false
- * for a division by zero or an OP that is not an integer operation. */
+ * complement), / and % are floor division and modulo (x / 0 == x % 0 == 0: LANGUAGE.md),
+ * comparisons give 0 or 1. false for an OP that is not an integer operation. */
 bool ir_int_apply(BinOp op, int64_t x, int64_t y, int64_t *out);
 /* pow(x, n) on integers: x**n wrapped to 64 bits (exact modulo 2**64, so narrower dtypes
  * wrap it further); for a negative n of a signed dtype, 1/x**n truncated toward zero:
@@ -375,7 +375,7 @@ bool ir_int_apply(BinOp op, int64_t x, int64_t y, int64_t *out);
 int64_t ir_int_pow(int64_t x, int64_t n, bool is_signed);
 /* The shared integer evaluator: the value of E, each operation as ir_int_apply computes
  * it and wrapped to its dtype. LEAF (may be NULL) gives the value of any other node
- * (variables, loads); false when it, or a division by zero, leaves E unknown. */
+ * (variables, loads); false when it leaves E unknown. */
 typedef bool (*IrIntLeaf)(const Expr *e, void *ctx, int64_t *out);
 bool ir_eval_int(const Expr *e, IrIntLeaf leaf, void *ctx, int64_t *out);
 
@@ -418,6 +418,10 @@ typedef struct Interval {
 Interval interval_of(Expr *e, const RangeMap *ranges);
 /* Constant bounds when they exist. */
 bool const_bounds(Expr *e, const RangeMap *ranges, int64_t *lo, int64_t *hi);
+/* True only when E and every + - * and negation in it are computed without wrapping at
+ * their dtypes, for every value of RANGES' variables (sizes in +-ARITH_SIZE_MAX): then C
+ * code may compute E with plain signed arithmetic (backends print it so). */
+bool arith_never_wraps(Expr *e, const RangeMap *ranges);
 /* Small pieces of integer index arithmetic shared by the simplifier and the checker. */
 /* [lo, hi] of x * y for x in [al, ah], y in [bl, bh]; false when a corner overflows. */
 bool arith_mul_bounds(int64_t al, int64_t ah, int64_t bl, int64_t bh, int64_t *lo, int64_t *hi);
@@ -714,7 +718,9 @@ int records_main(struct Cli *c);
 bool tune_auto_steps(Kernel *k, Target t, const Options *o, const char *records_path,
                      Vec *steps);
 
-/* util.c: deterministic random input data (uniform in [-1, 1) for floats, small integers). */
+/* util.c: deterministic random input data (uniform in [-1, 1) for floats, small integers;
+ * when fill_int_edges is set, half of the integers are their dtype's edge values). */
 void fill_random(void *data, DType t, int64_t n, uint64_t seed);
+extern bool fill_int_edges;
 
 #endif

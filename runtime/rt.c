@@ -217,7 +217,12 @@ static int cpu_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes,
   for (int i = 0; i < nargs; i++) p[i] = args[i]->data;
   int rc = c->fn(p, sizes);
   if (p != ptrs) free(p);
-  if (rc) rt_set_error("%s failed (%d): a size outside 1..2^40 or a failed allocation", f->name, rc);
+  if (rc) /* the codes of llvm.c's compiled functions */
+    rt_set_error(rc == 1   ? "%s: a size argument is outside 1..2^40"
+                 : rc == 2 ? "%s: an intermediate tensor's size in bytes overflows 64 bits at these sizes"
+                 : rc == 3 ? "%s: out of memory allocating an intermediate tensor"
+                           : "%s failed",
+                 f->name);
   return rc;
 }
 

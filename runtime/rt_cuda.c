@@ -295,6 +295,8 @@ static int cu_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, 
   for (int i = 0; i < p->nparams; i++) ptrs[i] = (CUdeviceptr)(uintptr_t)args[i]->data;
   for (int t = 0; t < p->ntemps && !rc; t++) {
     int64_t bytes = rt_gpu_eval(&p->temp_bytes[t], sizes);
+    if (bytes < 0)
+      rt_set_error("%s: an intermediate tensor's size in bytes overflows 64 bits at these sizes", p->name);
     void *m = bytes < 0 ? NULL : cuda_alloc(cf->dev, bytes);
     ptrs[p->nparams + t] = (CUdeviceptr)(uintptr_t)m;
     if (!m) rc = 1;

@@ -35,10 +35,10 @@ int64_t rt_gpu_eval(const RtGpuExpr *e, const int64_t *sizes) {
     }
     if (sp < 2) return -1;
     int64_t b = st[--sp], a = st[sp - 1], r;
-    switch (op) {
-    case RPN_ADD: r = a + b; break;
-    case RPN_SUB: r = a - b; break;
-    case RPN_MUL: r = a * b; break;
+    switch (op) { /* a result that overflows 64 bits is no result */
+    case RPN_ADD: if (__builtin_add_overflow(a, b, &r)) return -1; break;
+    case RPN_SUB: if (__builtin_sub_overflow(a, b, &r)) return -1; break;
+    case RPN_MUL: if (__builtin_mul_overflow(a, b, &r)) return -1; break;
     case RPN_DIV:
     case RPN_MOD: {
       if (b == 0) return -1;
@@ -388,6 +388,8 @@ static int ocl_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes,
   for (int i = 0; i < p->nparams; i++) mems[i] = (cl_mem)args[i]->data;
   for (int t = 0; t < p->ntemps && !rc; t++) {
     int64_t bytes = rt_gpu_eval(&p->temp_bytes[t], sizes);
+    if (bytes < 0)
+      rt_set_error("%s: an intermediate tensor's size in bytes overflows 64 bits at these sizes", p->name);
     mems[p->nparams + t] = bytes < 0 ? NULL : ocl_alloc((int)(cf->dev - devices), bytes);
     if (!mems[p->nparams + t]) rc = 1;
   }

@@ -318,6 +318,16 @@ bool arith_no_wrap(Expr *e, const RangeMap *ranges) {
   return i.min && i.max && end_fits(i.min, e->dtype) && end_fits(i.max, e->dtype);
 }
 
+bool arith_never_wraps(Expr *e, const RangeMap *ranges) {
+  if (!e) return true;
+  if (!linear_top(e)) return true; /* an atom or another operation: its value is its own */
+  bool saved = arith_wrapped;
+  arith_wrapped = false;
+  bool ok = arith_no_wrap(e, ranges) && !arith_wrapped;
+  arith_wrapped = saved;
+  return ok && arith_never_wraps(e->a, ranges) && arith_never_wraps(e->b, ranges);
+}
+
 /* Prove an integer comparison through the interval of the difference of its sides: a
  * OP b is d OP 0 only when neither side wraps and forming d wrapped nothing. */
 static bool prove_cmp(Expr *c, const RangeMap *ranges) {

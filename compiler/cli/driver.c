@@ -78,6 +78,7 @@ int drv_main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   Cli c;
   cli_parse(&c, argc, argv);                             /* options.c */
+  fill_int_edges = c.int_edges;
   if (c.cmd == CMD_RECORDS) return records_main(&c);     /* no .tex file */
   if (c.cmd == CMD_COMPILE && c.emit && strcmp(c.emit, "ast") == 0) return emit_ast(&c); /* any file */
   if (net_is_network_file(c.file)) {                     /* networks: network*.c */

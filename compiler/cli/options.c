@@ -73,6 +73,8 @@ static const OptSpec options[] = {
      B(CMD_COMPILE) | B(CMD_RUN) | B(CMD_BENCH) | B(CMD_TUNE) | B(CMD_RECORDS),
      "the tuning log (default: $TEXC_RECORDS, else texc-records.jsonl)"},
     {"--check", NULL, OV_FLAG, F(check), B(CMD_RUN), "compare with the reference interpreter"},
+    {"--int-edges", NULL, OV_FLAG, F(int_edges), B(CMD_RUN) | B(CMD_FUZZ),
+     "integer inputs at their dtype's edges (MIN, MAX, -1, 0, ...) half of the time"},
     {"--interp", NULL, OV_FLAG, F(interp), B(CMD_RUN) | B(CMD_FUZZ),
      "run in the interpreter instead of compiled code"},
     {"--repeat", "N", OV_POS, F(repeat), B(CMD_BENCH) | B(CMD_TUNE),

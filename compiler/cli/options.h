@@ -30,6 +30,7 @@ typedef struct Cli {
   int ndefs;
   Options o;                   /* target, -O, --mcpu, --mtriple, --opencl-device, -v */
   bool check, interp;          /* run (interp: also fuzz-schedule) */
+  bool int_edges;              /* run, fuzz-schedule: edge-heavy integer inputs */
   int repeat, number, count;   /* bench (repeat: also tune), fuzz-schedule */
   double min_repeat_ms;        /* bench, tune */
   uint64_t seed;               /* fuzz-schedule, tune */

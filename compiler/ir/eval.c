@@ -1,25 +1,27 @@
 /* eval.c — the integer semantics of the loop IR, written once: 64-bit two's-complement
- * wrapping + - *, floor division and modulo, values wrapped to their dtype. The
+ * wrapping + - *, floor division and modulo (x / 0 == 0, x % 0 == 0, INT_MIN / -1 ==
+ * INT_MIN, INT_MIN % -1 == 0: every operation is total), values wrapped to their dtype. The
  * interpreter, constant folding (ir.c), the analyzer (arith/), the checker, the tuner's
  * features and its measurement sizes all compute integers with these. */
 #include "texc.h"
 
 int64_t ir_int_floordiv(int64_t a, int64_t b) {
+  if (b == 0) return 0;
   if (b == -1) return (int64_t)(0 - (uint64_t)a);
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
   return q;
 }
 
-int64_t ir_int_floormod(int64_t a, int64_t b) { return b == -1 ? 0 : a - ir_int_floordiv(a, b) * b; }
+int64_t ir_int_floormod(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a - ir_int_floordiv(a, b) * b; }
 
 bool ir_int_apply(BinOp op, int64_t x, int64_t y, int64_t *out) {
   switch (op) {
   case OP_ADD: *out = (int64_t)((uint64_t)x + (uint64_t)y); return true;
   case OP_SUB: *out = (int64_t)((uint64_t)x - (uint64_t)y); return true;
   case OP_MUL: *out = (int64_t)((uint64_t)x * (uint64_t)y); return true;
-  case OP_DIV: if (!y) return false; *out = ir_int_floordiv(x, y); return true;
-  case OP_MOD: if (!y) return false; *out = ir_int_floormod(x, y); return true;
+  case OP_DIV: *out = ir_int_floordiv(x, y); return true;
+  case OP_MOD: *out = ir_int_floormod(x, y); return true;
   case OP_MIN: *out = x < y ? x : y; return true;
   case OP_MAX: *out = x > y ? x : y; return true;
   case OP_EQ: *out = x == y; return true;

@@ -114,9 +114,14 @@ static float round16(float x) { return f16_to_f32(f32_to_f16(x)); }
 
 /* ---- integer helpers ----------------------------------------------------------- */
 
+/* i64 arithmetic wraps (LANGUAGE.md): affine forms are computed modulo 2^64, which gives
+ * the value of the expression they come from, every + - * wrapped. */
+static inline int64_t wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int64_t wmul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+
 static int64_t aff_eval(const Aff *a, const int64_t *slot) {
   int64_t v = a->c;
-  for (int i = 0; i < a->n; i++) v += a->coef[i] * slot[a->s[i]];
+  for (int i = 0; i < a->n; i++) v = wadd(v, wmul(a->coef[i], slot[a->s[i]]));
   return v;
 }
 
@@ -135,7 +140,7 @@ static _Noreturn void report_oob(const Access *a, Ctx *c) {
 
 /* The flat offset of an access: checked per dimension, or the fast loop's form. */
 static inline int64_t offset(const Access *a, Ctx *c) {
-  if (a->fast) return a->fbase + c->slot[a->fslot] * a->fstep;
+  if (a->fast) return wadd(a->fbase, wmul(c->slot[a->fslot], a->fstep));
   const BufRt *br = &c->bufs[a->buf];
   int64_t off = 0;
   for (int d = 0; d < a->ndim; d++) {
@@ -178,9 +183,9 @@ static void store_int(DType t, char *p, int64_t v) {
 
 static int64_t i_const(const Node *n, Ctx *c) { (void)c; return n->k; }
 static int64_t i_slot(const Node *n, Ctx *c) { return c->slot[n->k]; }
-static int64_t i_aff1(const Node *n, Ctx *c) { return n->aff.c + n->aff.coef[0] * c->slot[n->aff.s[0]]; }
+static int64_t i_aff1(const Node *n, Ctx *c) { return wadd(n->aff.c, wmul(n->aff.coef[0], c->slot[n->aff.s[0]])); }
 static int64_t i_aff2(const Node *n, Ctx *c) {
-  return n->aff.c + n->aff.coef[0] * c->slot[n->aff.s[0]] + n->aff.coef[1] * c->slot[n->aff.s[1]];
+  return wadd(wadd(n->aff.c, wmul(n->aff.coef[0], c->slot[n->aff.s[0]])), wmul(n->aff.coef[1], c->slot[n->aff.s[1]]));
 }
 static int64_t i_aff(const Node *n, Ctx *c) { return aff_eval(&n->aff, c->slot); }
 static int64_t i_load(const Node *n, Ctx *c) {
@@ -188,12 +193,8 @@ static int64_t i_load(const Node *n, Ctx *c) {
   return load_int(n->t, BUFDATA(c, n->acc) + off * dtype_bytes(n->t));
 }
 
-static _Noreturn void div_zero(Ctx *c) {
-  fputs("error: integer division by zero\n", stderr);
-  stop(c);
-}
-
-/* Integer arithmetic wrapped to the dtype; unsigned division is plain division. */
+/* Integer arithmetic wrapped to the dtype; unsigned division is plain division. Division
+ * and modulo are total (LANGUAGE.md): x / 0 == x % 0 == 0, as ir_int_floordiv. */
 static int64_t int_arith(int op, DType t, int64_t x, int64_t y, Ctx *c) {
   uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
   bool sgn = dtype_is_signed(t);
@@ -202,10 +203,10 @@ static int64_t int_arith(int op, DType t, int64_t x, int64_t y, Ctx *c) {
   case OP_SUB: return dtype_wrap(t, (int64_t)(ux - uy));
   case OP_MUL: return dtype_wrap(t, (int64_t)(ux * uy));
   case OP_DIV:
-    if (!y) div_zero(c);
+    if (!y) return 0;
     return dtype_wrap(t, sgn ? ir_int_floordiv(x, y) : (int64_t)(ux / uy));
   case OP_MOD:
-    if (!y) div_zero(c);
+    if (!y) return 0;
     return dtype_wrap(t, sgn ? ir_int_floormod(x, y) : (int64_t)(ux % uy));
   case OP_MIN: return x < y ? x : y;
   case OP_MAX: return x > y ? x : y;
@@ -444,13 +445,13 @@ static bool affine(Comp *cp, const Expr *e, Aff *out, int64_t k) {
   int64_t v;
   if (e->dtype != DT_I64) return false;
   switch (e->kind) {
-  case E_INT: out->c += k * e->ival; return true;
+  case E_INT: out->c = wadd(out->c, wmul(k, e->ival)); return true;
   case E_VAR: {
     int s = slot_of(&cp->vars, e->var);
     if (s < 0) return false;
     for (int i = 0; i < out->n; i++)
       if (out->s[i] == s) {
-        out->coef[i] += k;
+        out->coef[i] = wadd(out->coef[i], k);
         return true;
       }
     if (out->n == MAX_AFF) return false;
@@ -458,12 +459,12 @@ static bool affine(Comp *cp, const Expr *e, Aff *out, int64_t k) {
     out->coef[out->n++] = k;
     return true;
   }
-  case E_UN: return e->op == OP_NEG && affine(cp, e->a, out, -k);
+  case E_UN: return e->op == OP_NEG && affine(cp, e->a, out, wmul(k, -1));
   case E_BIN:
     if (e->op == OP_ADD) return affine(cp, e->a, out, k) && affine(cp, e->b, out, k);
-    if (e->op == OP_SUB) return affine(cp, e->a, out, k) && affine(cp, e->b, out, -k);
-    if (e->op == OP_MUL && ir_is_const(e->b, &v)) return affine(cp, e->a, out, k * v);
-    if (e->op == OP_MUL && ir_is_const(e->a, &v)) return affine(cp, e->b, out, k * v);
+    if (e->op == OP_SUB) return affine(cp, e->a, out, k) && affine(cp, e->b, out, wmul(k, -1));
+    if (e->op == OP_MUL && ir_is_const(e->b, &v)) return affine(cp, e->a, out, wmul(k, v));
+    if (e->op == OP_MUL && ir_is_const(e->a, &v)) return affine(cp, e->b, out, wmul(k, v));
     return false;
   default: return false;
   }
@@ -685,7 +686,7 @@ static void run_for(const SNode *s, Ctx *c) {
   int64_t *v = &c->slot[s->slot];
   const SNode *body = s->body;
   for (int64_t i = 0; i < n; i++) {
-    *v = lo + i;
+    *v = wadd(lo, i);
     body->fn(body, c);
   }
 }
@@ -699,15 +700,17 @@ static bool fast_setup(Access *a, Ctx *c, int s, int64_t lo, int64_t n) {
     const Aff *f = &a->aff[d];
     int64_t k = 0;
     for (int i = 0; i < f->n; i++)
-      if (f->s[i] == s) k += f->coef[i];
+      if (f->s[i] == s) k = wadd(k, f->coef[i]);
     c->slot[s] = lo;
-    int64_t first = aff_eval(f, c->slot), last = first + k * (n - 1);
-    if ((uint64_t)first >= (uint64_t)br->dims[d] || (uint64_t)last >= (uint64_t)br->dims[d]) {
+    int64_t first = aff_eval(f, c->slot), last, span;
+    /* first .. last without a wrap between them: every index of the loop lies in between */
+    bool wraps = __builtin_mul_overflow(k, n - 1, &span) || __builtin_add_overflow(first, span, &last);
+    if (wraps || (uint64_t)first >= (uint64_t)br->dims[d] || (uint64_t)last >= (uint64_t)br->dims[d]) {
       c->slot[s] = save;
       return false;
     }
-    base += br->strides[d] * (first - k * lo);
-    step += br->strides[d] * k;
+    base = wadd(base, wmul(br->strides[d], (int64_t)((uint64_t)first - (uint64_t)wmul(k, lo))));
+    step = wadd(step, wmul(br->strides[d], k));
   }
   c->slot[s] = save;
   a->fbase = base;
@@ -721,10 +724,10 @@ static void muladd_loop(const SNode *s, Ctx *c, int64_t lo, int64_t n) {
   Access *const *p = s->pa;
   float *d = (float *)BUFDATA(c, p[0]), *x = (float *)BUFDATA(c, p[1]);
   const float *a = (const float *)BUFDATA(c, p[2]), *b = (const float *)BUFDATA(c, p[3]);
-  int64_t od = p[0]->fbase + lo * p[0]->fstep, sd = p[0]->fstep;
-  int64_t ox = p[1]->fbase + lo * p[1]->fstep, sx = p[1]->fstep;
-  int64_t oa = p[2]->fbase + lo * p[2]->fstep, sa = p[2]->fstep;
-  int64_t ob = p[3]->fbase + lo * p[3]->fstep, sb = p[3]->fstep;
+  int64_t od = wadd(p[0]->fbase, wmul(lo, p[0]->fstep)), sd = p[0]->fstep;
+  int64_t ox = wadd(p[1]->fbase, wmul(lo, p[1]->fstep)), sx = p[1]->fstep;
+  int64_t oa = wadd(p[2]->fbase, wmul(lo, p[2]->fstep)), sa = p[2]->fstep;
+  int64_t ob = wadd(p[3]->fbase, wmul(lo, p[3]->fstep)), sb = p[3]->fstep;
   for (int64_t i = 0; i < n; i++, od += sd, ox += sx, oa += sa, ob += sb) {
     float prod = a[oa] * b[ob];
     d[od] = x[ox] + prod;
@@ -734,7 +737,7 @@ static void muladd_loop(const SNode *s, Ctx *c, int64_t lo, int64_t n) {
 static void fill_loop(const SNode *s, Ctx *c, int64_t lo, int64_t n) {
   const Access *a = s->pa[0];
   float *d = (float *)BUFDATA(c, a), v = s->stmts[0]->value->kf;
-  int64_t o = a->fbase + lo * a->fstep;
+  int64_t o = wadd(a->fbase, wmul(lo, a->fstep));
   for (int64_t i = 0; i < n; i++, o += a->fstep) d[o] = v;
 }
 
@@ -749,12 +752,12 @@ static void run_fast_for(const SNode *s, Ctx *c) {
     }
   if (s->pattern == PAT_MULADD) {
     muladd_loop(s, c, lo, n);
-    c->slot[s->slot] = lo + n - 1;
+    c->slot[s->slot] = wadd(lo, n - 1);
     return;
   }
   if (s->pattern == PAT_FILL) {
     fill_loop(s, c, lo, n);
-    c->slot[s->slot] = lo + n - 1;
+    c->slot[s->slot] = wadd(lo, n - 1);
     return;
   }
   for (int i = 0; i < s->nfast; i++) s->fast[i]->fast = true;

@@ -41,11 +41,17 @@ typedef struct Dialect {
   bool half_storage;           /* f16 buffers as `half` + vload_half (OpenCL) */
 } Dialect;
 
+/* texc_fdiv / texc_fmod: floor division and modulo, total as LANGUAGE.md defines them
+ * (x / 0 == x % 0 == 0, INT_MIN / -1 == INT_MIN): C's / traps or is undefined there. */
 static const char cuda_prelude[] =
     "typedef long long texc_i64;\n"
+    "typedef unsigned long long texc_u64;\n"
     "__device__ __forceinline__ texc_i64 texc_fdiv(texc_i64 a, texc_i64 b) {\n"
+    "  if (b == 0) return 0;\n"
+    "  if (b == -1) return (texc_i64)((texc_u64)0 - (texc_u64)a);\n"
     "  texc_i64 q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}\n"
     "__device__ __forceinline__ texc_i64 texc_fmod(texc_i64 a, texc_i64 b) {\n"
+    "  if (b == 0 || b == -1) return 0;\n"
     "  texc_i64 r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}\n"
     "__device__ __forceinline__ texc_i64 texc_ipow(texc_i64 x, texc_i64 n) {\n"
     "  if (n < 0) return x == 1 ? 1 : x == -1 ? ((n & 1) ? -1 : 1) : 0;\n"
@@ -59,9 +65,13 @@ static const char cuda_prelude[] =
 
 static const char opencl_prelude[] =
     "typedef long texc_i64;\n"
+    "typedef ulong texc_u64;\n"
     "static inline texc_i64 texc_fdiv(texc_i64 a, texc_i64 b) {\n"
+    "  if (b == 0) return 0;\n"
+    "  if (b == -1) return (texc_i64)((texc_u64)0 - (texc_u64)a);\n"
     "  texc_i64 q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}\n"
     "static inline texc_i64 texc_fmod(texc_i64 a, texc_i64 b) {\n"
+    "  if (b == 0 || b == -1) return 0;\n"
     "  texc_i64 r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}\n"
     "static inline texc_i64 texc_ipow(texc_i64 x, texc_i64 n) {\n"
     "  if (n < 0) return x == 1 ? 1 : x == -1 ? ((n & 1) ? -1 : 1) : 0;\n"
@@ -260,6 +270,7 @@ static const char *idx_type(const Gen *g) { return g->idx32 ? "int" : "texc_i64"
 
 static void expr(Gen *g, Str *o, const Expr *e);
 static char *expr_str(Gen *g, const Expr *e);
+static char *int_wrap(Gen *g, int op, DType t, const char *a, const char *b);
 
 static bool is_size(const Gen *g, const IrVar *v) {
   for (int i = 0; i < g->fn->nsizes; i++)
@@ -350,14 +361,9 @@ static void call(Gen *g, Str *o, const Expr *e) {
     str_putf(o, "))))");
     return;
   }
-  if (e->op == FN_ABS && !dtype_is_float(e->dtype)) {
-    str_putf(o, "((");
-    expr(g, o, x);
-    str_putf(o, ") < 0 ? -(");
-    expr(g, o, x);
-    str_putf(o, ") : (");
-    expr(g, o, x);
-    str_putf(o, "))");
+  if (e->op == FN_ABS && !dtype_is_float(e->dtype)) { /* abs(INT_MIN) wraps to INT_MIN */
+    char *xs = expr_str(g, x);
+    str_putf(o, "((%s) < 0 ? %s : (%s))", xs, int_wrap(g, OP_NEG, e->dtype, xs, NULL), xs);
     return;
   }
   if (!dtype_is_float(e->dtype)) { /* floor/ceil/... of an integer: itself */
@@ -369,12 +375,18 @@ static void call(Gen *g, Str *o, const Expr *e) {
   str_putf(o, ")");
 }
 
-/* Integer floor division and modulo: plain C when both sides are provably non-negative. */
+/* Integer floor division and modulo: plain C when both sides are provably non-negative
+ * and the divisor positive; unsigned: plain C unless the divisor may be 0 (x / 0 == 0). */
 static void int_divmod(Gen *g, Str *o, const Expr *e) {
   int64_t alo, ahi, blo, bhi;
-  bool plain = e->dtype == DT_U8 || e->dtype == DT_U32 ||
-               (const_bounds(e->a, &g->ranges, &alo, &ahi) && alo >= 0 &&
-                const_bounds(e->b, &g->ranges, &blo, &bhi) && blo > 0);
+  bool uns = e->dtype == DT_U8 || e->dtype == DT_U32;
+  bool bpos = const_bounds(e->b, &g->ranges, &blo, &bhi) && blo > 0;
+  bool plain = (uns && bpos) || (const_bounds(e->a, &g->ranges, &alo, &ahi) && alo >= 0 && bpos);
+  if (uns && !plain) {
+    char *a = expr_str(g, e->a), *b = expr_str(g, e->b);
+    str_putf(o, "((%s) == 0 ? 0 : (%s) %s (%s))", b, a, e->op == OP_DIV ? "/" : "%", b);
+    return;
+  }
   if (plain) {
     str_putf(o, "(");
     expr(g, o, e->a);
@@ -410,6 +422,24 @@ static void int_bits(Gen *g, Str *o, const Expr *e) {
   }
 }
 
+/* Is integer E computed without wrapping, so that plain C (where signed overflow is
+ * undefined, and i8/i16/u8 compute in int) gives its value? u32 wraps in C as it should. */
+static bool int_plain(Gen *g, const Expr *e) {
+  if (e->dtype == DT_U32 || !dtype_is_int(e->dtype)) return true;
+  return arith_never_wraps((Expr *)e, &g->ranges);
+}
+
+/* A OP B (B NULL: -A) on integers of dtype T as wrapping C text: i32 and i64 through their
+ * unsigned types, narrower types computed in int and converted back (LANGUAGE.md). */
+static char *int_wrap(Gen *g, int op, DType t, const char *a, const char *b) {
+  const char *ut = t == DT_I64 ? "texc_u64" : t == DT_I32 ? "unsigned int" : NULL;
+  const char *sym = !b ? "-" : op == OP_ADD ? "+" : op == OP_SUB ? "-" : "*";
+  if (!ut && !b) return xprintf("((%s)(-(%s)))", ctype(g, t), a);
+  if (!ut) return xprintf("((%s)((%s) %s (%s)))", ctype(g, t), a, sym, b);
+  if (!b) return xprintf("((%s)((%s)0 - (%s)(%s)))", ctype(g, t), ut, ut, a);
+  return xprintf("((%s)((%s)(%s) %s (%s)(%s)))", ctype(g, t), ut, a, sym, ut, b);
+}
+
 static void binary(Gen *g, Str *o, const Expr *e) {
   static const char *const ops[BINOP_COUNT] = {"+",  "-",  "*",  "/",  "%",  NULL, NULL, "==",
                                                "!=", "<",  "<=", ">",  ">=", "&&", "||", NULL};
@@ -417,6 +447,10 @@ static void binary(Gen *g, Str *o, const Expr *e) {
   bool fl = dtype_is_float(t);
   if ((e->op == OP_DIV || e->op == OP_MOD) && !fl) {
     int_divmod(g, o, e);
+    return;
+  }
+  if ((e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL) && !fl && !int_plain(g, e)) {
+    str_putf(o, "%s", int_wrap(g, e->op, e->dtype, expr_str(g, e->a), expr_str(g, e->b)));
     return;
   }
   const char *fn = NULL;
@@ -478,6 +512,10 @@ static void expr(Gen *g, Str *o, const Expr *e) {
   case E_LOAD: load(g, o, e); break;
   case E_BIN: binary(g, o, e); break;
   case E_UN:
+    if (e->op == OP_NEG && !int_plain(g, e)) {
+      str_putf(o, "%s", int_wrap(g, OP_NEG, e->dtype, expr_str(g, e->a), NULL));
+      break;
+    }
     str_putf(o, e->op == OP_NEG ? "(-" : "(!");
     expr(g, o, e->a);
     str_putf(o, ")");
@@ -1295,6 +1333,7 @@ static char *reduce_identity(Gen *g, int op, DType t) {
 
 /* OP applied to the C texts A and B. */
 static char *reduce_apply(Gen *g, int op, DType t, const char *a, const char *b) {
+  if ((op == OP_ADD || op == OP_MUL) && dtype_is_int(t)) return int_wrap(g, op, t, a, b);
   if (op == OP_ADD || op == OP_MUL) return xprintf("(%s %s %s)", a, op == OP_ADD ? "+" : "*", b);
   if (dtype_is_float(t)) return xprintf("%s(%s, %s)", math_name(g, op == OP_MIN ? "fmin" : "fmax", t), a, b);
   return xprintf("((%s) %s (%s) ? (%s) : (%s))", a, op == OP_MIN ? "<" : ">", b, a, b);

@@ -174,25 +174,49 @@ static LLVMValueRef contract(LLVMValueRef v) {
   return v;
 }
 
-/* Floor division of integers (TVM floordiv). */
-static LLVMValueRef emit_floordiv(CG *g, LLVMValueRef a, LLVMValueRef b, bool sign) {
-  if (!sign) return LLVMBuildUDiv(g->b, a, b, "");
-  LLVMValueRef q = LLVMBuildSDiv(g->b, a, b, ""), r = LLVMBuildSRem(g->b, a, b, "");
-  LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(a));
-  LLVMValueRef nz = LLVMBuildICmp(g->b, LLVMIntNE, r, zero, "");
-  LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, LLVMBuildXor(g->b, r, b, ""), zero, "");
-  LLVMValueRef adj = LLVMBuildZExt(g->b, LLVMBuildAnd(g->b, nz, neg, ""), LLVMTypeOf(a), "");
-  return LLVMBuildSub(g->b, q, adj, "fdiv");
+/* The divisor B made safe for sdiv/udiv/srem/urem: 1 where B is 0 (and, signed, where B is
+ * -1, so that INT_MIN / -1 cannot trap). *ZERO and *M1 get the lanes where B was 0 / -1. */
+static LLVMValueRef safe_divisor(CG *g, LLVMValueRef b, bool sign, LLVMValueRef *zero, LLVMValueRef *m1) {
+  LLVMTypeRef t = LLVMTypeOf(b);
+  if (LLVMIsAConstantInt(b) && LLVMConstIntGetZExtValue(b) != 0 && !(sign && LLVMConstIntGetSExtValue(b) == -1)) {
+    *zero = *m1 = NULL; /* a constant divisor that needs no care (the common i / 8) */
+    return b;
+  }
+  LLVMValueRef one = LLVMConstInt(is_vec(b) ? LLVMGetElementType(t) : t, 1, 0);
+  *zero = LLVMBuildICmp(g->b, LLVMIntEQ, b, LLVMConstNull(t), "");
+  *m1 = sign ? LLVMBuildICmp(g->b, LLVMIntEQ, b, LLVMConstAllOnes(t), "") : NULL;
+  LLVMValueRef bad = *m1 ? LLVMBuildOr(g->b, *zero, *m1, "") : *zero;
+  return LLVMBuildSelect(g->b, bad, const_like(b, one), b, "safe.div");
 }
 
-/* Floor modulo of integers: the result has the divisor's sign. */
+/* Floor division of integers (TVM floordiv), total as LANGUAGE.md defines it: a / 0 == 0,
+ * a / -1 == -a (wrapping, so INT_MIN / -1 == INT_MIN); sdiv never sees 0 or -1. */
+static LLVMValueRef emit_floordiv(CG *g, LLVMValueRef a, LLVMValueRef b, bool sign) {
+  LLVMValueRef isz, ism1, zero = LLVMConstNull(LLVMTypeOf(a));
+  LLVMValueRef sb = safe_divisor(g, b, sign, &isz, &ism1);
+  if (!sign) return isz ? LLVMBuildSelect(g->b, isz, zero, LLVMBuildUDiv(g->b, a, sb, ""), "udiv")
+                     : LLVMBuildUDiv(g->b, a, sb, "");
+  LLVMValueRef q = LLVMBuildSDiv(g->b, a, sb, ""), r = LLVMBuildSRem(g->b, a, sb, "");
+  LLVMValueRef nz = LLVMBuildICmp(g->b, LLVMIntNE, r, zero, "");
+  LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, LLVMBuildXor(g->b, r, sb, ""), zero, "");
+  LLVMValueRef adj = LLVMBuildZExt(g->b, LLVMBuildAnd(g->b, nz, neg, ""), LLVMTypeOf(a), "");
+  LLVMValueRef fq = LLVMBuildSub(g->b, q, adj, "fdiv");
+  if (!isz) return fq;
+  fq = LLVMBuildSelect(g->b, ism1, LLVMBuildSub(g->b, zero, a, ""), fq, "");
+  return LLVMBuildSelect(g->b, isz, zero, fq, "fdiv");
+}
+
+/* Floor modulo of integers: the result has the divisor's sign; a % 0 == a % -1 == 0
+ * (the safe divisor 1 gives that remainder). */
 static LLVMValueRef emit_floormod(CG *g, LLVMValueRef a, LLVMValueRef b, bool sign) {
-  if (!sign) return LLVMBuildURem(g->b, a, b, "");
-  LLVMValueRef r = LLVMBuildSRem(g->b, a, b, "");
+  LLVMValueRef isz, ism1;
+  LLVMValueRef sb = safe_divisor(g, b, sign, &isz, &ism1);
+  if (!sign) return LLVMBuildURem(g->b, a, sb, "");
+  LLVMValueRef r = LLVMBuildSRem(g->b, a, sb, "");
   LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(a));
   LLVMValueRef nz = LLVMBuildICmp(g->b, LLVMIntNE, r, zero, "");
-  LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, LLVMBuildXor(g->b, r, b, ""), zero, "");
-  LLVMValueRef adj = LLVMBuildSelect(g->b, LLVMBuildAnd(g->b, nz, neg, ""), b, zero, "");
+  LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, LLVMBuildXor(g->b, r, sb, ""), zero, "");
+  LLVMValueRef adj = LLVMBuildSelect(g->b, LLVMBuildAnd(g->b, nz, neg, ""), sb, zero, "");
   return LLVMBuildAdd(g->b, r, adj, "fmod");
 }
 
@@ -429,12 +453,11 @@ static LLVMValueRef emit_convert(CG *g, LLVMValueRef v, DType from, DType to) {
   return LLVMBuildIntCast2(g->b, v, rt, ssrc, "");
 }
 
-/* True when evaluating E cannot fault: no loads, no integer division. Such branches of a
- * select may be evaluated eagerly. */
+/* True when evaluating E cannot fault: no loads (integer division is total). Such branches
+ * of a select may be evaluated eagerly. */
 static bool expr_safe(const Expr *e) {
   if (!e) return true;
   if (e->kind == E_LOAD) return false;
-  if (e->kind == E_BIN && (e->op == OP_DIV || e->op == OP_MOD) && !dtype_is_float(e->dtype)) return false;
   for (int i = 0; i < e->nargs; i++)
     if (!expr_safe(e->args[i])) return false;
   return expr_safe(e->a) && expr_safe(e->b) && expr_safe(e->c);
@@ -446,9 +469,11 @@ static LLVMValueRef emit_select(CG *g, Expr *e) {
   LLVMValueRef c = emit_expr(g, e->a);
   if ((expr_safe(e->b) && expr_safe(e->c)) || is_vec(c)) {
     LLVMValueRef x = emit_expr(g, e->b), y = emit_expr(g, e->c);
-    unify(g, &x, &y);
-    if (is_vec(c) && !is_vec(x)) x = splat(g, x), y = splat(g, y); /* c ? 0 : 1 over lanes */
-    if (is_vec(x)) c = splat(g, c);
+    if (is_vec(c) || is_vec(x) || is_vec(y)) { /* any vector operand: all three are */
+      c = splat(g, c);
+      x = splat(g, x);
+      y = splat(g, y);
+    }
     return LLVMBuildSelect(g->b, c, x, y, "");
   }
   LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "sel.t");
@@ -495,16 +520,18 @@ static bool affine_coef(const Expr *e, const IrVar *v, int64_t *c) {
   case E_BIN:
     if (e->op == OP_ADD || e->op == OP_SUB) {
       if (!affine_coef(e->a, v, &x) || !affine_coef(e->b, v, &y)) return false;
-      *c = e->op == OP_ADD ? x + y : x - y;
+      int64_t r; /* wrapping, as the machine moves the index: 1 means contiguous */
+      ir_int_apply((BinOp)e->op, x, y, &r);
+      *c = r;
       return true;
     }
     if (e->op == OP_MUL) {
-      if (ir_is_const(e->a, &k) && affine_coef(e->b, v, &y)) { *c = k * y; return true; }
-      if (ir_is_const(e->b, &k) && affine_coef(e->a, v, &x)) { *c = k * x; return true; }
+      if (ir_is_const(e->a, &k) && affine_coef(e->b, v, &y)) return ir_int_apply(OP_MUL, k, y, c);
+      if (ir_is_const(e->b, &k) && affine_coef(e->a, v, &x)) return ir_int_apply(OP_MUL, k, x, c);
     }
     return false;
   case E_UN:
-    if (e->op == OP_NEG && affine_coef(e->a, v, &x)) { *c = -x; return true; }
+    if (e->op == OP_NEG && affine_coef(e->a, v, &x)) return ir_int_apply(OP_SUB, 0, x, c);
     return false;
   default: return false;
   }
@@ -778,8 +805,25 @@ static LLVMValueRef call_fn(CG *g, const char *name, LLVMTypeRef ret, LLVMTypeRe
   return LLVMBuildCall2(g->b, LLVMGlobalGetValueType(f), f, args, (unsigned)n, "");
 }
 
+/* E, a size expression (an extent over the sizes), with + - * checked: *BAD is or-ed with
+ * "it overflowed 64 bits", so that a wrapped extent never sizes an allocation. */
+static LLVMValueRef emit_size_checked(CG *g, Expr *e, LLVMValueRef *bad) {
+  const char *name = NULL;
+  if (e->kind == E_BIN && e->dtype == DT_I64)
+    name = e->op == OP_ADD ? "llvm.sadd.with.overflow" : e->op == OP_SUB ? "llvm.ssub.with.overflow"
+         : e->op == OP_MUL ? "llvm.smul.with.overflow" : NULL;
+  if (!name) return emit_expr(g, e);
+  LLVMValueRef a = emit_size_checked(g, e->a, bad), b = emit_size_checked(g, e->b, bad);
+  LLVMValueRef r = intrinsic1(g, name, a, b);
+  *bad = LLVMBuildOr(g->b, *bad, LLVMBuildExtractValue(g->b, r, 1, ""), "");
+  return LLVMBuildExtractValue(g->b, r, 0, "");
+}
+
+/* Error codes of a compiled function (rt.c's cpu_call turns them into messages). */
+enum { ERR_SIZE = 1, ERR_ALLOC_SIZE = 2, ERR_ALLOC = 3 };
+
 /* S_ALLOC: small constant local buffers on the stack, the rest from aligned_alloc
- * (a failure sets the error flag and skips the body). */
+ * (a size that overflows or a failure sets the error code and skips the body). */
 static void emit_alloc(CG *g, Stmt *s) {
   Buffer *buf = s->buf;
   int64_t n = dtype_bytes(buf->dtype), ext;
@@ -798,7 +842,7 @@ static void emit_alloc(CG *g, Stmt *s) {
    * overflows (sizes up to 2^40 can) fails the call instead of allocating too little. */
   LLVMValueRef bytes = i64c(g, dtype_bytes(buf->dtype)), bad = LLVMConstInt(g->i1, 0, 0);
   for (int d = 0; d < buf->ndim; d++) {
-    LLVMValueRef extent = emit_expr(g, buf->shape[d]);
+    LLVMValueRef extent = emit_size_checked(g, buf->shape[d], &bad);
     bad = LLVMBuildOr(g->b, bad, LLVMBuildICmp(g->b, LLVMIntSLT, extent, i64c(g, 0), ""), "");
     LLVMValueRef prod = intrinsic1(g, "llvm.umul.with.overflow", bytes, extent);
     bytes = LLVMBuildExtractValue(g->b, prod, 0, "");
@@ -809,15 +853,19 @@ static void emit_alloc(CG *g, Stmt *s) {
   LLVMBasicBlockRef try = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "alloc.try");
   LLVMBasicBlockRef okb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "alloc.ok");
   LLVMBasicBlockRef failb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "alloc.fail");
+  LLVMBasicBlockRef bigb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "alloc.overflow");
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "alloc.done");
-  LLVMBuildCondBr(g->b, bad, failb, try);
+  LLVMBuildCondBr(g->b, bad, bigb, try);
+  LLVMPositionBuilderAtEnd(g->b, bigb);
+  LLVMBuildStore(g->b, LLVMConstInt(g->i32, ERR_ALLOC_SIZE, 0), g->errp);
+  LLVMBuildBr(g->b, done);
   LLVMPositionBuilderAtEnd(g->b, try);
   LLVMTypeRef at[2] = {g->i64, g->i64};
   LLVMValueRef aargs[2] = {i64c(g, 64), bytes};
   LLVMValueRef p = call_fn(g, "aligned_alloc", g->ptr, at, 2, aargs);
   LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, p, ""), failb, okb);
   LLVMPositionBuilderAtEnd(g->b, failb);
-  LLVMBuildStore(g->b, LLVMConstInt(g->i32, 1, 0), g->errp);
+  LLVMBuildStore(g->b, LLVMConstInt(g->i32, ERR_ALLOC, 0), g->errp);
   LLVMBuildBr(g->b, done);
   LLVMPositionBuilderAtEnd(g->b, okb);
   bind_buf(g, buf, p);

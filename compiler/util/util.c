@@ -197,12 +197,26 @@ static uint64_t next_random(uint64_t *s) {
   return z ^ (z >> 31);
 }
 
+bool fill_int_edges;
+
+/* An integer of dtype T at or near its edges (R: random bits): MIN, MIN + 1, MAX, MAX - 1,
+ * 0, 1, -1, MIN / 2, MAX / 2 + 1 (the values where + - * / wrap or trap). */
+static int64_t edge_value(DType t, uint64_t r) {
+  int bits = 8 * dtype_bytes(t);
+  bool sgn = dtype_is_signed(t);
+  int64_t hi = bits == 64 ? INT64_MAX : sgn ? (INT64_C(1) << (bits - 1)) - 1 : (INT64_C(1) << bits) - 1;
+  int64_t lo = sgn ? -hi - 1 : 0;
+  int64_t v[] = {lo, lo + 1, hi, hi - 1, 0, 1, -1, lo / 2, hi / 2 + 1};
+  return dtype_wrap(t, v[r % (sizeof v / sizeof v[0])]);
+}
+
 void fill_random(void *data, DType t, int64_t n, uint64_t seed) {
   uint64_t s = seed;
   for (int64_t i = 0; i < n; i++) {
     uint64_t r = next_random(&s);
     double u = (double)(r >> 11) * 0x1.0p-53 * 2.0 - 1.0;
     int64_t k = (int64_t)(r % 7) - 3;
+    if (fill_int_edges && dtype_is_int(t) && (r >> 60) < 8) k = edge_value(t, r >> 3);
     switch (t) {
     case DT_F32: ((float *)data)[i] = (float)u; break;
     case DT_F64: ((double *)data)[i] = u; break;
@@ -211,10 +225,10 @@ void fill_random(void *data, DType t, int64_t n, uint64_t seed) {
       break;
     case DT_BOOL: ((uint8_t *)data)[i] = (uint8_t)(r & 1); break;
     case DT_I8: ((int8_t *)data)[i] = (int8_t)k; break;
-    case DT_U8: ((uint8_t *)data)[i] = (uint8_t)(r % 7); break;
+    case DT_U8: ((uint8_t *)data)[i] = (uint8_t)(fill_int_edges ? k : (int64_t)(r % 7)); break;
     case DT_I16: ((int16_t *)data)[i] = (int16_t)k; break;
     case DT_I32: ((int32_t *)data)[i] = (int32_t)k; break;
-    case DT_U32: ((uint32_t *)data)[i] = (uint32_t)(r % 7); break;
+    case DT_U32: ((uint32_t *)data)[i] = (uint32_t)(fill_int_edges ? k : (int64_t)(r % 7)); break;
     case DT_I64: ((int64_t *)data)[i] = k; break;
     default: break;
     }

@@ -24,3 +24,51 @@ for f in examples/*.tex; do
   else echo "not ok - differential $name (rc $rc)"; echo "$out" | grep -v '^ok' | head -40 | sed 's/^/    /'; fi
 done
 echo "# differential: $total random schedules checked in all" >&2
+
+# Integer edges and vector paths, compiled against the interpreter (texc run --check).
+# edges.tex: wrapping, floor division, x / 0, INT_MIN / -1 at every width, inputs at the
+# dtypes' edges (--int-edges), on LLVM (-O0 and -O3), OpenCL and CUDA (skipped without a
+# device). vector.tex: every expression kind under vector / unroll schedules at sizes the
+# vector width divides (odd sizes fall back to scalar loops), small and edge inputs.
+if clinfo -l 2>/dev/null | grep -q 'Device'; then have_cl=1; else have_cl=0; fi
+if [ -e /dev/nvidia0 ] || nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then have_cuda=1; else have_cuda=0; fi
+check_run() { # LABEL ARGS...: ok when texc run --check passes every kernel
+  local label=$1; shift
+  local out rc
+  out=$(timeout 600 "$TEXC" run "$@" --check 2>&1); rc=$?
+  if [ $rc -eq 0 ] && ! grep -q 'FAILED\|MISMATCH' <<<"$out"; then echo "ok - $label"
+  else echo "not ok - $label (rc $rc)"; echo "$out" | grep -v ': ok$' | head -20 | sed 's/^/    /'; fi
+}
+in=tests/suites/inputs
+[ -e /usr/local/cuda/lib64/libnvrtc.so ] || ldconfig -p 2>/dev/null | grep -q libnvrtc && have_nvrtc=1 || have_nvrtc=0
+for f in edges vector; do # the CUDA source compiles (NVRTC) even where no device runs it
+  label="differential $f.tex cuda --emit ptx"
+  if [ $have_nvrtc = 0 ]; then echo "skip - $label: no NVRTC"; continue; fi
+  out=$(timeout 300 "$TEXC" $in/$f.tex --target cuda -D n=64 -D m=5 --emit ptx -o /dev/null 2>&1); rc=$?
+  if [ $rc -eq 0 ]; then echo "ok - $label"; else echo "not ok - $label (rc $rc)"; echo "$out" | head -20 | sed 's/^/    /'; fi
+done
+for t in llvm opencl cuda; do
+  for edges in "" --int-edges; do
+    label="differential integer edges $t${edges:+ $edges}"
+    if [ $t = opencl ] && [ $have_cl = 0 ]; then echo "skip - $label: no OpenCL device"; continue; fi
+    if [ $t = cuda ] && [ $have_cuda = 0 ]; then echo "skip - $label: no CUDA device"; continue; fi
+    check_run "$label" $in/edges.tex --target $t -D n=64 -D m=9 $edges
+    [ $t = llvm ] && check_run "$label -O0" $in/edges.tex -O0 -D n=64 -D m=9 $edges
+  done
+done
+out=$(timeout 900 "$TEXC" fuzz-schedule $in/edges.tex -D n=24 -D m=5 --count "$((COUNT / 5 + 1))" --seed 7 --int-edges 2>&1); rc=$?
+n=$(grep -oE '[0-9]+ random schedules checked' <<<"$out" | awk '{s+=$1} END {print s+0}')
+if [ $rc -eq 0 ] && [ "$n" -gt 0 ]; then echo "ok - differential edges.tex --int-edges: $n random schedules"
+else echo "not ok - differential edges.tex --int-edges (rc $rc)"; echo "$out" | grep -v '^ok' | head -40 | sed 's/^/    /'; fi
+for v in v8 v4 u vu; do
+  for n in 64 128; do
+    check_run "differential vector.$v n=$n" $in/vector.tex --schedule $v -D n=$n -D m=5
+    check_run "differential vector.$v n=$n --int-edges" $in/vector.tex --schedule $v -D n=$n -D m=5 --int-edges
+  done
+done
+for t in opencl cuda; do
+  label="differential vector.tex default $t --int-edges"
+  if [ $t = opencl ] && [ $have_cl = 0 ]; then echo "skip - $label: no OpenCL device"; continue; fi
+  if [ $t = cuda ] && [ $have_cuda = 0 ]; then echo "skip - $label: no CUDA device"; continue; fi
+  check_run "$label" $in/vector.tex --target $t -D n=64 -D m=5 --int-edges
+done

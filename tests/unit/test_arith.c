@@ -197,7 +197,16 @@ static void wrapping(void) {
   check("ir_int_apply wraps and floors", ir_int_apply(OP_ADD, INT64_MAX, 1, &r) && r == INT64_MIN &&
                                             ir_int_apply(OP_DIV, -7, 2, &r) && r == -4 &&
                                             ir_int_apply(OP_MOD, -7, 2, &r) && r == 1 &&
-                                            !ir_int_apply(OP_DIV, 1, 0, &r));
+                                            ir_int_apply(OP_DIV, 1, 0, &r) && r == 0);
+  check("division is total: x / 0 == x % 0 == 0, INT_MIN / -1 == INT_MIN, INT_MIN % -1 == 0",
+        ir_int_floordiv(7, 0) == 0 && ir_int_floormod(-7, 0) == 0 && ir_int_floordiv(INT64_MIN, 0) == 0 &&
+            ir_int_floordiv(INT64_MIN, -1) == INT64_MIN && ir_int_floormod(INT64_MIN, -1) == 0 &&
+            ir_int_apply(OP_MOD, 5, 0, &r) && r == 0);
+  check("ir_floordiv folds a division by zero to 0",
+        ir_is_const(ir_floordiv(c(9), c(0)), &x0) && x0 == 0 && ir_is_const(ir_floormod(c(9), c(0)), &x0) && x0 == 0);
+  check("ir_mul folds INT64_MIN * -1 to INT64_MIN, ir_sub 0 - INT64_MIN to INT64_MIN",
+        ir_is_const(ir_mul(c(INT64_MIN), c(-1)), &x0) && x0 == INT64_MIN &&
+            ir_is_const(ir_sub(c(0), c(INT64_MIN)), &x0) && x0 == INT64_MIN);
 
   IrVar *x = ir_newvar("x", DT_I64), *n = ir_newvar("N", DT_I64);
   Buffer *buf = ir_buffer("L", DT_I64, 1, (Expr *[]){c(4)}, SCOPE_GLOBAL, BUF_INPUT);

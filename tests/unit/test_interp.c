@@ -177,6 +177,13 @@ static void test_dtypes(void) {
   check("u32 divides unsigned", run_binop(DT_U32, OP_DIV, u32a, u32b, u32o, 2) && u32o[0] == 2000000000u && u32o[1] == 3);
   int64_t a64[2] = {-7, 1LL << 40}, b64[2] = {2, 3}, o64[2];
   check("i64 floor div", run_binop(DT_I64, OP_DIV, a64, b64, o64, 2) && o64[0] == -4 && o64[1] == (1LL << 40) / 3);
+  int64_t z64a[4] = {7, -7, INT64_MIN, INT64_MIN}, z64b[4] = {0, 0, -1, 0}, z64o[4];
+  check("i64 division is total: x / 0 == 0, INT_MIN / -1 == INT_MIN",
+        run_binop(DT_I64, OP_DIV, z64a, z64b, z64o, 4) && z64o[0] == 0 && z64o[1] == 0 && z64o[2] == INT64_MIN &&
+            z64o[3] == 0 && run_binop(DT_I64, OP_MOD, z64a, z64b, z64o, 4) && !z64o[0] && !z64o[1] && !z64o[2] && !z64o[3]);
+  uint32_t zu[2] = {5, 0}, zuo[2];
+  check("u32 x / 0 == x % 0 == 0", run_binop(DT_U32, OP_DIV, zu, (uint32_t[]){0, 0}, zuo, 2) && !zuo[0] && !zuo[1] &&
+                                       run_binop(DT_U32, OP_MOD, zu, (uint32_t[]){0, 0}, zuo, 2) && !zuo[0]);
   uint8_t ba[4] = {0, 0, 1, 1}, bb[4] = {0, 1, 0, 1}, bo[4];
   check("bool and", run_binop(DT_BOOL, OP_AND, ba, bb, bo, 4) && !bo[0] && !bo[1] && !bo[2] && bo[3]);
   float fa[2] = {0.1f, 16777216.0f}, fb[2] = {0.2f, 1.0f}, fo[2];

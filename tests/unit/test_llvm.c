@@ -317,6 +317,34 @@ static void test_alloc_symbolic(void) {
   free(as), free(cs), free(ref);
 }
 
+/* An intermediate whose size in bytes overflows 64 bits at the call's sizes fails the call
+ * with an error (issue 10: 4 * 65536^4 wrapped to 0 and aligned_alloc got 64 bytes), both
+ * as a 4-D shape and as one extent N * N * N * N; N = 1000 still runs. */
+static void test_alloc_overflow(void) {
+  IrVar *n = ir_newvar("N", DT_I64), *i = ir_newvar("i", DT_I64);
+  Expr *nn = ir_mul(ir_mul(V(n), V(n)), ir_mul(V(n), V(n)));
+  for (int shape4 = 0; shape4 < 2; shape4++) {
+    Buffer *a = buf1("A", DT_F32, V(n), BUF_INPUT), *c = buf1("C", DT_F32, V(n), BUF_OUTPUT);
+    Expr *sh[4] = {V(n), V(n), V(n), V(n)}, *z = ir_int(0);
+    Buffer *t = shape4 ? ir_buffer("T", DT_F32, 4, sh, SCOPE_GLOBAL, BUF_TEMP) : buf1("T", DT_F32, nn, BUF_TEMP);
+    Expr *ti[4] = {V(i), z, z, z};
+    Stmt *s1 = ir_for(i, ir_int(0), V(n), FOR_SERIAL, ir_store(t, ti, ld1(a, V(i))));
+    Stmt *s2 = ir_for(i, ir_int(0), V(n), FOR_SERIAL, st1(c, V(i), ir_load(t, ti)));
+    Buffer *ps[2] = {a, c};
+    IrVar **sz = xalloc(sizeof *sz);
+    sz[0] = n;
+    LoweredFunc *f = func("big", ps, 2, 1, sz, 1, ir_alloc(t, ir_seq2(s1, s2)));
+    float *as = randf(65536, 9), *cs = calloc(65536, 4);
+    void *args[2] = {as, cs};
+    int64_t size = 65536;
+    check(run(f, args, &size) != 0 && strstr(rt_last_error(), "overflows 64 bits"),
+          shape4 ? "a 4-D intermediate of 4 * 65536^4 bytes fails the call" : "an extent N * N * N * N that overflows fails the call");
+    size = 30;
+    check(run(f, args, &size) == 0 && cs[29] == as[29], "the same intermediate at N = 30 runs");
+    free(as), free(cs);
+  }
+}
+
 /* Guards (tail of a non-dividing split) inside a vectorized loop: scalar fallback. */
 static void test_tail_guard(void) {
   IrVar *o = ir_newvar("o", DT_I64), *l = ir_newvar("l", DT_I64);
@@ -429,6 +457,7 @@ int main(void) {
   test_f16_bool();
   test_defined_conversions();
   test_alloc_symbolic();
+  test_alloc_overflow();
   test_tail_guard();
   test_emit();
   return failures != 0;
