@@ -77,6 +77,8 @@ static const OptSpec options[] = {
      "run in the interpreter instead of compiled code"},
     {"--repeat", "N", OV_POS, F(repeat), B(CMD_BENCH) | B(CMD_TUNE),
      "measurements per schedule (bench: 5, tune: 3)"},
+    {"--json", NULL, OV_FLAG, F(json), B(CMD_BENCH),
+     "print one JSON document (machine, and per schedule median, min, runs, GFLOP/s, GB/s)"},
     {"--number", "N", OV_COUNT, F(number), B(CMD_BENCH),
      "calls per measurement (0: grown to --min-repeat-ms)"},
     {"--min-repeat-ms", "MS", OV_MS, F(min_repeat_ms), B(CMD_BENCH) | B(CMD_TUNE),

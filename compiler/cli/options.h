@@ -32,6 +32,7 @@ typedef struct Cli {
   bool check, interp;          /* run (interp: also fuzz-schedule) */
   int repeat, number, count;   /* bench (repeat: also tune), fuzz-schedule */
   double min_repeat_ms;        /* bench, tune */
+  bool json;                   /* bench: one JSON document instead of the table */
   uint64_t seed;               /* fuzz-schedule, tune */
   /* tune */
   int trials;                  /* a --time alone: no limit but the time */

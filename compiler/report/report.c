@@ -234,10 +234,10 @@ static void network_section(FILE *f, const Report *rp, const char *name) {
   char xl[64];
   snprintf(xl, sizeof xl, "wall time (%s)", rp->tunit);
   SvgSeries sw = {xw, y, n, SVG_STEP, NULL, NULL}, st = {xt, y, n, SVG_STEP, NULL, NULL};
-  svg_chart(f, &(SvgChart){560, 300, "estimated latency over time", xl, "ms", &sw, 1});
-  svg_chart(f, &(SvgChart){560, 300, "estimated latency over trials", "trials", "ms", &st, 1});
+  svg_chart(f, &(SvgChart){540, 300, "estimated latency over time", xl, "ms", &sw, 1});
+  svg_chart(f, &(SvgChart){540, 300, "estimated latency over trials", "trials", "ms", &st, 1});
   fprintf(f, "</div>\n<h3>Each task's share</h3>\n");
-  if (isfinite(total)) svg_share_bar(f, 1120, v, names, k);
+  if (isfinite(total)) svg_share_bar(f, 1100, v, names, k);
   network_table(f, rp, name, total);
   fprintf(f, "</section>\n");
   free(xt), free(xw), free(y), free(v), free(names);
@@ -291,8 +291,8 @@ static void task_charts(FILE *f, const Report *rp, const TaskView *t) {
   char xl[64];
   snprintf(xl, sizeof xl, "wall time (%s)", rp->tunit);
   fprintf(f, "<div class=\"charts\">");
-  svg_chart(f, &(SvgChart){560, 300, "latency against trials", "trials", "ms", s1, 2});
-  svg_chart(f, &(SvgChart){560, 300, "best latency against wall time", xl, "ms", &s2, 1});
+  svg_chart(f, &(SvgChart){540, 300, "latency against trials", "trials", "ms", s1, 2});
+  svg_chart(f, &(SvgChart){540, 300, "best latency against wall time", xl, "ms", &s2, 1});
   fprintf(f, "</div>\n");
   free(x), free(y), free(b), free(w);
 }
