@@ -414,9 +414,11 @@ static void retime_top(Search *s, Measurer *m) {
     free(s->best_text);
     s->best_text = strdup(texts[pick]);
   }
-  if (!s->o->quiet)
-    progress_end(&s->pg), fprintf(stderr, "re-timed the best %d candidates (%d repeats): best %.4f ms\n", n,
+  if (!s->o->quiet) {
+    progress_end(&s->pg);
+    fprintf(stderr, "re-timed the best %d candidates (%d repeats): best %.4f ms\n", n,
             RETIME_REPEAT, s->best_ms);
+  }
   for (int i = 0; i < n; i++) rec_free(&recs[i]);
 }
 
@@ -454,9 +456,11 @@ bool tune_search(Task *task, Measurer *m, const SearchOpts *o, const RecordList 
     arena_free(ar);
     double tr = now_s();
     retrain(&s);
-    if (getenv("TEXC_TUNE_DEBUG"))
-      progress_end(&s.pg), fprintf(stderr, "[round %d] pick %.0f ms, measure %.0f ms, train %.0f ms\n", round,
+    if (getenv("TEXC_TUNE_DEBUG")) {
+      progress_end(&s.pg);
+      fprintf(stderr, "[round %d] pick %.0f ms, measure %.0f ms, train %.0f ms\n", round,
               (tm - tp) * 1e3, (tr - tm) * 1e3, (now_s() - tr) * 1e3);
+    }
     progress(&s, round, res->measured);
   }
   progress_end(&s.pg);

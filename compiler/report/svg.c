@@ -7,7 +7,7 @@
 #include <string.h>
 
 #define ML 72 /* margins: left (y tick labels), right, top (title), bottom (x labels) */
-#define MR 16
+#define MR 24
 #define MT 28
 #define MB 44
 
@@ -74,6 +74,12 @@ static void axis_setup(Axis *a, double lo, double hi, bool allow_log) {
   if (a->lo < 0 && lo >= 0) a->lo = 0;
 }
 
+/* A tick label: whole numbers in full (10000, not 1e+04), others in 4 digits. */
+static void tick_label(char *buf, size_t n, double v) {
+  if (fabs(v) < 1e9 && v == floor(v)) snprintf(buf, n, "%.0f", v);
+  else snprintf(buf, n, "%.4g", v);
+}
+
 /* Grid lines and tick labels of A (Y: the vertical axis) across the plot area. */
 static void ticks(FILE *f, const Axis *a, bool y, int x0, int x1, int y0, int y1) {
   double vals[64];
@@ -91,14 +97,16 @@ static void ticks(FILE *f, const Axis *a, bool y, int x0, int x1, int y0, int y1
   }
   for (int i = 0; i < n; i++) {
     double p = axis_t(a, vals[i]);
+    char label[32];
+    tick_label(label, sizeof label, vals[i]);
     if (y) {
       fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>", x0, p, x1, p);
-      fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\" fill=\"#444\">%.4g</text>\n",
-              x0 - 5, p + 4, vals[i]);
+      fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\" fill=\"#444\">%s</text>\n",
+              x0 - 5, p + 4, label);
     } else {
       fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#e4e4e4\"/>", p, y0, p, y1);
-      fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\" fill=\"#444\">%.4g</text>\n",
-              p, y1 + 15, vals[i]);
+      fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\" fill=\"#444\">%s</text>\n",
+              p, y1 + 15, label);
     }
   }
 }
@@ -160,7 +168,7 @@ void svg_chart(FILE *f, const SvgChart *c) {
     return;
   }
   Axis ax = {.p0 = x0, .p1 = x1}, ay = {.p0 = y1, .p1 = y0};
-  axis_setup(&ax, xl, xh, false);
+  axis_setup(&ax, xl > 0 ? 0 : xl, xh, false); /* trials and time: from 0, where they start */
   axis_setup(&ay, yl, yh, true);
   ticks(f, &ax, false, x0, x1, y0, y1);
   ticks(f, &ay, true, x0, x1, y0, y1);
