@@ -3,7 +3,8 @@
 # auto schedule where the file asks for one), each checked against the reference interpreter,
 # then a table of times: the median of each schedule, its GFLOP/s and GB/s (bytes of every
 # tensor once per call: what a memory-bound kernel must move) and its speedup over the
-# default, computed from the medians shown (default / schedule).
+# default, computed from the medians shown (default / schedule); last, the HTML report of
+# the demo's tune (`texc records report`) and its path.
 B=${1:-build}
 cd "$(dirname "$0")/.."
 TEXC=$B/texc
@@ -44,4 +45,14 @@ done
 echo
 printf '%-14s %-10s %12s %10s %10s %9s   %s\n' example schedule "median ms" GFLOP/s GB/s speedup "against the reference interpreter"
 printf '%s\n' "${rows[@]}"
+# The report of the demo's own tune: curves, errors, best schedules, the machine.
+REPORT=${REPORT:-$B/demo-report.html}
+if [ -s "$RECORDS" ]; then
+  if $TEXC records report "$RECORDS" -o "$REPORT" 2>/dev/null; then
+    echo
+    echo "tuning report: $(cd "$(dirname "$REPORT")" && pwd)/$(basename "$REPORT")"
+  else
+    echo "texc records report $RECORDS failed"; fail=1
+  fi
+fi
 exit $fail

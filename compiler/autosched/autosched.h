@@ -52,6 +52,10 @@ typedef struct Record {
   double flops;     /* of one call, for GFLOP/s in `records show` */
   int64_t timestamp;
   char *version;
+  /* Optional ("machine" and "network" objects; NULL / 1 in older logs): machine.c. */
+  char *host, *isa, *gpu; /* CPU model, architecture and vector extensions, GPU model */
+  char *network;          /* the network a network tune measured this task for */
+  int weight;             /* how often the task occurs in that network */
 } Record;
 
 typedef struct RecordList {
@@ -92,6 +96,37 @@ int64_t tune_now(void); /* seconds since the epoch */
 /* Print TEXT (steps, one per line) as a `schedule K.V for T { ... }` block. */
 void tune_print_block(FILE *f, const char *kernel, const char *variant, const char *target,
                       const char *text);
+
+/* ---------------------------------------------------------------- machine.c */
+
+struct cJSON;
+const char *tune_isa(void);      /* "x86_64 avx2 fma ...": the architecture, extensions */
+const char *tune_gpu_name(void); /* the NVIDIA GPU's model from /proc; "" when none */
+void rec_set_machine(Record *r); /* R's host, isa and gpu: this machine's */
+/* Add {"cpu","isa","gpu"} as member "machine" of O; returns it. */
+struct cJSON *machine_to_json(struct cJSON *o, const char *host, const char *isa, const char *gpu);
+/* R's optional "machine" and "network" members, into and out of its JSON object. */
+void rec_machine_to_json(struct cJSON *o, const Record *r);
+void rec_machine_from_json(const struct cJSON *o, Record *r);
+
+/* ---------------------------------------------------------------- progress.c */
+
+/* The progress line of a tune on stderr: redrawn in place on a terminal, one plain line
+ * per call otherwise (a file or a pipe stays readable). */
+typedef struct TuneProgress {
+  double t0;   /* when the tune started (monotonic seconds) */
+  bool tty;    /* stderr is a terminal: redraw in place */
+  bool drawn;  /* an in-place line is on the screen */
+} TuneProgress;
+void progress_start(TuneProgress *p);
+/* LABEL (e.g. "round   3"): DONE of TOTAL trials (TOTAL <= 0 or INT_MAX: unknown), the rate,
+ * BEST (ms; +inf: none yet) and GFLOPS (0: not shown), and with TIME_S > 0 the time left. */
+void progress_show(TuneProgress *p, const char *label, int done, int total, double best_ms,
+                   double gflops, double time_s);
+void progress_end(TuneProgress *p); /* end an in-place line (before other output) */
+/* The line itself (no newline) into BUF, for tests; ELAPSED in seconds. */
+void progress_format(char *buf, size_t n, const char *label, int done, int total,
+                     double best_ms, double gflops, double time_s, double elapsed);
 
 /* ---------------------------------------------------------------- features.c */
 
@@ -155,6 +190,8 @@ typedef struct Task {
   Options opts;
   char workload[17];
   double flops;
+  const char *network; /* a network tune's: the network's name and the task's weight */
+  int weight;
   /* Features of a candidate; NULL: tune_lower_features (tests plug in a fake). */
   bool (*featurize)(const struct Task *t, const char *text, float *feat);
 } Task;

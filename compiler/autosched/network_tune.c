@@ -224,6 +224,13 @@ static void print_table(const Network *n, const TaskState *st, double used_s, in
   fflush(stdout);
 }
 
+/* The estimated latency of the network: sum(weight x best); +inf until every task has one. */
+static double total_latency(const Network *n, const TaskState *st) {
+  double total = 0;
+  for (int i = 0; i < n->ntasks; i++) total += n->tasks[i].weight * st[i].best;
+  return total;
+}
+
 /* Read back every task's best and trial count from the log. */
 static void refresh(const Network *n, const NetTuneArgs *a, TaskState *st) {
   records(a->records, true);
@@ -244,6 +251,8 @@ static Task task_of(const Network *n, const NetTuneArgs *a, int i) {
   t.opts = (Options){.target = a->target, .opt_level = 3};
   key_hex(g->key, t.workload);
   t.flops = n->tasks[i].flops;
+  t.network = n->name;
+  t.weight = n->tasks[i].weight;
   return t;
 }
 
@@ -274,6 +283,8 @@ static void measure_append(const Network *n, const NetTuneArgs *a, int i, char *
     r[j].timestamp = tune_now();
     r[j].version = strdup(TEXC_VERSION);
     if (!r[j].error_msg) r[j].error_msg = strdup("");
+    rec_set_machine(&r[j]);
+    r[j].network = strdup(n->name), r[j].weight = n->tasks[i].weight;
     records_write(a->log, &r[j]); /* a failure is reported and stops the tune */
     rec_free(&r[j]);
   }
@@ -360,9 +371,12 @@ int net_tune_main(Cli *c) {
   printf("network %s: %d calls, %d tasks; records %s\n", n->name, n->nnodes, n->ntasks, a.records);
   double t0 = now_s();
   int used = 0;
+  TuneProgress pg;
+  progress_start(&pg);
   print_table(n, st, 0, 0);
   for (int r = 1; used < a.trials && !records_failed(a.log); r++) {
     if (a.time_s > 0 && now_s() - t0 > a.time_s) break;
+    progress_end(&pg);
     int i = pick_task(n, st, a.round);
     int k = a.trials - used < a.round ? a.trials - used : a.round;
     int before = st[i].trials;
@@ -377,7 +391,9 @@ int net_tune_main(Cli *c) {
     if (st[i].trials == before) st[i].trials = before + k; /* nothing recorded: do not loop */
     used += k;
     print_table(n, st, now_s() - t0, used);
+    progress_show(&pg, "network", used, a.trials, total_latency(n, st), 0, a.time_s);
   }
+  progress_end(&pg);
   if (used > 0 && !records_failed(a.log)) {
     printf("\nmeasuring the best schedules of every task again\n");
     remeasure_best(n, &a);

@@ -8,6 +8,7 @@
  * fails stops the tune with an error, every record written before it kept. */
 #include "autosched.h"
 #include "cli/options.h"
+#include "report/report.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -54,6 +55,7 @@ double rec_cost(const Record *r) {
 void rec_free(Record *r) {
   free(r->workload); free(r->kernel); free(r->target); free(r->cpu);
   free(r->schedule); free(r->error_msg); free(r->version);
+  free(r->host); free(r->isa); free(r->gpu); free(r->network);
   memset(r, 0, sizeof *r);
 }
 
@@ -88,6 +90,7 @@ char *rec_to_json(const Record *r) {
   cJSON_AddNumberToObject(o, "flops", r->flops);
   cJSON_AddNumberToObject(o, "timestamp", (double)r->timestamp);
   cJSON_AddStringToObject(o, "version", r->version ? r->version : TEXC_VERSION);
+  rec_machine_to_json(o, r);
   char *s = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
   return s;
@@ -134,6 +137,7 @@ static bool rec_fill(const cJSON *o, Record *r) {
   r->flops = fl;
   r->timestamp = (int64_t)ts;
   r->version = sdup(jstr(o, "version"));
+  rec_machine_from_json(o, r);
   return true;
 }
 
@@ -486,6 +490,7 @@ int records_main(Cli *c) {
     fprintf(stderr, "texc: error: cannot read %s: %s\n", path, strerror(errno));
     return 1;
   }
+  if (!strcmp(cmd, "report") || !strcmp(cmd, "plot")) return report_main(c);
   RecordList l = {0};
   records_load(path, &l);
   int rc = 0;

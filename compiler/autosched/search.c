@@ -44,6 +44,7 @@ typedef struct Search {
   double best_ms;
   char *best_text;
   bool log_failed; /* a record could not be appended: the search stops */
+  TuneProgress pg;
 } Search;
 
 static uint64_t text_hash(const char *s) {
@@ -274,6 +275,8 @@ static void fill_record(const Task *t, const char *text, Record *r) {
   r->timestamp = tune_now();
   r->version = strdup(TEXC_VERSION);
   if (!r->error_msg) r->error_msg = strdup("");
+  rec_set_machine(r);
+  if (t->network) r->network = strdup(t->network), r->weight = t->weight;
 }
 
 /* A new best is first compared with the interpreter; a wrong one becomes an error. */
@@ -288,6 +291,7 @@ static void verify_best(Search *s, Record *r, bool check_all) {
     free(r->error_msg);
     r->error_msg = strdup(msg);
   } else if (ok < 0 && !s->o->quiet) {
+    progress_end(&s->pg);
     fprintf(stderr, "texc tune: note: not checked against the interpreter: %s\n", msg);
   }
 }
@@ -298,12 +302,12 @@ static double now_s(void) {
   return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void progress(const Search *s, int round, int measured, double t0) {
+static void progress(Search *s, int round, int measured) {
   if (s->o->quiet) return;
-  double el = now_s() - t0;
   double gf = s->best_ms < INFINITY && s->task->flops > 0 ? s->task->flops / (s->best_ms * 1e6) : 0;
-  fprintf(stderr, "round %3d: %4d trials, best %.4f ms (%.2f GFLOP/s), %.1f trials/s\n", round,
-          measured, isinf(s->best_ms) ? 0.0 : s->best_ms, gf, el > 0 ? measured / el : 0.0);
+  char label[32];
+  snprintf(label, sizeof label, "round %3d", round);
+  progress_show(&s->pg, label, measured, s->o->trials, s->best_ms, gf, s->o->time_s);
 }
 
 /* Prior records of this task: skipped when met again, and rows for the model. */
@@ -411,9 +415,11 @@ static void retime_top(Search *s, Measurer *m) {
     free(s->best_text);
     s->best_text = strdup(texts[pick]);
   }
-  if (!s->o->quiet)
+  if (!s->o->quiet) {
+    progress_end(&s->pg);
     fprintf(stderr, "re-timed the best %d candidates (%d repeats): best %.4f ms\n", n,
             RETIME_REPEAT, s->best_ms);
+  }
   for (int i = 0; i < n; i++) rec_free(&recs[i]);
 }
 
@@ -434,6 +440,7 @@ bool tune_search(Task *task, Measurer *m, const SearchOpts *o, const RecordList 
   arena_free(war);
   retrain(&s);
   double t0 = now_s();
+  progress_start(&s.pg);
   int batch_n = o->batch > 0 ? o->batch : 16;
   Entry *batch = calloc((size_t)batch_n, sizeof *batch);
   for (int round = 1, stall = 0; res->measured < o->trials && stall < 3 && !s.log_failed;
@@ -451,11 +458,14 @@ bool tune_search(Task *task, Measurer *m, const SearchOpts *o, const RecordList 
     arena_free(ar);
     double tr = now_s();
     retrain(&s);
-    if (getenv("TEXC_TUNE_DEBUG"))
+    if (getenv("TEXC_TUNE_DEBUG")) {
+      progress_end(&s.pg);
       fprintf(stderr, "[round %d] pick %.0f ms, measure %.0f ms, train %.0f ms\n", round,
               (tm - tp) * 1e3, (tr - tm) * 1e3, (now_s() - tr) * 1e3);
-    progress(&s, round, res->measured, t0);
+    }
+    progress(&s, round, res->measured);
   }
+  progress_end(&s.pg);
   free(batch);
   if (!o->deterministic && o->trials >= RETIME_MIN_TRIALS && s.ntop > 1 && !s.log_failed &&
       (o->time_s <= 0 || now_s() - t0 < o->time_s)) {

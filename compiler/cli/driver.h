@@ -25,6 +25,9 @@ struct RtFunc *drv_build(Cli *c, LoweredFunc *f, struct RtModule **m);
 /* run.c: `texc run`, `texc bench` */
 int drv_run(Cli *c, Program *p);
 int drv_bench(Cli *c, Program *p);
+/* A `bench --json` document's head: texc's version, the machine, the target and FILE
+ * (run.c); the caller adds its results and prints it. */
+struct cJSON *drv_bench_json(Cli *c);
 /* True when K has no symbolic size left; else an error at the kernel that says to use -D. */
 bool drv_sizes_bound(Kernel *k);
 /* Whether COPIES copies of F's tensors fit in memory (and its sizes are bound); an error

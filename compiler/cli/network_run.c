@@ -16,6 +16,7 @@
 
 #include "autosched/autosched.h"
 #include "texrt.h"
+#include <cjson/cJSON.h>
 
 static double now_ms(void) {
   struct timespec ts;
@@ -370,6 +371,21 @@ static int print_profile(Cli *c, Exec *e) {
   return 0;
 }
 
+/* `bench --json`: the measured latency (MS sorted, C->repeat runs) and the estimate. */
+static int bench_json(Cli *c, Network *n, const double *ms, double est, int missing) {
+  cJSON *o = drv_bench_json(c);
+  cJSON_AddStringToObject(o, "network", n->name);
+  cJSON_AddNumberToObject(o, "median_ms", ms[c->repeat / 2]);
+  cJSON_AddNumberToObject(o, "min_ms", ms[0]);
+  cJSON_AddNumberToObject(o, "runs", c->repeat);
+  if (!missing) cJSON_AddNumberToObject(o, "estimated_ms", est);
+  char *s = cJSON_Print(o);
+  printf("%s\n", s);
+  free(s);
+  cJSON_Delete(o);
+  return 0;
+}
+
 static int cmd_bench(Cli *c, Network *n) {
   int ntuned, missing;
   LoweredFunc **fns = lower_tasks(c, n, &ntuned);
@@ -387,6 +403,7 @@ static int cmd_bench(Cli *c, Network *n) {
   if (rc) return 1;
   median(ms, c->repeat);
   double est = estimate_ms(c, n, &missing);
+  if (c->json) return bench_json(c, n, ms, est, missing);
   print_summary(n);
   printf("Measured latency: %.3f ms (median of %d, best %.3f, %s)  Estimated: ", ms[c->repeat / 2], c->repeat,
          ms[0], target_names[c->o.target]);

@@ -26,7 +26,7 @@ static const char *const command_help[CMD_COUNT] = {
     "reference interpreter",
     "time every kernel under the default schedule and --schedule V (or all)",
     "search schedules for every kernel (or the network's tasks) and append them to the records",
-    "show, pick the best of, or distill a records log",
+    "show, pick the best of, distill, report (HTML) or plot (SVG) a records log",
     "differential testing: random schedules against the reference interpreter",
 };
 
@@ -61,7 +61,7 @@ typedef struct OptSpec {
 static const OptSpec options[] = {
     {"-o", "OUT", OV_STR, F(out), B(CMD_COMPILE) | B(CMD_RECORDS),
      "write to OUT (its kind from the extension: .so .o .ll .s .h .cu .ptx .cl; records "
-     "distill: the new log)"},
+     "distill: the new log; report: the page, default FILE.html; plot: the SVG)"},
     {"--emit", "KIND", OV_STR, F(emit), B(CMD_COMPILE),
      "ast ir llvm asm obj so header cuda ptx opencl (networks: tasks steps)"},
     {"--target", "T", OV_TARGET, F(o.target), BUILDS, "llvm (default), cuda or opencl"},
@@ -79,6 +79,8 @@ static const OptSpec options[] = {
      "run in the interpreter instead of compiled code"},
     {"--repeat", "N", OV_POS, F(repeat), B(CMD_BENCH) | B(CMD_TUNE),
      "measurements per schedule (bench: 5, tune: 3)"},
+    {"--json", NULL, OV_FLAG, F(json), B(CMD_BENCH),
+     "print one JSON document (machine, and per schedule median, min, runs, GFLOP/s, GB/s)"},
     {"--number", "N", OV_COUNT, F(number), B(CMD_BENCH),
      "calls per measurement (0: grown to --min-repeat-ms)"},
     {"--min-repeat-ms", "MS", OV_MS, F(min_repeat_ms), B(CMD_BENCH) | B(CMD_TUNE),
@@ -130,7 +132,9 @@ static _Noreturn __attribute__((format(printf, 1, 2))) void fail(const char *fmt
 static const char *command_usage(Command cmd) {
   switch (cmd) {
   case CMD_COMPILE: return "texc FILE.tex [options]";
-  case CMD_RECORDS: return "texc records show|best [FILE.jsonl] | texc records distill [FILE.jsonl] -o OUT";
+  case CMD_RECORDS:
+    return "texc records show|best [FILE.jsonl] | texc records distill [FILE.jsonl] -o OUT\n"
+           "       texc records report [FILE.jsonl] [-o OUT.html] | texc records plot [FILE.jsonl] -o OUT.svg";
   default: return xprintf("texc %s FILE.tex [options]", cli_command_names[cmd]);
   }
 }
@@ -293,8 +297,10 @@ static void finish(Cli *c) {
   if (c->cmd == CMD_RECORDS) {
     if (!c->file) c->file = c->records;
     bool known = c->action && (!strcmp(c->action, "show") || !strcmp(c->action, "best") ||
-                               !strcmp(c->action, "distill"));
-    if (!known || !c->file || (!strcmp(c->action, "distill") && !c->out)) {
+                               !strcmp(c->action, "distill") || !strcmp(c->action, "report") ||
+                               !strcmp(c->action, "plot"));
+    bool needs_out = known && (!strcmp(c->action, "distill") || !strcmp(c->action, "plot"));
+    if (!known || !c->file || (needs_out && !c->out)) {
       print_usage(stderr, CMD_RECORDS);
       exit(1);
     }

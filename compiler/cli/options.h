@@ -33,6 +33,7 @@ typedef struct Cli {
   bool int_edges;              /* run, fuzz-schedule: edge-heavy integer inputs */
   int repeat, number, count;   /* bench (repeat: also tune), fuzz-schedule */
   double min_repeat_ms;        /* bench, tune */
+  bool json;                   /* bench: one JSON document instead of the table */
   uint64_t seed;               /* fuzz-schedule, tune */
   /* tune */
   int trials;                  /* a --time alone: no limit but the time */

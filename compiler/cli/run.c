@@ -9,8 +9,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "autosched/autosched.h"
 #include "rt_internal.h"
 #include "texrt.h"
+
+#include <cjson/cJSON.h>
 
 static double now_ms(void) {
   struct timespec ts;
@@ -196,10 +199,11 @@ typedef struct BenchRow {
   const char *label;
   LoweredFunc *f;
   double ms;
+  RtTiming tm;
 } BenchRow;
 
-/* Time F. Returns the median in ms, or -1. */
-static double bench_time(Cli *c, LoweredFunc *f) {
+/* Time F into *TM. Returns the median in ms, or -1. */
+static double bench_time(Cli *c, LoweredFunc *f, RtTiming *out) {
   if (!f || !drv_fits(f, 2)) return -1;
   RtModule *m;
   RtFunc *fn = drv_build(c, f, &m);
@@ -211,6 +215,7 @@ static double bench_time(Cli *c, LoweredFunc *f) {
   if (rc && t) fprintf(stderr, "texc: error: %s\n", rt_last_error());
   free_device_args(f, t);
   rt_module_free(m);
+  *out = tm;
   return rc ? -1 : tm.median_ms;
 }
 
@@ -226,16 +231,58 @@ static void bench_row(const BenchRow *r, double base) {
          base > 0 ? base / r->ms : 1.0);
 }
 
+cJSON *drv_bench_json(Cli *c) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "texc", TEXC_VERSION);
+  cJSON *m = machine_to_json(o, tune_cpu_name(), tune_isa(), tune_gpu_name());
+  cJSON_AddNumberToObject(m, "threads", tune_threads());
+  cJSON_AddStringToObject(o, "target", target_names[c->o.target]);
+  cJSON_AddStringToObject(o, "file", c->file);
+  return o;
+}
+
+/* Print DOC (formatted, one document) on stdout and free it. */
+static void print_json(cJSON *doc) {
+  char *s = cJSON_Print(doc);
+  if (!s) die("out of memory");
+  printf("%s\n", s);
+  free(s);
+  cJSON_Delete(doc);
+}
+
+/* Row R as a JSON object: the same figures as bench_row's, plus min and runs. */
+static cJSON *bench_json_row(const BenchRow *r, double base) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "kernel", r->k->name);
+  cJSON_AddStringToObject(o, "schedule", r->label);
+  if (r->ms < 0) {
+    cJSON_AddStringToObject(o, "error", "did not build or run");
+    return o;
+  }
+  double flops = kernel_flops(r->k);
+  cJSON_AddNumberToObject(o, "median_ms", r->ms);
+  cJSON_AddNumberToObject(o, "min_ms", r->tm.min_ms);
+  cJSON_AddNumberToObject(o, "mean_ms", r->tm.mean_ms);
+  cJSON_AddNumberToObject(o, "runs", r->tm.repeat);
+  cJSON_AddNumberToObject(o, "calls_per_run", r->tm.number);
+  cJSON_AddNumberToObject(o, "flops", flops);
+  cJSON_AddNumberToObject(o, "gflops", flops > 0 ? flops / (r->ms * 1e6) : 0.0);
+  cJSON_AddNumberToObject(o, "bytes", tensor_bytes(r->f));
+  cJSON_AddNumberToObject(o, "gbs", tensor_bytes(r->f) / (r->ms * 1e6));
+  cJSON_AddNumberToObject(o, "speedup", base > 0 ? base / r->ms : 1.0);
+  return o;
+}
+
 /* The rows of kernel K: its default, then --schedule's variant (or all that apply). */
 static int bench_rows(Cli *c, Kernel *k, BenchRow *rows) {
   bool all = c->schedule && strcmp(c->schedule, "all") == 0;
   int n = 0;
-  rows[n++] = (BenchRow){k, "default", drv_kernel(c, k, NULL, NULL), -1};
+  rows[n++] = (BenchRow){.k = k, .label = "default", .f = drv_kernel(c, k, NULL, NULL), .ms = -1};
   for (int j = 0; j < k->nvariants; j++) {
     Variant *v = k->variants[j];
     if (!(v->targets & TARGET_BIT(c->o.target))) continue;
     if (!all && (!c->schedule || strcmp(c->schedule, v->name) != 0)) continue;
-    rows[n++] = (BenchRow){k, v->name, drv_kernel(c, k, v->name, NULL), -1};
+    rows[n++] = (BenchRow){.k = k, .label = v->name, .f = drv_kernel(c, k, v->name, NULL), .ms = -1};
   }
   return n;
 }
@@ -248,12 +295,17 @@ int drv_bench(Cli *c, Program *p) {
   int n = 0;
   for (int i = 0; i < p->nkernels; i++)
     if (drv_selected(c, p->kernels[i]) && drv_sizes_bound(p->kernels[i])) n += bench_rows(c, p->kernels[i], rows + n);
-  printf("%-16s %-14s %12s %10s %10s %10s\n", "kernel", "schedule", "median ms", "GFLOP/s", "GB/s", "speedup");
+  if (!c->json)
+    printf("%-16s %-14s %12s %10s %10s %10s\n", "kernel", "schedule", "median ms", "GFLOP/s", "GB/s", "speedup");
+  cJSON *doc = c->json ? drv_bench_json(c) : NULL;
+  cJSON *res = doc ? cJSON_AddArrayToObject(doc, "results") : NULL;
   double base = -1;
   for (int i = 0; i < n; i++) {
-    rows[i].ms = bench_time(c, rows[i].f);
+    rows[i].ms = bench_time(c, rows[i].f, &rows[i].tm);
     if (!strcmp(rows[i].label, "default")) base = rows[i].ms;
-    bench_row(&rows[i], base);
+    if (res) cJSON_AddItemToArray(res, bench_json_row(&rows[i], base));
+    else bench_row(&rows[i], base);
   }
+  if (doc) print_json(doc);
   return diag_errors() ? 1 : 0;
 }
