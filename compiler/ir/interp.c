@@ -296,12 +296,10 @@ static float f_mod(const Node *n, Ctx *c) {
 static float f_fmod(const Node *n, Ctx *c) { return fmodf(n->a->fn.f(n->a, c), n->b->fn.f(n->b, c)); }
 static float f_atan2(const Node *n, Ctx *c) { return atan2f(n->a->fn.f(n->a, c), n->b->fn.f(n->b, c)); }
 static float f_min(const Node *n, Ctx *c) {
-  float x = n->a->fn.f(n->a, c), y = n->b->fn.f(n->b, c);
-  return x < y ? x : y;
+  return fminf(n->a->fn.f(n->a, c), n->b->fn.f(n->b, c)); /* NaN: the other (LANGUAGE.md) */
 }
 static float f_max(const Node *n, Ctx *c) {
-  float x = n->a->fn.f(n->a, c), y = n->b->fn.f(n->b, c);
-  return x > y ? x : y;
+  return fmaxf(n->a->fn.f(n->a, c), n->b->fn.f(n->b, c));
 }
 static float f_pow(const Node *n, Ctx *c) { return powf(n->a->fn.f(n->a, c), n->b->fn.f(n->b, c)); }
 static float f_neg(const Node *n, Ctx *c) { return -n->a->fn.f(n->a, c); }
@@ -363,8 +361,8 @@ static double d_bin(const Node *n, Ctx *c) {
     double r = fmod(x, y);
     return r == 0 ? copysign(0.0, y) : (r < 0) != (y < 0) ? r + y : r;
   }
-  case OP_MIN: return x < y ? x : y;
-  case OP_MAX: return x > y ? x : y;
+  case OP_MIN: return fmin(x, y);
+  case OP_MAX: return fmax(x, y);
   case OP_FMOD: return fmod(x, y);
   case OP_ATAN2: return atan2(x, y);
   default: return pow(x, y);

@@ -336,8 +336,14 @@ static LLVMValueRef emit_binop(CG *g, int op, DType t, LLVMValueRef a, LLVMValue
   case OP_MUL: return fp ? contract(LLVMBuildFMul(g->b, a, b, "")) : LLVMBuildMul(g->b, a, b, "");
   case OP_DIV: return fp ? LLVMBuildFDiv(g->b, a, b, "") : emit_floordiv(g, a, b, sign);
   case OP_MOD: return fp ? emit_fmod_floor(g, a, b) : emit_floormod(g, a, b, sign);
-  case OP_MIN: return LLVMBuildSelect(g->b, emit_cmp(g, OP_LT, t, a, b), a, b, "min");
-  case OP_MAX: return LLVMBuildSelect(g->b, emit_cmp(g, OP_GT, t, a, b), a, b, "max");
+  /* Float min/max are IEEE minNum/maxNum (C's fmin/fmax, CUDA's and OpenCL's): a NaN
+   * operand gives the other, so that a reduction's result does not depend on its order. */
+  case OP_MIN:
+    if (fp) return intrinsic1(g, "llvm.minnum", a, b);
+    return LLVMBuildSelect(g->b, emit_cmp(g, OP_LT, t, a, b), a, b, "min");
+  case OP_MAX:
+    if (fp) return intrinsic1(g, "llvm.maxnum", a, b);
+    return LLVMBuildSelect(g->b, emit_cmp(g, OP_GT, t, a, b), a, b, "max");
   case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
     return emit_cmp(g, op, t, a, b);
   case OP_AND: return LLVMBuildAnd(g->b, a, b, "");
