@@ -20,8 +20,6 @@ LIBS="$(llvm-config-19 --ldflags --libs) $(llvm-config-19 --system-libs) -lxgboo
 CC=clang
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 FLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fPIC -Icompiler -Iruntime -I$B/gen -Wno-unused-function"
-# GCC's __builtin_sub_overflow_p is not in clang 14: the same test through __builtin_sub_overflow
-FLAGS="$FLAGS -D__builtin_sub_overflow_p(a,b,c)=({__typeof__(c)_o;__builtin_sub_overflow(a,b,&_o);})"
 if ! $CC -fsanitize=fuzzer -x c /dev/null -c -o /dev/null 2>/dev/null; then
   [ "$MODE" = replay ] || { echo "no libFuzzer runtime (clang -fsanitize=fuzzer)" >&2; exit 2; }
   FUZZ=""
