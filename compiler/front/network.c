@@ -19,6 +19,8 @@
 
 #include <string.h>
 
+#include "onnx/onnx.h"
+
 /* ---- the file's networks ------------------------------------------------------ */
 
 bool net_is_network_file(const char *path) {
@@ -645,8 +647,22 @@ static bool check_result(Loader *L, Ast *decl_ast) {
   return true;
 }
 
+/* FILE parsed; a model (.onnx) imported into *WEIGHTS first. NULL: reported. */
+static Ast *parse_network_file(const char *file, WeightSet **weights) {
+  *weights = NULL;
+  if (!onnx_is_model(file)) return parse_file(file);
+  OnnxImport im;
+  const char *tex = xprintf("%s.tex", file); /* the text's name in diagnostics */
+  if (!onnx_import(file, tex, &im)) return NULL;
+  *weights = xalloc(sizeof **weights);
+  **weights = im.weights;
+  (*weights)->file = file;
+  return parse_string(tex, im.text);
+}
+
 Network *net_load(const char *file, const char *name, Define *defs, int ndefs) {
-  Ast *ast = parse_file(file);
+  WeightSet *weights;
+  Ast *ast = parse_network_file(file, &weights);
   Ast *hdr = ast ? pick_network(ast, name) : NULL, *result;
   if (!hdr) return NULL;
   Loader L = {0};
@@ -654,6 +670,7 @@ Network *net_load(const char *file, const char *name, Define *defs, int ndefs) {
   L.net->name = hdr->name;
   L.net->file = file;
   L.net->loc = hdr->loc;
+  L.net->weights = weights;
   NetBinding *ovr = NULL;
   int novr = 0;
   for (int i = 0; i < ndefs; i++) env_push(&ovr, &novr, defs[i].name, defs[i].value);
