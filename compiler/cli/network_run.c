@@ -505,8 +505,13 @@ static int cmd_bench(Cli *c, Network *n) {
 }
 
 int net_run_cli(Cli *c) {
+  onnx_bind_inputs(c->inputs, c->ninputs);
   Network *n = net_load(c->file, c->kernel, c->defs, c->ndefs);
   if (!n || diag_errors()) return 1;
+  int kept = 0; /* the inputs folded in at import are no parameters */
+  for (int i = 0; i < c->ninputs; i++)
+    if (!onnx_input_folded(i)) c->inputs[kept++] = c->inputs[i];
+  c->ninputs = kept;
   for (int i = 0; i < c->ndefs; i++)
     if (!c->defs[i].used) diag_warning((Loc){0}, "-D %s: no constant of that name in %s", c->defs[i].name, c->file);
   if (c->schedule && strcmp(c->schedule, "bare") != 0) {

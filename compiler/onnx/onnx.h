@@ -60,6 +60,11 @@ typedef struct OnnxImport {
 /* Import PATH. TEX_NAME is the .tex file that the text will be (its sidecar is named in the
  * header comment). false after errors (reported, naming PATH). */
 bool onnx_import(const char *path, const char *tex_name, OnnxImport *out);
+/* Input files of the next import (`texc run MODEL.onnx --input ...`, in the graph's input
+ * order): integer inputs among them are folded in as constants; onnx_input_folded(I)
+ * says which, so that the others are the network's parameters in order. */
+void onnx_bind_inputs(const char *const *files, int n);
+bool onnx_input_folded(int i);
 /* Does PATH end in ".onnx"? */
 bool onnx_is_model(const char *path);
 /* `texc import MODEL.onnx [-o NET.tex]`: writes NET.tex and NET.safetensors. */

@@ -36,7 +36,7 @@ static bool tensor_values(const Onnx__TensorProto *tp, double **out, int64_t *n,
   int dt = tp->data_type;
   size_t esize = dt == OT_FLOAT || dt == OT_INT32 ? 4 : dt == OT_INT64 || dt == OT_DOUBLE ? 8 : dt == OT_UINT8 || dt == OT_INT8 || dt == OT_BOOL ? 1 : 0;
   if (!esize) {
-    *why = xprintf("data type %d is not supported (float, double, int8/32/64, uint8, bool)", dt);
+    *why = xprintf("not supported: data type %d (float, double, int8/32/64, uint8, bool)", dt);
     return false;
   }
   double *v = malloc(sizeof(double) * (size_t)(m ? m : 1));
@@ -258,7 +258,7 @@ static bool value_type(Imp *I, const Onnx__ValueInfoProto *vi, const char *what,
     if (dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
       return imp_unsupported(I, "%s '%s': dimension %zu is symbolic ('%s'); only static shapes for now", what, vi->name, d + 1,
                              dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? dim->dim_param : "?");
-    if (dim->dim_value < 1) return imp_unsupported(I, "%s '%s': dimension %zu is %lld (empty tensors)", what, vi->name, d + 1, (long long)dim->dim_value);
+    if (dim->dim_value < (*dtype == OT_FLOAT ? 1 : 0)) return imp_unsupported(I, "%s '%s': dimension %zu is %lld (empty tensors)", what, vi->name, d + 1, (long long)dim->dim_value);
     shape[d] = dim->dim_value;
   }
   return true;
@@ -280,9 +280,53 @@ static bool load_initializers(Imp *I, const Onnx__GraphProto *g) {
   return true;
 }
 
+/* Inputs given as files (`texc run MODEL.onnx --input ...`): the integer ones (shapes,
+ * axes, indices: no network tensor can hold them) are folded in as constants. */
+static const char *const *bound_files;
+static int nbound;
+static bool bound_folded[64];
+
+void onnx_bind_inputs(const char *const *files, int n) {
+  bound_files = files;
+  nbound = n < 64 ? n : 64;
+  memset(bound_folded, 0, sizeof bound_folded);
+}
+
+bool onnx_input_folded(int i) {
+  return i >= 0 && i < nbound && bound_folded[i];
+}
+
+/* The values of input file PATH (.pb exactly, .npy through f32) as V's constant; false:
+ * reported. */
+static bool bind_input(Imp *I, const char *path, Val *v) {
+  int64_t n = 0;
+  size_t len = strlen(path);
+  if (len > 3 && strcmp(path + len - 3, ".pb") == 0) {
+    unsigned char *b = (unsigned char *)read_file(path, &len);
+    Onnx__TensorProto *tp = b ? onnx__tensor_proto__unpack(NULL, len, b) : NULL;
+    free(b);
+    const char *why = "not a serialized onnx.TensorProto";
+    bool ok = tp && tensor_values(tp, &v->c, &n, &why);
+    if (tp) onnx__tensor_proto__free_unpacked(tp, NULL);
+    if (!ok) return diag_error((Loc){0}, "%s: %s", path, why), I->failed = true, false;
+  } else {
+    HostTensor h;
+    if (!npy_read(path, &h)) return I->failed = true, false;
+    n = ht_numel(&h);
+    v->c = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) v->c[i] = h.data[i];
+    free(h.data);
+  }
+  if (n != val_numel(v)) {
+    diag_error((Loc){0}, "%s: %lld values, but input '%s' has %lld", path, (long long)n, v->name, (long long)val_numel(v));
+    return I->failed = true, false;
+  }
+  return true;
+}
+
 /* The graph inputs that are not initializers: the network's first parameters, in order. */
 static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
-  int count = 0;
+  int count = 0, k = 0;
   for (size_t i = 0; i < g->n_input; i++) {
     const Onnx__ValueInfoProto *vi = g->input[i];
     int dtype, nd;
@@ -291,8 +335,16 @@ static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
     Val *init = imp_val(I, vi->name);
     if (!value_type(I, vi, "input", &dtype, &nd, shape)) return false;
     if (init) continue; /* an initializer listed as an input (IR < 4): a constant */
-    if (dtype != OT_FLOAT) return imp_unsupported(I, "input '%s' has element type %d; networks take float (f32)", vi->name, dtype);
     Val *v = new_val(I, vi->name, dtype, nd, shape);
+    if (dtype != OT_FLOAT && k < nbound) {
+      if (!bind_input(I, bound_files[k], v)) return false;
+      bound_folded[k++] = true;
+      continue;
+    }
+    k++;
+    if (dtype != OT_FLOAT)
+      return imp_unsupported(I, "input '%s' has element type %d; networks take float (f32) (an integer input given "
+                             "with --input is folded in as a constant)", vi->name, dtype);
     v->tex = imp_name(I, vi->name);
     v->param = true;
     I->ninputs++;

@@ -486,6 +486,19 @@ static bool binary(Imp *I, const char *op, const char *sym) {
   return ew(I, lower(op), x, 2, e);
 }
 
+/* Max and Min of 1 or more inputs. */
+static bool variadic(Imp *I, const char *op) {
+  int n = nin(I);
+  if (n < 1 || n > 8) return imp_unsupported(I, "%d inputs (1 to 8)", n);
+  Val *x[8];
+  char *e = xstrdup("$0");
+  for (int k = 0; k < n; k++) {
+    if (!(x[k] = float_in(I, k)) || x[k]->c) return x[k] ? imp_unsupported(I, "constant inputs") : false;
+    if (k) e = xprintf("%s(%s, $%d)", !strcmp(op, "Max") ? "max" : "min", e, k);
+  }
+  return one_output(I) && ew(I, lower(op), x, n, n == 1 ? "$0 + 0.0" : e);
+}
+
 /* ---- operators with attributes --------------------------------------------------- */
 
 static bool op_leaky_relu(Imp *I) {
@@ -499,15 +512,22 @@ static bool op_hard_sigmoid(Imp *I) {
                                          flit((float)attr_f(I, "beta", 0.5))));
 }
 
+/* Clip: bounds from inputs 2 and 3 (constants are literals; absent: none). */
 static bool op_clip(Imp *I) {
-  if (!attrs_known(I, "")) return false;
-  double lo = -INFINITY, hi = INFINITY;
-  Val *l = in(I, 1), *h = in(I, 2);
-  if (l && !(l = const_in(I, 1, "min"))) return false;
-  if (h && !(h = const_in(I, 2, "max"))) return false;
-  if (l) lo = l->c[0];
-  if (h) hi = h->c[0];
-  return unary(I, "Clip", xprintf("min(max($0, %s), %s)", flit((float)lo), flit((float)hi)));
+  if (!attrs_known(I, "") || !one_output(I)) return false;
+  Val *x[3] = {float_in(I, 0), in(I, 1), in(I, 2)};
+  if (!x[0]) return false;
+  int n = 1;
+  char *e = xstrdup("$0");
+  for (int k = 1; k < 3; k++) {
+    if (!x[k]) continue;
+    if (!(x[n] = float_in(I, k))) return false;
+    if (val_numel(x[n]) != 1) return imp_error(I, "input %d is not a scalar", k + 1);
+    e = xprintf("%s(%s, $%d)", k == 1 ? "max" : "min", e, n);
+    n++;
+  }
+  if (x[0]->c) return imp_unsupported(I, "Clip of a constant");
+  return ew(I, "clip", x, n, e);
 }
 
 /* Conv and pools: spatial pads [t, l, b, r] from pads or auto_pad for input H x W. */
@@ -1253,7 +1273,8 @@ bool onnx_op(Imp *I) {
                                        {"Pow", "pow"}, {"Max", "max"}, {"Min", "min"}};
   for (size_t i = 0; i < sizeof bin / sizeof bin[0]; i++)
     if (!strcmp(op, bin[i][0])) {
-      if (nin(I) != 2) return imp_unsupported(I, "%d inputs (2 only)", nin(I));
+      if ((!strcmp(op, "Max") || !strcmp(op, "Min")) && nin(I) != 2) return attrs_known(I, "") && variadic(I, op);
+      if (nin(I) != 2) return imp_error(I, "%d inputs (2)", nin(I));
       return attrs_known(I, "") && binary(I, op, bin[i][1]);
     }
   if (!strcmp(op, "Constant")) return op_constant(I);
