@@ -479,7 +479,8 @@ static bool binary(Imp *I, const char *op, const char *sym) {
   if (!strcmp(op, "Add") && x[0]->ndim == x[1]->ndim && (x[0]->ndim == 4 || x[0]->ndim == 2) &&
       !memcmp(x[0]->shape, x[1]->shape, sizeof(int64_t) * (size_t)x[0]->ndim)) {
     Val *o = net_out(I, 0, x[0]->ndim, x[0]->shape);
-    imp_call(I, o->tex, x[0]->ndim == 4 ? "add" : "add_2d", xprintf("%s, %s", imp_tensor(I, x[0]), imp_tensor(I, x[1])));
+    const char *a = imp_tensor(I, x[0]), *b = imp_tensor(I, x[1]);
+    imp_call(I, o->tex, x[0]->ndim == 4 ? "add" : "add_2d", xprintf("%s, %s", a, b));
     return true;
   }
   const char *e = strlen(sym) == 1 ? xprintf("$0 %s $1", sym) : xprintf("%s($0, $1)", sym);
@@ -761,16 +762,16 @@ static bool reshape_to(Imp *I, Val *x, const int64_t *shape, int nd) {
   }
   if (nd == x->ndim && !memcmp(shape, x->shape, sizeof(int64_t) * (size_t)nd)) return alias(I, x);
   Val *o = net_out(I, 0, nd, shape);
+  /* the flat index of the output point, then X's index of the same flat index */
   char *flat = xstrdup("0");
   for (int d = 0; d < nd; d++) flat = d ? xprintf("(%s) * %lld + i%d", flat, (long long)shape[d], d) : xstrdup("i0");
   char *acc = xstrdup(""), *guard = xstrdup("");
   int64_t stride = 1;
   for (int d = x->ndim - 1; d >= 0; d--) {
-    char *e = d == x->ndim - 1 ? xprintf("(%s) %% %lld", flat, (long long)x->shape[d])
-                               : d == 0 ? xprintf("(%s) / %lld", flat, (long long)stride)
-                                        : xprintf("(%s) / %lld %% %lld", flat, (long long)stride, (long long)x->shape[d]);
-    if (x->ndim == 1) e = xprintf("%s", flat);
-    if (d == 0 && x->ndim > 1) guard = xprintf("%s >= 0 && %s < %lld", e, e, (long long)x->shape[0]);
+    char *e = stride == 1 ? xprintf("(%s)", flat) : xprintf("(%s) / %lld", flat, (long long)stride);
+    if (x->shape[d] == 1) e = xstrdup("0");
+    else if (d > 0) e = xprintf("%s %% %lld", e, (long long)x->shape[d]);
+    else guard = xprintf("%s < %lld", e, (long long)x->shape[0]); /* always true: for the checker */
     acc = xprintf("%s%s%s", e, *acc ? ", " : "", acc);
     stride *= x->shape[d];
   }
@@ -983,7 +984,8 @@ static bool op_gemm(Imp *I) {
   } else {
     const char *kn = imp_kernel(I, "gemm", xprintf("(A: %s, B: %s) -> Y: %s {\n  Y[i, j] += A[%s] * B[%s] where k in 0..%lld\n}",
                                                    ty(a), ty(b), ty(o), ta ? "k, i" : "i, k", tb ? "j, k" : "k, j", (long long)k));
-    imp_call(I, o->tex, kn, xprintf("%s, %s", imp_tensor(I, a), imp_tensor(I, b)));
+    const char *na = imp_tensor(I, a), *nb = imp_tensor(I, b);
+    imp_call(I, o->tex, kn, xprintf("%s, %s", na, nb));
   }
   /* alpha, then beta * C: values of the same ONNX name (the latest is the output) */
   if (alpha != 1) {
@@ -1042,7 +1044,8 @@ static bool op_matmul(Imp *I) {
   ib = xprintf("%sk%s", ib, rb > 1 ? ", j" : "");
   const char *kn = imp_kernel(I, "matmul", xprintf("(A: %s, B: %s) -> Y: %s {\n  Y[%s] += A[%s] * B[%s] where k in 0..%lld\n}",
                                                    ty(a), ty(b), ty(o), lhs, ia, ib, (long long)k));
-  imp_call(I, o->tex, kn, xprintf("%s, %s", imp_tensor(I, a), imp_tensor(I, b)));
+  const char *ta = imp_tensor(I, a), *tb = imp_tensor(I, b);
+  imp_call(I, o->tex, kn, xprintf("%s, %s", ta, tb));
   return true;
 }
 
@@ -1069,7 +1072,8 @@ static bool op_batch_norm(Imp *I) {
       b->c[i] = (float)(p[1]->c[i] - p[2]->c[i] * s->c[i]);
     }
     Val *o = net_out(I, 0, 4, x->shape);
-    imp_call(I, o->tex, "batch_norm_nchw", xprintf("%s, %s, %s", x->tex, imp_tensor(I, s), imp_tensor(I, b)));
+    const char *ts = imp_tensor(I, s), *tb = imp_tensor(I, b);
+    imp_call(I, o->tex, "batch_norm_nchw", xprintf("%s, %s, %s", x->tex, ts, tb));
     return true;
   }
   char *all = idx("i", x->ndim);
@@ -1078,7 +1082,9 @@ static bool op_batch_norm(Imp *I) {
   const char *kn = imp_kernel(I, "batch_norm", xprintf("(X: %s, S: %s, B: %s, M: %s, V: %s) -> Y: %s {\n"
                                                        "  Y[%s] = (X[%s] - M[i1]) / sqrt(V[i1] + %s) * S[i1] + B[i1]\n}",
                                                        ty(x), cty, cty, cty, cty, ty(o), all, all, flit(eps)));
-  imp_call(I, o->tex, kn, xprintf("%s, %s, %s, %s, %s", x->tex, imp_tensor(I, p[0]), imp_tensor(I, p[1]), imp_tensor(I, p[2]), imp_tensor(I, p[3])));
+  const char *t[4];
+  for (int i = 0; i < 4; i++) t[i] = imp_tensor(I, p[i]);
+  imp_call(I, o->tex, kn, xprintf("%s, %s, %s, %s, %s", x->tex, t[0], t[1], t[2], t[3]));
   return true;
 }
 

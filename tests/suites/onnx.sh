@@ -74,6 +74,15 @@ expect_error "npy dtype" "complex.npy: dtype '<c8' is not supported" "$TEXC" run
 expect_error "npy size" "short.npy: the data is 20 bytes" "$TEXC" run "$B/good.onnx" --input "$B/short.npy"
 expect_error "too many inputs" "3 --input files, but network g has 2 parameters" "$TEXC" run "$B/good.onnx" --input "$B/x.npy" --input "$B/x.npy" --input "$B/x.npy"
 
+# a small CNN as exporters write it (conv, batch norm, pool, grouped conv, residual add,
+# global pool, Shape/Gather/Unsqueeze/Concat/Reshape, Gemm, Softmax) against plain Python
+out=$("$TEXC" run "$B/cnn.onnx" --input "$B/cnn_x.npy" --expect "$B/cnn_ref.npy" --check 2>&1)
+grep -q "expect .*: ok" <<<"$out" && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx cnn = Python reference" || echo "not ok - onnx cnn = Python reference: $out"
+out=$("$TEXC" import "$B/cnn.onnx" -o "$B/cnn.tex" 2>&1 && "$TEXC" "$B/cnn.tex" --emit tasks 2>&1)
+grep -q "conv2d_nchw_pad_bias_add_nchw_batch_norm_nchw_relu" <<<"$out" && echo "ok - onnx cnn fuses conv + bias + batch norm + relu" || echo "not ok - onnx cnn fuses conv + bias + batch norm + relu: $out"
+out=$("$TEXC" bench "$B/cnn.onnx" --repeat 2 2>&1)
+grep -q "Measured latency" <<<"$out" && echo "ok - onnx bench MODEL.onnx" || echo "not ok - onnx bench MODEL.onnx: $out"
+
 # import writes NET.tex + NET.safetensors; run reads the sidecar: the same result as the model
 if "$TEXC" import "$B/good.onnx" -o "$B/net.tex" >/dev/null && [ -s "$B/net.tex" ] && [ -s "$B/net.safetensors" ]; then
   echo "ok - onnx import writes NET.tex and NET.safetensors"

@@ -42,9 +42,21 @@ def initializer(name, shape, values):
             field(4, struct.pack("<%df" % len(values), *values)) + field(8, name))
 
 
-def node(op, inputs, outputs, name):
+def attr(name, v):
+    if isinstance(v, list):
+        return field(1, name) + b"".join(ivar(8, x) for x in v) + ivar(20, 7)
+    if isinstance(v, float):
+        return field(1, name) + varint(2 << 3 | 5) + struct.pack("<f", v) + ivar(20, 1)
+    return field(1, name) + ivar(3, v) + ivar(20, 2)
+
+
+def node(op, inputs, outputs, name, **attrs):
     return (b"".join(field(1, i) for i in inputs) + b"".join(field(2, o) for o in outputs) +
-            field(3, name) + field(4, op))
+            field(3, name) + field(4, op) + b"".join(field(5, attr(k, v)) for k, v in attrs.items()))
+
+
+def int_init(name, values):  # a 1-D int64 initializer
+    return ivar(1, len(values)) + ivar(2, 7) + field(7, b"".join(varint(v) for v in values)) + field(8, name)
 
 
 def model(nodes, inits, inputs, outputs, opset=13):
@@ -61,7 +73,87 @@ def npy(path, descr, shape, data):
     open(path, "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() + data)
 
 
+# ---- a small CNN as PyTorch exports it, and its result computed here in plain Python ----
+
+def rand(n, seed, scale):
+    out, x = [], seed
+    for _ in range(n):
+        x = (x * 1103515245 + 12345) % 2**31
+        out.append(struct.unpack("<f", struct.pack("<f", ((x / 2**31) * 2 - 1) * scale))[0])
+    return out
+
+
+def conv(x, c, h, w, k, co, ks, pad, group, bias):
+    """NCHW convolution, stride 1, x flat [c, h, w], k flat [co, c/group, ks, ks]."""
+    cg, og = c // group, co // group
+    y = []
+    for o in range(co):
+        g = o // og
+        for i in range(h):
+            for j in range(w):
+                s = bias[o] if bias else 0.0
+                for ci in range(cg):
+                    for r in range(ks):
+                        for q in range(ks):
+                            hi, wj = i + r - pad, j + q - pad
+                            if 0 <= hi < h and 0 <= wj < w:
+                                s += x[((g * cg + ci) * h + hi) * w + wj] * k[((o * cg + ci) * ks + r) * ks + q]
+                y.append(s)
+    return y
+
+
+def cnn(out):
+    import math
+    C, H = 8, 16
+    x = rand(3 * H * H, 1, 1.0)
+    w1, b1 = rand(C * 3 * 9, 2, 0.3), rand(C, 3, 0.1)
+    gamma, beta, mean = [1 + v for v in rand(C, 4, 0.2)], rand(C, 5, 0.1), rand(C, 6, 0.1)
+    var = [1 + abs(v) for v in rand(C, 7, 0.5)]
+    w2 = rand(C * (C // 2) * 9, 8, 0.2)
+    wf, bf = rand(10 * C, 9, 0.5), rand(10, 10, 0.1)
+    # reference
+    y = conv(x, 3, H, H, w1, C, 3, 1, 1, b1)
+    y = [max((v - mean[i // (H * H)]) / math.sqrt(var[i // (H * H)] + 1e-5) * gamma[i // (H * H)] + beta[i // (H * H)], 0.0)
+         for i, v in enumerate(y)]
+    P = H // 2
+    p = [max(y[(c * H + 2 * i + a) * H + 2 * j + b] for a in range(2) for b in range(2))
+         for c in range(C) for i in range(P) for j in range(P)]
+    z = conv(p, C, P, P, w2, C, 3, 1, 2, None)
+    z = [max(a + b, 0.0) for a, b in zip(z, p)]
+    g = [sum(z[c * P * P:(c + 1) * P * P]) / (P * P) for c in range(C)]
+    f = [sum(g[k] * wf[o * C + k] for k in range(C)) + bf[o] for o in range(10)]
+    e = [math.exp(v - max(f)) for v in f]
+    ref = [v / sum(e) for v in e]
+    nodes = [
+        node("Conv", ["x", "w1", "b1"], ["c1"], "conv1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        node("BatchNormalization", ["c1", "gamma", "beta", "mean", "var"], ["bn"], "bn1", epsilon=1e-5),
+        node("Relu", ["bn"], ["r1"], "relu1"),
+        node("MaxPool", ["r1"], ["p1"], "pool1", kernel_shape=[2, 2], strides=[2, 2]),
+        node("Conv", ["p1", "w2"], ["c2"], "conv2", kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=2),
+        node("Add", ["c2", "p1"], ["s2"], "add2"),
+        node("Relu", ["s2"], ["r2"], "relu2"),
+        node("GlobalAveragePool", ["r2"], ["gap"], "gap"),
+        # the flatten as exporters write it: Shape -> Gather -> Unsqueeze -> Concat -> Reshape
+        node("Shape", ["gap"], ["shp"], "shape"),
+        node("Gather", ["shp", "zero"], ["n"], "gather", axis=0),
+        node("Unsqueeze", ["n", "axes0"], ["n1"], "unsqueeze"),
+        node("Concat", ["n1", "minus1"], ["newshape"], "concat", axis=0),
+        node("Reshape", ["gap", "newshape"], ["flat"], "reshape"),
+        node("Gemm", ["flat", "wf", "bf"], ["fc"], "fc", transB=1),
+        node("Softmax", ["fc"], ["prob"], "softmax", axis=1),
+    ]
+    inits = [initializer("w1", [C, 3, 3, 3], w1), initializer("b1", [C], b1), initializer("gamma", [C], gamma),
+             initializer("beta", [C], beta), initializer("mean", [C], mean), initializer("var", [C], var),
+             initializer("w2", [C, C // 2, 3, 3], w2), initializer("wf", [10, C], wf), initializer("bf", [10], bf),
+             ivar(2, 7) + field(7, varint(0)) + field(8, "zero"), int_init("axes0", [0]), int_init("minus1", [-1])]
+    open(out + "/cnn.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, 3, H, H])],
+                                              [value_info("prob", [1, 10])]))
+    npy(out + "/cnn_x.npy", "<f4", (1, 3, H, H), struct.pack("<%df" % len(x), *x))
+    npy(out + "/cnn_ref.npy", "<f4", (1, 10), struct.pack("<10f", *ref))
+
+
 def main(out):
+    cnn(out)
     x, y = value_info("x", [2, 3]), value_info("y", [2, 3])
     w = initializer("w", [2, 3], [0.5, -1, 2, 0.25, 3, -2])
     files = {
