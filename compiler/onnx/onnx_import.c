@@ -186,7 +186,55 @@ static char *shape_decl(const Val *v) {
   return xprintf("%s%s]", s, v->ndim ? "" : "1");
 }
 
+/* A weight parameter for constant V (data D, shape SHAPE) named after HINT. */
+static const char *new_weight(Imp *I, const char *hint, const double *d, int nd, const int64_t *shape) {
+  const char *name = imp_name(I, hint);
+  Val tmp = {.ndim = nd};
+  if (nd) memcpy(tmp.shape, shape, sizeof(int64_t) * (size_t)nd);
+  I->params = xprintf("%s,\n    %s: %s", I->params, name, shape_decl(&tmp));
+  HostTensor t = {.name = name, .ndim = nd ? nd : 1, .shape = {1}};
+  if (nd) memcpy(t.shape, shape, sizeof(int64_t) * (size_t)nd);
+  int64_t n = val_numel(&tmp);
+  t.data = malloc(sizeof(float) * (size_t)(n ? n : 1));
+  for (int64_t i = 0; i < n; i++) t.data[i] = (float)d[i];
+  ws_add(&I->weights, t);
+  return name;
+}
+
+double *imp_permute_nhwc(const Val *v) {
+  int64_t n = v->shape[0], c = v->shape[1], h = v->shape[2], w = v->shape[3];
+  int64_t total = n * c * h * w;
+  double *d = malloc(sizeof(double) * (size_t)(total > 0 ? total : 1));
+  for (int64_t a = 0; a < n; a++)
+    for (int64_t b = 0; b < c; b++)
+      for (int64_t y = 0; y < h; y++)
+        for (int64_t x = 0; x < w; x++) d[((a * h + y) * w + x) * c + b] = v->c[((a * c + b) * h + y) * w + x];
+  return d;
+}
+
+const char *imp_tensor_nhwc(Imp *I, Val *v) {
+  if (v->nhwc) return v->tex;
+  if (v->other) return v->other;
+  int64_t sh[4] = {v->shape[0], v->shape[2], v->shape[3], v->shape[1]};
+  if (v->c) {
+    double *d = imp_permute_nhwc(v);
+    v->other = new_weight(I, xprintf("%s_nhwc", v->name), d, 4, sh);
+    free(d);
+  } else {
+    v->other = imp_name(I, xprintf("%s_nhwc", v->name));
+    imp_call(I, v->other, "nchw_to_nhwc", v->tex);
+  }
+  return v->other;
+}
+
 const char *imp_tensor(Imp *I, Val *v) {
+  if (v->nhwc) {
+    if (!v->other) {
+      v->other = imp_name(I, xprintf("%s_nchw", v->name));
+      imp_call(I, v->other, "nhwc_to_nchw", v->tex);
+    }
+    return v->other;
+  }
   if (v->tex) return v->tex;
   v->tex = imp_name(I, v->name);
   v->param = true;
@@ -423,9 +471,10 @@ static bool load_output(Imp *I, const Onnx__GraphProto *g, const char **name, co
                      shape_decl(v));
   if (v->c) return imp_unsupported(I, "output '%s' is a constant", vi->name);
   *decl = shape_decl(v);
-  /* The result is a call's: a copy when the output is a parameter (Identity of the input). */
-  const char *res = v->tex;
-  if (v->param) {
+  /* The result is a call's, in the model's layout: a copy when the output is a parameter
+   * (Identity of the input). */
+  const char *res = imp_tensor(I, v);
+  if (v->param && !v->nhwc) {
     res = imp_name(I, xprintf("%s_out", vi->name));
     const char *copy = imp_kernel(I, "copy", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", *decl, *decl,
                                                      idx_text(v->ndim), idx_text(v->ndim)));
@@ -462,7 +511,7 @@ static bool import_model(Imp *I, const Onnx__ModelProto *m, const char *tex_name
   const char *gname = imp_name(I, g->name && *g->name ? g->name : "model");
   out->text = xprintf("# %s: imported by `texc import` from %s (opset %d%s%s).\n"
                       "# Weights: %zu tensors in the safetensors file beside this one.\n"
-                      "import \"nn/elementwise.tex\"\nimport \"nn/dense.tex\"\nimport \"nn/onnx.tex\"\n%s\n"
+                      "import \"nn/elementwise.tex\"\nimport \"nn/dense.tex\"\nimport \"nn/shape.tex\"\nimport \"nn/onnx.tex\"\n%s\n"
                       "network %s(%s%s)\n    -> %s: %s {\n%s}\n",
                       tex_name, I->path, I->opset, m->producer_name && *m->producer_name ? ", producer " : "",
                       m->producer_name && *m->producer_name ? m->producer_name : "", (size_t)I->weights.n, I->kernels,

@@ -20,6 +20,8 @@ typedef struct Val {
   double *c;          /* constant: numel values (malloc'd); NULL: a network tensor */
   const char *tex;
   bool param;         /* TEX is a parameter of the network (input or weight) */
+  bool nhwc;          /* TEX holds the rank-4 value channels last: [N, H, W, C] */
+  const char *other;  /* the value in the other layout, once made */
 } Val;
 
 typedef struct Imp {
@@ -47,8 +49,14 @@ bool imp_error(Imp *I, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 bool imp_unsupported(Imp *I, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A fresh network name from HINT (sanitized, no keyword, unique). */
 const char *imp_name(Imp *I, const char *hint);
-/* The network tensor of V, a constant made a weight parameter on first use. */
+/* The network tensor of V in the model's layout: a constant made a weight parameter on
+ * first use, an NHWC value transformed back (nhwc_to_nchw) on first use. */
 const char *imp_tensor(Imp *I, Val *v);
+/* The network tensor of rank-4 V channels last (NCHW constants permuted at import,
+ * NCHW tensors through nchw_to_nhwc). */
+const char *imp_tensor_nhwc(Imp *I, Val *v);
+/* V's constant values permuted NCHW -> NHWC (malloc'd); V rank 4. */
+double *imp_permute_nhwc(const Val *v);
 /* Define kernel BASE (TEXT: all after the name) once; its name. */
 const char *imp_kernel(Imp *I, const char *base, const char *text);
 /* Append `OUT = OP(ARGS)` to the body. */

@@ -141,6 +141,8 @@ static bool alias(Imp *I, Val *v) {
   } else {
     o->tex = v->tex;
     o->param = v->param;
+    o->nhwc = v->nhwc;
+    o->other = v->other;
   }
   return true;
 }
@@ -446,8 +448,48 @@ static bool ew_to(Imp *I, const char *base, Val **x, int n, const char *expr, co
   return true;
 }
 
+/* Input X of an elementwise operator seen channels last: a rank-4 NHWC tensor as is, an
+ * NCHW one through nchw_to_nhwc, a constant (padded to rank 4 by leading 1s) permuted. */
+static Val *ew_nhwc_input(Imp *I, Val *x) {
+  if (x->c && val_numel(x) == 1) return x; /* a literal */
+  Val *p = xalloc(sizeof *p);
+  *p = *x;
+  p->nhwc = false;
+  p->other = NULL;
+  if (!x->c) {
+    p->tex = imp_tensor_nhwc(I, x);
+  } else {
+    Val r4 = *x; /* right-aligned to rank 4 */
+    r4.ndim = 4;
+    for (int d = 0; d < 4; d++) r4.shape[d] = d < 4 - x->ndim ? 1 : x->shape[d - (4 - x->ndim)];
+    p->c = imp_permute_nhwc(&r4);
+    p->name = xprintf("%s_nhwc", x->name);
+    p->tex = NULL;
+    memcpy(p->shape, r4.shape, sizeof r4.shape);
+  }
+  p->ndim = 4;
+  int64_t c = p->shape[1];
+  p->shape[1] = p->shape[2], p->shape[2] = p->shape[3], p->shape[3] = c;
+  return p;
+}
+
+/* An elementwise operator: channels last when an input is an NHWC tensor and every other
+ * input is a rank-4 tensor or a constant of rank <= 4; else in the model's layout. */
 static bool ew(Imp *I, const char *base, Val **x, int n, const char *expr) {
-  return ew_to(I, base, x, n, expr, NULL, -1);
+  bool nhwc = false, can = true;
+  for (int k = 0; k < n; k++) {
+    nhwc |= x[k]->nhwc;
+    can &= x[k]->c ? x[k]->ndim <= 4 : x[k]->ndim == 4;
+  }
+  if (!nhwc || !can) return ew_to(I, base, x, n, expr, NULL, -1);
+  Val *p[8];
+  for (int k = 0; k < n && k < 8; k++) p[k] = ew_nhwc_input(I, x[k]);
+  if (!ew_to(I, base, p, n, expr, NULL, -1)) return false;
+  Val *o = VEC_AT(I->vals, I->vals.len - 1); /* [N, H, W, C] back to the logical shape */
+  int64_t c = o->shape[3];
+  o->shape[3] = o->shape[2], o->shape[2] = o->shape[1], o->shape[1] = c;
+  o->nhwc = true;
+  return true;
 }
 
 /* The lower-case name of an op for kernel names. */
@@ -464,9 +506,10 @@ static bool unary(Imp *I, const char *op, const char *expr) {
   if (!x || !one_output(I)) return false;
   if (x->c) return fold_ew(I, op);
   /* stdlib where it fits */
-  if (!strcmp(op, "Relu") && (x->ndim == 4 || x->ndim == 2)) {
+  if (!strcmp(op, "Relu") && (x->ndim == 4 || x->ndim == 2)) { /* relu: any 4-D layout */
     Val *o = net_out(I, 0, x->ndim, x->shape);
-    imp_call(I, o->tex, x->ndim == 4 ? "relu" : "relu_2d", x->tex);
+    o->nhwc = x->nhwc;
+    imp_call(I, o->tex, x->ndim == 4 ? "relu" : "relu_2d", x->nhwc ? x->tex : imp_tensor(I, x));
     return true;
   }
   return ew(I, lower(op), &x, 1, expr);
@@ -479,7 +522,9 @@ static bool binary(Imp *I, const char *op, const char *sym) {
   if (!strcmp(op, "Add") && x[0]->ndim == x[1]->ndim && (x[0]->ndim == 4 || x[0]->ndim == 2) &&
       !memcmp(x[0]->shape, x[1]->shape, sizeof(int64_t) * (size_t)x[0]->ndim)) {
     Val *o = net_out(I, 0, x[0]->ndim, x[0]->shape);
-    const char *a = imp_tensor(I, x[0]), *b = imp_tensor(I, x[1]);
+    o->nhwc = x[0]->ndim == 4 && (x[0]->nhwc || x[1]->nhwc);
+    const char *a = o->nhwc ? imp_tensor_nhwc(I, x[0]) : imp_tensor(I, x[0]);
+    const char *b = o->nhwc ? imp_tensor_nhwc(I, x[1]) : imp_tensor(I, x[1]);
     imp_call(I, o->tex, x[0]->ndim == 4 ? "add" : "add_2d", xprintf("%s, %s", a, b));
     return true;
   }
@@ -580,15 +625,32 @@ static bool op_conv(Imp *I) {
   int64_t os[4] = {x->shape[0], w->shape[0], (x->shape[2] + p[0] + p[2] - d[0] * (ks[0] - 1) - 1) / s[0] + 1,
                    (x->shape[3] + p[1] + p[3] - d[1] * (ks[1] - 1) - 1) / s[1] + 1};
   if (os[2] < 1 || os[3] < 1) return imp_error(I, "the output would be empty");
-  char *a = xprintf("%s, %s", x->tex, imp_tensor(I, w));
+  /* NHWC with HWIO weights when the filter is a constant (permuted here) */
+  bool nhwc = w->c != NULL;
+  const char *tx = nhwc ? imp_tensor_nhwc(I, x) : imp_tensor(I, x), *tw;
+  if (nhwc) {
+    Val *k = xalloc(sizeof *k);
+    int64_t co = w->shape[0], ci = w->shape[1], kh = ks[0], kwd = ks[1];
+    *k = (Val){.name = w->name, .dtype = OT_FLOAT, .ndim = 4, .shape = {kh, kwd, ci, co}, .c = vals(co * ci * kh * kwd)};
+    for (int64_t o = 0; o < co; o++)
+      for (int64_t i = 0; i < ci; i++)
+        for (int64_t y = 0; y < kh; y++)
+          for (int64_t x2 = 0; x2 < kwd; x2++) k->c[((y * kwd + x2) * ci + i) * co + o] = w->c[((o * ci + i) * kh + y) * kwd + x2];
+    tw = imp_tensor(I, k);
+  } else {
+    tw = imp_tensor(I, w);
+  }
+  char *a = xprintf("%s, %s", tx, tw);
   a = kw(kw(kw(kw(kw(kw(kw(kw(a, "SH", s[0], 1), "SW", s[1], 1), "PT", p[0], 0), "PL", p[1], 0), "PB", p[2], 0), "PR", p[3], 0), "DH", d[0], 1), "DW", d[1], 1);
   Val *o = net_out(I, 0, 4, os);
-  imp_call(I, o->tex, g == 1 ? "conv2d_nchw_pad" : "group_conv2d_nchw_pad", g == 1 ? a : xprintf("%s, G = %lld", a, (long long)g));
+  o->nhwc = nhwc;
+  const char *op = g == 1 ? (nhwc ? "conv2d_nhwc_pad" : "conv2d_nchw_pad") : nhwc ? "group_conv2d_nhwc_pad" : "group_conv2d_nchw_pad";
+  imp_call(I, o->tex, op, g == 1 ? a : xprintf("%s, G = %lld", a, (long long)g));
   if (b) {
     if (b->ndim != 1 || b->shape[0] != os[1]) return imp_error(I, "the bias is not [%lld]", (long long)os[1]);
     const char *raw = o->tex;
     o->tex = imp_name(I, xprintf("%s_b", o->name));
-    imp_call(I, o->tex, "bias_add_nchw", xprintf("%s, %s", raw, imp_tensor(I, b)));
+    imp_call(I, o->tex, nhwc ? "bias_add" : "bias_add_nchw", xprintf("%s, %s", raw, imp_tensor(I, b)));
   }
   return true;
 }
@@ -612,7 +674,7 @@ static bool op_pool(Imp *I, bool max) {
     if (extra[i] < 0) extra[i] = 0;
     if (os[2 + i] < 1) return imp_error(I, "the output would be empty");
   }
-  char *a = xstrdup(x->tex);
+  char *a = xstrdup(x->nhwc ? x->tex : imp_tensor(I, x));
   a = kw(kw(kw(kw(kw(kw(a, "FH", k[0], 1), "FW", k[1], 1), "SH", s[0], 1), "SW", s[1], 1), "PT", p[0], 0), "PL", p[1], 0);
   a = kw(kw(a, "PB", p[2] + extra[0], 0), "PR", p[3] + extra[1], 0);
   if (max) {
@@ -624,7 +686,8 @@ static bool op_pool(Imp *I, bool max) {
     a = kw(kw(a, "CL", cip ? 0 : p[1], -1), "CR", cip ? x->shape[3] + p[1] + p[3] : x->shape[3] + p[1], -1);
   }
   Val *o = net_out(I, 0, 4, os);
-  imp_call(I, o->tex, max ? "max_pool2d_nchw_pad" : "avg_pool2d_nchw_pad", a);
+  o->nhwc = x->nhwc; /* pools keep the layout they are given */
+  imp_call(I, o->tex, max ? (o->nhwc ? "max_pool2d_nhwc_pad" : "max_pool2d_nchw_pad") : o->nhwc ? "avg_pool2d_nhwc_pad" : "avg_pool2d_nchw_pad", a);
   return true;
 }
 
@@ -671,7 +734,7 @@ static bool reduce(Imp *I, Val *x, const bool *mask, bool keep, const char *kind
     body = xprintf("  Y[%s] %s %s where %s", lhs, op, acc, where);
   }
   const char *k = imp_kernel(I, xprintf("reduce_%s", kind), xprintf("(X: %s) -> Y: %s {\n%s\n}", ty(x), ty(o), body));
-  imp_call(I, o->tex, k, x->tex);
+  imp_call(I, o->tex, k, imp_tensor(I, x));
   return true;
 }
 
@@ -707,6 +770,16 @@ static bool op_global_pool(Imp *I, const char *kind) {
   if (!x) return false;
   if (x->ndim < 3) return imp_error(I, "the input has rank %d (N, C and spatial axes)", x->ndim);
   bool mask[HT_MAX_DIMS] = {0};
+  if (x->nhwc) { /* over H and W of [N, H, W, C]: [N, 1, 1, C], still NHWC */
+    Val p = {.name = x->name, .dtype = OT_FLOAT, .ndim = 4, .shape = {x->shape[0], x->shape[2], x->shape[3], x->shape[1]}, .tex = x->tex};
+    mask[1] = mask[2] = true;
+    if (!reduce(I, &p, mask, true, kind)) return false;
+    Val *o = VEC_AT(I->vals, I->vals.len - 1);
+    int64_t logical[4] = {x->shape[0], x->shape[1], 1, 1};
+    memcpy(o->shape, logical, sizeof logical);
+    o->nhwc = true;
+    return true;
+  }
   for (int d = 2; d < x->ndim; d++) mask[d] = true;
   return reduce(I, x, mask, true, kind);
 }
@@ -743,7 +816,7 @@ static bool op_softmax(Imp *I, bool log_) {
   body = log_ ? xprintf("%s  Y[%s] = X[%s] - M[%s] - log(S[%s])", body, all, all, sidx, sidx)
               : xprintf("%s  Y[%s] = E[%s] / S[%s]", body, all, all, sidx);
   const char *k = imp_kernel(I, log_ ? "log_softmax" : "softmax", xprintf("(X: %s) -> Y: %s {\n%s\n}", ty(x), ty(o), body));
-  imp_call(I, o->tex, k, x->tex);
+  imp_call(I, o->tex, k, imp_tensor(I, x));
   return true;
 }
 
@@ -778,7 +851,7 @@ static bool reshape_to(Imp *I, Val *x, const int64_t *shape, int nd) {
   if (x->ndim == 0) acc = xstrdup("0");
   char *rhs = *guard ? xprintf("%s ? X[%s] : 0.0", guard, acc) : xprintf("X[%s]", acc);
   const char *k = imp_kernel(I, "reshape", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = %s\n}", ty(x), ty(o), idx("i", nd), rhs));
-  imp_call(I, o->tex, k, x->tex);
+  imp_call(I, o->tex, k, imp_tensor(I, x));
   return true;
 }
 
@@ -901,7 +974,7 @@ static bool op_transpose(Imp *I) {
   for (int d = 0; d < r; d++) acc = xprintf("%s%si%lld", acc, d ? ", " : "", (long long)inv[d]);
   Val *o = net_out(I, 0, r, os);
   const char *k = imp_kernel(I, "transpose", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", ty(x), ty(o), idx("i", r), acc));
-  imp_call(I, o->tex, k, x->tex);
+  imp_call(I, o->tex, k, imp_tensor(I, x));
   return true;
 }
 
@@ -979,7 +1052,8 @@ static bool op_gemm(Imp *I) {
     *w = (Val){.name = b->name, .dtype = OT_FLOAT, .ndim = 2, .shape = {k, n}, .c = vals(k * n)};
     for (int64_t i = 0; i < k; i++)
       for (int64_t j = 0; j < n; j++) w->c[i * n + j] = (float)(alpha * b->c[tb ? j * k + i : i * n + j]);
-    imp_call(I, o->tex, "dense", xprintf("%s, %s", a->tex, imp_tensor(I, w)));
+    const char *na = imp_tensor(I, a);
+    imp_call(I, o->tex, "dense", xprintf("%s, %s", na, imp_tensor(I, w)));
     alpha = 1;
   } else {
     const char *kn = imp_kernel(I, "gemm", xprintf("(A: %s, B: %s) -> Y: %s {\n  Y[i, j] += A[%s] * B[%s] where k in 0..%lld\n}",
@@ -1023,7 +1097,8 @@ static bool op_matmul(Imp *I) {
   if (rb > 1) os[no++] = b->shape[rb - 1];
   Val *o = net_out(I, 0, no, os);
   if (ra == 2 && rb == 2 && !a->c) {
-    imp_call(I, o->tex, "dense", xprintf("%s, %s", a->tex, imp_tensor(I, b)));
+    const char *na = imp_tensor(I, a);
+    imp_call(I, o->tex, "dense", xprintf("%s, %s", na, imp_tensor(I, b)));
     return true;
   }
   /* index names: batch b0.., rows i, columns j, reduction k */
@@ -1072,8 +1147,9 @@ static bool op_batch_norm(Imp *I) {
       b->c[i] = (float)(p[1]->c[i] - p[2]->c[i] * s->c[i]);
     }
     Val *o = net_out(I, 0, 4, x->shape);
-    const char *ts = imp_tensor(I, s), *tb = imp_tensor(I, b);
-    imp_call(I, o->tex, "batch_norm_nchw", xprintf("%s, %s, %s", x->tex, ts, tb));
+    o->nhwc = x->nhwc;
+    const char *tx = x->nhwc ? x->tex : imp_tensor(I, x), *ts = imp_tensor(I, s), *tb = imp_tensor(I, b);
+    imp_call(I, o->tex, x->nhwc ? "batch_norm" : "batch_norm_nchw", xprintf("%s, %s, %s", tx, ts, tb));
     return true;
   }
   char *all = idx("i", x->ndim);
@@ -1084,7 +1160,8 @@ static bool op_batch_norm(Imp *I) {
                                                        ty(x), cty, cty, cty, cty, ty(o), all, all, flit(eps)));
   const char *t[4];
   for (int i = 0; i < 4; i++) t[i] = imp_tensor(I, p[i]);
-  imp_call(I, o->tex, kn, xprintf("%s, %s, %s, %s, %s", x->tex, t[0], t[1], t[2], t[3]));
+  const char *tx = imp_tensor(I, x);
+  imp_call(I, o->tex, kn, xprintf("%s, %s, %s, %s, %s", tx, t[0], t[1], t[2], t[3]));
   return true;
 }
 
@@ -1134,7 +1211,7 @@ static bool op_gather(Imp *I) {
   if (no == 0) os[no++] = 1;
   Val *o = net_out(I, 0, r - 1 + ix->ndim, os);
   const char *kn = imp_kernel(I, "gather", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", ty(x), ty(o), idx("i", no), acc));
-  imp_call(I, o->tex, kn, x->tex);
+  imp_call(I, o->tex, kn, imp_tensor(I, x));
   return true;
 }
 
@@ -1189,7 +1266,7 @@ static bool op_slice(Imp *I) {
   }
   Val *o = net_out(I, 0, r, os);
   const char *kn = imp_kernel(I, "slice", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", ty(x), ty(o), idx("i", r), acc));
-  imp_call(I, o->tex, kn, x->tex);
+  imp_call(I, o->tex, kn, imp_tensor(I, x));
   return true;
 }
 

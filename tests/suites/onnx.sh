@@ -79,7 +79,7 @@ expect_error "too many inputs" "3 --input files, but network g has 2 parameters"
 out=$("$TEXC" run "$B/cnn.onnx" --input "$B/cnn_x.npy" --expect "$B/cnn_ref.npy" --check 2>&1)
 grep -q "expect .*: ok" <<<"$out" && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx cnn = Python reference" || echo "not ok - onnx cnn = Python reference: $out"
 out=$("$TEXC" import "$B/cnn.onnx" -o "$B/cnn.tex" 2>&1 && "$TEXC" "$B/cnn.tex" --emit tasks 2>&1)
-grep -q "conv2d_nchw_pad_bias_add_nchw_batch_norm_nchw_relu" <<<"$out" && echo "ok - onnx cnn fuses conv + bias + batch norm + relu" || echo "not ok - onnx cnn fuses conv + bias + batch norm + relu: $out"
+grep -q "conv2d_nhwc_pad_bias_add_batch_norm_relu" <<<"$out" && grep -q "x_nhwc = nchw_to_nhwc(x)" "$B/cnn.tex" && echo "ok - onnx cnn: NHWC inside, conv + bias + batch norm + relu fused" || echo "not ok - onnx cnn: NHWC inside, conv + bias + batch norm + relu fused: $out"
 out=$("$TEXC" bench "$B/cnn.onnx" --repeat 2 2>&1)
 grep -q "Measured latency" <<<"$out" && echo "ok - onnx bench MODEL.onnx" || echo "not ok - onnx bench MODEL.onnx: $out"
 

@@ -120,6 +120,16 @@ def cnn(out):
          for c in range(C) for i in range(P) for j in range(P)]
     z = conv(p, C, P, P, w2, C, 3, 1, 2, None)
     z = [max(a + b, 0.0) for a, b in zip(z, p)]
+    # AveragePool 3x3, stride 2, pads 1, ceil_mode, count_include_pad 0: 8x8 -> 5x5
+    Q = 5
+    a = []
+    for c in range(C):
+        for i in range(Q):
+            for j in range(Q):
+                win = [z[(c * P + r) * P + q] for r in range(2 * i - 1, 2 * i + 2) for q in range(2 * j - 1, 2 * j + 2)
+                       if 0 <= r < P and 0 <= q < P]
+                a.append(sum(win) / len(win))
+    z, P = a, Q
     g = [sum(z[c * P * P:(c + 1) * P * P]) / (P * P) for c in range(C)]
     f = [sum(g[k] * wf[o * C + k] for k in range(C)) + bf[o] for o in range(10)]
     e = [math.exp(v - max(f)) for v in f]
@@ -132,7 +142,9 @@ def cnn(out):
         node("Conv", ["p1", "w2"], ["c2"], "conv2", kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=2),
         node("Add", ["c2", "p1"], ["s2"], "add2"),
         node("Relu", ["s2"], ["r2"], "relu2"),
-        node("GlobalAveragePool", ["r2"], ["gap"], "gap"),
+        node("AveragePool", ["r2"], ["ap"], "avgpool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+             ceil_mode=1),
+        node("GlobalAveragePool", ["ap"], ["gap"], "gap"),
         # the flatten as exporters write it: Shape -> Gather -> Unsqueeze -> Concat -> Reshape
         node("Shape", ["gap"], ["shp"], "shape"),
         node("Gather", ["shp", "zero"], ["n"], "gather", axis=0),
