@@ -236,15 +236,8 @@ const char *imp_tensor(Imp *I, Val *v) {
     return v->other;
   }
   if (v->tex) return v->tex;
-  v->tex = imp_name(I, v->name);
+  v->tex = new_weight(I, v->name, v->c, v->ndim, v->shape);
   v->param = true;
-  I->params = xprintf("%s,\n    %s: %s", I->params, v->tex, shape_decl(v));
-  HostTensor t = {.name = v->tex, .ndim = v->ndim ? v->ndim : 1, .shape = {1}};
-  if (v->ndim) memcpy(t.shape, v->shape, sizeof(int64_t) * (size_t)v->ndim);
-  int64_t n = val_numel(v);
-  t.data = malloc(sizeof(float) * (size_t)(n ? n : 1));
-  for (int64_t i = 0; i < n; i++) t.data[i] = (float)v->c[i];
-  ws_add(&I->weights, t);
   return v->tex;
 }
 
