@@ -150,7 +150,10 @@ static bool alias(Imp *I, Val *v) {
 /* ---- broadcasting ---------------------------------------------------------------- */
 
 /* The numpy broadcast of A and B into OUT; false: reported. */
-static bool broadcast(Imp *I, const int64_t *a, int na, const int64_t *b, int nb, int64_t *out, int *no) {
+static bool broadcast(Imp *I, const int64_t *a_in, int na, const int64_t *b_in, int nb, int64_t *out, int *no) {
+  int64_t a[HT_MAX_DIMS], b[HT_MAX_DIMS]; /* OUT may be A or B */
+  memcpy(a, a_in, sizeof(int64_t) * (size_t)na);
+  memcpy(b, b_in, sizeof(int64_t) * (size_t)nb);
   int n = na > nb ? na : nb;
   for (int d = 0; d < n; d++) {
     int64_t x = d - (n - na) >= 0 ? a[d - (n - na)] : 1, y = d - (n - nb) >= 0 ? b[d - (n - nb)] : 1;
@@ -978,6 +981,8 @@ static bool op_transpose(Imp *I) {
   return true;
 }
 
+static bool concat_gen(Imp *I, Val **x, int n, int a, const int64_t *os);
+
 static bool op_concat(Imp *I) {
   if (!attrs_known(I, "axis") || !one_output(I)) return false;
   int n = nin(I);
@@ -1015,6 +1020,25 @@ static bool op_concat(Imp *I) {
     const_out(I, 0, x[0]->dtype, r, os, c);
     return true;
   }
+  /* channels last when an input is NHWC (the channel axis 1 is axis 3 there) */
+  bool nhwc = false;
+  for (int k = 0; k < n; k++) nhwc |= x[k]->nhwc;
+  if (nhwc && r == 4) {
+    static const int phys[4] = {0, 3, 1, 2};
+    for (int k = 0; k < n; k++) x[k] = ew_nhwc_input(I, x[k]);
+    int64_t ps[4] = {os[0], os[2], os[3], os[1]};
+    if (!concat_gen(I, x, n, phys[a], ps)) return false;
+    Val *o = VEC_AT(I->vals, I->vals.len - 1);
+    memcpy(o->shape, os, sizeof(int64_t) * 4);
+    o->nhwc = true;
+    return true;
+  }
+  return concat_gen(I, x, n, a, os);
+}
+
+/* The run-time Concat of X[0..N) along axis A into shape OS. */
+static bool concat_gen(Imp *I, Val **x, int n, int a, const int64_t *os) {
+  int r = x[0]->ndim;
   char *params = xstrdup(""), *args = xstrdup(""), *e = xstrdup("");
   int64_t off = 0;
   for (int k = 0; k < n; k++) {
@@ -1215,6 +1239,116 @@ static bool op_gather(Imp *I) {
   return true;
 }
 
+/* Output K: X[start + i * step] for i over OS (folded for a constant X). */
+static bool slice_out(Imp *I, Val *x, int k, const int64_t *start, const int64_t *step, const int64_t *os) {
+  int r = x->ndim;
+  if (x->c) {
+    Val tmp = {.ndim = r};
+    memcpy(tmp.shape, os, sizeof(int64_t) * (size_t)r);
+    int64_t total = val_numel(&tmp), ix[HT_MAX_DIMS];
+    double *c = vals(total);
+    for (int64_t i = 0; i < total; i++) {
+      int64_t rem = i, src = 0;
+      for (int d = r - 1; d >= 0; d--) ix[d] = rem % os[d], rem /= os[d];
+      for (int d = 0; d < r; d++) src = src * x->shape[d] + start[d] + ix[d] * step[d];
+      c[i] = x->c[src];
+    }
+    const_out(I, k, x->dtype, r, os, c);
+    return true;
+  }
+  char *acc = xstrdup("");
+  for (int d = 0; d < r; d++) {
+    char *e = step[d] == 1 ? xprintf("i%d", d) : xprintf("i%d * %lld", d, (long long)step[d]);
+    if (start[d]) e = xprintf("%s + %lld", e, (long long)start[d]);
+    acc = xprintf("%s%s%s", acc, d ? ", " : "", e);
+  }
+  Val *o = net_out(I, k, r, os);
+  const char *kn = imp_kernel(I, "slice", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", ty(x), ty(o), idx("i", r), acc));
+  imp_call(I, o->tex, kn, imp_tensor(I, x));
+  return true;
+}
+
+/* Split: along axis into the sizes of input 2 (opset 13), the split attribute (11) or
+ * num_outputs / the number of outputs equal parts (the last one smaller). */
+static bool op_split(Imp *I) {
+  if (!attrs_known(I, "axis,split,num_outputs")) return false;
+  Val *x = in(I, 0);
+  if (!x) return imp_error(I, "input 1 is missing");
+  int r = x->ndim, a = axis_of(I, attr_i(I, "axis", 0), r), n = (int)I->node->n_output;
+  if (a < 0) return false;
+  int64_t sizes[64];
+  if (n > 64) return imp_unsupported(I, "more than 64 outputs");
+  int ns = attr_ints(I, "split", sizes, 64);
+  if (in(I, 1)) {
+    Val *sv = const_in(I, 1, "split");
+    if (!sv) return false;
+    ns = (int)val_numel(sv) < 64 ? (int)val_numel(sv) : 64;
+    for (int i = 0; i < ns; i++) sizes[i] = (int64_t)sv->c[i];
+  }
+  if (ns < 0) {
+    int64_t part = (x->shape[a] + n - 1) / n;
+    for (int i = 0; i < n; i++) sizes[i] = i < n - 1 ? part : x->shape[a] - part * (n - 1);
+    ns = n;
+  }
+  int64_t total = 0;
+  for (int i = 0; i < ns; i++) total += sizes[i];
+  if (ns != n || total != x->shape[a]) return imp_error(I, "the split sizes do not add up to axis %d (%lld)", a, (long long)x->shape[a]);
+  int64_t start[HT_MAX_DIMS] = {0}, step[HT_MAX_DIMS], os[HT_MAX_DIMS];
+  for (int d = 0; d < r; d++) step[d] = 1, os[d] = x->shape[d];
+  for (int k = 0; k < n; k++) {
+    os[a] = sizes[k];
+    if (sizes[k] < 1) return imp_unsupported(I, "an empty part");
+    if (*I->node->output[k] && !slice_out(I, x, k, start, step, os)) return false;
+    start[a] += sizes[k];
+  }
+  return true;
+}
+
+/* LayerNormalization (opset 17): over the axes from `axis`, times Scale plus B. */
+static bool op_layer_norm(Imp *I) {
+  if (!attrs_known(I, "axis,epsilon,stash_type") || !one_output(I)) return false;
+  Val *x = float_in(I, 0), *sc = x ? float_in(I, 1) : NULL, *b = in(I, 2);
+  if (!sc || (b && !(b = float_in(I, 2)))) return false;
+  if (x->c) return imp_unsupported(I, "a constant input");
+  int r = x->ndim, a = axis_of(I, attr_i(I, "axis", -1), r);
+  if (a < 0) return false;
+  int64_t cnt = 1, os[HT_MAX_DIMS];
+  char *oidx = xstrdup(""), *ridx = xstrdup(""), *where = xstrdup(""), *odims = xstrdup("");
+  int no = 0;
+  for (int d = 0; d < r; d++) {
+    ridx = xprintf("%s%s%s%d", ridx, d ? ", " : "", d >= a ? "r" : "i", d);
+    if (d >= a) {
+      cnt *= x->shape[d];
+      where = xprintf("%s%sr%d in 0..%lld", where, *where ? ", " : "", d, (long long)x->shape[d]);
+    } else {
+      oidx = xprintf("%s%si%d", oidx, no ? ", " : "", d);
+      odims = xprintf("%s%s%lld", odims, no ? ", " : "", (long long)x->shape[d]);
+      os[no++] = x->shape[d];
+    }
+  }
+  char *olhs = oidx;
+  if (!no) olhs = xstrdup("z0"), oidx = xstrdup("0"), odims = xstrdup("1");
+  char *all = idx("i", r);
+  Val *o = net_out(I, 0, r, x->shape);
+  char *params = xprintf("X: %s, Sc: %s", ty(x), ty(sc)), *args = xprintf("%s, %s", imp_tensor(I, x), imp_tensor(I, sc));
+  const char *bterm = "";
+  if (b) {
+    params = xprintf("%s, B: %s", params, ty(b));
+    args = xprintf("%s, %s", args, imp_tensor(I, b));
+    bterm = xprintf(" + %s", baccess("B", b, x->shape, r));
+  }
+  char *body = xprintf("  tensor S: f32[%s]\n  tensor Mu: f32[%s]\n  tensor V: f32[%s]\n"
+                       "  S[%s] += X[%s] where %s\n  Mu[%s] = S[%s] / %s\n"
+                       "  V[%s] += (X[%s] - Mu[%s]) * (X[%s] - Mu[%s]) where %s\n"
+                       "  Y[%s] = (X[%s] - Mu[%s]) / sqrt(V[%s] / %s + %s) * %s%s",
+                       odims, odims, odims, olhs, ridx, where, olhs, oidx, flit((double)cnt), olhs, ridx, oidx, ridx, oidx, where,
+                       all, all, oidx, oidx, flit((double)cnt), flit((float)attr_f(I, "epsilon", 1e-5)), baccess("Sc", sc, x->shape, r), bterm);
+  (void)os;
+  const char *kn = imp_kernel(I, "layer_norm", xprintf("(%s) -> Y: %s {\n%s\n}", params, ty(o), body));
+  imp_call(I, o->tex, kn, args);
+  return true;
+}
+
 /* Slice (opset >= 10: starts, ends, axes, steps as inputs). */
 static bool op_slice(Imp *I) {
   if (!attrs_known(I, "") || !one_output(I)) return false;
@@ -1244,30 +1378,7 @@ static bool op_slice(Imp *I) {
     if (len < 1) return imp_unsupported(I, "an empty slice");
     start[a] = (int64_t)b, step[a] = s, os[a] = len;
   }
-  if (x->c) {
-    Val tmp = {.ndim = r};
-    memcpy(tmp.shape, os, sizeof os);
-    int64_t total = val_numel(&tmp), ix[HT_MAX_DIMS];
-    double *c = vals(total);
-    for (int64_t i = 0; i < total; i++) {
-      int64_t rem = i, src = 0;
-      for (int d = r - 1; d >= 0; d--) ix[d] = rem % os[d], rem /= os[d];
-      for (int d = 0; d < r; d++) src = src * x->shape[d] + start[d] + ix[d] * step[d];
-      c[i] = x->c[src];
-    }
-    const_out(I, 0, x->dtype, r, os, c);
-    return true;
-  }
-  char *acc = xstrdup("");
-  for (int d = 0; d < r; d++) {
-    char *e = step[d] == 1 ? xprintf("i%d", d) : xprintf("i%d * %lld", d, (long long)step[d]);
-    if (start[d]) e = xprintf("%s + %lld", e, (long long)start[d]);
-    acc = xprintf("%s%s%s", acc, d ? ", " : "", e);
-  }
-  Val *o = net_out(I, 0, r, os);
-  const char *kn = imp_kernel(I, "slice", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", ty(x), ty(o), idx("i", r), acc));
-  imp_call(I, o->tex, kn, imp_tensor(I, x));
-  return true;
+  return slice_out(I, x, 0, start, step, os);
 }
 
 static bool op_expand(Imp *I) {
@@ -1335,7 +1446,8 @@ bool onnx_op_known(const char *op) {
       "Where", "Less", "Greater", "Not", "And", "Or", "Mod", "LeakyRelu", "HardSigmoid", "Clip", "Conv", "MaxPool",
       "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
       "ReduceSumSquare", "Softmax", "LogSoftmax", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
-      "Concat", "Gemm", "MatMul", "BatchNormalization", "Gather", "Slice", "Expand", "Cast", "Identity", "Dropout"};
+      "Concat", "Gemm", "MatMul", "BatchNormalization", "Gather", "Slice", "Expand", "Cast", "Identity", "Dropout",
+      "Split", "LayerNormalization"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
   return false;
@@ -1364,6 +1476,12 @@ bool onnx_op(Imp *I) {
   if (!strcmp(op, "Shape")) return op_shape(I);
   if (!strcmp(op, "ConstantOfShape")) return attrs_known(I, "value") && op_constant_of_shape(I);
   if (!strcmp(op, "Range")) return op_range(I);
+  if (!strcmp(op, "Where") && in(I, 0) && in(I, 0)->c && (!in(I, 1) || !in(I, 1)->c || !in(I, 2) || !in(I, 2)->c)) {
+    Val *x[3] = {in(I, 0), float_in(I, 1), float_in(I, 2)};
+    return attrs_known(I, "") && x[1] && x[2] && one_output(I) && ew(I, "where", x, 3, "$0 != 0.0 ? $1 : $2");
+  }
+  if (!strcmp(op, "Split")) return op_split(I);
+  if (!strcmp(op, "LayerNormalization")) return op_layer_norm(I);
   if (!strcmp(op, "Equal") || !strcmp(op, "Where") || !strcmp(op, "Less") || !strcmp(op, "Greater") || !strcmp(op, "Not") ||
       !strcmp(op, "And") || !strcmp(op, "Or"))
     return attrs_known(I, "") && fold_only(I, op);

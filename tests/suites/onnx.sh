@@ -75,11 +75,16 @@ expect_error "npy size" "short.npy: the data is 20 bytes" "$TEXC" run "$B/good.o
 expect_error "too many inputs" "3 --input files, but network g has 2 parameters" "$TEXC" run "$B/good.onnx" --input "$B/x.npy" --input "$B/x.npy" --input "$B/x.npy"
 
 # a small CNN as exporters write it (conv, batch norm, pool, grouped conv, residual add,
-# global pool, Shape/Gather/Unsqueeze/Concat/Reshape, Gemm, Softmax) against plain Python
+# channel concat, average pool, global pool, Shape/Gather/Unsqueeze/Concat/Reshape, Gemm,
+# Softmax) against plain Python
 out=$("$TEXC" run "$B/cnn.onnx" --input "$B/cnn_x.npy" --expect "$B/cnn_ref.npy" --check 2>&1)
 grep -q "expect .*: ok" <<<"$out" && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx cnn = Python reference" || echo "not ok - onnx cnn = Python reference: $out"
 out=$("$TEXC" import "$B/cnn.onnx" -o "$B/cnn.tex" 2>&1 && "$TEXC" "$B/cnn.tex" --emit tasks 2>&1)
 grep -q "conv2d_nhwc_pad_bias_add_batch_norm_relu" <<<"$out" && grep -q "x_nhwc = nchw_to_nhwc(x)" "$B/cnn.tex" && echo "ok - onnx cnn: NHWC inside, conv + bias + batch norm + relu fused" || echo "not ok - onnx cnn: NHWC inside, conv + bias + batch norm + relu fused: $out"
+# LayerNormalization, Split, batched MatMul, Where (constant condition, broadcast), Concat,
+# Transpose against plain Python
+out=$("$TEXC" run "$B/block.onnx" --input "$B/block_x.npy" --expect "$B/block_ref.npy" --check 2>&1)
+grep -q "expect .*: ok" <<<"$out" && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx block = Python reference" || echo "not ok - onnx block = Python reference: $out"
 out=$("$TEXC" bench "$B/cnn.onnx" --repeat 2 2>&1)
 grep -q "Measured latency" <<<"$out" && echo "ok - onnx bench MODEL.onnx" || echo "not ok - onnx bench MODEL.onnx: $out"
 

@@ -110,7 +110,7 @@ def cnn(out):
     gamma, beta, mean = [1 + v for v in rand(C, 4, 0.2)], rand(C, 5, 0.1), rand(C, 6, 0.1)
     var = [1 + abs(v) for v in rand(C, 7, 0.5)]
     w2 = rand(C * (C // 2) * 9, 8, 0.2)
-    wf, bf = rand(10 * C, 9, 0.5), rand(10, 10, 0.1)
+    wf, bf = rand(10 * 2 * C, 9, 0.5), rand(10, 10, 0.1)
     # reference
     y = conv(x, 3, H, H, w1, C, 3, 1, 1, b1)
     y = [max((v - mean[i // (H * H)]) / math.sqrt(var[i // (H * H)] + 1e-5) * gamma[i // (H * H)] + beta[i // (H * H)], 0.0)
@@ -120,18 +120,20 @@ def cnn(out):
          for c in range(C) for i in range(P) for j in range(P)]
     z = conv(p, C, P, P, w2, C, 3, 1, 2, None)
     z = [max(a + b, 0.0) for a, b in zip(z, p)]
+    z = z + p  # Concat on the channel axis (N = 1): 16 channels
+    C2 = 2 * C
     # AveragePool 3x3, stride 2, pads 1, ceil_mode, count_include_pad 0: 8x8 -> 5x5
     Q = 5
     a = []
-    for c in range(C):
+    for c in range(C2):
         for i in range(Q):
             for j in range(Q):
                 win = [z[(c * P + r) * P + q] for r in range(2 * i - 1, 2 * i + 2) for q in range(2 * j - 1, 2 * j + 2)
                        if 0 <= r < P and 0 <= q < P]
                 a.append(sum(win) / len(win))
     z, P = a, Q
-    g = [sum(z[c * P * P:(c + 1) * P * P]) / (P * P) for c in range(C)]
-    f = [sum(g[k] * wf[o * C + k] for k in range(C)) + bf[o] for o in range(10)]
+    g = [sum(z[c * P * P:(c + 1) * P * P]) / (P * P) for c in range(C2)]
+    f = [sum(g[k] * wf[o * C2 + k] for k in range(C2)) + bf[o] for o in range(10)]
     e = [math.exp(v - max(f)) for v in f]
     ref = [v / sum(e) for v in e]
     nodes = [
@@ -142,7 +144,8 @@ def cnn(out):
         node("Conv", ["p1", "w2"], ["c2"], "conv2", kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=2),
         node("Add", ["c2", "p1"], ["s2"], "add2"),
         node("Relu", ["s2"], ["r2"], "relu2"),
-        node("AveragePool", ["r2"], ["ap"], "avgpool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+        node("Concat", ["r2", "p1"], ["cat"], "concat_channels", axis=1),
+        node("AveragePool", ["cat"], ["ap"], "avgpool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
              ceil_mode=1),
         node("GlobalAveragePool", ["ap"], ["gap"], "gap"),
         # the flatten as exporters write it: Shape -> Gather -> Unsqueeze -> Concat -> Reshape
@@ -156,7 +159,7 @@ def cnn(out):
     ]
     inits = [initializer("w1", [C, 3, 3, 3], w1), initializer("b1", [C], b1), initializer("gamma", [C], gamma),
              initializer("beta", [C], beta), initializer("mean", [C], mean), initializer("var", [C], var),
-             initializer("w2", [C, C // 2, 3, 3], w2), initializer("wf", [10, C], wf), initializer("bf", [10], bf),
+             initializer("w2", [C, C // 2, 3, 3], w2), initializer("wf", [10, 2 * C], wf), initializer("bf", [10], bf),
              ivar(2, 7) + field(7, varint(0)) + field(8, "zero"), int_init("axes0", [0]), int_init("minus1", [-1])]
     open(out + "/cnn.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, 3, H, H])],
                                               [value_info("prob", [1, 10])]))
@@ -164,8 +167,49 @@ def cnn(out):
     npy(out + "/cnn_ref.npy", "<f4", (1, 10), struct.pack("<10f", *ref))
 
 
+def block(out):
+    """LayerNormalization, Split, MatMul (batched against a matrix), Where, Concat, Transpose."""
+    import math
+    B, T, D = 2, 3, 6
+    x = rand(B * T * D, 11, 1.0)
+    sc, bi = [1 + v for v in rand(D, 12, 0.3)], rand(D, 13, 0.2)
+    w = rand(3 * 4, 14, 0.5)  # [3, 4]
+    cond = [1, 0, 1, 1]
+    ln = []
+    for r in range(B * T):
+        row = x[r * D:(r + 1) * D]
+        mu = sum(row) / D
+        var = sum((v - mu) ** 2 for v in row) / D
+        ln += [(v - mu) / math.sqrt(var + 1e-5) * sc[i] + bi[i] for i, v in enumerate(row)]
+    a = [ln[r * D + i] for r in range(B * T) for i in range(3)]  # Split [3, 3] on the last axis
+    b = [ln[r * D + 3 + i] for r in range(B * T) for i in range(3)]
+    m = [sum(a[r * 3 + k] * w[k * 4 + j] for k in range(3)) for r in range(B * T) for j in range(4)]  # [B, T, 4]
+    wh = [m[i] if cond[i % 4] else 0.5 for i in range(B * T * 4)]  # Where(cond[4], m, 0.5)
+    cat = []  # Concat(wh, b) on the last axis: [B, T, 7]
+    for r in range(B * T):
+        cat += wh[r * 4:(r + 1) * 4] + b[r * 3:(r + 1) * 3]
+    ref = [cat[(bb * T + t) * 7 + j] for bb in range(B) for j in range(7) for t in range(T)]  # Transpose 0 2 1
+    bool_init = ivar(1, 4) + ivar(2, 9) + field(9, bytes(cond)) + field(8, "cond")
+    half = initializer("half", [], [0.5])
+    nodes = [
+        node("LayerNormalization", ["x", "sc", "bi"], ["ln"], "ln", axis=-1, epsilon=1e-5),
+        node("Split", ["ln", "parts"], ["a", "b"], "split", axis=2),
+        node("MatMul", ["a", "w"], ["m"], "matmul"),
+        node("Where", ["cond", "m", "half"], ["wh"], "where"),
+        node("Concat", ["wh", "b"], ["cat"], "concat", axis=-1),
+        node("Transpose", ["cat"], ["y"], "transpose", perm=[0, 2, 1]),
+    ]
+    inits = [initializer("sc", [D], sc), initializer("bi", [D], bi), initializer("w", [3, 4], w), bool_init, half,
+             int_init("parts", [3, 3])]
+    open(out + "/block.onnx", "wb").write(model(nodes, inits, [value_info("x", [B, T, D])], [value_info("y", [B, 7, T])],
+                                                opset=17))
+    npy(out + "/block_x.npy", "<f4", (B, T, D), struct.pack("<%df" % len(x), *x))
+    npy(out + "/block_ref.npy", "<f4", (B, 7, T), struct.pack("<%df" % len(ref), *ref))
+
+
 def main(out):
     cnn(out)
+    block(out)
     x, y = value_info("x", [2, 3]), value_info("y", [2, 3])
     w = initializer("w", [2, 3], [0.5, -1, 2, 0.25, 3, -2])
     files = {
