@@ -504,7 +504,8 @@ static bool import_model(Imp *I, const Onnx__ModelProto *m, const char *tex_name
   const char *gname = imp_name(I, g->name && *g->name ? g->name : "model");
   out->text = xprintf("# %s: imported by `texc import` from %s (opset %d%s%s).\n"
                       "# Weights: %zu tensors in the safetensors file beside this one.\n"
-                      "import \"nn/elementwise.tex\"\nimport \"nn/dense.tex\"\nimport \"nn/shape.tex\"\nimport \"nn/onnx.tex\"\n%s\n"
+                      "import \"nn/elementwise.tex\"\nimport \"nn/dense.tex\"\nimport \"nn/shape.tex\"\nimport \"nn/conv2d.tex\"\n"
+                      "import \"nn/onnx.tex\"\n%s\n"
                       "network %s(%s%s)\n    -> %s: %s {\n%s}\n",
                       tex_name, I->path, I->opset, m->producer_name && *m->producer_name ? ", producer " : "",
                       m->producer_name && *m->producer_name ? m->producer_name : "", (size_t)I->weights.n, I->kernels,

@@ -615,6 +615,16 @@ static bool spatial(Imp *I, const char *name, int64_t *out) {
   return true;
 }
 
+/* Conv's optional bias B added to its output O (bias_add in O's layout). */
+static bool conv_bias(Imp *I, Val *o, Val *b) {
+  if (!b) return true;
+  if (b->ndim != 1 || b->shape[0] != o->shape[1]) return imp_error(I, "the bias is not [%lld]", (long long)o->shape[1]);
+  const char *raw = o->tex;
+  o->tex = imp_name(I, xprintf("%s_b", o->name));
+  imp_call(I, o->tex, o->nhwc ? "bias_add" : "bias_add_nchw", xprintf("%s, %s", raw, imp_tensor(I, b)));
+  return true;
+}
+
 static bool op_conv(Imp *I) {
   if (!attrs_known(I, "auto_pad,dilations,group,kernel_shape,pads,strides") || !one_output(I)) return false;
   Val *x = float_in(I, 0), *w = x ? float_in(I, 1) : NULL, *b = in(I, 2);
@@ -643,19 +653,26 @@ static bool op_conv(Imp *I) {
   } else {
     tw = imp_tensor(I, w);
   }
+  if (nhwc && g == x->shape[1] && w->shape[0] == g && w->shape[1] == 1 && p[0] == p[2] && p[1] == p[3]) {
+    /* depthwise, symmetric padding: stdlib's depthwise_conv2d_nhwc, K[KH, KW, C] */
+    Val *k = xalloc(sizeof *k);
+    *k = (Val){.name = xprintf("%s_dw", w->name), .dtype = OT_FLOAT, .ndim = 3, .shape = {ks[0], ks[1], g}, .c = vals(ks[0] * ks[1] * g)};
+    for (int64_t c = 0; c < g; c++)
+      for (int64_t y = 0; y < ks[0] * ks[1]; y++) k->c[y * g + c] = w->c[c * ks[0] * ks[1] + y];
+    char *a = xprintf("%s, %s", tx, imp_tensor(I, k));
+    a = kw(kw(kw(kw(kw(kw(a, "SH", s[0], 1), "SW", s[1], 1), "PH", p[0], 0), "PW", p[1], 0), "DH", d[0], 1), "DW", d[1], 1);
+    Val *o = net_out(I, 0, 4, os);
+    o->nhwc = true;
+    imp_call(I, o->tex, "depthwise_conv2d_nhwc", a);
+    return conv_bias(I, o, b);
+  }
   char *a = xprintf("%s, %s", tx, tw);
   a = kw(kw(kw(kw(kw(kw(kw(kw(a, "SH", s[0], 1), "SW", s[1], 1), "PT", p[0], 0), "PL", p[1], 0), "PB", p[2], 0), "PR", p[3], 0), "DH", d[0], 1), "DW", d[1], 1);
   Val *o = net_out(I, 0, 4, os);
   o->nhwc = nhwc;
   const char *op = g == 1 ? (nhwc ? "conv2d_nhwc_pad" : "conv2d_nchw_pad") : nhwc ? "group_conv2d_nhwc_pad" : "group_conv2d_nchw_pad";
   imp_call(I, o->tex, op, g == 1 ? a : xprintf("%s, G = %lld", a, (long long)g));
-  if (b) {
-    if (b->ndim != 1 || b->shape[0] != os[1]) return imp_error(I, "the bias is not [%lld]", (long long)os[1]);
-    const char *raw = o->tex;
-    o->tex = imp_name(I, xprintf("%s_b", o->name));
-    imp_call(I, o->tex, nhwc ? "bias_add" : "bias_add_nchw", xprintf("%s, %s", raw, imp_tensor(I, b)));
-  }
-  return true;
+  return conv_bias(I, o, b);
 }
 
 static bool op_pool(Imp *I, bool max) {

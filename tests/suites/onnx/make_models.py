@@ -110,6 +110,7 @@ def cnn(out):
     gamma, beta, mean = [1 + v for v in rand(C, 4, 0.2)], rand(C, 5, 0.1), rand(C, 6, 0.1)
     var = [1 + abs(v) for v in rand(C, 7, 0.5)]
     w2 = rand(C * (C // 2) * 9, 8, 0.2)
+    wd, bd = rand(C * 9, 15, 0.4), rand(C, 16, 0.1)
     wf, bf = rand(10 * 2 * C, 9, 0.5), rand(10, 10, 0.1)
     # reference
     y = conv(x, 3, H, H, w1, C, 3, 1, 1, b1)
@@ -118,7 +119,8 @@ def cnn(out):
     P = H // 2
     p = [max(y[(c * H + 2 * i + a) * H + 2 * j + b] for a in range(2) for b in range(2))
          for c in range(C) for i in range(P) for j in range(P)]
-    z = conv(p, C, P, P, w2, C, 3, 1, 2, None)
+    d = conv(p, C, P, P, wd, C, 3, 1, C, bd)  # depthwise
+    z = conv(d, C, P, P, w2, C, 3, 1, 2, None)
     z = [max(a + b, 0.0) for a, b in zip(z, p)]
     z = z + p  # Concat on the channel axis (N = 1): 16 channels
     C2 = 2 * C
@@ -141,7 +143,8 @@ def cnn(out):
         node("BatchNormalization", ["c1", "gamma", "beta", "mean", "var"], ["bn"], "bn1", epsilon=1e-5),
         node("Relu", ["bn"], ["r1"], "relu1"),
         node("MaxPool", ["r1"], ["p1"], "pool1", kernel_shape=[2, 2], strides=[2, 2]),
-        node("Conv", ["p1", "w2"], ["c2"], "conv2", kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=2),
+        node("Conv", ["p1", "wd", "bd"], ["dw"], "depthwise", kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=C),
+        node("Conv", ["dw", "w2"], ["c2"], "conv2", kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=2),
         node("Add", ["c2", "p1"], ["s2"], "add2"),
         node("Relu", ["s2"], ["r2"], "relu2"),
         node("Concat", ["r2", "p1"], ["cat"], "concat_channels", axis=1),
@@ -159,7 +162,7 @@ def cnn(out):
     ]
     inits = [initializer("w1", [C, 3, 3, 3], w1), initializer("b1", [C], b1), initializer("gamma", [C], gamma),
              initializer("beta", [C], beta), initializer("mean", [C], mean), initializer("var", [C], var),
-             initializer("w2", [C, C // 2, 3, 3], w2), initializer("wf", [10, 2 * C], wf), initializer("bf", [10], bf),
+             initializer("w2", [C, C // 2, 3, 3], w2), initializer("wd", [C, 1, 3, 3], wd), initializer("bd", [C], bd), initializer("wf", [10, 2 * C], wf), initializer("bf", [10], bf),
              ivar(2, 7) + field(7, varint(0)) + field(8, "zero"), int_init("axes0", [0]), int_init("minus1", [-1])]
     open(out + "/cnn.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, 3, H, H])],
                                               [value_info("prob", [1, 10])]))
