@@ -8,8 +8,8 @@
  *                 {"NAME": {"dtype": "F32", "shape": [..], "data_offsets": [b, e]}, ...},
  *                 then the data (offsets from the end of the header)
  *
- * Only f32 is read as such; .npy and .pb of f64, f16 and the integer types are converted
- * to f32 when every value is exact there (.npy: f64 and i32/i64 too), else an error.
+ * Only f32 is read as such; .npy of f64 and f16 are rounded to f32, of integers converted
+ * when every value is exact in f32 (else an error).
  */
 #include "onnx/onnx.h"
 
@@ -117,7 +117,7 @@ static bool to_f32(const unsigned char *p, char kind, int size, int64_t n, float
       v = kind == 'u' || kind == 'b' ? (double)u : (double)s;
     }
     out[i] = (float)v;
-    if ((double)out[i] != v && !isnan(v)) {
+    if (kind != 'f' && (double)out[i] != v) { /* f64 rounds; an integer must be exact */
       *why = xprintf("element %lld (%.17g) is not exact as f32", (long long)i, v);
       return false;
     }

@@ -97,6 +97,11 @@ out=$("$TEXC" run "$B/net.tex" --input "$B/x64.npy" --expect "$B/ref.npy" 2>&1)
 grep -q "expect .*: ok" <<<"$out" && echo "ok - onnx NET.tex with its sidecar = the model" || echo "not ok - onnx NET.tex with its sidecar = the model: $out"
 # relu(x * w + w) for x = 1 -2 3 -4 5 -6 and w = .5 -1 2 .25 3 -2: 1 1 8 0 18 10
 od -A n -j 128 -t f4 "$B/ref.npy" | tr -s ' \n' ' ' | grep -q "^ 1 1 8 0 18 10 *$" && echo "ok - onnx --output values" || echo "not ok - onnx --output values: $(od -A n -j 128 -t f4 "$B/ref.npy")"
+for f in x_v2 x_i64; do  # .npy format 2.0; integers exact in f32
+  out=$("$TEXC" run "$B/net.tex" --input "$B/$f.npy" --expect "$B/ref.npy" 2>&1)
+  grep -q "expect .*: ok" <<<"$out" && echo "ok - onnx --input $f.npy" || echo "not ok - onnx --input $f.npy: $out"
+done
+expect_error "npy not exact in f32" "x_inexact.npy: element 0 (16777217) is not exact as f32" "$TEXC" run "$B/net.tex" --input "$B/x_inexact.npy"
 out=$("$TEXC" run "$B/net.tex" --input "$B/x.npy" --expect "$B/x.npy" 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -q "MISMATCH at element" <<<"$out" && echo "ok - onnx --expect catches a mismatch" || echo "not ok - onnx --expect catches a mismatch: $out"
 head -c 80 "$B/net.safetensors" > "$B/short.safetensors"

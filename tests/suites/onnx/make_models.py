@@ -66,11 +66,13 @@ def model(nodes, inits, inputs, outputs, opset=13):
     return ivar(1, 8) + field(8, field(1, "") + ivar(2, opset)) + field(7, g)
 
 
-def npy(path, descr, shape, data):
+def npy(path, descr, shape, data, version=1):
     d = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
         descr, "".join("%d," % s for s in shape))
-    h = d + " " * ((64 - (10 + len(d) + 1) % 64) % 64) + "\n"
-    open(path, "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() + data)
+    pre = 10 if version == 1 else 12
+    h = d + " " * ((64 - (pre + len(d) + 1) % 64) % 64) + "\n"
+    size = struct.pack("<H", len(h)) if version == 1 else struct.pack("<I", len(h))
+    open(path, "wb").write(b"\x93NUMPY" + bytes([version, 0]) + size + h.encode() + data)
 
 
 # ---- a small CNN as PyTorch exports it, and its result computed here in plain Python ----
@@ -232,6 +234,9 @@ def main(out):
         open("%s/%s" % (out, name), "wb").write(data)
     npy(out + "/x.npy", "<f4", (2, 3), struct.pack("<6f", 1, -2, 3, -4, 5, -6))
     npy(out + "/x64.npy", "<f8", (2, 3), struct.pack("<6d", 1, -2, 3, -4, 5, -6))
+    npy(out + "/x_v2.npy", "<f4", (2, 3), struct.pack("<6f", 1, -2, 3, -4, 5, -6), version=2)
+    npy(out + "/x_i64.npy", "<i8", (2, 3), struct.pack("<6q", 1, -2, 3, -4, 5, -6))
+    npy(out + "/x_inexact.npy", "<i8", (2, 3), struct.pack("<6q", 16777217, -2, 3, -4, 5, -6))
     npy(out + "/bad_shape.npy", "<f4", (3, 2), struct.pack("<6f", 1, 2, 3, 4, 5, 6))
     npy(out + "/complex.npy", "<c8", (2, 3), b"\0" * 48)
     npy(out + "/short.npy", "<f4", (2, 3), b"\0" * 20)
