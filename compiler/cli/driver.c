@@ -80,7 +80,7 @@ int drv_main(int argc, char **argv) {
   Cli c;
   cli_parse(&c, argc, argv);                             /* options.c */
   if (c.cmd == CMD_RECORDS) return records_main(&c);     /* no .tex file */
-  if (c.cmd == CMD_IMPORT) return onnx_import_main(c.file, c.out); /* onnx/ */
+  if (c.cmd == CMD_IMPORT) return onnx_import_main(c.file, c.out, c.defs, c.ndefs); /* onnx/ */
   if (c.cmd == CMD_COMPILE && c.emit && strcmp(c.emit, "ast") == 0) return emit_ast(&c); /* any file */
   if (onnx_is_model(c.file) || net_is_network_file(c.file)) { /* networks: network*.c */
     if (c.cmd == CMD_TUNE) return net_tune_main(&c);

@@ -76,7 +76,7 @@ static const OptSpec options[] = {
     {"--target", "T", OV_TARGET, F(o.target), BUILDS, "llvm (default), cuda or opencl"},
     {"--schedule", "V", OV_STR, F(schedule), B(CMD_COMPILE) | B(CMD_RUN) | B(CMD_BENCH),
      "the schedule variant V of each kernel (bench: also 'all'; networks: 'bare')"},
-    {"-D", "NAME=VALUE", OV_DEFINE, 0, BUILDS, "give a constant or symbolic size a decimal value"},
+    {"-D", "NAME=VALUE", OV_DEFINE, 0, BUILDS | B(CMD_IMPORT), "give a constant or symbolic size a decimal value"},
     {"--kernel", "K", OV_STR, F(kernel), BUILDS, "only kernel K"},
     {"--records", "F.jsonl", OV_STR, F(records),
      B(CMD_COMPILE) | B(CMD_RUN) | B(CMD_BENCH) | B(CMD_TUNE) | B(CMD_RECORDS),

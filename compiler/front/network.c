@@ -647,13 +647,14 @@ static bool check_result(Loader *L, Ast *decl_ast) {
   return true;
 }
 
-/* FILE parsed; a model (.onnx) imported into *WEIGHTS first. NULL: reported. */
-static Ast *parse_network_file(const char *file, WeightSet **weights) {
+/* FILE parsed; a model (.onnx) imported into *WEIGHTS first (DEFS give its symbolic
+ * sizes). NULL: reported. */
+static Ast *parse_network_file(const char *file, Define *defs, int ndefs, WeightSet **weights) {
   *weights = NULL;
   if (!onnx_is_model(file)) return parse_file(file);
   OnnxImport im;
   const char *tex = xprintf("%s.tex", file); /* the text's name in diagnostics */
-  if (!onnx_import(file, tex, &im)) return NULL;
+  if (!onnx_import(file, tex, defs, ndefs, &im)) return NULL;
   *weights = xalloc(sizeof **weights);
   **weights = im.weights;
   (*weights)->file = file;
@@ -662,7 +663,8 @@ static Ast *parse_network_file(const char *file, WeightSet **weights) {
 
 Network *net_load(const char *file, const char *name, Define *defs, int ndefs) {
   WeightSet *weights;
-  Ast *ast = parse_network_file(file, &weights);
+  for (int i = 0; i < ndefs; i++) defs[i].used = false;
+  Ast *ast = parse_network_file(file, defs, ndefs, &weights);
   Ast *hdr = ast ? pick_network(ast, name) : NULL, *result;
   if (!hdr) return NULL;
   Loader L = {0};
@@ -675,7 +677,7 @@ Network *net_load(const char *file, const char *name, Define *defs, int ndefs) {
   int novr = 0;
   for (int i = 0; i < ndefs; i++) env_push(&ovr, &novr, defs[i].name, defs[i].value);
   if (!file_consts(&ast->list, ovr, novr, &L.consts, &L.nconsts)) return NULL;
-  for (int i = 0; i < ndefs; i++) defs[i].used = env_find(L.consts, L.nconsts, defs[i].name) != NULL;
+  for (int i = 0; i < ndefs; i++) defs[i].used |= env_find(L.consts, L.nconsts, defs[i].name) != NULL;
   collect_ops(&ast->list, &L.ops);
   if (!load_header(&L, hdr, &result)) return NULL;
   for (int i = 0; i < hdr->list3.len; i++)

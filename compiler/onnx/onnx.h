@@ -58,8 +58,10 @@ typedef struct OnnxImport {
 } OnnxImport;
 
 /* Import PATH. TEX_NAME is the .tex file that the text will be (its sidecar is named in the
- * header comment). false after errors (reported, naming PATH). */
-bool onnx_import(const char *path, const char *tex_name, OnnxImport *out);
+ * header comment). A symbolic dimension (dim_param, "batch_size") takes the value of the
+ * -D of its name among DEFS (marked used), else 1. false after errors (reported, naming
+ * PATH). */
+bool onnx_import(const char *path, const char *tex_name, Define *defs, int ndefs, OnnxImport *out);
 /* Input files of the next import (`texc run MODEL.onnx --input ...`, in the graph's input
  * order): integer inputs among them are folded in as constants; onnx_input_folded(I)
  * says which, so that the others are the network's parameters in order. */
@@ -68,6 +70,6 @@ bool onnx_input_folded(int i);
 /* Does PATH end in ".onnx"? */
 bool onnx_is_model(const char *path);
 /* `texc import MODEL.onnx [-o NET.tex]`: writes NET.tex and NET.safetensors. */
-int onnx_import_main(const char *model, const char *out);
+int onnx_import_main(const char *model, const char *out, Define *defs, int ndefs);
 
 #endif

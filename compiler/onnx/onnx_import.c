@@ -282,6 +282,20 @@ static bool check_opset(Imp *I, const Onnx__ModelProto *m) {
   return true;
 }
 
+/* The value of symbolic dimension NAME: its -D, else 1 (an unnamed one: 1). Each name is
+ * noted once for the header comment. */
+static int64_t symbolic_size(Imp *I, const char *name) {
+  int64_t v = 1;
+  for (int i = 0; i < I->ndefs; i++)
+    if (*name && strcmp(I->defs[i].name, name) == 0) {
+      v = I->defs[i].value;
+      I->defs[i].used = true;
+    }
+  const char *note = xprintf("%s = %lld", *name ? name : "(unnamed)", (long long)v);
+  if (!strstr(I->symbolic, note)) I->symbolic = xprintf("%s%s%s", I->symbolic, *I->symbolic ? ", " : "", note);
+  return v;
+}
+
 /* A graph input or output's type into DTYPE, SHAPE; false: reported. */
 static bool value_type(Imp *I, const Onnx__ValueInfoProto *vi, const char *what, int *dtype, int *nd, int64_t *shape) {
   const Onnx__TypeProto *tp = vi->type;
@@ -296,9 +310,11 @@ static bool value_type(Imp *I, const Onnx__ValueInfoProto *vi, const char *what,
   *nd = (int)sh->n_dim;
   for (size_t d = 0; d < sh->n_dim; d++) {
     const Onnx__TensorShapeProto__Dimension *dim = sh->dim[d];
-    if (dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
-      return imp_unsupported(I, "%s '%s': dimension %zu is symbolic ('%s'); only static shapes for now", what, vi->name, d + 1,
-                             dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? dim->dim_param : "?");
+    if (dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+      shape[d] = symbolic_size(I, dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? dim->dim_param : "");
+      if (shape[d] < 1) return imp_error(I, "%s '%s': -D %s=%lld: a size must be at least 1", what, vi->name, dim->dim_param, (long long)shape[d]);
+      continue;
+    }
     if (dim->dim_value < (*dtype == OT_FLOAT ? 1 : 0)) return imp_unsupported(I, "%s '%s': dimension %zu is %lld (empty tensors)", what, vi->name, d + 1, (long long)dim->dim_value);
     shape[d] = dim->dim_value;
   }
@@ -503,12 +519,14 @@ static bool import_model(Imp *I, const Onnx__ModelProto *m, const char *tex_name
   if (!load_output(I, g, &res, &decl)) return false;
   const char *gname = imp_name(I, g->name && *g->name ? g->name : "model");
   out->text = xprintf("# %s: imported by `texc import` from %s (opset %d%s%s).\n"
-                      "# Weights: %zu tensors in the safetensors file beside this one.\n"
+                      "# Weights: %zu tensors in the safetensors file beside this one.\n%s"
                       "import \"nn/elementwise.tex\"\nimport \"nn/dense.tex\"\nimport \"nn/shape.tex\"\nimport \"nn/conv2d.tex\"\n"
                       "import \"nn/onnx.tex\"\n%s\n"
                       "network %s(%s%s)\n    -> %s: %s {\n%s}\n",
                       tex_name, I->path, I->opset, m->producer_name && *m->producer_name ? ", producer " : "",
-                      m->producer_name && *m->producer_name ? m->producer_name : "", (size_t)I->weights.n, I->kernels,
+                      m->producer_name && *m->producer_name ? m->producer_name : "", (size_t)I->weights.n,
+                      *I->symbolic ? xprintf("# Symbolic sizes, fixed here: %s (texc import -D NAME=N picks others).\n", I->symbolic) : "",
+                      I->kernels,
                       gname, inputs, I->params, res, decl, I->body);
   out->weights = I->weights;
   out->ninputs = I->ninputs;
@@ -520,9 +538,10 @@ bool onnx_is_model(const char *path) {
   return n > 5 && strcmp(path + n - 5, ".onnx") == 0;
 }
 
-bool onnx_import(const char *path, const char *tex_name, OnnxImport *out) {
+bool onnx_import(const char *path, const char *tex_name, Define *defs, int ndefs, OnnxImport *out) {
   memset(out, 0, sizeof *out);
-  Imp I = {.path = path, .body = xstrdup(""), .kernels = xstrdup(""), .params = xstrdup("")};
+  Imp I = {.path = path, .body = xstrdup(""), .kernels = xstrdup(""), .params = xstrdup(""), .defs = defs, .ndefs = ndefs,
+           .symbolic = xstrdup("")};
   size_t len;
   unsigned char *b = (unsigned char *)read_file(path, &len);
   if (!b) return imp_error(&I, "cannot read the model");
@@ -541,7 +560,7 @@ static const char *tex_for(const char *model) {
   return xprintf("%.*s.tex", (int)(onnx_is_model(model) ? n - 5 : n), model);
 }
 
-int onnx_import_main(const char *model, const char *out) {
+int onnx_import_main(const char *model, const char *out, Define *defs, int ndefs) {
   const char *tex = out ? out : tex_for(model);
   size_t n = strlen(tex);
   if (n < 5 || strcmp(tex + n - 4, ".tex") != 0) {
@@ -549,7 +568,9 @@ int onnx_import_main(const char *model, const char *out) {
     return 1;
   }
   OnnxImport im;
-  if (!onnx_import(model, tex, &im)) return 1;
+  if (!onnx_import(model, tex, defs, ndefs, &im)) return 1;
+  for (int i = 0; i < ndefs; i++)
+    if (!defs[i].used) diag_warning((Loc){0}, "-D %s: no symbolic dimension of that name in %s", defs[i].name, model);
   const char *weights = xprintf("%.*s.safetensors", (int)(n - 4), tex);
   FILE *f = fopen(tex, "w");
   if (!f || fputs(im.text, f) < 0 || fclose(f) != 0) {

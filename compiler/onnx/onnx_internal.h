@@ -36,6 +36,9 @@ typedef struct Imp {
   Vec names;              /* network names in use */
   WeightSet weights;
   int ninputs;
+  Define *defs;           /* -D values of symbolic dimensions */
+  int ndefs;
+  char *symbolic;         /* "batch_size = 1, ..." for the header comment */
   bool failed;
 } Imp;
 

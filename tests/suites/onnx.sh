@@ -81,6 +81,14 @@ out=$("$TEXC" run "$B/cnn.onnx" --input "$B/cnn_x.npy" --expect "$B/cnn_ref.npy"
 grep -q "expect .*: ok" <<<"$out" && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx cnn = Python reference" || echo "not ok - onnx cnn = Python reference: $out"
 out=$("$TEXC" import "$B/cnn.onnx" -o "$B/cnn.tex" 2>&1 && "$TEXC" "$B/cnn.tex" --emit tasks 2>&1)
 grep -q "conv2d_nhwc_pad_bias_add_batch_norm_relu" <<<"$out" && grep -q "x_nhwc = nchw_to_nhwc(x)" "$B/cnn.tex" && echo "ok - onnx cnn: NHWC inside, conv + bias + batch norm + relu fused" || echo "not ok - onnx cnn: NHWC inside, conv + bias + batch norm + relu fused: $out"
+# a symbolic batch: 1 unless -D gives it
+"$TEXC" import "$B/dyn.onnx" -o "$B/dyn.tex" -D batch=4 >/dev/null 2>&1
+grep -q "network g(x: f32\[4, 3\]" "$B/dyn.tex" && grep -q "Symbolic sizes, fixed here: batch = 4" "$B/dyn.tex" \
+  && echo "ok - onnx symbolic batch: import -D batch=4" || echo "not ok - onnx symbolic batch: import -D batch=4: $(head -5 "$B/dyn.tex")"
+"$TEXC" run "$B/dyn.onnx" -D batch=2 --input "$B/x.npy" --output "$B/dyn.npy" >/dev/null 2>&1
+od -A n -j 128 -t f4 "$B/dyn.npy" | tr -s ' \n' ' ' | grep -q "^ 1 1 8 0 0 0 *$" && echo "ok - onnx symbolic batch: run -D batch=2" || echo "not ok - onnx symbolic batch: run -D batch=2: $(od -A n -j 128 -t f4 "$B/dyn.npy")"
+expect_error "symbolic batch without -D: input of batch 1" "x.npy: input 'x' is \[2, 3\], but the network's parameter x is \[1, 3\]" "$TEXC" run "$B/dyn.onnx" --input "$B/x.npy"
+
 # LayerNormalization, Split, batched MatMul, Where (constant condition, broadcast), Concat,
 # Transpose against plain Python
 out=$("$TEXC" run "$B/block.onnx" --input "$B/block_x.npy" --expect "$B/block_ref.npy" --check 2>&1)

@@ -32,7 +32,7 @@ def ivar(num, v):  # varint field
 
 
 def value_info(name, shape):
-    dims = b"".join(field(1, ivar(1, d)) for d in shape)
+    dims = b"".join(field(1, field(2, d) if isinstance(d, str) else ivar(1, d)) for d in shape)  # dim_param, dim_value
     tensor = ivar(1, 1) + field(2, dims)  # elem_type FLOAT, shape
     return field(1, name) + field(2, field(1, tensor))
 
@@ -226,6 +226,10 @@ def main(out):
                              node("Relu", ["b"], ["y"], "last")], [], [x], [y]),
         "bad_init.onnx": model([node("Add", ["x", "w"], ["y"], "add")],
                                [initializer("w", [2, 3], [1, 2, 3])], [x], [y]),
+        # the same with a symbolic batch (relu(x * w + w), w broadcast over the batch)
+        "dyn.onnx": model([node("Mul", ["x", "w"], ["t"], "mul"), node("Add", ["t", "w"], ["u"], "add"),
+                           node("Relu", ["u"], ["y"], "relu")], [initializer("w", [3], [0.5, -1, 2])],
+                          [value_info("x", ["batch", 3])], [value_info("y", ["batch", 3])]),
         "opset5.onnx": model([node("Relu", ["x"], ["y"], "relu")], [], [x], [y], opset=5),
         "unknown_op.onnx": model([node("Frobnicate", ["x"], ["y"], "frob")], [], [x], [y]),
         "undefined.onnx": model([node("Add", ["x", "nowhere"], ["y"], "add")], [], [x], [y]),
