@@ -1329,7 +1329,7 @@ static bool op_layer_norm(Imp *I) {
   if (x->c) return imp_unsupported(I, "a constant input");
   int r = x->ndim, a = axis_of(I, attr_i(I, "axis", -1), r);
   if (a < 0) return false;
-  int64_t cnt = 1, os[HT_MAX_DIMS];
+  int64_t cnt = 1;
   char *oidx = xstrdup(""), *ridx = xstrdup(""), *where = xstrdup(""), *odims = xstrdup("");
   int no = 0;
   for (int d = 0; d < r; d++) {
@@ -1339,8 +1339,7 @@ static bool op_layer_norm(Imp *I) {
       where = xprintf("%s%sr%d in 0..%lld", where, *where ? ", " : "", d, (long long)x->shape[d]);
     } else {
       oidx = xprintf("%s%si%d", oidx, no ? ", " : "", d);
-      odims = xprintf("%s%s%lld", odims, no ? ", " : "", (long long)x->shape[d]);
-      os[no++] = x->shape[d];
+      odims = xprintf("%s%s%lld", odims, no++ ? ", " : "", (long long)x->shape[d]);
     }
   }
   char *olhs = oidx;
@@ -1360,7 +1359,6 @@ static bool op_layer_norm(Imp *I) {
                        "  Y[%s] = (X[%s] - Mu[%s]) / sqrt(V[%s] / %s + %s) * %s%s",
                        odims, odims, odims, olhs, ridx, where, olhs, oidx, flit((double)cnt), olhs, ridx, oidx, ridx, oidx, where,
                        all, all, oidx, oidx, flit((double)cnt), flit((float)attr_f(I, "epsilon", 1e-5)), baccess("Sc", sc, x->shape, r), bterm);
-  (void)os;
   const char *kn = imp_kernel(I, "layer_norm", xprintf("(%s) -> Y: %s {\n%s\n}", params, ty(o), body));
   imp_call(I, o->tex, kn, args);
   return true;
@@ -1405,9 +1403,6 @@ static bool op_expand(Imp *I) {
   int nd = shape_from(I, s, shape);
   if (nd < 0) return false;
   if (x->c) {
-    Val sv = {.name = "", .dtype = OT_INT64, .ndim = nd, .c = vals(1)};
-    memcpy(sv.shape, shape, sizeof shape);
-    (void)sv;
     int no;
     int64_t os[HT_MAX_DIMS];
     if (!broadcast(I, x->shape, x->ndim, shape, nd, os, &no)) return false;
@@ -1421,7 +1416,6 @@ static bool op_expand(Imp *I) {
       c[i] = x->c[bidx(x->shape, x->ndim, ix, no)];
     }
     const_out(I, 0, x->dtype, no, os, c);
-    free(sv.c);
     return true;
   }
   return ew_to(I, "expand", &x, 1, "$0", shape, nd);
