@@ -675,6 +675,50 @@ static bool op_conv(Imp *I) {
   return conv_bias(I, o, b);
 }
 
+/* ConvTranspose (2-D, group 1): Y[n, co, y, x] sums X[n, ci, iy, ix] K[ci, co, ry, rx]
+ * over the points with iy * S + ry * D = y + PT (and the same for x). */
+static bool op_conv_transpose(Imp *I) {
+  if (!attrs_known(I, "auto_pad,dilations,group,kernel_shape,output_padding,output_shape,pads,strides") || !one_output(I))
+    return false;
+  Val *x = float_in(I, 0), *w = x ? float_in(I, 1) : NULL, *b = in(I, 2);
+  if (!w) return false;
+  if (x->ndim != 4 || w->ndim != 4) return imp_unsupported(I, "a %d-D transposed convolution (2-D only)", x->ndim - 2);
+  if (attr_i(I, "group", 1) != 1) return imp_unsupported(I, "group %lld (1 only)", (long long)attr_i(I, "group", 1));
+  if (x->c) return imp_unsupported(I, "a constant input");
+  if (w->shape[0] != x->shape[1]) return imp_error(I, "the filter has %lld input channels, the input %lld", (long long)w->shape[0], (long long)x->shape[1]);
+  int64_t s[2], d[2], p[4] = {0}, op[2] = {0, 0}, oshape[2], ks[2] = {w->shape[2], w->shape[3]}, os[4];
+  if (!spatial(I, "strides", s) || !spatial(I, "dilations", d)) return false;
+  int np = attr_ints(I, "pads", p, 4), nop = attr_ints(I, "output_padding", op, 2), nos = attr_ints(I, "output_shape", oshape, 2);
+  if ((np >= 0 && np != 4) || (nop >= 0 && nop != 2) || (nos >= 0 && nos != 2)) return imp_unsupported(I, "pads, output_padding or output_shape of another length than 2-D's");
+  const char *ap = attr_s(I, "auto_pad", "NOTSET");
+  for (int i = 0; i < 2; i++) {
+    int64_t full = s[i] * (x->shape[2 + i] - 1) + op[i] + (ks[i] - 1) * d[i] + 1;
+    if (nos < 0 && strcmp(ap, "SAME_UPPER") && strcmp(ap, "SAME_LOWER")) continue;
+    /* as ONNX's reference: a negative total (a larger output_shape) pads the end */
+    int64_t want = nos >= 0 ? oshape[i] : x->shape[2 + i] * s[i], total = full - want;
+    int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); /* floor */
+    bool upper = !strcmp(ap, "SAME_UPPER");
+    p[i] = upper ? half : total - half;
+    p[i + 2] = upper ? total - half : half;
+  }
+  os[0] = x->shape[0], os[1] = w->shape[1];
+  for (int i = 0; i < 2; i++) os[2 + i] = s[i] * (x->shape[2 + i] - 1) + op[i] + (ks[i] - 1) * d[i] + 1 - p[i] - p[i + 2];
+  if (os[2] < 1 || os[3] < 1) return imp_error(I, "the output would be empty");
+  /* the input row of output row y and filter row ry, and its guard */
+  char *iy = xprintf("(y + %lld - ry * %lld)", (long long)p[0], (long long)d[0]);
+  char *ix = xprintf("(x + %lld - rx * %lld)", (long long)p[1], (long long)d[1]);
+  char *guard = xprintf("%s %% %lld == 0 && %s %% %lld == 0 && %s / %lld >= 0 && %s / %lld < %lld && %s / %lld >= 0 && %s / %lld < %lld",
+                        iy, (long long)s[0], ix, (long long)s[1], iy, (long long)s[0], iy, (long long)s[0], (long long)x->shape[2],
+                        ix, (long long)s[1], ix, (long long)s[1], (long long)x->shape[3]);
+  Val *o = net_out(I, 0, 4, os);
+  const char *kn = imp_kernel(I, "conv_transpose",
+                              xprintf("(X: %s, K: %s) -> Y: %s {\n  Y[n, co, y, x] += (%s ? X[n, ci, %s / %lld, %s / %lld] : 0.0) * K[ci, co, ry, rx]\n}",
+                                      ty(x), ty(w), ty(o), guard, iy, (long long)s[0], ix, (long long)s[1]));
+  const char *tx = imp_tensor(I, x), *tw = imp_tensor(I, w);
+  imp_call(I, o->tex, kn, xprintf("%s, %s", tx, tw));
+  return conv_bias(I, o, b);
+}
+
 static bool op_pool(Imp *I, bool max) {
   if (!attrs_known(I, max ? "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides"
                           : "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides") || !one_output(I)) return false;
@@ -1458,7 +1502,7 @@ bool onnx_op_known(const char *op) {
       "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
       "ReduceSumSquare", "Softmax", "LogSoftmax", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
       "Concat", "Gemm", "MatMul", "BatchNormalization", "Gather", "Slice", "Expand", "Cast", "Identity", "Dropout",
-      "Split", "LayerNormalization"};
+      "Split", "LayerNormalization", "ConvTranspose"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
   return false;
@@ -1501,6 +1545,7 @@ bool onnx_op(Imp *I) {
   if (!strcmp(op, "HardSigmoid")) return op_hard_sigmoid(I);
   if (!strcmp(op, "Clip")) return op_clip(I);
   if (!strcmp(op, "Conv")) return op_conv(I);
+  if (!strcmp(op, "ConvTranspose")) return op_conv_transpose(I);
   if (!strcmp(op, "MaxPool")) return op_pool(I, true);
   if (!strcmp(op, "AveragePool")) return op_pool(I, false);
   if (!strcmp(op, "GlobalAveragePool")) return op_global_pool(I, "mean");
