@@ -74,6 +74,28 @@ expect_error "npy dtype" "complex.npy: dtype '<c8' is not supported" "$TEXC" run
 expect_error "npy size" "short.npy: the data is 20 bytes" "$TEXC" run "$B/good.onnx" --input "$B/short.npy"
 expect_error "too many inputs" "3 --input files, but network g has 2 parameters" "$TEXC" run "$B/good.onnx" --input "$B/x.npy" --input "$B/x.npy" --input "$B/x.npy"
 
+# 100 mutations of the CNN (bytes changed, cut, inserted): texc import exits 0 or 1, never crashes
+out=$(python3 - "$TEXC" "$B" <<'PY'
+import random, subprocess, sys
+texc, d = sys.argv[1], sys.argv[2]
+random.seed(12)
+src = open(d + "/cnn.onnx", "rb").read()
+for i in range(100):
+    b = bytearray(src)
+    for _ in range(random.randint(1, 6)):
+        pos, op = random.randrange(len(b)), random.random()
+        if op < 0.6: b[pos] = random.randrange(256)
+        elif op < 0.8: del b[pos:pos + random.randint(1, 8)]
+        else: b[pos:pos] = bytes(random.randrange(256) for _ in range(random.randint(1, 4)))
+    open(d + "/mut.onnx", "wb").write(b)
+    r = subprocess.run([texc, "import", d + "/mut.onnx", "-o", d + "/mut.tex"], capture_output=True, timeout=120)
+    if r.returncode not in (0, 1) or (r.returncode == 1 and b"mut.onnx" not in r.stderr):
+        print("mutation %d: exit %d: %s" % (i, r.returncode, r.stderr[-200:]))
+        break
+PY
+)
+[ -z "$out" ] && echo "ok - onnx bad input: 100 corrupt models, no crash" || echo "not ok - onnx bad input: corrupt models: $out"
+
 # a small CNN as exporters write it (conv, batch norm, pool, grouped conv, residual add,
 # channel concat, average pool, global pool, Shape/Gather/Unsqueeze/Concat/Reshape, Gemm,
 # Softmax) against plain Python
