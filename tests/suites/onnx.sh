@@ -103,6 +103,9 @@ out=$("$TEXC" run "$B/cnn.onnx" --input "$B/cnn_x.npy" --expect "$B/cnn_ref.npy"
 grep -q "expect .*: ok" <<<"$out" && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx cnn = Python reference" || echo "not ok - onnx cnn = Python reference: $out"
 out=$("$TEXC" import "$B/cnn.onnx" -o "$B/cnn.tex" 2>&1 && "$TEXC" "$B/cnn.tex" --emit tasks 2>&1)
 grep -q "conv2d_nhwc_pad_bias_add_batch_norm_relu" <<<"$out" && grep -q "x_nhwc = nchw_to_nhwc(x)" "$B/cnn.tex" && echo "ok - onnx cnn: NHWC inside, conv + bias + batch norm + relu fused" || echo "not ok - onnx cnn: NHWC inside, conv + bias + batch norm + relu fused: $out"
+out=$("$TEXC" run "$B/act.onnx" --input "$B/act_x.npy" --expect "$B/act_ref.npy" 2>&1)
+grep -q "expect .*: ok" <<<"$out" && echo "ok - onnx HardSigmoid, GlobalMaxPool = Python reference" || echo "not ok - onnx HardSigmoid, GlobalMaxPool = Python reference: $out"
+
 # a symbolic batch: 1 unless -D gives it
 "$TEXC" import "$B/dyn.onnx" -o "$B/dyn.tex" -D batch=4 >/dev/null 2>&1
 grep -q "network g(x: f32\[4, 3\]" "$B/dyn.tex" && grep -q "Symbolic sizes, fixed here: batch = 4" "$B/dyn.tex" \

@@ -212,7 +212,19 @@ def block(out):
     npy(out + "/block_ref.npy", "<f4", (B, 7, T), struct.pack("<%df" % len(ref), *ref))
 
 
+def act(out):
+    """HardSigmoid then GlobalMaxPool (their node tests are of opsets 1 and 6)."""
+    x = rand(2 * 9, 17, 4.0)
+    h = [max(0.0, min(1.0, 0.3 * v + 0.4)) for v in x]
+    ref = [max(h[c * 9:(c + 1) * 9]) for c in range(2)]
+    nodes = [node("HardSigmoid", ["x"], ["h"], "hs", alpha=0.3, beta=0.4), node("GlobalMaxPool", ["h"], ["y"], "gmp")]
+    open(out + "/act.onnx", "wb").write(model(nodes, [], [value_info("x", [1, 2, 3, 3])], [value_info("y", [1, 2, 1, 1])]))
+    npy(out + "/act_x.npy", "<f4", (1, 2, 3, 3), struct.pack("<18f", *x))
+    npy(out + "/act_ref.npy", "<f4", (1, 2, 1, 1), struct.pack("<2f", *ref))
+
+
 def main(out):
+    act(out)
     cnn(out)
     block(out)
     x, y = value_info("x", [2, 3]), value_info("y", [2, 3])
