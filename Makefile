@@ -7,11 +7,13 @@ LLVM_LIBS := $(shell $(LLVM_CONFIG) --ldflags --libs 2>/dev/null) $(shell $(LLVM
 OPT ?= -O2 -g
 WARN := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -Icompiler -Iruntime -I$(B)/gen $(EXTRA_CFLAGS)
-LDLIBS := $(LLVM_LIBS) -lxgboost -lcjson -lOpenCL -ldl -lpthread -lm $(EXTRA_LDFLAGS)
+LDLIBS := $(LLVM_LIBS) -lxgboost -lcjson -lprotobuf-c -lOpenCL -ldl -lpthread -lm $(EXTRA_LDFLAGS)
+# ONNX import (compiler/onnx/): protobuf-c code generated from the onnx.proto of libonnx-dev.
+ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 
 COMPILER_SRC := $(wildcard compiler/*/*.c)
 RUNTIME_SRC := $(wildcard runtime/*.c)
-GEN_SRC := $(B)/gen/lexer.c $(B)/gen/parser.c
+GEN_SRC := $(B)/gen/lexer.c $(B)/gen/parser.c $(B)/gen/onnx.pb-c.c
 COMPILER_OBJ := $(COMPILER_SRC:%.c=$(B)/%.o) $(GEN_SRC:%.c=%.o)
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(B)/%.o)
 HEADERS := compiler/texc.h runtime/texrt.h runtime/rt_internal.h $(wildcard compiler/*.h compiler/*/*.h runtime/*.h)
@@ -25,6 +27,14 @@ $(B)/gen/parser.c $(B)/gen/parser.h &: grammar/parser.y
 $(B)/gen/lexer.c: grammar/lexer.re $(B)/gen/parser.h
 	@mkdir -p $(B)/gen
 	re2c -W --no-generation-date -o $@ $<
+
+$(B)/gen/onnx.pb-c.c $(B)/gen/onnx.pb-c.h &: $(ONNX_PROTO)
+	@mkdir -p $(B)/gen
+	protoc-c --proto_path=$(dir $(ONNX_PROTO)) --c_out=$(B)/gen $(notdir $(ONNX_PROTO))
+
+$(B)/compiler/onnx/%.o: compiler/onnx/%.c $(HEADERS) $(B)/gen/parser.h $(B)/gen/onnx.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
 
 $(B)/gen/%.o: $(B)/gen/%.c $(HEADERS) $(B)/gen/parser.h
 	$(CC) $(CFLAGS) -Wno-unused-function -Wno-missing-prototypes -c $< -o $@

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "front/network.h" /* networks: network*.c */
+#include "onnx/onnx.h"         /* models: onnx/ */
 #include "texrt.h"
 
 /* Where stdlib/ is: beside the binary's folder (build/texc -> stdlib), else ./stdlib. */
@@ -80,8 +81,9 @@ int drv_main(int argc, char **argv) {
   cli_parse(&c, argc, argv);                             /* options.c */
   fill_int_edges = c.int_edges;
   if (c.cmd == CMD_RECORDS) return records_main(&c);     /* no .tex file */
+  if (c.cmd == CMD_IMPORT) return onnx_import_main(c.file, c.out, c.defs, c.ndefs); /* onnx/ */
   if (c.cmd == CMD_COMPILE && c.emit && strcmp(c.emit, "ast") == 0) return emit_ast(&c); /* any file */
-  if (net_is_network_file(c.file)) {                     /* networks: network*.c */
+  if (onnx_is_model(c.file) || net_is_network_file(c.file)) { /* networks: network*.c */
     if (c.cmd == CMD_TUNE) return net_tune_main(&c);
     return net_run_cli(&c);
   }

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "autosched/autosched.h"
+#include "onnx/onnx.h"
 #include "texrt.h"
 #include <cjson/cJSON.h>
 
@@ -123,23 +124,97 @@ static void exec_free(Exec *e) {
   if (e->m) rt_module_free(e->m);
 }
 
+/* ---- parameters: --input files, weights, or the deterministic fill ---------------- */
+
+/* The weights of N: --weights, else an imported model's, else NET.safetensors beside
+ * NET.tex when there is one, else none (NULL: the fill). *BAD after a reported error. */
+static WeightSet *net_weights(Cli *c, Network *n, bool *bad) {
+  *bad = false;
+  const char *path = c->weights;
+  if (!path && n->weights) return n->weights;
+  size_t len = strlen(c->file);
+  if (!path && len > 4 && strcmp(c->file + len - 4, ".tex") == 0) {
+    const char *side = xprintf("%.*s.safetensors", (int)(len - 4), c->file);
+    FILE *f = fopen(side, "rb");
+    if (f) fclose(f), path = side;
+  }
+  if (!path) return NULL;
+  WeightSet *w = xalloc(sizeof *w);
+  if (!safetensors_read(path, w)) return *bad = true, NULL;
+  return w;
+}
+
+/* Does host tensor H (from FILE) have T's shape? A rank-0 H is [1]. Else an error. */
+static bool same_shape(const HostTensor *h, const NetTensor *t, const char *file, const char *what) {
+  int nd = h->ndim ? h->ndim : 1;
+  int64_t one = 1;
+  const int64_t *sh = h->ndim ? h->shape : &one;
+  bool ok = nd == t->ndim && !memcmp(sh, t->shape, sizeof(int64_t) * (size_t)nd);
+  if (!ok) {
+    char *a = xstrdup(""), *b = xstrdup("");
+    for (int d = 0; d < nd; d++) a = xprintf("%s%s%lld", a, d ? ", " : "", (long long)sh[d]);
+    for (int d = 0; d < t->ndim; d++) b = xprintf("%s%s%lld", b, d ? ", " : "", (long long)t->shape[d]);
+    diag_error((Loc){0}, "%s: %s '%s' is [%s], but the network's parameter %s is [%s]", file, what, h->name, a, t->name, b);
+  }
+  return ok;
+}
+
+/* The data of parameter T (position P in the header): input file P, the weight of its
+ * name, or net_fill. false: reported. */
+static bool param_data(Cli *c, WeightSet *w, const NetTensor *t, int p, float *host) {
+  HostTensor h;
+  if (p < c->ninputs) {
+    if (!tensor_file_read(c->inputs[p], &h)) return false;
+    h.name = t->name;
+    bool ok = same_shape(&h, t, c->inputs[p], "input");
+    if (ok) memcpy(host, h.data, sizeof(float) * (size_t)numel(t));
+    free(h.data);
+    return ok;
+  }
+  HostTensor *f = w ? ws_find(w, t->name) : NULL;
+  if (!f && (!w || t->kind == NT_INPUT)) { /* no weights, or the input: the fill */
+    net_fill(t, host);
+    return true;
+  }
+  if (!f) {
+    diag_error((Loc){0}, "%s: no tensor '%s' (a parameter of network %s; an input of the model goes "
+               "with --input X.npy)", w->file, t->name, c->file);
+    return false;
+  }
+  if (!same_shape(f, t, w->file, "tensor")) return false;
+  memcpy(host, f->data, sizeof(float) * (size_t)numel(t));
+  return true;
+}
+
 /* Build FNS into one module, allocate every tensor, upload the parameters. false: printed. */
 static bool exec_init(Cli *c, Network *n, LoweredFunc **fns, Exec *e) {
   memset(e, 0, sizeof *e);
   e->n = n;
+  bool bad;
+  WeightSet *w = net_weights(c, n, &bad);
+  if (bad) return false;
+  int nparams = 0;
+  for (int i = 0; i < n->ntensors; i++) nparams += n->tensors[i]->kind != NT_VALUE;
+  if (c->ninputs > nparams) {
+    diag_error((Loc){0}, "%d --input files, but network %s has %d parameters", c->ninputs, n->name, nparams);
+    return false;
+  }
   e->m = backend_for(c->o.target)->build(fns, n->ntasks, &c->o);
   if (!e->m) return false;
   e->fns = xalloc(sizeof *e->fns * (size_t)(n->ntasks + 1));
   for (int t = 0; t < n->ntasks; t++)
     if (!(e->fns[t] = rt_module_func(e->m, fns[t]->name))) goto rt_error;
   e->tensors = xalloc(sizeof *e->tensors * (size_t)(n->ntensors + 1));
-  for (int i = 0; i < n->ntensors; i++) {
+  for (int i = 0, p = 0; i < n->ntensors; i++) {
     NetTensor *t = n->tensors[i];
     e->tensors[i] = rt_tensor_alloc(target_device(c->o.target), 4, t->ndim, t->shape);
     if (!e->tensors[i]) goto rt_error;
     if (t->kind == NT_VALUE) continue;
     float *host = malloc(sizeof(float) * (size_t)numel(t));
-    net_fill(t, host);
+    if (!param_data(c, w, t, p++, host)) {
+      free(host);
+      return false;
+    }
     dump(t, host, t->name);
     int rc = rt_tensor_from_host(e->tensors[i], host);
     free(host);
@@ -301,6 +376,39 @@ static void print_output(Exec *e) {
   printf("\n");
 }
 
+/* --output OUT.npy and --expect REF: the result written, compared (|got - ref| <=
+ * 1e-5 + 1e-3 |ref| everywhere, ONNX's backend tests' rtol). false: reported. */
+static bool write_and_compare(Cli *c, Exec *e) {
+  NetTensor *o = e->n->output;
+  if (!c->output && !c->expect) return true;
+  HostTensor h = {.name = o->name, .ndim = o->ndim, .data = download(e, o)};
+  memcpy(h.shape, o->shape, sizeof(int64_t) * (size_t)o->ndim);
+  if (c->output && !npy_write(c->output, &h)) return false;
+  if (!c->expect) return true;
+  HostTensor ref;
+  if (!tensor_file_read(c->expect, &ref)) return false;
+  ref.name = "the expected result";
+  bool ok = same_shape(&ref, o, c->expect, "result");
+  double worst = 0;
+  int64_t bad = -1;
+  for (int64_t i = 0; ok && i < numel(o); i++) {
+    double g = h.data[i], r = ref.data[i], err = fabs(g - r);
+    if (isnan(r) ? !isnan(g) : !(err <= 1e-5 + 1e-3 * fabs(r))) {
+      bad = i;
+      break;
+    }
+    if (err > worst) worst = err;
+  }
+  if (ok && bad >= 0) {
+    printf("  expect %s: MISMATCH at element %lld: got %.9g, want %.9g\n", c->expect, (long long)bad, h.data[bad], ref.data[bad]);
+    ok = false;
+  } else if (ok) {
+    printf("  expect %s: ok (max abs err %.3g)\n", c->expect, worst);
+  }
+  free(ref.data);
+  return ok;
+}
+
 static int cmd_run(Cli *c, Network *n) {
   int ntuned;
   LoweredFunc **fns = lower_tasks(c, n, &ntuned);
@@ -313,6 +421,7 @@ static int cmd_run(Cli *c, Network *n) {
     printf("%s [%d tasks, %d tuned, %s]: %.3f ms\n", n->name, n->ntasks, ntuned, target_names[c->o.target], ms);
     print_output(&e);
     if (c->check && !check_groups(c, &e)) rc = 1;
+    if (!write_and_compare(c, &e)) rc = 1;
   }
   exec_free(&e);
   return rc;
@@ -413,8 +522,13 @@ static int cmd_bench(Cli *c, Network *n) {
 }
 
 int net_run_cli(Cli *c) {
+  onnx_bind_inputs(c->inputs, c->ninputs);
   Network *n = net_load(c->file, c->kernel, c->defs, c->ndefs);
   if (!n || diag_errors()) return 1;
+  int kept = 0; /* the inputs folded in at import are no parameters */
+  for (int i = 0; i < c->ninputs; i++)
+    if (!onnx_input_folded(i)) c->inputs[kept++] = c->inputs[i];
+  c->ninputs = kept;
   for (int i = 0; i < c->ndefs; i++)
     if (!c->defs[i].used) diag_warning((Loc){0}, "-D %s: no constant of that name in %s", c->defs[i].name, c->file);
   if (c->schedule && strcmp(c->schedule, "bare") != 0) {

@@ -18,7 +18,7 @@
 
 /* ORDER Command */
 const char *const cli_command_names[CMD_COUNT] = {"", "run", "bench", "tune", "records",
-                                                  "fuzz-schedule"};
+                                                  "fuzz-schedule", "import"};
 
 static const char *const command_help[CMD_COUNT] = {
     "check and lower FILE.tex; with -o or --emit write it",
@@ -28,6 +28,7 @@ static const char *const command_help[CMD_COUNT] = {
     "search schedules for every kernel (or the network's tasks) and append them to the records",
     "show, pick the best of, distill, report (HTML) or plot (SVG) a records log",
     "differential testing: random schedules against the reference interpreter",
+    "import an ONNX model: NET.tex (a network over stdlib operators) and NET.safetensors",
 };
 
 /* How an option's value is read (and where it goes: OptSpec.field). */
@@ -43,6 +44,7 @@ typedef enum {
   OV_DEFINE,   /* NAME=INTEGER appended to defs */
   OV_OLEVEL,   /* -O0 .. -O3 into int */
   OV_PASS,     /* a lowering pass name or "all" (const char *) */
+  OV_INPUT,    /* a file appended to inputs */
 } ArgKind;
 
 typedef struct OptSpec {
@@ -59,15 +61,22 @@ typedef struct OptSpec {
 #define F(f) offsetof(Cli, f)
 
 static const OptSpec options[] = {
-    {"-o", "OUT", OV_STR, F(out), B(CMD_COMPILE) | B(CMD_RECORDS),
+    {"-o", "OUT", OV_STR, F(out), B(CMD_COMPILE) | B(CMD_RECORDS) | B(CMD_IMPORT),
      "write to OUT (its kind from the extension: .so .o .ll .s .h .cu .ptx .cl; records "
-     "distill: the new log; report: the page, default FILE.html; plot: the SVG)"},
+     "distill: the new log; report: the page, default FILE.html; plot: the SVG; import: NET.tex)"},
+    {"--weights", "F.safetensors", OV_STR, F(weights), B(CMD_COMPILE) | B(CMD_RUN) | B(CMD_BENCH),
+     "networks: the weights (default: NET.safetensors beside NET.tex when there is one)"},
+    {"--input", "X.npy", OV_INPUT, 0, B(CMD_RUN),
+     "networks: an input (.npy; or an ONNX TensorProto .pb); again for the next parameter"},
+    {"--output", "OUT.npy", OV_STR, F(output), B(CMD_RUN), "networks: write the result as .npy"},
+    {"--expect", "REF.npy", OV_STR, F(expect), B(CMD_RUN),
+     "networks: compare the result with REF (.npy or .pb); exit 1 when it differs"},
     {"--emit", "KIND", OV_STR, F(emit), B(CMD_COMPILE),
      "ast ir llvm asm obj so header cuda ptx opencl (networks: tasks steps)"},
     {"--target", "T", OV_TARGET, F(o.target), BUILDS, "llvm (default), cuda or opencl"},
     {"--schedule", "V", OV_STR, F(schedule), B(CMD_COMPILE) | B(CMD_RUN) | B(CMD_BENCH),
      "the schedule variant V of each kernel (bench: also 'all'; networks: 'bare')"},
-    {"-D", "NAME=VALUE", OV_DEFINE, 0, BUILDS, "give a constant or symbolic size a decimal value"},
+    {"-D", "NAME=VALUE", OV_DEFINE, 0, BUILDS | B(CMD_IMPORT), "give a constant or symbolic size a decimal value"},
     {"--kernel", "K", OV_STR, F(kernel), BUILDS, "only kernel K"},
     {"--records", "F.jsonl", OV_STR, F(records),
      B(CMD_COMPILE) | B(CMD_RUN) | B(CMD_BENCH) | B(CMD_TUNE) | B(CMD_RECORDS),
@@ -135,6 +144,7 @@ static const char *command_usage(Command cmd) {
   case CMD_RECORDS:
     return "texc records show|best [FILE.jsonl] | texc records distill [FILE.jsonl] -o OUT\n"
            "       texc records report [FILE.jsonl] [-o OUT.html] | texc records plot [FILE.jsonl] -o OUT.svg";
+  case CMD_IMPORT: return "texc import MODEL.onnx [-o NET.tex]";
   default: return xprintf("texc %s FILE.tex [options]", cli_command_names[cmd]);
   }
 }
@@ -228,6 +238,10 @@ static void set_value(Cli *c, const OptSpec *s, const char *v) {
   case OV_OLEVEL:
     if (v[0] < '0' || v[0] > '3' || v[1]) fail("unknown option '-O%s' (-O0 .. -O3)", v);
     *(int *)p = v[0] - '0';
+    break;
+  case OV_INPUT:
+    if (c->ninputs == MAX_INPUTS) fail("more than %d --input files", MAX_INPUTS);
+    c->inputs[c->ninputs++] = v;
     break;
   case OV_PASS:
     if (!sched_pass_known(v)) exit(1); /* it listed the passes */

@@ -6,6 +6,7 @@
 #include "texc.h"
 
 #define MAX_DEFINES 64
+#define MAX_INPUTS 16
 
 /* ORDER cli_command_names[] (options.c) */
 typedef enum {
@@ -15,6 +16,7 @@ typedef enum {
   CMD_TUNE,
   CMD_RECORDS,
   CMD_FUZZ,    /* fuzz-schedule */
+  CMD_IMPORT,  /* import MODEL.onnx: a .tex network and its weights (onnx/) */
   CMD_COUNT
 } Command;
 
@@ -41,6 +43,11 @@ typedef struct Cli {
   double time_s, run_timeout_s; /* 0: none / the default */
   bool check_all, quiet, deterministic;
   int max_errors;              /* stop after this many errors (0: never) */
+  /* networks: weights and tensor files (docs/NETWORKS.md) */
+  const char *weights;         /* --weights F.safetensors */
+  const char *inputs[MAX_INPUTS]; /* --input X.npy, in the network's parameter order */
+  int ninputs;
+  const char *output, *expect; /* --output OUT.npy, --expect REF.npy|.pb */
   Ast *ast;                    /* drv_load's parse of FILE */
 } Cli;
 

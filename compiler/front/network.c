@@ -19,6 +19,8 @@
 
 #include <string.h>
 
+#include "onnx/onnx.h"
+
 /* ---- the file's networks ------------------------------------------------------ */
 
 bool net_is_network_file(const char *path) {
@@ -645,8 +647,24 @@ static bool check_result(Loader *L, Ast *decl_ast) {
   return true;
 }
 
+/* FILE parsed; a model (.onnx) imported into *WEIGHTS first (DEFS give its symbolic
+ * sizes). NULL: reported. */
+static Ast *parse_network_file(const char *file, Define *defs, int ndefs, WeightSet **weights) {
+  *weights = NULL;
+  if (!onnx_is_model(file)) return parse_file(file);
+  OnnxImport im;
+  const char *tex = xprintf("%s.tex", file); /* the text's name in diagnostics */
+  if (!onnx_import(file, tex, defs, ndefs, &im)) return NULL;
+  *weights = xalloc(sizeof **weights);
+  **weights = im.weights;
+  (*weights)->file = file;
+  return parse_string(tex, im.text);
+}
+
 Network *net_load(const char *file, const char *name, Define *defs, int ndefs) {
-  Ast *ast = parse_file(file);
+  WeightSet *weights;
+  for (int i = 0; i < ndefs; i++) defs[i].used = false;
+  Ast *ast = parse_network_file(file, defs, ndefs, &weights);
   Ast *hdr = ast ? pick_network(ast, name) : NULL, *result;
   if (!hdr) return NULL;
   Loader L = {0};
@@ -654,11 +672,12 @@ Network *net_load(const char *file, const char *name, Define *defs, int ndefs) {
   L.net->name = hdr->name;
   L.net->file = file;
   L.net->loc = hdr->loc;
+  L.net->weights = weights;
   NetBinding *ovr = NULL;
   int novr = 0;
   for (int i = 0; i < ndefs; i++) env_push(&ovr, &novr, defs[i].name, defs[i].value);
   if (!file_consts(&ast->list, ovr, novr, &L.consts, &L.nconsts)) return NULL;
-  for (int i = 0; i < ndefs; i++) defs[i].used = env_find(L.consts, L.nconsts, defs[i].name) != NULL;
+  for (int i = 0; i < ndefs; i++) defs[i].used |= env_find(L.consts, L.nconsts, defs[i].name) != NULL;
   collect_ops(&ast->list, &L.ops);
   if (!load_header(&L, hdr, &result)) return NULL;
   for (int i = 0; i < hdr->list3.len; i++)

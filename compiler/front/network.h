@@ -87,12 +87,14 @@ typedef struct Network {
   NetTask *tasks;
   int ntasks;
   NetTensor *output;
+  struct WeightSet *weights; /* an imported model's weights (onnx/); NULL for .tex files */
 } Network;
 
 /* network.c */
 /* Load network NAME of FILE (NULL: the file's only network; `--kernel NAME` picks one
  * of several): parse, instantiate, fuse, check every group. NULL on errors (reported at
- * the call's line). DEFS override constants of the network's file. */
+ * the call's line). DEFS override constants of the network's file. An ONNX model
+ * (FILE.onnx) is imported in memory first (docs/ONNX.md), its weights in Network.weights. */
 Network *net_load(const char *file, const char *name, Define *defs, int ndefs);
 /* Does PATH parse, and hold a `network`? (Quiet: a file that does not parse says no.) */
 bool net_is_network_file(const char *path);

@@ -1,0 +1,583 @@
+/* onnx_import.c — `texc import MODEL.onnx [-o NET.tex]` and `texc run|bench|tune MODEL.onnx`:
+ * an ONNX model as a `.tex` network (docs/ONNX.md).
+ *
+ *   read     protobuf-c's onnx.ModelProto (generated at build time from libonnx-dev's
+ *            onnx.proto); a file that does not unpack is truncated or corrupt
+ *   check    the default domain's opset in 11..18; every graph input and output typed with
+ *            a static shape; initializers as large as their shapes; every value defined
+ *            once; the nodes a DAG (sorted here, so their order in the file does not matter)
+ *   import   node by node (onnx_ops.c): constants fold (the shape arithmetic exporters
+ *            emit), everything else becomes network calls
+ *   write    imports, the kernels this model needs beyond stdlib, the network; the
+ *            weights (constants that calls read) in a safetensors sidecar
+ */
+#include "onnx/onnx_internal.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- tensors --------------------------------------------------------------------- */
+
+/* The values of TP as doubles (malloc'd, *N of them). false: *WHY. */
+static bool tensor_values(const Onnx__TensorProto *tp, double **out, int64_t *n, const char **why) {
+  int64_t m = 1;
+  for (size_t d = 0; d < tp->n_dims; d++) {
+    if (tp->dims[d] < 0 || (tp->dims[d] && m > ((int64_t)1 << 40) / tp->dims[d])) {
+      *why = "a negative or huge dimension";
+      return false;
+    }
+    m *= tp->dims[d];
+  }
+  if (tp->n_external_data || (tp->has_data_location && tp->data_location == 1)) {
+    *why = "external data is not supported (save the model with its weights inside)";
+    return false;
+  }
+  int dt = tp->data_type;
+  size_t esize = dt == OT_FLOAT || dt == OT_INT32 ? 4 : dt == OT_INT64 || dt == OT_DOUBLE ? 8 : dt == OT_UINT8 || dt == OT_INT8 || dt == OT_BOOL ? 1 : 0;
+  if (!esize) {
+    *why = xprintf("not supported: data type %d (float, double, int8/32/64, uint8, bool)", dt);
+    return false;
+  }
+  double *v = malloc(sizeof(double) * (size_t)(m ? m : 1));
+  size_t have = tp->has_raw_data ? tp->raw_data.len / esize
+                : dt == OT_FLOAT ? tp->n_float_data : dt == OT_INT64 ? tp->n_int64_data
+                : dt == OT_DOUBLE ? tp->n_double_data : tp->n_int32_data;
+  if (tp->has_raw_data && tp->raw_data.len % esize) have = (size_t)-1;
+  if (have != (size_t)m) {
+    free(v);
+    *why = xprintf("%zu values for a shape of %lld elements", have == (size_t)-1 ? 0 : have, (long long)m);
+    return false;
+  }
+  for (int64_t i = 0; i < m; i++) {
+    const uint8_t *r = tp->has_raw_data ? tp->raw_data.data + (size_t)i * esize : NULL;
+    if (dt == OT_FLOAT) {
+      float f;
+      if (r) memcpy(&f, r, 4);
+      else f = tp->float_data[i];
+      v[i] = f;
+    } else if (dt == OT_DOUBLE) {
+      if (r) memcpy(&v[i], r, 8);
+      else v[i] = tp->double_data[i];
+    } else if (dt == OT_INT64) {
+      int64_t x;
+      if (r) memcpy(&x, r, 8);
+      else x = tp->int64_data[i];
+      v[i] = (double)x;
+    } else if (dt == OT_INT32) {
+      int32_t x;
+      if (r) memcpy(&x, r, 4);
+      else x = tp->int32_data[i];
+      v[i] = x;
+    } else {
+      int x = r ? (dt == OT_INT8 ? (int)(int8_t)r[0] : r[0]) : tp->int32_data[i];
+      v[i] = x;
+    }
+  }
+  *out = v;
+  *n = m;
+  return true;
+}
+
+bool onnx_tensor_f32(const Onnx__TensorProto *tp, HostTensor *t, const char **why) {
+  double *v;
+  int64_t n;
+  if (tp->n_dims > HT_MAX_DIMS) return *why = "more than 8 dimensions", false;
+  if (!tensor_values(tp, &v, &n, why)) return false;
+  memset(t, 0, sizeof *t);
+  t->ndim = tp->n_dims ? (int)tp->n_dims : 1;
+  t->shape[0] = 1;
+  for (size_t d = 0; d < tp->n_dims; d++) t->shape[d] = tp->dims[d];
+  t->data = malloc(sizeof(float) * (size_t)(n ? n : 1));
+  for (int64_t i = 0; i < n; i++) t->data[i] = (float)v[i];
+  free(v);
+  return true;
+}
+
+/* ---- values and errors ----------------------------------------------------------- */
+
+int64_t val_numel(const Val *v) {
+  int64_t n = 1;
+  for (int d = 0; d < v->ndim; d++) n *= v->shape[d];
+  return n;
+}
+
+Val *imp_val(Imp *I, const char *name) {
+  for (int i = I->vals.len - 1; i >= 0; i--) {
+    Val *v = VEC_AT(I->vals, i);
+    if (strcmp(v->name, name) == 0) return v;
+  }
+  return NULL;
+}
+
+static Val *new_val(Imp *I, const char *name, int dtype, int nd, const int64_t *shape) {
+  Val *v = xalloc(sizeof *v);
+  v->name = xstrdup(name);
+  v->dtype = dtype;
+  v->ndim = nd;
+  if (nd) memcpy(v->shape, shape, sizeof(int64_t) * (size_t)nd);
+  vec_push(&I->vals, v);
+  return v;
+}
+
+Val *imp_out(Imp *I, int k, int dtype, int nd, const int64_t *shape) {
+  return new_val(I, I->node->output[k], dtype, nd, shape);
+}
+
+static bool report(Imp *I, const char *prefix, const char *fmt, va_list ap) {
+  char msg[700];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  const Onnx__NodeProto *n = I->node;
+  if (n)
+    diag_error((Loc){0}, "%s: node '%s' (%s): %s%s", I->path, n->name && *n->name ? n->name : n->n_output ? n->output[0] : "?",
+               n->op_type, prefix, msg);
+  else
+    diag_error((Loc){0}, "%s: %s%s", I->path, prefix, msg);
+  I->failed = true;
+  return false;
+}
+
+bool imp_error(Imp *I, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  report(I, "", fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+bool imp_unsupported(Imp *I, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  report(I, "not supported: ", fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+/* ---- the network's text ---------------------------------------------------------- */
+
+static bool keyword(const char *s) {
+  static const char *const kw[] = {"const", "import", "kernel", "tensor", "where", "in", "schedule", "for", "auto",
+                                   "network", "f32", "f64", "f16", "i8", "i16", "i32", "i64", "u8", "u32", "bool"};
+  for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++)
+    if (strcmp(s, kw[i]) == 0) return true;
+  return false;
+}
+
+const char *imp_name(Imp *I, const char *hint) {
+  char *s = xstrdup(hint && *hint ? hint : "t");
+  for (char *p = s; *p; p++)
+    if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9')) *p = '_';
+  if (*s >= '0' && *s <= '9') s = xprintf("t%s", s);
+  if (keyword(s)) s = xprintf("%s_", s);
+  const char *name = s;
+  for (int k = 2;; k++) {
+    bool used = false;
+    for (int i = 0; i < I->names.len && !used; i++) used = strcmp(VEC_AT(I->names, i), name) == 0;
+    if (!used) break;
+    name = xprintf("%s_%d", s, k);
+  }
+  vec_push(&I->names, (void *)name);
+  return name;
+}
+
+static char *shape_decl(const Val *v) {
+  char *s = xstrdup("f32[");
+  for (int d = 0; d < v->ndim; d++) s = xprintf("%s%s%lld", s, d ? ", " : "", (long long)v->shape[d]);
+  return xprintf("%s%s]", s, v->ndim ? "" : "1");
+}
+
+/* A weight parameter for constant V (data D, shape SHAPE) named after HINT. */
+static const char *new_weight(Imp *I, const char *hint, const double *d, int nd, const int64_t *shape) {
+  const char *name = imp_name(I, hint);
+  Val tmp = {.ndim = nd};
+  if (nd) memcpy(tmp.shape, shape, sizeof(int64_t) * (size_t)nd);
+  I->params = xprintf("%s,\n    %s: %s", I->params, name, shape_decl(&tmp));
+  HostTensor t = {.name = name, .ndim = nd ? nd : 1, .shape = {1}};
+  if (nd) memcpy(t.shape, shape, sizeof(int64_t) * (size_t)nd);
+  int64_t n = val_numel(&tmp);
+  t.data = malloc(sizeof(float) * (size_t)(n ? n : 1));
+  for (int64_t i = 0; i < n; i++) t.data[i] = (float)d[i];
+  ws_add(&I->weights, t);
+  return name;
+}
+
+double *imp_permute_nhwc(const Val *v) {
+  int64_t n = v->shape[0], c = v->shape[1], h = v->shape[2], w = v->shape[3];
+  int64_t total = n * c * h * w;
+  double *d = malloc(sizeof(double) * (size_t)(total > 0 ? total : 1));
+  for (int64_t a = 0; a < n; a++)
+    for (int64_t b = 0; b < c; b++)
+      for (int64_t y = 0; y < h; y++)
+        for (int64_t x = 0; x < w; x++) d[((a * h + y) * w + x) * c + b] = v->c[((a * c + b) * h + y) * w + x];
+  return d;
+}
+
+const char *imp_tensor_nhwc(Imp *I, Val *v) {
+  if (v->nhwc) return v->tex;
+  if (v->other) return v->other;
+  int64_t sh[4] = {v->shape[0], v->shape[2], v->shape[3], v->shape[1]};
+  if (v->c) {
+    double *d = imp_permute_nhwc(v);
+    v->other = new_weight(I, xprintf("%s_nhwc", v->name), d, 4, sh);
+    free(d);
+  } else {
+    v->other = imp_name(I, xprintf("%s_nhwc", v->name));
+    imp_call(I, v->other, "nchw_to_nhwc", v->tex);
+  }
+  return v->other;
+}
+
+const char *imp_tensor(Imp *I, Val *v) {
+  if (v->nhwc) {
+    if (!v->other) {
+      v->other = imp_name(I, xprintf("%s_nchw", v->name));
+      imp_call(I, v->other, "nhwc_to_nchw", v->tex);
+    }
+    return v->other;
+  }
+  if (v->tex) return v->tex;
+  v->tex = new_weight(I, v->name, v->c, v->ndim, v->shape);
+  v->param = true;
+  return v->tex;
+}
+
+const char *imp_kernel(Imp *I, const char *base, const char *text) {
+  for (int i = 0; i < I->ktext.len; i++)
+    if (strcmp(VEC_AT(I->ktext, i), text) == 0) return VEC_AT(I->kname, i);
+  /* named after the result's shape too ("relu_3x4x5"): never a stdlib operator's name */
+  const char *res = strstr(text, "-> Y: f32[");
+  char *tag = xstrdup("");
+  for (const char *p = res ? res + 10 : "]"; *p && *p != ']'; p++)
+    if (*p != ' ') tag = xprintf("%s%c", tag, *p == ',' ? 'x' : *p);
+  base = xprintf("%s_%s", base, tag);
+  const char *name = base;
+  for (int k = 2;; k++) {
+    bool used = false;
+    for (int i = 0; i < I->kname.len && !used; i++) used = strcmp(VEC_AT(I->kname, i), name) == 0;
+    if (!used) break;
+    name = xprintf("%s_%d", base, k);
+  }
+  vec_push(&I->ktext, (void *)xstrdup(text));
+  vec_push(&I->kname, (void *)name);
+  I->kernels = xprintf("%s\nkernel %s%s\n", I->kernels, name, text);
+  return name;
+}
+
+void imp_call(Imp *I, const char *out, const char *op, const char *args) {
+  I->body = xprintf("%s  %s = %s(%s)\n", I->body, out, op, args);
+}
+
+/* ---- checks ---------------------------------------------------------------------- */
+
+/* The opset of the default domain; false: reported. */
+static bool check_opset(Imp *I, const Onnx__ModelProto *m) {
+  I->opset = -1;
+  for (size_t i = 0; i < m->n_opset_import; i++) {
+    const Onnx__OperatorSetIdProto *o = m->opset_import[i];
+    if (!o->domain || !*o->domain || strcmp(o->domain, "ai.onnx") == 0) I->opset = (int)o->version;
+  }
+  if (I->opset < 0) return imp_error(I, "the model imports no opset of the default domain");
+  if (I->opset < 11 || I->opset > 18)
+    return imp_unsupported(I, "opset %d of the default domain (texc imports opsets 11 to 18)", I->opset);
+  return true;
+}
+
+/* The value of symbolic dimension NAME: its -D, else 1 (an unnamed one: 1). Each name is
+ * noted once for the header comment. */
+static int64_t symbolic_size(Imp *I, const char *name) {
+  int64_t v = 1;
+  for (int i = 0; i < I->ndefs; i++)
+    if (*name && strcmp(I->defs[i].name, name) == 0) {
+      v = I->defs[i].value;
+      I->defs[i].used = true;
+    }
+  const char *note = xprintf("%s = %lld", *name ? name : "(unnamed)", (long long)v);
+  if (!strstr(I->symbolic, note)) I->symbolic = xprintf("%s%s%s", I->symbolic, *I->symbolic ? ", " : "", note);
+  return v;
+}
+
+/* A graph input or output's type into DTYPE, SHAPE; false: reported. */
+static bool value_type(Imp *I, const Onnx__ValueInfoProto *vi, const char *what, int *dtype, int *nd, int64_t *shape) {
+  const Onnx__TypeProto *tp = vi->type;
+  if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) return imp_error(I, "%s '%s' has no type", what, vi->name);
+  if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+    return imp_unsupported(I, "%s '%s' is not a tensor (a sequence, map or optional)", what, vi->name);
+  if (!tp->tensor_type->has_elem_type) return imp_error(I, "%s '%s' has no element type", what, vi->name);
+  const Onnx__TensorShapeProto *sh = tp->tensor_type->shape;
+  if (!sh) return imp_error(I, "%s '%s' has no shape", what, vi->name);
+  if (sh->n_dim > HT_MAX_DIMS) return imp_unsupported(I, "%s '%s' has %zu dimensions (at most 8)", what, vi->name, sh->n_dim);
+  *dtype = tp->tensor_type->elem_type;
+  *nd = (int)sh->n_dim;
+  for (size_t d = 0; d < sh->n_dim; d++) {
+    const Onnx__TensorShapeProto__Dimension *dim = sh->dim[d];
+    if (dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+      shape[d] = symbolic_size(I, dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? dim->dim_param : "");
+      if (shape[d] < 1) return imp_error(I, "%s '%s': -D %s=%lld: a size must be at least 1", what, vi->name, dim->dim_param, (long long)shape[d]);
+      continue;
+    }
+    if (dim->dim_value < (*dtype == OT_FLOAT ? 1 : 0)) return imp_unsupported(I, "%s '%s': dimension %zu is %lld (empty tensors)", what, vi->name, d + 1, (long long)dim->dim_value);
+    shape[d] = dim->dim_value;
+  }
+  return true;
+}
+
+/* Initializers as constants; false: reported. */
+static bool load_initializers(Imp *I, const Onnx__GraphProto *g) {
+  for (size_t i = 0; i < g->n_initializer; i++) {
+    const Onnx__TensorProto *tp = g->initializer[i];
+    double *v;
+    int64_t n;
+    const char *why;
+    if (!tp->name || !*tp->name) return imp_error(I, "initializer %zu has no name", i);
+    if (tp->n_dims > HT_MAX_DIMS) return imp_unsupported(I, "initializer '%s' has more than 8 dimensions", tp->name);
+    if (!tensor_values(tp, &v, &n, &why)) return imp_error(I, "initializer '%s': %s", tp->name, why);
+    if (imp_val(I, tp->name)) return imp_error(I, "initializer '%s' is defined twice", tp->name);
+    new_val(I, tp->name, tp->data_type, (int)tp->n_dims, tp->dims)->c = v;
+  }
+  return true;
+}
+
+/* Inputs given as files (`texc run MODEL.onnx --input ...`): the integer ones (shapes,
+ * axes, indices: no network tensor can hold them) are folded in as constants. */
+static const char *const *bound_files;
+static int nbound;
+static bool bound_folded[64];
+
+void onnx_bind_inputs(const char *const *files, int n) {
+  bound_files = files;
+  nbound = n < 64 ? n : 64;
+  memset(bound_folded, 0, sizeof bound_folded);
+}
+
+bool onnx_input_folded(int i) {
+  return i >= 0 && i < nbound && bound_folded[i];
+}
+
+/* The values of input file PATH (.pb exactly, .npy through f32) as V's constant; false:
+ * reported. */
+static bool bind_input(Imp *I, const char *path, Val *v) {
+  int64_t n = 0;
+  size_t len = strlen(path);
+  if (len > 3 && strcmp(path + len - 3, ".pb") == 0) {
+    unsigned char *b = (unsigned char *)read_file(path, &len);
+    Onnx__TensorProto *tp = b ? onnx__tensor_proto__unpack(NULL, len, b) : NULL;
+    free(b);
+    const char *why = "not a serialized onnx.TensorProto";
+    bool ok = tp && tensor_values(tp, &v->c, &n, &why);
+    if (tp) onnx__tensor_proto__free_unpacked(tp, NULL);
+    if (!ok) return diag_error((Loc){0}, "%s: %s", path, why), I->failed = true, false;
+  } else {
+    HostTensor h;
+    if (!npy_read(path, &h)) return I->failed = true, false;
+    n = ht_numel(&h);
+    v->c = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) v->c[i] = h.data[i];
+    free(h.data);
+  }
+  if (n != val_numel(v)) {
+    diag_error((Loc){0}, "%s: %lld values, but input '%s' has %lld", path, (long long)n, v->name, (long long)val_numel(v));
+    return I->failed = true, false;
+  }
+  return true;
+}
+
+/* The graph inputs that are not initializers: the network's first parameters, in order. */
+static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
+  int count = 0, k = 0;
+  for (size_t i = 0; i < g->n_input; i++) {
+    const Onnx__ValueInfoProto *vi = g->input[i];
+    int dtype, nd;
+    int64_t shape[HT_MAX_DIMS];
+    if (!vi->name || !*vi->name) return imp_error(I, "graph input %zu has no name", i);
+    Val *init = imp_val(I, vi->name);
+    if (!value_type(I, vi, "input", &dtype, &nd, shape)) return false;
+    if (init) continue; /* an initializer listed as an input (IR < 4): a constant */
+    Val *v = new_val(I, vi->name, dtype, nd, shape);
+    if (dtype != OT_FLOAT && k < nbound) {
+      if (!bind_input(I, bound_files[k], v)) return false;
+      bound_folded[k++] = true;
+      continue;
+    }
+    k++;
+    if (dtype != OT_FLOAT)
+      return imp_unsupported(I, "input '%s' has element type %d; networks take float (f32) (an integer input given "
+                             "with --input is folded in as a constant)", vi->name, dtype);
+    v->tex = imp_name(I, vi->name);
+    v->param = true;
+    I->ninputs++;
+    *header = xprintf("%s%s%s: %s", *header, count++ ? ",\n    " : "", v->tex, shape_decl(v));
+  }
+  if (!count) return imp_unsupported(I, "a graph without runtime inputs");
+  return true;
+}
+
+/* Nodes in an order where each reads only what earlier nodes (or the graph) define;
+ * false after "cycle" or "undefined" errors. */
+static bool topo_order(Imp *I, const Onnx__GraphProto *g, int *order) {
+  size_t n = g->n_node;
+  bool *done = xalloc(sizeof(bool) * (n + 1));
+  Vec defined = {0}; /* names defined so far */
+  for (int i = 0; i < I->vals.len; i++) vec_push(&defined, (void *)((Val *)VEC_AT(I->vals, i))->name);
+  int k = 0;
+  for (bool progress = true; progress && (size_t)k < n;) {
+    progress = false;
+    for (size_t i = 0; i < n; i++) {
+      if (done[i]) continue;
+      const Onnx__NodeProto *nd = g->node[i];
+      bool ready = true;
+      for (size_t j = 0; j < nd->n_input && ready; j++) {
+        if (!*nd->input[j]) continue; /* an omitted optional input */
+        bool found = false;
+        for (int d = defined.len - 1; d >= 0 && !found; d--) found = strcmp(VEC_AT(defined, d), nd->input[j]) == 0;
+        ready = found;
+      }
+      if (!ready) continue;
+      done[i] = progress = true;
+      order[k++] = (int)i;
+      for (size_t j = 0; j < nd->n_output; j++) vec_push(&defined, nd->output[j]);
+    }
+  }
+  if ((size_t)k == n) return true;
+  /* The first node left: a cycle when everything it reads is some node's output. */
+  for (size_t i = 0; i < n; i++) {
+    if (done[i]) continue;
+    const Onnx__NodeProto *nd = g->node[i];
+    I->node = nd;
+    for (size_t j = 0; j < nd->n_input; j++) {
+      bool produced = false;
+      for (size_t p = 0; p < n && !produced; p++)
+        for (size_t q = 0; q < g->node[p]->n_output; q++) produced |= strcmp(g->node[p]->output[q], nd->input[j]) == 0;
+      bool known = false;
+      for (int d = 0; d < defined.len && !known; d++) known = strcmp(VEC_AT(defined, d), nd->input[j]) == 0;
+      if (!known && !produced && *nd->input[j])
+        return imp_error(I, "input '%s' is defined by no node, initializer or graph input", nd->input[j]);
+    }
+    return imp_error(I, "the graph has a cycle through this node (what it reads depends on its own result)");
+  }
+  return false;
+}
+
+static char *idx_text(int nd) {
+  char *s = xstrdup("");
+  for (int d = 0; d < (nd ? nd : 1); d++) s = xprintf("%s%si%d", s, d ? ", " : "", d);
+  return s;
+}
+
+/* The graph's one output as the network's result; false: reported. */
+static bool load_output(Imp *I, const Onnx__GraphProto *g, const char **name, const char **decl) {
+  I->node = NULL;
+  if (g->n_output != 1) return imp_unsupported(I, "%zu graph outputs (a network has one)", g->n_output);
+  const Onnx__ValueInfoProto *vi = g->output[0];
+  int dtype, nd;
+  int64_t shape[HT_MAX_DIMS];
+  if (!value_type(I, vi, "output", &dtype, &nd, shape)) return false;
+  Val *v = imp_val(I, vi->name);
+  if (!v) return imp_error(I, "output '%s' is computed by no node", vi->name);
+  if (dtype != OT_FLOAT || v->dtype != OT_FLOAT) return imp_unsupported(I, "output '%s' is not float", vi->name);
+  if (nd != v->ndim || (nd && memcmp(shape, v->shape, sizeof(int64_t) * (size_t)nd)))
+    return imp_error(I, "output '%s' is declared %s but its node makes %s", vi->name,
+                     shape_decl(&(Val){.ndim = nd, .shape = {shape[0], shape[1], shape[2], shape[3], shape[4], shape[5], shape[6], shape[7]}}),
+                     shape_decl(v));
+  if (v->c) return imp_unsupported(I, "output '%s' is a constant", vi->name);
+  *decl = shape_decl(v);
+  /* The result is a call's, in the model's layout: a copy when the output is a parameter
+   * (Identity of the input). */
+  const char *res = imp_tensor(I, v);
+  if (v->param && !v->nhwc) {
+    res = imp_name(I, xprintf("%s_out", vi->name));
+    const char *copy = imp_kernel(I, "copy", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", *decl, *decl,
+                                                     idx_text(v->ndim), idx_text(v->ndim)));
+    imp_call(I, res, copy, v->tex);
+  }
+  *name = res;
+  return true;
+}
+
+/* The model's text and weights; false after errors. */
+static bool import_model(Imp *I, const Onnx__ModelProto *m, const char *tex_name, OnnxImport *out) {
+  const Onnx__GraphProto *g = m->graph;
+  if (!g) return imp_error(I, "the model has no graph");
+  for (size_t i = 0; i < g->n_node; i++) { /* first what no opset would make importable */
+    I->node = g->node[i];
+    if (I->node->domain && *I->node->domain && strcmp(I->node->domain, "ai.onnx") != 0)
+      return imp_unsupported(I, "operator %s of domain '%s'", I->node->op_type, I->node->domain);
+    if (!onnx_op_known(I->node->op_type)) return imp_unsupported(I, "operator %s", I->node->op_type);
+  }
+  I->node = NULL;
+  if (!check_opset(I, m)) return false;
+  char *inputs = xstrdup("");
+  if (!load_initializers(I, g) || !load_inputs(I, g, &inputs)) return false;
+  int *order = xalloc(sizeof(int) * (g->n_node + 1));
+  if (!topo_order(I, g, order)) return false;
+  for (size_t i = 0; i < g->n_node; i++) {
+    I->node = g->node[order[i]];
+    for (size_t j = 0; j < I->node->n_output; j++)
+      if (*I->node->output[j] && imp_val(I, I->node->output[j])) return imp_error(I, "value '%s' is defined twice", I->node->output[j]);
+    if (!onnx_op(I)) return false;
+  }
+  const char *res = NULL, *decl = NULL;
+  if (!load_output(I, g, &res, &decl)) return false;
+  const char *gname = imp_name(I, g->name && *g->name ? g->name : "model");
+  out->text = xprintf("# %s: imported by `texc import` from %s (opset %d%s%s).\n"
+                      "# Weights: %zu tensors in the safetensors file beside this one.\n%s"
+                      "import \"nn/elementwise.tex\"\nimport \"nn/dense.tex\"\nimport \"nn/shape.tex\"\nimport \"nn/conv2d.tex\"\n"
+                      "import \"nn/onnx.tex\"\n%s\n"
+                      "network %s(%s%s)\n    -> %s: %s {\n%s}\n",
+                      tex_name, I->path, I->opset, m->producer_name && *m->producer_name ? ", producer " : "",
+                      m->producer_name && *m->producer_name ? m->producer_name : "", (size_t)I->weights.n,
+                      *I->symbolic ? xprintf("# Symbolic sizes, fixed here: %s (texc import -D NAME=N picks others).\n", I->symbolic) : "",
+                      I->kernels,
+                      gname, inputs, I->params, res, decl, I->body);
+  out->weights = I->weights;
+  out->ninputs = I->ninputs;
+  return true;
+}
+
+bool onnx_is_model(const char *path) {
+  size_t n = strlen(path);
+  return n > 5 && strcmp(path + n - 5, ".onnx") == 0;
+}
+
+bool onnx_import(const char *path, const char *tex_name, Define *defs, int ndefs, OnnxImport *out) {
+  memset(out, 0, sizeof *out);
+  Imp I = {.path = path, .body = xstrdup(""), .kernels = xstrdup(""), .params = xstrdup(""), .defs = defs, .ndefs = ndefs,
+           .symbolic = xstrdup("")};
+  size_t len;
+  unsigned char *b = (unsigned char *)read_file(path, &len);
+  if (!b) return imp_error(&I, "cannot read the model");
+  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, b);
+  free(b);
+  if (!m) return imp_error(&I, "not an ONNX model: the protobuf is truncated or corrupt");
+  bool ok = import_model(&I, m, tex_name, out);
+  onnx__model_proto__free_unpacked(m, NULL);
+  for (int i = 0; i < I.vals.len; i++) free(((Val *)VEC_AT(I.vals, i))->c);
+  return ok && !I.failed;
+}
+
+/* NET.tex for MODEL.onnx: the model's path with .tex for .onnx. */
+static const char *tex_for(const char *model) {
+  size_t n = strlen(model);
+  return xprintf("%.*s.tex", (int)(onnx_is_model(model) ? n - 5 : n), model);
+}
+
+int onnx_import_main(const char *model, const char *out, Define *defs, int ndefs) {
+  const char *tex = out ? out : tex_for(model);
+  size_t n = strlen(tex);
+  if (n < 5 || strcmp(tex + n - 4, ".tex") != 0) {
+    diag_error((Loc){0}, "-o %s: the network file's name ends in .tex", tex);
+    return 1;
+  }
+  OnnxImport im;
+  if (!onnx_import(model, tex, defs, ndefs, &im)) return 1;
+  for (int i = 0; i < ndefs; i++)
+    if (!defs[i].used) diag_warning((Loc){0}, "-D %s: no symbolic dimension of that name in %s", defs[i].name, model);
+  const char *weights = xprintf("%.*s.safetensors", (int)(n - 4), tex);
+  FILE *f = fopen(tex, "w");
+  if (!f || fputs(im.text, f) < 0 || fclose(f) != 0) {
+    diag_error((Loc){0}, "%s: cannot write the file", tex);
+    return 1;
+  }
+  if (!safetensors_write(weights, &im.weights)) return 1;
+  printf("%s: %s and %s (%d weight tensors)\n", model, tex, weights, im.weights.n);
+  return 0;
+}

@@ -1,0 +1,1576 @@
+/* onnx_ops.c — one ONNX node at a time (docs/ONNX.md lists the operators).
+ *
+ * A node whose inputs are all constants folds here (Shape, Gather, Concat, arithmetic:
+ * the shape arithmetic exporters emit); any other becomes network calls: a stdlib
+ * operator where one fits (conv2d_nchw_pad, dense, relu, bias_add_nchw, batch_norm_nchw,
+ * ...), else a kernel of the model's file written for the node's shapes (broadcasting
+ * elementwise operators, transposes, reshapes, reductions, softmax). Float attributes
+ * are literals in those kernels; integer ones are the operators' attributes.
+ * An attribute or input form not handled is `not supported: ...`, never a guess.
+ */
+#include "onnx/onnx_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the node -------------------------------------------------------------------- */
+
+static const Onnx__AttributeProto *attr(Imp *I, const char *name) {
+  for (size_t i = 0; i < I->node->n_attribute; i++)
+    if (strcmp(I->node->attribute[i]->name, name) == 0) return I->node->attribute[i];
+  return NULL;
+}
+
+static int64_t attr_i(Imp *I, const char *name, int64_t def) {
+  const Onnx__AttributeProto *a = attr(I, name);
+  return a && a->has_i ? a->i : def;
+}
+
+static double attr_f(Imp *I, const char *name, double def) {
+  const Onnx__AttributeProto *a = attr(I, name);
+  return a && a->has_f ? a->f : def;
+}
+
+static const char *attr_s(Imp *I, const char *name, const char *def) {
+  const Onnx__AttributeProto *a = attr(I, name);
+  return a && a->has_s ? xprintf("%.*s", (int)a->s.len, (const char *)a->s.data) : def;
+}
+
+/* The ints of attribute NAME into OUT (at most MAX); their number, -1 when absent. */
+static int attr_ints(Imp *I, const char *name, int64_t *out, int max) {
+  const Onnx__AttributeProto *a = attr(I, name);
+  if (!a) return -1;
+  int n = (int)a->n_ints < max ? (int)a->n_ints : max;
+  for (int i = 0; i < n; i++) out[i] = a->ints[i];
+  return n;
+}
+
+/* Every attribute of the node is in the comma-separated list KNOWN; else unsupported. */
+static bool attrs_known(Imp *I, const char *known) {
+  for (size_t i = 0; i < I->node->n_attribute; i++) {
+    const char *n = I->node->attribute[i]->name;
+    const char *p = strstr(known, n);
+    size_t len = strlen(n);
+    if (!(p && (p == known || p[-1] == ',') && (p[len] == ',' || !p[len])))
+      return imp_unsupported(I, "attribute '%s'", n);
+  }
+  return true;
+}
+
+/* Input K, or NULL when absent (omitted optional inputs are ""). */
+static Val *in(Imp *I, int k) {
+  if ((size_t)k >= I->node->n_input || !*I->node->input[k]) return NULL;
+  return imp_val(I, I->node->input[k]);
+}
+
+static int nin(Imp *I) {
+  return (int)I->node->n_input;
+}
+
+/* Input K must be present and constant. */
+static Val *const_in(Imp *I, int k, const char *what) {
+  Val *v = in(I, k);
+  if (!v) return imp_error(I, "input %d (%s) is missing", k + 1, what), NULL;
+  if (!v->c) return imp_unsupported(I, "input %d (%s) computed at run time; it must be a constant", k + 1, what), NULL;
+  return v;
+}
+
+/* Input K, present and a float network tensor or constant. */
+static Val *float_in(Imp *I, int k) {
+  Val *v = in(I, k);
+  if (!v) return imp_error(I, "input %d is missing", k + 1), NULL;
+  if (!v->c && v->dtype != OT_FLOAT) return imp_unsupported(I, "input %d of element type %d (networks are f32)", k + 1, v->dtype), NULL;
+  return v;
+}
+
+static bool one_output(Imp *I) {
+  for (size_t k = 1; k < I->node->n_output; k++)
+    if (*I->node->output[k]) return imp_unsupported(I, "output %zu ('%s')", k + 1, I->node->output[k]);
+  return true;
+}
+
+/* A normalized axis of a rank-R tensor; -1 (reported) when out of range. */
+static int axis_of(Imp *I, int64_t a, int r) {
+  if (a < -r || a >= r) return imp_error(I, "axis %lld outside rank %d", (long long)a, r), -1;
+  return (int)(a < 0 ? a + r : a);
+}
+
+/* ---- text helpers ---------------------------------------------------------------- */
+
+/* A float literal of the language: always with '.' or an exponent; +-inf as the largest f32. */
+static char *flit(double v) {
+  if (isinf(v)) v = v > 0 ? 3.4028234e38 : -3.4028234e38;
+  char *s = xprintf("%.9g", fabs(v));
+  if (!strpbrk(s, ".e")) s = xprintf("%s.0", s);
+  return v < 0 ? xprintf("(-%s)", s) : s;
+}
+
+static char *dims_text(const int64_t *shape, int nd) {
+  if (nd == 0) return xstrdup("1");
+  char *s = xstrdup("");
+  for (int d = 0; d < nd; d++) s = xprintf("%s%s%lld", s, d ? ", " : "", (long long)shape[d]);
+  return s;
+}
+
+static char *ty(const Val *v) {
+  return xprintf("f32[%s]", dims_text(v->shape, v->ndim));
+}
+
+/* "i0, i1, ..." for rank ND (rank 0: "i0"). */
+static char *idx(const char *p, int nd) {
+  char *s = xstrdup("");
+  for (int d = 0; d < (nd ? nd : 1); d++) s = xprintf("%s%s%s%d", s, d ? ", " : "", p, d);
+  return s;
+}
+
+/* A new output value K: a float network tensor named after it. */
+static Val *net_out(Imp *I, int k, int nd, const int64_t *shape) {
+  Val *v = imp_out(I, k, OT_FLOAT, nd, shape);
+  v->tex = imp_name(I, v->name);
+  return v;
+}
+
+/* Output 0 as an alias of V (Identity, Dropout, Reshape to the same shape). */
+static bool alias(Imp *I, Val *v) {
+  Val *o = imp_out(I, 0, v->dtype, v->ndim, v->shape);
+  if (v->c) {
+    int64_t n = val_numel(v);
+    o->c = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    memcpy(o->c, v->c, sizeof(double) * (size_t)n);
+  } else {
+    o->tex = v->tex;
+    o->param = v->param;
+    o->nhwc = v->nhwc;
+    o->other = v->other;
+  }
+  return true;
+}
+
+/* ---- broadcasting ---------------------------------------------------------------- */
+
+/* The numpy broadcast of A and B into OUT; false: reported. */
+static bool broadcast(Imp *I, const int64_t *a_in, int na, const int64_t *b_in, int nb, int64_t *out, int *no) {
+  int64_t a[HT_MAX_DIMS], b[HT_MAX_DIMS]; /* OUT may be A or B */
+  memcpy(a, a_in, sizeof(int64_t) * (size_t)na);
+  memcpy(b, b_in, sizeof(int64_t) * (size_t)nb);
+  int n = na > nb ? na : nb;
+  for (int d = 0; d < n; d++) {
+    int64_t x = d - (n - na) >= 0 ? a[d - (n - na)] : 1, y = d - (n - nb) >= 0 ? b[d - (n - nb)] : 1;
+    if (x != y && x != 1 && y != 1)
+      return imp_error(I, "shapes do not broadcast: dimension %d is %lld and %lld", d + 1, (long long)x, (long long)y);
+    out[d] = x == 1 ? y : x;
+  }
+  *no = n;
+  return true;
+}
+
+/* The flat index into a tensor of shape SH (rank NS) read at output point IDX (rank NO)
+ * under broadcasting. */
+static int64_t bidx(const int64_t *sh, int ns, const int64_t *idxs, int no) {
+  int64_t f = 0;
+  for (int d = 0; d < ns; d++) {
+    int64_t i = sh[d] == 1 ? 0 : idxs[d + no - ns];
+    f = f * sh[d] + i;
+  }
+  return f;
+}
+
+/* The access of V at the output's index i0.. (rank NO), broadcast. */
+static char *baccess(const char *name, const Val *v, const int64_t *oshape, int no) {
+  if (v->ndim == 0) return xprintf("%s[0]", name);
+  char *s = xprintf("%s[", name);
+  for (int d = 0; d < v->ndim; d++) {
+    int od = d + no - v->ndim;
+    s = xprintf("%s%s%s", s, d ? ", " : "", v->shape[d] == 1 && oshape[od] != 1 ? "0" : xprintf("i%d", od));
+  }
+  return xprintf("%s]", s);
+}
+
+/* ---- constant folding ------------------------------------------------------------ */
+
+static double *vals(int64_t n) {
+  return malloc(sizeof(double) * (size_t)(n ? n : 1));
+}
+
+/* A constant output K. */
+static Val *const_out(Imp *I, int k, int dtype, int nd, const int64_t *shape, double *c) {
+  Val *v = imp_out(I, k, dtype, nd, shape);
+  v->c = c;
+  return v;
+}
+
+/* Round a folded value to its type: f32 for float, truncation for integers. */
+static double typed(int dtype, double x) {
+  if (dtype == OT_FLOAT) return (float)x;
+  if (dtype == OT_DOUBLE) return x;
+  if (dtype == OT_BOOL) return x != 0;
+  return isfinite(x) ? trunc(x) : 0;
+}
+
+static bool is_int(int dtype) {
+  return dtype != OT_FLOAT && dtype != OT_DOUBLE;
+}
+
+/* One elementwise operation on folded values. */
+static double fold1(const char *op, int dt, double a, double b, double c, int64_t fmod_attr) {
+  if (!strcmp(op, "Add")) return a + b;
+  if (!strcmp(op, "Sub")) return a - b;
+  if (!strcmp(op, "Mul")) return a * b;
+  if (!strcmp(op, "Div")) return is_int(dt) ? (b == 0 ? 0 : trunc(a / b)) : a / b;
+  if (!strcmp(op, "Mod")) {
+    if (b == 0) return 0;
+    if (fmod_attr || !is_int(dt)) return fmod(a, b);
+    double r = fmod(a, b);
+    return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+  }
+  if (!strcmp(op, "Pow")) return pow(a, b);
+  if (!strcmp(op, "Equal")) return a == b;
+  if (!strcmp(op, "Less")) return a < b;
+  if (!strcmp(op, "Greater")) return a > b;
+  if (!strcmp(op, "LessOrEqual")) return a <= b;
+  if (!strcmp(op, "GreaterOrEqual")) return a >= b;
+  if (!strcmp(op, "And")) return a && b;
+  if (!strcmp(op, "Or")) return a || b;
+  if (!strcmp(op, "Max")) return a > b ? a : b;
+  if (!strcmp(op, "Min")) return a < b ? a : b;
+  if (!strcmp(op, "Where")) return a ? b : c;
+  if (!strcmp(op, "Neg")) return -a;
+  if (!strcmp(op, "Abs")) return fabs(a);
+  if (!strcmp(op, "Not")) return !a;
+  if (!strcmp(op, "Sqrt")) return sqrt(a);
+  if (!strcmp(op, "Exp")) return exp(a);
+  if (!strcmp(op, "Log")) return log(a);
+  if (!strcmp(op, "Relu")) return a > 0 ? a : 0;
+  if (!strcmp(op, "Floor")) return floor(a);
+  if (!strcmp(op, "Ceil")) return ceil(a);
+  if (!strcmp(op, "Reciprocal")) return 1 / a;
+  if (!strcmp(op, "Sigmoid")) return 1 / (1 + exp(-a));
+  if (!strcmp(op, "Tanh")) return tanh(a);
+  return a; /* Identity, Cast */
+}
+
+/* Elementwise over constant inputs with broadcasting. */
+static bool fold_ew(Imp *I, const char *op) {
+  Val *x[3] = {0};
+  int n = nin(I) < 3 ? nin(I) : 3;
+  int no = 0;
+  int64_t os[HT_MAX_DIMS];
+  for (int k = 0; k < n; k++) {
+    x[k] = in(I, k);
+    if (!x[k]) return imp_error(I, "input %d is missing", k + 1);
+    if (!broadcast(I, os, no, x[k]->shape, x[k]->ndim, os, &no)) return false;
+  }
+  int dt = x[strcmp(op, "Where") == 0 ? 1 : 0]->dtype;
+  if (!strcmp(op, "Cast")) dt = (int)attr_i(I, "to", OT_FLOAT);
+  bool logic = !strcmp(op, "Equal") || !strcmp(op, "Less") || !strcmp(op, "Greater") || !strcmp(op, "LessOrEqual") ||
+               !strcmp(op, "GreaterOrEqual") || !strcmp(op, "And") || !strcmp(op, "Or") || !strcmp(op, "Not");
+  Val tmp = {.ndim = no};
+  memcpy(tmp.shape, os, sizeof os);
+  int64_t total = val_numel(&tmp), ix[HT_MAX_DIMS] = {0};
+  double *c = vals(total);
+  for (int64_t i = 0; i < total; i++) {
+    int64_t r = i;
+    for (int d = no - 1; d >= 0; d--) ix[d] = r % os[d], r /= os[d];
+    double a = x[0]->c[bidx(x[0]->shape, x[0]->ndim, ix, no)];
+    double b = n > 1 ? x[1]->c[bidx(x[1]->shape, x[1]->ndim, ix, no)] : 0;
+    double cc = n > 2 ? x[2]->c[bidx(x[2]->shape, x[2]->ndim, ix, no)] : 0;
+    c[i] = typed(logic ? OT_BOOL : dt, fold1(op, dt, a, b, cc, attr_i(I, "fmod", 0)));
+  }
+  const_out(I, 0, logic ? OT_BOOL : dt, no, os, c);
+  return true;
+}
+
+/* Constant: its tensor or scalar attribute. */
+static bool op_constant(Imp *I) {
+  const Onnx__AttributeProto *a = I->node->n_attribute == 1 ? I->node->attribute[0] : NULL;
+  if (!a) return imp_error(I, "a Constant needs exactly one value attribute");
+  int64_t one = 1;
+  if (!strcmp(a->name, "value") && a->t) {
+    HostTensor t;
+    const char *why;
+    const Onnx__TensorProto *tp = a->t;
+    if (tp->n_dims > HT_MAX_DIMS) return imp_unsupported(I, "more than 8 dimensions");
+    /* through f32 for floats; integers exactly */
+    if (tp->data_type == OT_FLOAT) {
+      if (!onnx_tensor_f32(tp, &t, &why)) return imp_error(I, "%s", why);
+      double *c = vals(ht_numel(&t));
+      for (int64_t i = 0; i < ht_numel(&t); i++) c[i] = t.data[i];
+      free(t.data);
+      const_out(I, 0, OT_FLOAT, (int)tp->n_dims, tp->dims, c);
+      return true;
+    }
+    int64_t n = 1;
+    for (size_t d = 0; d < tp->n_dims; d++) n *= tp->dims[d];
+    if (tp->data_type != OT_INT64 && tp->data_type != OT_INT32 && tp->data_type != OT_BOOL && tp->data_type != OT_DOUBLE)
+      return imp_unsupported(I, "a constant of element type %d", tp->data_type);
+    double *c = vals(n);
+    for (int64_t i = 0; i < n; i++) {
+      const uint8_t *r = tp->has_raw_data ? tp->raw_data.data : NULL;
+      size_t es = tp->data_type == OT_INT64 || tp->data_type == OT_DOUBLE ? 8 : tp->data_type == OT_INT32 ? 4 : 1;
+      if (r && tp->raw_data.len != (size_t)n * es) return imp_error(I, "a constant's data does not match its shape");
+      if (!r && (tp->data_type == OT_INT64 ? tp->n_int64_data : tp->data_type == OT_DOUBLE ? tp->n_double_data : tp->n_int32_data) != (size_t)n)
+        return imp_error(I, "a constant's data does not match its shape");
+      if (tp->data_type == OT_INT64) {
+        int64_t x;
+        if (r) memcpy(&x, r + 8 * i, 8);
+        else x = tp->int64_data[i];
+        c[i] = (double)x;
+      } else if (tp->data_type == OT_DOUBLE) {
+        if (r) memcpy(&c[i], r + 8 * i, 8);
+        else c[i] = tp->double_data[i];
+      } else if (tp->data_type == OT_INT32) {
+        int32_t x;
+        if (r) memcpy(&x, r + 4 * i, 4);
+        else x = tp->int32_data[i];
+        c[i] = x;
+      } else {
+        c[i] = r ? r[i] : tp->int32_data[i];
+      }
+    }
+    const_out(I, 0, tp->data_type, (int)tp->n_dims, tp->dims, c);
+    return true;
+  }
+  if (!strcmp(a->name, "value_float")) {
+    double *c = vals(1);
+    c[0] = a->f;
+    const_out(I, 0, OT_FLOAT, 0, &one, c);
+    return true;
+  }
+  if (!strcmp(a->name, "value_int")) {
+    double *c = vals(1);
+    c[0] = (double)a->i;
+    const_out(I, 0, OT_INT64, 0, &one, c);
+    return true;
+  }
+  if (!strcmp(a->name, "value_ints") || !strcmp(a->name, "value_floats")) {
+    bool f = a->name[6] == 'f';
+    int64_t n = f ? (int64_t)a->n_floats : (int64_t)a->n_ints;
+    double *c = vals(n);
+    for (int64_t i = 0; i < n; i++) c[i] = f ? (double)a->floats[i] : (double)a->ints[i];
+    const_out(I, 0, f ? OT_FLOAT : OT_INT64, 1, &n, c);
+    return true;
+  }
+  return imp_unsupported(I, "attribute '%s'", a->name);
+}
+
+/* Shape: the input's shape (run-time inputs too: shapes are static). */
+static bool op_shape(Imp *I) {
+  Val *x = in(I, 0);
+  if (!x || !attrs_known(I, "start,end")) return x ? false : imp_error(I, "input 1 is missing");
+  int64_t s = attr_i(I, "start", 0), e = attr_i(I, "end", x->ndim);
+  if (s < 0) s += x->ndim;
+  if (e < 0) e += x->ndim;
+  s = s < 0 ? 0 : s > x->ndim ? x->ndim : s;
+  e = e < s ? s : e > x->ndim ? x->ndim : e;
+  int64_t n = e - s;
+  double *c = vals(n);
+  for (int64_t i = 0; i < n; i++) c[i] = (double)x->shape[s + i];
+  const_out(I, 0, OT_INT64, 1, &n, c);
+  return true;
+}
+
+/* A constant 1-D int tensor as a shape (dims >= 0) into OUT; its length or -1. */
+static int shape_from(Imp *I, Val *v, int64_t *out) {
+  if (v->ndim > 1 || val_numel(v) > HT_MAX_DIMS) return imp_unsupported(I, "a shape of more than 8 dimensions"), -1;
+  int n = (int)val_numel(v);
+  for (int i = 0; i < n; i++) out[i] = (int64_t)v->c[i];
+  return n;
+}
+
+static bool op_constant_of_shape(Imp *I) {
+  Val *s = const_in(I, 0, "shape");
+  if (!s) return false;
+  int64_t shape[HT_MAX_DIMS];
+  int nd = shape_from(I, s, shape);
+  if (nd < 0) return false;
+  double v = 0;
+  int dt = OT_FLOAT;
+  const Onnx__AttributeProto *a = attr(I, "value");
+  if (a && a->t) {
+    HostTensor t;
+    const char *why;
+    if (!onnx_tensor_f32(a->t, &t, &why)) return imp_error(I, "%s", why);
+    v = t.data[0];
+    dt = a->t->data_type;
+    free(t.data);
+  }
+  Val tmp = {.ndim = nd};
+  memcpy(tmp.shape, shape, sizeof shape);
+  int64_t n = val_numel(&tmp);
+  double *c = vals(n);
+  for (int64_t i = 0; i < n; i++) c[i] = v;
+  const_out(I, 0, dt, nd, shape, c);
+  return true;
+}
+
+static bool op_range(Imp *I) {
+  Val *s = const_in(I, 0, "start"), *l = s ? const_in(I, 1, "limit") : NULL, *d = l ? const_in(I, 2, "delta") : NULL;
+  if (!d) return false;
+  double st = s->c[0], lim = l->c[0], de = d->c[0];
+  if (de == 0) return imp_error(I, "delta is 0");
+  int64_t n = (int64_t)fmax(ceil((lim - st) / de), 0);
+  double *c = vals(n);
+  for (int64_t i = 0; i < n; i++) c[i] = typed(s->dtype, st + (double)i * de);
+  const_out(I, 0, s->dtype, 1, &n, c);
+  return true;
+}
+
+/* ---- generated kernels ----------------------------------------------------------- */
+
+/* Y = EXPR at every point of the broadcast of inputs X[0..N) (or of OSHAPE when NO >= 0),
+ * $K in EXPR standing for input K there. Constant scalars are literals. */
+static bool ew_to(Imp *I, const char *base, Val **x, int n, const char *expr, const int64_t *oshape, int no_in) {
+  int no = 0;
+  int64_t os[HT_MAX_DIMS];
+  if (no_in >= 0) {
+    no = no_in;
+    memcpy(os, oshape, sizeof(int64_t) * (size_t)no);
+  }
+  for (int k = 0; k < n; k++)
+    if (!broadcast(I, os, no, x[k]->shape, x[k]->ndim, os, &no)) return false;
+  char *params = xstrdup(""), *args = xstrdup(""), *e = xstrdup(expr);
+  int np = 0;
+  for (int k = 0; k < n; k++) {
+    char *acc;
+    if (x[k]->c && val_numel(x[k]) == 1) {
+      acc = flit(x[k]->c[0]);
+    } else {
+      const char *pn = xprintf("X%d", k);
+      params = xprintf("%s%s%s: %s", params, np ? ", " : "", pn, ty(x[k]));
+      args = xprintf("%s%s%s", args, np++ ? ", " : "", imp_tensor(I, x[k]));
+      acc = baccess(pn, x[k], os, no);
+    }
+    char *tok = xprintf("$%d", k), *p;
+    while ((p = strstr(e, tok))) e = xprintf("%.*s%s%s", (int)(p - e), e, acc, p + strlen(tok));
+  }
+  if (!np) return imp_unsupported(I, "an operation on constants only that does not fold");
+  Val *o = net_out(I, 0, no, os);
+  const char *k = imp_kernel(I, base, xprintf("(%s) -> Y: %s {\n  Y[%s] = %s\n}", params, ty(o), idx("i", no), e));
+  imp_call(I, o->tex, k, args);
+  return true;
+}
+
+/* Input X of an elementwise operator seen channels last: a rank-4 NHWC tensor as is, an
+ * NCHW one through nchw_to_nhwc, a constant (padded to rank 4 by leading 1s) permuted. */
+static Val *ew_nhwc_input(Imp *I, Val *x) {
+  if (x->c && val_numel(x) == 1) return x; /* a literal */
+  Val *p = xalloc(sizeof *p);
+  *p = *x;
+  p->nhwc = false;
+  p->other = NULL;
+  if (!x->c) {
+    p->tex = imp_tensor_nhwc(I, x);
+  } else {
+    Val r4 = *x; /* right-aligned to rank 4 */
+    r4.ndim = 4;
+    for (int d = 0; d < 4; d++) r4.shape[d] = d < 4 - x->ndim ? 1 : x->shape[d - (4 - x->ndim)];
+    p->c = imp_permute_nhwc(&r4);
+    p->name = xprintf("%s_nhwc", x->name);
+    p->tex = NULL;
+    memcpy(p->shape, r4.shape, sizeof r4.shape);
+  }
+  p->ndim = 4;
+  int64_t c = p->shape[1];
+  p->shape[1] = p->shape[2], p->shape[2] = p->shape[3], p->shape[3] = c;
+  return p;
+}
+
+/* An elementwise operator: channels last when an input is an NHWC tensor and every other
+ * input is a rank-4 tensor or a constant of rank <= 4; else in the model's layout. */
+static bool ew(Imp *I, const char *base, Val **x, int n, const char *expr) {
+  bool nhwc = false, can = true;
+  for (int k = 0; k < n; k++) {
+    nhwc |= x[k]->nhwc;
+    can &= x[k]->c ? x[k]->ndim <= 4 : x[k]->ndim == 4;
+  }
+  if (!nhwc || !can) return ew_to(I, base, x, n, expr, NULL, -1);
+  Val *p[8];
+  for (int k = 0; k < n && k < 8; k++) p[k] = ew_nhwc_input(I, x[k]);
+  if (!ew_to(I, base, p, n, expr, NULL, -1)) return false;
+  Val *o = VEC_AT(I->vals, I->vals.len - 1); /* [N, H, W, C] back to the logical shape */
+  int64_t c = o->shape[3];
+  o->shape[3] = o->shape[2], o->shape[2] = o->shape[1], o->shape[1] = c;
+  o->nhwc = true;
+  return true;
+}
+
+/* The lower-case name of an op for kernel names. */
+static char *lower(const char *s) {
+  char *r = xstrdup(s);
+  for (char *p = r; *p; p++)
+    if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
+  return r;
+}
+
+/* Unary float operators: EXPR over $0. */
+static bool unary(Imp *I, const char *op, const char *expr) {
+  Val *x = float_in(I, 0);
+  if (!x || !one_output(I)) return false;
+  if (x->c) return fold_ew(I, op);
+  /* stdlib where it fits */
+  if (!strcmp(op, "Relu") && (x->ndim == 4 || x->ndim == 2)) { /* relu: any 4-D layout */
+    Val *o = net_out(I, 0, x->ndim, x->shape);
+    o->nhwc = x->nhwc;
+    imp_call(I, o->tex, x->ndim == 4 ? "relu" : "relu_2d", x->nhwc ? x->tex : imp_tensor(I, x));
+    return true;
+  }
+  return ew(I, lower(op), &x, 1, expr);
+}
+
+static bool binary(Imp *I, const char *op, const char *sym) {
+  Val *x[2] = {float_in(I, 0), NULL};
+  if (!x[0] || !(x[1] = float_in(I, 1)) || !one_output(I)) return false;
+  if (x[0]->c && x[1]->c) return fold_ew(I, op);
+  if (!strcmp(op, "Add") && x[0]->ndim == x[1]->ndim && (x[0]->ndim == 4 || x[0]->ndim == 2) &&
+      !memcmp(x[0]->shape, x[1]->shape, sizeof(int64_t) * (size_t)x[0]->ndim)) {
+    Val *o = net_out(I, 0, x[0]->ndim, x[0]->shape);
+    o->nhwc = x[0]->ndim == 4 && (x[0]->nhwc || x[1]->nhwc);
+    const char *a = o->nhwc ? imp_tensor_nhwc(I, x[0]) : imp_tensor(I, x[0]);
+    const char *b = o->nhwc ? imp_tensor_nhwc(I, x[1]) : imp_tensor(I, x[1]);
+    imp_call(I, o->tex, x[0]->ndim == 4 ? "add" : "add_2d", xprintf("%s, %s", a, b));
+    return true;
+  }
+  const char *e = strlen(sym) == 1 ? xprintf("$0 %s $1", sym) : xprintf("%s($0, $1)", sym);
+  return ew(I, lower(op), x, 2, e);
+}
+
+/* Max and Min of 1 or more inputs. */
+static bool variadic(Imp *I, const char *op) {
+  int n = nin(I);
+  if (n < 1 || n > 8) return imp_unsupported(I, "%d inputs (1 to 8)", n);
+  Val *x[8];
+  char *e = xstrdup("$0");
+  for (int k = 0; k < n; k++) {
+    if (!(x[k] = float_in(I, k)) || x[k]->c) return x[k] ? imp_unsupported(I, "constant inputs") : false;
+    if (k) e = xprintf("%s(%s, $%d)", !strcmp(op, "Max") ? "max" : "min", e, k);
+  }
+  return one_output(I) && ew(I, lower(op), x, n, n == 1 ? "$0 + 0.0" : e);
+}
+
+/* ---- operators with attributes --------------------------------------------------- */
+
+static bool op_leaky_relu(Imp *I) {
+  if (!attrs_known(I, "alpha")) return false;
+  return unary(I, "LeakyRelu", xprintf("$0 >= 0.0 ? $0 : %s * $0", flit((float)attr_f(I, "alpha", 0.01))));
+}
+
+static bool op_hard_sigmoid(Imp *I) {
+  if (!attrs_known(I, "alpha,beta")) return false;
+  return unary(I, "HardSigmoid", xprintf("max(0.0, min(1.0, %s * $0 + %s))", flit((float)attr_f(I, "alpha", 0.2)),
+                                         flit((float)attr_f(I, "beta", 0.5))));
+}
+
+/* Clip: bounds from inputs 2 and 3 (constants are literals; absent: none). */
+static bool op_clip(Imp *I) {
+  if (!attrs_known(I, "") || !one_output(I)) return false;
+  Val *x[3] = {float_in(I, 0), in(I, 1), in(I, 2)};
+  if (!x[0]) return false;
+  int n = 1;
+  char *e = xstrdup("$0");
+  for (int k = 1; k < 3; k++) {
+    if (!x[k]) continue;
+    if (!(x[n] = float_in(I, k))) return false;
+    if (val_numel(x[n]) != 1) return imp_error(I, "input %d is not a scalar", k + 1);
+    e = xprintf("%s(%s, $%d)", k == 1 ? "max" : "min", e, n);
+    n++;
+  }
+  if (x[0]->c) return imp_unsupported(I, "Clip of a constant");
+  return ew(I, "clip", x, n, e);
+}
+
+/* Conv and pools: spatial pads [t, l, b, r] from pads or auto_pad for input H x W. */
+static bool pool_pads(Imp *I, const int64_t *hw, const int64_t *k, const int64_t *s, const int64_t *d, int64_t *p) {
+  const char *ap = attr_s(I, "auto_pad", "NOTSET");
+  int64_t pads[4] = {0};
+  int np = attr_ints(I, "pads", pads, 4);
+  if (np >= 0 && np != 4) return imp_unsupported(I, "pads of %d values (2-D: 4)", np);
+  if (!strcmp(ap, "NOTSET") || !strcmp(ap, "VALID")) {
+    for (int i = 0; i < 4; i++) p[i] = !strcmp(ap, "VALID") ? 0 : pads[i];
+    return true;
+  }
+  if (strcmp(ap, "SAME_UPPER") && strcmp(ap, "SAME_LOWER")) return imp_unsupported(I, "auto_pad '%s'", ap);
+  for (int i = 0; i < 2; i++) {
+    int64_t out = (hw[i] + s[i] - 1) / s[i];
+    int64_t total = (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - hw[i];
+    if (total < 0) total = 0;
+    int64_t small = total / 2, big = total - small;
+    p[i] = !strcmp(ap, "SAME_UPPER") ? small : big;
+    p[i + 2] = !strcmp(ap, "SAME_UPPER") ? big : small;
+  }
+  return true;
+}
+
+/* The integer attributes of a call ("SH = 2, PT = 1"), those at their defaults left out. */
+static char *kw(char *s, const char *name, int64_t v, int64_t def) {
+  return v == def ? s : xprintf("%s, %s = %lld", s, name, (long long)v);
+}
+
+/* strides, dilations (2 each, default 1); false: reported. */
+static bool spatial(Imp *I, const char *name, int64_t *out) {
+  out[0] = out[1] = 1;
+  int n = attr_ints(I, name, out, 2);
+  if (n >= 0 && n != 2) return imp_unsupported(I, "%s of %d values (2-D only)", name, n);
+  if (out[0] < 1 || out[1] < 1) return imp_error(I, "%s must be positive", name);
+  return true;
+}
+
+/* Conv's optional bias B added to its output O (bias_add in O's layout). */
+static bool conv_bias(Imp *I, Val *o, Val *b) {
+  if (!b) return true;
+  if (b->ndim != 1 || b->shape[0] != o->shape[1]) return imp_error(I, "the bias is not [%lld]", (long long)o->shape[1]);
+  const char *raw = o->tex;
+  o->tex = imp_name(I, xprintf("%s_b", o->name));
+  imp_call(I, o->tex, o->nhwc ? "bias_add" : "bias_add_nchw", xprintf("%s, %s", raw, imp_tensor(I, b)));
+  return true;
+}
+
+static bool op_conv(Imp *I) {
+  if (!attrs_known(I, "auto_pad,dilations,group,kernel_shape,pads,strides") || !one_output(I)) return false;
+  Val *x = float_in(I, 0), *w = x ? float_in(I, 1) : NULL, *b = in(I, 2);
+  if (!w) return false;
+  if (x->ndim != 4 || w->ndim != 4) return imp_unsupported(I, "a %d-D convolution (2-D only)", x->ndim - 2);
+  if (x->c) return imp_unsupported(I, "a constant input");
+  int64_t g = attr_i(I, "group", 1), s[2], d[2], p[4], ks[2] = {w->shape[2], w->shape[3]};
+  if (!spatial(I, "strides", s) || !spatial(I, "dilations", d) || !pool_pads(I, x->shape + 2, ks, s, d, p)) return false;
+  if (g < 1 || x->shape[1] % g || w->shape[0] % g || w->shape[1] * g != x->shape[1])
+    return imp_error(I, "group %lld does not fit %lld input channels and a filter of %lld", (long long)g, (long long)x->shape[1], (long long)w->shape[1]);
+  int64_t os[4] = {x->shape[0], w->shape[0], (x->shape[2] + p[0] + p[2] - d[0] * (ks[0] - 1) - 1) / s[0] + 1,
+                   (x->shape[3] + p[1] + p[3] - d[1] * (ks[1] - 1) - 1) / s[1] + 1};
+  if (os[2] < 1 || os[3] < 1) return imp_error(I, "the output would be empty");
+  /* NHWC with HWIO weights when the filter is a constant (permuted here) */
+  bool nhwc = w->c != NULL;
+  const char *tx = nhwc ? imp_tensor_nhwc(I, x) : imp_tensor(I, x), *tw;
+  if (nhwc) {
+    Val *k = xalloc(sizeof *k);
+    int64_t co = w->shape[0], ci = w->shape[1], kh = ks[0], kwd = ks[1];
+    *k = (Val){.name = w->name, .dtype = OT_FLOAT, .ndim = 4, .shape = {kh, kwd, ci, co}, .c = vals(co * ci * kh * kwd)};
+    for (int64_t o = 0; o < co; o++)
+      for (int64_t i = 0; i < ci; i++)
+        for (int64_t y = 0; y < kh; y++)
+          for (int64_t x2 = 0; x2 < kwd; x2++) k->c[((y * kwd + x2) * ci + i) * co + o] = w->c[((o * ci + i) * kh + y) * kwd + x2];
+    tw = imp_tensor(I, k);
+  } else {
+    tw = imp_tensor(I, w);
+  }
+  if (nhwc && g == x->shape[1] && w->shape[0] == g && w->shape[1] == 1 && p[0] == p[2] && p[1] == p[3]) {
+    /* depthwise, symmetric padding: stdlib's depthwise_conv2d_nhwc, K[KH, KW, C] */
+    Val *k = xalloc(sizeof *k);
+    *k = (Val){.name = xprintf("%s_dw", w->name), .dtype = OT_FLOAT, .ndim = 3, .shape = {ks[0], ks[1], g}, .c = vals(ks[0] * ks[1] * g)};
+    for (int64_t c = 0; c < g; c++)
+      for (int64_t y = 0; y < ks[0] * ks[1]; y++) k->c[y * g + c] = w->c[c * ks[0] * ks[1] + y];
+    char *a = xprintf("%s, %s", tx, imp_tensor(I, k));
+    a = kw(kw(kw(kw(kw(kw(a, "SH", s[0], 1), "SW", s[1], 1), "PH", p[0], 0), "PW", p[1], 0), "DH", d[0], 1), "DW", d[1], 1);
+    Val *o = net_out(I, 0, 4, os);
+    o->nhwc = true;
+    imp_call(I, o->tex, "depthwise_conv2d_nhwc", a);
+    return conv_bias(I, o, b);
+  }
+  char *a = xprintf("%s, %s", tx, tw);
+  a = kw(kw(kw(kw(kw(kw(kw(kw(a, "SH", s[0], 1), "SW", s[1], 1), "PT", p[0], 0), "PL", p[1], 0), "PB", p[2], 0), "PR", p[3], 0), "DH", d[0], 1), "DW", d[1], 1);
+  Val *o = net_out(I, 0, 4, os);
+  o->nhwc = nhwc;
+  const char *op = g == 1 ? (nhwc ? "conv2d_nhwc_pad" : "conv2d_nchw_pad") : nhwc ? "group_conv2d_nhwc_pad" : "group_conv2d_nchw_pad";
+  imp_call(I, o->tex, op, g == 1 ? a : xprintf("%s, G = %lld", a, (long long)g));
+  return conv_bias(I, o, b);
+}
+
+/* ConvTranspose (2-D, group 1): Y[n, co, y, x] sums X[n, ci, iy, ix] K[ci, co, ry, rx]
+ * over the points with iy * S + ry * D = y + PT (and the same for x). */
+static bool op_conv_transpose(Imp *I) {
+  if (!attrs_known(I, "auto_pad,dilations,group,kernel_shape,output_padding,output_shape,pads,strides") || !one_output(I))
+    return false;
+  Val *x = float_in(I, 0), *w = x ? float_in(I, 1) : NULL, *b = in(I, 2);
+  if (!w) return false;
+  if (x->ndim != 4 || w->ndim != 4) return imp_unsupported(I, "a %d-D transposed convolution (2-D only)", x->ndim - 2);
+  if (attr_i(I, "group", 1) != 1) return imp_unsupported(I, "group %lld (1 only)", (long long)attr_i(I, "group", 1));
+  if (x->c) return imp_unsupported(I, "a constant input");
+  if (w->shape[0] != x->shape[1]) return imp_error(I, "the filter has %lld input channels, the input %lld", (long long)w->shape[0], (long long)x->shape[1]);
+  int64_t s[2], d[2], p[4] = {0}, op[2] = {0, 0}, oshape[2], ks[2] = {w->shape[2], w->shape[3]}, os[4];
+  if (!spatial(I, "strides", s) || !spatial(I, "dilations", d)) return false;
+  int np = attr_ints(I, "pads", p, 4), nop = attr_ints(I, "output_padding", op, 2), nos = attr_ints(I, "output_shape", oshape, 2);
+  if ((np >= 0 && np != 4) || (nop >= 0 && nop != 2) || (nos >= 0 && nos != 2)) return imp_unsupported(I, "pads, output_padding or output_shape of another length than 2-D's");
+  const char *ap = attr_s(I, "auto_pad", "NOTSET");
+  for (int i = 0; i < 2; i++) {
+    int64_t full = s[i] * (x->shape[2 + i] - 1) + op[i] + (ks[i] - 1) * d[i] + 1;
+    if (nos < 0 && strcmp(ap, "SAME_UPPER") && strcmp(ap, "SAME_LOWER")) continue;
+    /* as ONNX's reference: a negative total (a larger output_shape) pads the end */
+    int64_t want = nos >= 0 ? oshape[i] : x->shape[2 + i] * s[i], total = full - want;
+    int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); /* floor */
+    bool upper = !strcmp(ap, "SAME_UPPER");
+    p[i] = upper ? half : total - half;
+    p[i + 2] = upper ? total - half : half;
+  }
+  os[0] = x->shape[0], os[1] = w->shape[1];
+  for (int i = 0; i < 2; i++) os[2 + i] = s[i] * (x->shape[2 + i] - 1) + op[i] + (ks[i] - 1) * d[i] + 1 - p[i] - p[i + 2];
+  if (os[2] < 1 || os[3] < 1) return imp_error(I, "the output would be empty");
+  /* the input row of output row y and filter row ry, and its guard */
+  char *iy = xprintf("(y + %lld - ry * %lld)", (long long)p[0], (long long)d[0]);
+  char *ix = xprintf("(x + %lld - rx * %lld)", (long long)p[1], (long long)d[1]);
+  char *guard = xprintf("%s %% %lld == 0 && %s %% %lld == 0 && %s / %lld >= 0 && %s / %lld < %lld && %s / %lld >= 0 && %s / %lld < %lld",
+                        iy, (long long)s[0], ix, (long long)s[1], iy, (long long)s[0], iy, (long long)s[0], (long long)x->shape[2],
+                        ix, (long long)s[1], ix, (long long)s[1], (long long)x->shape[3]);
+  Val *o = net_out(I, 0, 4, os);
+  const char *kn = imp_kernel(I, "conv_transpose",
+                              xprintf("(X: %s, K: %s) -> Y: %s {\n  Y[n, co, y, x] += (%s ? X[n, ci, %s / %lld, %s / %lld] : 0.0) * K[ci, co, ry, rx]\n}",
+                                      ty(x), ty(w), ty(o), guard, iy, (long long)s[0], ix, (long long)s[1]));
+  const char *tx = imp_tensor(I, x), *tw = imp_tensor(I, w);
+  imp_call(I, o->tex, kn, xprintf("%s, %s", tx, tw));
+  return conv_bias(I, o, b);
+}
+
+static bool op_pool(Imp *I, bool max) {
+  if (!attrs_known(I, max ? "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides"
+                          : "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides") || !one_output(I)) return false;
+  Val *x = float_in(I, 0);
+  if (!x) return false;
+  if (x->ndim != 4) return imp_unsupported(I, "a %d-D pool (2-D only)", x->ndim - 2);
+  if (attr_i(I, "storage_order", 0)) return imp_unsupported(I, "storage_order 1");
+  int64_t k[2], s[2], d[2], p[4];
+  if (attr_ints(I, "kernel_shape", k, 2) != 2) return imp_error(I, "kernel_shape must have 2 values");
+  if (!spatial(I, "strides", s) || !spatial(I, "dilations", d) || !pool_pads(I, x->shape + 2, k, s, d, p)) return false;
+  int64_t os[4] = {x->shape[0], x->shape[1]}, extra[2] = {0};
+  for (int i = 0; i < 2; i++) {
+    int64_t span = x->shape[2 + i] + p[i] + p[i + 2] - ((k[i] - 1) * d[i] + 1);
+    os[2 + i] = (attr_i(I, "ceil_mode", 0) ? (span + s[i] - 1) / s[i] : span / s[i]) + 1;
+    if (attr_i(I, "ceil_mode", 0) && (os[2 + i] - 1) * s[i] >= x->shape[2 + i] + p[i]) os[2 + i]--;
+    extra[i] = (os[2 + i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - (x->shape[2 + i] + p[i] + p[i + 2]);
+    if (extra[i] < 0) extra[i] = 0;
+    if (os[2 + i] < 1) return imp_error(I, "the output would be empty");
+  }
+  char *a = xstrdup(x->nhwc ? x->tex : imp_tensor(I, x));
+  a = kw(kw(kw(kw(kw(kw(a, "FH", k[0], 1), "FW", k[1], 1), "SH", s[0], 1), "SW", s[1], 1), "PT", p[0], 0), "PL", p[1], 0);
+  a = kw(kw(a, "PB", p[2] + extra[0], 0), "PR", p[3] + extra[1], 0);
+  if (max) {
+    a = kw(kw(a, "DH", d[0], 1), "DW", d[1], 1);
+  } else {
+    if (d[0] != 1 || d[1] != 1) return imp_unsupported(I, "dilations in an average pool");
+    bool cip = attr_i(I, "count_include_pad", 0);
+    a = kw(kw(a, "CT", cip ? 0 : p[0], -1), "CB", cip ? x->shape[2] + p[0] + p[2] : x->shape[2] + p[0], -1);
+    a = kw(kw(a, "CL", cip ? 0 : p[1], -1), "CR", cip ? x->shape[3] + p[1] + p[3] : x->shape[3] + p[1], -1);
+  }
+  Val *o = net_out(I, 0, 4, os);
+  o->nhwc = x->nhwc; /* pools keep the layout they are given */
+  imp_call(I, o->tex, max ? (o->nhwc ? "max_pool2d_nhwc_pad" : "max_pool2d_nchw_pad") : o->nhwc ? "avg_pool2d_nhwc_pad" : "avg_pool2d_nchw_pad", a);
+  return true;
+}
+
+/* Reductions of X over the axes MASK: KIND "sum", "mean", "max", "min", "sumsq"; keepdims. */
+static bool reduce(Imp *I, Val *x, const bool *mask, bool keep, const char *kind) {
+  int r = x->ndim, no = 0;
+  int64_t os[HT_MAX_DIMS];
+  char *lhs = xstrdup(""), *rhs = xstrdup(""), *where = xstrdup(""), *sidx = xstrdup("");
+  int64_t cnt = 1;
+  int nsd = 0;
+  int64_t sshape[HT_MAX_DIMS];
+  for (int d = 0; d < r; d++) {
+    rhs = xprintf("%s%s%s%d", rhs, d ? ", " : "", mask[d] ? "r" : "i", d);
+    if (mask[d]) {
+      cnt *= x->shape[d];
+      where = xprintf("%s%sr%d in 0..%lld", where, *where ? ", " : "", d, (long long)x->shape[d]);
+    } else {
+      sidx = xprintf("%s%si%d", sidx, nsd ? ", " : "", d);
+      sshape[nsd++] = x->shape[d];
+    }
+    if (mask[d] && !keep) continue;
+    lhs = xprintf("%s%s%s%d", lhs, no ? ", " : "", mask[d] ? "z" : "i", d);
+    os[no++] = mask[d] ? 1 : x->shape[d];
+  }
+  if (!no) {
+    lhs = xstrdup("z0");
+    os[0] = 1;
+  }
+  char *slhs = sidx; /* S's own index: names (a full reduction: z0 over [1]) */
+  if (!nsd) {
+    slhs = xstrdup("z0");
+    sidx = xstrdup("0");
+    sshape[nsd++] = 1;
+  }
+  const char *acc = xprintf("X[%s]", rhs);
+  if (!strcmp(kind, "sumsq")) acc = xprintf("%s * %s", acc, acc);
+  const char *op = !strcmp(kind, "max") ? "max=" : !strcmp(kind, "min") ? "min=" : "+=";
+  Val *o = net_out(I, 0, no, os);
+  char *body;
+  if (!strcmp(kind, "mean")) {
+    body = xprintf("  tensor S: f32[%s]\n  S[%s] += %s where %s\n  Y[%s] = S[%s] / %s", dims_text(sshape, nsd), slhs, acc,
+                   where, lhs, sidx, flit((double)cnt));
+  } else {
+    body = xprintf("  Y[%s] %s %s where %s", lhs, op, acc, where);
+  }
+  const char *k = imp_kernel(I, xprintf("reduce_%s", kind), xprintf("(X: %s) -> Y: %s {\n%s\n}", ty(x), ty(o), body));
+  imp_call(I, o->tex, k, imp_tensor(I, x));
+  return true;
+}
+
+static bool op_reduce(Imp *I, const char *kind) {
+  if (!attrs_known(I, "axes,keepdims,noop_with_empty_axes") || !one_output(I)) return false;
+  Val *x = float_in(I, 0);
+  if (!x) return false;
+  if (x->c) return imp_unsupported(I, "a reduction of a constant");
+  int64_t axes[HT_MAX_DIMS];
+  int na = attr_ints(I, "axes", axes, HT_MAX_DIMS);
+  Val *av = in(I, 1);
+  if (av) {
+    if (!(av = const_in(I, 1, "axes"))) return false;
+    na = (int)val_numel(av) > HT_MAX_DIMS ? HT_MAX_DIMS : (int)val_numel(av);
+    for (int i = 0; i < na; i++) axes[i] = (int64_t)av->c[i];
+  }
+  bool mask[HT_MAX_DIMS] = {0};
+  if (na <= 0) {
+    if (attr_i(I, "noop_with_empty_axes", 0)) return alias(I, x);
+    for (int d = 0; d < x->ndim; d++) mask[d] = true;
+  }
+  for (int i = 0; i < na; i++) {
+    int a = axis_of(I, axes[i], x->ndim);
+    if (a < 0) return false;
+    mask[a] = true;
+  }
+  return reduce(I, x, mask, attr_i(I, "keepdims", 1) != 0, kind);
+}
+
+static bool op_global_pool(Imp *I, const char *kind) {
+  if (!attrs_known(I, "") || !one_output(I)) return false;
+  Val *x = float_in(I, 0);
+  if (!x) return false;
+  if (x->ndim < 3) return imp_error(I, "the input has rank %d (N, C and spatial axes)", x->ndim);
+  bool mask[HT_MAX_DIMS] = {0};
+  if (x->nhwc) { /* over H and W of [N, H, W, C]: [N, 1, 1, C], still NHWC */
+    Val p = {.name = x->name, .dtype = OT_FLOAT, .ndim = 4, .shape = {x->shape[0], x->shape[2], x->shape[3], x->shape[1]}, .tex = x->tex};
+    mask[1] = mask[2] = true;
+    if (!reduce(I, &p, mask, true, kind)) return false;
+    Val *o = VEC_AT(I->vals, I->vals.len - 1);
+    int64_t logical[4] = {x->shape[0], x->shape[1], 1, 1};
+    memcpy(o->shape, logical, sizeof logical);
+    o->nhwc = true;
+    return true;
+  }
+  for (int d = 2; d < x->ndim; d++) mask[d] = true;
+  return reduce(I, x, mask, true, kind);
+}
+
+/* Softmax (LOG: LogSoftmax) over the axes from AXIS (opset < 13: all that follow; else one). */
+static bool op_softmax(Imp *I, bool log_) {
+  if (!attrs_known(I, "axis") || !one_output(I)) return false;
+  Val *x = float_in(I, 0);
+  if (!x) return false;
+  int a = axis_of(I, attr_i(I, "axis", I->opset >= 13 ? -1 : 1), x->ndim ? x->ndim : 1);
+  if (a < 0) return false;
+  int r = x->ndim;
+  char *all = idx("i", r), *ridx = xstrdup(""), *where = xstrdup(""), *sd = xstrdup("");
+  int ns = 0;
+  for (int d = 0; d < r; d++) {
+    bool red = I->opset >= 13 ? d == a : d >= a;
+    ridx = xprintf("%s%s%s%d", ridx, d ? ", " : "", red ? "r" : "i", d);
+    if (red) where = xprintf("%s%sr%d in 0..%lld", where, *where ? ", " : "", d, (long long)x->shape[d]);
+    else sd = xprintf("%s%s%lld", sd, ns++ ? ", " : "", (long long)x->shape[d]);
+  }
+  char *sidx = xstrdup("");
+  for (int d = 0, k = 0; d < r; d++)
+    if (!(I->opset >= 13 ? d == a : d >= a)) sidx = xprintf("%s%si%d", sidx, k++ ? ", " : "", d);
+  char *slhs = sidx;
+  if (!ns) {
+    sd = xstrdup("1");
+    sidx = xstrdup("0");
+    slhs = xstrdup("z0");
+  }
+  Val *o = net_out(I, 0, x->ndim, x->shape);
+  char *body = xprintf("  tensor M: f32[%s]\n  tensor E: f32[%s]\n  tensor S: f32[%s]\n"
+                       "  M[%s] max= X[%s] where %s\n  E[%s] = exp(X[%s] - M[%s])\n  S[%s] += E[%s] where %s\n",
+                       sd, dims_text(x->shape, r), sd, slhs, ridx, where, all, all, sidx, slhs, ridx, where);
+  body = log_ ? xprintf("%s  Y[%s] = X[%s] - M[%s] - log(S[%s])", body, all, all, sidx, sidx)
+              : xprintf("%s  Y[%s] = E[%s] / S[%s]", body, all, all, sidx);
+  const char *k = imp_kernel(I, log_ ? "log_softmax" : "softmax", xprintf("(X: %s) -> Y: %s {\n%s\n}", ty(x), ty(o), body));
+  imp_call(I, o->tex, k, imp_tensor(I, x));
+  return true;
+}
+
+/* X reshaped to SHAPE (same number of elements): folded, an alias when equal, else a
+ * kernel reading X at the same flat index. */
+static bool reshape_to(Imp *I, Val *x, const int64_t *shape, int nd) {
+  Val tmp = {.ndim = nd};
+  memcpy(tmp.shape, shape, sizeof(int64_t) * (size_t)nd);
+  if (val_numel(&tmp) != val_numel(x)) return imp_error(I, "cannot reshape %lld elements to %s", (long long)val_numel(x), ty(&tmp));
+  if (x->c) {
+    int64_t n = val_numel(x);
+    double *c = vals(n);
+    memcpy(c, x->c, sizeof(double) * (size_t)n);
+    const_out(I, 0, x->dtype, nd, shape, c);
+    return true;
+  }
+  if (nd == x->ndim && !memcmp(shape, x->shape, sizeof(int64_t) * (size_t)nd)) return alias(I, x);
+  Val *o = net_out(I, 0, nd, shape);
+  /* the flat index of the output point, then X's index of the same flat index */
+  char *flat = xstrdup("0");
+  for (int d = 0; d < nd; d++) flat = d ? xprintf("(%s) * %lld + i%d", flat, (long long)shape[d], d) : xstrdup("i0");
+  char *acc = xstrdup(""), *guard = xstrdup("");
+  int64_t stride = 1;
+  for (int d = x->ndim - 1; d >= 0; d--) {
+    char *e = stride == 1 ? xprintf("(%s)", flat) : xprintf("(%s) / %lld", flat, (long long)stride);
+    if (x->shape[d] == 1) e = xstrdup("0");
+    else if (d > 0) e = xprintf("%s %% %lld", e, (long long)x->shape[d]);
+    else guard = xprintf("%s < %lld", e, (long long)x->shape[0]); /* always true: for the checker */
+    acc = xprintf("%s%s%s", e, *acc ? ", " : "", acc);
+    stride *= x->shape[d];
+  }
+  if (x->ndim == 0) acc = xstrdup("0");
+  char *rhs = *guard ? xprintf("%s ? X[%s] : 0.0", guard, acc) : xprintf("X[%s]", acc);
+  const char *k = imp_kernel(I, "reshape", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = %s\n}", ty(x), ty(o), idx("i", nd), rhs));
+  imp_call(I, o->tex, k, imp_tensor(I, x));
+  return true;
+}
+
+static bool op_reshape(Imp *I) {
+  if (!attrs_known(I, "allowzero") || !one_output(I)) return false;
+  Val *x = in(I, 0), *s = const_in(I, 1, "shape");
+  if (!x || !s) return x ? false : imp_error(I, "input 1 is missing");
+  int64_t shape[HT_MAX_DIMS];
+  int nd = shape_from(I, s, shape), neg = -1;
+  if (nd < 0) return false;
+  int64_t known = 1;
+  for (int d = 0; d < nd; d++) {
+    if (shape[d] == 0 && !attr_i(I, "allowzero", 0)) {
+      if (d >= x->ndim) return imp_error(I, "shape has 0 at dimension %d beyond the input's rank", d + 1);
+      shape[d] = x->shape[d];
+    }
+    if (shape[d] == -1) {
+      if (neg >= 0) return imp_error(I, "shape has two -1");
+      neg = d;
+    } else if (shape[d] < 1) {
+      return imp_unsupported(I, "a dimension of %lld", (long long)shape[d]);
+    } else {
+      known *= shape[d];
+    }
+  }
+  if (neg >= 0) shape[neg] = val_numel(x) / known;
+  return reshape_to(I, x, shape, nd);
+}
+
+static bool op_flatten(Imp *I) {
+  if (!attrs_known(I, "axis") || !one_output(I)) return false;
+  Val *x = in(I, 0);
+  if (!x) return imp_error(I, "input 1 is missing");
+  int a = (int)attr_i(I, "axis", 1);
+  if (a < 0) a += x->ndim;
+  if (a < 0 || a > x->ndim) return imp_error(I, "axis %d outside rank %d", a, x->ndim);
+  int64_t s[2] = {1, 1};
+  for (int d = 0; d < x->ndim; d++) s[d >= a] *= x->shape[d];
+  return reshape_to(I, x, s, 2);
+}
+
+/* Squeeze/Unsqueeze: axes from the attribute (opset < 13) or input 2. */
+static int axes_of(Imp *I, int64_t *axes) {
+  int na = attr_ints(I, "axes", axes, HT_MAX_DIMS);
+  if (in(I, 1)) {
+    Val *a = const_in(I, 1, "axes");
+    if (!a) return -2;
+    na = (int)val_numel(a) > HT_MAX_DIMS ? HT_MAX_DIMS : (int)val_numel(a);
+    for (int i = 0; i < na; i++) axes[i] = (int64_t)a->c[i];
+  }
+  return na;
+}
+
+static bool op_squeeze(Imp *I, bool un) {
+  if (!attrs_known(I, "axes") || !one_output(I)) return false;
+  Val *x = in(I, 0);
+  int64_t axes[HT_MAX_DIMS], shape[HT_MAX_DIMS];
+  int na = x ? axes_of(I, axes) : -2, nd = 0;
+  if (!x) return imp_error(I, "input 1 is missing");
+  if (na == -2) return false;
+  if (un) {
+    int r = x->ndim + na;
+    if (na < 0 || r > HT_MAX_DIMS) return imp_error(I, "Unsqueeze needs axes (at most 8 dimensions)");
+    bool ins[HT_MAX_DIMS] = {0};
+    for (int i = 0; i < na; i++) {
+      int a = axis_of(I, axes[i], r);
+      if (a < 0) return false;
+      ins[a] = true;
+    }
+    for (int d = 0, k = 0; d < r; d++) shape[nd++] = ins[d] ? 1 : x->shape[k++];
+  } else {
+    bool drop[HT_MAX_DIMS] = {0};
+    for (int i = 0; i < na; i++) {
+      int a = axis_of(I, axes[i], x->ndim);
+      if (a < 0) return false;
+      if (x->shape[a] != 1) return imp_error(I, "axis %d has size %lld, not 1", a, (long long)x->shape[a]);
+      drop[a] = true;
+    }
+    for (int d = 0; d < x->ndim; d++)
+      if (!(na < 0 ? x->shape[d] == 1 : drop[d])) shape[nd++] = x->shape[d];
+  }
+  return reshape_to(I, x, shape, nd);
+}
+
+static bool op_transpose(Imp *I) {
+  if (!attrs_known(I, "perm") || !one_output(I)) return false;
+  Val *x = in(I, 0);
+  if (!x) return imp_error(I, "input 1 is missing");
+  int r = x->ndim;
+  int64_t perm[HT_MAX_DIMS], os[HT_MAX_DIMS];
+  int np = attr_ints(I, "perm", perm, HT_MAX_DIMS);
+  if (np < 0)
+    for (int d = 0; d < r; d++) perm[d] = r - 1 - d;
+  else if (np != r) return imp_error(I, "perm has %d values for rank %d", np, r);
+  bool seen[HT_MAX_DIMS] = {0};
+  for (int d = 0; d < r; d++) {
+    if (perm[d] < 0 || perm[d] >= r || seen[perm[d]]) return imp_error(I, "perm is not a permutation");
+    seen[perm[d]] = true;
+    os[d] = x->shape[perm[d]];
+  }
+  if (x->c) {
+    Val tmp = {.ndim = r};
+    memcpy(tmp.shape, os, sizeof os);
+    int64_t n = val_numel(x), ix[HT_MAX_DIMS];
+    double *c = vals(n);
+    for (int64_t i = 0; i < n; i++) {
+      int64_t rem = i, src = 0;
+      for (int d = r - 1; d >= 0; d--) ix[d] = rem % os[d], rem /= os[d];
+      int64_t xi[HT_MAX_DIMS];
+      for (int d = 0; d < r; d++) xi[perm[d]] = ix[d];
+      for (int d = 0; d < r; d++) src = src * x->shape[d] + xi[d];
+      c[i] = x->c[src];
+    }
+    const_out(I, 0, x->dtype, r, os, c);
+    return true;
+  }
+  char *acc = xstrdup("");
+  int64_t inv[HT_MAX_DIMS];
+  for (int d = 0; d < r; d++) inv[perm[d]] = d;
+  for (int d = 0; d < r; d++) acc = xprintf("%s%si%lld", acc, d ? ", " : "", (long long)inv[d]);
+  Val *o = net_out(I, 0, r, os);
+  const char *k = imp_kernel(I, "transpose", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", ty(x), ty(o), idx("i", r), acc));
+  imp_call(I, o->tex, k, imp_tensor(I, x));
+  return true;
+}
+
+static bool concat_gen(Imp *I, Val **x, int n, int a, const int64_t *os);
+
+static bool op_concat(Imp *I) {
+  if (!attrs_known(I, "axis") || !one_output(I)) return false;
+  int n = nin(I);
+  Val **x = xalloc(sizeof(Val *) * (size_t)(n + 1));
+  bool all_const = true;
+  for (int k = 0; k < n; k++) {
+    if (!(x[k] = in(I, k))) return imp_error(I, "input %d is missing", k + 1);
+    all_const &= x[k]->c != NULL;
+  }
+  if (n < 1) return imp_error(I, "no inputs");
+  int r = x[0]->ndim, a = axis_of(I, attr_i(I, "axis", 0), r);
+  if (a < 0) return false;
+  int64_t os[HT_MAX_DIMS];
+  memcpy(os, x[0]->shape, sizeof os);
+  os[a] = 0;
+  for (int k = 0; k < n; k++) {
+    if (x[k]->ndim != r) return imp_error(I, "inputs of different ranks");
+    for (int d = 0; d < r; d++)
+      if (d != a && x[k]->shape[d] != x[0]->shape[d]) return imp_error(I, "input %d's dimension %d differs", k + 1, d + 1);
+    os[a] += x[k]->shape[a];
+  }
+  if (all_const) {
+    Val tmp = {.ndim = r};
+    memcpy(tmp.shape, os, sizeof os);
+    int64_t total = val_numel(&tmp), outer = 1, inner = 1, pos = 0;
+    for (int d = 0; d < a; d++) outer *= os[d];
+    for (int d = a + 1; d < r; d++) inner *= os[d];
+    double *c = vals(total);
+    for (int64_t o = 0; o < outer; o++)
+      for (int k = 0; k < n; k++) {
+        int64_t m = x[k]->shape[a] * inner;
+        memcpy(c + pos, x[k]->c + o * m, sizeof(double) * (size_t)m);
+        pos += m;
+      }
+    const_out(I, 0, x[0]->dtype, r, os, c);
+    return true;
+  }
+  /* channels last when an input is NHWC (the channel axis 1 is axis 3 there) */
+  bool nhwc = false;
+  for (int k = 0; k < n; k++) nhwc |= x[k]->nhwc;
+  if (nhwc && r == 4) {
+    static const int phys[4] = {0, 3, 1, 2};
+    for (int k = 0; k < n; k++) x[k] = ew_nhwc_input(I, x[k]);
+    int64_t ps[4] = {os[0], os[2], os[3], os[1]};
+    if (!concat_gen(I, x, n, phys[a], ps)) return false;
+    Val *o = VEC_AT(I->vals, I->vals.len - 1);
+    memcpy(o->shape, os, sizeof(int64_t) * 4);
+    o->nhwc = true;
+    return true;
+  }
+  return concat_gen(I, x, n, a, os);
+}
+
+/* The run-time Concat of X[0..N) along axis A into shape OS. */
+static bool concat_gen(Imp *I, Val **x, int n, int a, const int64_t *os) {
+  int r = x[0]->ndim;
+  char *params = xstrdup(""), *args = xstrdup(""), *e = xstrdup("");
+  int64_t off = 0;
+  for (int k = 0; k < n; k++) {
+    if (!x[k]->c && x[k]->dtype != OT_FLOAT) return imp_unsupported(I, "input %d is not float", k + 1);
+    char *acc = xstrdup("");
+    for (int d = 0; d < r; d++)
+      acc = xprintf("%s%s%s", acc, d ? ", " : "", d == a ? (off ? xprintf("i%d - %lld", d, (long long)off) : xprintf("i%d", d)) : xprintf("i%d", d));
+    params = xprintf("%s%sX%d: %s", params, k ? ", " : "", k, ty(x[k]));
+    args = xprintf("%s%s%s", args, k ? ", " : "", imp_tensor(I, x[k]));
+    off += x[k]->shape[a];
+    char *cond = xprintf("i%d >= %lld && i%d < %lld", a, (long long)(off - x[k]->shape[a]), a, (long long)off);
+    e = k == n - 1 ? xprintf("%s%s(%s ? X%d[%s] : 0.0)%s", e, "", cond, k, acc, "") : xprintf("%s%s ? X%d[%s] : ", e, cond, k, acc);
+  }
+  Val *o = net_out(I, 0, r, os);
+  const char *kn = imp_kernel(I, "concat", xprintf("(%s) -> Y: %s {\n  Y[%s] = %s\n}", params, ty(o), idx("i", r), e));
+  imp_call(I, o->tex, kn, args);
+  return true;
+}
+
+/* Gemm: Y = alpha * A' B' + beta * C. */
+static bool op_gemm(Imp *I) {
+  if (!attrs_known(I, "alpha,beta,transA,transB") || !one_output(I)) return false;
+  Val *a = float_in(I, 0), *b = a ? float_in(I, 1) : NULL, *c = in(I, 2);
+  if (!b) return false;
+  if (a->ndim != 2 || b->ndim != 2) return imp_error(I, "A and B must be matrices");
+  bool ta = attr_i(I, "transA", 0), tb = attr_i(I, "transB", 0);
+  double alpha = attr_f(I, "alpha", 1), beta = attr_f(I, "beta", 1);
+  int64_t m = a->shape[ta], k = a->shape[!ta], n = b->shape[!tb];
+  if (b->shape[tb] != k) return imp_error(I, "A' is [%lld, %lld] but B' has %lld rows", (long long)m, (long long)k, (long long)b->shape[tb]);
+  int64_t os[2] = {m, n};
+  Val *o = net_out(I, 0, 2, os);
+  if (!ta && b->c && !a->c) {
+    /* dense with [K, N] weights: B transposed (and scaled by alpha) at import */
+    Val *w = xalloc(sizeof *w);
+    *w = (Val){.name = b->name, .dtype = OT_FLOAT, .ndim = 2, .shape = {k, n}, .c = vals(k * n)};
+    for (int64_t i = 0; i < k; i++)
+      for (int64_t j = 0; j < n; j++) w->c[i * n + j] = (float)(alpha * b->c[tb ? j * k + i : i * n + j]);
+    const char *na = imp_tensor(I, a);
+    imp_call(I, o->tex, "dense", xprintf("%s, %s", na, imp_tensor(I, w)));
+    alpha = 1;
+  } else {
+    const char *kn = imp_kernel(I, "gemm", xprintf("(A: %s, B: %s) -> Y: %s {\n  Y[i, j] += A[%s] * B[%s] where k in 0..%lld\n}",
+                                                   ty(a), ty(b), ty(o), ta ? "k, i" : "i, k", tb ? "j, k" : "k, j", (long long)k));
+    const char *na = imp_tensor(I, a), *nb = imp_tensor(I, b);
+    imp_call(I, o->tex, kn, xprintf("%s, %s", na, nb));
+  }
+  /* alpha, then beta * C: values of the same ONNX name (the latest is the output) */
+  if (alpha != 1) {
+    Val *xs[1] = {o};
+    if (!ew(I, "scale", xs, 1, xprintf("%s * $0", flit((float)alpha)))) return false;
+    o = VEC_AT(I->vals, I->vals.len - 1);
+  }
+  if (c && beta != 0) {
+    if (c->ndim == 1 && c->shape[0] == n && beta == 1) {
+      Val *s = net_out(I, 0, 2, os);
+      imp_call(I, s->tex, "bias_add_2d", xprintf("%s, %s", o->tex, imp_tensor(I, c)));
+    } else {
+      Val *xs[2] = {o, c};
+      if (!ew_to(I, "gemm_bias", xs, 2, beta == 1 ? "$0 + $1" : xprintf("$0 + %s * $1", flit((float)beta)), os, 2)) return false;
+    }
+  }
+  return true;
+}
+
+/* MatMul: numpy's matmul (batched, broadcasting, 1-D operands). */
+static bool op_matmul(Imp *I) {
+  if (!attrs_known(I, "") || !one_output(I)) return false;
+  Val *a = float_in(I, 0), *b = a ? float_in(I, 1) : NULL;
+  if (!b) return false;
+  if (a->ndim < 1 || b->ndim < 1) return imp_error(I, "a scalar operand");
+  int ra = a->ndim, rb = b->ndim;
+  int64_t k = a->shape[ra - 1], kb = rb == 1 ? b->shape[0] : b->shape[rb - 2];
+  if (k != kb) return imp_error(I, "inner dimensions %lld and %lld differ", (long long)k, (long long)kb);
+  int64_t batch[HT_MAX_DIMS], os[HT_MAX_DIMS];
+  int nb = 0;
+  if (!broadcast(I, a->shape, ra > 2 ? ra - 2 : 0, b->shape, rb > 2 ? rb - 2 : 0, batch, &nb)) return false;
+  int no = nb;
+  memcpy(os, batch, sizeof(int64_t) * (size_t)nb);
+  if (ra > 1) os[no++] = a->shape[ra - 2];
+  if (rb > 1) os[no++] = b->shape[rb - 1];
+  Val *o = net_out(I, 0, no, os);
+  if (ra == 2 && rb == 2 && !a->c) {
+    const char *na = imp_tensor(I, a);
+    imp_call(I, o->tex, "dense", xprintf("%s, %s", na, imp_tensor(I, b)));
+    return true;
+  }
+  /* index names: batch b0.., rows i, columns j, reduction k */
+  char *lhs = xstrdup(""), *ia = xstrdup(""), *ib = xstrdup("");
+  for (int d = 0; d < nb; d++) lhs = xprintf("%s%sb%d", lhs, d ? ", " : "", d);
+  if (ra > 1) lhs = xprintf("%s%si", lhs, nb ? ", " : "");
+  if (rb > 1) lhs = xprintf("%s%sj", lhs, *lhs ? ", " : "");
+  if (!*lhs) lhs = xstrdup("z");
+  for (int d = 0; d < ra - 2; d++) {
+    int od = d + nb - (ra - 2);
+    ia = xprintf("%s%s", ia, a->shape[d] == 1 && batch[od] != 1 ? "0, " : xprintf("b%d, ", od));
+  }
+  for (int d = 0; d < rb - 2; d++) {
+    int od = d + nb - (rb - 2);
+    ib = xprintf("%s%s", ib, b->shape[d] == 1 && batch[od] != 1 ? "0, " : xprintf("b%d, ", od));
+  }
+  ia = xprintf("%s%sk", ia, ra > 1 ? "i, " : "");
+  ib = xprintf("%sk%s", ib, rb > 1 ? ", j" : "");
+  const char *kn = imp_kernel(I, "matmul", xprintf("(A: %s, B: %s) -> Y: %s {\n  Y[%s] += A[%s] * B[%s] where k in 0..%lld\n}",
+                                                   ty(a), ty(b), ty(o), lhs, ia, ib, (long long)k));
+  const char *ta = imp_tensor(I, a), *tb = imp_tensor(I, b);
+  imp_call(I, o->tex, kn, xprintf("%s, %s", ta, tb));
+  return true;
+}
+
+static bool op_batch_norm(Imp *I) {
+  if (!attrs_known(I, "epsilon,momentum,training_mode,spatial")) return false;
+  if (attr_i(I, "training_mode", 0)) return imp_unsupported(I, "training_mode 1 (inference only)");
+  if (!one_output(I)) return false;
+  Val *x = float_in(I, 0), *p[4];
+  if (!x) return false;
+  if (x->ndim < 2) return imp_error(I, "the input has no channel axis");
+  for (int i = 0; i < 4; i++) {
+    if (!(p[i] = float_in(I, i + 1))) return false;
+    if (p[i]->ndim != 1 || p[i]->shape[0] != x->shape[1]) return imp_error(I, "input %d is not [%lld]", i + 2, (long long)x->shape[1]);
+  }
+  double eps = (float)attr_f(I, "epsilon", 1e-5);
+  if (x->ndim == 4 && p[0]->c && p[1]->c && p[2]->c && p[3]->c) {
+    /* folded: S = gamma / sqrt(var + eps), B = beta - mean * S */
+    int64_t c = x->shape[1];
+    Val *s = xalloc(sizeof *s), *b = xalloc(sizeof *b);
+    *s = (Val){.name = xprintf("%s_scale", p[0]->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {c}, .c = vals(c)};
+    *b = (Val){.name = xprintf("%s_shift", p[1]->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {c}, .c = vals(c)};
+    for (int64_t i = 0; i < c; i++) {
+      s->c[i] = (float)(p[0]->c[i] / sqrt(p[3]->c[i] + eps));
+      b->c[i] = (float)(p[1]->c[i] - p[2]->c[i] * s->c[i]);
+    }
+    Val *o = net_out(I, 0, 4, x->shape);
+    o->nhwc = x->nhwc;
+    const char *tx = x->nhwc ? x->tex : imp_tensor(I, x), *ts = imp_tensor(I, s), *tb = imp_tensor(I, b);
+    imp_call(I, o->tex, x->nhwc ? "batch_norm" : "batch_norm_nchw", xprintf("%s, %s, %s", tx, ts, tb));
+    return true;
+  }
+  char *all = idx("i", x->ndim);
+  Val *o = net_out(I, 0, x->ndim, x->shape);
+  char *cty = xprintf("f32[%lld]", (long long)x->shape[1]);
+  const char *kn = imp_kernel(I, "batch_norm", xprintf("(X: %s, S: %s, B: %s, M: %s, V: %s) -> Y: %s {\n"
+                                                       "  Y[%s] = (X[%s] - M[i1]) / sqrt(V[i1] + %s) * S[i1] + B[i1]\n}",
+                                                       ty(x), cty, cty, cty, cty, ty(o), all, all, flit(eps)));
+  const char *t[4];
+  for (int i = 0; i < 4; i++) t[i] = imp_tensor(I, p[i]);
+  const char *tx = imp_tensor(I, x);
+  imp_call(I, o->tex, kn, xprintf("%s, %s, %s, %s, %s", tx, t[0], t[1], t[2], t[3]));
+  return true;
+}
+
+static bool op_gather(Imp *I) {
+  if (!attrs_known(I, "axis") || !one_output(I)) return false;
+  Val *x = in(I, 0), *ix = const_in(I, 1, "indices");
+  if (!x || !ix) return x ? false : imp_error(I, "input 1 is missing");
+  int r = x->ndim, a = axis_of(I, attr_i(I, "axis", 0), r);
+  if (a < 0) return false;
+  int no = r - 1 + ix->ndim;
+  if (no > HT_MAX_DIMS) return imp_unsupported(I, "more than 8 dimensions");
+  int64_t os[HT_MAX_DIMS];
+  int k = 0;
+  for (int d = 0; d < a; d++) os[k++] = x->shape[d];
+  for (int d = 0; d < ix->ndim; d++) os[k++] = ix->shape[d];
+  for (int d = a + 1; d < r; d++) os[k++] = x->shape[d];
+  int64_t ni = val_numel(ix);
+  for (int64_t i = 0; i < ni; i++) {
+    double v = ix->c[i] < 0 ? ix->c[i] + (double)x->shape[a] : ix->c[i];
+    if (v < 0 || v >= (double)x->shape[a]) return imp_error(I, "index %.0f outside axis %d of size %lld", ix->c[i], a, (long long)x->shape[a]);
+    ix->c[i] = v;
+  }
+  if (x->c) {
+    int64_t outer = 1, inner = 1, pos = 0;
+    for (int d = 0; d < a; d++) outer *= x->shape[d];
+    for (int d = a + 1; d < r; d++) inner *= x->shape[d];
+    double *c = vals(outer * ni * inner);
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t i = 0; i < ni; i++, pos += inner)
+        memcpy(c + pos, x->c + (o * x->shape[a] + (int64_t)ix->c[i]) * inner, sizeof(double) * (size_t)inner);
+    const_out(I, 0, x->dtype, no, os, c);
+    return true;
+  }
+  if (ix->ndim > 1 || ni > 64) return imp_unsupported(I, "run-time Gather with more than a vector of 64 indices");
+  /* the index at output axis a: a literal (scalar) or a chain of choices */
+  char *sel = ix->ndim == 0 ? xprintf("%.0f", ix->c[0]) : xstrdup("");
+  if (ix->ndim == 1) {
+    for (int64_t i = ni - 1; i >= 0; i--)
+      sel = i == ni - 1 ? xprintf("%.0f", ix->c[i]) : xprintf("i%d == %lld ? %.0f : %s", a, (long long)i, ix->c[i], sel);
+    sel = xprintf("(%s)", sel);
+  }
+  char *acc = xstrdup("");
+  for (int d = 0, od = 0; d < r; d++) {
+    acc = xprintf("%s%s%s", acc, d ? ", " : "", d == a ? sel : xprintf("i%d", od));
+    od += d == a ? ix->ndim : 1;
+  }
+  if (no == 0) os[no++] = 1;
+  Val *o = net_out(I, 0, r - 1 + ix->ndim, os);
+  const char *kn = imp_kernel(I, "gather", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", ty(x), ty(o), idx("i", no), acc));
+  imp_call(I, o->tex, kn, imp_tensor(I, x));
+  return true;
+}
+
+/* Output K: X[start + i * step] for i over OS (folded for a constant X). */
+static bool slice_out(Imp *I, Val *x, int k, const int64_t *start, const int64_t *step, const int64_t *os) {
+  int r = x->ndim;
+  if (x->c) {
+    Val tmp = {.ndim = r};
+    memcpy(tmp.shape, os, sizeof(int64_t) * (size_t)r);
+    int64_t total = val_numel(&tmp), ix[HT_MAX_DIMS];
+    double *c = vals(total);
+    for (int64_t i = 0; i < total; i++) {
+      int64_t rem = i, src = 0;
+      for (int d = r - 1; d >= 0; d--) ix[d] = rem % os[d], rem /= os[d];
+      for (int d = 0; d < r; d++) src = src * x->shape[d] + start[d] + ix[d] * step[d];
+      c[i] = x->c[src];
+    }
+    const_out(I, k, x->dtype, r, os, c);
+    return true;
+  }
+  char *acc = xstrdup("");
+  for (int d = 0; d < r; d++) {
+    char *e = step[d] == 1 ? xprintf("i%d", d) : xprintf("i%d * %lld", d, (long long)step[d]);
+    if (start[d]) e = xprintf("%s + %lld", e, (long long)start[d]);
+    acc = xprintf("%s%s%s", acc, d ? ", " : "", e);
+  }
+  Val *o = net_out(I, k, r, os);
+  const char *kn = imp_kernel(I, "slice", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", ty(x), ty(o), idx("i", r), acc));
+  imp_call(I, o->tex, kn, imp_tensor(I, x));
+  return true;
+}
+
+/* Split: along axis into the sizes of input 2 (opset 13), the split attribute (11) or
+ * num_outputs / the number of outputs equal parts (the last one smaller). */
+static bool op_split(Imp *I) {
+  if (!attrs_known(I, "axis,split,num_outputs")) return false;
+  Val *x = in(I, 0);
+  if (!x) return imp_error(I, "input 1 is missing");
+  int r = x->ndim, a = axis_of(I, attr_i(I, "axis", 0), r), n = (int)I->node->n_output;
+  if (a < 0) return false;
+  int64_t sizes[64];
+  if (n > 64) return imp_unsupported(I, "more than 64 outputs");
+  int ns = attr_ints(I, "split", sizes, 64);
+  if (in(I, 1)) {
+    Val *sv = const_in(I, 1, "split");
+    if (!sv) return false;
+    ns = (int)val_numel(sv) < 64 ? (int)val_numel(sv) : 64;
+    for (int i = 0; i < ns; i++) sizes[i] = (int64_t)sv->c[i];
+  }
+  if (ns < 0) {
+    int64_t part = (x->shape[a] + n - 1) / n;
+    for (int i = 0; i < n; i++) sizes[i] = i < n - 1 ? part : x->shape[a] - part * (n - 1);
+    ns = n;
+  }
+  int64_t total = 0;
+  for (int i = 0; i < ns; i++) total += sizes[i];
+  if (ns != n || total != x->shape[a]) return imp_error(I, "the split sizes do not add up to axis %d (%lld)", a, (long long)x->shape[a]);
+  int64_t start[HT_MAX_DIMS] = {0}, step[HT_MAX_DIMS], os[HT_MAX_DIMS];
+  for (int d = 0; d < r; d++) step[d] = 1, os[d] = x->shape[d];
+  for (int k = 0; k < n; k++) {
+    os[a] = sizes[k];
+    if (sizes[k] < 1) return imp_unsupported(I, "an empty part");
+    if (*I->node->output[k] && !slice_out(I, x, k, start, step, os)) return false;
+    start[a] += sizes[k];
+  }
+  return true;
+}
+
+/* LayerNormalization (opset 17): over the axes from `axis`, times Scale plus B. */
+static bool op_layer_norm(Imp *I) {
+  if (!attrs_known(I, "axis,epsilon,stash_type") || !one_output(I)) return false;
+  Val *x = float_in(I, 0), *sc = x ? float_in(I, 1) : NULL, *b = in(I, 2);
+  if (!sc || (b && !(b = float_in(I, 2)))) return false;
+  if (x->c) return imp_unsupported(I, "a constant input");
+  int r = x->ndim, a = axis_of(I, attr_i(I, "axis", -1), r);
+  if (a < 0) return false;
+  int64_t cnt = 1;
+  char *oidx = xstrdup(""), *ridx = xstrdup(""), *where = xstrdup(""), *odims = xstrdup("");
+  int no = 0;
+  for (int d = 0; d < r; d++) {
+    ridx = xprintf("%s%s%s%d", ridx, d ? ", " : "", d >= a ? "r" : "i", d);
+    if (d >= a) {
+      cnt *= x->shape[d];
+      where = xprintf("%s%sr%d in 0..%lld", where, *where ? ", " : "", d, (long long)x->shape[d]);
+    } else {
+      oidx = xprintf("%s%si%d", oidx, no ? ", " : "", d);
+      odims = xprintf("%s%s%lld", odims, no++ ? ", " : "", (long long)x->shape[d]);
+    }
+  }
+  char *olhs = oidx;
+  if (!no) olhs = xstrdup("z0"), oidx = xstrdup("0"), odims = xstrdup("1");
+  char *all = idx("i", r);
+  Val *o = net_out(I, 0, r, x->shape);
+  char *params = xprintf("X: %s, Sc: %s", ty(x), ty(sc)), *args = xprintf("%s, %s", imp_tensor(I, x), imp_tensor(I, sc));
+  const char *bterm = "";
+  if (b) {
+    params = xprintf("%s, B: %s", params, ty(b));
+    args = xprintf("%s, %s", args, imp_tensor(I, b));
+    bterm = xprintf(" + %s", baccess("B", b, x->shape, r));
+  }
+  char *body = xprintf("  tensor S: f32[%s]\n  tensor Mu: f32[%s]\n  tensor V: f32[%s]\n"
+                       "  S[%s] += X[%s] where %s\n  Mu[%s] = S[%s] / %s\n"
+                       "  V[%s] += (X[%s] - Mu[%s]) * (X[%s] - Mu[%s]) where %s\n"
+                       "  Y[%s] = (X[%s] - Mu[%s]) / sqrt(V[%s] / %s + %s) * %s%s",
+                       odims, odims, odims, olhs, ridx, where, olhs, oidx, flit((double)cnt), olhs, ridx, oidx, ridx, oidx, where,
+                       all, all, oidx, oidx, flit((double)cnt), flit((float)attr_f(I, "epsilon", 1e-5)), baccess("Sc", sc, x->shape, r), bterm);
+  const char *kn = imp_kernel(I, "layer_norm", xprintf("(%s) -> Y: %s {\n%s\n}", params, ty(o), body));
+  imp_call(I, o->tex, kn, args);
+  return true;
+}
+
+/* Slice (opset >= 10: starts, ends, axes, steps as inputs). */
+static bool op_slice(Imp *I) {
+  if (!attrs_known(I, "") || !one_output(I)) return false;
+  Val *x = in(I, 0), *st = const_in(I, 1, "starts"), *en = st ? const_in(I, 2, "ends") : NULL, *ax = in(I, 3), *sp = in(I, 4);
+  if (!x || !en) return x ? false : imp_error(I, "input 1 is missing");
+  if ((ax && !(ax = const_in(I, 3, "axes"))) || (sp && !(sp = const_in(I, 4, "steps")))) return false;
+  int r = x->ndim;
+  int64_t start[HT_MAX_DIMS], step[HT_MAX_DIMS], os[HT_MAX_DIMS];
+  for (int d = 0; d < r; d++) start[d] = 0, step[d] = 1, os[d] = x->shape[d];
+  int64_t n = val_numel(st);
+  for (int64_t i = 0; i < n; i++) {
+    int a = axis_of(I, ax ? (int64_t)ax->c[i] : i, r);
+    if (a < 0) return false;
+    int64_t dim = x->shape[a], s = sp ? (int64_t)sp->c[i] : 1;
+    double b = st->c[i], e = en->c[i];
+    if (s == 0) return imp_error(I, "a step of 0");
+    if (b < 0) b += (double)dim;
+    if (e < 0) e += (double)dim;
+    if (s > 0) {
+      b = fmin(fmax(b, 0), (double)dim);
+      e = fmin(fmax(e, 0), (double)dim);
+    } else {
+      b = fmin(fmax(b, 0), (double)dim - 1);
+      e = fmin(fmax(e, -1), (double)dim - 1);
+    }
+    int64_t len = s > 0 ? (int64_t)ceil((e - b) / (double)s) : (int64_t)ceil((b - e) / (double)-s);
+    if (len < 1) return imp_unsupported(I, "an empty slice");
+    start[a] = (int64_t)b, step[a] = s, os[a] = len;
+  }
+  return slice_out(I, x, 0, start, step, os);
+}
+
+static bool op_expand(Imp *I) {
+  Val *x = in(I, 0), *s = const_in(I, 1, "shape");
+  if (!x || !s || !one_output(I)) return x ? false : imp_error(I, "input 1 is missing");
+  int64_t shape[HT_MAX_DIMS];
+  int nd = shape_from(I, s, shape);
+  if (nd < 0) return false;
+  if (x->c) {
+    int no;
+    int64_t os[HT_MAX_DIMS];
+    if (!broadcast(I, x->shape, x->ndim, shape, nd, os, &no)) return false;
+    Val tmp = {.ndim = no};
+    memcpy(tmp.shape, os, sizeof os);
+    int64_t total = val_numel(&tmp), ix[HT_MAX_DIMS];
+    double *c = vals(total);
+    for (int64_t i = 0; i < total; i++) {
+      int64_t rem = i;
+      for (int d = no - 1; d >= 0; d--) ix[d] = rem % os[d], rem /= os[d];
+      c[i] = x->c[bidx(x->shape, x->ndim, ix, no)];
+    }
+    const_out(I, 0, x->dtype, no, os, c);
+    return true;
+  }
+  return ew_to(I, "expand", &x, 1, "$0", shape, nd);
+}
+
+static bool op_cast(Imp *I) {
+  if (!attrs_known(I, "to,saturate") || !one_output(I)) return false;
+  Val *x = in(I, 0);
+  if (!x) return imp_error(I, "input 1 is missing");
+  int to = (int)attr_i(I, "to", 0);
+  if (x->c) return fold_ew(I, "Cast");
+  if (to != OT_FLOAT) return imp_unsupported(I, "a run-time Cast to element type %d (networks are f32)", to);
+  return alias(I, x);
+}
+
+static bool op_dropout(Imp *I) {
+  if (!attrs_known(I, "seed,ratio") || !one_output(I)) return false;
+  Val *t = in(I, 2);
+  if (t && (!(t = const_in(I, 2, "training_mode")) || t->c[0] != 0)) return t ? imp_unsupported(I, "training_mode true") : false;
+  Val *x = in(I, 0);
+  return x ? alias(I, x) : imp_error(I, "input 1 is missing");
+}
+
+/* Folding of the constant-only forms and the comparisons (no run-time form). */
+static bool fold_only(Imp *I, const char *op) {
+  for (int k = 0; k < nin(I); k++) {
+    Val *v = in(I, k);
+    if (v && !v->c) return imp_unsupported(I, "%s on run-time tensors (only folded at import)", op);
+  }
+  return one_output(I) && fold_ew(I, op);
+}
+
+/* ---- the table ------------------------------------------------------------------- */
+
+bool onnx_op_known(const char *op) {
+  static const char *const known[] = {
+      "Relu", "Sigmoid", "Tanh", "Sqrt", "Exp", "Log", "Neg", "Abs", "Floor", "Ceil", "Reciprocal", "HardSwish",
+      "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Constant", "Shape", "ConstantOfShape", "Range", "Equal",
+      "Where", "Less", "Greater", "Not", "And", "Or", "Mod", "LeakyRelu", "HardSigmoid", "Clip", "Conv", "MaxPool",
+      "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
+      "ReduceSumSquare", "Softmax", "LogSoftmax", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
+      "Concat", "Gemm", "MatMul", "BatchNormalization", "Gather", "Slice", "Expand", "Cast", "Identity", "Dropout",
+      "Split", "LayerNormalization", "ConvTranspose"};
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+    if (!strcmp(op, known[i])) return true;
+  return false;
+}
+
+bool onnx_op(Imp *I) {
+  const char *op = I->node->op_type;
+  /* unary float operators: their expression over $0 */
+  static const char *const un[][2] = {
+      {"Relu", "max($0, 0.0)"},     {"Sigmoid", "sigmoid($0)"}, {"Tanh", "tanh($0)"},         {"Sqrt", "sqrt($0)"},
+      {"Exp", "exp($0)"},           {"Log", "log($0)"},         {"Neg", "-$0"},               {"Abs", "abs($0)"},
+      {"Floor", "floor($0)"},       {"Ceil", "ceil($0)"},       {"Reciprocal", "1.0 / $0"},
+      {"HardSwish", "$0 * max(0.0, min(1.0, $0 / 6.0 + 0.5))"},
+  };
+  for (size_t i = 0; i < sizeof un / sizeof un[0]; i++)
+    if (!strcmp(op, un[i][0])) return attrs_known(I, "") && unary(I, op, un[i][1]);
+  static const char *const bin[][2] = {{"Add", "+"}, {"Sub", "-"}, {"Mul", "*"}, {"Div", "/"},
+                                       {"Pow", "pow"}, {"Max", "max"}, {"Min", "min"}};
+  for (size_t i = 0; i < sizeof bin / sizeof bin[0]; i++)
+    if (!strcmp(op, bin[i][0])) {
+      if ((!strcmp(op, "Max") || !strcmp(op, "Min")) && nin(I) != 2) return attrs_known(I, "") && variadic(I, op);
+      if (nin(I) != 2) return imp_error(I, "%d inputs (2)", nin(I));
+      return attrs_known(I, "") && binary(I, op, bin[i][1]);
+    }
+  if (!strcmp(op, "Constant")) return op_constant(I);
+  if (!strcmp(op, "Shape")) return op_shape(I);
+  if (!strcmp(op, "ConstantOfShape")) return attrs_known(I, "value") && op_constant_of_shape(I);
+  if (!strcmp(op, "Range")) return op_range(I);
+  if (!strcmp(op, "Where") && in(I, 0) && in(I, 0)->c && (!in(I, 1) || !in(I, 1)->c || !in(I, 2) || !in(I, 2)->c)) {
+    Val *x[3] = {in(I, 0), float_in(I, 1), float_in(I, 2)};
+    return attrs_known(I, "") && x[1] && x[2] && one_output(I) && ew(I, "where", x, 3, "$0 != 0.0 ? $1 : $2");
+  }
+  if (!strcmp(op, "Split")) return op_split(I);
+  if (!strcmp(op, "LayerNormalization")) return op_layer_norm(I);
+  if (!strcmp(op, "Equal") || !strcmp(op, "Where") || !strcmp(op, "Less") || !strcmp(op, "Greater") || !strcmp(op, "Not") ||
+      !strcmp(op, "And") || !strcmp(op, "Or"))
+    return attrs_known(I, "") && fold_only(I, op);
+  if (!strcmp(op, "Mod")) return attrs_known(I, "fmod") && fold_only(I, op);
+  if (!strcmp(op, "LeakyRelu")) return op_leaky_relu(I);
+  if (!strcmp(op, "HardSigmoid")) return op_hard_sigmoid(I);
+  if (!strcmp(op, "Clip")) return op_clip(I);
+  if (!strcmp(op, "Conv")) return op_conv(I);
+  if (!strcmp(op, "ConvTranspose")) return op_conv_transpose(I);
+  if (!strcmp(op, "MaxPool")) return op_pool(I, true);
+  if (!strcmp(op, "AveragePool")) return op_pool(I, false);
+  if (!strcmp(op, "GlobalAveragePool")) return op_global_pool(I, "mean");
+  if (!strcmp(op, "GlobalMaxPool")) return op_global_pool(I, "max");
+  if (!strcmp(op, "ReduceMean")) return op_reduce(I, "mean");
+  if (!strcmp(op, "ReduceSum")) return op_reduce(I, "sum");
+  if (!strcmp(op, "ReduceMax")) return op_reduce(I, "max");
+  if (!strcmp(op, "ReduceMin")) return op_reduce(I, "min");
+  if (!strcmp(op, "ReduceSumSquare")) return op_reduce(I, "sumsq");
+  if (!strcmp(op, "Softmax")) return op_softmax(I, false);
+  if (!strcmp(op, "LogSoftmax")) return op_softmax(I, true);
+  if (!strcmp(op, "Reshape")) return op_reshape(I);
+  if (!strcmp(op, "Flatten")) return op_flatten(I);
+  if (!strcmp(op, "Squeeze")) return op_squeeze(I, false);
+  if (!strcmp(op, "Unsqueeze")) return op_squeeze(I, true);
+  if (!strcmp(op, "Transpose")) return op_transpose(I);
+  if (!strcmp(op, "Concat")) return op_concat(I);
+  if (!strcmp(op, "Gemm")) return op_gemm(I);
+  if (!strcmp(op, "MatMul")) return op_matmul(I);
+  if (!strcmp(op, "BatchNormalization")) return op_batch_norm(I);
+  if (!strcmp(op, "Gather")) return op_gather(I);
+  if (!strcmp(op, "Slice")) return op_slice(I);
+  if (!strcmp(op, "Expand")) return attrs_known(I, "") && op_expand(I);
+  if (!strcmp(op, "Cast")) return op_cast(I);
+  if (!strcmp(op, "Identity")) return attrs_known(I, "") && one_output(I) && (in(I, 0) ? alias(I, in(I, 0)) : imp_error(I, "input 1 is missing"));
+  if (!strcmp(op, "Dropout")) return op_dropout(I);
+  return imp_unsupported(I, "operator %s", op);
+}

@@ -1,0 +1,144 @@
+#!/bin/bash
+# onnx.sh — ONNX's own backend node tests (Debian's libonnx-testdata) through `texc run
+# MODEL.onnx --input ... --expect ...`, and bad ONNX/.npy/weights input (docs/ONNX.md).
+# A node test of an operator texc imports is "ok", "not ok", or "skip - ...: not supported:
+# WHY" (an attribute, dtype or form the importer refuses by name); tests of operators it
+# does not import are counted in the closing note only.
+#   TEXC=build/texc bash tests/suites/onnx.sh [PATTERN|bad]   (a glob of node tests; bad: the
+#   bad-input tests alone)
+TEXC=${TEXC:-build/texc}
+DATA=${ONNX_TESTDATA:-/usr/share/libonnx-testdata/data/node}
+HERE=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0 skip=0 other=0
+
+# ---- node tests -------------------------------------------------------------------
+if [ "$1" = bad ]; then
+  :
+elif [ ! -d "$DATA" ]; then
+  echo "skip - onnx node tests: no $DATA (install libonnx-testdata: scripts/install-deps.sh)"
+else
+  for dir in "$DATA"/${1:-test_*}/; do
+    t=$(basename "$dir")
+    [ -f "$dir/model.onnx" ] || continue
+    status=ok why=""
+    for set in "$dir"/test_data_set_*/; do
+      args=()
+      for f in "$set"/input_*.pb; do [ -e "$f" ] && args+=(--input "$f"); done
+      out=$(TEX_NUM_THREADS=1 timeout 120 "$TEXC" run "$dir/model.onnx" "${args[@]}" --expect "$set/output_0.pb" 2>&1)
+      rc=$?
+      if grep -q "not supported: operator" <<<"$out"; then status=other; break; fi
+      if grep -q "not supported: " <<<"$out"; then
+        status=skip why=$(grep -m1 -o "not supported: .*" <<<"$out"); break
+      fi
+      if [ $rc -ne 0 ] || ! grep -q "^  expect .*: ok" <<<"$out"; then
+        status=fail why=$(grep -m1 -E "error|MISMATCH" <<<"$out" | sed "s|$DATA/||g" | cut -c1-200); break
+      fi
+    done
+    case $status in
+      ok) echo "ok - onnx $t"; pass=$((pass + 1)) ;;
+      skip) echo "skip - onnx $t: $why"; skip=$((skip + 1)) ;;
+      fail) echo "not ok - onnx $t: ${why:-exit $rc}"; fail=$((fail + 1)) ;;
+      other) other=$((other + 1)) ;;
+    esac
+  done
+  echo "# onnx node tests: $pass passed, $fail failed, $skip not supported (of the operators texc imports); $other tests of other operators"
+fi
+[ -n "$1" ] && [ "$1" != bad ] && exit 0
+
+# ---- bad input --------------------------------------------------------------------
+# expect_error NAME PATTERN CMD...: exit 1, PATTERN in stderr, no crash.
+expect_error() {
+  local name=$1 pat=$2; shift 2
+  local err rc
+  err=$("$@" 2>&1 >/dev/null); rc=$?
+  if [ $rc -eq 1 ] && grep -q -- "$pat" <<<"$err"; then echo "ok - onnx bad input: $name"
+  else echo "not ok - onnx bad input: $name (exit $rc: $(head -c 300 <<<"$err"))"; fi
+}
+python3 "$HERE/onnx/make_models.py" "$tmp" || echo "not ok - onnx make_models.py"
+B=$tmp
+expect_error "truncated model" "trunc.onnx: not an ONNX model" bash -c "head -c 30 $B/good.onnx > $B/trunc.onnx; '$TEXC' import $B/trunc.onnx -o $B/trunc.tex"
+[ ! -e "$B/trunc.tex" ] && echo "ok - onnx bad input: nothing written" || echo "not ok - onnx bad input: nothing written"
+printf 'garbage\377\377\377\377 not a protobuf' > "$B/junk.onnx"
+expect_error "corrupt model" "junk.onnx: not an ONNX model" "$TEXC" run "$B/junk.onnx"
+expect_error "missing model" "nope.onnx: cannot read" "$TEXC" import "$B/nope.onnx"
+expect_error "cycle" "cycle.onnx: node 'first' (Relu): the graph has a cycle" "$TEXC" import "$B/cycle.onnx"
+expect_error "initializer size" "bad_init.onnx: initializer 'w': 3 values for a shape of 6" "$TEXC" import "$B/bad_init.onnx"
+expect_error "unknown opset" "opset5.onnx: not supported: opset 5" "$TEXC" run "$B/opset5.onnx"
+expect_error "unknown operator" "node 'frob' (Frobnicate): not supported: operator Frobnicate" "$TEXC" import "$B/unknown_op.onnx"
+expect_error "undefined input" "input 'nowhere' is defined by no node" "$TEXC" import "$B/undefined.onnx"
+expect_error "npy shape" "bad_shape.npy: input 'x' is \[3, 2\], but the network's parameter x is \[2, 3\]" "$TEXC" run "$B/good.onnx" --input "$B/bad_shape.npy"
+expect_error "npy magic" "not_npy.npy: not a .npy file" "$TEXC" run "$B/good.onnx" --input "$B/not_npy.npy"
+expect_error "npy dtype" "complex.npy: dtype '<c8' is not supported" "$TEXC" run "$B/good.onnx" --input "$B/complex.npy"
+expect_error "npy size" "short.npy: the data is 20 bytes" "$TEXC" run "$B/good.onnx" --input "$B/short.npy"
+expect_error "too many inputs" "3 --input files, but network g has 2 parameters" "$TEXC" run "$B/good.onnx" --input "$B/x.npy" --input "$B/x.npy" --input "$B/x.npy"
+
+# 100 mutations of the CNN (bytes changed, cut, inserted): texc import exits 0 or 1, never crashes
+out=$(python3 - "$TEXC" "$B" <<'PY'
+import random, subprocess, sys
+texc, d = sys.argv[1], sys.argv[2]
+random.seed(12)
+src = open(d + "/cnn.onnx", "rb").read()
+for i in range(100):
+    b = bytearray(src)
+    for _ in range(random.randint(1, 6)):
+        pos, op = random.randrange(len(b)), random.random()
+        if op < 0.6: b[pos] = random.randrange(256)
+        elif op < 0.8: del b[pos:pos + random.randint(1, 8)]
+        else: b[pos:pos] = bytes(random.randrange(256) for _ in range(random.randint(1, 4)))
+    open(d + "/mut.onnx", "wb").write(b)
+    r = subprocess.run([texc, "import", d + "/mut.onnx", "-o", d + "/mut.tex"], capture_output=True, timeout=120)
+    if r.returncode not in (0, 1) or (r.returncode == 1 and b"mut.onnx" not in r.stderr):
+        print("mutation %d: exit %d: %s" % (i, r.returncode, r.stderr[-200:]))
+        break
+PY
+)
+[ -z "$out" ] && echo "ok - onnx bad input: 100 corrupt models, no crash" || echo "not ok - onnx bad input: corrupt models: $out"
+
+# a small CNN as exporters write it (conv, batch norm, pool, grouped conv, residual add,
+# channel concat, average pool, global pool, Shape/Gather/Unsqueeze/Concat/Reshape, Gemm,
+# Softmax) against plain Python
+out=$("$TEXC" run "$B/cnn.onnx" --input "$B/cnn_x.npy" --expect "$B/cnn_ref.npy" --check 2>&1)
+grep -q "expect .*: ok" <<<"$out" && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx cnn = Python reference" || echo "not ok - onnx cnn = Python reference: $out"
+out=$("$TEXC" import "$B/cnn.onnx" -o "$B/cnn.tex" 2>&1 && "$TEXC" "$B/cnn.tex" --emit tasks 2>&1)
+grep -q "conv2d_nhwc_pad_bias_add_batch_norm_relu" <<<"$out" && grep -q "x_nhwc = nchw_to_nhwc(x)" "$B/cnn.tex" && echo "ok - onnx cnn: NHWC inside, conv + bias + batch norm + relu fused" || echo "not ok - onnx cnn: NHWC inside, conv + bias + batch norm + relu fused: $out"
+out=$("$TEXC" run "$B/act.onnx" --input "$B/act_x.npy" --expect "$B/act_ref.npy" 2>&1)
+grep -q "expect .*: ok" <<<"$out" && echo "ok - onnx HardSigmoid, GlobalMaxPool = Python reference" || echo "not ok - onnx HardSigmoid, GlobalMaxPool = Python reference: $out"
+
+# a symbolic batch: 1 unless -D gives it
+"$TEXC" import "$B/dyn.onnx" -o "$B/dyn.tex" -D batch=4 >/dev/null 2>&1
+grep -q "network g(x: f32\[4, 3\]" "$B/dyn.tex" && grep -q "Symbolic sizes, fixed here: batch = 4" "$B/dyn.tex" \
+  && echo "ok - onnx symbolic batch: import -D batch=4" || echo "not ok - onnx symbolic batch: import -D batch=4: $(head -5 "$B/dyn.tex")"
+"$TEXC" run "$B/dyn.onnx" -D batch=2 --input "$B/x.npy" --output "$B/dyn.npy" >/dev/null 2>&1
+od -A n -j 128 -t f4 "$B/dyn.npy" | tr -s ' \n' ' ' | grep -q "^ 1 1 8 0 0 0 *$" && echo "ok - onnx symbolic batch: run -D batch=2" || echo "not ok - onnx symbolic batch: run -D batch=2: $(od -A n -j 128 -t f4 "$B/dyn.npy")"
+expect_error "symbolic batch without -D: input of batch 1" "x.npy: input 'x' is \[2, 3\], but the network's parameter x is \[1, 3\]" "$TEXC" run "$B/dyn.onnx" --input "$B/x.npy"
+
+# LayerNormalization, Split, batched MatMul, Where (constant condition, broadcast), Concat,
+# Transpose against plain Python
+out=$("$TEXC" run "$B/block.onnx" --input "$B/block_x.npy" --expect "$B/block_ref.npy" --check 2>&1)
+grep -q "expect .*: ok" <<<"$out" && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx block = Python reference" || echo "not ok - onnx block = Python reference: $out"
+out=$("$TEXC" bench "$B/cnn.onnx" --repeat 2 2>&1)
+grep -q "Measured latency" <<<"$out" && echo "ok - onnx bench MODEL.onnx" || echo "not ok - onnx bench MODEL.onnx: $out"
+
+# import writes NET.tex + NET.safetensors; run reads the sidecar: the same result as the model
+if "$TEXC" import "$B/good.onnx" -o "$B/net.tex" >/dev/null && [ -s "$B/net.tex" ] && [ -s "$B/net.safetensors" ]; then
+  echo "ok - onnx import writes NET.tex and NET.safetensors"
+else echo "not ok - onnx import writes NET.tex and NET.safetensors"; fi
+"$TEXC" run "$B/good.onnx" --input "$B/x.npy" --output "$B/ref.npy" >/dev/null 2>&1
+out=$("$TEXC" run "$B/net.tex" --input "$B/x64.npy" --expect "$B/ref.npy" 2>&1)
+grep -q "expect .*: ok" <<<"$out" && echo "ok - onnx NET.tex with its sidecar = the model" || echo "not ok - onnx NET.tex with its sidecar = the model: $out"
+# relu(x * w + w) for x = 1 -2 3 -4 5 -6 and w = .5 -1 2 .25 3 -2: 1 1 8 0 18 10
+od -A n -j 128 -t f4 "$B/ref.npy" | tr -s ' \n' ' ' | grep -q "^ 1 1 8 0 18 10 *$" && echo "ok - onnx --output values" || echo "not ok - onnx --output values: $(od -A n -j 128 -t f4 "$B/ref.npy")"
+for f in x_v2 x_i64; do  # .npy format 2.0; integers exact in f32
+  out=$("$TEXC" run "$B/net.tex" --input "$B/$f.npy" --expect "$B/ref.npy" 2>&1)
+  grep -q "expect .*: ok" <<<"$out" && echo "ok - onnx --input $f.npy" || echo "not ok - onnx --input $f.npy: $out"
+done
+expect_error "npy not exact in f32" "x_inexact.npy: element 0 (16777217) is not exact as f32" "$TEXC" run "$B/net.tex" --input "$B/x_inexact.npy"
+out=$("$TEXC" run "$B/net.tex" --input "$B/x.npy" --expect "$B/x.npy" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "MISMATCH at element" <<<"$out" && echo "ok - onnx --expect catches a mismatch" || echo "not ok - onnx --expect catches a mismatch: $out"
+head -c 80 "$B/net.safetensors" > "$B/short.safetensors"
+expect_error "truncated weights" "short.safetensors: tensor .w.: data_offsets \\[0, 24\\] outside" "$TEXC" run "$B/net.tex" --weights "$B/short.safetensors"
+"$TEXC" import "$B/good.onnx" -o "$B/other.tex" >/dev/null
+sed -i 's/w: f32\[2, 3\]/w: f32[3, 2]/; s/mul_2x3(x, w)/mul_2x3(x, x)/; s/add_2d(t, w)/add_2d(t, x)/' "$B/other.tex"
+expect_error "weights shape" "other.safetensors: tensor 'w' is \[2, 3\], but the network's parameter w is \[3, 2\]" "$TEXC" run "$B/other.tex"

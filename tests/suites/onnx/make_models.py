@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""make_models.py DIR — small ONNX models and .npy files for tests/suites/onnx.sh.
+
+A few protobuf fields written by hand (the test needs no onnx package): good models with
+initializers, and bad ones (a cycle, an initializer of the wrong size, an unknown opset),
+plus .npy files of a wrong shape, dtype or magic.
+"""
+import struct
+import sys
+
+
+def varint(n):
+    out = b""
+    n &= (1 << 64) - 1
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def field(num, payload):  # length-delimited (strings, messages, packed)
+    if isinstance(payload, str):
+        payload = payload.encode()
+    return varint(num << 3 | 2) + varint(len(payload)) + payload
+
+
+def ivar(num, v):  # varint field
+    return varint(num << 3) + varint(v)
+
+
+def value_info(name, shape):
+    dims = b"".join(field(1, field(2, d) if isinstance(d, str) else ivar(1, d)) for d in shape)  # dim_param, dim_value
+    tensor = ivar(1, 1) + field(2, dims)  # elem_type FLOAT, shape
+    return field(1, name) + field(2, field(1, tensor))
+
+
+def initializer(name, shape, values):
+    return (b"".join(ivar(1, d) for d in shape) + ivar(2, 1) +
+            field(4, struct.pack("<%df" % len(values), *values)) + field(8, name))
+
+
+def attr(name, v):
+    if isinstance(v, list):
+        return field(1, name) + b"".join(ivar(8, x) for x in v) + ivar(20, 7)
+    if isinstance(v, float):
+        return field(1, name) + varint(2 << 3 | 5) + struct.pack("<f", v) + ivar(20, 1)
+    return field(1, name) + ivar(3, v) + ivar(20, 2)
+
+
+def node(op, inputs, outputs, name, **attrs):
+    return (b"".join(field(1, i) for i in inputs) + b"".join(field(2, o) for o in outputs) +
+            field(3, name) + field(4, op) + b"".join(field(5, attr(k, v)) for k, v in attrs.items()))
+
+
+def int_init(name, values):  # a 1-D int64 initializer
+    return ivar(1, len(values)) + ivar(2, 7) + field(7, b"".join(varint(v) for v in values)) + field(8, name)
+
+
+def model(nodes, inits, inputs, outputs, opset=13):
+    g = (b"".join(field(1, n) for n in nodes) + field(2, "g") +
+         b"".join(field(5, t) for t in inits) + b"".join(field(11, v) for v in inputs) +
+         b"".join(field(12, v) for v in outputs))
+    return ivar(1, 8) + field(8, field(1, "") + ivar(2, opset)) + field(7, g)
+
+
+def npy(path, descr, shape, data, version=1):
+    d = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        descr, "".join("%d," % s for s in shape))
+    pre = 10 if version == 1 else 12
+    h = d + " " * ((64 - (pre + len(d) + 1) % 64) % 64) + "\n"
+    size = struct.pack("<H", len(h)) if version == 1 else struct.pack("<I", len(h))
+    open(path, "wb").write(b"\x93NUMPY" + bytes([version, 0]) + size + h.encode() + data)
+
+
+# ---- a small CNN as PyTorch exports it, and its result computed here in plain Python ----
+
+def rand(n, seed, scale):
+    out, x = [], seed
+    for _ in range(n):
+        x = (x * 1103515245 + 12345) % 2**31
+        out.append(struct.unpack("<f", struct.pack("<f", ((x / 2**31) * 2 - 1) * scale))[0])
+    return out
+
+
+def conv(x, c, h, w, k, co, ks, pad, group, bias):
+    """NCHW convolution, stride 1, x flat [c, h, w], k flat [co, c/group, ks, ks]."""
+    cg, og = c // group, co // group
+    y = []
+    for o in range(co):
+        g = o // og
+        for i in range(h):
+            for j in range(w):
+                s = bias[o] if bias else 0.0
+                for ci in range(cg):
+                    for r in range(ks):
+                        for q in range(ks):
+                            hi, wj = i + r - pad, j + q - pad
+                            if 0 <= hi < h and 0 <= wj < w:
+                                s += x[((g * cg + ci) * h + hi) * w + wj] * k[((o * cg + ci) * ks + r) * ks + q]
+                y.append(s)
+    return y
+
+
+def cnn(out):
+    import math
+    C, H = 8, 16
+    x = rand(3 * H * H, 1, 1.0)
+    w1, b1 = rand(C * 3 * 9, 2, 0.3), rand(C, 3, 0.1)
+    gamma, beta, mean = [1 + v for v in rand(C, 4, 0.2)], rand(C, 5, 0.1), rand(C, 6, 0.1)
+    var = [1 + abs(v) for v in rand(C, 7, 0.5)]
+    w2 = rand(C * (C // 2) * 9, 8, 0.2)
+    wd, bd = rand(C * 9, 15, 0.4), rand(C, 16, 0.1)
+    wf, bf = rand(10 * 2 * C, 9, 0.5), rand(10, 10, 0.1)
+    # reference
+    y = conv(x, 3, H, H, w1, C, 3, 1, 1, b1)
+    y = [max((v - mean[i // (H * H)]) / math.sqrt(var[i // (H * H)] + 1e-5) * gamma[i // (H * H)] + beta[i // (H * H)], 0.0)
+         for i, v in enumerate(y)]
+    P = H // 2
+    p = [max(y[(c * H + 2 * i + a) * H + 2 * j + b] for a in range(2) for b in range(2))
+         for c in range(C) for i in range(P) for j in range(P)]
+    d = conv(p, C, P, P, wd, C, 3, 1, C, bd)  # depthwise
+    z = conv(d, C, P, P, w2, C, 3, 1, 2, None)
+    z = [max(a + b, 0.0) for a, b in zip(z, p)]
+    z = z + p  # Concat on the channel axis (N = 1): 16 channels
+    C2 = 2 * C
+    # AveragePool 3x3, stride 2, pads 1, ceil_mode, count_include_pad 0: 8x8 -> 5x5
+    Q = 5
+    a = []
+    for c in range(C2):
+        for i in range(Q):
+            for j in range(Q):
+                win = [z[(c * P + r) * P + q] for r in range(2 * i - 1, 2 * i + 2) for q in range(2 * j - 1, 2 * j + 2)
+                       if 0 <= r < P and 0 <= q < P]
+                a.append(sum(win) / len(win))
+    z, P = a, Q
+    g = [sum(z[c * P * P:(c + 1) * P * P]) / (P * P) for c in range(C2)]
+    f = [sum(g[k] * wf[o * C2 + k] for k in range(C2)) + bf[o] for o in range(10)]
+    e = [math.exp(v - max(f)) for v in f]
+    ref = [v / sum(e) for v in e]
+    nodes = [
+        node("Conv", ["x", "w1", "b1"], ["c1"], "conv1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        node("BatchNormalization", ["c1", "gamma", "beta", "mean", "var"], ["bn"], "bn1", epsilon=1e-5),
+        node("Relu", ["bn"], ["r1"], "relu1"),
+        node("MaxPool", ["r1"], ["p1"], "pool1", kernel_shape=[2, 2], strides=[2, 2]),
+        node("Conv", ["p1", "wd", "bd"], ["dw"], "depthwise", kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=C),
+        node("Conv", ["dw", "w2"], ["c2"], "conv2", kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=2),
+        node("Add", ["c2", "p1"], ["s2"], "add2"),
+        node("Relu", ["s2"], ["r2"], "relu2"),
+        node("Concat", ["r2", "p1"], ["cat"], "concat_channels", axis=1),
+        node("AveragePool", ["cat"], ["ap"], "avgpool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+             ceil_mode=1),
+        node("GlobalAveragePool", ["ap"], ["gap"], "gap"),
+        # the flatten as exporters write it: Shape -> Gather -> Unsqueeze -> Concat -> Reshape
+        node("Shape", ["gap"], ["shp"], "shape"),
+        node("Gather", ["shp", "zero"], ["n"], "gather", axis=0),
+        node("Unsqueeze", ["n", "axes0"], ["n1"], "unsqueeze"),
+        node("Concat", ["n1", "minus1"], ["newshape"], "concat", axis=0),
+        node("Reshape", ["gap", "newshape"], ["flat"], "reshape"),
+        node("Gemm", ["flat", "wf", "bf"], ["fc"], "fc", transB=1),
+        node("Softmax", ["fc"], ["prob"], "softmax", axis=1),
+    ]
+    inits = [initializer("w1", [C, 3, 3, 3], w1), initializer("b1", [C], b1), initializer("gamma", [C], gamma),
+             initializer("beta", [C], beta), initializer("mean", [C], mean), initializer("var", [C], var),
+             initializer("w2", [C, C // 2, 3, 3], w2), initializer("wd", [C, 1, 3, 3], wd), initializer("bd", [C], bd), initializer("wf", [10, 2 * C], wf), initializer("bf", [10], bf),
+             ivar(2, 7) + field(7, varint(0)) + field(8, "zero"), int_init("axes0", [0]), int_init("minus1", [-1])]
+    open(out + "/cnn.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, 3, H, H])],
+                                              [value_info("prob", [1, 10])]))
+    npy(out + "/cnn_x.npy", "<f4", (1, 3, H, H), struct.pack("<%df" % len(x), *x))
+    npy(out + "/cnn_ref.npy", "<f4", (1, 10), struct.pack("<10f", *ref))
+
+
+def block(out):
+    """LayerNormalization, Split, MatMul (batched against a matrix), Where, Concat, Transpose."""
+    import math
+    B, T, D = 2, 3, 6
+    x = rand(B * T * D, 11, 1.0)
+    sc, bi = [1 + v for v in rand(D, 12, 0.3)], rand(D, 13, 0.2)
+    w = rand(3 * 4, 14, 0.5)  # [3, 4]
+    cond = [1, 0, 1, 1]
+    ln = []
+    for r in range(B * T):
+        row = x[r * D:(r + 1) * D]
+        mu = sum(row) / D
+        var = sum((v - mu) ** 2 for v in row) / D
+        ln += [(v - mu) / math.sqrt(var + 1e-5) * sc[i] + bi[i] for i, v in enumerate(row)]
+    a = [ln[r * D + i] for r in range(B * T) for i in range(3)]  # Split [3, 3] on the last axis
+    b = [ln[r * D + 3 + i] for r in range(B * T) for i in range(3)]
+    m = [sum(a[r * 3 + k] * w[k * 4 + j] for k in range(3)) for r in range(B * T) for j in range(4)]  # [B, T, 4]
+    wh = [m[i] if cond[i % 4] else 0.5 for i in range(B * T * 4)]  # Where(cond[4], m, 0.5)
+    cat = []  # Concat(wh, b) on the last axis: [B, T, 7]
+    for r in range(B * T):
+        cat += wh[r * 4:(r + 1) * 4] + b[r * 3:(r + 1) * 3]
+    ref = [cat[(bb * T + t) * 7 + j] for bb in range(B) for j in range(7) for t in range(T)]  # Transpose 0 2 1
+    bool_init = ivar(1, 4) + ivar(2, 9) + field(9, bytes(cond)) + field(8, "cond")
+    half = initializer("half", [], [0.5])
+    nodes = [
+        node("LayerNormalization", ["x", "sc", "bi"], ["ln"], "ln", axis=-1, epsilon=1e-5),
+        node("Split", ["ln", "parts"], ["a", "b"], "split", axis=2),
+        node("MatMul", ["a", "w"], ["m"], "matmul"),
+        node("Where", ["cond", "m", "half"], ["wh"], "where"),
+        node("Concat", ["wh", "b"], ["cat"], "concat", axis=-1),
+        node("Transpose", ["cat"], ["y"], "transpose", perm=[0, 2, 1]),
+    ]
+    inits = [initializer("sc", [D], sc), initializer("bi", [D], bi), initializer("w", [3, 4], w), bool_init, half,
+             int_init("parts", [3, 3])]
+    open(out + "/block.onnx", "wb").write(model(nodes, inits, [value_info("x", [B, T, D])], [value_info("y", [B, 7, T])],
+                                                opset=17))
+    npy(out + "/block_x.npy", "<f4", (B, T, D), struct.pack("<%df" % len(x), *x))
+    npy(out + "/block_ref.npy", "<f4", (B, 7, T), struct.pack("<%df" % len(ref), *ref))
+
+
+def act(out):
+    """HardSigmoid then GlobalMaxPool (their node tests are of opsets 1 and 6)."""
+    x = rand(2 * 9, 17, 4.0)
+    h = [max(0.0, min(1.0, 0.3 * v + 0.4)) for v in x]
+    ref = [max(h[c * 9:(c + 1) * 9]) for c in range(2)]
+    nodes = [node("HardSigmoid", ["x"], ["h"], "hs", alpha=0.3, beta=0.4), node("GlobalMaxPool", ["h"], ["y"], "gmp")]
+    open(out + "/act.onnx", "wb").write(model(nodes, [], [value_info("x", [1, 2, 3, 3])], [value_info("y", [1, 2, 1, 1])]))
+    npy(out + "/act_x.npy", "<f4", (1, 2, 3, 3), struct.pack("<18f", *x))
+    npy(out + "/act_ref.npy", "<f4", (1, 2, 1, 1), struct.pack("<2f", *ref))
+
+
+def main(out):
+    act(out)
+    cnn(out)
+    block(out)
+    x, y = value_info("x", [2, 3]), value_info("y", [2, 3])
+    w = initializer("w", [2, 3], [0.5, -1, 2, 0.25, 3, -2])
+    files = {
+        # y = relu(x * w + w): a model with weights
+        "good.onnx": model([node("Mul", ["x", "w"], ["t"], "mul"), node("Add", ["t", "w"], ["u"], "add"),
+                            node("Relu", ["u"], ["y"], "relu")], [w], [x], [y]),
+        # a -> b -> a
+        "cycle.onnx": model([node("Relu", ["b"], ["a"], "first"), node("Add", ["a", "x"], ["b"], "second"),
+                             node("Relu", ["b"], ["y"], "last")], [], [x], [y]),
+        "bad_init.onnx": model([node("Add", ["x", "w"], ["y"], "add")],
+                               [initializer("w", [2, 3], [1, 2, 3])], [x], [y]),
+        # the same with a symbolic batch (relu(x * w + w), w broadcast over the batch)
+        "dyn.onnx": model([node("Mul", ["x", "w"], ["t"], "mul"), node("Add", ["t", "w"], ["u"], "add"),
+                           node("Relu", ["u"], ["y"], "relu")], [initializer("w", [3], [0.5, -1, 2])],
+                          [value_info("x", ["batch", 3])], [value_info("y", ["batch", 3])]),
+        "opset5.onnx": model([node("Relu", ["x"], ["y"], "relu")], [], [x], [y], opset=5),
+        "unknown_op.onnx": model([node("Frobnicate", ["x"], ["y"], "frob")], [], [x], [y]),
+        "undefined.onnx": model([node("Add", ["x", "nowhere"], ["y"], "add")], [], [x], [y]),
+    }
+    for name, data in files.items():
+        open("%s/%s" % (out, name), "wb").write(data)
+    npy(out + "/x.npy", "<f4", (2, 3), struct.pack("<6f", 1, -2, 3, -4, 5, -6))
+    npy(out + "/x64.npy", "<f8", (2, 3), struct.pack("<6d", 1, -2, 3, -4, 5, -6))
+    npy(out + "/x_v2.npy", "<f4", (2, 3), struct.pack("<6f", 1, -2, 3, -4, 5, -6), version=2)
+    npy(out + "/x_i64.npy", "<i8", (2, 3), struct.pack("<6q", 1, -2, 3, -4, 5, -6))
+    npy(out + "/x_inexact.npy", "<i8", (2, 3), struct.pack("<6q", 16777217, -2, 3, -4, 5, -6))
+    npy(out + "/bad_shape.npy", "<f4", (3, 2), struct.pack("<6f", 1, 2, 3, 4, 5, 6))
+    npy(out + "/complex.npy", "<c8", (2, 3), b"\0" * 48)
+    npy(out + "/short.npy", "<f4", (2, 3), b"\0" * 20)
+    open(out + "/not_npy.npy", "wb").write(b"this is text, not numpy\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
