@@ -247,6 +247,19 @@ static double fold1(const char *op, int dt, double a, double b, double c, int64_
   if (!strcmp(op, "Reciprocal")) return 1 / a;
   if (!strcmp(op, "Sigmoid")) return 1 / (1 + exp(-a));
   if (!strcmp(op, "Tanh")) return tanh(a);
+  if (!strcmp(op, "Erf")) return erf(a);
+  if (!strcmp(op, "Sin")) return sin(a);
+  if (!strcmp(op, "Cos")) return cos(a);
+  if (!strcmp(op, "Tan")) return tan(a);
+  if (!strcmp(op, "Asin")) return asin(a);
+  if (!strcmp(op, "Acos")) return acos(a);
+  if (!strcmp(op, "Atan")) return atan(a);
+  if (!strcmp(op, "Sinh")) return sinh(a);
+  if (!strcmp(op, "Cosh")) return cosh(a);
+  if (!strcmp(op, "Round")) return nearbyint(a); /* ties to even in the default rounding mode */
+  if (!strcmp(op, "Sign")) return a > 0 ? 1 : a < 0 ? -1 : a;
+  if (!strcmp(op, "Softplus")) return log1p(exp(a));
+  if (!strcmp(op, "Softsign")) return a / (1 + fabs(a));
   return a; /* Identity, Cast */
 }
 
@@ -1502,7 +1515,8 @@ bool onnx_op_known(const char *op) {
       "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
       "ReduceSumSquare", "Softmax", "LogSoftmax", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
       "Concat", "Gemm", "MatMul", "BatchNormalization", "Gather", "Slice", "Expand", "Cast", "Identity", "Dropout",
-      "Split", "LayerNormalization", "ConvTranspose"};
+      "Split", "LayerNormalization", "ConvTranspose", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
+      "Sinh", "Cosh", "Round", "Sign", "Softplus", "Softsign"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
   return false;
@@ -1516,6 +1530,10 @@ bool onnx_op(Imp *I) {
       {"Exp", "exp($0)"},           {"Log", "log($0)"},         {"Neg", "-$0"},               {"Abs", "abs($0)"},
       {"Floor", "floor($0)"},       {"Ceil", "ceil($0)"},       {"Reciprocal", "1.0 / $0"},
       {"HardSwish", "$0 * max(0.0, min(1.0, $0 / 6.0 + 0.5))"},
+      {"Erf", "erf($0)"},           {"Sin", "sin($0)"},         {"Cos", "cos($0)"},           {"Tan", "tan($0)"},
+      {"Asin", "asin($0)"},         {"Acos", "acos($0)"},       {"Atan", "atan($0)"},         {"Sinh", "sinh($0)"},
+      {"Cosh", "cosh($0)"},         {"Round", "round($0)"},     {"Sign", "sign($0)"},
+      {"Softplus", "log1p(exp($0))"}, {"Softsign", "$0 / (1.0 + abs($0))"},
   };
   for (size_t i = 0; i < sizeof un / sizeof un[0]; i++)
     if (!strcmp(op, un[i][0])) return attrs_known(I, "") && unary(I, op, un[i][1]);
