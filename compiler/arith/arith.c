@@ -44,9 +44,10 @@ bool arith_mul_bounds(int64_t al, int64_t ah, int64_t bl, int64_t bh, int64_t *l
 
 void arith_mod_bounds(int64_t xl, int64_t xh, int64_t c, int64_t *lo, int64_t *hi) {
   if (ir_int_floordiv(xl, c) == ir_int_floordiv(xh, c)) {
-    int64_t base = ir_int_floordiv(xl, c) * c;
-    *lo = xl - base;
-    *hi = xh - base;
+    /* wrapping products and differences: the remainders are exact, the base may wrap */
+    uint64_t base = (uint64_t)ir_int_floordiv(xl, c) * (uint64_t)c;
+    *lo = (int64_t)((uint64_t)xl - base);
+    *hi = (int64_t)((uint64_t)xh - base);
   } else {
     *lo = 0;
     *hi = c - 1;

@@ -198,7 +198,7 @@ static Expr *simp_mod_const(Expr *a, int64_t c, const RangeMap *r) {
   if ((dropped && (c & (c - 1))) && !arith_no_wrap(a, r)) return ir_bin(OP_MOD, a, ir_int(c));
   if (linform_is_const(&rest)) return ir_int(ir_int_floormod(rest.c, c));
   if (lin_bounds(&rest, r, &lo, &hi) && ir_int_floordiv(lo, c) == ir_int_floordiv(hi, c)) {
-    rest.c = wadd(rest.c, -ir_int_floordiv(lo, c) * c);
+    rest.c = wadd(rest.c, (int64_t)(0 - (uint64_t)wmul(ir_int_floordiv(lo, c), c)));
     return lin_expr(&rest);
   }
   Expr *re = lin_expr(&rest);

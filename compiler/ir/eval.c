@@ -13,7 +13,11 @@ int64_t ir_int_floordiv(int64_t a, int64_t b) {
   return q;
 }
 
-int64_t ir_int_floormod(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a - ir_int_floordiv(a, b) * b; }
+int64_t ir_int_floormod(int64_t a, int64_t b) {
+  if (b == 0 || b == -1) return 0;
+  int64_t r = a % b; /* no overflow: b is neither 0 nor -1; |r| < |b| */
+  return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+}
 
 bool ir_int_apply(BinOp op, int64_t x, int64_t y, int64_t *out) {
   switch (op) {
