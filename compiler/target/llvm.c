@@ -23,6 +23,7 @@
 #include "rt_internal.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -64,6 +65,7 @@ typedef struct CG {
   LLVMValueRef fn;            /* the function being built */
   LLVMBasicBlockRef allocas;  /* its first block: allocas go before its branch */
   LLVMValueRef errp;          /* i32* error flag of the kernel call */
+  Buffer *store_buf;          /* the buffer of the store being emitted (never_nan) */
   VarBind *vars;
   int nvars, capvars;
   BufBind *bufs;
@@ -621,6 +623,16 @@ static LLVMValueRef round_half(CG *g, LLVMValueRef v) {
   return LLVMBuildFPExt(g->b, h, vec_of(g->f32, lanes), "");
 }
 
+/* Is float E never NaN where a min or max meets it: a literal that is not NaN, an integer
+ * converted, or the accumulator of the store being emitted (a load of the buffer it
+ * writes: only reductions read what they write, and a max= / min= accumulator starts at
+ * -inf / inf and stays a number under maxNum / minNum). */
+static bool never_nan(CG *g, const Expr *e) {
+  if (e->kind == E_FLOAT) return !isnan(e->fval);
+  if (e->kind == E_CAST) return !dtype_is_float(e->a->dtype);
+  return e->kind == E_LOAD && g->store_buf && e->buf == g->store_buf;
+}
+
 static LLVMValueRef emit_expr(CG *g, Expr *e) {
   LLVMValueRef v = emit_expr_raw(g, e);
   if (e->dtype == DT_F16 && (e->kind == E_FLOAT || e->kind == E_BIN || e->kind == E_CALL))
@@ -638,6 +650,16 @@ static LLVMValueRef emit_expr_raw(CG *g, Expr *e) {
   case E_BIN: {
     LLVMValueRef a = emit_expr(g, e->a), b = emit_expr(g, e->b);
     unify(g, &a, &b);
+    if ((e->op == OP_MAX || e->op == OP_MIN) && dtype_is_float(e->a->dtype)) {
+      /* maxNum(x, k) for a K that is never NaN is `x > k ? x : k` (a NaN x gives k): one
+       * maxps on x86, where llvm.maxnum takes three instructions. A reduction's
+       * accumulator is never NaN (it starts at -inf or inf and maxNum keeps it so). */
+      bool kb = never_nan(g, e->b), ka = !kb && never_nan(g, e->a);
+      if (ka || kb) {
+        LLVMValueRef x = kb ? a : b, k = kb ? b : a;
+        return LLVMBuildSelect(g->b, emit_cmp(g, e->op == OP_MAX ? OP_GT : OP_LT, e->a->dtype, x, k), x, k, "");
+      }
+    }
     return emit_binop(g, e->op, e->a->dtype, a, b);
   }
   case E_UN: {
@@ -656,7 +678,10 @@ static LLVMValueRef emit_expr_raw(CG *g, Expr *e) {
 
 static void emit_store(CG *g, Stmt *s) {
   Buffer *buf = s->buf;
+  Buffer *outer = g->store_buf;
+  g->store_buf = buf;
   LLVMValueRef v = emit_expr(g, s->value);
+  g->store_buf = outer;
   bool vec = false;
   for (int d = 0; g->lanes > 1 && d < s->nargs; d++) vec |= ir_uses_var(s->args[d], g->vvar);
   if (!vec) { /* every lane writes the same place: the last one wins, as in serial order */
