@@ -28,22 +28,41 @@ static bool has_word(const char *list, const char *word) {
   return false;
 }
 
+/* The value of the first /proc/cpuinfo line that starts with KEY or KEY2 (NULL: none),
+ * into LINE (of N bytes), without leading blanks or the newline; NULL when there is none. */
+static char *cpuinfo_value(const char *key, const char *key2, char *line, int n) {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char *v = NULL;
+  while (f && !v && fgets(line, n, f)) {
+    char *c = strchr(line, ':');
+    if (!c || (strncmp(line, key, strlen(key)) && (!key2 || strncmp(line, key2, strlen(key2)))))
+      continue;
+    v = c + 1 + strspn(c + 1, " \t");
+    v[strcspn(v, "\n")] = 0;
+  }
+  if (f) fclose(f);
+  return v;
+}
+
+const char *tune_cpu_name(void) {
+  static char name[128];
+  if (name[0]) return name;
+  char line[512];
+  const char *v = cpuinfo_value("model name", NULL, line, sizeof line);
+  snprintf(name, sizeof name, "%s", v ? v : "unknown");
+  return name;
+}
+
 const char *tune_isa(void) {
   static char isa[256];
   if (isa[0]) return isa;
   struct utsname u;
   snprintf(isa, sizeof isa, "%s", uname(&u) == 0 ? u.machine : "unknown");
-  FILE *f = fopen("/proc/cpuinfo", "r");
   char line[8192];
-  while (f && fgets(line, sizeof line, f)) {
-    if (strncmp(line, "flags", 5) && strncmp(line, "Features", 8)) continue;
-    const char *c = strchr(line, ':');
-    for (int i = 0; c && isa_flags[i]; i++)
-      if (has_word(c + 1, isa_flags[i]) && strlen(isa) + strlen(isa_flags[i]) + 2 < sizeof isa)
-        strcat(strcat(isa, " "), isa_flags[i]);
-    break;
-  }
-  if (f) fclose(f);
+  const char *flags = cpuinfo_value("flags", "Features", line, sizeof line);
+  for (int i = 0; flags && isa_flags[i]; i++)
+    if (has_word(flags, isa_flags[i]) && strlen(isa) + strlen(isa_flags[i]) + 2 < sizeof isa)
+      strcat(strcat(isa, " "), isa_flags[i]);
   return isa;
 }
 

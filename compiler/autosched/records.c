@@ -387,25 +387,6 @@ const Record *records_best(const RecordList *l, const char *workload, const char
   return best;
 }
 
-const char *tune_cpu_name(void) {
-  static char name[128];
-  if (name[0]) return name;
-  snprintf(name, sizeof name, "unknown");
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  char line[512];
-  while (f && fgets(line, sizeof line, f)) {
-    if (strncmp(line, "model name", 10) != 0) continue;
-    char *c = strchr(line, ':');
-    if (!c) continue;
-    c += 1 + strspn(c + 1, " \t");
-    c[strcspn(c, "\n")] = 0;
-    snprintf(name, sizeof name, "%s", c);
-    break;
-  }
-  if (f) fclose(f);
-  return name;
-}
-
 int tune_threads(void) {
   const char *e = getenv("TEX_NUM_THREADS");
   int n = e ? atoi(e) : 0;
