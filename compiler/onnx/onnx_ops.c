@@ -1447,7 +1447,8 @@ static bool op_slice(Imp *I) {
       e = fmin(fmax(e, -1), (double)dim - 1);
     }
     int64_t len = s > 0 ? (int64_t)ceil((e - b) / (double)s) : (int64_t)ceil((b - e) / (double)-s);
-    if (len < 1) return imp_unsupported(I, "an empty slice");
+    if (len < 1 && !x->c) return imp_unsupported(I, "an empty slice of a run-time tensor");
+    if (len < 1) len = 0; /* shape arithmetic: shape[3:] of a rank-3 shape */
     start[a] = (int64_t)b, step[a] = s, os[a] = len;
   }
   return slice_out(I, x, 0, start, step, os);
