@@ -80,6 +80,7 @@ int drv_main(int argc, char **argv) {
   Cli c;
   cli_parse(&c, argc, argv);                             /* options.c */
   fill_int_edges = c.int_edges;
+  onnx_random_weights(c.random_weights);
   if (c.cmd == CMD_RECORDS) return records_main(&c);     /* no .tex file */
   if (c.cmd == CMD_IMPORT) return onnx_import_main(c.file, c.out, c.defs, c.ndefs); /* onnx/ */
   if (c.cmd == CMD_COMPILE && c.emit && strcmp(c.emit, "ast") == 0) return emit_ast(&c); /* any file */

@@ -82,6 +82,8 @@ static const OptSpec options[] = {
      B(CMD_COMPILE) | B(CMD_RUN) | B(CMD_BENCH) | B(CMD_TUNE) | B(CMD_RECORDS),
      "the tuning log (default: $TEXC_RECORDS, else texc-records.jsonl)"},
     {"--check", NULL, OV_FLAG, F(check), B(CMD_RUN), "compare with the reference interpreter"},
+    {"--random-weights", NULL, OV_FLAG, F(random_weights), BUILDS | B(CMD_IMPORT),
+     "ONNX: fill initializers stored without data from their `texc:uniform` generators"},
     {"--int-edges", NULL, OV_FLAG, F(int_edges), B(CMD_RUN) | B(CMD_FUZZ),
      "integer inputs at their dtype's edges (MIN, MAX, -1, 0, ...) half of the time"},
     {"--interp", NULL, OV_FLAG, F(interp), B(CMD_RUN) | B(CMD_FUZZ),

@@ -33,6 +33,7 @@ typedef struct Cli {
   Options o;                   /* target, -O, --mcpu, --mtriple, --opencl-device, -v */
   bool check, interp;          /* run (interp: also fuzz-schedule) */
   bool int_edges;              /* run, fuzz-schedule: edge-heavy integer inputs */
+  bool random_weights;         /* ONNX: fill stripped initializers from their generators */
   int repeat, number, count;   /* bench (repeat: also tune), fuzz-schedule */
   double min_repeat_ms;        /* bench, tune */
   bool json;                   /* bench: one JSON document instead of the table */

@@ -67,6 +67,9 @@ bool onnx_import(const char *path, const char *tex_name, Define *defs, int ndefs
  * says which, so that the others are the network's parameters in order. */
 void onnx_bind_inputs(const char *const *files, int n);
 bool onnx_input_folded(int i);
+/* `--random-weights`: fill the stripped initializers of the next imports (a float
+ * initializer without data whose doc_string is `texc:uniform SEED LO HI`; tests/models/). */
+void onnx_random_weights(bool on);
 /* Does PATH end in ".onnx"? */
 bool onnx_is_model(const char *path);
 /* `texc import MODEL.onnx [-o NET.tex]`: writes NET.tex and NET.safetensors. */

@@ -321,6 +321,52 @@ static bool value_type(Imp *I, const Onnx__ValueInfoProto *vi, const char *what,
   return true;
 }
 
+/* ---- stripped weights (--random-weights) ---------------------------------------------
+ * The test models of tests/models/ keep their graphs but not their weights: a float
+ * initializer without data whose doc_string is `texc:uniform SEED LO HI` holds value i =
+ * (float)(LO + (HI - LO) * u_i), u_i the top 24 bits of splitmix64's output number i + 1
+ * from SEED, over 2^24 (tests/models/make_models.py computes the same in numpy). */
+static bool random_weights;
+
+void onnx_random_weights(bool on) {
+  random_weights = on;
+}
+
+static uint64_t splitmix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* TP's values from its generator when it is a stripped initializer: true and *OUT set;
+ * true and *OUT NULL when it is none; false after an error. */
+static bool stripped_values(Imp *I, const Onnx__TensorProto *tp, double **out, int64_t *n) {
+  *out = NULL;
+  const char *doc = tp->doc_string;
+  if (!doc || strncmp(doc, "texc:uniform ", 13) != 0 || tp->has_raw_data || tp->n_float_data) return true;
+  if (!random_weights)
+    return imp_error(I, "initializer '%s' has no data, only a generator (`%s`): --random-weights fills it", tp->name, doc);
+  unsigned long long seed;
+  double lo, hi;
+  char end;
+  if (tp->data_type != OT_FLOAT || sscanf(doc + 13, "%llu %lf %lf %c", &seed, &lo, &hi, &end) != 3 || !(lo <= hi))
+    return imp_error(I, "initializer '%s': a generator `%s` (float, `texc:uniform SEED LO HI`)", tp->name, doc);
+  int64_t m = 1;
+  for (size_t d = 0; d < tp->n_dims; d++) {
+    if (tp->dims[d] < 0 || (tp->dims[d] && m > ((int64_t)1 << 32) / tp->dims[d]))
+      return imp_error(I, "initializer '%s': a negative or huge dimension", tp->name);
+    m *= tp->dims[d];
+  }
+  double *v = malloc(sizeof(double) * (size_t)(m ? m : 1));
+  for (int64_t i = 0; i < m; i++) {
+    uint64_t z = splitmix64((uint64_t)seed + (uint64_t)(i + 1) * 0x9E3779B97F4A7C15ull);
+    v[i] = (float)(lo + (hi - lo) * ((double)(z >> 40) * 0x1p-24));
+  }
+  *out = v;
+  *n = m;
+  return true;
+}
+
 /* Initializers as constants; false: reported. */
 static bool load_initializers(Imp *I, const Onnx__GraphProto *g) {
   for (size_t i = 0; i < g->n_initializer; i++) {
@@ -330,7 +376,8 @@ static bool load_initializers(Imp *I, const Onnx__GraphProto *g) {
     const char *why;
     if (!tp->name || !*tp->name) return imp_error(I, "initializer %zu has no name", i);
     if (tp->n_dims > HT_MAX_DIMS) return imp_unsupported(I, "initializer '%s' has more than 8 dimensions", tp->name);
-    if (!tensor_values(tp, &v, &n, &why)) return imp_error(I, "initializer '%s': %s", tp->name, why);
+    if (!stripped_values(I, tp, &v, &n)) return false;
+    if (!v && !tensor_values(tp, &v, &n, &why)) return imp_error(I, "initializer '%s': %s", tp->name, why);
     if (imp_val(I, tp->name)) return imp_error(I, "initializer '%s' is defined twice", tp->name);
     new_val(I, tp->name, tp->data_type, (int)tp->n_dims, tp->dims)->c = v;
   }
