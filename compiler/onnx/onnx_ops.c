@@ -576,6 +576,15 @@ static bool op_hard_sigmoid(Imp *I) {
 
 /* Clip: bounds from inputs 2 and 3 (constants are literals; absent: none). */
 static bool op_clip(Imp *I) {
+  if (I->opset < 11) { /* Clip-6: the bounds are attributes (absent: none) */
+    if (!attrs_known(I, "min,max") || !one_output(I)) return false;
+    if (!float_in(I, 0)) return false;
+    if (in(I, 0)->c) return imp_unsupported(I, "Clip of a constant");
+    char *e = xstrdup("$0");
+    if (attr(I, "min")) e = xprintf("max(%s, %s)", e, flit((float)attr_f(I, "min", 0)));
+    if (attr(I, "max")) e = xprintf("min(%s, %s)", e, flit((float)attr_f(I, "max", 0)));
+    return unary(I, "Clip", e);
+  }
   if (!attrs_known(I, "") || !one_output(I)) return false;
   Val *x[3] = {float_in(I, 0), in(I, 1), in(I, 2)};
   if (!x[0]) return false;
@@ -1067,7 +1076,7 @@ static bool op_concat(Imp *I) {
     all_const &= x[k]->c != NULL;
   }
   if (n < 1) return imp_error(I, "no inputs");
-  int r = x[0]->ndim, a = axis_of(I, attr_i(I, "axis", 0), r);
+  int r = x[0]->ndim, a = axis_of(I, attr_i(I, "axis", I->opset < 4 ? 1 : 0), r); /* Concat-1: 1 */
   if (a < 0) return false;
   int64_t os[HT_MAX_DIMS];
   memcpy(os, x[0]->shape, sizeof os);
@@ -1223,8 +1232,9 @@ static bool op_matmul(Imp *I) {
 }
 
 static bool op_batch_norm(Imp *I) {
-  if (!attrs_known(I, "epsilon,momentum,training_mode,spatial")) return false;
+  if (!attrs_known(I, "epsilon,momentum,training_mode,spatial,is_test")) return false;
   if (attr_i(I, "training_mode", 0)) return imp_unsupported(I, "training_mode 1 (inference only)");
+  if (attr_i(I, "spatial", 1) != 1) return imp_unsupported(I, "spatial 0 (statistics per element, BatchNormalization-7)");
   if (!one_output(I)) return false;
   Val *x = float_in(I, 0), *p[4];
   if (!x) return false;
@@ -1422,11 +1432,30 @@ static bool op_layer_norm(Imp *I) {
 }
 
 /* Slice (opset >= 10: starts, ends, axes, steps as inputs). */
+static Val *ints_val(Imp *I, const char *name) {
+  int64_t v[HT_MAX_DIMS];
+  int n = attr_ints(I, name, v, HT_MAX_DIMS);
+  if (n < 0) return NULL;
+  Val *c = xalloc(sizeof *c);
+  *c = (Val){.name = name, .dtype = OT_INT64, .ndim = 1, .shape = {n}, .c = vals(n)};
+  for (int i = 0; i < n; i++) c->c[i] = (double)v[i];
+  return c;
+}
+
 static bool op_slice(Imp *I) {
-  if (!attrs_known(I, "") || !one_output(I)) return false;
-  Val *x = in(I, 0), *st = const_in(I, 1, "starts"), *en = st ? const_in(I, 2, "ends") : NULL, *ax = in(I, 3), *sp = in(I, 4);
-  if (!x || !en) return x ? false : imp_error(I, "input 1 is missing");
-  if ((ax && !(ax = const_in(I, 3, "axes"))) || (sp && !(sp = const_in(I, 4, "steps")))) return false;
+  if (!attrs_known(I, I->opset < 10 ? "starts,ends,axes" : "") || !one_output(I)) return false;
+  Val *x = in(I, 0), *st, *en, *ax, *sp = NULL;
+  if (I->opset < 10) { /* Slice-1: starts, ends and axes are attributes, no steps */
+    st = ints_val(I, "starts"), en = ints_val(I, "ends"), ax = ints_val(I, "axes");
+    if (!st || !en) return imp_error(I, "no starts or ends");
+    if (val_numel(st) != val_numel(en) || (ax && val_numel(ax) != val_numel(st)))
+      return imp_error(I, "starts, ends and axes of different lengths");
+    if (!x) return imp_error(I, "input 1 is missing");
+  } else {
+    st = const_in(I, 1, "starts"), en = st ? const_in(I, 2, "ends") : NULL, ax = in(I, 3), sp = in(I, 4);
+    if (!x || !en) return x ? false : imp_error(I, "input 1 is missing");
+    if ((ax && !(ax = const_in(I, 3, "axes"))) || (sp && !(sp = const_in(I, 4, "steps")))) return false;
+  }
   int r = x->ndim;
   int64_t start[HT_MAX_DIMS], step[HT_MAX_DIMS], os[HT_MAX_DIMS];
   for (int d = 0; d < r; d++) start[d] = 0, step[d] = 1, os[d] = x->shape[d];
@@ -1523,8 +1552,64 @@ bool onnx_op_known(const char *op) {
   return false;
 }
 
+/* Opsets before 11 (ONNX's Changelog.md, operator by operator): the first opset of each
+ * operator, and where an older version means something else than what onnx_op reads. An
+ * operator not listed is read alike from opset 1 (its older versions differ only in
+ * attributes that onnx_op refuses by name: consumed_inputs, broadcast, axis of the
+ * binary operators, is_test, ...; or in types and negative axes). */
+static const struct {
+  const char *op;
+  int first; /* the operator exists from this opset */
+  int same;  /* read as onnx_op reads it from this opset (0: from FIRST) */
+  const char *why;
+} opset_rules[] = {
+    {"Reshape", 1, 5, "Reshape-1 takes the shape as an attribute"},
+    {"Cast", 1, 6, "Cast-1 names the type `to` as a string"},
+    {"Dropout", 1, 7, "Dropout-1 and -6 drop at random unless is_test is set"},
+    {"Expand", 8, 0, NULL},
+    {"Erf", 9, 0, NULL},
+    {"Sign", 9, 0, NULL},
+    {"Sinh", 9, 0, NULL},
+    {"Cosh", 9, 0, NULL},
+    {"Where", 9, 0, NULL},
+    {"ConstantOfShape", 9, 0, NULL},
+    {"Sin", 7, 0, NULL},
+    {"Cos", 7, 0, NULL},
+    {"Tan", 7, 0, NULL},
+    {"Asin", 7, 0, NULL},
+    {"Acos", 7, 0, NULL},
+    {"Atan", 7, 0, NULL},
+    {"Mod", 10, 0, NULL},
+    {"Round", 11, 0, NULL},
+    {"Range", 11, 0, NULL},
+    {"HardSwish", 14, 0, NULL},
+    {"LayerNormalization", 17, 0, NULL},
+};
+
+/* Does the node's operator mean in this opset what onnx_op reads? false: reported. */
+static bool opset_ok(Imp *I, const char *op) {
+  for (size_t i = 0; i < sizeof opset_rules / sizeof opset_rules[0]; i++) {
+    if (strcmp(op, opset_rules[i].op)) continue;
+    if (I->opset < opset_rules[i].first)
+      return imp_unsupported(I, "%s in opset %d (it exists from opset %d)", op, I->opset, opset_rules[i].first);
+    if (I->opset < opset_rules[i].same)
+      return imp_unsupported(I, "%s in opset %d (%s; from opset %d as texc reads it)", op, I->opset, opset_rules[i].why,
+                             opset_rules[i].same);
+  }
+  /* auto_pad SAME_*: before opset 11 the output is as large as the input (Conv-1,
+   * ConvTranspose-1, the pools); from 11, input / strides (input * strides): alike only for
+   * strides 1 */
+  const Onnx__AttributeProto *ap = attr(I, "auto_pad"), *st = attr(I, "strides");
+  if (I->opset < 11 && ap && ap->has_s && ap->s.len >= 4 && !memcmp(ap->s.data, "SAME", 4) && st)
+    for (size_t i = 0; i < st->n_ints; i++)
+      if (st->ints[i] != 1)
+        return imp_unsupported(I, "auto_pad SAME_* with strides other than 1 in opset %d (before 11 it meant the input's size)", I->opset);
+  return true;
+}
+
 bool onnx_op(Imp *I) {
   const char *op = I->node->op_type;
+  if (!opset_ok(I, op)) return false;
   /* unary float operators: their expression over $0 */
   static const char *const un[][2] = {
       {"Relu", "max($0, 0.0)"},     {"Sigmoid", "sigmoid($0)"}, {"Tanh", "tanh($0)"},         {"Sqrt", "sqrt($0)"},

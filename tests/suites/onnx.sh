@@ -65,7 +65,13 @@ expect_error "corrupt model" "junk.onnx: not an ONNX model" "$TEXC" run "$B/junk
 expect_error "missing model" "nope.onnx: cannot read" "$TEXC" import "$B/nope.onnx"
 expect_error "cycle" "cycle.onnx: node 'first' (Relu): the graph has a cycle" "$TEXC" import "$B/cycle.onnx"
 expect_error "initializer size" "bad_init.onnx: initializer 'w': 3 values for a shape of 6" "$TEXC" import "$B/bad_init.onnx"
-expect_error "unknown opset" "opset5.onnx: not supported: opset 5" "$TEXC" run "$B/opset5.onnx"
+expect_error "unknown opset" "opset30.onnx: not supported: opset 30" "$TEXC" run "$B/opset30.onnx"
+expect_error "Reshape-1" "reshape_opset4.onnx: node 'rs' (Reshape): not supported: Reshape in opset 4 (Reshape-1 takes the shape as an attribute" "$TEXC" run "$B/reshape_opset4.onnx"
+expect_error "an operator before its opset" "node 'hs' (HardSwish): not supported: HardSwish in opset 13 (it exists from opset 14)" "$TEXC" import "$B/hardswish_opset13.onnx"
+"$TEXC" run "$B/opset5.onnx" --input "$B/x.npy" --output "$B/opset5.npy" >/dev/null 2>&1
+od -A n -j 128 -t f4 "$B/opset5.npy" | tr -s ' \n' ' ' | grep -q "^ 1 0 3 0 5 0 *$" && echo "ok - onnx opset 5: Relu" || echo "not ok - onnx opset 5: Relu: $(od -A n -j 128 -t f4 "$B/opset5.npy")"
+"$TEXC" run "$B/old.onnx" --input "$B/x.npy" --output "$B/old.npy" >/dev/null 2>&1
+od -A n -j 128 -t f4 "$B/old.npy" | tr -s ' \n' ' ' | grep -q "^ 1 -2 3 -1 2 -4 5 -6 2 -1 *$" && echo "ok - onnx opset 3: Slice-1, Clip-1, Concat-1 attributes" || echo "not ok - onnx opset 3: Slice-1, Clip-1, Concat-1 attributes: $(od -A n -j 128 -t f4 "$B/old.npy")"
 expect_error "unknown operator" "node 'frob' (Frobnicate): not supported: operator Frobnicate" "$TEXC" import "$B/unknown_op.onnx"
 expect_error "undefined input" "input 'nowhere' is defined by no node" "$TEXC" import "$B/undefined.onnx"
 expect_error "npy shape" "bad_shape.npy: input 'x' is \[3, 2\], but the network's parameter x is \[2, 3\]" "$TEXC" run "$B/good.onnx" --input "$B/bad_shape.npy"

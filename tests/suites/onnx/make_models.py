@@ -243,6 +243,18 @@ def main(out):
                            node("Relu", ["u"], ["y"], "relu")], [initializer("w", [3], [0.5, -1, 2])],
                           [value_info("x", ["batch", 3])], [value_info("y", ["batch", 3])]),
         "opset5.onnx": model([node("Relu", ["x"], ["y"], "relu")], [], [x], [y], opset=5),
+        "opset30.onnx": model([node("Relu", ["x"], ["y"], "relu")], [], [x], [y], opset=30),
+        # opsets before 11: Reshape-1 (the shape an attribute) refused, HardSwish before it exists
+        "reshape_opset4.onnx": model([node("Reshape", ["x"], ["y"], "rs", shape=[3, 2])], [], [x],
+                                     [value_info("y", [3, 2])], opset=4),
+        "hardswish_opset13.onnx": model([node("HardSwish", ["x"], ["y"], "hs")], [], [x], [y]),
+        # ... and read where they mean the same: Slice-1 (attributes), Clip-1 (min, max
+        # attributes), Concat-1 (axis 1 by default): x = [[1, -2, 3], [-4, 5, -6]] ->
+        # [[1, -2, 3, -1, 2], [-4, 5, -6, 2, -1]]
+        "old.onnx": model([node("Slice", ["x"], ["s"], "slice", starts=[1], ends=[3], axes=[1]),
+                           node("Clip", ["s"], ["c"], "clip", min=-1.0, max=2.0),
+                           node("Concat", ["x", "c"], ["y"], "concat")], [], [x], [value_info("y", [2, 5])],
+                          opset=3),
         "unknown_op.onnx": model([node("Frobnicate", ["x"], ["y"], "frob")], [], [x], [y]),
         "undefined.onnx": model([node("Add", ["x", "nowhere"], ["y"], "add")], [], [x], [y]),
     }
