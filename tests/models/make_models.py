@@ -5,7 +5,8 @@
 
 Needs torch, torchvision, onnx and onnxruntime (PyPI); make test does not: it runs what this
 wrote and was committed. For each MODEL (default: all of MODELS) it exports the torchvision
-model (eval mode, opset 17, the legacy exporter, batch 1, a small image), then STRIPS its
+model (eval mode, opset 17, the legacy exporter — vit_small_dynamo: torch.export, opset 18
+— batch 1, a small image), then STRIPS its
 weights: every float initializer of at least MIN_STRIPPED values keeps its name, type and
 shape but loses its data, and its doc_string names a generator instead,
 `texc:uniform SEED LO HI` (value i = (float)(LO + (HI - LO) * u_i), u_i the top 24 bits of
@@ -50,6 +51,9 @@ MODELS = {
     "shufflenet_v2_x1_0": tv("shufflenet_v2_x1_0"),
     "convnext_tiny": tv("convnext_tiny"),
     "vit_small": vit_small,
+    # the same through torch.export (dynamo=True, opset 18: other patterns for the same
+    # operators, e.g. LayerNormalization and attention as ONNX script functions inlined)
+    "vit_small_dynamo": vit_small,
 }
 
 
@@ -129,11 +133,19 @@ def make(name, outdir, seed):
     torch.backends.mha.set_fastpath_enabled(False)  # plain MatMul/Softmax for attention
     model = MODELS[name]().eval()
     x = np.random.default_rng(seed).standard_normal((1, 3, IMAGE, IMAGE)).astype(np.float32)
-    buf = io.BytesIO()
-    with torch.no_grad():
-        torch.onnx.export(model, (torch.from_numpy(x),), buf, opset_version=17, dynamo=False,
-                          input_names=["input"], output_names=["output"])
-    stripped = onnx.load_from_string(buf.getvalue())
+    if name.endswith("_dynamo"):
+        prog = torch.onnx.export(model, (torch.from_numpy(x),), dynamo=True, opset_version=18,
+                                 input_names=["input"], output_names=["output"])
+        stripped = prog.model_proto
+        for n in stripped.graph.node:  # the exporter's stack traces: most of the file
+            del n.metadata_props[:]
+            n.doc_string = ""
+    else:
+        buf = io.BytesIO()
+        with torch.no_grad():
+            torch.onnx.export(model, (torch.from_numpy(x),), buf, opset_version=17, dynamo=False,
+                              input_names=["input"], output_names=["output"])
+        stripped = onnx.load_from_string(buf.getvalue())
     full = strip(stripped, seed)
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
