@@ -4,7 +4,8 @@
 #   bench/onnx_models.sh check [BUILD]   every model of scripts/export_models.py: texc run
 #                                        MODEL.onnx against onnxruntime on the same input
 #                                        (||out - ref|| / ||ref||, top-5): a markdown table
-#   bench/onnx_models.sh bench [BUILD]   latency: texc bench untuned (no records) for BENCH,
+#   bench/onnx_models.sh bench [BUILD]   latency: texc bench untuned (no records; 2 threads and
+#                                        TEX_NUM_THREADS=1) for BENCH,
 #                                        tuned (texc tune --time TUNE_TIME, then bench with
 #                                        those records) for TUNE, onnxruntime with 1 and 2
 #                                        threads (median of ORT_RUNS runs): a markdown table
@@ -55,13 +56,14 @@ fi
 
 [ "$mode" = bench ] || { echo "usage: bench/onnx_models.sh check|bench [BUILD]" >&2; exit 2; }
 BENCH=${BENCH:-resnet18 mobilenet_v2 vit_b_16}
-TUNE=${TUNE:-resnet18}
+TUNE=${TUNE-resnet18}  # TUNE="" tunes none
 need $BENCH
 lat() { grep -o 'Measured latency: [0-9.]* ms' | grep -o '[0-9.]*'; }
-echo "| model | texc untuned ms | texc tuned ms (tune time) | onnxruntime 1 thread ms | onnxruntime 2 threads ms | untuned / ort-2 | tuned / ort-2 |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "| model | texc untuned ms | texc untuned, 1 thread | texc tuned ms (tune time) | onnxruntime 1 thread ms | onnxruntime 2 threads ms | untuned / ort-2 | tuned / ort-2 |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for m in $BENCH; do
   u=$("$TEXC" bench "$D/$m.onnx" --records "$tmp/none.jsonl" --repeat "${REPEAT:-15}" 2>&1 | lat)
+  u1=$(TEX_NUM_THREADS=1 "$TEXC" bench "$D/$m.onnx" --records "$tmp/none.jsonl" --repeat "${REPEAT:-15}" 2>&1 | lat)
   t=""
   if [[ " $TUNE " == *" $m "* ]]; then
     "$TEXC" tune "$D/$m.onnx" --records "$tmp/$m.jsonl" --time "${TUNE_TIME:-10m}" --quiet >/dev/null 2>&1
@@ -71,6 +73,6 @@ for m in $BENCH; do
   read -r o1 _ < <("$PY" bench/onnx_models.py ort "$D/$m.onnx" "$D/$m.in.npy" 1 "${ORT_RUNS:-30}")
   read -r o2 _ < <("$PY" bench/onnx_models.py ort "$D/$m.onnx" "$D/$m.in.npy" 2 "${ORT_RUNS:-30}")
   ratio() { [ -n "$1" ] && [ -n "$2" ] && echo "scale=2; $1 / $2" | bc | sed 's/^\./0./'; }
-  printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$m" "${u:-failed}" "${t:+$t (${TUNE_TIME:-10m})}" "$o1" "$o2" \
+  printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$m" "${u:-failed}" "${u1:-failed}" "${t:+$t (${TUNE_TIME:-10m})}" "$o1" "$o2" \
     "$(ratio "$u" "$o2")" "$(ratio "$t" "$o2")"
 done
