@@ -4,10 +4,11 @@
     /work/pyenv/bin/python scripts/export_models.py OUTDIR [MODEL ...]
 
 For each MODEL (default: all of MODELS) writes OUTDIR/MODEL.onnx (random weights from
-torch.manual_seed(0), constant-initialized ones drawn too (randomize), eval mode, opset 17, batch 1, 224x224 — the legacy TorchScript
-exporter, dynamo=False, which writes plain graphs), OUTDIR/MODEL.in.npy (a seeded
-normal input, [1, 3, 224, 224] f32) and OUTDIR/MODEL.ref.npy (onnxruntime's output on it,
-one thread). Needs torch, torchvision, onnx and onnxruntime (PyPI); make test does not.
+torch.manual_seed(0), the constant-initialized ones drawn too: randomize; eval mode, opset
+17, batch 1, 224x224; the legacy TorchScript exporter, dynamo=False, which writes plain
+graphs), OUTDIR/MODEL.in.npy (a seeded normal input, [1, 3, 224, 224] f32) and
+OUTDIR/MODEL.ref.npy (onnxruntime's output on it, one thread). Needs torch, torchvision,
+onnx and onnxruntime (PyPI); make test does not (docs/ONNX.md, Models).
 """
 import os
 import sys
