@@ -9,8 +9,9 @@
  * schedule a person writes first for a CPU:
  *   - every elementwise stage but the output inlined (padding into the reduction, batch
  *     norm and relu into the output);
- *   - the output tiled: innermost axis split by V (32 channels when they divide), the one
- *     before it by a register tile TW (4 rows); all outer loops fused into one parallel loop;
+ *   - the output tiled: innermost axis split by V channels, the one before it by TW rows,
+ *     the register tile (micro-kernel) derived from the CPU's lanes and vector registers
+ *     (target_cpu); all outer loops fused into one parallel loop;
  *   - the anchor computed at that parallel loop, one tile at a time: its reductions
  *     outside, the TW x V tile inside (rows unrolled, channels vectorized).
  * Other kernels (two reductions, as softmax) get no steps: the default schedule.
@@ -65,18 +66,40 @@ static void step(char **s, const char *line) {
   *s = xprintf("%s%s\n", *s, line);
 }
 
+/* The register tile of an output with W rows (0: no row axis) and C channels (innermost)
+ * on CPU: *TW rows x *V channels of accumulators. Channels are whole vectors (1-4 of
+ * CPU's lanes) when they divide C, rows a divisor of W; the pair with the most accumulators
+ * that fits the vector registers beside its B vectors and A broadcasts (cpu_describe's
+ * rule), ties to fewer loads per FMA. C below a vector: the largest of 32..4 dividing it. */
+static void register_tile(const CpuInfo *cpu, int64_t w, int64_t c, int64_t *tw, int64_t *v) {
+  static const int small[] = {32, 16, 8, 4, 0};
+  int L = cpu->lanes, R = cpu->vregs;
+  int64_t best_acc = 0, best_loads = 0;
+  *tw = 1;
+  *v = pick_divisor(c, small);
+  for (int nv = 1; nv <= 4; nv++) {
+    if (c % ((int64_t)nv * L)) continue;
+    for (int64_t rows = 1; rows <= (w > 0 ? w : 1) && rows <= 16; rows++) {
+      if (w > 0 && w % rows) continue;
+      if (rows * nv + nv + (rows + L - 1) / L > R) break;
+      int64_t acc = rows * nv, loads = nv + rows;
+      if (acc > best_acc || (acc == best_acc && loads < best_loads))
+        best_acc = acc, best_loads = loads, *tw = rows, *v = (int64_t)nv * L;
+    }
+  }
+}
+
 /* The output O tiled; returns the name of the fused parallel loop and sets *V, *TW.
  * CHANNELS_FIRST: output-channel tiles outermost (after the batch), so that one tile's
  * weights stay in cache over all positions; else positions outermost. */
 static const char *tile_output(char **s, Op *o, bool channels_first, int64_t *v, int64_t *tw) {
-  /* 32 channels x 4 rows: 16 accumulators of 8 lanes (8 of 16), measured best of
-   * 8x8, 16x4, 16x7, 16x8, 32x2, 32x4, 32x7, 32x8, 64x2 on resnet's 3x3 convolutions */
-  static const int vec[] = {32, 16, 8, 4, 0}, reg[] = {4, 7, 6, 5, 3, 2, 0};
+  /* the micro-kernel of the CPU (target_cpu): e.g. 4 rows x 16 channels on AVX2 when the
+   * rows divide by 4 (8 of its 16 ymm registers accumulate), 14 x 32 on AVX-512 (7 x 64 for 7
+   * rows), 8 x 12 on NEON. */
   int d = o->ndim;
   const char *on = o->name;
   const char *c = o->axes[d - 1]->name;
-  *v = pick_divisor(extent(o, d - 1), vec);
-  *tw = d >= 3 ? pick_divisor(extent(o, d - 2), reg) : 1;
+  register_tile(target_cpu(NULL), d >= 3 ? extent(o, d - 2) : 0, extent(o, d - 1), tw, v);
   char *inner = xstrdup("");
   const char *c_outer = xprintf("%s.%s", on, c);
   if (*v > 1) {
