@@ -5,6 +5,9 @@
 B=${1:-build}
 cd "$(dirname "$0")/.."
 export TEX_NUM_THREADS=${TEX_NUM_THREADS:-2} OMP_NUM_THREADS=${TEX_NUM_THREADS:-2}
+# the anchors' idle worker threads must not spin on the cores while texc is timed (OpenBLAS
+# spins ~2^28 cycles after a call by default, libgomp a while): bench/truth.sh
+export OPENBLAS_THREAD_TIMEOUT=${OPENBLAS_THREAD_TIMEOUT:-4} OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 TEXC=$B/texc
 OUT=$B/bench
 mkdir -p "$OUT"
@@ -64,5 +67,5 @@ if [ -x "$TEXC" ]; then
     echo "texc examples/matmul.tex --schedule blocked --emit obj: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
   fi
 fi
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; $(date -u +%F)"
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, ISA $(grep -o -w -E 'avx512f|avx2|fma|asimd|sve' /proc/cpuinfo | sort -u | tr '\n' ' '); $(date -u +%F)"
 "$OUT/bench" "$MAN"
