@@ -219,7 +219,7 @@ char *net_default_steps(Kernel *k) {
   Op *pad = NULL;
   for (int i = 0; i < k->nops; i++) {
     if (k->ops[i] == o || k->ops[i] == a) continue;
-    if (!pad && a && a != o && is_padding(k->ops[i], a)) pad = k->ops[i];
+    if (!pad && a && is_padding(k->ops[i], a)) pad = k->ops[i];
     else step(&s, xprintf("compute_inline(%s)", k->ops[i]->name));
   }
   int64_t v, tw;
