@@ -1,5 +1,6 @@
 #!/bin/bash
-# bench/run.sh BUILD — texc kernels against OpenBLAS sgemm, oneDNN conv and memcpy, 2 threads.
+# bench/run.sh BUILD — texc kernels against OpenBLAS sgemm, oneDNN conv and memcpy, 2 threads
+# (FULL=1: also bench/net_convs.sh, truth.sh and network.sh, at the end).
 # Kernels come from `texc FILE.tex --emit so`, and also from hand-built loop IR through the
 # same LLVM back end (tests/unit/test_llvm.c; variants "-hand"). Results: bench/RESULTS.md.
 B=${1:-build}
@@ -69,3 +70,11 @@ if [ -x "$TEXC" ]; then
 fi
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, ISA $(grep -o -w -E 'avx512f|avx2|fma|asimd|sve' /proc/cpuinfo | sort -u | tr '\n' ' '); $(date -u +%F)"
 "$OUT/bench" "$MAN"
+# FULL=1 (`make bench FULL=1` passes it through the environment): also the untuned network
+# convolutions against oneDNN, the three figures of one tuned schedule, and the networks
+# against onnxruntime (PY: a python with onnxruntime; skipped without one).
+if [ -n "$FULL" ]; then
+  bench/net_convs.sh "$B" && bench/truth.sh "$B"
+  if ${PY:-python3} -c 'import onnxruntime' 2>/dev/null; then bench/network.sh "$B" /dev/null
+  else echo "(no onnxruntime for ${PY:-python3}: bench/network.sh skipped)"; fi
+fi

@@ -6,7 +6,7 @@
 #   lib    the exported library (`--emit so`) timed from C by bench/bench.c (rt_time, medians
 #          of 7 runs of >= 100 ms), which then times the anchor (OpenBLAS / oneDNN).
 # The three should agree within 10% on a quiet machine. Not part of `make test`.
-#   env: TRIALS (200), TEXC (default BUILD/texc)
+#   env: TRIALS (200), TEXC (default BUILD/texc), KERNELS ("matmul conv_l2b": which to run)
 B=${1:-build}
 TRIALS=${TRIALS:-200}
 cd "$(dirname "$0")/.."
@@ -56,6 +56,7 @@ print("%.4f" % min(statistics.median(c) for c in costs.values()))' "$R")
   cat "$OUT/$name.lib"
 }
 
-one matmul examples/matmul.tex "matmul 1024 1024 1024" $((2 * 1024 * 1024 * 1024)) -D M=1024 -D N=1024 -D K=1024
-one conv_l2b bench/tune_conv2d.tex "conv l2b 28 28 128 128 3 1 1" $((2 * 28 * 28 * 128 * 128 * 9)) \
+KERNELS=${KERNELS:-matmul conv_l2b}
+[[ " $KERNELS " == *" matmul "* ]] && one matmul examples/matmul.tex "matmul 1024 1024 1024" $((2 * 1024 * 1024 * 1024)) -D M=1024 -D N=1024 -D K=1024
+[[ " $KERNELS " == *" conv_l2b "* ]] && one conv_l2b bench/tune_conv2d.tex "conv l2b 28 28 128 128 3 1 1" $((2 * 28 * 28 * 128 * 128 * 9)) \
   -D H=28 -D W=28 -D CI=128 -D CO=128 -D KS=3 -D S=1 -D PAD=1
