@@ -13,6 +13,7 @@
 #include <cblas.h>
 #include <dnnl.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,8 +242,10 @@ static double onednn_conv(int h, int w, int ci, int co, int kk, int s, int pad, 
   return ms;
 }
 
+/* RELU: the texc kernel computes relu(conv) (a network task: conv and relu fused); oneDNN
+ * times the convolution alone, its result clamped at 0 only for the comparison. */
 static void bench_conv(const char *variant, const char *layer, int h, int w, int ci, int co, int kk, int s,
-                       int pad, const char *so) {
+                       int pad, const char *so, bool relu) {
   int oh = (h + 2 * pad - kk) / s + 1, ow = (w + 2 * pad - kk) / s + 1;
   int64_t sx[4] = {1, h, w, ci}, sf[4] = {kk, kk, ci, co}, sy[4] = {1, oh, ow, co};
   RtTensor *x = tensor(4, sx, 1), *f = tensor(4, sf, 2), *y = tensor(4, sy, 3), *ref = tensor(4, sy, 4);
@@ -250,6 +253,7 @@ static void bench_conv(const char *variant, const char *layer, int h, int w, int
   RtModule *mod = NULL;
   double ms = time_texc(so, args, 3, &mod);
   double ams = onednn_conv(h, w, ci, co, kk, s, pad, x->data, f->data, ref->data);
+  for (int64_t i = 0; relu && i < ref->nbytes / 4; i++) ((float *)ref->data)[i] = fmaxf(((float *)ref->data)[i], 0.0f);
   char name[96];
   snprintf(name, sizeof name, "conv %s %dx%dx%d>%d k%d s%d", layer, h, w, ci, co, kk, s);
   double flops = 2.0 * oh * ow * co * ci * kk * kk;
@@ -277,9 +281,9 @@ int main(int argc, char **argv) {
       bench_matmul(variant, m, n, k, so);
     else if (!strcmp(kind, "vadd") && sscanf(line, "%*s %63s %lld %511s", variant, &len, so) == 3)
       bench_vadd(variant, len, so);
-    else if (!strcmp(kind, "conv") && sscanf(line, "%*s %63s %31s %d %d %d %d %d %d %d %511s", variant, layer, &h,
+    else if ((!strcmp(kind, "conv") || !strcmp(kind, "convrelu")) && sscanf(line, "%*s %63s %31s %d %d %d %d %d %d %d %511s", variant, layer, &h,
                                              &w, &ci, &co, &kk, &s, &pad, so) == 10)
-      bench_conv(variant, layer, h, w, ci, co, kk, s, pad, so);
+      bench_conv(variant, layer, h, w, ci, co, kk, s, pad, so, !strcmp(kind, "convrelu"));
     else fprintf(stderr, "bench: bad manifest line: %s", line);
   }
   return 0;

@@ -2,11 +2,12 @@
 """network_ort.py — the same network in onnxruntime, on the weights texc used.
 
   TEXC_NET_DUMP=DIR texc run NET.tex        # texc writes its parameters and result to DIR
-  python3 bench/network_ort.py NET.tex DIR  # builds the ONNX graph (NCHW) from NET.tex's calls,
+  python3 bench/network_ort.py NET.tex DIR [REPEAT [THREADS]]  # builds the ONNX graph (NCHW) from NET.tex's calls,
                                             # checks its result against texc's, times it
 
 The network's calls are read from the .tex file (one `y = op(args, ATTR = v)` per line) and
 mapped to ONNX nodes; NHWC tensors and HWIO filters are transposed to ONNX's NCHW / OIHW.
+Optional: REPEAT (20), THREADS (intra-op threads; 0: onnxruntime's default).
 Prints `onnxruntime: MEDIAN ms (min MIN ms), max abs diff vs texc D`.
 """
 import re, sys, time
@@ -124,6 +125,8 @@ def main():
     model, inp = build(path, w)
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    threads = int(sys.argv[4]) if len(sys.argv) > 4 else 0  # 0: onnxruntime's default
+    so.intra_op_num_threads = threads
     s = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
     got = s.run(None, {"input": inp})[0]
     ts = []
@@ -132,8 +135,8 @@ def main():
         s.run(None, {"input": inp})
         ts.append((time.perf_counter() - t0) * 1e3)
     ts.sort()
-    print("onnxruntime %s: %.3f ms (min %.3f ms, %d runs), max abs diff vs texc %.3g (argmax %d vs %d)" % (
-        ort.__version__, ts[len(ts) // 2], ts[0], repeat, float(np.abs(got.reshape(want.shape) - want).max()),
+    print("onnxruntime %s (%s threads): %.3f ms (min %.3f ms, %d runs), max abs diff vs texc %.3g (argmax %d vs %d)" % (
+        ort.__version__, threads or "default", ts[len(ts) // 2], ts[0], repeat, float(np.abs(got.reshape(want.shape) - want).max()),
         int(got.argmax()), int(want.argmax())))
 
 

@@ -1,10 +1,14 @@
 #!/bin/bash
-# bench/run.sh BUILD — texc kernels against OpenBLAS sgemm, oneDNN conv and memcpy, 2 threads.
+# bench/run.sh BUILD — texc kernels against OpenBLAS sgemm, oneDNN conv and memcpy, 2 threads
+# (FULL=1: also bench/net_convs.sh, truth.sh and network.sh, at the end).
 # Kernels come from `texc FILE.tex --emit so`, and also from hand-built loop IR through the
 # same LLVM back end (tests/unit/test_llvm.c; variants "-hand"). Results: bench/RESULTS.md.
 B=${1:-build}
 cd "$(dirname "$0")/.."
 export TEX_NUM_THREADS=${TEX_NUM_THREADS:-2} OMP_NUM_THREADS=${TEX_NUM_THREADS:-2}
+# the anchors' idle worker threads must not spin on the cores while texc is timed (OpenBLAS
+# spins ~2^28 cycles after a call by default, libgomp a while): bench/truth.sh
+export OPENBLAS_THREAD_TIMEOUT=${OPENBLAS_THREAD_TIMEOUT:-4} OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 TEXC=$B/texc
 OUT=$B/bench
 mkdir -p "$OUT"
@@ -64,5 +68,13 @@ if [ -x "$TEXC" ]; then
     echo "texc examples/matmul.tex --schedule blocked --emit obj: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
   fi
 fi
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; $(date -u +%F)"
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, ISA $(grep -o -w -E 'avx512f|avx2|fma|asimd|sve' /proc/cpuinfo | sort -u | tr '\n' ' '); $(date -u +%F)"
 "$OUT/bench" "$MAN"
+# FULL=1 (`make bench FULL=1` passes it through the environment): also the untuned network
+# convolutions against oneDNN, the three figures of one tuned schedule, and the networks
+# against onnxruntime (PY: a python with onnxruntime; skipped without one).
+if [ -n "$FULL" ]; then
+  bench/net_convs.sh "$B" && bench/truth.sh "$B"
+  if ${PY:-python3} -c 'import onnxruntime' 2>/dev/null; then bench/network.sh "$B" /dev/null
+  else echo "(no onnxruntime for ${PY:-python3}: bench/network.sh skipped)"; fi
+fi

@@ -13,6 +13,9 @@ REPS=${REPS:-3}
 S=${SIZE:-1024}
 cd "$(dirname "$0")/.."
 export TEX_NUM_THREADS=${TEX_NUM_THREADS:-2} OMP_NUM_THREADS=${TEX_NUM_THREADS:-2}
+# the anchors' idle worker threads must not spin on the cores while texc is timed (OpenBLAS
+# spins ~2^28 cycles after a call by default, libgomp a while): bench/truth.sh
+export OPENBLAS_THREAD_TIMEOUT=${OPENBLAS_THREAD_TIMEOUT:-4} OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 TEXC=${TEXC:-$B/texc}
 OUT=$B/bench/tune_matmul
 mkdir -p "$OUT"

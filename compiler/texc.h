@@ -635,11 +635,24 @@ typedef enum { DEVICE_CPU, DEVICE_GPU } DeviceKind;
 
 /* What the device of a target can do: from the device when there is one (queried once,
  * cached), else the target's defaults (target.c writes the GPU ones, once). */
+/* What a CPU offers generated code (target.c cpu_describe, llvm.c llvm_query): from the
+ * host (LLVM's host features, sysfs caches) or, under --mcpu/--mtriple, from the named CPU. */
+typedef struct CpuInfo {
+  int lanes;            /* f32 lanes of the widest vector register (16 AVX-512, 8 AVX2, 4 NEON) */
+  int vregs;            /* architectural vector registers (32, 16, 32) */
+  bool fma;             /* fused multiply-add */
+  int64_t l1d, l2, l3;  /* data cache bytes: L1 and L2 per core, L3 in all */
+  int cores;
+  int mr, nr;           /* the micro-kernel: MR rows x NR f32 columns (NR / lanes vectors) of
+                           accumulators in registers, from lanes and vregs (cpu_describe) */
+  const char *source;   /* "host", or the --mcpu / --mtriple it was derived from */
+} CpuInfo;
+
 typedef struct DeviceInfo {
   bool found;          /* false: no device here; the facts below are defaults */
   GpuLimits gpu;       /* GPU: per-launch limits; zero on a CPU */
   int vector_bits;     /* CPU: widest SIMD register (bits); 0 when unknown */
-  /* CPU facts still to come: registers, cache sizes. */
+  CpuInfo cpu;         /* CPU: the machine description (also for cross targets) */
 } DeviceInfo;
 
 /* A target: what the passes may ask about it and the functions that compile for it.
@@ -676,6 +689,14 @@ const Backend *backend_for(Target t);
 /* target.c: the facts of the device that O picks for T: queried once per device (the
  * OpenCL device spec is part of the key), cached; defaults when there is none. */
 const DeviceInfo *target_device_info(Target t, const Options *o);
+/* target.c: the CPU that O compiles for (NULL: the command line's options, else the host),
+ * never NULL: its facts, its micro-kernel (mr x nr) derived from lanes and registers. */
+const CpuInfo *target_cpu(const Options *o);
+/* Fill C's micro-kernel (mr, nr) from its lanes and vregs: NV = max(2, 12 / lanes) vectors
+ * of columns, as many rows as fit with NV B vectors and the A broadcasts in the registers. */
+void cpu_describe(CpuInfo *c);
+/* The options of this process's command line (set once by cli_parse; NULL in tests). */
+extern const Options *target_cli_options;
 /* The GPU limits when there is no device: the only place they are written. */
 extern const GpuLimits gpu_default_limits;
 /* target.c: the runtime device (device 0 of its row's kind) that runs what T builds. */

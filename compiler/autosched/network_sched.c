@@ -7,16 +7,19 @@
  *
  * (at most one reduction stage A, the "anchor"; every other stage elementwise), the
  * schedule a person writes first for a CPU:
- *   - every elementwise stage but the output inlined (padding into the reduction, batch
- *     norm and relu into the output);
- *   - the output tiled: innermost axis split by V (32 channels when they divide), the one
- *     before it by a register tile TW (4 rows); all outer loops fused into one parallel loop;
+ *   - every elementwise stage but the output inlined (batch norm and relu into the output;
+ *     padding into the reduction unless its patch for one tile fits half the L1 cache: then
+ *     it is computed at the tile, and the reduction's loads are unguarded);
+ *   - the output tiled: innermost axis split by V channels, the one before it by TW rows,
+ *     the register tile (micro-kernel) derived from the CPU's lanes and vector registers
+ *     (target_cpu); all outer loops fused into one parallel loop;
  *   - the anchor computed at that parallel loop, one tile at a time: its reductions
  *     outside, the TW x V tile inside (rows unrolled, channels vectorized).
  * Other kernels (two reductions, as softmax) get no steps: the default schedule.
  */
 #include "front/network.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* A constant extent of dimension D of OP's output; 0 when it is not constant. */
@@ -65,18 +68,47 @@ static void step(char **s, const char *line) {
   *s = xprintf("%s%s\n", *s, line);
 }
 
+/* The register tile of an output with W rows (0: no row axis) and C channels (innermost)
+ * on CPU: *TW rows x *V channels of accumulators. Channels are whole vectors (1-4 of
+ * CPU's lanes) when they divide C, rows a divisor of W; the pair with the most accumulators
+ * that fits the vector registers beside its B vectors and A broadcasts (cpu_describe's
+ * rule), ties to fewer loads per FMA. When that leaves fewer than 8 accumulators (too few
+ * to hide the FMA latency: 2 pipes x 4 cycles; e.g. 7 rows on AVX2 give 7 x 8), the B
+ * vectors are read from memory by the FMAs instead (accumulators + 2 registers): 7 x 16 on
+ * AVX2 measured 1.4x faster than 7 x 8 on resnet's 7 x 7 x 512 convolution. C below a
+ * vector: the largest of 32..4 dividing it. */
+static void register_tile(const CpuInfo *cpu, int64_t w, int64_t c, int64_t *tw, int64_t *v) {
+  static const int small[] = {32, 16, 8, 4, 0};
+  int L = cpu->lanes, R = cpu->vregs;
+  int64_t best_acc = 0, best_loads = 0;
+  *tw = 1;
+  *v = pick_divisor(c, small);
+  for (int from_memory = 0; from_memory < 2 && best_acc < 8; from_memory++) {
+    for (int nv = 1; nv <= 4; nv++) {
+      if (c % ((int64_t)nv * L)) continue;
+      for (int64_t rows = 1; rows <= (w > 0 ? w : 1) && rows <= 16; rows++) {
+        if (w > 0 && w % rows) continue;
+        int64_t regs = from_memory ? rows * nv + 2 : rows * nv + nv + (rows + L - 1) / L;
+        if (regs > R) break;
+        int64_t acc = rows * nv, loads = nv + rows;
+        if (acc > best_acc || (acc == best_acc && loads < best_loads))
+          best_acc = acc, best_loads = loads, *tw = rows, *v = (int64_t)nv * L;
+      }
+    }
+  }
+}
+
 /* The output O tiled; returns the name of the fused parallel loop and sets *V, *TW.
  * CHANNELS_FIRST: output-channel tiles outermost (after the batch), so that one tile's
  * weights stay in cache over all positions; else positions outermost. */
 static const char *tile_output(char **s, Op *o, bool channels_first, int64_t *v, int64_t *tw) {
-  /* 32 channels x 4 rows: 16 accumulators of 8 lanes (8 of 16), measured best of
-   * 8x8, 16x4, 16x7, 16x8, 32x2, 32x4, 32x7, 32x8, 64x2 on resnet's 3x3 convolutions */
-  static const int vec[] = {32, 16, 8, 4, 0}, reg[] = {4, 7, 6, 5, 3, 2, 0};
+  /* the micro-kernel of the CPU (target_cpu): e.g. 4 rows x 16 channels on AVX2 when the
+   * rows divide by 4 (8 of its 16 ymm registers accumulate), 14 x 32 on AVX-512 (7 x 64 for 7
+   * rows), 8 x 12 on NEON. */
   int d = o->ndim;
   const char *on = o->name;
   const char *c = o->axes[d - 1]->name;
-  *v = pick_divisor(extent(o, d - 1), vec);
-  *tw = d >= 3 ? pick_divisor(extent(o, d - 2), reg) : 1;
+  register_tile(target_cpu(NULL), d >= 3 ? extent(o, d - 2) : 0, extent(o, d - 1), tw, v);
   char *inner = xstrdup("");
   const char *c_outer = xprintf("%s.%s", on, c);
   if (*v > 1) {
@@ -142,6 +174,39 @@ static void schedule_anchor(char **s, Op *a, Op *o, const char *at, int64_t v, i
   if (v > 1 && at) step(s, xprintf("vectorize(%s)", col));
 }
 
+/* Is OP padding that the anchor A reads: elementwise, its value a select (the border
+ * test)? Inlined, its test would run in the innermost loop at every load of the
+ * reduction; computed at the tile, the reduction reads a small padded patch unguarded. */
+static bool is_padding(const Op *op, const Op *a) {
+  if (op->nred != 0 || !op->value || op->value->kind != E_SELECT || op->nreads != 1) return false;
+  const Buffer *in = op->reads[0];
+  bool pads = in->ndim != op->ndim; /* no border at all (padding 0): inlined, it folds away */
+  for (int d = 0; d < op->ndim && !pads; d++) {
+    int64_t x, y;
+    pads = !ir_is_const(in->shape[d], &x) || !ir_is_const(op->out->shape[d], &y) || x != y;
+  }
+  if (!pads) return false;
+  for (int j = 0; j < a->nreads; j++)
+    if (a->reads[j] == op->out) return true;
+  return false;
+}
+
+/* The bytes of the padded patch that one TW-row tile of O reads from PAD through the
+ * anchor A (a convolution: A's reductions are KH x KW x CI, CI = PAD's last extent), for a
+ * square kernel: KH x (TW x stride + KW - 1) x CI floats; a huge value when A is not of
+ * that form (a depthwise convolution: no CI reduction). */
+static int64_t patch_bytes(const Op *pad, const Op *a, const Op *o, int64_t tw) {
+  int nd = pad->ndim;
+  int64_t ci = extent(pad, nd - 1), red = 1, e, wout = o->ndim >= 2 ? extent(o, o->ndim - 2) : 0;
+  for (int i = 0; i < a->nred; i++) red *= ir_is_const(a->rext[i], &e) ? e : 0;
+  if (nd < 2 || ci <= 0 || red <= 0 || red % ci || wout <= 0) return INT64_MAX / 4;
+  int64_t khkw = red / ci, kw = 1;
+  while ((kw + 1) * (kw + 1) <= khkw) kw++;
+  int64_t stride = extent(pad, nd - 2) / wout;
+  if (stride < 1) stride = 1;
+  return khkw / kw * (tw * stride + kw - 1) * ci * 4;
+}
+
 char *net_default_steps(Kernel *k) {
   if (k->noutputs != 1 || !k->outputs[0]->op) return NULL;
   Op *o = k->outputs[0]->op;
@@ -151,10 +216,21 @@ char *net_default_steps(Kernel *k) {
   for (int d = 0; d < o->ndim; d++)
     if (!extent(o, d)) return NULL;
   char *s = xstrdup("");
-  for (int i = 0; i < k->nops; i++)
-    if (k->ops[i] != o && k->ops[i] != a) step(&s, xprintf("compute_inline(%s)", k->ops[i]->name));
+  Op *pad = NULL;
+  for (int i = 0; i < k->nops; i++) {
+    if (k->ops[i] == o || k->ops[i] == a) continue;
+    if (!pad && a && is_padding(k->ops[i], a)) pad = k->ops[i];
+    else step(&s, xprintf("compute_inline(%s)", k->ops[i]->name));
+  }
   int64_t v, tw;
-  const char *par = tile_output(&s, o, weights_dominate(k), &v, &tw);
+  char *tiles = xstrdup("");
+  const char *par = tile_output(&tiles, o, weights_dominate(k), &v, &tw);
+  if (pad && patch_bytes(pad, a, o, tw) * 2 > target_cpu(NULL)->l1d) {
+    step(&s, xprintf("compute_inline(%s)", pad->name));
+    pad = NULL;
+  }
+  s = xprintf("%s%s", s, tiles);
+  if (pad) step(&s, xprintf("compute_at(%s, %s, %s)", pad->name, o->name, par));
   if (a) schedule_anchor(&s, a, o, a == o ? NULL : par, v, tw);
   return s;
 }

@@ -8,7 +8,9 @@
  *     reduction computed at its tile (compute_at); an output reduction gets the same
  *     structure from cache_write(C, local);
  *   - other elementwise stages are split in two levels.
- * Random annotation then fills the genes: tile sizes (factors of the extents), how many
+ * Random annotation then fills the genes: tile sizes (factors of the extents; on CPUs the
+ * innermost tile in whole vectors and the register tile around the machine's micro-kernel,
+ * from target_cpu's lanes and vector registers), how many
  * outer loops are fused and run in parallel (or bound to blocks), vectorization of the
  * innermost loop, unrolling of the inner tile. Candidates render to LANGUAGE.md steps.
  */
@@ -79,6 +81,7 @@ struct SketchSet {
   Kernel *k;
   Target target;
   int threads;
+  CpuInfo cpu; /* CPU: the machine the register tiles are derived from (target_cpu) */
   Op *rf_op; /* while building: the reduction given PLAN_RFACTOR, or NULL */
   Sketch sk[MAX_SKETCHES];
   int n;
@@ -232,6 +235,7 @@ SketchSet *sketch_new(Kernel *k, Target t, int threads) {
   ss->k = k;
   ss->target = t;
   ss->threads = threads;
+  ss->cpu = *target_cpu(NULL);
   int nred = 0;
   for (int i = 0; i < k->nops; i++) nred += k->ops[i]->nred > 0;
   unsigned nmask = is_gpu(ss) ? 1u : nred > 4 ? 16u : 1u << nred;
@@ -293,7 +297,8 @@ static void sample_axis(const SketchSet *ss, Rng *r, int64_t e, bool last, int *
     return;
   }
   /* innermost: a register tile, vector-wide on the last axis (mostly), small elsewhere */
-  g[2] = last && rng_int(r, 10) < 7 ? rand_divisor_min(r, rem, 8, MAX_INNER)
+  int lanes = ss->cpu.lanes;
+  g[2] = last && rng_int(r, 10) < 7 ? rand_divisor_min(r, rem, lanes, MAX_INNER)
                                     : rand_divisor(r, rem, last ? MAX_INNER : 8);
   rem /= g[2];
   g[1] = rand_divisor(r, rem, 32);
@@ -301,19 +306,30 @@ static void sample_axis(const SketchSet *ss, Rng *r, int64_t e, bool last, int *
   g[0] = rand_divisor(r, rem, 64);
 }
 
-/* A divisor of N among the vector-friendly widths 16, 32, 48, 64 (then any in [8, 64]). */
-static int vector_width(Rng *r, int64_t n) {
-  static const int w[] = {16, 32, 48, 64, 32, 16};
+/* A divisor of N among whole vectors of CPU's lanes: the micro-kernel's NR (most often), 1-4
+ * vectors (then any in [lanes, 64]). */
+static int vector_width(const CpuInfo *cpu, Rng *r, int64_t n) {
+  int L = cpu->lanes, w[6] = {cpu->nr, cpu->nr, L, 2 * L, 3 * L, 4 * L};
   int ok[6], nok = 0;
   for (int i = 0; i < 6; i++)
-    if (n % w[i] == 0) ok[nok++] = w[i];
-  return nok ? ok[rng_int(r, nok)] : rand_divisor_min(r, n, 8, MAX_INNER);
+    if (w[i] > 0 && w[i] <= MAX_INNER && n % w[i] == 0) ok[nok++] = w[i];
+  return nok ? ok[rng_int(r, nok)] : rand_divisor_min(r, n, L, MAX_INNER);
+}
+
+/* The most rows of a register tile with VREGS vectors per row that fit CPU's registers
+ * beside the VREGS B vectors and the A broadcasts (cpu_describe's rule). */
+static int max_rows(const CpuInfo *cpu, int vregs) {
+  int rows = 1;
+  while ((rows + 1) * vregs + vregs + (rows + cpu->lanes) / cpu->lanes <= cpu->vregs) rows++;
+  return rows;
 }
 
 /* Register blocking (the shape of a hand-written micro-kernel): the local tile is the
- * register tile itself (S2 = 1), vector-wide on the last axis, a few rows (unrolled) on one
- * other axis, at most 24 vector accumulators of 16 lanes; the reduction runs outside it. */
-static void sample_register_tile(const Plan *p, Rng *r, int *g) {
+ * register tile itself (S2 = 1), whole vectors on the last axis, a few rows (unrolled) on one
+ * other axis, as many as fit the machine's vector registers (the micro-kernel's MR x NR when
+ * they divide); the reduction runs outside it. */
+static void sample_register_tile(const SketchSet *ss, const Plan *p, Rng *r, int *g) {
+  const CpuInfo *cpu = &ss->cpu;
   int last = p->ns - 1, row = -1, nrow = 0;
   for (int d = 0; d < last; d++)
     if (p->s[d].extent > 1 && rng_int(r, ++nrow) == 0) row = d; /* a random candidate row axis */
@@ -321,10 +337,11 @@ static void sample_register_tile(const Plan *p, Rng *r, int *g) {
     int *a = g + d * SLEVELS;
     int64_t e = p->s[d].extent;
     a[1] = 1;
-    if (d == last) a[2] = vector_width(r, e);
+    if (d == last) a[2] = vector_width(cpu, r, e);
     else if (d == row) {
-      int vregs = (g[last * SLEVELS + 2] + 15) / 16;
-      a[2] = rand_divisor_min(r, e, 2, 24 / (vregs > 0 ? vregs : 1) < 8 ? 24 / vregs : 8);
+      int vregs = (g[last * SLEVELS + 2] + cpu->lanes - 1) / cpu->lanes;
+      int cap = max_rows(cpu, vregs > 0 ? vregs : 1);
+      a[2] = cap <= e && e % cap == 0 && rng_int(r, 2) ? cap : rand_divisor_min(r, e, 2, cap);
     } else a[2] = 1;
   }
   for (int d = 0; d < p->ns; d++) { /* S1: the L2 blocking of the tiles, outside the local tile */
@@ -357,7 +374,7 @@ static void sample_plan(const SketchSet *ss, const Plan *p, Rng *r, int *g) {
   }
   bool regtile = !is_gpu(ss) && p->kind == PLAN_FUSED && p->ns > 0 && rng_int(r, 2);
   if (regtile) {
-    sample_register_tile(p, r, g);
+    sample_register_tile(ss, p, r, g);
   } else {
     for (int d = 0; d < p->ns; d++)
       sample_axis(ss, r, p->s[d].extent, d == p->ns - 1, g + d * SLEVELS);

@@ -328,6 +328,7 @@ static void finish(Cli *c) {
   }
   if (c->trials < 0) c->trials = c->time_s > 0 ? INT_MAX : 200;
   diag_max_errors = c->max_errors;
+  target_cli_options = &c->o; /* the CPU that untuned schedules are derived for */
 }
 
 void cli_parse(Cli *c, int argc, char **argv) {

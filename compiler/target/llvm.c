@@ -1624,22 +1624,108 @@ static bool llvm_emit(LoweredFunc **fns, int n, const char *kind, const char *pa
   return ok;
 }
 
-/* The host CPU's widest vector register, from LLVM's list of its features, when O
- * compiles for the host (no --mcpu or --mtriple); false otherwise. */
+/* Is FEATURE ("+avx2") in LLVM's comma-separated feature list F? */
+static bool has_feature(const char *f, const char *feature) {
+  size_t n = strlen(feature);
+  for (const char *p = f; (p = strstr(p, feature)) != NULL; p += n)
+    if ((p == f || p[-1] == ',') && (p[n] == ',' || p[n] == 0)) return true;
+  return false;
+}
+
+/* One cache size of the host from sysfs (LEVEL, "Data" or "Unified"); 0 when unknown. */
+static int64_t sysfs_cache(int level, bool data) {
+  int64_t bytes = 0;
+  for (int i = 0; i < 8 && !bytes; i++) {
+    char path[96], line[64];
+    int lv = 0;
+    bool match = false;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+    FILE *f = fopen(path, "r");
+    if (!f) break;
+    if (fgets(line, sizeof line, f)) lv = atoi(line);
+    fclose(f);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+    if ((f = fopen(path, "r")) && fgets(line, sizeof line, f))
+      match = lv == level && (!strncmp(line, "Unified", 7) || (data && !strncmp(line, "Data", 4)));
+    if (f) fclose(f);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    if (match && (f = fopen(path, "r")) && fgets(line, sizeof line, f)) {
+      char *end;
+      long long v = strtoll(line, &end, 10);
+      bytes = v * (*end == 'K' ? 1024 : *end == 'M' ? 1024 * 1024 : 1);
+    }
+    if (match && f) fclose(f);
+  }
+  return bytes;
+}
+
+/* x86 CPUs by LLVM name (--mcpu) with AVX-512 and with AVX2 + FMA; others: SSE2. */
+static const char *const cpus_avx512[] = {
+    "skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake-client",
+    "icelake-server", "tigerlake", "rocketlake", "sapphirerapids", "emeraldrapids",
+    "graniterapids", "graniterapids-d", "znver4", "znver5", "x86-64-v4", "knl", "knm", NULL};
+static const char *const cpus_avx2[] = {
+    "haswell", "broadwell", "skylake", "alderlake", "raptorlake", "meteorlake", "arrowlake",
+    "lunarlake", "gracemont", "znver1", "znver2", "znver3", "bdver4", "x86-64-v3",
+    "core-avx2", NULL};
+
+static bool in_list(const char *const *l, const char *s) {
+  for (int i = 0; l[i]; i++)
+    if (!strcmp(l[i], s)) return true;
+  return false;
+}
+
+/* The CPU that --mcpu/--mtriple name (no host facts): architecture from the triple, vector
+ * extensions from the CPU's name; caches typical of such a CPU. */
+static void cross_cpu(const Options *o, CpuInfo *c) {
+  char *host = o->mtriple ? NULL : LLVMGetDefaultTargetTriple();
+  const char *t = o->mtriple ? o->mtriple : host;
+  bool arm = !strncmp(t, "aarch64", 7) || !strncmp(t, "arm64", 5);
+  bool x86 = !strncmp(t, "x86_64", 6) || (t[0] == 'i' && t[2] == '8' && t[3] == '6');
+  const char *mcpu = o->mcpu ? o->mcpu : "";
+  *c = (CpuInfo){.lanes = 4, .vregs = 16, .l1d = 32 << 10, .l2 = 512 << 10, .l3 = 16 << 20,
+                 .cores = (int)sysconf(_SC_NPROCESSORS_ONLN), .source = o->mcpu ? o->mcpu : o->mtriple};
+  if (arm) { /* NEON: 32 x 128-bit, FMA */
+    c->vregs = 32, c->fma = true, c->l2 = 1 << 20;
+  } else if (x86 && in_list(cpus_avx512, mcpu)) {
+    c->lanes = 16, c->vregs = 32, c->fma = true, c->l2 = 1 << 20;
+  } else if (x86 && in_list(cpus_avx2, mcpu)) {
+    c->lanes = 8, c->fma = true;
+  }
+  if (c->cores < 1) c->cores = 1;
+  if (host) LLVMDisposeMessage(host);
+}
+
+/* The CPU that O compiles for into D->cpu: the host's (LLVM's host features, sysfs caches)
+ * when there is no --mcpu or --mtriple (then true, with the widest vector register), else
+ * the named CPU's (false: not a device here). */
 static bool llvm_query(const Options *o, DeviceInfo *d) {
-  if (o && (o->mcpu || o->mtriple)) return false;
+  if (o && ((o->mcpu && strcmp(o->mcpu, "native")) || o->mtriple)) {
+    cross_cpu(o, &d->cpu);
+    cpu_describe(&d->cpu);
+    return false;
+  }
   char *f = LLVMGetHostCPUFeatures();
   if (!f) return false;
+  CpuInfo *c = &d->cpu;
+  bool arm = has_feature(f, "+neon");
+  *c = (CpuInfo){.lanes = 4, .vregs = arm || has_feature(f, "+avx512f") ? 32 : 16,
+                 .fma = arm || has_feature(f, "+fma"), .l1d = sysfs_cache(1, true),
+                 .l2 = sysfs_cache(2, false), .l3 = sysfs_cache(3, false),
+                 .cores = (int)sysconf(_SC_NPROCESSORS_ONLN), .source = "host"};
   static const struct {
     const char *feature;
     int bits;
   } widest[] = {{"+avx512f", 512}, {"+avx", 256}, {"+sse2", 128}, {"+neon", 128}};
   d->vector_bits = 0;
-  for (size_t i = 0; i < sizeof widest / sizeof widest[0] && !d->vector_bits; i++) {
-    const char *p = strstr(f, widest[i].feature);
-    size_t n = strlen(widest[i].feature);
-    if (p && (p[n] == ',' || p[n] == 0)) d->vector_bits = widest[i].bits;
-  }
+  for (size_t i = 0; i < sizeof widest / sizeof widest[0] && !d->vector_bits; i++)
+    if (has_feature(f, widest[i].feature)) d->vector_bits = widest[i].bits;
+  if (d->vector_bits) c->lanes = d->vector_bits / 32;
+  if (!c->l1d) c->l1d = 32 << 10;
+  if (!c->l2) c->l2 = 512 << 10;
+  if (!c->l3) c->l3 = 8 << 20;
+  if (c->cores < 1) c->cores = 1;
+  cpu_describe(c);
   LLVMDisposeMessage(f);
   return true;
 }

@@ -52,6 +52,7 @@ const DeviceInfo *target_device_info(Target t, const Options *o) {
   if (be->query) {
     DeviceInfo q = d;
     if (be->query(o, &q)) d = q, d.found = true;
+    d.cpu = q.cpu; /* a CPU target describes the CPU it compiles for, host or not */
   }
   cache[t].done = true;
   for (int i = 0; i < NKEYS; i++) { /* malloc'd: the cache outlives every arena */
@@ -69,6 +70,25 @@ GpuLimits gpu_limits(Target t, const Options *o) {
   if (o && o->gpu.max_threads_per_block > 0) lim.max_threads_per_block = o->gpu.max_threads_per_block;
   if (o && o->gpu.max_shared_bytes > 0) lim.max_shared_bytes = o->gpu.max_shared_bytes;
   return lim;
+}
+
+const Options *target_cli_options;
+
+void cpu_describe(CpuInfo *c) {
+  if (c->lanes < 1) c->lanes = 1;
+  if (c->vregs < 4) c->vregs = 4;
+  int nv = c->lanes >= 6 ? 2 : 12 / c->lanes; /* a B panel of >= 12 floats, >= 2 vectors */
+  if (nv < 2) nv = 2;
+  int rows = 1; /* rows x nv accumulators, nv B vectors, one broadcast (x86) or A vector per
+                   LANES rows (lane-indexed FMA) */
+  while ((rows + 1) * nv + nv + (rows + c->lanes) / c->lanes <= c->vregs) rows++;
+  c->mr = rows;
+  c->nr = nv * c->lanes;
+}
+
+const CpuInfo *target_cpu(const Options *o) {
+  if (!o) o = target_cli_options;
+  return &target_device_info(TARGET_LLVM, o)->cpu;
 }
 
 RtDevice target_device(Target t) { return (RtDevice){(RtDeviceKind)backend_for(t)->rt_device, 0}; }

@@ -127,7 +127,46 @@ static void test_limits(void) {
         !d->found && same_limits(d->gpu, gpu_default_limits));
 }
 
+/* The machine description: micro-kernels derived from lanes and registers, cross CPUs by
+ * --mcpu/--mtriple, the host's facts from LLVM and sysfs. */
+static void test_cpu(void) {
+  struct {
+    int lanes, vregs, mr, nr;
+    const char *what;
+  } mk[] = {{8, 16, 6, 16, "AVX2: 6 x 16 (12 ymm accumulators)"},
+            {16, 32, 14, 32, "AVX-512: 14 x 32 (28 zmm accumulators)"},
+            {4, 32, 8, 12, "NEON: 8 x 12 (24 q accumulators)"},
+            {4, 16, 4, 12, "SSE2: 4 x 12"}};
+  for (size_t i = 0; i < sizeof mk / sizeof mk[0]; i++) {
+    CpuInfo c = {.lanes = mk[i].lanes, .vregs = mk[i].vregs};
+    cpu_describe(&c);
+    check(xprintf("micro-kernel %s, got %d x %d", mk[i].what, c.mr, c.nr), c.mr == mk[i].mr && c.nr == mk[i].nr);
+    int nv = c.nr / c.lanes;
+    check(xprintf("micro-kernel %s fits the registers", mk[i].what),
+          c.mr * nv + nv + (c.mr + c.lanes - 1) / c.lanes <= c.vregs);
+  }
+  struct {
+    const char *triple, *mcpu;
+    int lanes, vregs;
+  } x[] = {{"x86_64-linux-gnu", "haswell", 8, 16},    {"x86_64-linux-gnu", "skylake-avx512", 16, 32},
+           {"x86_64-linux-gnu", "znver3", 8, 16},     {"x86_64-linux-gnu", "x86-64", 4, 16},
+           {"aarch64-linux-gnu", NULL, 4, 32},        {"x86_64-linux-gnu", "znver4", 16, 32}};
+  for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) {
+    const CpuInfo *c = target_cpu(&(Options){.target = TARGET_LLVM, .mtriple = x[i].triple, .mcpu = x[i].mcpu});
+    check(xprintf("target_cpu %s %s: %d lanes x %d registers, got %d x %d", x[i].triple,
+                  x[i].mcpu ? x[i].mcpu : "", x[i].lanes, x[i].vregs, c->lanes, c->vregs),
+          c->lanes == x[i].lanes && c->vregs == x[i].vregs && c->mr > 0 && c->nr % c->lanes == 0);
+  }
+#if defined(__x86_64__) || defined(__aarch64__)
+  const CpuInfo *h = target_cpu(&(Options){.target = TARGET_LLVM});
+  check("target_cpu of the host: lanes, registers, caches and cores",
+        h->lanes >= 4 && h->vregs >= 16 && h->l1d > 0 && h->l2 > h->l1d && h->cores >= 1 &&
+            !strcmp(h->source, "host"));
+#endif
+}
+
 int main(void) {
+  test_cpu();
   test_rows();
   test_names();
   test_legality();
