@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "autosched/autosched.h"
+#include "deploy/deploy.h"
 #include "onnx/onnx.h"
 #include "texrt.h"
 #include <cjson/cJSON.h>
@@ -117,18 +118,46 @@ typedef struct Exec {
   RtModule *m;
   RtFunc **fns;       /* per task */
   RtTensor **tensors; /* per network tensor */
+  NetPlan plan;       /* planned intermediates: views into ARENA (plan.c) */
+  RtTensor *arena;    /* NULL: every tensor its own buffer */
 } Exec;
 
 static void exec_free(Exec *e) {
-  for (int i = 0; e->tensors && i < e->n->ntensors; i++) rt_tensor_free(e->tensors[i]);
+  for (int i = 0; e->tensors && i < e->n->ntensors; i++) {
+    if (!e->arena || e->plan.offset[i] < 0) rt_tensor_free(e->tensors[i]); /* else a view (arena) */
+  }
+  rt_tensor_free(e->arena);
   if (e->m) rt_module_free(e->m);
+}
+
+/* Tensor T: a view into E's arena when the plan placed it, else its own buffer. */
+static RtTensor *exec_tensor(Exec *e, Target target, const NetTensor *t) {
+  if (!e->arena || e->plan.offset[t->index] < 0) return rt_tensor_alloc(target_device(target), 4, t->ndim, t->shape);
+  RtTensor *v = xalloc(sizeof *v);
+  *v = *e->arena;
+  v->data = (char *)e->arena->data + e->plan.offset[t->index];
+  v->ndim = t->ndim;
+  v->dtype_bytes = 4;
+  memcpy(v->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+  v->nbytes = 4 * numel(t);
+  return v;
+}
+
+/* The intermediates in one planned arena, unless --check reads them all after the run,
+ * or the device's buffers cannot be offset (OpenCL's cl_mem). false: printed. */
+static bool exec_arena(Cli *c, Exec *e) {
+  net_plan(e->n, &e->plan);
+  if (c->check || backend_for(c->o.target)->rt_device == RT_OPENCL) return true;
+  int64_t bytes = e->plan.arena_bytes;
+  e->arena = rt_tensor_alloc(target_device(c->o.target), 1, 1, &bytes);
+  return e->arena != NULL;
 }
 
 /* ---- parameters: --input files, weights, or the deterministic fill ---------------- */
 
 /* The weights of N: --weights, else an imported model's, else NET.safetensors beside
  * NET.tex when there is one, else none (NULL: the fill). *BAD after a reported error. */
-static WeightSet *net_weights(Cli *c, Network *n, bool *bad) {
+WeightSet *net_weight_set(Cli *c, Network *n, bool *bad) {
   *bad = false;
   const char *path = c->weights;
   if (!path && n->weights) return n->weights;
@@ -161,7 +190,7 @@ static bool same_shape(const HostTensor *h, const NetTensor *t, const char *file
 
 /* The data of parameter T (position P in the header): input file P, the weight of its
  * name, or net_fill. false: reported. */
-static bool param_data(Cli *c, WeightSet *w, const NetTensor *t, int p, float *host) {
+bool net_param_data(Cli *c, WeightSet *w, const NetTensor *t, int p, float *host) {
   HostTensor h;
   if (p < c->ninputs) {
     if (!tensor_file_read(c->inputs[p], &h)) return false;
@@ -191,7 +220,7 @@ static bool exec_init(Cli *c, Network *n, LoweredFunc **fns, Exec *e) {
   memset(e, 0, sizeof *e);
   e->n = n;
   bool bad;
-  WeightSet *w = net_weights(c, n, &bad);
+  WeightSet *w = net_weight_set(c, n, &bad);
   if (bad) return false;
   int nparams = 0;
   for (int i = 0; i < n->ntensors; i++) nparams += n->tensors[i]->kind != NT_VALUE;
@@ -204,14 +233,15 @@ static bool exec_init(Cli *c, Network *n, LoweredFunc **fns, Exec *e) {
   e->fns = xalloc(sizeof *e->fns * (size_t)(n->ntasks + 1));
   for (int t = 0; t < n->ntasks; t++)
     if (!(e->fns[t] = rt_module_func(e->m, fns[t]->name))) goto rt_error;
+  if (!exec_arena(c, e)) goto rt_error;
   e->tensors = xalloc(sizeof *e->tensors * (size_t)(n->ntensors + 1));
   for (int i = 0, p = 0; i < n->ntensors; i++) {
     NetTensor *t = n->tensors[i];
-    e->tensors[i] = rt_tensor_alloc(target_device(c->o.target), 4, t->ndim, t->shape);
+    e->tensors[i] = exec_tensor(e, c->o.target, t);
     if (!e->tensors[i]) goto rt_error;
     if (t->kind == NT_VALUE) continue;
     float *host = malloc(sizeof(float) * (size_t)numel(t));
-    if (!param_data(c, w, t, p++, host)) {
+    if (!net_param_data(c, w, t, p++, host)) {
       free(host);
       return false;
     }
@@ -357,6 +387,9 @@ static int cmd_compile(Cli *c, Network *n) {
     return 0;
   }
   const char *kind = c->emit ? c->emit : "so";
+  size_t len = c->out ? strlen(c->out) : 0;
+  if (!c->emit && len > 2 && strcmp(c->out + len - 2, ".h") == 0) kind = "header";
+  if (!strcmp(kind, "so") || !strcmp(kind, "header")) return net_deploy_emit(c, n, fns, kind); /* deploy/ */
   return backend_for(c->o.target)->emit(fns, n->ntasks, kind, c->out ? c->out : "-", &c->o) ? 0 : 1;
 }
 
@@ -518,6 +551,7 @@ static int cmd_bench(Cli *c, Network *n) {
          ms[0], target_names[c->o.target]);
   if (missing) printf("n/a (%d of %d tasks have no record in %s)\n", missing, n->ntasks, c->records);
   else printf("%.3f ms (sum of weight x best record)\n", est);
+  net_plan_print(stdout, &e.plan);
   return 0;
 }
 
