@@ -89,7 +89,8 @@ static bool lib_layout(Cli *c, Lib *l) {
   for (int i = 0, p = 0; i < n->ntensors; i++) {
     NetTensor *t = n->tensors[i];
     if (t == n->output) l->kind[i] = K_OUTPUT;
-    else if (t->kind == NT_VALUE) l->kind[i] = K_VALUE, l->offset[i] = l->plan.offset[i];
+    else if (t->kind == NT_VALUE) /* not planned: fused away, never written (offset 0) */
+      l->kind[i] = K_VALUE, l->offset[i] = l->plan.offset[i] >= 0 ? l->plan.offset[i] : 0;
     else if (leading && (t->kind == NT_INPUT || (w && !ws_find(w, t->name)))) {
       l->kind[i] = K_INPUT, l->offset[i] = l->ninputs++;
       p++;

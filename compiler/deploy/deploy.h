@@ -21,13 +21,14 @@ typedef struct NetPlan {
                           (parameters and the network's output) */
   int64_t arena_bytes; /* the peak: the arena's size */
   int64_t sum_bytes;   /* the planned tensors each in its own buffer */
+  int64_t live_bytes;  /* the most bytes live at one group: no arena is smaller */
   int nplanned;
 } NetPlan;
 
 /* Plan every NT_VALUE tensor of N but its output (each rounded up to PLAN_ALIGN bytes):
  * live from the group that writes it to the last group that reads it, in group order. */
 void net_plan(const Network *n, NetPlan *p);
-/* "memory: N intermediate tensors, arena X MiB (peak), Y MiB apart (Z%)" on F. */
+/* "memory: N intermediate tensors in an arena of X MiB (peak; at least L ...), Y MiB apart". */
 void net_plan_print(FILE *f, const NetPlan *p);
 
 /* cli/network_run.c: the weights of N as `texc run` takes them (--weights, an imported
