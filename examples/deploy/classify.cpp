@@ -223,6 +223,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "classify: the one-shot call differs from create/run: %s\n", net_last_error());
     return 1;
   }
+  if (!weights) std::printf("one-shot net() and net_create/net_run/net_destroy agree\n");
   if (save_out && !save_npy(save_out, output.data(), out_shape, net_OUTPUT_NDIM)) return 1;
 
   std::vector<std::string> names = labels ? read_labels(labels) : std::vector<std::string>();
