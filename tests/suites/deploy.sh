@@ -107,3 +107,81 @@ for bad in "short:tensor '[a-z0-9_]*' needs bytes .* (a truncated or corrupt fil
     echo "ok - weights file: ${bad%%:*} is an error at create"
   else echo "not ok - weights file: ${bad%%:*} is an error at create (exit $rc)"; sed 's/^/  # /' <<<"$out" | head -3; fi
 done
+
+# A graph of two inputs (ONNX's conv node test: x and W are both graph inputs): one pointer
+# per input, in order; the result against `texc run --input x --input W`.
+NODE=${ONNX_TESTDATA:-/usr/share/libonnx-testdata/data/node}/test_conv_with_autopad_same/model.onnx
+if [ ! -f "$NODE" ]; then
+  echo "skip - a two-input ONNX graph as a library: no $NODE (libonnx-testdata)"
+else
+  mkdir -p "$OUT/two"
+  cat >"$OUT/two/two.c" <<'C'
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "net.h"
+/* numpy's .npy of float32 */
+static void save(const char *path, const float *d, const long long *shape, int ndim, long long n) {
+  char dict[128];
+  int k = snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
+  for (int i = 0; i < ndim; i++) k += snprintf(dict + k, sizeof dict - (size_t)k, "%lld, ", shape[i]);
+  k += snprintf(dict + k, sizeof dict - (size_t)k, "), }");
+  while ((10 + k + 1) % 64) dict[k++] = ' ';
+  dict[k++] = '\n';
+  FILE *f = fopen(path, "wb");
+  fwrite("\x93NUMPY\x01\x00", 1, 8, f);
+  fputc(k & 0xff, f), fputc(k >> 8, f);
+  fwrite(dict, 1, (size_t)k, f);
+  fwrite(d, sizeof(float), (size_t)n, f);
+  fclose(f);
+}
+int main(void) {
+  static float x[net_INPUT0_SIZE], w[net_INPUT1_SIZE], y[net_OUTPUT_SIZE], y1[net_OUTPUT_SIZE];
+  long long sx[] = net_INPUT0_SHAPE, sw[] = net_INPUT1_SHAPE, sy[] = net_OUTPUT_SHAPE;
+  for (int i = 0; i < net_INPUT0_SIZE; i++) x[i] = (float)sin(i * 0.37);
+  for (int i = 0; i < net_INPUT1_SIZE; i++) w[i] = (float)cos(i * 0.91);
+  net_ctx *c = net_create();
+  if (!c || net_run(c, x, w, y) || net(x, w, y1) || memcmp(y, y1, sizeof y)) {
+    printf("not ok - two inputs: %s\n", net_last_error());
+    return 1;
+  }
+  net_destroy(c);
+  save("x.npy", x, sx, net_INPUT0_NDIM, net_INPUT0_SIZE);
+  save("w.npy", w, sw, net_INPUT1_NDIM, net_INPUT1_SIZE);
+  save("y.npy", y, sy, net_OUTPUT_NDIM, net_OUTPUT_SIZE);
+  return 0;
+}
+C
+  (cd "$OUT/two" && "$TEXC" "$NODE" --emit so -o libnet.so && "$TEXC" "$NODE" --emit header -o net.h --name net &&
+     cc $SAN -O1 -o two two.c -L. -lnet -Wl,-rpath,'$ORIGIN' -lm && ./two &&
+     "$TEXC" run "$NODE" --input x.npy --input w.npy --output ref.npy) >"$OUT/two.log" 2>&1
+  if [ $? -eq 0 ] && grep -q "^int net(const float \*input0, const float \*input1, float \*output);" "$OUT/two/net.h" &&
+     cmp -s <(tail -c 100 "$OUT/two/y.npy") <(tail -c 100 "$OUT/two/ref.npy"); then
+    echo "ok - a two-input ONNX graph as a library: one pointer per input, equal to texc run"
+  else echo "not ok - a two-input ONNX graph as a library"; sed 's/^/  # /' "$OUT/two.log" | head -8; fi
+fi
+
+# CUDA: the same library for --target cuda (PTX embedded, the driver loaded with dlopen at
+# create). Without a GPU, create() fails with "no CUDA device"; with one, the top-5 classes
+# are the CPU library's.
+if ! "$TEXC" examples/vadd.tex --target cuda --emit ptx -o "$OUT/vadd.ptx" >/dev/null 2>&1; then
+  echo "skip - CUDA network library: no NVRTC (the CUDA toolkit) to compile PTX"
+elif ! make -s -C examples/deploy classify TEXC="$TEXC" OUT="$OUT/cuda" NET=tiny_cnn.tex TEXCFLAGS="--target cuda" \
+     ${SAN:+CC="cc $SAN" CXX="$CXX_SAN"} >"$OUT/cuda.log" 2>&1; then
+  echo "not ok - CUDA network library build"; sed 's/^/  # /' "$OUT/cuda.log" | head -10
+else
+  deps=$(ldd "$OUT/cuda/libnet.so" 2>&1)
+  nm -D --defined-only "$OUT/cuda/libnet.so" | grep -q " T net_run_device$" && ! grep -qiE "cuda|texrt|OpenCL" <<<"$deps" &&
+    echo "ok - CUDA network library build (net_run_device; libcuda through dlopen, not linked)" ||
+    echo "not ok - CUDA network library build (net_run_device; libcuda not linked)"
+  out=$(run_classify "$OUT/cuda" 2>&1)
+  rc=$?
+  if "$TEXC" run examples/vadd.tex --target cuda -D N=16 >/dev/null 2>&1; then
+    cpu=$(run_classify "$NETOUT" 2>&1 | grep -E "^ +[0-9]+ " | awk '{print $1}' | tr '\n' ' ')
+    gpu=$(grep -E "^ +[0-9]+ " <<<"$out" | awk '{print $1}' | tr '\n' ' ')
+    [ $rc -eq 0 ] && [ "$cpu" = "$gpu" ] && echo "ok - CUDA library: the CPU library's top-5 ($gpu)" ||
+      { echo "not ok - CUDA library: the CPU library's top-5 (cpu: $cpu, cuda: $gpu)"; sed 's/^/  # /' <<<"$out" | head -5; }
+  elif [ $rc -eq 1 ] && grep -q "^classify: net: no CUDA device" <<<"$out"; then
+    echo "ok - CUDA library without a GPU: create() fails with 'no CUDA device'"
+  else echo "not ok - CUDA library without a GPU: create() fails with 'no CUDA device' (exit $rc)"; sed 's/^/  # /' <<<"$out" | head -3; fi
+fi
