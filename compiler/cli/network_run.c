@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "autosched/autosched.h"
 #include "deploy/deploy.h"
@@ -157,7 +158,7 @@ static bool exec_arena(Cli *c, Exec *e) {
 
 /* The weights of N: --weights, else an imported model's, else NET.safetensors beside
  * NET.tex when there is one, else none (NULL: the fill). *BAD after a reported error. */
-WeightSet *net_weight_set(Cli *c, Network *n, bool *bad) {
+static WeightSet *net_weight_set(Cli *c, Network *n, bool *bad) {
   *bad = false;
   const char *path = c->weights;
   if (!path && n->weights) return n->weights;
@@ -190,7 +191,7 @@ static bool same_shape(const HostTensor *h, const NetTensor *t, const char *file
 
 /* The data of parameter T (position P in the header): input file P, the weight of its
  * name, or net_fill. false: reported. */
-bool net_param_data(Cli *c, WeightSet *w, const NetTensor *t, int p, float *host) {
+static bool net_param_data(Cli *c, WeightSet *w, const NetTensor *t, int p, float *host) {
   HostTensor h;
   if (p < c->ninputs) {
     if (!tensor_file_read(c->inputs[p], &h)) return false;
@@ -363,6 +364,36 @@ static void print_steps(Cli *c, Network *n) {
   }
 }
 
+/* `--emit so|header`: one library for the network (deploy/). The caller's parameters are
+ * the leading ones that are the input or, with a weight set, not in it (an ONNX graph's
+ * inputs); the others are weights, with the data `texc run` would give them. --weights
+ * FILE: an existing file is where the weights come from (create() reads it again); a new
+ * one gets them written. */
+static int cmd_deploy(Cli *c, Network *n, LoweredFunc **fns, const char *kind) {
+  DeploySpec s = {.kind = kind, .out = c->out, .name = c->name, .o = &c->o, .weights_file = c->weights};
+  if (c->weights && access(c->weights, F_OK) != 0) s.weights_out = c->weights, c->weights = NULL;
+  bool bad, leading = true;
+  WeightSet *w = net_weight_set(c, n, &bad);
+  if (bad) return 1;
+  s.input = xalloc(sizeof(bool) * (size_t)(n->ntensors + 1));
+  s.data = xalloc(sizeof(float *) * (size_t)(n->ntensors + 1));
+  for (int i = 0, p = 0; i < n->ntensors; i++, p++) {
+    NetTensor *t = n->tensors[i];
+    if (t->kind == NT_VALUE) {
+      p--;
+      continue;
+    }
+    if (leading && (t->kind == NT_INPUT || (w && !ws_find(w, t->name)))) {
+      s.input[i] = true;
+      continue;
+    }
+    leading = false;
+    s.data[i] = xalloc(sizeof(float) * (size_t)numel(t));
+    if (!net_param_data(c, w, t, p, s.data[i])) return 1;
+  }
+  return net_deploy_emit(&s, n, fns);
+}
+
 static int cmd_compile(Cli *c, Network *n) {
   if (c->emit && strcmp(c->emit, "tasks") == 0) {
     print_tasks(n);
@@ -389,7 +420,7 @@ static int cmd_compile(Cli *c, Network *n) {
   const char *kind = c->emit ? c->emit : "so";
   size_t len = c->out ? strlen(c->out) : 0;
   if (!c->emit && len > 2 && strcmp(c->out + len - 2, ".h") == 0) kind = "header";
-  if (!strcmp(kind, "so") || !strcmp(kind, "header")) return net_deploy_emit(c, n, fns, kind); /* deploy/ */
+  if (!strcmp(kind, "so") || !strcmp(kind, "header")) return cmd_deploy(c, n, fns, kind);
   return backend_for(c->o.target)->emit(fns, n->ntasks, kind, c->out ? c->out : "-", &c->o) ? 0 : 1;
 }
 
@@ -547,11 +578,11 @@ static int cmd_bench(Cli *c, Network *n) {
   double est = estimate_ms(c, n, &missing);
   if (c->json) return bench_json(c, n, ms, est, missing);
   print_summary(n);
+  net_plan_print(stdout, &e.plan); /* deploy/plan.c */
   printf("Measured latency: %.3f ms (median of %d, best %.3f, %s)  Estimated: ", ms[c->repeat / 2], c->repeat,
          ms[0], target_names[c->o.target]);
   if (missing) printf("n/a (%d of %d tasks have no record in %s)\n", missing, n->ntasks, c->records);
   else printf("%.3f ms (sum of weight x best record)\n", est);
-  net_plan_print(stdout, &e.plan);
   return 0;
 }
 

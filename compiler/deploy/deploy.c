@@ -56,10 +56,10 @@ static bool c_ident(const char *s) {
 
 /* --name, else OUT's base name without "lib" and its extension (libresnet.so: resnet),
  * else the network's name. NULL after an error. */
-static const char *lib_name(Cli *c, Network *n) {
-  const char *name = c->name;
-  if (!name && c->out && strcmp(c->out, "-") != 0) {
-    const char *base = strrchr(c->out, '/') ? strrchr(c->out, '/') + 1 : c->out;
+static const char *lib_name(const DeploySpec *s, Network *n) {
+  const char *name = s->name;
+  if (!name && s->out && strcmp(s->out, "-") != 0) {
+    const char *base = strrchr(s->out, '/') ? strrchr(s->out, '/') + 1 : s->out;
     if (strncmp(base, "lib", 3) == 0 && base[3]) base += 3;
     const char *dot = strchr(base, '.');
     name = dot ? xstrndup(base, (size_t)(dot - base)) : base;
@@ -76,29 +76,21 @@ static const char *lib_name(Cli *c, Network *n) {
 
 /* ---- tensors: the caller's, the weights, the arena ------------------------------------ */
 
-/* Where every tensor of L lives; the weights' data gathered in blob order. */
-static bool lib_layout(Cli *c, Lib *l) {
+/* Where every tensor of L lives; the weights (S's data) gathered in blob order. */
+static bool lib_layout(const DeploySpec *s, Lib *l) {
   Network *n = l->n;
-  bool bad;
-  WeightSet *w = net_weight_set(c, n, &bad);
-  if (bad) return false;
   l->kind = xalloc(sizeof(int) * (size_t)(n->ntensors + 1));
   l->offset = xalloc(sizeof(int64_t) * (size_t)(n->ntensors + 1));
   net_plan(n, &l->plan);
-  bool leading = true;
-  for (int i = 0, p = 0; i < n->ntensors; i++) {
+  for (int i = 0; i < n->ntensors; i++) {
     NetTensor *t = n->tensors[i];
     if (t == n->output) l->kind[i] = K_OUTPUT;
     else if (t->kind == NT_VALUE) /* not planned: fused away, never written (offset 0) */
       l->kind[i] = K_VALUE, l->offset[i] = l->plan.offset[i] >= 0 ? l->plan.offset[i] : 0;
-    else if (leading && (t->kind == NT_INPUT || (w && !ws_find(w, t->name)))) {
-      l->kind[i] = K_INPUT, l->offset[i] = l->ninputs++;
-      p++;
-    } else {
-      leading = false;
-      HostTensor h = {.name = t->name, .ndim = t->ndim, .data = xalloc(sizeof(float) * (size_t)numel(t))};
+    else if (s->input[i]) l->kind[i] = K_INPUT, l->offset[i] = l->ninputs++;
+    else {
+      HostTensor h = {.name = t->name, .ndim = t->ndim, .data = s->data[i]};
       memcpy(h.shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
-      if (!net_param_data(c, w, t, p++, h.data)) return false;
       ws_add(&l->weights, h);
       l->kind[i] = K_WEIGHT, l->offset[i] = l->weights_bytes;
       l->weights_bytes += (numel(t) * 4 + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;
@@ -401,7 +393,7 @@ static bool link_library(const Lib *l, const char *dir, const char *cfile, const
 }
 
 /* The kernels: a CPU object with symbols PREFIX + name, or CUDA's PTX file and plans. */
-static bool build_kernels(Cli *c, Lib *l, LoweredFunc **fns, const char *dir, const char **obj,
+static bool build_kernels(const DeploySpec *s, Lib *l, LoweredFunc **fns, const char *dir, const char **obj,
                           RtGpuFunc **plans, const char **ptx_file) {
   int n = l->n->ntasks;
   for (int t = 0; t < n; t++)
@@ -409,13 +401,13 @@ static bool build_kernels(Cli *c, Lib *l, LoweredFunc **fns, const char *dir, co
       diag_error(l->n->loc, "network %s: task %s has symbolic sizes; give them values with -D", l->n->name, fns[t]->name);
       return false;
     }
-  if (c->o.target == TARGET_LLVM) {
-    Options o = c->o;
+  if (s->o->target == TARGET_LLVM) {
+    Options o = *s->o;
     o.prefix = xprintf("%s__", l->name);
     *obj = xprintf("%s/kernels.o", dir);
     return backend_llvm.emit(fns, n, "obj", *obj, &o);
   }
-  const char *arch = c->o.mcpu ? c->o.mcpu : NULL;
+  const char *arch = s->o->mcpu;
   if (arch && strncmp(arch, "sm_", 3) == 0) arch = xprintf("compute_%s", arch + 3);
   char *src = cg_gpu_source(fns, n, TARGET_CUDA, plans);
   char *ptx = src ? cg_nvrtc_compile(src, arch) : NULL;
@@ -428,44 +420,30 @@ static bool build_kernels(Cli *c, Lib *l, LoweredFunc **fns, const char *dir, co
   return ok;
 }
 
-/* --weights FILE: an existing file is the weights (read as they are: create() reads it
- * again); a new one gets the weights texc would use (the model's, NET.safetensors, or the
- * fill of docs/NETWORKS.md). */
-static void weights_option(Cli *c, Lib *l) {
-  if (!c->weights) return;
-  l->weights_file = c->weights;
-  if (access(c->weights, F_OK) != 0) {
-    l->weights_out = c->weights;
-    c->weights = NULL; /* net_weight_set: the usual source */
-  }
-}
-
 static void remove_dir(const char *dir) {
   static const char *const files[] = {"lib.c", "kernels.o", "kernels.ptx", "weights.bin", "exports.map", NULL};
   for (int i = 0; files[i]; i++) unlink(xprintf("%s/%s", dir, files[i]));
   rmdir(dir);
 }
 
-int net_deploy_emit(Cli *c, Network *n, LoweredFunc **fns, const char *kind) {
-  bool so = strcmp(kind, "so") == 0;
-  if (c->o.target != TARGET_LLVM && c->o.target != TARGET_CUDA) {
-    diag_error((Loc){0}, "--emit %s of a network: --target llvm or cuda, not %s", kind, target_names[c->o.target]);
+int net_deploy_emit(const DeploySpec *s, Network *n, LoweredFunc **fns) {
+  bool so = strcmp(s->kind, "so") == 0, cuda = s->o->target == TARGET_CUDA;
+  if (s->o->target != TARGET_LLVM && !cuda) {
+    diag_error((Loc){0}, "--emit %s of a network: --target llvm or cuda, not %s", s->kind, target_names[s->o->target]);
     return 1;
   }
-  if (so && (!c->out || !strcmp(c->out, "-"))) {
+  if (so && (!s->out || !strcmp(s->out, "-"))) {
     diag_error((Loc){0}, "--emit so needs an output file (-o libNAME.so)");
     return 1;
   }
-  Lib l = {.n = n};
-  if (!(l.name = lib_name(c, n))) return 1;
-  weights_option(c, &l);
-  if (!lib_layout(c, &l)) return 1;
-  if (c->o.verbose) {
+  Lib l = {.n = n, .weights_file = s->weights_file, .weights_out = s->weights_out};
+  if (!(l.name = lib_name(s, n)) || !lib_layout(s, &l)) return 1;
+  if (s->o->verbose) {
     fprintf(stderr, "%s: %d inputs, %d weights (%.2f MiB), %d calls of %d tasks; ", l.name, l.ninputs, l.weights.n,
             (double)l.weights_bytes / (1024.0 * 1024.0), n->ngroups, n->ntasks);
     net_plan_print(stderr, &l.plan);
   }
-  if (!so) return write_header(&l, c->out ? c->out : "-", c->o.target == TARGET_CUDA) ? 0 : 1;
+  if (!so) return write_header(&l, s->out ? s->out : "-", cuda) ? 0 : 1;
   char tmpl[] = "/tmp/texc-lib-XXXXXX";
   const char *dir = mkdtemp(tmpl);
   if (!dir) {
@@ -474,13 +452,13 @@ int net_deploy_emit(Cli *c, Network *n, LoweredFunc **fns, const char *kind) {
   }
   const char *obj = NULL, *ptx = NULL, *blob = NULL, *cfile = xprintf("%s/lib.c", dir);
   RtGpuFunc *plans = NULL;
-  bool ok = build_kernels(c, &l, fns, dir, &obj, &plans, &ptx);
+  bool ok = build_kernels(s, &l, fns, dir, &obj, &plans, &ptx);
   if (ok && !l.weights_file) {
     blob = xprintf("%s/weights.bin", dir);
     ok = write_blob(&l, blob);
   }
   ok = ok && write_c(&l, cfile, blob, fns, obj ? xprintf("%s__", l.name) : NULL, plans, ptx);
-  ok = ok && link_library(&l, dir, cfile, obj, c->out);
+  ok = ok && link_library(&l, dir, cfile, obj, s->out);
   if (ok && l.weights_out && !safetensors_write(l.weights_out, &l.weights)) ok = false;
   remove_dir(dir);
   return ok ? 0 : 1;

@@ -10,7 +10,6 @@
 #define DEPLOY_H
 #include <stdio.h>
 
-#include "cli/driver.h"
 #include "front/network.h"
 
 #define PLAN_ALIGN 64
@@ -31,15 +30,19 @@ void net_plan(const Network *n, NetPlan *p);
 /* "memory: N intermediate tensors in an arena of X MiB (peak; at least L ...), Y MiB apart". */
 void net_plan_print(FILE *f, const NetPlan *p);
 
-/* cli/network_run.c: the weights of N as `texc run` takes them (--weights, an imported
- * model's, NET.safetensors beside NET.tex, else NULL: the fill; *BAD after an error), and
- * the host data of parameter T (position P in the header: --input P, its weight, or the
- * fill). */
-struct WeightSet *net_weight_set(Cli *c, Network *n, bool *bad);
-bool net_param_data(Cli *c, struct WeightSet *w, const NetTensor *t, int p, float *host);
+/* What `texc NET --emit so|header` asks for (cli/network_run.c fills it). */
+typedef struct DeploySpec {
+  const char *kind;         /* "so" or "header" */
+  const char *out;          /* -o (header: NULL or "-" is standard output) */
+  const char *name;         /* --name, or NULL: from OUT (libNAME.so), else the network's */
+  const char *weights_file; /* --weights: the file create() reads; NULL: embedded */
+  const char *weights_out;  /* write the weights there (safetensors), or NULL */
+  const Options *o;         /* the target: llvm or cuda */
+  bool *input;              /* per tensor: a parameter the caller passes at each run */
+  float **data;             /* per tensor: a weight's data (host f32), else NULL */
+} DeploySpec;
 
-/* `texc NET --emit so|header [-o OUT] [--name NAME] [--weights FILE]`: the library (or its
- * header) of network N, whose task functions FNS (N->ntasks) are lowered for the CLI's
- * target. 0, or 1 after an error (reported). */
-int net_deploy_emit(Cli *c, Network *n, LoweredFunc **fns, const char *kind);
+/* The library (or its header) of network N, whose task functions FNS (N->ntasks) are
+ * lowered for S's target. 0, or 1 after an error (reported). */
+int net_deploy_emit(const DeploySpec *s, Network *n, LoweredFunc **fns);
 #endif
