@@ -208,6 +208,7 @@ static unsigned char *read_file(const char *path, int64_t *size) {
     buf = NULL;
   }
   fclose(f);
+  if (buf) buf[n] = 0; /* the header's numbers end here at the latest (strtoll) */
   if (!buf) rt_set_error("cannot read weights file %s", path);
   *size = n;
   return buf;
