@@ -460,6 +460,7 @@ int net_deploy_emit(const DeploySpec *s, Network *n, LoweredFunc **fns) {
   ok = ok && write_c(&l, cfile, blob, fns, obj ? xprintf("%s__", l.name) : NULL, plans, ptx);
   ok = ok && link_library(&l, dir, cfile, obj, s->out);
   if (ok && l.weights_out && !safetensors_write(l.weights_out, &l.weights)) ok = false;
-  remove_dir(dir);
+  if (getenv("TEXC_KEEP_TEMPS")) fprintf(stderr, "texc: kept %s (lib.c, the kernels, the weights)\n", dir);
+  else remove_dir(dir);
   return ok ? 0 : 1;
 }
