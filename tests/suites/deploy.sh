@@ -108,6 +108,16 @@ for bad in "short:tensor '[a-z0-9_]*' needs bytes .* (a truncated or corrupt fil
   else echo "not ok - weights file: ${bad%%:*} is an error at create (exit $rc)"; sed 's/^/  # /' <<<"$out" | head -3; fi
 done
 
+# PNG through libpng (classify built with HAVE_PNG=1): the same pixels as sample.ppm, the same result.
+if [ ! -f /usr/include/png.h ]; then
+  echo "skip - classify reads PNG: no libpng-dev"
+elif make -s -C examples/deploy classify TEXC="$TEXC" OUT="$OUT/png" NET=tiny_cnn.tex HAVE_PNG=1 \
+     ${SAN:+CC="cc $SAN" CXX="$CXX_SAN"} >"$OUT/png.log" 2>&1 &&
+     "$OUT/png/classify" examples/deploy/sample.png --runs 1 --save-output "$OUT/ypng.npy" >>"$OUT/png.log" 2>&1 &&
+     cmp -s <(tail -c 40 "$OUT/ypng.npy") <(tail -c 40 "$OUT/y.npy"); then
+  echo "ok - classify reads PNG (libpng): the PPM's result"
+else echo "not ok - classify reads PNG (libpng): the PPM's result"; sed 's/^/  # /' "$OUT/png.log" | head -5; fi
+
 # A graph of two inputs (ONNX's conv node test: x and W are both graph inputs): one pointer
 # per input, in order; the result against `texc run --input x --input W`.
 NODE=${ONNX_TESTDATA:-/usr/share/libonnx-testdata/data/node}/test_conv_with_autopad_same/model.onnx
