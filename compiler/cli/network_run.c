@@ -369,8 +369,8 @@ static void print_steps(Cli *c, Network *n) {
  * inputs); the others are weights, with the data `texc run` would give them. --weights
  * FILE: an existing file is where the weights come from (create() reads it again); a new
  * one gets them written. */
-static int cmd_deploy(Cli *c, Network *n, LoweredFunc **fns, const char *kind) {
-  DeploySpec s = {.kind = kind, .out = c->out, .name = c->name, .o = &c->o, .weights_file = c->weights};
+static int cmd_deploy(Cli *c, Network *n, LoweredFunc **fns, int ntuned, const char *kind) {
+  DeploySpec s = {.kind = kind, .out = c->out, .name = c->name, .o = &c->o, .weights_file = c->weights, .ntuned = ntuned};
   if (c->weights && access(c->weights, F_OK) != 0) s.weights_out = c->weights, c->weights = NULL;
   bool bad, leading = true;
   WeightSet *w = net_weight_set(c, n, &bad);
@@ -420,7 +420,7 @@ static int cmd_compile(Cli *c, Network *n) {
   const char *kind = c->emit ? c->emit : "so";
   size_t len = c->out ? strlen(c->out) : 0;
   if (!c->emit && len > 2 && strcmp(c->out + len - 2, ".h") == 0) kind = "header";
-  if (!strcmp(kind, "so") || !strcmp(kind, "header")) return cmd_deploy(c, n, fns, kind);
+  if (!strcmp(kind, "so") || !strcmp(kind, "header")) return cmd_deploy(c, n, fns, ntuned, kind);
   return backend_for(c->o.target)->emit(fns, n->ntasks, kind, c->out ? c->out : "-", &c->o) ? 0 : 1;
 }
 

@@ -439,8 +439,8 @@ int net_deploy_emit(const DeploySpec *s, Network *n, LoweredFunc **fns) {
   Lib l = {.n = n, .weights_file = s->weights_file, .weights_out = s->weights_out};
   if (!(l.name = lib_name(s, n)) || !lib_layout(s, &l)) return 1;
   if (s->o->verbose) {
-    fprintf(stderr, "%s: %d inputs, %d weights (%.2f MiB), %d calls of %d tasks; ", l.name, l.ninputs, l.weights.n,
-            (double)l.weights_bytes / (1024.0 * 1024.0), n->ngroups, n->ntasks);
+    fprintf(stderr, "%s: %d inputs, %d weights (%.2f MiB), %d calls of %d tasks (%d tuned); ", l.name, l.ninputs,
+            l.weights.n, (double)l.weights_bytes / (1024.0 * 1024.0), n->ngroups, n->ntasks, s->ntuned);
     net_plan_print(stderr, &l.plan);
   }
   if (!so) return write_header(&l, s->out ? s->out : "-", cuda) ? 0 : 1;

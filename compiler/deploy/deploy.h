@@ -38,6 +38,7 @@ typedef struct DeploySpec {
   const char *weights_file; /* --weights: the file create() reads; NULL: embedded */
   const char *weights_out;  /* write the weights there (safetensors), or NULL */
   const Options *o;         /* the target: llvm or cuda */
+  int ntuned;               /* tasks whose schedule is a record of --records (for -v) */
   bool *input;              /* per tensor: a parameter the caller passes at each run */
   float **data;             /* per tensor: a weight's data (host f32), else NULL */
 } DeploySpec;
