@@ -721,6 +721,9 @@ char *cg_gpu_source(LoweredFunc **fns, int n, Target t, RtGpuFunc **plans);
 /* target/cuda.c: CUDA C to PTX through NVRTC (dlopen'd). ARCH: "compute_90"; NULL: the
  * device's, else compute_90. Malloc'd PTX, or NULL after a diagnostic with NVRTC's log. */
 char *cg_nvrtc_compile(const char *src, const char *arch);
+/* target/llvm.c: the runtime archive a `--emit so` library links (libtexrt.a: $TEXC_RUNTIME,
+ * else beside the texc binary or up to two folders above it), or NULL. */
+const char *cg_runtime_archive(void);
 /* target.c: the limits to check T's functions against: the device's (target_device_info),
  * each replaced by O->gpu's when that is not 0; zero on a CPU target. */
 GpuLimits gpu_limits(Target t, const Options *o);

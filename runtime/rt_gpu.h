@@ -33,7 +33,8 @@ typedef struct RtGpuFunc {
   RtGpuKernel *kernels;
 } RtGpuFunc;
 /* rt_cuda.c / rt_opencl.c: modules that run plans (deep-copied). NULL after rt_set_error. */
-struct RtModule *rt_cuda_module(const char *ptx, const RtGpuFunc *fns, int n);
+struct RtModule *rt_cuda_module(const char *ptx, const RtGpuFunc *fns, int n)
+    __attribute__((visibility("hidden"))); /* rt_net.c refers to it weakly */
 struct RtModule *rt_opencl_module(const char *src, const char *device, const RtGpuFunc *fns, int n);
 int64_t rt_gpu_eval(const RtGpuExpr *e, const int64_t *sizes); /* -1 on a bad program */
 RtGpuFunc *rt_gpu_plans_copy(const RtGpuFunc *fns, int n); /* malloc'd, one block */

@@ -36,7 +36,10 @@ typedef struct RtDeviceOps {
   int (*to_host)(int id, void *dst, const void *src, int64_t nbytes);
   int (*sync)(int id);
 } RtDeviceOps;
-extern const RtDeviceOps rt_cuda_ops, rt_opencl_ops;
+/* Hidden: a library that links no GPU code keeps its weak references to them inside
+ * (resolved to NULL at link time), not as dynamic symbols a program could bind. */
+extern const RtDeviceOps rt_cuda_ops __attribute__((visibility("hidden")));
+extern const RtDeviceOps rt_opencl_ops __attribute__((visibility("hidden")));
 
 /* The packed entry point every CPU kernel also exports as `__texc_packed_NAME`:
  * ARGS[i] points to the i-th tensor's data, SIZES to the symbolic sizes. */

@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "autosched/autosched.h"
+#include "deploy/deploy.h"
 #include "onnx/onnx.h"
 #include "texrt.h"
 #include <cjson/cJSON.h>
@@ -117,18 +119,46 @@ typedef struct Exec {
   RtModule *m;
   RtFunc **fns;       /* per task */
   RtTensor **tensors; /* per network tensor */
+  NetPlan plan;       /* planned intermediates: views into ARENA (plan.c) */
+  RtTensor *arena;    /* NULL: every tensor its own buffer */
 } Exec;
 
 static void exec_free(Exec *e) {
-  for (int i = 0; e->tensors && i < e->n->ntensors; i++) rt_tensor_free(e->tensors[i]);
+  for (int i = 0; e->tensors && i < e->n->ntensors; i++) {
+    if (!e->arena || e->plan.offset[i] < 0) rt_tensor_free(e->tensors[i]); /* else a view (arena) */
+  }
+  rt_tensor_free(e->arena);
   if (e->m) rt_module_free(e->m);
+}
+
+/* Tensor T: a view into E's arena when the plan placed it, else its own buffer. */
+static RtTensor *exec_tensor(Exec *e, Target target, const NetTensor *t) {
+  if (!e->arena || e->plan.offset[t->index] < 0) return rt_tensor_alloc(target_device(target), 4, t->ndim, t->shape);
+  RtTensor *v = xalloc(sizeof *v);
+  *v = *e->arena;
+  v->data = (char *)e->arena->data + e->plan.offset[t->index];
+  v->ndim = t->ndim;
+  v->dtype_bytes = 4;
+  memcpy(v->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+  v->nbytes = 4 * numel(t);
+  return v;
+}
+
+/* The intermediates in one planned arena, unless --check reads them all after the run,
+ * or the device's buffers cannot be offset (OpenCL's cl_mem). false: printed. */
+static bool exec_arena(Cli *c, Exec *e) {
+  net_plan(e->n, &e->plan);
+  if (c->check || backend_for(c->o.target)->rt_device == RT_OPENCL) return true;
+  int64_t bytes = e->plan.arena_bytes;
+  e->arena = rt_tensor_alloc(target_device(c->o.target), 1, 1, &bytes);
+  return e->arena != NULL;
 }
 
 /* ---- parameters: --input files, weights, or the deterministic fill ---------------- */
 
 /* The weights of N: --weights, else an imported model's, else NET.safetensors beside
  * NET.tex when there is one, else none (NULL: the fill). *BAD after a reported error. */
-static WeightSet *net_weights(Cli *c, Network *n, bool *bad) {
+static WeightSet *net_weight_set(Cli *c, Network *n, bool *bad) {
   *bad = false;
   const char *path = c->weights;
   if (!path && n->weights) return n->weights;
@@ -161,7 +191,7 @@ static bool same_shape(const HostTensor *h, const NetTensor *t, const char *file
 
 /* The data of parameter T (position P in the header): input file P, the weight of its
  * name, or net_fill. false: reported. */
-static bool param_data(Cli *c, WeightSet *w, const NetTensor *t, int p, float *host) {
+static bool net_param_data(Cli *c, WeightSet *w, const NetTensor *t, int p, float *host) {
   HostTensor h;
   if (p < c->ninputs) {
     if (!tensor_file_read(c->inputs[p], &h)) return false;
@@ -191,7 +221,7 @@ static bool exec_init(Cli *c, Network *n, LoweredFunc **fns, Exec *e) {
   memset(e, 0, sizeof *e);
   e->n = n;
   bool bad;
-  WeightSet *w = net_weights(c, n, &bad);
+  WeightSet *w = net_weight_set(c, n, &bad);
   if (bad) return false;
   int nparams = 0;
   for (int i = 0; i < n->ntensors; i++) nparams += n->tensors[i]->kind != NT_VALUE;
@@ -204,14 +234,15 @@ static bool exec_init(Cli *c, Network *n, LoweredFunc **fns, Exec *e) {
   e->fns = xalloc(sizeof *e->fns * (size_t)(n->ntasks + 1));
   for (int t = 0; t < n->ntasks; t++)
     if (!(e->fns[t] = rt_module_func(e->m, fns[t]->name))) goto rt_error;
+  if (!exec_arena(c, e)) goto rt_error;
   e->tensors = xalloc(sizeof *e->tensors * (size_t)(n->ntensors + 1));
   for (int i = 0, p = 0; i < n->ntensors; i++) {
     NetTensor *t = n->tensors[i];
-    e->tensors[i] = rt_tensor_alloc(target_device(c->o.target), 4, t->ndim, t->shape);
+    e->tensors[i] = exec_tensor(e, c->o.target, t);
     if (!e->tensors[i]) goto rt_error;
     if (t->kind == NT_VALUE) continue;
     float *host = malloc(sizeof(float) * (size_t)numel(t));
-    if (!param_data(c, w, t, p++, host)) {
+    if (!net_param_data(c, w, t, p++, host)) {
       free(host);
       return false;
     }
@@ -333,6 +364,36 @@ static void print_steps(Cli *c, Network *n) {
   }
 }
 
+/* `--emit so|header`: one library for the network (deploy/). The caller's parameters are
+ * the leading ones that are the input or, with a weight set, not in it (an ONNX graph's
+ * inputs); the others are weights, with the data `texc run` would give them. --weights
+ * FILE: an existing file is where the weights come from (create() reads it again); a new
+ * one gets them written. */
+static int cmd_deploy(Cli *c, Network *n, LoweredFunc **fns, int ntuned, const char *kind) {
+  DeploySpec s = {.kind = kind, .out = c->out, .name = c->name, .o = &c->o, .weights_file = c->weights, .ntuned = ntuned};
+  if (c->weights && access(c->weights, F_OK) != 0) s.weights_out = c->weights, c->weights = NULL;
+  bool bad, leading = true;
+  WeightSet *w = net_weight_set(c, n, &bad);
+  if (bad) return 1;
+  s.input = xalloc(sizeof(bool) * (size_t)(n->ntensors + 1));
+  s.data = xalloc(sizeof(float *) * (size_t)(n->ntensors + 1));
+  for (int i = 0, p = 0; i < n->ntensors; i++, p++) {
+    NetTensor *t = n->tensors[i];
+    if (t->kind == NT_VALUE) {
+      p--;
+      continue;
+    }
+    if (leading && (t->kind == NT_INPUT || (w && !ws_find(w, t->name)))) {
+      s.input[i] = true;
+      continue;
+    }
+    leading = false;
+    s.data[i] = xalloc(sizeof(float) * (size_t)numel(t));
+    if (!net_param_data(c, w, t, p, s.data[i])) return 1;
+  }
+  return net_deploy_emit(&s, n, fns);
+}
+
 static int cmd_compile(Cli *c, Network *n) {
   if (c->emit && strcmp(c->emit, "tasks") == 0) {
     print_tasks(n);
@@ -357,6 +418,9 @@ static int cmd_compile(Cli *c, Network *n) {
     return 0;
   }
   const char *kind = c->emit ? c->emit : "so";
+  size_t len = c->out ? strlen(c->out) : 0;
+  if (!c->emit && len > 2 && strcmp(c->out + len - 2, ".h") == 0) kind = "header";
+  if (!strcmp(kind, "so") || !strcmp(kind, "header")) return cmd_deploy(c, n, fns, ntuned, kind);
   return backend_for(c->o.target)->emit(fns, n->ntasks, kind, c->out ? c->out : "-", &c->o) ? 0 : 1;
 }
 
@@ -514,6 +578,7 @@ static int cmd_bench(Cli *c, Network *n) {
   double est = estimate_ms(c, n, &missing);
   if (c->json) return bench_json(c, n, ms, est, missing);
   print_summary(n);
+  net_plan_print(stdout, &e.plan); /* deploy/plan.c */
   printf("Measured latency: %.3f ms (median of %d, best %.3f, %s)  Estimated: ", ms[c->repeat / 2], c->repeat,
          ms[0], target_names[c->o.target]);
   if (missing) printf("n/a (%d of %d tasks have no record in %s)\n", missing, n->ntasks, c->records);

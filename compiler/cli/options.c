@@ -65,7 +65,10 @@ static const OptSpec options[] = {
      "write to OUT (its kind from the extension: .so .o .ll .s .h .cu .ptx .cl; records "
      "distill: the new log; report: the page, default FILE.html; plot: the SVG; import: NET.tex)"},
     {"--weights", "F.safetensors", OV_STR, F(weights), B(CMD_COMPILE) | B(CMD_RUN) | B(CMD_BENCH),
-     "networks: the weights (default: NET.safetensors beside NET.tex when there is one)"},
+     "networks: the weights (default: NET.safetensors beside NET.tex when there is one); "
+     "--emit so: kept in F (written when it does not exist), not embedded"},
+    {"--name", "NAME", OV_STR, F(name), B(CMD_COMPILE),
+     "networks, --emit so|header: the library's entry point (default: from -o libNAME.so)"},
     {"--input", "X.npy", OV_INPUT, 0, B(CMD_RUN),
      "networks: an input (.npy; or an ONNX TensorProto .pb); again for the next parameter"},
     {"--output", "OUT.npy", OV_STR, F(output), B(CMD_RUN), "networks: write the result as .npy"},

@@ -49,6 +49,7 @@ typedef struct Cli {
   const char *inputs[MAX_INPUTS]; /* --input X.npy, in the network's parameter order */
   int ninputs;
   const char *output, *expect; /* --output OUT.npy, --expect REF.npy|.pb */
+  const char *name;            /* --name: a network library's entry point (deploy/) */
   Ast *ast;                    /* drv_load's parse of FILE */
 } Cli;
 

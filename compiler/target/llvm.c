@@ -1498,7 +1498,7 @@ static void write_header(FILE *f, LoweredFunc **fns, int n, const char *prefix) 
 
 /* The runtime archive to link `--emit so` against: $TEXC_RUNTIME, or libtexrt.a next to
  * (or up to two levels above) the running executable. */
-static const char *find_runtime(void) {
+const char *cg_runtime_archive(void) {
   const char *env = getenv("TEXC_RUNTIME");
   if (env) return env;
   char exe[PATH_MAX];
@@ -1517,7 +1517,7 @@ static const char *find_runtime(void) {
 
 /* Run `cc -shared -o OUT OBJ RUNTIME -lm -lpthread`. */
 static bool link_shared(const char *obj, const char *out) {
-  const char *rt = find_runtime();
+  const char *rt = cg_runtime_archive();
   if (!rt) {
     diag_error((Loc){0}, "--emit so: cannot find libtexrt.a (set TEXC_RUNTIME to its path)");
     return false;

@@ -46,3 +46,167 @@ else
   echo "not ok - rt_module_load + rt_func_call (symbolic size): cc failed"
   sed 's/^/  # /' "$OUT/cc.log" | head -10
 fi
+
+# ---- one library per network (docs/DEPLOY.md) ------------------------------------------
+# examples/deploy/classify.cpp on the small CNN examples/deploy/tiny_cnn.tex: the library's
+# result against `texc run` on the same input, byte for byte; one-shot against
+# create/run/destroy; nothing of texc needed at run time; weights in a file, and a wrong one.
+CXX_SAN=""
+[ -n "$SAN" ] && CXX_SAN="c++ $SAN"
+export CC="cc $SAN" # texc links the libraries with $CC
+NETOUT="$OUT/net"
+if ! make -s -C examples/deploy classify TEXC="$TEXC" OUT="$NETOUT" NET=tiny_cnn.tex ${SAN:+CC="cc $SAN" CXX="$CXX_SAN"} >"$OUT/net.log" 2>&1; then
+  echo "not ok - network library build (texc --emit so/header, c++ classify.cpp)"
+  sed 's/^/  # /' "$OUT/net.log" | head -20
+  exit 0
+fi
+echo "ok - network library build (texc --emit so/header, c++ classify.cpp)"
+run_classify() { # DIR ARGS...: classify of DIR on the sample image
+  local dir=$1
+  shift
+  "$dir/classify" examples/deploy/sample.ppm --runs 5 "$@"
+}
+out=$(run_classify "$NETOUT" --save-input "$OUT/x.npy" --save-output "$OUT/y.npy" 2>&1)
+if [ $? -eq 0 ] && grep -q "top-5:" <<<"$out" && grep -q "^latency: [0-9.]* ms (median of 5" <<<"$out"; then
+  echo "ok - classify: top-5 and latency"
+else echo "not ok - classify: top-5 and latency"; sed 's/^/  # /' <<<"$out" | head; fi
+grep -q "one-shot net() and net_create/net_run/net_destroy agree" <<<"$out" && echo "ok - one-shot call equals create/run/destroy" ||
+  echo "not ok - one-shot call equals create/run/destroy"
+# The same input through `texc run`: the same bytes (the same kernels, the same schedules).
+"$TEXC" run examples/deploy/tiny_cnn.tex --input "$OUT/x.npy" --output "$OUT/ref.npy" >"$OUT/run.log" 2>&1
+if cmp -s <(tail -c 40 "$OUT/y.npy") <(tail -c 40 "$OUT/ref.npy") && [ -s "$OUT/ref.npy" ]; then
+  echo "ok - library output equals texc run --input X.npy --output Y.npy (byte for byte)"
+else echo "not ok - library output equals texc run --input X.npy --output Y.npy"; sed 's/^/  # /' "$OUT/run.log" | head -5; fi
+# Nothing of texc at run time: only libc and libm; only the entry points exported.
+deps=$(ldd "$NETOUT/libnet.so" 2>&1)
+syms=$(nm -D --defined-only "$NETOUT/libnet.so" | awk '{print $3}' | grep -v '^_' | sort | tr '\n' ' ')
+undef=$(nm -D --undefined-only "$NETOUT/libnet.so" | awk '{print $2}')
+if ! grep -qiE "texc|texrt|LLVM|xgboost|protobuf|cjson" <<<"$deps" && ! grep -qE "^(rt_|__texc)" <<<"$undef" &&
+   [ "$syms" = "net net_create net_create_from net_destroy net_last_error net_run " ]; then
+  echo "ok - the library needs nothing of texc (ldd, nm: exports only net*)"
+else echo "not ok - the library needs nothing of texc"; echo "  # exports: $syms"; sed 's/^/  # /' <<<"$deps"; fi
+
+# Weights in a file: written by texc (it did not exist), read at create; the same result.
+mkdir -p "$OUT/ext"
+cp "$NETOUT/classify" "$OUT/ext/"
+"$TEXC" examples/deploy/tiny_cnn.tex --emit so --name net --weights "$OUT/w.safetensors" -o "$OUT/ext/libnet.so" 2>"$OUT/w.log"
+out=$(run_classify "$OUT/ext" --save-output "$OUT/yw.npy" 2>&1)
+if [ -s "$OUT/w.safetensors" ] && cmp -s <(tail -c 40 "$OUT/yw.npy") <(tail -c 40 "$OUT/y.npy"); then
+  echo "ok - --weights FILE: written, read by create(), the same result"
+else echo "not ok - --weights FILE: written, read by create(), the same result"; sed 's/^/  # /' <<<"$out" "$OUT/w.log" | head -5; fi
+# A weights file of the wrong size (truncated), a wrong shape, a missing file: clear errors.
+head -c -100 "$OUT/w.safetensors" >"$OUT/short.safetensors"
+LC_ALL=C sed 's/"fc_b":{"dtype":"F32","shape":\[10\]/"fc_b":{"dtype":"F32","shape":[11]/' "$OUT/w.safetensors" >"$OUT/shape.safetensors"
+for bad in "short:tensor '[a-z0-9_]*' needs bytes .* (a truncated or corrupt file)" \
+           "shape:tensor 'fc_b' is \[11\], the network needs \[10\]" \
+           "missing:cannot open weights file"; do
+  f="$OUT/${bad%%:*}.safetensors"
+  out=$(run_classify "$NETOUT" --weights "$f" 2>&1)
+  rc=$?
+  if [ $rc -eq 1 ] && grep -q "^classify: net: weights file $f: ${bad#*:}\|^classify: net: ${bad#*:} $f" <<<"$out"; then
+    echo "ok - weights file: ${bad%%:*} is an error at create"
+  else echo "not ok - weights file: ${bad%%:*} is an error at create (exit $rc)"; sed 's/^/  # /' <<<"$out" | head -3; fi
+done
+
+# Tuned schedules: a short tune, then the library with --records (-v: its 6 tasks tuned) gives
+# texc run --records' bytes.
+R="$OUT/tuned.jsonl"
+if timeout 300 "$TEXC" tune examples/deploy/tiny_cnn.tex --trials 12 --round 2 --records "$R" --quiet >"$OUT/tune.log" 2>&1 &&
+   grep -q "(record)" <("$TEXC" examples/deploy/tiny_cnn.tex --records "$R" --emit steps) &&
+   make -s -C examples/deploy classify TEXC="$TEXC" OUT="$OUT/tuned" NET=tiny_cnn.tex TEXCFLAGS="--records $R -v" \
+     ${SAN:+CC="cc $SAN" CXX="$CXX_SAN"} >>"$OUT/tune.log" 2>&1 && grep -q "6 calls of 6 tasks (6 tuned)" "$OUT/tune.log" &&
+   "$OUT/tuned/classify" examples/deploy/sample.ppm --runs 1 --save-output "$OUT/yt.npy" >>"$OUT/tune.log" 2>&1 &&
+   "$TEXC" run examples/deploy/tiny_cnn.tex --records "$R" --input "$OUT/x.npy" --output "$OUT/reft.npy" >>"$OUT/tune.log" 2>&1 &&
+   cmp -s <(tail -c 40 "$OUT/yt.npy") <(tail -c 40 "$OUT/reft.npy"); then
+  echo "ok - --records: the tuned library equals texc run --records"
+else echo "not ok - --records: the tuned library equals texc run --records"; sed 's/^/  # /' "$OUT/tune.log" | tail -5; fi
+
+# PNG through libpng (classify built with HAVE_PNG=1): the same pixels as sample.ppm, the same result.
+if [ ! -f /usr/include/png.h ]; then
+  echo "skip - classify reads PNG: no libpng-dev"
+elif make -s -C examples/deploy classify TEXC="$TEXC" OUT="$OUT/png" NET=tiny_cnn.tex HAVE_PNG=1 \
+     ${SAN:+CC="cc $SAN" CXX="$CXX_SAN"} >"$OUT/png.log" 2>&1 &&
+     "$OUT/png/classify" examples/deploy/sample.png --runs 1 --save-output "$OUT/ypng.npy" >>"$OUT/png.log" 2>&1 &&
+     cmp -s <(tail -c 40 "$OUT/ypng.npy") <(tail -c 40 "$OUT/y.npy"); then
+  echo "ok - classify reads PNG (libpng): the PPM's result"
+else echo "not ok - classify reads PNG (libpng): the PPM's result"; sed 's/^/  # /' "$OUT/png.log" | head -5; fi
+
+# A graph of two inputs (ONNX's conv node test: x and W are both graph inputs): one pointer
+# per input, in order; the result against `texc run --input x --input W`.
+NODE=${ONNX_TESTDATA:-/usr/share/libonnx-testdata/data/node}/test_conv_with_autopad_same/model.onnx
+if [ ! -f "$NODE" ]; then
+  echo "skip - a two-input ONNX graph as a library: no $NODE (libonnx-testdata)"
+else
+  mkdir -p "$OUT/two"
+  cat >"$OUT/two/two.c" <<'C'
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "net.h"
+/* numpy's .npy of float32 */
+static void save(const char *path, const float *d, const long long *shape, int ndim, long long n) {
+  char dict[128];
+  int k = snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
+  for (int i = 0; i < ndim; i++) k += snprintf(dict + k, sizeof dict - (size_t)k, "%lld, ", shape[i]);
+  k += snprintf(dict + k, sizeof dict - (size_t)k, "), }");
+  while ((10 + k + 1) % 64) dict[k++] = ' ';
+  dict[k++] = '\n';
+  FILE *f = fopen(path, "wb");
+  fwrite("\x93NUMPY\x01\x00", 1, 8, f);
+  fputc(k & 0xff, f), fputc(k >> 8, f);
+  fwrite(dict, 1, (size_t)k, f);
+  fwrite(d, sizeof(float), (size_t)n, f);
+  fclose(f);
+}
+int main(void) {
+  static float x[net_INPUT0_SIZE], w[net_INPUT1_SIZE], y[net_OUTPUT_SIZE], y1[net_OUTPUT_SIZE];
+  long long sx[] = net_INPUT0_SHAPE, sw[] = net_INPUT1_SHAPE, sy[] = net_OUTPUT_SHAPE;
+  for (int i = 0; i < net_INPUT0_SIZE; i++) x[i] = (float)sin(i * 0.37);
+  for (int i = 0; i < net_INPUT1_SIZE; i++) w[i] = (float)cos(i * 0.91);
+  net_ctx *c = net_create();
+  if (!c || net_run(c, x, w, y) || net(x, w, y1) || memcmp(y, y1, sizeof y)) {
+    printf("not ok - two inputs: %s\n", net_last_error());
+    return 1;
+  }
+  net_destroy(c);
+  save("x.npy", x, sx, net_INPUT0_NDIM, net_INPUT0_SIZE);
+  save("w.npy", w, sw, net_INPUT1_NDIM, net_INPUT1_SIZE);
+  save("y.npy", y, sy, net_OUTPUT_NDIM, net_OUTPUT_SIZE);
+  return 0;
+}
+C
+  (cd "$OUT/two" && "$TEXC" "$NODE" --emit so -o libnet.so && "$TEXC" "$NODE" --emit header -o net.h --name net &&
+     cc $SAN -O1 -o two two.c -L. -lnet -Wl,-rpath,'$ORIGIN' -lm && ./two &&
+     "$TEXC" run "$NODE" --input x.npy --input w.npy --output ref.npy) >"$OUT/two.log" 2>&1
+  rc=$?
+  bytes=$((4 * $(awk '/define net_OUTPUT_SIZE/ {print $3}' "$OUT/two/net.h" 2>/dev/null || echo 0)))
+  if [ $rc -eq 0 ] && grep -q "^int net(const float \*input0, const float \*input1, float \*output);" "$OUT/two/net.h" &&
+     [ $bytes -gt 0 ] && cmp -s <(tail -c $bytes "$OUT/two/y.npy") <(tail -c $bytes "$OUT/two/ref.npy"); then
+    echo "ok - a two-input ONNX graph as a library: one pointer per input, equal to texc run"
+  else echo "not ok - a two-input ONNX graph as a library"; sed 's/^/  # /' "$OUT/two.log" | head -8; fi
+fi
+
+# CUDA: the same library for --target cuda (PTX embedded, the driver loaded with dlopen at
+# create). Without a GPU, create() fails with "no CUDA device"; with one, the top-5 classes
+# are the CPU library's.
+if ! "$TEXC" examples/vadd.tex --target cuda --emit ptx -o "$OUT/vadd.ptx" >/dev/null 2>&1; then
+  echo "skip - CUDA network library: no NVRTC (the CUDA toolkit) to compile PTX"
+elif ! make -s -C examples/deploy classify TEXC="$TEXC" OUT="$OUT/cuda" NET=tiny_cnn.tex TEXCFLAGS="--target cuda" \
+     ${SAN:+CC="cc $SAN" CXX="$CXX_SAN"} >"$OUT/cuda.log" 2>&1; then
+  echo "not ok - CUDA network library build"; sed 's/^/  # /' "$OUT/cuda.log" | head -10
+else
+  deps=$(ldd "$OUT/cuda/libnet.so" 2>&1)
+  nm -D --defined-only "$OUT/cuda/libnet.so" | grep -q " T net_run_device$" && ! grep -qiE "cuda|texrt|OpenCL" <<<"$deps" &&
+    echo "ok - CUDA network library build (net_run_device; libcuda through dlopen, not linked)" ||
+    echo "not ok - CUDA network library build (net_run_device; libcuda not linked)"
+  out=$(run_classify "$OUT/cuda" 2>&1)
+  rc=$?
+  if "$TEXC" run examples/vadd.tex --target cuda -D N=16 >/dev/null 2>&1; then
+    cpu=$(run_classify "$NETOUT" 2>&1 | grep -E "^ +[0-9]+ " | awk '{print $1}' | tr '\n' ' ')
+    gpu=$(grep -E "^ +[0-9]+ " <<<"$out" | awk '{print $1}' | tr '\n' ' ')
+    [ $rc -eq 0 ] && [ "$cpu" = "$gpu" ] && echo "ok - CUDA library: the CPU library's top-5 ($gpu)" ||
+      { echo "not ok - CUDA library: the CPU library's top-5 (cpu: $cpu, cuda: $gpu)"; sed 's/^/  # /' <<<"$out" | head -5; }
+  elif [ $rc -eq 1 ] && grep -q "^classify: net: no CUDA device" <<<"$out"; then
+    echo "ok - CUDA library without a GPU: create() fails with 'no CUDA device'"
+  else echo "not ok - CUDA library without a GPU: create() fails with 'no CUDA device' (exit $rc)"; sed 's/^/  # /' <<<"$out" | head -3; fi
+fi

@@ -1,0 +1,466 @@
+/* deploy.c — `texc NET.tex|MODEL.onnx --emit so|header`: one library per network.
+ *
+ * The library is three objects linked by cc into one .so:
+ *   kernels   the task functions (CPU: an object from the LLVM back end, their symbols
+ *             prefixed NAME__; CUDA: PTX from NVRTC and each function's launch plan)
+ *   tables    a C file written here: the tensors (where each lives: input, output, weights
+ *             offset, arena offset from plan.c), the calls in order, the weights (.incbin of
+ *             a blob: embedded unless --weights), and the exported entry points
+ *   runtime   libtexrt.a: rt_net.c runs the tables; the thread pool; CUDA's driver loader
+ * A version script exports only the entry points, so the library clashes with nothing
+ * and needs nothing of texc (ldd: libc, libm, libpthread).
+ */
+#include "deploy/deploy.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "onnx/onnx.h"
+
+/* What a library is made of, gathered before anything is written. */
+typedef struct Lib {
+  const char *name;    /* the C name of the entry point */
+  Network *n;
+  NetPlan plan;
+  int ninputs;         /* the network's first parameters that are the caller's */
+  int *kind;           /* per tensor: RT_NET_* */
+  int64_t *offset;     /* per tensor: input number, weights or arena offset */
+  WeightSet weights;   /* the weights in blob order */
+  int64_t weights_bytes;
+  const char *weights_out; /* --weights FILE to write (NULL: embedded or read as is) */
+  const char *weights_file; /* the file create() reads (NULL: embedded) */
+} Lib;
+
+/* The kinds of rt_net.h, spelled as the generated C spells them. ORDER RT_NET_*. */
+static const char *const kind_names[] = {"RT_NET_INPUT", "RT_NET_WEIGHT", "RT_NET_VALUE", "RT_NET_OUTPUT"};
+enum { K_INPUT, K_WEIGHT, K_VALUE, K_OUTPUT };
+
+static int64_t numel(const NetTensor *t) {
+  int64_t n = 1;
+  for (int d = 0; d < t->ndim; d++) n *= t->shape[d];
+  return n;
+}
+
+/* ---- the entry point's name ----------------------------------------------------------- */
+
+static bool c_ident(const char *s) {
+  if (!*s || (*s >= '0' && *s <= '9') || *s == '_') return false;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_')) return false;
+  return true;
+}
+
+/* --name, else OUT's base name without "lib" and its extension (libresnet.so: resnet),
+ * else the network's name. NULL after an error. */
+static const char *lib_name(const DeploySpec *s, Network *n) {
+  const char *name = s->name;
+  if (!name && s->out && strcmp(s->out, "-") != 0) {
+    const char *base = strrchr(s->out, '/') ? strrchr(s->out, '/') + 1 : s->out;
+    if (strncmp(base, "lib", 3) == 0 && base[3]) base += 3;
+    const char *dot = strchr(base, '.');
+    name = dot ? xstrndup(base, (size_t)(dot - base)) : base;
+    if (!c_ident(name)) name = NULL; /* not usable: the network's name */
+  }
+  if (!name) name = n->name;
+  if (!c_ident(name) || strlen(name) > 64) {
+    diag_error((Loc){0}, "--name %s: the library's entry point must be a C identifier of at most 64 "
+               "characters that does not start with '_'", name);
+    return NULL;
+  }
+  return name;
+}
+
+/* ---- tensors: the caller's, the weights, the arena ------------------------------------ */
+
+/* Where every tensor of L lives; the weights (S's data) gathered in blob order. */
+static bool lib_layout(const DeploySpec *s, Lib *l) {
+  Network *n = l->n;
+  l->kind = xalloc(sizeof(int) * (size_t)(n->ntensors + 1));
+  l->offset = xalloc(sizeof(int64_t) * (size_t)(n->ntensors + 1));
+  net_plan(n, &l->plan);
+  for (int i = 0; i < n->ntensors; i++) {
+    NetTensor *t = n->tensors[i];
+    if (t == n->output) l->kind[i] = K_OUTPUT;
+    else if (t->kind == NT_VALUE) /* not planned: fused away, never written (offset 0) */
+      l->kind[i] = K_VALUE, l->offset[i] = l->plan.offset[i] >= 0 ? l->plan.offset[i] : 0;
+    else if (s->input[i]) l->kind[i] = K_INPUT, l->offset[i] = l->ninputs++;
+    else {
+      HostTensor h = {.name = t->name, .ndim = t->ndim, .data = s->data[i]};
+      memcpy(h.shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+      ws_add(&l->weights, h);
+      l->kind[i] = K_WEIGHT, l->offset[i] = l->weights_bytes;
+      l->weights_bytes += (numel(t) * 4 + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;
+    }
+  }
+  if (n->output->kind != NT_VALUE) {
+    diag_error(n->loc, "network %s returns a parameter: a library needs a computed result", n->name);
+    return false;
+  }
+  if (l->ninputs == 0) {
+    diag_error(n->loc, "network %s has no input: every parameter is a weight", n->name);
+    return false;
+  }
+  return true;
+}
+
+/* The weights as one blob (L's offsets) in a temporary file. */
+static bool write_blob(const Lib *l, const char *path) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return false;
+  static const char zeros[PLAN_ALIGN];
+  for (int i = 0; i < l->weights.n; i++) {
+    const HostTensor *h = &l->weights.t[i];
+    size_t bytes = sizeof(float) * (size_t)ht_numel(h);
+    fwrite(h->data, 1, bytes, f);
+    fwrite(zeros, 1, (PLAN_ALIGN - bytes % PLAN_ALIGN) % PLAN_ALIGN, f);
+  }
+  return fclose(f) == 0;
+}
+
+/* ---- the C file ----------------------------------------------------------------------- */
+
+static void c_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fputc('\\', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+/* `.incbin PATH` as the hidden symbol SYM, 64-byte aligned. */
+static void c_incbin(FILE *f, const char *sym, const char *path) {
+  fprintf(f, "__asm__(\".section .rodata\\n.balign 64\\n.globl %s\\n.hidden %s\\n%s:\\n.incbin \\\"%s\\\"\\n.previous\\n\");\n"
+             "extern const unsigned char %s[];\n", sym, sym, sym, path, sym);
+}
+
+static void c_tensors(FILE *f, const Lib *l) {
+  fprintf(f, "static const RtNetTensor tensors[] = {\n");
+  for (int i = 0; i < l->n->ntensors; i++) {
+    const NetTensor *t = l->n->tensors[i];
+    fprintf(f, "  {");
+    c_string(f, t->name);
+    fprintf(f, ", %s, %d, {", kind_names[l->kind[i]], t->ndim);
+    for (int d = 0; d < t->ndim; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+    fprintf(f, "}, %lld, %lld},\n", (long long)(l->kind[i] == K_OUTPUT ? 0 : l->offset[i]), (long long)(4 * numel(t)));
+  }
+  fprintf(f, "};\n");
+}
+
+static void c_calls(FILE *f, const Lib *l) {
+  Network *n = l->n;
+  for (int k = 0; k < n->ngroups; k++) {
+    NetGroup *g = n->groups[k];
+    fprintf(f, "static const int args%d[] = {", k);
+    for (int a = 0; a < g->ninputs; a++) fprintf(f, "%d, ", g->inputs[a]->index);
+    fprintf(f, "%d};\n", g->out->index);
+  }
+  fprintf(f, "static const RtNetCall calls[] = {\n");
+  for (int k = 0; k < n->ngroups; k++) fprintf(f, "  {%d, %d, args%d},\n", n->groups[k]->task, n->groups[k]->ninputs + 1, k);
+  fprintf(f, "};\n");
+}
+
+static void c_expr(FILE *f, const RtGpuExpr *e) {
+  if (!e->n) {
+    fprintf(f, "{0, NULL}");
+    return;
+  }
+  fprintf(f, "{%d, (int64_t[]){", e->n);
+  for (int i = 0; i < 2 * e->n; i++) fprintf(f, "%s%lldLL", i ? ", " : "", (long long)e->code[i]);
+  fprintf(f, "}}");
+}
+
+/* The launch plans of the CUDA functions (rt_gpu.h) as C data. */
+static void c_gpu_plans(FILE *f, const RtGpuFunc *plans, int nfuncs) {
+  for (int i = 0; i < nfuncs; i++) {
+    const RtGpuFunc *p = &plans[i];
+    fprintf(f, "static RtGpuExpr temps%d[] = {", i);
+    for (int t = 0; t < p->ntemps; t++) {
+      if (t) fprintf(f, ", ");
+      c_expr(f, &p->temp_bytes[t]);
+    }
+    fprintf(f, "%s};\nstatic RtGpuKernel kernels%d[] = {\n", p->ntemps ? "" : "{0, NULL}", i);
+    for (int k = 0; k < p->nkernels; k++) {
+      const RtGpuKernel *pk = &p->kernels[k];
+      fprintf(f, "  {");
+      c_string(f, pk->name);
+      for (int g = 0; g < 2; g++) { /* grid, then block */
+        fprintf(f, ", {");
+        for (int d = 0; d < 3; d++) {
+          if (d) fprintf(f, ", ");
+          c_expr(f, g ? &pk->block[d] : &pk->grid[d]);
+        }
+        fprintf(f, "}");
+      }
+      fprintf(f, ", %d, (int[]){", pk->nargs);
+      for (int a = 0; a < pk->nargs; a++) fprintf(f, "%s%d", a ? ", " : "", pk->args[a]);
+      fprintf(f, "%s}},\n", pk->nargs ? "" : "0");
+    }
+    fprintf(f, "};\n");
+  }
+  fprintf(f, "static const RtGpuFunc gpu_fns[] = {\n");
+  for (int i = 0; i < nfuncs; i++)
+    fprintf(f, "  {\"%s\", %d, %d, %d, %d, temps%d, kernels%d},\n", plans[i].name, plans[i].nparams,
+            plans[i].nsizes, plans[i].ntemps, plans[i].nkernels, i, i);
+  fprintf(f, "};\n");
+}
+
+/* The parameters of an entry point: `const float *input0, ..., float *output`. */
+static const char *c_params(const Lib *l, const char *in_type, const char *out_type) {
+  if (l->ninputs == 1) return xprintf("%s *input, %s *output", in_type, out_type);
+  char *s = xstrdup("");
+  for (int i = 0; i < l->ninputs; i++) s = xprintf("%s%s *input%d, ", s, in_type, i);
+  return xprintf("%s%s *output", s, out_type);
+}
+
+static const char *c_input_array(const Lib *l) {
+  if (l->ninputs == 1) return "const void *in[1] = {input};";
+  char *s = xstrdup("const void *in[] = {");
+  for (int i = 0; i < l->ninputs; i++) s = xprintf("%s%sinput%d", s, i ? ", " : "", i);
+  return xprintf("%s};", s);
+}
+
+/* The exported functions around rt_net.c. */
+static void c_entry_points(FILE *f, const Lib *l, bool cuda) {
+  const char *N = l->name, *in = c_input_array(l);
+  fprintf(f, "\nstruct %s_ctx;\nstatic RtNet *oneshot;\n"
+             "int %s(%s) {\n  %s\n  return rt_net_oneshot(&desc, &oneshot, in, output);\n}\n", N, N,
+          c_params(l, "const float", "float"), in);
+  fprintf(f, "struct %s_ctx *%s_create(void) { return (struct %s_ctx *)rt_net_create(&desc, NULL); }\n", N, N, N);
+  fprintf(f, "struct %s_ctx *%s_create_from(const char *weights_file) {\n"
+             "  return (struct %s_ctx *)rt_net_create(&desc, weights_file);\n}\n", N, N, N);
+  fprintf(f, "int %s_run(struct %s_ctx *ctx, %s) {\n  %s\n  return rt_net_run((RtNet *)ctx, in, output, 0);\n}\n", N,
+          N, c_params(l, "const float", "float"), in);
+  if (cuda)
+    fprintf(f, "int %s_run_device(struct %s_ctx *ctx, %s) {\n  %s\n  return rt_net_run((RtNet *)ctx, in, output, 1);\n}\n",
+            N, N, c_params(l, "const float", "float"), in);
+  fprintf(f, "void %s_destroy(struct %s_ctx *ctx) { rt_net_destroy((RtNet *)ctx); }\n", N, N);
+  fprintf(f, "const char *%s_last_error(void) { return rt_last_error(); }\n", N);
+}
+
+/* The C file of L: tables, weights, entry points. KERNELS: the packed CPU symbols' prefix,
+ * or NULL for CUDA with PLANS and the PTX in file PTX. */
+static bool write_c(const Lib *l, const char *path, const char *blob, LoweredFunc **fns, const char *prefix,
+                    const RtGpuFunc *plans, const char *ptx) {
+  FILE *f = fopen(path, "w");
+  if (!f) return false;
+  Network *n = l->n;
+  fprintf(f, "/* Generated by texc %s: network %s as library %s. */\n#include <stddef.h>\n#include \"rt_net.h\"\n\n",
+          TEXC_VERSION, n->name, l->name);
+  c_tensors(f, l);
+  c_calls(f, l);
+  fprintf(f, "static const char *const names[] = {");
+  for (int t = 0; t < n->ntasks; t++) fprintf(f, "\"%s\", ", fns[t]->name);
+  fprintf(f, "};\n");
+  if (prefix) {
+    for (int t = 0; t < n->ntasks; t++) fprintf(f, "int __texc_packed_%s%s(void **, const int64_t *);\n", prefix, fns[t]->name);
+    fprintf(f, "static const RtPackedFn cpu_fns[] = {");
+    for (int t = 0; t < n->ntasks; t++) fprintf(f, "__texc_packed_%s%s, ", prefix, fns[t]->name);
+    fprintf(f, "};\n");
+  } else {
+    c_gpu_plans(f, plans, n->ntasks);
+    c_incbin(f, "__texc_net_ptx", ptx);
+  }
+  if (blob) c_incbin(f, "__texc_net_weights", blob);
+  fprintf(f, "static const RtNetDesc desc = {\n  .name = \"%s\", .device = %s,\n", l->name, prefix ? "RT_CPU" : "RT_CUDA");
+  fprintf(f, "  .ntensors = %d, .ncalls = %d, .nfuncs = %d, .ninputs = %d,\n", n->ntensors, n->ngroups, n->ntasks, l->ninputs);
+  fprintf(f, "  .tensors = tensors, .calls = calls, .output = %d, .func_names = names,\n", n->output->index);
+  if (prefix) fprintf(f, "  .cpu_fns = cpu_fns,\n");
+  else fprintf(f, "  .ptx = (const char *)__texc_net_ptx, .gpu_fns = gpu_fns,\n");
+  fprintf(f, "  .arena_bytes = %lld, .weights_bytes = %lld,\n", (long long)l->plan.arena_bytes, (long long)l->weights_bytes);
+  if (blob) fprintf(f, "  .weights = __texc_net_weights,\n");
+  else {
+    fprintf(f, "  .weights_file = ");
+    c_string(f, l->weights_file);
+    fprintf(f, ",\n");
+  }
+  fprintf(f, "};\n");
+  if (!prefix) fprintf(f, "/* rt_net.c refers to the CUDA loader weakly: this pulls it in */\n"
+                          "__attribute__((used)) static RtModule *(*const cuda_loader)(const char *, const RtGpuFunc *, int) = rt_cuda_module;\n");
+  c_entry_points(f, l, !prefix);
+  return fclose(f) == 0;
+}
+
+/* ---- the header ----------------------------------------------------------------------- */
+
+static void h_shape(FILE *f, const char *macro, const NetTensor *t) {
+  fprintf(f, "#define %s_NDIM %d\n#define %s_SHAPE {", macro, t->ndim, macro);
+  for (int d = 0; d < t->ndim; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+  fprintf(f, "}\n#define %s_SIZE %lld /* floats */\n", macro, (long long)numel(t));
+}
+
+static bool write_header(const Lib *l, const char *path, bool cuda) {
+  FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+  if (!f) {
+    diag_error((Loc){0}, "cannot write %s", path);
+    return false;
+  }
+  const char *N = l->name;
+  fprintf(f, "/* Generated by texc %s: network %s (%s) as a library for %s (docs/DEPLOY.md).\n"
+             " *\n * Every tensor is float32, dense, row-major, in the model's layout. %s(...) runs the\n"
+             " * network once (its first call creates a context that later calls reuse; calls are\n"
+             " * serialised). A program that keeps the network loaded creates a context with\n"
+             " * %s_create() (the weights %s) or %s_create_from(FILE) (a safetensors file), calls\n"
+             " * %s_run(ctx, ...) as often as it likes (one thread at a time per context: the\n"
+             " * context holds the intermediate tensors), and frees it with %s_destroy(ctx).\n"
+             " * Each returns 0 (or a context), else non-zero (NULL) and %s_last_error() says why.\n",
+          TEXC_VERSION, l->n->name, l->n->file, cuda ? "CUDA" : "the CPU", N, N,
+          l->weights_file ? xprintf("from %s", l->weights_file) : "embedded", N, N, N, N);
+  if (cuda)
+    fprintf(f, " * CUDA: %s and %s_run take host pointers; %s_run_device takes device pointers\n"
+               " * (CUdeviceptr values cast to float *) and does not copy.\n", N, N, N);
+  fprintf(f, " */\n#pragma once\n#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+  fprintf(f, "#define %s_NUM_INPUTS %d\n", N, l->ninputs);
+  for (int i = 0; i < l->n->ntensors; i++)
+    if (l->kind[i] == K_INPUT) {
+      fprintf(f, "/* input %lld: '%s' */\n", (long long)l->offset[i], l->n->tensors[i]->name);
+      h_shape(f, l->ninputs == 1 ? xprintf("%s_INPUT", N) : xprintf("%s_INPUT%lld", N, (long long)l->offset[i]), l->n->tensors[i]);
+    }
+  fprintf(f, "/* the output: '%s' */\n", l->n->output->name);
+  h_shape(f, xprintf("%s_OUTPUT", N), l->n->output);
+  fprintf(f, "#define %s_ARENA_BYTES %lld /* the intermediate tensors, planned */\n", N, (long long)l->plan.arena_bytes);
+  fprintf(f, "#define %s_WEIGHTS_BYTES %lld\n\n", N, (long long)l->weights_bytes);
+  fprintf(f, "typedef struct %s_ctx %s_ctx;\n", N, N);
+  fprintf(f, "int %s(%s);\n", N, c_params(l, "const float", "float"));
+  fprintf(f, "%s_ctx *%s_create(void);\n%s_ctx *%s_create_from(const char *weights_file);\n", N, N, N, N);
+  fprintf(f, "int %s_run(%s_ctx *ctx, %s);\n", N, N, c_params(l, "const float", "float"));
+  if (cuda) fprintf(f, "int %s_run_device(%s_ctx *ctx, %s);\n", N, N, c_params(l, "const float", "float"));
+  fprintf(f, "void %s_destroy(%s_ctx *ctx);\nconst char *%s_last_error(void);\n", N, N, N);
+  fprintf(f, "\n#ifdef __cplusplus\n}\n#endif\n");
+  if (f != stdout) fclose(f);
+  return true;
+}
+
+/* ---- building the library -------------------------------------------------------------- */
+
+/* Run ARGV (ARGV[0] a program on PATH); true when it exits 0. */
+static bool spawn(char **argv) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    execvp(argv[0], argv);
+    _exit(127);
+  }
+  int st;
+  return pid > 0 && waitpid(pid, &st, 0) >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* The folder of rt_net.h: beside the runtime archive's folder (build/libtexrt.a:
+ * runtime/), else $TEXC_RUNTIME_INCLUDE. */
+static const char *runtime_include(const char *archive) {
+  const char *env = getenv("TEXC_RUNTIME_INCLUDE");
+  if (env) return env;
+  char *dir = xstrdup(archive), *slash = strrchr(dir, '/');
+  const char *up = slash ? (*slash = 0, xprintf("%s/../runtime", dir)) : "../runtime";
+  return access(xprintf("%s/rt_net.h", up), R_OK) == 0 ? up : NULL;
+}
+
+/* cc -shared: the C file, the kernels' object (or NULL), the runtime. */
+static bool link_library(const Lib *l, const char *dir, const char *cfile, const char *obj, const char *out) {
+  const char *rt = cg_runtime_archive();
+  const char *inc = rt ? runtime_include(rt) : NULL;
+  if (!inc) {
+    diag_error((Loc){0}, "--emit so: cannot find %s (set TEXC_RUNTIME to libtexrt.a%s)",
+               rt ? "runtime/rt_net.h" : "libtexrt.a", rt ? " and TEXC_RUNTIME_INCLUDE to the folder of rt_net.h" : "");
+    return false;
+  }
+  const char *vs = xprintf("%s/exports.map", dir);
+  FILE *f = fopen(vs, "w");
+  if (!f) return false;
+  const char *N = l->name;
+  fprintf(f, "{ global: %s; %s_create; %s_create_from; %s_run; %s_run_device; %s_destroy; %s_last_error;\n  local: *; };\n",
+          N, N, N, N, N, N, N);
+  fclose(f);
+  const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+  char *words = xstrdup(cc), *argv[48];
+  int argc = 0;
+  for (char *w = strtok(words, " \t"); w && argc < 24; w = strtok(NULL, " \t")) argv[argc++] = w;
+  if (argc == 0) argv[argc++] = "cc";
+  /* nodelete: the thread pool outlives dlclose */
+  const char *rest[] = {"-shared", "-fPIC", "-O2", "-w", "-Wl,-z,nodelete", xprintf("-Wl,--version-script=%s", vs),
+                        xprintf("-I%s", inc), "-o", out, cfile, obj, rt, "-lm", "-lpthread", "-ldl"};
+  for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++)
+    if (rest[i]) argv[argc++] = (char *)rest[i]; /* OBJ: NULL for CUDA */
+  argv[argc] = NULL;
+  if (!spawn(argv)) {
+    diag_error((Loc){0}, "--emit so: compiling and linking the library with '%s' failed", cc);
+    return false;
+  }
+  return true;
+}
+
+/* The kernels: a CPU object with symbols PREFIX + name, or CUDA's PTX file and plans. */
+static bool build_kernels(const DeploySpec *s, Lib *l, LoweredFunc **fns, const char *dir, const char **obj,
+                          RtGpuFunc **plans, const char **ptx_file) {
+  int n = l->n->ntasks;
+  for (int t = 0; t < n; t++)
+    if (fns[t]->nsizes) {
+      diag_error(l->n->loc, "network %s: task %s has symbolic sizes; give them values with -D", l->n->name, fns[t]->name);
+      return false;
+    }
+  if (s->o->target == TARGET_LLVM) {
+    Options o = *s->o;
+    o.prefix = xprintf("%s__", l->name);
+    *obj = xprintf("%s/kernels.o", dir);
+    return backend_llvm.emit(fns, n, "obj", *obj, &o);
+  }
+  const char *arch = s->o->mcpu;
+  if (arch && strncmp(arch, "sm_", 3) == 0) arch = xprintf("compute_%s", arch + 3);
+  char *src = cg_gpu_source(fns, n, TARGET_CUDA, plans);
+  char *ptx = src ? cg_nvrtc_compile(src, arch) : NULL;
+  if (!ptx) return false;
+  *ptx_file = xprintf("%s/kernels.ptx", dir);
+  FILE *f = fopen(*ptx_file, "wb");
+  bool ok = f && fwrite(ptx, 1, strlen(ptx) + 1, f) == strlen(ptx) + 1; /* with its NUL */
+  if (f && fclose(f) != 0) ok = false;
+  free(ptx);
+  return ok;
+}
+
+static void remove_dir(const char *dir) {
+  static const char *const files[] = {"lib.c", "kernels.o", "kernels.ptx", "weights.bin", "exports.map", NULL};
+  for (int i = 0; files[i]; i++) unlink(xprintf("%s/%s", dir, files[i]));
+  rmdir(dir);
+}
+
+int net_deploy_emit(const DeploySpec *s, Network *n, LoweredFunc **fns) {
+  bool so = strcmp(s->kind, "so") == 0, cuda = s->o->target == TARGET_CUDA;
+  if (s->o->target != TARGET_LLVM && !cuda) {
+    diag_error((Loc){0}, "--emit %s of a network: --target llvm or cuda, not %s", s->kind, target_names[s->o->target]);
+    return 1;
+  }
+  if (so && (!s->out || !strcmp(s->out, "-"))) {
+    diag_error((Loc){0}, "--emit so needs an output file (-o libNAME.so)");
+    return 1;
+  }
+  Lib l = {.n = n, .weights_file = s->weights_file, .weights_out = s->weights_out};
+  if (!(l.name = lib_name(s, n)) || !lib_layout(s, &l)) return 1;
+  if (s->o->verbose) {
+    fprintf(stderr, "%s: %d inputs, %d weights (%.2f MiB), %d calls of %d tasks (%d tuned); ", l.name, l.ninputs,
+            l.weights.n, (double)l.weights_bytes / (1024.0 * 1024.0), n->ngroups, n->ntasks, s->ntuned);
+    net_plan_print(stderr, &l.plan);
+  }
+  if (!so) return write_header(&l, s->out ? s->out : "-", cuda) ? 0 : 1;
+  char tmpl[] = "/tmp/texc-lib-XXXXXX";
+  const char *dir = mkdtemp(tmpl);
+  if (!dir) {
+    diag_error((Loc){0}, "--emit so: cannot create a temporary folder");
+    return 1;
+  }
+  const char *obj = NULL, *ptx = NULL, *blob = NULL, *cfile = xprintf("%s/lib.c", dir);
+  RtGpuFunc *plans = NULL;
+  bool ok = build_kernels(s, &l, fns, dir, &obj, &plans, &ptx);
+  if (ok && !l.weights_file) {
+    blob = xprintf("%s/weights.bin", dir);
+    ok = write_blob(&l, blob);
+  }
+  ok = ok && write_c(&l, cfile, blob, fns, obj ? xprintf("%s__", l.name) : NULL, plans, ptx);
+  ok = ok && link_library(&l, dir, cfile, obj, s->out);
+  if (ok && l.weights_out && !safetensors_write(l.weights_out, &l.weights)) ok = false;
+  if (getenv("TEXC_KEEP_TEMPS")) fprintf(stderr, "texc: kept %s (lib.c, the kernels, the weights)\n", dir);
+  else remove_dir(dir);
+  return ok ? 0 : 1;
+}

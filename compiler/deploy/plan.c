@@ -1,0 +1,119 @@
+/* plan.c — the arena of a network's intermediate tensors.
+ *
+ * A tensor is live from the group that writes it to the last group that reads it (groups
+ * run in order, one at a time); two tensors whose lives overlap get disjoint bytes. Each
+ * tensor in turn goes to the smallest gap that fits it between the placed tensors whose
+ * lives overlap its own (else above them). Two orders are tried and the smaller arena
+ * kept: the order the groups write them, and largest first (TFLite's greedy-by-size). A
+ * group's output never shares bytes with its inputs: they are live at that group too.
+ */
+#include "deploy/deploy.h"
+
+#include <stdlib.h>
+
+typedef struct Lives {
+  const Network *n;
+  int *first, *last; /* per tensor: the groups that write it and read it last (-1: none) */
+  int64_t *bytes;    /* per tensor, rounded up to PLAN_ALIGN */
+} Lives;
+
+static bool planned(const Lives *v, int i) {
+  const NetTensor *t = v->n->tensors[i];
+  return t->kind == NT_VALUE && t != v->n->output && v->first[i] >= 0;
+}
+
+static bool overlap(const Lives *v, int i, int j) {
+  return v->first[i] <= v->last[j] && v->first[j] <= v->last[i];
+}
+
+/* The offset of tensor T among the tensors placed in OFF (-1: not yet) whose lives overlap
+ * its own: the start of the smallest gap that fits (gaps start at 0 or just above a
+ * block), else the top. */
+static int64_t place(const Lives *v, const int64_t *off, int t) {
+  int nt = v->n->ntensors;
+  int64_t best = -1, best_gap = 0, top = 0, size = v->bytes[t];
+  for (int j = 0; j < nt; j++)
+    if (off[j] >= 0 && overlap(v, t, j) && off[j] + v->bytes[j] > top) top = off[j] + v->bytes[j];
+  for (int i = -1; i < nt; i++) {
+    if (i >= 0 && !(off[i] >= 0 && overlap(v, t, i))) continue;
+    int64_t at = i < 0 ? 0 : off[i] + v->bytes[i], ceil = top;
+    bool clash = at >= top;
+    for (int j = 0; j < nt && !clash; j++) {
+      if (!(off[j] >= 0 && overlap(v, t, j))) continue;
+      if (off[j] < at + size && at < off[j] + v->bytes[j]) clash = true;
+      else if (off[j] >= at + size && off[j] < ceil) ceil = off[j];
+    }
+    if (!clash && (best < 0 || ceil - at < best_gap)) best = at, best_gap = ceil - at;
+  }
+  return best >= 0 ? best : top;
+}
+
+/* Place the tensors in ORDER (NORDER of them) into OFF; the arena's size. */
+static int64_t place_all(const Lives *v, const int *order, int norder, int64_t *off) {
+  int64_t arena = 0;
+  for (int i = 0; i < v->n->ntensors; i++) off[i] = -1;
+  for (int k = 0; k < norder; k++) {
+    int t = order[k];
+    off[t] = place(v, off, t);
+    if (off[t] + v->bytes[t] > arena) arena = off[t] + v->bytes[t];
+  }
+  return arena;
+}
+
+static const Lives *sort_lives;
+static int larger_first(const void *a, const void *b) {
+  int i = *(const int *)a, j = *(const int *)b;
+  int64_t x = sort_lives->bytes[i], y = sort_lives->bytes[j];
+  return x != y ? (x < y) - (x > y) : sort_lives->first[i] - sort_lives->first[j];
+}
+
+static void lives(const Network *n, Lives *v) {
+  v->n = n;
+  v->first = xalloc(sizeof(int) * (size_t)(n->ntensors + 1));
+  v->last = xalloc(sizeof(int) * (size_t)(n->ntensors + 1));
+  v->bytes = xalloc(sizeof(int64_t) * (size_t)(n->ntensors + 1));
+  for (int i = 0; i < n->ntensors; i++) {
+    const NetTensor *t = n->tensors[i];
+    int64_t b = 4;
+    for (int d = 0; d < t->ndim; d++) b *= t->shape[d];
+    v->bytes[i] = (b + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;
+    v->first[i] = v->last[i] = -1;
+  }
+  for (int k = 0; k < n->ngroups; k++) {
+    const NetGroup *g = n->groups[k];
+    v->first[g->out->index] = v->last[g->out->index] = k;
+    for (int a = 0; a < g->ninputs; a++) v->last[g->inputs[a]->index] = k;
+  }
+}
+
+void net_plan(const Network *n, NetPlan *p) {
+  Lives v;
+  lives(n, &v);
+  int *order = xalloc(sizeof(int) * (size_t)(n->ngroups + 1)), norder = 0;
+  for (int k = 0; k < n->ngroups; k++)
+    if (planned(&v, n->groups[k]->out->index)) order[norder++] = n->groups[k]->out->index;
+  *p = (NetPlan){.offset = xalloc(sizeof(int64_t) * (size_t)(n->ntensors + 1)), .nplanned = norder};
+  int64_t *by_size = xalloc(sizeof(int64_t) * (size_t)(n->ntensors + 1));
+  p->arena_bytes = place_all(&v, order, norder, p->offset);
+  sort_lives = &v;
+  qsort(order, (size_t)norder, sizeof(int), larger_first);
+  int64_t arena = place_all(&v, order, norder, by_size);
+  if (arena < p->arena_bytes) {
+    p->arena_bytes = arena;
+    for (int i = 0; i < n->ntensors; i++) p->offset[i] = by_size[i];
+  }
+  for (int k = 0; k < norder; k++) p->sum_bytes += v.bytes[order[k]];
+  for (int k = 0; k < n->ngroups; k++) { /* the bound: the most bytes live at one group */
+    int64_t live = 0;
+    for (int i = 0; i < n->ntensors; i++)
+      if (planned(&v, i) && v.first[i] <= k && k <= v.last[i]) live += v.bytes[i];
+    if (live > p->live_bytes) p->live_bytes = live;
+  }
+}
+
+void net_plan_print(FILE *f, const NetPlan *p) {
+  double mib = 1024.0 * 1024.0;
+  fprintf(f, "memory: %d intermediate tensors in an arena of %.2f MiB (peak; at least %.2f MiB are live at "
+          "once), %.2f MiB apart\n", p->nplanned, (double)p->arena_bytes / mib, (double)p->live_bytes / mib,
+          (double)p->sum_bytes / mib);
+}

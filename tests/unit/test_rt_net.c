@@ -1,0 +1,112 @@
+/* test_rt_net.c — runtime/rt_net.c without the compiler: a hand-made two-call network
+ * (y = (x + w) + w, the middle tensor in the arena) run from embedded weights and from
+ * safetensors files; a truncated file, a wrong shape or dtype, a missing tensor and random
+ * corruptions of the header are errors at create, never a crash. */
+#include "onnx/onnx.h"
+#include "rt_net.h"
+#include "unit.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int add4(void **args, const int64_t *sizes) {
+  (void)sizes;
+  const float *a = args[0], *b = args[1];
+  float *o = args[2];
+  for (int i = 0; i < 4; i++) o[i] = a[i] + b[i];
+  return 0;
+}
+
+static _Alignas(64) const unsigned char embedded[64] = {0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64}; /* 1 2 3 4 */
+static const RtNetTensor tensors[] = {
+    {"x", RT_NET_INPUT, 1, {4}, 0, 16},
+    {"w", RT_NET_WEIGHT, 1, {4}, 0, 16},
+    {"t", RT_NET_VALUE, 1, {4}, 0, 16},
+    {"y", RT_NET_OUTPUT, 1, {4}, 0, 16},
+};
+static const int args0[] = {0, 1, 2}, args1[] = {2, 1, 3};
+static const RtNetCall calls[] = {{0, 3, args0}, {0, 3, args1}};
+static const char *const names[] = {"add4"};
+static const RtPackedFn fns[] = {add4};
+static const RtNetDesc desc = {.name = "tiny", .device = RT_CPU, .ntensors = 4, .ncalls = 2, .nfuncs = 1,
+                               .ninputs = 1, .tensors = tensors, .calls = calls, .output = 3,
+                               .func_names = names, .cpu_fns = fns, .arena_bytes = 64,
+                               .weights_bytes = 64, .weights = embedded};
+
+/* y for x = 10, 20, 30, 40 from context N; true when it is x + 2w for W's values. */
+static bool runs(RtNet *n, const float *w) {
+  float x[4] = {10, 20, 30, 40}, y[4];
+  const void *in[1] = {x};
+  if (!n || rt_net_run(n, in, y, 0)) return false;
+  for (int i = 0; i < 4; i++)
+    if (y[i] != x[i] + 2 * w[i]) return false;
+  return true;
+}
+
+/* A safetensors file with tensor NAME of SHAPE (N elements of DATA). */
+static const char *write_weights(const char *name, int64_t n, const float *data) {
+  static int count;
+  char *path = xprintf("/tmp/test_rt_net_%d_%d.safetensors", (int)getpid(), count++);
+  HostTensor t = {.name = name, .ndim = 1, .shape = {n}, .data = (float *)data};
+  WeightSet w = {0};
+  ws_add(&w, t);
+  return safetensors_write(path, &w) ? path : NULL;
+}
+
+static bool fails_with(const char *path, const char *what) {
+  RtNet *n = rt_net_create(&desc, path);
+  bool ok = !n && strstr(rt_last_error(), what) != NULL;
+  if (!ok) printf("  # %s: %s\n", path, n ? "created" : rt_last_error());
+  rt_net_destroy(n);
+  return ok;
+}
+
+int main(void) {
+  static const float one_to_four[4] = {1, 2, 3, 4}, other[4] = {-1, 0.5f, 7, 100};
+  RtNet *n = rt_net_create(&desc, NULL);
+  check("rt_net: embedded weights, a value in the arena", runs(n, one_to_four));
+  check("rt_net: a second run of the same context", runs(n, one_to_four));
+  rt_net_destroy(n);
+  const char *good = write_weights("w", 4, other);
+  n = rt_net_create(&desc, good);
+  check("rt_net: weights from a safetensors file", runs(n, other));
+  rt_net_destroy(n);
+  const char *shape = write_weights("w", 3, other), *missing = write_weights("v", 4, other);
+  check("rt_net: a wrong shape", fails_with(shape, "tensor 'w' is [3], the network needs [4]"));
+  check("rt_net: a missing tensor", fails_with(missing, "no tensor 'w' (a weight of network tiny)"));
+  check("rt_net: a missing file", fails_with("/nonexistent/w.safetensors", "cannot open weights file"));
+  /* the file's bytes, truncated and corrupted */
+  FILE *f = fopen(good, "rb");
+  unsigned char buf[4096];
+  size_t len = f ? fread(buf, 1, sizeof buf, f) : 0;
+  if (f) fclose(f);
+  const char *bad = xprintf("%s.bad", good);
+  f = fopen(bad, "wb");
+  fwrite(buf, 1, len - 4, f);
+  fclose(f);
+  check("rt_net: a truncated file", fails_with(bad, "(a truncated or corrupt file)"));
+  unsigned char *dtype = memmem(buf, len, "F32", 3);
+  if (dtype) memcpy(dtype, "F16", 3);
+  f = fopen(bad, "wb");
+  fwrite(buf, 1, len, f);
+  fclose(f);
+  check("rt_net: a dtype other than F32", dtype && fails_with(bad, "tensor 'w' is F16, the network needs F32"));
+  if (dtype) memcpy(dtype, "F32", 3);
+  bool survived = true;
+  unit_rng = 7;
+  for (int trial = 0; trial < 500; trial++) { /* random bytes into the header: never a crash */
+    unsigned char copy[4096];
+    memcpy(copy, buf, len);
+    for (int k = 0, m = (int)rint_in(1, 4); k < m; k++) copy[rint_in(0, (int64_t)len - 17)] = (unsigned char)rnd();
+    f = fopen(bad, "wb");
+    fwrite(copy, 1, (size_t)rint_in(0, (int64_t)len), f);
+    fclose(f);
+    n = rt_net_create(&desc, bad);
+    if (n && !runs(n, other) && rt_last_error()[0] == 0) survived = false;
+    rt_net_destroy(n);
+  }
+  check("rt_net: 500 corrupted files: an error or a context, never a crash", survived);
+  unlink(good), unlink(shape), unlink(missing), unlink(bad);
+  return failures ? 1 : 0;
+}
