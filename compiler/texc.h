@@ -472,6 +472,11 @@ struct Op {
   Expr *value;        /* over axes, raxes, sizes; E_LOADs of inputs and other ops */
   Buffer **reads;     /* distinct buffers that value loads, in order of first use */
   int nreads;
+  /* A scan (recurrence): value loads out itself at axes[scan_dim] - c (c >= 1) and at
+   * the other axes unchanged; the loop over axes[scan_dim] runs serially, in order.
+   * is_scan false: value never loads out. */
+  bool is_scan;
+  int scan_dim;
 };
 
 typedef struct Variant {

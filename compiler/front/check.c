@@ -196,6 +196,88 @@ static bool reduce_dtype_ok(Op *op, Ast *st) {
   return false;
 }
 
+/* ---- scans -------------------------------------------------------------------- */
+
+static void self_loads(Expr *e, const Buffer *b, Vec *out) {
+  if (!e) return;
+  if (e->kind == E_LOAD && e->buf == b) vec_push(out, e);
+  for (int i = 0; i < e->nargs; i++) self_loads(e->args[i], b, out);
+  self_loads(e->a, b, out);
+  self_loads(e->b, b, out);
+  self_loads(e->c, b, out);
+}
+
+/* The first access of tensor NAME in A (for the location of errors). */
+static Ast *self_access(Ast *a, const char *name) {
+  if (!a) return NULL;
+  if (a->kind == A_ACCESS && a->name && strcmp(a->name, name) == 0) return a;
+  Ast *r = self_access(a->a, name);
+  if (!r) r = self_access(a->b, name);
+  if (!r) r = self_access(a->c, name);
+  for (int i = 0; !r && i < a->list.len; i++) r = self_access(VEC_AT(a->list, i), name);
+  return r;
+}
+
+/* How far back index IDX of a self-load reaches along axis V: c for `v - c`, 0 for `v`,
+ * -1 for anything else. */
+static int64_t scan_distance(Expr *idx, IrVar *v) {
+  Expr *e = simplify(idx, NULL);
+  int64_t c;
+  if (e->kind == E_VAR && e->var == v) return 0;
+  if (e->kind != E_BIN || !e->a || e->a->kind != E_VAR || e->a->var != v || !ir_is_const(e->b, &c))
+    return -1;
+  if (e->op == OP_SUB && c >= 1) return c;
+  if (e->op == OP_ADD && c <= -1 && c != INT64_MIN) return -c;
+  return -1;
+}
+
+/* A statement that reads the tensor it writes is a scan (LANGUAGE.md, "Scans"): `=`,
+ * every self-read at the same indices but one dimension, the scan dimension, where it
+ * is `i - c` with c >= 1 (an element computed earlier in that dimension's loop). */
+static bool check_scan(Op *op, Ast *st) {
+  Vec loads = {0};
+  self_loads(op->value, op->out, &loads);
+  if (!loads.len) return true;
+  Ast *at = self_access(st->b, op->name);
+  Loc loc = at ? at->loc : st->loc;
+  if (op->rop != RED_NONE) {
+    diag_error(loc, "%s reads itself in a `%s` statement: a reduction cannot read the tensor it "
+               "writes (a scan is written with `=`: S[i] = i > 0 ? S[i - 1] + X[i] : X[i])",
+               op->name, reduceop_names[op->rop]);
+    return false;
+  }
+  int dim = -1;
+  for (int j = 0; j < loads.len; j++) {
+    Expr *ld = VEC_AT(loads, j);
+    for (int d = 0; d < op->ndim; d++) {
+      int64_t c = scan_distance(ld->args[d], op->axes[d]);
+      if (c == 0) continue;
+      if (c < 0) {
+        diag_error(loc, "%s reads itself at index '%s' in dimension %d: a scan reads an element "
+                   "computed before, `%s - c` with c >= 1 in its scan dimension and the left "
+                   "side's index in the others", op->name, ir_expr_str(ld->args[d]), d + 1,
+                   op->axes[d]->name);
+        return false;
+      }
+      if (dim >= 0 && dim != d) {
+        diag_error(loc, "%s is scanned along two dimensions (%s and %s): a scan runs along one",
+                   op->name, op->axes[dim]->name, op->axes[d]->name);
+        return false;
+      }
+      dim = d;
+    }
+    if (dim < 0) {
+      diag_error(loc, "%s reads the element it writes: a scan reads an element computed before, "
+                 "such as %s[%s - 1] (a reduction is written with +=, max=, ...)", op->name, op->name,
+                 op->ndim ? op->axes[0]->name : "i");
+      return false;
+    }
+  }
+  op->is_scan = true;
+  op->scan_dim = dim;
+  return true;
+}
+
 /* One A_STMT -> an Op (NULL after errors; the tensor is still marked as written). */
 static Op *check_stmt(KCtx *kc, Ast *st) {
   Sym *t = stmt_target(kc, st, st->a);
@@ -220,7 +302,7 @@ static Op *check_stmt(KCtx *kc, Ast *st) {
   for (int i = 0; i < op->nred; i++)
     chk_bounds_var(&s.bounds, op->raxes[i], op->rmin[i], op->rext[i]);
   op->value = chk_value(&s, st->b, t->buf->dtype);
-  if (!op->value) return NULL;
+  if (!op->value || !check_scan(op, st)) return NULL;
   op->nreads = s.reads.len;
   op->reads = (Buffer **)s.reads.data;
   if (!op->reads) op->reads = xalloc(sizeof(Buffer *));
@@ -289,7 +371,9 @@ static bool topo_visit(Op **ops, int n, int *color, int i, Vec *order, Vec *path
   bool ok = true;
   for (int r = 0; r < ops[i]->nreads && ok; r++)
     for (int j = 0; j < n; j++)
-      if (ops[j] == ops[i]->reads[r]->op && !topo_visit(ops, n, color, j, order, path)) ok = false;
+      if (ops[j] == ops[i]->reads[r]->op && !(j == i && ops[i]->is_scan) &&
+          !topo_visit(ops, n, color, j, order, path))
+        ok = false;
   path->len--;
   color[i] = 2;
   vec_push(order, ops[i]);

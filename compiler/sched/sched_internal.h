@@ -27,6 +27,7 @@ struct IterVar {
   IrVar *var;          /* root: the op's axis var; else the loop's var */
   Stage *stage;
   bool reduce, root;
+  bool scan;           /* the scan axis of a scan stage, or split from it: serial, in order */
   Expr *dmin, *dext;   /* root: the op's domain */
   ForKind kind;        /* annotation or binding */
   Loc kind_loc;        /* the step that set KIND (file NULL: none) */

@@ -47,6 +47,7 @@ static Stage *stage_new(Schedule *s, Op *op, Loc loc) {
     st->root[d] = root_iv(s, st, op->axes[d], ir_int(0), op->out->shape[d], false);
   for (int r = 0; r < op->nred; r++)
     st->root[op->ndim + r] = root_iv(s, st, op->raxes[r], op->rmin[r], op->rext[r], true);
+  if (op->is_scan) st->root[op->scan_dim]->scan = true;
   for (int i = 0; i < st->nroot; i++) vec_push(&st->leaf, st->root[i]);
   return st;
 }
@@ -340,6 +341,7 @@ static bool do_split(StepCtx *c, IterVar *iv, int64_t factor, int64_t nparts, co
   r->nparts = nparts < ARITH_SIZE_MAX ? nparts : ARITH_SIZE_MAX;
   r->outer = iv_new(c->s, st, o, NULL, iv->reduce);
   r->inner = iv_new(c->s, st, i, NULL, iv->reduce);
+  r->outer->scan = r->inner->scan = iv->scan;
   vec_push(&st->rels, r);
   IterVar *two[2] = {r->outer, r->inner};
   replace_leaf(st, sched_leaf_pos(st, iv), two, 2);
@@ -362,6 +364,59 @@ static bool step_split(StepCtx *c) {
   int64_t v;
   if (!int_arg(c, f, parts ? "the number of parts" : "split factor", &v)) return false;
   return do_split(c, iv, parts ? 0 : v, parts ? v : 0, c->out[0], c->out[1]);
+}
+
+/* ---- scans: the scan axis runs serially and in order (LANGUAGE.md, "Scans") ---- */
+
+/* The leaves that IV was split into, outermost part first. */
+static void scan_leaves(Stage *st, IterVar *iv, Vec *out) {
+  for (int i = 0; i < st->rels.len; i++) {
+    Rel *r = VEC_AT(st->rels, i);
+    if (r->kind == REL_SPLIT && r->parent == iv) {
+      scan_leaves(st, r->outer, out);
+      scan_leaves(st, r->inner, out);
+      return;
+    }
+  }
+  vec_push(out, iv);
+}
+
+/* After a reorder: the parts of ST's scan axis are still outer part first. */
+static bool scan_order_ok(StepCtx *c, Stage *st) {
+  if (!st->op->is_scan) return true;
+  Vec lv = {0};
+  scan_leaves(st, st->root[st->op->scan_dim], &lv);
+  for (int i = 1; i < lv.len; i++) {
+    IterVar *o = VEC_AT(lv, i - 1), *in = VEC_AT(lv, i);
+    if (sched_leaf_pos(st, o) > sched_leaf_pos(st, in)) {
+      diag_error(c->loc, "this order puts loop '%s' inside '%s': both are parts of scan axis '%s', "
+                 "whose iterations must run in order (%s reads the elements before), outer part first",
+                 o->name, in->name, st->root[st->op->scan_dim]->name, st->name);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Whether loop IV may run out of order (parallel, vectorized, bound): not when it is a
+ * part of a scan axis, unless its extent is 1. */
+static bool scan_free(StepCtx *c, IterVar *iv, const char *what) {
+  int64_t e;
+  if (!iv->scan) return true;
+  static_extents(iv->stage);
+  if (ir_is_const(iv->ext, &e) && e == 1) return true;
+  diag_error(c->loc, "cannot %s loop '%s': it runs scan axis '%s' of '%s', whose iterations read "
+             "the ones before and must run serially, in order", what, iv->name,
+             iv->stage->root[iv->stage->op->scan_dim]->name, iv->stage->name);
+  return false;
+}
+
+/* A stage whose value reads its own tensor must stay at the root, as itself. */
+static bool scan_stage_ok(StepCtx *c, Stage *st, const char *what) {
+  if (!st->op->is_scan) return true;
+  diag_error(c->loc, "cannot %s '%s': it is a scan (it reads its own earlier elements), which is "
+             "computed whole, at the root", what, st->name);
+  return false;
 }
 
 /* Put LOOPS (distinct leaves of one stage) at the positions they hold, in this order. */
@@ -390,7 +445,7 @@ static bool step_tile(StepCtx *c) {
   Rel *rx = VEC_AT(st->rels, st->rels.len - 2), *ry = VEC_AT(st->rels, st->rels.len - 1);
   IterVar *order[4] = {rx->outer, ry->outer, rx->inner, ry->inner};
   apply_reorder(st, order, 4);
-  return true;
+  return scan_order_ok(c, st);
 }
 
 static bool step_fuse(StepCtx *c) {
@@ -415,6 +470,11 @@ static bool step_fuse(StepCtx *c) {
   }
   if (a->reduce != b->reduce) {
     diag_error(c->loc, "fuse of a reduction loop with a data-parallel loop ('%s', '%s')", a->name, b->name);
+    return false;
+  }
+  if (a->scan || b->scan) {
+    diag_error(c->loc, "cannot fuse '%s' and '%s': '%s' runs the scan axis of '%s', which stays a "
+               "loop of its own (split it instead)", a->name, b->name, (a->scan ? a : b)->name, st->name);
     return false;
   }
   if (iv_has_attached(c->s, a, c->loc, "fuse") || iv_has_attached(c->s, b, c->loc, "fuse")) return false;
@@ -448,7 +508,7 @@ static bool step_reorder(StepCtx *c) {
       }
   }
   apply_reorder(loops[0]->stage, loops, c->narg);
-  return true;
+  return scan_order_ok(c, loops[0]->stage);
 }
 
 /* ---- annotations ----------------------------------------------------- */
@@ -490,6 +550,7 @@ static bool step_bind(StepCtx *c) {
                "use rfactor and bind the data-parallel loops", iv->name, forkind_names[k], iv->stage->name);
     return false;
   }
+  if (!scan_free(c, iv, "bind")) return false;
   Stage *st = iv->stage;
   for (int i = 0; i < st->leaf.len && k != FOR_VTHREAD; i++) {
     IterVar *o = VEC_AT(st->leaf, i);
@@ -522,6 +583,8 @@ static bool step_annotate(StepCtx *c, ForKind k) {
                k == FOR_PARALLEL ? "parallelize" : "vectorize", iv->name);
     return false;
   }
+  if (k != FOR_UNROLL && !scan_free(c, iv, k == FOR_PARALLEL ? "parallelize" : "vectorize"))
+    return false;
   if (k == FOR_VECTORIZE) {
     static_extents(iv->stage);
     if (!ir_is_const(iv->ext, NULL)) {
@@ -581,6 +644,7 @@ static bool step_compute_at(StepCtx *c) {
     diag_error(c->loc, "cannot compute_at output '%s': outputs are computed at the root", p->name);
     return false;
   }
+  if (!scan_stage_ok(c, p, "compute_at")) return false;
   if (cs->attach == ATTACH_INLINE) {
     diag_error(c->loc, "cannot compute '%s' at a loop of '%s': '%s' is inlined", p->name, cs->name, cs->name);
     return false;
@@ -610,6 +674,7 @@ static bool step_compute_inline(StepCtx *c) {
     diag_error(c->loc, "cannot inline '%s': it is an output of the kernel", p->name);
     return false;
   }
+  if (!scan_stage_ok(c, p, "inline")) return false;
   if (has_attached(c->s, p, c->loc, "compute_inline")) return false;
   p->attach = ATTACH_INLINE;
   p->attach_loc = c->loc;
@@ -717,6 +782,7 @@ static bool step_cache_read(StepCtx *c) {
   Stage *cs = t && scope_arg(c, c->arg[1], &sc) ? find_stage_arg(c->s, c->arg[2]) : NULL;
   if (!cs) return false;
   const Expr *use = first_load(cs->op->value, t);
+  if (use && t == cs->op->out && !scan_stage_ok(c, cs, "cache_read its own tensor in")) return false;
   if (!use) {
     diag_error(c->arg[2]->loc, "stage '%s' does not read '%s'", cs->name, t->name);
     return false;
@@ -786,6 +852,7 @@ static bool step_cache_write(StepCtx *c) {
   Stage *cs = find_stage_arg(c->s, c->arg[0]);
   Scope sc;
   if (!cs || !scope_arg(c, c->arg[1], &sc) || !untouched(c, cs, "cache_write")) return false;
+  if (!scan_stage_ok(c, cs, "cache_write")) return false;
   if (cs->attach == ATTACH_INLINE) {
     diag_error(c->loc, "cannot cache_write inlined stage '%s'", cs->name);
     return false;
