@@ -477,6 +477,11 @@ struct Op {
    * is_scan false: value never loads out. */
   bool is_scan;
   int scan_dim;
+  /* A scatter (H[A[i]] += 1): per dimension of out, NULL where the left side's index is a
+   * plain name (axes[d]), else the computed index (i64, over axes and raxes); updates at
+   * an index outside out are skipped. axes[d] of a scattered dimension only ranges over
+   * out for the init. NULL: no scattered dimension. */
+  Expr **scatter;
 };
 
 typedef struct Variant {

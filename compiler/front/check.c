@@ -164,9 +164,15 @@ static bool stmt_axes(SCtx *s, Ast *lhs, Buffer *out) {
   bool ok = true;
   for (int d = 0; d < n; d++) {
     Ast *ix = VEC_AT(lhs->list, d);
+    if (ix && ix->kind != A_NAME && op->rop != RED_NONE) { /* a scatter: translated later */
+      if (!op->scatter) op->scatter = xalloc(sizeof(Expr *) * (size_t)(n + 1));
+      op->axes[d] = ir_newvar(xprintf("%s_d%d", out->name, d), DT_I64);
+      continue;
+    }
     if (!ix || ix->kind != A_NAME || !ix->name) {
       diag_error(ix ? ix->loc : lhs->loc, "index %d of %s must be a plain name such as i: the left "
-                 "side names the axes it ranges over", d + 1, out->name);
+                 "side names the axes it ranges over (a computed index, a scatter, needs a "
+                 "reduction: H[A[i]] += 1)", d + 1, out->name);
       ok = false;
       continue;
     }
@@ -301,6 +307,10 @@ static Op *check_stmt(KCtx *kc, Ast *st) {
   if (!chk_reduction_axes(&s)) return NULL;
   for (int i = 0; i < op->nred; i++)
     chk_bounds_var(&s.bounds, op->raxes[i], op->rmin[i], op->rext[i]);
+  for (int d = 0; op->scatter && d < op->ndim; d++) {
+    Ast *ix = VEC_AT(st->a->list, d);
+    if (ix->kind != A_NAME && !(op->scatter[d] = chk_scatter_index(&s, ix, t->buf, d))) return NULL;
+  }
   op->value = chk_value(&s, st->b, t->buf->dtype);
   if (!op->value || !check_scan(op, st)) return NULL;
   op->nreads = s.reads.len;

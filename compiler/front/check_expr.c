@@ -147,6 +147,11 @@ static void check_ranges(SCtx *s, const bool *given, const RInfo *ri) {
 bool chk_reduction_axes(SCtx *s) {
   int before = diag_errors();
   Op *op = s->op;
+  Ast *lhs = s->stmt->a;
+  for (int d = 0; lhs && d < lhs->list.len; d++) { /* a scatter's computed indices */
+    Ast *ix = VEC_AT(lhs->list, d);
+    if (ix && ix->kind != A_NAME) collect(s, ix);
+  }
   collect(s, s->stmt->b);
   int n = s->raxes.len;
   op->nred = n;
@@ -155,6 +160,10 @@ bool chk_reduction_axes(SCtx *s) {
   op->rext = xalloc(sizeof(Expr *) * (size_t)(n + 1));
   for (int i = 0; i < n; i++) op->raxes[i] = ((Sym *)VEC_AT(s->raxes, i))->var;
   RInfo *ri = xalloc(sizeof(RInfo) * (size_t)(n + 1));
+  for (int d = 0; lhs && d < lhs->list.len; d++) {
+    Ast *ix = VEC_AT(lhs->list, d);
+    if (ix && ix->kind != A_NAME) infer(s, ix, ri);
+  }
   infer(s, s->stmt->b, ri);
   bool *given = xalloc(sizeof(bool) * (size_t)(n + 1));
   for (int i = 0; i < s->stmt->list2.len; i++) {
@@ -630,6 +639,8 @@ static TE tr(SCtx *s, Ast *a) {
     return BAD;
   }
 }
+
+Expr *chk_scatter_index(SCtx *s, Ast *ix, Buffer *buf, int d) { return tr_index(s, ix, buf, d); }
 
 Expr *chk_value(SCtx *s, Ast *rhs, DType want) {
   TE v = tr(s, rhs);

@@ -64,6 +64,7 @@ static bool consumer_region(Stage *p, Stage *x, Vec *fixed, Interval *region, bo
   }
   Vec loads = {0};
   collect_loads(x->eff, p->op->out, &loads);
+  for (int d = 0; x->op->scatter && d < x->op->ndim; d++) collect_loads(x->scatter_eff[d], p->op->out, &loads);
   for (int j = 0; j < loads.len; j++) {
     Expr *ld = VEC_AT(loads, j);
     for (int d = 0; d < p->op->ndim; d++) {
@@ -108,7 +109,8 @@ static bool infer_attached(LowerCtx *L, Stage *p) {
   }
   for (int i = 0; i < L->s->stages.len; i++) {
     Stage *x = lower_stage(L, i);
-    if (x == p || x->attach == ATTACH_INLINE || !sched_reads(x->eff, p->op->out)) continue;
+    if (x == p || x->attach == ATTACH_INLINE || !sched_op_reads(x->op, x->eff, x->scatter_eff, p->op->out))
+      continue;
     if (!x->done) die("lower: consumer %s of %s not bounded first", x->name, p->name);
     if (!consumer_region(p, x, &fixed, region, &have)) {
       p->scope = saved;

@@ -60,13 +60,55 @@ static Expr *combine(ReduceOp rop, Expr *acc, Expr *v) {
   }
 }
 
+/* ---- scatters (H[A[i]] += 1): computed indices, checked at run time ---- */
+
+/* A scatter's store index: its loops' values in the plain dimensions, in the others the
+ * computed index (INIT NULL) or INIT's vars; *IN gets `0 <= idx < extent` of each
+ * computed index. */
+static Expr **scatter_index(LowerCtx *L, Stage *x, IrVar **init, Expr **in) {
+  Op *op = x->op;
+  Expr **idx = xalloc(sizeof(Expr *) * (size_t)(op->ndim + 1));
+  *in = NULL;
+  for (int d = 0, k = 0; d < op->ndim; d++) {
+    if (!op->scatter[d]) {
+      idx[d] = x->full[k++];
+      continue;
+    }
+    if (init) {
+      idx[d] = ir_var(init[d]);
+      continue;
+    }
+    idx[d] = bnd_simplify(remap_loads(L, lower_root_subst(x, x->scatter_eff[d])));
+    Expr *c = ir_bin(OP_AND, ir_bin(OP_GE, idx[d], ir_int(0)), ir_bin(OP_LT, idx[d], op->out->shape[d]));
+    *in = *in ? ir_bin(OP_AND, *in, c) : c;
+  }
+  return idx;
+}
+
+/* A scatter's init: every element of its computed dimensions (the plain ones as the
+ * loops around it give them). */
+static Stmt *scatter_init_store(LowerCtx *L, Stage *x) {
+  Op *op = x->op;
+  IrVar **v = xalloc(sizeof(IrVar *) * (size_t)(op->ndim + 1));
+  for (int d = 0; d < op->ndim; d++)
+    if (op->scatter[d]) v[d] = ir_newvar(op->axes[d]->name, DT_I64);
+  Expr *in;
+  Stmt *st = ir_store(x->buf, scatter_index(L, x, v, &in), sched_identity(op->rop, x->buf->dtype));
+  st->loc = op->loc;
+  for (int d = op->ndim - 1; d >= 0; d--)
+    if (op->scatter[d]) st = ir_for(v[d], ir_int(0), op->out->shape[d], FOR_SERIAL, st);
+  return st;
+}
+
 /* The innermost statement: the store (an update for reductions), guarded. */
 static Stmt *update_stmt(LowerCtx *L, Stage *x) {
-  Expr **idx = store_index(x);
+  Expr *in = NULL;
+  Expr **idx = x->op->scatter ? scatter_index(L, x, NULL, &in) : store_index(x);
   Expr *v = bnd_simplify(remap_loads(L, lower_root_subst(x, x->eff)));
   if (x->op->rop != RED_NONE) v = combine(x->op->rop, ir_load(x->buf, idx), v);
   Stmt *st = ir_store(x->buf, idx, v);
   st->loc = x->op->loc;
+  if (in) st = guarded(in, st);
   return guarded(all_conds(&x->guards[0], &x->guards[1]), st);
 }
 
@@ -84,8 +126,13 @@ static Stmt *make_loop(LowerCtx *L, Stage *x, IterVar *iv, IrVar *var, Stmt *bod
 
 /* The reduction init: the data-parallel leaves from position POS on, fresh vars. */
 static Stmt *init_stmt(LowerCtx *L, Stage *x, int pos) {
-  Stmt *st = ir_store(x->buf, store_index(x), sched_identity(x->op->rop, x->buf->dtype));
-  st->loc = x->op->loc;
+  Stmt *st;
+  if (x->op->scatter) {
+    st = scatter_init_store(L, x);
+  } else {
+    st = ir_store(x->buf, store_index(x), sched_identity(x->op->rop, x->buf->dtype));
+    st->loc = x->op->loc;
+  }
   Stmt *body = guarded(all_conds(&x->guards[0], NULL), st);
   Vec from = {0}, to = {0};
   for (int i = x->leaf.len - 1; i >= pos; i--) {
@@ -125,8 +172,11 @@ static Stmt *gen_level(LowerCtx *L, Stage *x, int pos, int pos_r, Stmt *init, St
 /* X's loop nest with everything computed at its loops. */
 static Stmt *gen_stage(LowerCtx *L, Stage *x) {
   int pos_r = x->leaf.len;
-  for (int i = x->leaf.len - 1; i >= 0; i--)
-    if (((IterVar *)VEC_AT(x->leaf, i))->reduce) pos_r = i;
+  for (int i = x->leaf.len - 1; i >= 0; i--) {
+    IterVar *iv = VEC_AT(x->leaf, i);
+    /* a scatter's reduction part of extent 1 bound to the grid is no reduction loop */
+    if (iv->reduce && !(x->op->scatter && forkind_is_gpu(iv->kind))) pos_r = i;
+  }
   Stmt *init = x->op->rop != RED_NONE ? init_stmt(L, x, pos_r) : NULL;
   Stmt *nest = gen_level(L, x, 0, pos_r, init, update_stmt(L, x));
   return pos_r == 0 ? ir_seq2(init, nest) : nest;

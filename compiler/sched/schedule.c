@@ -40,13 +40,13 @@ static Stage *stage_new(Schedule *s, Op *op, Loc loc) {
   st->loc = loc;
   st->output = op->out->kind == BUF_OUTPUT;
   st->scope = op->out->scope;
-  st->nroot = op->ndim + op->nred;
-  st->ndata = op->ndim;
-  st->root = xalloc(sizeof(IterVar *) * (size_t)(st->nroot + 1));
-  for (int d = 0; d < op->ndim; d++)
-    st->root[d] = root_iv(s, st, op->axes[d], ir_int(0), op->out->shape[d], false);
+  st->root = xalloc(sizeof(IterVar *) * (size_t)(op->ndim + op->nred + 1));
+  for (int d = 0; d < op->ndim; d++) /* a scatter's computed dimensions have no loop */
+    if (!op->scatter || !op->scatter[d])
+      st->root[st->ndata++] = root_iv(s, st, op->axes[d], ir_int(0), op->out->shape[d], false);
+  st->nroot = st->ndata + op->nred;
   for (int r = 0; r < op->nred; r++)
-    st->root[op->ndim + r] = root_iv(s, st, op->raxes[r], op->rmin[r], op->rext[r], true);
+    st->root[st->ndata + r] = root_iv(s, st, op->raxes[r], op->rmin[r], op->rext[r], true);
   if (op->is_scan) st->root[op->scan_dim]->scan = true;
   for (int i = 0; i < st->nroot; i++) vec_push(&st->leaf, st->root[i]);
   return st;
@@ -83,6 +83,13 @@ bool sched_reads(const Expr *e, const Buffer *b) {
   for (int i = 0; i < e->nargs; i++)
     if (sched_reads(e->args[i], b)) return true;
   return sched_reads(e->a, b) || sched_reads(e->b, b) || sched_reads(e->c, b);
+}
+
+bool sched_op_reads(const Op *op, Expr *eff, Expr **scatter, const Buffer *b) {
+  if (sched_reads(eff, b)) return true;
+  for (int d = 0; op->scatter && d < op->ndim; d++)
+    if (scatter[d] && sched_reads(scatter[d], b)) return true;
+  return false;
 }
 
 Stage *sched_stage_of_buf(Schedule *s, const Buffer *b) {
@@ -419,6 +426,14 @@ static bool scan_stage_ok(StepCtx *c, Stage *st, const char *what) {
   return false;
 }
 
+/* A scatter (H[A[i]] += 1) stays at the root, as itself. */
+static bool scatter_stage_ok(StepCtx *c, Stage *st, const char *what) {
+  if (!st->op->scatter) return true;
+  diag_error(c->loc, "cannot %s '%s': it is a scatter (its left side has a computed index), which "
+             "is computed whole, at the root", what, st->name);
+  return false;
+}
+
 /* Put LOOPS (distinct leaves of one stage) at the positions they hold, in this order. */
 static void apply_reorder(Stage *st, IterVar **loops, int n) {
   int pos[64], k = 0;
@@ -545,6 +560,11 @@ static bool step_bind(StepCtx *c) {
   /* After rfactor the remaining reduction (over the factored axis) may be bound to
    * threads: the GPU back ends emit a block reduction for it (TVM's allreduce). */
   bool cross = iv->stage->rfactored && k >= FOR_THREAD_X && k <= FOR_THREAD_Z;
+  int64_t e1 = 0;
+  if (iv->reduce && iv->stage->op->scatter) { /* one part of extent 1: one thread does all */
+    static_extents(iv->stage);
+    cross = ir_is_const(iv->ext, &e1) && e1 == 1;
+  }
   if (iv->reduce && !cross) {
     diag_error(c->loc, "cannot bind reduction loop '%s' to %s: threads would race on '%s'; "
                "use rfactor and bind the data-parallel loops", iv->name, forkind_names[k], iv->stage->name);
@@ -604,7 +624,7 @@ static bool step_annotate(StepCtx *c, ForKind k) {
 static void consumers(Schedule *s, Stage *st, Vec *out, int depth) {
   for (int i = 0; i < s->stages.len && depth < 64; i++) {
     Stage *x = VEC_AT(s->stages, i);
-    if (x == st || !sched_reads(x->op->value, st->op->out)) continue;
+    if (x == st || !sched_op_reads(x->op, x->op->value, x->op->scatter, st->op->out)) continue;
     if (x->attach == ATTACH_INLINE) {
       consumers(s, x, out, depth + 1);
       continue;
@@ -644,7 +664,7 @@ static bool step_compute_at(StepCtx *c) {
     diag_error(c->loc, "cannot compute_at output '%s': outputs are computed at the root", p->name);
     return false;
   }
-  if (!scan_stage_ok(c, p, "compute_at")) return false;
+  if (!scan_stage_ok(c, p, "compute_at") || !scatter_stage_ok(c, p, "compute_at")) return false;
   if (cs->attach == ATTACH_INLINE) {
     diag_error(c->loc, "cannot compute '%s' at a loop of '%s': '%s' is inlined", p->name, cs->name, cs->name);
     return false;
@@ -674,7 +694,7 @@ static bool step_compute_inline(StepCtx *c) {
     diag_error(c->loc, "cannot inline '%s': it is an output of the kernel", p->name);
     return false;
   }
-  if (!scan_stage_ok(c, p, "inline")) return false;
+  if (!scan_stage_ok(c, p, "inline") || !scatter_stage_ok(c, p, "inline")) return false;
   if (has_attached(c->s, p, c->loc, "compute_inline")) return false;
   p->attach = ATTACH_INLINE;
   p->attach_loc = c->loc;
@@ -783,6 +803,7 @@ static bool step_cache_read(StepCtx *c) {
   if (!cs) return false;
   const Expr *use = first_load(cs->op->value, t);
   if (use && t == cs->op->out && !scan_stage_ok(c, cs, "cache_read its own tensor in")) return false;
+  if (!scatter_stage_ok(c, cs, "cache_read for")) return false;
   if (!use) {
     diag_error(c->arg[2]->loc, "stage '%s' does not read '%s'", cs->name, t->name);
     return false;
@@ -852,7 +873,7 @@ static bool step_cache_write(StepCtx *c) {
   Stage *cs = find_stage_arg(c->s, c->arg[0]);
   Scope sc;
   if (!cs || !scope_arg(c, c->arg[1], &sc) || !untouched(c, cs, "cache_write")) return false;
-  if (!scan_stage_ok(c, cs, "cache_write")) return false;
+  if (!scan_stage_ok(c, cs, "cache_write") || !scatter_stage_ok(c, cs, "cache_write")) return false;
   if (cs->attach == ATTACH_INLINE) {
     diag_error(c->loc, "cannot cache_write inlined stage '%s'", cs->name);
     return false;
@@ -995,7 +1016,7 @@ static bool step_rfactor(StepCtx *c) {
   if (!count_args(c, 1, 2, 2)) return false;
   Stage *cs = find_stage_arg(c->s, c->arg[0]);
   IterVar *l = cs ? find_loop(c->s, c->arg[1]) : NULL;
-  if (!l || !rfactor_ok(c, cs, l)) return false;
+  if (!l || !scatter_stage_ok(c, cs, "rfactor") || !rfactor_ok(c, cs, l)) return false;
   IrVar *lv = ir_newvar(l->base, DT_I64), *cv = ir_newvar(l->base, DT_I64);
   Op *ro = rfactor_op(c, cs, l, lv);
   Op *co = xalloc(sizeof *co);
