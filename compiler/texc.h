@@ -137,7 +137,8 @@ typedef enum {
 enum {
   TOKOP_LE = 256, TOKOP_GE, TOKOP_EQ, TOKOP_NE, TOKOP_AND, TOKOP_OR,
   TOKOP_ADDEQ, TOKOP_MAXEQ, TOKOP_MINEQ, TOKOP_MULEQ,
-  TOKOP_SHL, TOKOP_SHR /* << >>; & | ^ ~ are their chars */
+  TOKOP_SHL, TOKOP_SHR, /* << >>; & | ^ ~ are their chars */
+  TOKOP_ARGMAXEQ, TOKOP_ARGMINEQ
 };
 
 typedef struct Ast Ast;
@@ -455,8 +456,11 @@ bool linform_is_const(const LinForm *l);
 /* check.c — names, dtypes, shapes, reduction axes: the compute DAG      */
 /* ===================================================================== */
 
-typedef enum { RED_NONE, RED_SUM, RED_MAX, RED_MIN, RED_PROD } ReduceOp;
-extern const char *const reduceop_names[]; /* "", "+=", "max=", "min=", "*=" */
+/* RED_ARGMAX / RED_ARGMIN: the integer output holds the position (row-major over the
+ * reduction axes, from their minimums) of the largest / smallest value, the first on
+ * ties, NaN largest (numpy's argmax, argmin). */
+typedef enum { RED_NONE, RED_SUM, RED_MAX, RED_MIN, RED_PROD, RED_ARGMAX, RED_ARGMIN } ReduceOp;
+extern const char *const reduceop_names[]; /* "", "+=", "max=", "min=", "*=", "argmax=", "argmin=" */
 
 /* One tensor statement: out[axes] (rop)= value, over raxes. */
 struct Op {

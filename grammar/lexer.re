@@ -161,6 +161,8 @@ static int scan(Lexer *lx, YYSTYPE *v, Loc *loc, const char **start) {
       "for"      { TOKEN(T_FOR); }
       "auto"     { TOKEN(T_AUTO); }
       "max=" / [^=] { TOKEN(T_MAXEQ); }
+      "argmax=" / [^=] { TOKEN(T_ARGMAXEQ); }
+      "argmin=" / [^=] { TOKEN(T_ARGMINEQ); }
       "min=" / [^=] { TOKEN(T_MINEQ); }
 
       id {

@@ -190,6 +190,7 @@ static Vec vec1(void *p) {
 %token <str> STRING "string"
 %token LE "'<='" GE "'>='" EQ "'=='" NE "'!='" AND "'&&'" OR "'||'" SHL "'<<'" SHR "'>>'"
 %token ADDEQ "'+='" MAXEQ "'max='" MINEQ "'min='" MULEQ "'*='"
+%token ARGMAXEQ "'argmax='" ARGMINEQ "'argmin='"
 %token DOTDOT "'..'" ARROW "'->'"
 %token CONST "'const'" IMPORT "'import'" KERNEL "'kernel'" TENSOR "'tensor'"
 %token WHERE "'where'" IN "'in'" SCHEDULE "'schedule'" FOR "'for'" AUTO "'auto'"
@@ -294,6 +295,8 @@ assign:
 | MAXEQ                   { $$ = TOKOP_MAXEQ; }
 | MINEQ                   { $$ = TOKOP_MINEQ; }
 | MULEQ                   { $$ = TOKOP_MULEQ; }
+| ARGMAXEQ                { $$ = TOKOP_ARGMAXEQ; }
+| ARGMINEQ                { $$ = TOKOP_ARGMINEQ; }
 ;
 
 where_opt:
@@ -515,7 +518,7 @@ static int simplify_expected(Expect *e, yysymbol_kind_t la, bool *expr, bool *st
   e->has[YYSYMBOL_YYEOF] = false;
   if (e->has[CH('=')] && e->has[YYSYMBOL_ADDEQ]) /* "expected '='" says it well enough */
     e->has[YYSYMBOL_ADDEQ] = e->has[YYSYMBOL_MAXEQ] = e->has[YYSYMBOL_MINEQ] =
-        e->has[YYSYMBOL_MULEQ] = false;
+        e->has[YYSYMBOL_MULEQ] = e->has[YYSYMBOL_ARGMAXEQ] = e->has[YYSYMBOL_ARGMINEQ] = false;
   int others = *expr + *stmt, operators = 0;
   for (int k = 0; k < YYNTOKENS; k++) {
     others += e->has[k] && !is_operator(k) && !is_postfix(k);

@@ -119,6 +119,8 @@ static ReduceOp reduce_of(int op) {
   case TOKOP_MAXEQ: return RED_MAX;
   case TOKOP_MINEQ: return RED_MIN;
   case TOKOP_MULEQ: return RED_PROD;
+  case TOKOP_ARGMAXEQ: return RED_ARGMAX;
+  case TOKOP_ARGMINEQ: return RED_ARGMIN;
   default: return RED_NONE;
   }
 }
@@ -197,6 +199,12 @@ static bool stmt_axes(SCtx *s, Ast *lhs, Buffer *out) {
 
 /* The value's dtype fits the reduction. */
 static bool reduce_dtype_ok(Op *op, Ast *st) {
+  if (op->rop == RED_ARGMAX || op->rop == RED_ARGMIN) {
+    if (dtype_is_int(op->out->dtype) && op->out->dtype != DT_BOOL) return true;
+    diag_error(st->loc, "`%s` gives an index: %s must be an integer tensor (i32, i64, ...), not %s",
+               reduceop_names[op->rop], op->name, dtype_name(op->out->dtype));
+    return false;
+  }
   if (op->rop == RED_NONE || op->out->dtype != DT_BOOL) return true;
   diag_error(st->loc, "`%s` needs a numeric tensor, but %s is bool", reduceop_names[op->rop], op->name);
   return false;
@@ -311,8 +319,19 @@ static Op *check_stmt(KCtx *kc, Ast *st) {
     Ast *ix = VEC_AT(st->a->list, d);
     if (ix->kind != A_NAME && !(op->scatter[d] = chk_scatter_index(&s, ix, t->buf, d))) return NULL;
   }
-  op->value = chk_value(&s, st->b, t->buf->dtype);
+  bool arg = op->rop == RED_ARGMAX || op->rop == RED_ARGMIN;
+  op->value = arg ? chk_value_own(&s, st->b) : chk_value(&s, st->b, t->buf->dtype);
   if (!op->value || !check_scan(op, st)) return NULL;
+  if (arg && op->scatter) {
+    diag_error(st->loc, "a scatter's reduction is +=, max=, min= or *=, not `%s`", reduceop_names[op->rop]);
+    return NULL;
+  }
+  if (arg && (op->value->dtype == DT_BOOL || !op->nred)) {
+    diag_error(st->loc, op->nred ? "`%s` compares numbers, not bools: cast the value, i32(...)"
+                                 : "`%s` needs a reduction axis: a name on the right only",
+               reduceop_names[op->rop]);
+    return NULL;
+  }
   op->nreads = s.reads.len;
   op->reads = (Buffer **)s.reads.data;
   if (!op->reads) op->reads = xalloc(sizeof(Buffer *));

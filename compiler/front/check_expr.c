@@ -642,6 +642,13 @@ static TE tr(SCtx *s, Ast *a) {
 
 Expr *chk_scatter_index(SCtx *s, Ast *ix, Buffer *buf, int d) { return tr_index(s, ix, buf, d); }
 
+Expr *chk_value_own(SCtx *s, Ast *rhs) {
+  TE v = tr(s, rhs);
+  if (!v.e) return NULL;
+  if (v.lit == TYPED) return v.e;
+  return adapt(&v, v.lit == LIT_FLOAT ? DT_F32 : DT_I32, rhs->loc, "the value") ? v.e : NULL;
+}
+
 Expr *chk_value(SCtx *s, Ast *rhs, DType want) {
   TE v = tr(s, rhs);
   if (!v.e) return NULL;

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-const char *const reduceop_names[] = {"", "+=", "max=", "min=", "*="};
+const char *const reduceop_names[] = {"", "+=", "max=", "min=", "*=", "argmax=", "argmin="};
 
 /* ---- symbol tables ------------------------------------------------------------ */
 
@@ -225,6 +225,8 @@ const char *chk_op_text(int op) {
   case TOKOP_OR: return "||";
   case TOKOP_ADDEQ: return "+=";
   case TOKOP_MAXEQ: return "max=";
+  case TOKOP_ARGMAXEQ: return "argmax=";
+  case TOKOP_ARGMINEQ: return "argmin=";
   case TOKOP_MINEQ: return "min=";
   case TOKOP_MULEQ: return "*=";
   case TOKOP_SHL: return "<<";

@@ -100,12 +100,64 @@ static Stmt *scatter_init_store(LowerCtx *L, Stage *x) {
   return st;
 }
 
+/* ---- argmax= / argmin=: the index of the best value, the first on ties ---- */
+
+/* The row-major position of X's reduction point (root values FULL) in its domain. */
+static Expr *arg_position(Stage *x, Expr **full) {
+  Op *op = x->op;
+  Expr *pos = ir_int(0);
+  for (int r = 0; r < op->nred; r++)
+    pos = ir_add(ir_mul(pos, op->rext[r]), ir_sub(full[x->ndata + r], op->rmin[r]));
+  return bnd_simplify(pos);
+}
+
+/* The root values at position POS (i64) of the reduction domain, X's data point. */
+static Expr **arg_point(Stage *x, Expr *pos) {
+  Op *op = x->op;
+  Expr **full = xalloc(sizeof(Expr *) * (size_t)(x->nroot + 1));
+  for (int d = 0; d < x->ndata; d++) full[d] = x->full[d];
+  for (int r = op->nred - 1; r >= 0; r--) {
+    Expr *k = r ? ir_floormod(pos, op->rext[r]) : pos;
+    full[x->ndata + r] = ir_add(op->rmin[r], k);
+    pos = ir_floordiv(pos, op->rext[r]);
+  }
+  return full;
+}
+
+/* Whether value V at position P beats the best so far, value B at position Q: larger
+ * (argmax) or smaller, NaN beating every number, the smaller position on ties. */
+static Expr *arg_beats(ReduceOp rop, Expr *v, Expr *p, Expr *b, Expr *q) {
+  Expr *better = ir_bin(rop == RED_ARGMAX ? OP_GT : OP_LT, v, b);
+  Expr *tie = ir_bin(OP_AND, ir_bin(OP_EQ, v, b), ir_bin(OP_LT, p, q));
+  Expr *num = ir_bin(OP_OR, better, tie);
+  if (!dtype_is_float(v->dtype)) return num;
+  Expr *vnan = ir_bin(OP_NE, v, v), *bnan = ir_bin(OP_NE, b, b);
+  Expr *if_nan = ir_bin(OP_OR, ir_un(OP_NOT, bnan), ir_bin(OP_LT, p, q));
+  return ir_select(vnan, if_nan, ir_bin(OP_AND, ir_un(OP_NOT, bnan), num));
+}
+
+/* ACC (the stored index) replaced by this point's position when its value beats the
+ * value at ACC, which is recomputed: the state is the index alone. */
+static Expr *arg_update(LowerCtx *L, Stage *x, Expr *acc) {
+  IrVar **vars = xalloc(sizeof(IrVar *) * (size_t)(x->nroot + 1));
+  for (int i = 0; i < x->nroot; i++) vars[i] = x->root[i]->var;
+  Expr *q = ir_cast(DT_I64, acc), *p = arg_position(x, x->full);
+  Expr *v = bnd_simplify(remap_loads(L, lower_root_subst(x, x->eff)));
+  Expr *b = bnd_simplify(remap_loads(L, ir_subst(x->eff, vars, arg_point(x, q), x->nroot)));
+  return ir_select(arg_beats(x->op->rop, v, p, b, q), ir_cast(acc->dtype, p), acc);
+}
+
 /* The innermost statement: the store (an update for reductions), guarded. */
 static Stmt *update_stmt(LowerCtx *L, Stage *x) {
   Expr *in = NULL;
   Expr **idx = x->op->scatter ? scatter_index(L, x, NULL, &in) : store_index(x);
-  Expr *v = bnd_simplify(remap_loads(L, lower_root_subst(x, x->eff)));
-  if (x->op->rop != RED_NONE) v = combine(x->op->rop, ir_load(x->buf, idx), v);
+  Expr *v;
+  if (x->op->rop == RED_ARGMAX || x->op->rop == RED_ARGMIN) {
+    v = arg_update(L, x, ir_load(x->buf, idx));
+  } else {
+    v = bnd_simplify(remap_loads(L, lower_root_subst(x, x->eff)));
+    if (x->op->rop != RED_NONE) v = combine(x->op->rop, ir_load(x->buf, idx), v);
+  }
   Stmt *st = ir_store(x->buf, idx, v);
   st->loc = x->op->loc;
   if (in) st = guarded(in, st);

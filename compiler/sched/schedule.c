@@ -1017,6 +1017,11 @@ static bool step_rfactor(StepCtx *c) {
   Stage *cs = find_stage_arg(c->s, c->arg[0]);
   IterVar *l = cs ? find_loop(c->s, c->arg[1]) : NULL;
   if (!l || !scatter_stage_ok(c, cs, "rfactor") || !rfactor_ok(c, cs, l)) return false;
+  if (cs->op->rop == RED_ARGMAX || cs->op->rop == RED_ARGMIN) {
+    diag_error(c->loc, "cannot rfactor '%s': `%s` keeps a (value, index) pair, which rfactor "
+               "does not combine", cs->name, reduceop_names[cs->op->rop]);
+    return false;
+  }
   IrVar *lv = ir_newvar(l->base, DT_I64), *cv = ir_newvar(l->base, DT_I64);
   Op *ro = rfactor_op(c, cs, l, lv);
   Op *co = xalloc(sizeof *co);
