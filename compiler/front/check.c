@@ -281,7 +281,7 @@ static bool check_scan(Op *op, Ast *st) {
       dim = d;
     }
     if (dim < 0) {
-      diag_error(loc, "%s reads the element it writes: a scan reads an element computed before, "
+      diag_error(loc, "%s reads itself at the element it writes: a scan reads an element computed before, "
                  "such as %s[%s - 1] (a reduction is written with +=, max=, ...)", op->name, op->name,
                  op->ndim ? op->axes[0]->name : "i");
       return false;
