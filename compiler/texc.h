@@ -486,6 +486,10 @@ struct Op {
    * an index outside out are skipped. axes[d] of a scattered dimension only ranges over
    * out for the init. NULL: no scattered dimension. */
   Expr **scatter;
+  /* A reduction domain that depends on the axes (`where j in 0..i + 1`): raxes range over
+   * its bounding box rmin/rext, and the value is reduced only where RCOND holds (over
+   * axes and raxes). NULL: the box is the domain. */
+  Expr *rcond;
 };
 
 typedef struct Variant {

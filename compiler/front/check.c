@@ -315,6 +315,7 @@ static Op *check_stmt(KCtx *kc, Ast *st) {
   if (!chk_reduction_axes(&s)) return NULL;
   for (int i = 0; i < op->nred; i++)
     chk_bounds_var(&s.bounds, op->raxes[i], op->rmin[i], op->rext[i]);
+  if (op->rcond) chk_bounds_assume(&s.bounds, op->rcond, true);
   for (int d = 0; op->scatter && d < op->ndim; d++) {
     Ast *ix = VEC_AT(st->a->list, d);
     if (ix->kind != A_NAME && !(op->scatter[d] = chk_scatter_index(&s, ix, t->buf, d))) return NULL;
@@ -322,6 +323,11 @@ static Op *check_stmt(KCtx *kc, Ast *st) {
   bool arg = op->rop == RED_ARGMAX || op->rop == RED_ARGMIN;
   op->value = arg ? chk_value_own(&s, st->b) : chk_value(&s, st->b, t->buf->dtype);
   if (!op->value || !check_scan(op, st)) return NULL;
+  if (arg && op->rcond) {
+    diag_error(st->loc, "`%s` over a range that depends on the indices of %s is not supported: "
+               "write the value as a guard, c ? X[...] : -inf", reduceop_names[op->rop], op->name);
+    return NULL;
+  }
   if (arg && op->scatter) {
     diag_error(st->loc, "a scatter's reduction is +=, max=, min= or *=, not `%s`", reduceop_names[op->rop]);
     return NULL;

@@ -161,6 +161,7 @@ static Stmt *update_stmt(LowerCtx *L, Stage *x) {
   Stmt *st = ir_store(x->buf, idx, v);
   st->loc = x->op->loc;
   if (in) st = guarded(in, st);
+  if (x->op->rcond) st = guarded(bnd_simplify(lower_root_subst(x, x->op->rcond)), st);
   return guarded(all_conds(&x->guards[0], &x->guards[1]), st);
 }
 

@@ -855,6 +855,7 @@ static Op *op_fresh(Op *op, Buffer *out) {
     else o->raxes[i - op->ndim] = v;
   }
   o->value = ir_subst(op->value, from, to, n);
+  if (op->rcond) o->rcond = ir_subst(op->rcond, from, to, n);
   out->op = o;
   return o;
 }
@@ -1017,6 +1018,11 @@ static bool step_rfactor(StepCtx *c) {
   Stage *cs = find_stage_arg(c->s, c->arg[0]);
   IterVar *l = cs ? find_loop(c->s, c->arg[1]) : NULL;
   if (!l || !scatter_stage_ok(c, cs, "rfactor") || !rfactor_ok(c, cs, l)) return false;
+  if (cs->op->rcond) {
+    diag_error(c->loc, "cannot rfactor '%s': its reduction range depends on its indices (`where` "
+               "over them)", cs->name);
+    return false;
+  }
   if (cs->op->rop == RED_ARGMAX || cs->op->rop == RED_ARGMIN) {
     diag_error(c->loc, "cannot rfactor '%s': `%s` keeps a (value, index) pair, which rfactor "
                "does not combine", cs->name, reduceop_names[cs->op->rop]);

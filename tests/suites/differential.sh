@@ -23,9 +23,10 @@ for f in examples/*.tex; do
   if [ $rc -eq 0 ] && [ "$n" -gt 0 ]; then echo "ok - differential $name: $n random schedules"
   else echo "not ok - differential $name (rc $rc)"; echo "$out" | grep -v '^ok' | head -40 | sed 's/^/    /'; fi
 done
-# Scans, scatters, argmax= (LANGUAGE.md): random schedules of their golden kernels, the
+# Scans, scatters, argmax=, triangular ranges (LANGUAGE.md): random schedules of their golden kernels, the
 # steps that would reorder a scan or race on a scatter refused at the step.
-for f in tests/lit/scan/scan.tex tests/lit/scatter/scatter.tex tests/lit/argmax/argmax.tex; do
+for f in tests/lit/scan/scan.tex tests/lit/scatter/scatter.tex tests/lit/argmax/argmax.tex \
+         tests/lit/triangular/tri.tex; do
   name=$(basename "$(dirname "$f")")
   out=$(timeout 900 "$TEXC" fuzz-schedule "$f" --count $(( (COUNT + 3) / 4 )) --seed 7 2>&1)
   rc=$?

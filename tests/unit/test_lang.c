@@ -150,8 +150,29 @@ static void test_argmax(void) {
   }
 }
 
+static const char *tri_src =
+    "kernel tri(A: f64[9, 9], B: f64[9]) -> Y: f64[9] {\n"
+    "  Y[i] += A[i, k] * B[k] where k in 0..i + 1\n"
+    "}\n";
+
+static void test_triangular(void) {
+  double a[81], b[9], y[9], want[9];
+  for (int i = 0; i < 81; i++) a[i] = (double)rint_in(-9, 9);
+  for (int i = 0; i < 9; i++) b[i] = (double)rint_in(-9, 9);
+  for (int i = 0; i < 9; i++) {
+    want[i] = 0;
+    for (int k = 0; k <= i; k++) want[i] += a[i * 9 + k] * b[k];
+  }
+  for (int jit = 0; jit < 2; jit++) {
+    memset(y, 0, sizeof y);
+    bool ok = run(tri_src, "tri", jit ? "ko, ki = split(Y.k, 4)\nreorder(ko, Y.i, ki)" : NULL, jit, (void *[]){a, b, y});
+    check(xprintf("triangular: np.tril(A) @ B (%s)", jit ? "llvm" : "interp"), ok && memcmp(y, want, sizeof y) == 0);
+  }
+}
+
 int main(void) {
   unit_rng = 11;
+  test_triangular();
   test_scan();
   test_hist();
   test_argmax();
