@@ -266,7 +266,7 @@ params:
 ;
 
 param:
-  NAME ':' NAME '[' exprs ']'  { $$ = mk_param(A_PARAM, @1, $1, $3, @3, $5); }
+  NAME ':' NAME '[' exprs_opt ']'  { $$ = mk_param(A_PARAM, @1, $1, $3, @3, $5); }
 ;
 
 outputs:
@@ -281,11 +281,11 @@ body:
 ;
 
 stmt:
-  NAME '[' exprs ']' assign expr where_opt
+  NAME '[' exprs_opt ']' assign expr where_opt
       { $$ = mk(A_STMT, @1);
         $$->a = mk_apply(lx, A_ACCESS, @1, $1, $3);
         $$->op = $5; $$->b = $6; $$->list2 = $7; }
-| TENSOR NAME ':' NAME '[' exprs ']'
+| TENSOR NAME ':' NAME '[' exprs_opt ']'
       { $$ = mk_param(A_TENSOR, @1, $2, $4, @4, $6); }
 ;
 
@@ -428,7 +428,7 @@ primary:
 | FLOAT                   { $$ = mk(A_FLOAT, @1); $$->fval = $1; }
 | NAME                    { $$ = mk_name(A_NAME, @1, $1); }
 | NAME '.' NAME           { $$ = mk_name(A_MEMBER, @1, $1); $$->name2 = $3; }
-| NAME '[' exprs ']'      { $$ = mk_apply(lx, A_ACCESS, @1, $1, $3); }
+| NAME '[' exprs_opt ']'  { $$ = mk_apply(lx, A_ACCESS, @1, $1, $3); }
 | NAME '(' exprs_opt ')'  { $$ = mk_apply(lx, A_CALL, @1, $1, $3); }
 | '(' expr ')'            { $$ = $2; }
 ;

@@ -252,12 +252,26 @@ static LoweredFunc *make_func(LowerCtx *L, Stmt *body) {
   return f;
 }
 
+/* On a GPU, a root stage with no data axis (a 0-d result: `S[] += X[i]`) and no loop
+ * bound to blockIdx runs in one block (in one thread, unless rfactor bound its reduction
+ * to threads): its nest inside a blockIdx.x loop of extent 1. */
+static Stmt *gpu_single(LowerCtx *L, Stage *x, Stmt *nest) {
+  if (!backend_for(L->s->target)->allows_bind || x->ndata > 0) return nest;
+  for (int i = 0; i < x->leaf.len; i++) {
+    ForKind k = ((IterVar *)VEC_AT(x->leaf, i))->kind;
+    if (k >= FOR_BLOCK_X && k <= FOR_BLOCK_Z) return nest;
+  }
+  Stmt *f = ir_for(ir_newvar(xprintf("%s_b", x->name), DT_I64), ir_int(0), ir_int(1), FOR_BLOCK_X, nest);
+  f->loc = x->op->loc;
+  return f;
+}
+
 bool pass_nests(LowerCtx *L) {
   int n = L->s->stages.len;
   Vec parts = {0};
   for (int i = 0; i < n; i++) {
     Stage *x = lower_stage(L, i);
-    if (x->attach == ATTACH_ROOT) vec_push(&parts, gen_stage(L, x));
+    if (x->attach == ATTACH_ROOT) vec_push(&parts, gpu_single(L, x, gen_stage(L, x)));
   }
   Stmt *body = ir_seq((Stmt **)parts.data, parts.len);
   for (int i = n - 1; i >= 0; i--) {

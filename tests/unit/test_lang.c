@@ -170,8 +170,21 @@ static void test_triangular(void) {
   }
 }
 
+static void test_scalar(void) {
+  const char *src = "kernel total(X: i32[50], B: i32[]) -> S: i32[] {\n  S[] += X[i] * B[]\n}\n";
+  int32_t x[50], b = -3, got = 7, want = 0;
+  for (int i = 0; i < 50; i++) want += (x[i] = (int32_t)rint_in(-100, 100)) * b;
+  for (int jit = 0; jit < 2; jit++) {
+    got = 7;
+    bool ok = run(src, "total", jit ? "io, ii = split(S.i, parts = 4)\nSR = rfactor(S, io)\nparallel(SR.io)" : NULL,
+                  jit, (void *[]){x, &b, &got});
+    check(xprintf("0-d: a scalar input and a scalar sum (%s)", jit ? "llvm" : "interp"), ok && got == want);
+  }
+}
+
 int main(void) {
   unit_rng = 11;
+  test_scalar();
   test_triangular();
   test_scan();
   test_hist();
