@@ -305,6 +305,10 @@ struct Stmt {
   Stmt *body, *els;
   Stmt **stmts;
   int n;
+  /* S_STORE of a scatter updated from a parallel loop: value is buf[args] OP v (OP: +,
+   * max, min) and the back end does it as one atomic read-modify-write (llvm.c's
+   * atomicrmw); everywhere else it reads as the plain store it equals. */
+  bool atomic;
 };
 
 /* A kernel lowered to one loop nest: what every backend and the interpreter consume. */

@@ -160,6 +160,10 @@ static Stmt *update_stmt(LowerCtx *L, Stage *x) {
   }
   Stmt *st = ir_store(x->buf, idx, v);
   st->loc = x->op->loc;
+  for (int i = 0; x->op->scatter && i < x->leaf.len; i++) {
+    IterVar *iv = VEC_AT(x->leaf, i);
+    if (iv->reduce && iv->kind == FOR_PARALLEL) st->atomic = true; /* H[idx] OP= v, racing */
+  }
   if (in) st = guarded(in, st);
   if (x->op->rcond) st = guarded(bnd_simplify(lower_root_subst(x, x->op->rcond)), st);
   return guarded(all_conds(&x->guards[0], &x->guards[1]), st);

@@ -584,6 +584,16 @@ static bool step_bind(StepCtx *c) {
   return true;
 }
 
+/* Whether a scatter's updates can be atomic on the CPU: += on integers, f32, f64;
+ * max=, min= on integers. */
+static bool atomic_ok(const Op *op) {
+  DType t = op->out->dtype;
+  bool num = dtype_is_int(t) && t != DT_BOOL;
+  if (!op->scatter) return false;
+  if (op->rop == RED_SUM) return num || t == DT_F32 || t == DT_F64;
+  return (op->rop == RED_MAX || op->rop == RED_MIN) && num;
+}
+
 /* parallel, vectorize, unroll. */
 static bool step_annotate(StepCtx *c, ForKind k) {
   if (!count_args(c, 0, 1, 1)) return false;
@@ -598,9 +608,15 @@ static bool step_annotate(StepCtx *c, ForKind k) {
     diag_error(c->loc, "vectorize does not apply to %s", target_names[c->s->target]);
     return false;
   }
-  if (iv->reduce && k != FOR_UNROLL) {
-    diag_error(c->loc, "cannot %s reduction loop '%s': its iterations update the same element",
-               k == FOR_PARALLEL ? "parallelize" : "vectorize", iv->name);
+  if (iv->reduce && k == FOR_PARALLEL && atomic_ok(iv->stage->op)) {
+    /* a scatter's updates, made atomic (nests.c) */
+  } else if (iv->reduce && k != FOR_UNROLL) {
+    diag_error(c->loc, "cannot %s reduction loop '%s': its iterations update the same element%s",
+               k == FOR_PARALLEL ? "parallelize" : "vectorize", iv->name,
+               iv->stage->op->scatter && k == FOR_PARALLEL
+                   ? " (a scatter's updates are atomic for += on integers, f32 and f64, max= and "
+                     "min= on integers)"
+                   : "");
     return false;
   }
   if (k != FOR_UNROLL && !scan_free(c, iv, k == FOR_PARALLEL ? "parallelize" : "vectorize"))

@@ -70,10 +70,12 @@ static void test_hist(void) {
   a[2] = 16;
   for (int i = 0; i < 200; i++)
     if (a[i] >= 0 && a[i] < 16) want[a[i]]++;
-  for (int jit = 0; jit < 2; jit++) {
+  const char *hs[] = {NULL, "o, i = split(H.i, 7)\nunroll(i)", "o, i = split(H.i, parts = 8)\nparallel(o)"};
+  for (int v = 0; v < 3; v++) {
     memset(h, 0x55, sizeof h);
-    bool ok = run(hist_src, "hist", jit ? "o, i = split(H.i, 7)\nunroll(i)" : NULL, jit, (void *[]){a, h});
-    check(xprintf("scatter: a histogram, indices outside 0..15 dropped (%s)", jit ? "llvm" : "interp"),
+    bool ok = run(hist_src, "hist", hs[v], v > 0, (void *[]){a, h});
+    check(xprintf("scatter: a histogram, indices outside 0..15 dropped (%s)",
+                  v == 0 ? "interp" : v == 1 ? "llvm" : "llvm, parallel: atomic"),
           ok && memcmp(h, want, sizeof h) == 0);
   }
   float x[200];
