@@ -206,7 +206,9 @@ static bool reduce_dtype_ok(Op *op, Ast *st) {
     return false;
   }
   if (op->rop == RED_NONE || op->out->dtype != DT_BOOL) return true;
-  diag_error(st->loc, "`%s` needs a numeric tensor, but %s is bool", reduceop_names[op->rop], op->name);
+  if (op->rop == RED_MAX || op->rop == RED_MIN) return true; /* any, all */
+  diag_error(st->loc, "`%s` needs a numeric tensor, but %s is bool (max= is any, min= is all)",
+             reduceop_names[op->rop], op->name);
   return false;
 }
 

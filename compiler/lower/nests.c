@@ -51,6 +51,8 @@ static Expr **store_index(Stage *x) {
 }
 
 static Expr *combine(ReduceOp rop, Expr *acc, Expr *v) {
+  if (acc->dtype == DT_BOOL && (rop == RED_MAX || rop == RED_MIN)) /* any, all */
+    return ir_bin(rop == RED_MAX ? OP_OR : OP_AND, acc, v);
   switch (rop) {
   case RED_SUM: return ir_bin(OP_ADD, acc, v);
   case RED_PROD: return ir_bin(OP_MUL, acc, v);
