@@ -494,6 +494,9 @@ struct Op {
    * its bounding box rmin/rext, and the value is reduced only where RCOND holds (over
    * axes and raxes). NULL: the box is the domain. */
   Expr *rcond;
+  /* An update definition (`Y[i, j] = B[j]` then `Y[i, j] += ...`): the reduction starts
+   * at INIT (over axes) instead of its start value. NULL: the start value. */
+  Expr *init;
 };
 
 typedef struct Variant {

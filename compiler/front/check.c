@@ -143,9 +143,14 @@ static Sym *stmt_target(KCtx *kc, Ast *st, Ast *lhs) {
                t->name, kc->k->name);
     return NULL;
   }
+  Op *first = t->buf->op;
+  if (first && first == kc->last && first->rop == RED_NONE && !first->is_scan && !first->scatter &&
+      st->op != '=' && st->op != TOKOP_ARGMAXEQ && st->op != TOKOP_ARGMINEQ)
+    return t; /* an update definition: check_stmt merges FIRST into it */
   if (t->buf->op) {
-    diag_error(lhs->loc, "'%s' is written by two statements: a tensor is written by exactly one",
-               t->name);
+    diag_error(lhs->loc, "'%s' is written by two statements: a tensor is written by exactly one "
+               "(an initial `=` statement may be followed at once by one update, +=, max=, min= "
+               "or *=)", t->name);
     diag_note(t->buf->op->loc, "the first statement that writes %s is here", t->name);
     return NULL;
   }
@@ -294,10 +299,33 @@ static bool check_scan(Op *op, Ast *st) {
   return true;
 }
 
+/* ---- update definitions --------------------------------------------------------- */
+
+/* OP, an update of the tensor that FIRST (the statement before) defines, starts from
+ * FIRST's value: OP->init, FIRST's reads added, FIRST replaced in the kernel. */
+static bool merge_init(KCtx *kc, Op *op, Op *first, Ast *st, Vec *reads) {
+  if (op->scatter) {
+    diag_error(st->loc, "a scatter cannot update a tensor that a statement before defines");
+    return false;
+  }
+  Expr **to = xalloc(sizeof(Expr *) * (size_t)(op->ndim + 1));
+  for (int d = 0; d < op->ndim; d++) to[d] = ir_var(op->axes[d]);
+  op->init = ir_subst(first->value, first->axes, to, first->ndim);
+  for (int i = 0; i < first->nreads; i++) {
+    bool seen = false;
+    for (int j = 0; j < reads->len; j++) seen |= VEC_AT(*reads, j) == first->reads[i];
+    if (!seen) vec_push(reads, first->reads[i]);
+  }
+  kc->replaced = first;
+  return true;
+}
+
 /* One A_STMT -> an Op (NULL after errors; the tensor is still marked as written). */
 static Op *check_stmt(KCtx *kc, Ast *st) {
   Sym *t = stmt_target(kc, st, st->a);
   if (!t) return NULL;
+  Op *first = t->buf->op; /* an update definition's initial one */
+  t->buf->op = NULL;
   SCtx s;
   memset(&s, 0, sizeof s);
   s.kc = kc;
@@ -340,6 +368,7 @@ static Op *check_stmt(KCtx *kc, Ast *st) {
                reduceop_names[op->rop]);
     return NULL;
   }
+  if (first && !merge_init(kc, op, first, st, &s.reads)) return NULL;
   op->nreads = s.reads.len;
   op->reads = (Buffer **)s.reads.data;
   if (!op->reads) op->reads = xalloc(sizeof(Buffer *));
@@ -444,8 +473,13 @@ static Kernel *check_kernel(Checker *ck, SymTab *consts, Ast *kn) {
   for (int i = 0; i < kn->list3.len; i++) {
     Ast *st = VEC_AT(kn->list3, i);
     if (!st || st->kind != A_STMT) continue;
+    kc.replaced = NULL;
     Op *op = check_stmt(&kc, st);
+    if (op && kc.replaced) /* an update definition takes its initial one's place */
+      for (int j = 0; j < ops.len; j++)
+        if (VEC_AT(ops, j) == kc.replaced) ops.data[j] = op, op = NULL;
     if (op) vec_push(&ops, op);
+    kc.last = op ? op : kc.replaced ? VEC_AT(ops, ops.len - 1) : NULL;
   }
   check_written(&kc);
   topo_sort(k, &ops);

@@ -110,6 +110,11 @@ static void put_op(FILE *f, const Op *op, Names *m) {
     put_expr(f, op->scatter[d], m);
     fputc(']', f);
   }
+  if (op->init) {
+    fputs(" from [", f);
+    put_expr(f, op->init, m);
+    fputc(']', f);
+  }
   if (op->rcond) {
     fputs(" where [", f);
     put_expr(f, op->rcond, m);

@@ -100,6 +100,8 @@ typedef struct KCtx {
   SymTab syms;    /* sizes and tensors; parent: consts */
   Kernel *k;
   Vec sizes;      /* IrVar* */
+  Op *last;       /* the op of the statement before (an update may follow it) */
+  Op *replaced;   /* an initial definition merged into the update after it */
 } KCtx;
 
 /* One statement being checked. */

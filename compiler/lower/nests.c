@@ -189,7 +189,9 @@ static Stmt *init_stmt(LowerCtx *L, Stage *x, int pos) {
   if (x->op->scatter) {
     st = scatter_init_store(L, x);
   } else {
-    st = ir_store(x->buf, store_index(x), sched_identity(x->op->rop, x->buf->dtype));
+    Expr *v = x->init_eff ? bnd_simplify(remap_loads(L, lower_root_subst(x, x->init_eff)))
+                          : sched_identity(x->op->rop, x->buf->dtype);
+    st = ir_store(x->buf, store_index(x), v);
     st->loc = x->op->loc;
   }
   Stmt *body = guarded(all_conds(&x->guards[0], NULL), st);

@@ -62,6 +62,7 @@ struct Stage {
   /* lowering state */
   Expr *eff;           /* value with inlined stages substituted */
   Expr **scatter_eff;  /* a scatter's computed indices (op->scatter), the same way */
+  Expr *init_eff;      /* an update definition's initial value (op->init), the same way */
   Buffer *buf;         /* what the nest stores into */
   Expr **offset;       /* per dimension of buf: subtracted from indices (NULL: none) */
   Expr **full;         /* per root iter var: its value, min + offset */

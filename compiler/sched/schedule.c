@@ -86,7 +86,7 @@ bool sched_reads(const Expr *e, const Buffer *b) {
 }
 
 bool sched_op_reads(const Op *op, Expr *eff, Expr **scatter, const Buffer *b) {
-  if (sched_reads(eff, b)) return true;
+  if (sched_reads(eff, b) || sched_reads(op->init, b)) return true;
   for (int d = 0; op->scatter && d < op->ndim; d++)
     if (scatter[d] && sched_reads(scatter[d], b)) return true;
   return false;
@@ -872,6 +872,7 @@ static Op *op_fresh(Op *op, Buffer *out) {
   }
   o->value = ir_subst(op->value, from, to, n);
   if (op->rcond) o->rcond = ir_subst(op->rcond, from, to, n);
+  if (op->init) o->init = ir_subst(op->init, from, to, n);
   out->op = o;
   return o;
 }
@@ -1039,6 +1040,11 @@ static bool step_rfactor(StepCtx *c) {
                "over them)", cs->name);
     return false;
   }
+  if (cs->op->init) {
+    diag_error(c->loc, "cannot rfactor '%s': it is an update definition (it starts from the "
+               "statement before)", cs->name);
+    return false;
+  }
   if (cs->op->rop == RED_ARGMAX || cs->op->rop == RED_ARGMIN) {
     diag_error(c->loc, "cannot rfactor '%s': `%s` keeps a (value, index) pair, which rfactor "
                "does not combine", cs->name, reduceop_names[cs->op->rop]);
@@ -1170,9 +1176,26 @@ static void track_attachments(Schedule *s, Loc loc) {
 
 static bool same_loc(Loc a, Loc b) { return a.file == b.file && a.line == b.line && a.col == b.col; }
 
+/* P is computed at a loop of X that encloses X's initial value (an update definition's,
+ * which runs before X's reduction loops), when that value reads P. */
+static bool init_encloses(Stage *p) {
+  Stage *x = p->at_stage;
+  if (!x->op->init || !sched_reads(x->op->init, p->op->out)) return true;
+  int at = sched_leaf_pos(x, p->at_iv);
+  for (int i = 0; i <= at; i++)
+    if (((IterVar *)VEC_AT(x->leaf, i))->reduce) {
+      diag_error(p->attach_loc, "'%s' is computed inside the reduction loops of '%s', but the "
+                 "initial value of '%s' (its update definition) reads it before them: compute it "
+                 "at a loop outside them", p->name, x->name, x->name);
+      return false;
+    }
+  return true;
+}
+
 bool sched_check_attach(Schedule *s) {
   for (int i = 0; i < s->stages.len; i++) {
     Stage *p = VEC_AT(s->stages, i), *x;
+    if (p->attach == ATTACH_AT && !init_encloses(p)) return false;
     if (p->attach != ATTACH_AT || attach_holds(s, p, &x)) continue;
     Loc at = p->attach_broken.file ? p->attach_broken : p->attach_loc;
     bool own = same_loc(at, p->attach_loc); /* broken from its own compute_at on */

@@ -26,7 +26,8 @@ done
 # Scans, scatters, argmax=, triangular ranges (LANGUAGE.md): random schedules of their golden kernels, the
 # steps that would reorder a scan or race on a scatter refused at the step.
 for f in tests/lit/scan/scan.tex tests/lit/scatter/scatter.tex tests/lit/argmax/argmax.tex \
-         tests/lit/triangular/tri.tex tests/lit/scalar/scalar.tex tests/lit/anyall/anyall.tex; do
+         tests/lit/triangular/tri.tex tests/lit/scalar/scalar.tex tests/lit/anyall/anyall.tex \
+         tests/lit/update/update.tex; do
   name=$(basename "$(dirname "$f")")
   out=$(timeout 900 "$TEXC" fuzz-schedule "$f" --count $(( (COUNT + 3) / 4 )) --seed 7 2>&1)
   rc=$?

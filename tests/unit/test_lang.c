@@ -184,8 +184,28 @@ static void test_scalar(void) {
   }
 }
 
+static void test_update(void) {
+  const char *src = "kernel mmb(X: f64[3, 4], W: f64[4, 5], B: f64[5]) -> Y: f64[3, 5] {\n"
+                    "  Y[i, j] = B[j]\n  Y[i, j] += X[i, r] * W[r, j]\n}\n";
+  double x[12], w[20], b[5], y[15], want[15];
+  for (int i = 0; i < 12; i++) x[i] = (double)rint_in(-9, 9);
+  for (int i = 0; i < 20; i++) w[i] = (double)rint_in(-9, 9);
+  for (int i = 0; i < 5; i++) b[i] = (double)rint_in(-9, 9);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 5; j++) {
+      want[i * 5 + j] = b[j];
+      for (int r = 0; r < 4; r++) want[i * 5 + j] += x[i * 4 + r] * w[r * 5 + j];
+    }
+  for (int jit = 0; jit < 2; jit++) {
+    memset(y, 0, sizeof y);
+    bool ok = run(src, "mmb", jit ? "reorder(Y.r, Y.i, Y.j)\nvectorize(Y.j)" : NULL, jit, (void *[]){x, w, b, y});
+    check(xprintf("update definition: X @ W + B (%s)", jit ? "llvm" : "interp"), ok && memcmp(y, want, sizeof y) == 0);
+  }
+}
+
 int main(void) {
   unit_rng = 11;
+  test_update();
   test_scalar();
   test_triangular();
   test_scan();
