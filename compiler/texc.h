@@ -137,7 +137,8 @@ typedef enum {
 enum {
   TOKOP_LE = 256, TOKOP_GE, TOKOP_EQ, TOKOP_NE, TOKOP_AND, TOKOP_OR,
   TOKOP_ADDEQ, TOKOP_MAXEQ, TOKOP_MINEQ, TOKOP_MULEQ,
-  TOKOP_SHL, TOKOP_SHR /* << >>; & | ^ ~ are their chars */
+  TOKOP_SHL, TOKOP_SHR, /* << >>; & | ^ ~ are their chars */
+  TOKOP_ARGMAXEQ, TOKOP_ARGMINEQ
 };
 
 typedef struct Ast Ast;
@@ -304,6 +305,10 @@ struct Stmt {
   Stmt *body, *els;
   Stmt **stmts;
   int n;
+  /* S_STORE of a scatter updated from a parallel loop: value is buf[args] OP v (OP: +,
+   * max, min) and the back end does it as one atomic read-modify-write (llvm.c's
+   * atomicrmw); everywhere else it reads as the plain store it equals. */
+  bool atomic;
 };
 
 /* A kernel lowered to one loop nest: what every backend and the interpreter consume. */
@@ -455,8 +460,11 @@ bool linform_is_const(const LinForm *l);
 /* check.c — names, dtypes, shapes, reduction axes: the compute DAG      */
 /* ===================================================================== */
 
-typedef enum { RED_NONE, RED_SUM, RED_MAX, RED_MIN, RED_PROD } ReduceOp;
-extern const char *const reduceop_names[]; /* "", "+=", "max=", "min=", "*=" */
+/* RED_ARGMAX / RED_ARGMIN: the integer output holds the position (row-major over the
+ * reduction axes, from their minimums) of the largest / smallest value, the first on
+ * ties, NaN largest (numpy's argmax, argmin). */
+typedef enum { RED_NONE, RED_SUM, RED_MAX, RED_MIN, RED_PROD, RED_ARGMAX, RED_ARGMIN } ReduceOp;
+extern const char *const reduceop_names[]; /* "", "+=", "max=", "min=", "*=", "argmax=", "argmin=" */
 
 /* One tensor statement: out[axes] (rop)= value, over raxes. */
 struct Op {
@@ -472,6 +480,23 @@ struct Op {
   Expr *value;        /* over axes, raxes, sizes; E_LOADs of inputs and other ops */
   Buffer **reads;     /* distinct buffers that value loads, in order of first use */
   int nreads;
+  /* A scan (recurrence): value loads out itself at axes[scan_dim] - c (c >= 1) and at
+   * the other axes unchanged; the loop over axes[scan_dim] runs serially, in order.
+   * is_scan false: value never loads out. */
+  bool is_scan;
+  int scan_dim;
+  /* A scatter (H[A[i]] += 1): per dimension of out, NULL where the left side's index is a
+   * plain name (axes[d]), else the computed index (i64, over axes and raxes); updates at
+   * an index outside out are skipped. axes[d] of a scattered dimension only ranges over
+   * out for the init. NULL: no scattered dimension. */
+  Expr **scatter;
+  /* A reduction domain that depends on the axes (`where j in 0..i + 1`): raxes range over
+   * its bounding box rmin/rext, and the value is reduced only where RCOND holds (over
+   * axes and raxes). NULL: the box is the domain. */
+  Expr *rcond;
+  /* An update definition (`Y[i, j] = B[j]` then `Y[i, j] += ...`): the reduction starts
+   * at INIT (over axes) instead of its start value. NULL: the start value. */
+  Expr *init;
 };
 
 typedef struct Variant {

@@ -74,6 +74,22 @@ static int64_t scan_int(Lexer *lx, const char *s, const char *e) {
   return (int64_t)v;
 }
 
+/* A hexadecimal integer literal 0x...; above INT64_MAX is an error (and 0). */
+static int64_t scan_hex(Lexer *lx, const char *s, const char *e) {
+  uint64_t v = 0;
+  for (const char *p = s + 2; p < e; p++) {
+    unsigned d = *p <= '9' ? (unsigned)(*p - '0') : (unsigned)((*p | 32) - 'a' + 10);
+    if (v > (UINT64_C(9223372036854775807) - d) / 16) {
+      if (fresh(lx, s))
+        diag_error(loc_at(lx, s), "integer literal '%.*s' is too large (the largest is 0x7fffffffffffffff)",
+                   (int)(e - s), s);
+      return 0;
+    }
+    v = v * 16 + d;
+  }
+  return (int64_t)v;
+}
+
 /* A floating-point literal; one that overflows to infinity is an error. */
 static double scan_float(Lexer *lx, const char *s, const char *e) {
   char tmp[128];
@@ -161,6 +177,8 @@ static int scan(Lexer *lx, YYSTYPE *v, Loc *loc, const char **start) {
       "for"      { TOKEN(T_FOR); }
       "auto"     { TOKEN(T_AUTO); }
       "max=" / [^=] { TOKEN(T_MAXEQ); }
+      "argmax=" / [^=] { TOKEN(T_ARGMAXEQ); }
+      "argmin=" / [^=] { TOKEN(T_ARGMINEQ); }
       "min=" / [^=] { TOKEN(T_MINEQ); }
 
       id {
@@ -172,6 +190,10 @@ static int scan(Lexer *lx, YYSTYPE *v, Loc *loc, const char **start) {
       }
       digits {
         v->i = scan_int(lx, s, (const char *)YYCURSOR);
+        TOKEN(T_INT);
+      }
+      "0" [xX] [0-9a-fA-F]+ {
+        v->i = scan_hex(lx, s, (const char *)YYCURSOR);
         TOKEN(T_INT);
       }
       float {

@@ -190,6 +190,7 @@ static Vec vec1(void *p) {
 %token <str> STRING "string"
 %token LE "'<='" GE "'>='" EQ "'=='" NE "'!='" AND "'&&'" OR "'||'" SHL "'<<'" SHR "'>>'"
 %token ADDEQ "'+='" MAXEQ "'max='" MINEQ "'min='" MULEQ "'*='"
+%token ARGMAXEQ "'argmax='" ARGMINEQ "'argmin='"
 %token DOTDOT "'..'" ARROW "'->'"
 %token CONST "'const'" IMPORT "'import'" KERNEL "'kernel'" TENSOR "'tensor'"
 %token WHERE "'where'" IN "'in'" SCHEDULE "'schedule'" FOR "'for'" AUTO "'auto'"
@@ -265,7 +266,7 @@ params:
 ;
 
 param:
-  NAME ':' NAME '[' exprs ']'  { $$ = mk_param(A_PARAM, @1, $1, $3, @3, $5); }
+  NAME ':' NAME '[' exprs_opt ']'  { $$ = mk_param(A_PARAM, @1, $1, $3, @3, $5); }
 ;
 
 outputs:
@@ -280,11 +281,11 @@ body:
 ;
 
 stmt:
-  NAME '[' exprs ']' assign expr where_opt
+  NAME '[' exprs_opt ']' assign expr where_opt
       { $$ = mk(A_STMT, @1);
         $$->a = mk_apply(lx, A_ACCESS, @1, $1, $3);
         $$->op = $5; $$->b = $6; $$->list2 = $7; }
-| TENSOR NAME ':' NAME '[' exprs ']'
+| TENSOR NAME ':' NAME '[' exprs_opt ']'
       { $$ = mk_param(A_TENSOR, @1, $2, $4, @4, $6); }
 ;
 
@@ -294,6 +295,8 @@ assign:
 | MAXEQ                   { $$ = TOKOP_MAXEQ; }
 | MINEQ                   { $$ = TOKOP_MINEQ; }
 | MULEQ                   { $$ = TOKOP_MULEQ; }
+| ARGMAXEQ                { $$ = TOKOP_ARGMAXEQ; }
+| ARGMINEQ                { $$ = TOKOP_ARGMINEQ; }
 ;
 
 where_opt:
@@ -425,7 +428,7 @@ primary:
 | FLOAT                   { $$ = mk(A_FLOAT, @1); $$->fval = $1; }
 | NAME                    { $$ = mk_name(A_NAME, @1, $1); }
 | NAME '.' NAME           { $$ = mk_name(A_MEMBER, @1, $1); $$->name2 = $3; }
-| NAME '[' exprs ']'      { $$ = mk_apply(lx, A_ACCESS, @1, $1, $3); }
+| NAME '[' exprs_opt ']'  { $$ = mk_apply(lx, A_ACCESS, @1, $1, $3); }
 | NAME '(' exprs_opt ')'  { $$ = mk_apply(lx, A_CALL, @1, $1, $3); }
 | '(' expr ')'            { $$ = $2; }
 ;
@@ -515,7 +518,7 @@ static int simplify_expected(Expect *e, yysymbol_kind_t la, bool *expr, bool *st
   e->has[YYSYMBOL_YYEOF] = false;
   if (e->has[CH('=')] && e->has[YYSYMBOL_ADDEQ]) /* "expected '='" says it well enough */
     e->has[YYSYMBOL_ADDEQ] = e->has[YYSYMBOL_MAXEQ] = e->has[YYSYMBOL_MINEQ] =
-        e->has[YYSYMBOL_MULEQ] = false;
+        e->has[YYSYMBOL_MULEQ] = e->has[YYSYMBOL_ARGMAXEQ] = e->has[YYSYMBOL_ARGMINEQ] = false;
   int others = *expr + *stmt, operators = 0;
   for (int k = 0; k < YYNTOKENS; k++) {
     others += e->has[k] && !is_operator(k) && !is_postfix(k);

@@ -35,6 +35,8 @@ static void put_op(FILE *f, int op) {
   case TOKOP_OR: fputs("||", f); break;
   case TOKOP_ADDEQ: fputs("+=", f); break;
   case TOKOP_MAXEQ: fputs("max=", f); break;
+  case TOKOP_ARGMAXEQ: fputs("argmax=", f); break;
+  case TOKOP_ARGMINEQ: fputs("argmin=", f); break;
   case TOKOP_MINEQ: fputs("min=", f); break;
   case TOKOP_MULEQ: fputs("*=", f); break;
   case TOKOP_SHL: fputs("<<", f); break;

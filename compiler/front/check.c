@@ -119,6 +119,8 @@ static ReduceOp reduce_of(int op) {
   case TOKOP_MAXEQ: return RED_MAX;
   case TOKOP_MINEQ: return RED_MIN;
   case TOKOP_MULEQ: return RED_PROD;
+  case TOKOP_ARGMAXEQ: return RED_ARGMAX;
+  case TOKOP_ARGMINEQ: return RED_ARGMIN;
   default: return RED_NONE;
   }
 }
@@ -141,9 +143,14 @@ static Sym *stmt_target(KCtx *kc, Ast *st, Ast *lhs) {
                t->name, kc->k->name);
     return NULL;
   }
+  Op *first = t->buf->op;
+  if (first && first == kc->last && first->rop == RED_NONE && !first->is_scan && !first->scatter &&
+      st->op != '=' && st->op != TOKOP_ARGMAXEQ && st->op != TOKOP_ARGMINEQ)
+    return t; /* an update definition: check_stmt merges FIRST into it */
   if (t->buf->op) {
-    diag_error(lhs->loc, "'%s' is written by two statements: a tensor is written by exactly one",
-               t->name);
+    diag_error(lhs->loc, "'%s' is written by two statements: a tensor is written by exactly one "
+               "(an initial `=` statement may be followed at once by one update, +=, max=, min= "
+               "or *=)", t->name);
     diag_note(t->buf->op->loc, "the first statement that writes %s is here", t->name);
     return NULL;
   }
@@ -164,9 +171,15 @@ static bool stmt_axes(SCtx *s, Ast *lhs, Buffer *out) {
   bool ok = true;
   for (int d = 0; d < n; d++) {
     Ast *ix = VEC_AT(lhs->list, d);
+    if (ix && ix->kind != A_NAME && op->rop != RED_NONE) { /* a scatter: translated later */
+      if (!op->scatter) op->scatter = xalloc(sizeof(Expr *) * (size_t)(n + 1));
+      op->axes[d] = ir_newvar(xprintf("%s_d%d", out->name, d), DT_I64);
+      continue;
+    }
     if (!ix || ix->kind != A_NAME || !ix->name) {
       diag_error(ix ? ix->loc : lhs->loc, "index %d of %s must be a plain name such as i: the left "
-                 "side names the axes it ranges over", d + 1, out->name);
+                 "side names the axes it ranges over (a computed index, a scatter, needs a "
+                 "reduction: H[A[i]] += 1)", d + 1, out->name);
       ok = false;
       continue;
     }
@@ -191,15 +204,128 @@ static bool stmt_axes(SCtx *s, Ast *lhs, Buffer *out) {
 
 /* The value's dtype fits the reduction. */
 static bool reduce_dtype_ok(Op *op, Ast *st) {
+  if (op->rop == RED_ARGMAX || op->rop == RED_ARGMIN) {
+    if (dtype_is_int(op->out->dtype) && op->out->dtype != DT_BOOL) return true;
+    diag_error(st->loc, "`%s` gives an index: %s must be an integer tensor (i32, i64, ...), not %s",
+               reduceop_names[op->rop], op->name, dtype_name(op->out->dtype));
+    return false;
+  }
   if (op->rop == RED_NONE || op->out->dtype != DT_BOOL) return true;
-  diag_error(st->loc, "`%s` needs a numeric tensor, but %s is bool", reduceop_names[op->rop], op->name);
+  if (op->rop == RED_MAX || op->rop == RED_MIN) return true; /* any, all */
+  diag_error(st->loc, "`%s` needs a numeric tensor, but %s is bool (max= is any, min= is all)",
+             reduceop_names[op->rop], op->name);
   return false;
+}
+
+/* ---- scans -------------------------------------------------------------------- */
+
+static void self_loads(Expr *e, const Buffer *b, Vec *out) {
+  if (!e) return;
+  if (e->kind == E_LOAD && e->buf == b) vec_push(out, e);
+  for (int i = 0; i < e->nargs; i++) self_loads(e->args[i], b, out);
+  self_loads(e->a, b, out);
+  self_loads(e->b, b, out);
+  self_loads(e->c, b, out);
+}
+
+/* The first access of tensor NAME in A (for the location of errors). */
+static Ast *self_access(Ast *a, const char *name) {
+  if (!a) return NULL;
+  if (a->kind == A_ACCESS && a->name && strcmp(a->name, name) == 0) return a;
+  Ast *r = self_access(a->a, name);
+  if (!r) r = self_access(a->b, name);
+  if (!r) r = self_access(a->c, name);
+  for (int i = 0; !r && i < a->list.len; i++) r = self_access(VEC_AT(a->list, i), name);
+  return r;
+}
+
+/* How far back index IDX of a self-load reaches along axis V: c for `v - c`, 0 for `v`,
+ * -1 for anything else. */
+static int64_t scan_distance(Expr *idx, IrVar *v) {
+  Expr *e = simplify(idx, NULL);
+  int64_t c;
+  if (e->kind == E_VAR && e->var == v) return 0;
+  if (e->kind != E_BIN || !e->a || e->a->kind != E_VAR || e->a->var != v || !ir_is_const(e->b, &c))
+    return -1;
+  if (e->op == OP_SUB && c >= 1) return c;
+  if (e->op == OP_ADD && c <= -1 && c != INT64_MIN) return -c;
+  return -1;
+}
+
+/* A statement that reads the tensor it writes is a scan (LANGUAGE.md, "Scans"): `=`,
+ * every self-read at the same indices but one dimension, the scan dimension, where it
+ * is `i - c` with c >= 1 (an element computed earlier in that dimension's loop). */
+static bool check_scan(Op *op, Ast *st) {
+  Vec loads = {0};
+  self_loads(op->value, op->out, &loads);
+  if (!loads.len) return true;
+  Ast *at = self_access(st->b, op->name);
+  Loc loc = at ? at->loc : st->loc;
+  if (op->rop != RED_NONE) {
+    diag_error(loc, "%s reads itself in a `%s` statement: a reduction cannot read the tensor it "
+               "writes (a scan is written with `=`: S[i] = i > 0 ? S[i - 1] + X[i] : X[i])",
+               op->name, reduceop_names[op->rop]);
+    return false;
+  }
+  int dim = -1;
+  for (int j = 0; j < loads.len; j++) {
+    Expr *ld = VEC_AT(loads, j);
+    for (int d = 0; d < op->ndim; d++) {
+      int64_t c = scan_distance(ld->args[d], op->axes[d]);
+      if (c == 0) continue;
+      if (c < 0) {
+        diag_error(loc, "%s reads itself at index '%s' in dimension %d: a scan reads an element "
+                   "computed before, `%s - c` with c >= 1 in its scan dimension and the left "
+                   "side's index in the others", op->name, ir_expr_str(ld->args[d]), d + 1,
+                   op->axes[d]->name);
+        return false;
+      }
+      if (dim >= 0 && dim != d) {
+        diag_error(loc, "%s is scanned along two dimensions (%s and %s): a scan runs along one",
+                   op->name, op->axes[dim]->name, op->axes[d]->name);
+        return false;
+      }
+      dim = d;
+    }
+    if (dim < 0) {
+      diag_error(loc, "%s reads itself at the element it writes: a scan reads an element computed before, "
+                 "such as %s[%s - 1] (a reduction is written with +=, max=, ...)", op->name, op->name,
+                 op->ndim ? op->axes[0]->name : "i");
+      return false;
+    }
+  }
+  op->is_scan = true;
+  op->scan_dim = dim;
+  return true;
+}
+
+/* ---- update definitions --------------------------------------------------------- */
+
+/* OP, an update of the tensor that FIRST (the statement before) defines, starts from
+ * FIRST's value: OP->init, FIRST's reads added, FIRST replaced in the kernel. */
+static bool merge_init(KCtx *kc, Op *op, Op *first, Ast *st, Vec *reads) {
+  if (op->scatter) {
+    diag_error(st->loc, "a scatter cannot update a tensor that a statement before defines");
+    return false;
+  }
+  Expr **to = xalloc(sizeof(Expr *) * (size_t)(op->ndim + 1));
+  for (int d = 0; d < op->ndim; d++) to[d] = ir_var(op->axes[d]);
+  op->init = ir_subst(first->value, first->axes, to, first->ndim);
+  for (int i = 0; i < first->nreads; i++) {
+    bool seen = false;
+    for (int j = 0; j < reads->len; j++) seen |= VEC_AT(*reads, j) == first->reads[i];
+    if (!seen) vec_push(reads, first->reads[i]);
+  }
+  kc->replaced = first;
+  return true;
 }
 
 /* One A_STMT -> an Op (NULL after errors; the tensor is still marked as written). */
 static Op *check_stmt(KCtx *kc, Ast *st) {
   Sym *t = stmt_target(kc, st, st->a);
   if (!t) return NULL;
+  Op *first = t->buf->op; /* an update definition's initial one */
+  t->buf->op = NULL;
   SCtx s;
   memset(&s, 0, sizeof s);
   s.kc = kc;
@@ -219,8 +345,30 @@ static Op *check_stmt(KCtx *kc, Ast *st) {
   if (!chk_reduction_axes(&s)) return NULL;
   for (int i = 0; i < op->nred; i++)
     chk_bounds_var(&s.bounds, op->raxes[i], op->rmin[i], op->rext[i]);
-  op->value = chk_value(&s, st->b, t->buf->dtype);
-  if (!op->value) return NULL;
+  if (op->rcond) chk_bounds_assume(&s.bounds, op->rcond, true);
+  for (int d = 0; op->scatter && d < op->ndim; d++) {
+    Ast *ix = VEC_AT(st->a->list, d);
+    if (ix->kind != A_NAME && !(op->scatter[d] = chk_scatter_index(&s, ix, t->buf, d))) return NULL;
+  }
+  bool arg = op->rop == RED_ARGMAX || op->rop == RED_ARGMIN;
+  op->value = arg ? chk_value_own(&s, st->b) : chk_value(&s, st->b, t->buf->dtype);
+  if (!op->value || !check_scan(op, st)) return NULL;
+  if (arg && op->rcond) {
+    diag_error(st->loc, "`%s` over a range that depends on the indices of %s is not supported: "
+               "write the value as a guard, c ? X[...] : -inf", reduceop_names[op->rop], op->name);
+    return NULL;
+  }
+  if (arg && op->scatter) {
+    diag_error(st->loc, "a scatter's reduction is +=, max=, min= or *=, not `%s`", reduceop_names[op->rop]);
+    return NULL;
+  }
+  if (arg && (op->value->dtype == DT_BOOL || !op->nred)) {
+    diag_error(st->loc, op->nred ? "`%s` compares numbers, not bools: cast the value, i32(...)"
+                                 : "`%s` needs a reduction axis: a name on the right only",
+               reduceop_names[op->rop]);
+    return NULL;
+  }
+  if (first && !merge_init(kc, op, first, st, &s.reads)) return NULL;
   op->nreads = s.reads.len;
   op->reads = (Buffer **)s.reads.data;
   if (!op->reads) op->reads = xalloc(sizeof(Buffer *));
@@ -289,7 +437,9 @@ static bool topo_visit(Op **ops, int n, int *color, int i, Vec *order, Vec *path
   bool ok = true;
   for (int r = 0; r < ops[i]->nreads && ok; r++)
     for (int j = 0; j < n; j++)
-      if (ops[j] == ops[i]->reads[r]->op && !topo_visit(ops, n, color, j, order, path)) ok = false;
+      if (ops[j] == ops[i]->reads[r]->op && !(j == i && ops[i]->is_scan) &&
+          !topo_visit(ops, n, color, j, order, path))
+        ok = false;
   path->len--;
   color[i] = 2;
   vec_push(order, ops[i]);
@@ -323,8 +473,13 @@ static Kernel *check_kernel(Checker *ck, SymTab *consts, Ast *kn) {
   for (int i = 0; i < kn->list3.len; i++) {
     Ast *st = VEC_AT(kn->list3, i);
     if (!st || st->kind != A_STMT) continue;
+    kc.replaced = NULL;
     Op *op = check_stmt(&kc, st);
+    if (op && kc.replaced) /* an update definition takes its initial one's place */
+      for (int j = 0; j < ops.len; j++)
+        if (VEC_AT(ops, j) == kc.replaced) ops.data[j] = op, op = NULL;
     if (op) vec_push(&ops, op);
+    kc.last = op ? op : kc.replaced ? VEC_AT(ops, ops.len - 1) : NULL;
   }
   check_written(&kc);
   topo_sort(k, &ops);

@@ -455,6 +455,14 @@ static void add_fact(Bounds *b, BForm f) {
   narrow(b, p);
 }
 
+/* D != 0 where D's range ends at 0 (`i != 0` with i in 0..N-1): D is past that end. */
+static void ne_fact(Bounds *b, BForm d) {
+  BForm l, one = lin_const(1);
+  if (lower(b, &d, &l) && l.ok && l.n == 0 && l.c == 0) add_fact(b, lin_axpy(d, -1, &one));
+  else if (upper(b, &d, &l) && l.ok && l.n == 0 && l.c == 0)
+    add_fact(b, lin_axpy(lin_scale(&d, -1), -1, &one));
+}
+
 /* Facts from one integer comparison a OP b known to hold. */
 static void assume_cmp(Bounds *b, int op, Expr *x, Expr *y) {
   b->budget = 20000;
@@ -469,6 +477,7 @@ static void assume_cmp(Bounds *b, int op, Expr *x, Expr *y) {
   case OP_LE: add_fact(b, yx); break;
   case OP_LT: add_fact(b, lin_axpy(yx, -1, &one)); break;
   case OP_EQ: add_fact(b, xy); add_fact(b, yx); break;
+  case OP_NE: ne_fact(b, xy); break;
   default: break;
   }
 }

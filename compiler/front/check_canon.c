@@ -104,6 +104,22 @@ static void put_op(FILE *f, const Op *op, Names *m) {
     put_expr(f, op->rext[r], m);
     fputc(']', f);
   }
+  for (int d = 0; op->scatter && d < op->ndim; d++) {
+    if (!op->scatter[d]) continue;
+    fprintf(f, " at%d [", d); /* a scatter's computed index */
+    put_expr(f, op->scatter[d], m);
+    fputc(']', f);
+  }
+  if (op->init) {
+    fputs(" from [", f);
+    put_expr(f, op->init, m);
+    fputc(']', f);
+  }
+  if (op->rcond) {
+    fputs(" where [", f);
+    put_expr(f, op->rcond, m);
+    fputc(']', f);
+  }
   fputs(" : ", f);
   put_expr(f, op->value, m);
   fputc('\n', f);

@@ -92,6 +92,65 @@ static void infer(SCtx *s, Ast *a, RInfo *ri) {
 }
 
 /* One `where NAME in A..B`. */
+/* Does A use a name of kind K of the statement? */
+static bool mentions(SCtx *s, const Ast *a, SymKind k) {
+  if (!a) return false;
+  if (a->kind == A_NAME && a->name) {
+    Sym *y = chk_lookup(&s->names, a->name);
+    return y && y->kind == k;
+  }
+  for (int i = 0; i < a->list.len; i++)
+    if (mentions(s, VEC_AT(a->list, i), k)) return true;
+  return mentions(s, a->a, k) || mentions(s, a->b, k) || mentions(s, a->c, k);
+}
+
+/* An end of a `where` range over the written tensor's indices: an i64 expression. */
+static Expr *where_end(SCtx *s, Ast *a) {
+  int before = diag_errors();
+  TE x = tr(s, a);
+  if (x.e && x.lit == LIT_INT) return x.e;
+  if (x.e && x.lit == TYPED && dtype_is_int(x.e->dtype) && x.e->dtype != DT_BOOL)
+    return x.e->dtype == DT_I64 ? x.e : ir_cast(DT_I64, x.e);
+  if (x.e || diag_errors() == before)
+    diag_error(a->loc, "'%s' is not an integer expression over constants, sizes and the indices of "
+               "the written tensor", chk_ast_text(a));
+  return NULL;
+}
+
+/* `where j in LO..HI` with LO or HI over the written tensor's indices (a triangular
+ * domain): j ranges over the bounding box, and the value is reduced where LO <= j < HI. */
+static void tri_range(SCtx *s, Ast *w, Sym *r) {
+  Op *op = s->op;
+  if (mentions(s, w->a, SYM_RAXIS) || mentions(s, w->b, SYM_RAXIS)) {
+    diag_error(w->loc, "`where %s`: its range may use the indices of %s, not reduction axes",
+               r->name, op->name);
+    return;
+  }
+  Expr *lo = where_end(s, w->a), *hi = where_end(s, w->b);
+  if (!lo || !hi) return;
+  RangeMap m = {0};
+  for (int d = 0; d < op->ndim; d++) range_push(&m, op->axes[d], ir_int(0), op->out->shape[d]);
+  Interval li = interval_of(lo, &m), hi_i = interval_of(hi, &m);
+  if (!li.min || !hi_i.max || range_mentions(li.min, &m) || range_mentions(hi_i.max, &m)) {
+    diag_error(w->loc, "`where %s in %s..%s`: cannot bound the range over the indices of %s",
+               r->name, chk_ast_text(w->a), chk_ast_text(w->b), op->name);
+    return;
+  }
+  Expr *ext = simplify(ir_sub(hi_i.max, li.min), NULL);
+  int64_t e;
+  if (ir_is_const(ext, &e) && e <= 0) {
+    diag_error(w->loc, "`where %s in %s..%s` is empty for every index of %s", r->name,
+               chk_ast_text(w->a), chk_ast_text(w->b), op->name);
+    return;
+  }
+  op->rmin[r->index] = simplify(li.min, NULL);
+  op->rext[r->index] = ext;
+  Expr *k = ir_var(r->var), *c = NULL;
+  if (mentions(s, w->a, SYM_AXIS)) c = ir_bin(OP_GE, k, lo);
+  if (mentions(s, w->b, SYM_AXIS)) c = c ? ir_bin(OP_AND, c, ir_bin(OP_LT, k, hi)) : ir_bin(OP_LT, k, hi);
+  op->rcond = op->rcond ? ir_bin(OP_AND, op->rcond, c) : c;
+}
+
 static void where_range(SCtx *s, Ast *w, bool *given) {
   Sym *r = w->name ? chk_lookup(&s->names, w->name) : NULL;
   if (!r || r->kind != SYM_RAXIS) {
@@ -106,6 +165,11 @@ static void where_range(SCtx *s, Ast *w, bool *given) {
     return;
   }
   given[r->index] = true;
+  if (mentions(s, w->a, SYM_AXIS) || mentions(s, w->b, SYM_AXIS) || mentions(s, w->a, SYM_RAXIS) ||
+      mentions(s, w->b, SYM_RAXIS)) {
+    tri_range(s, w, r);
+    return;
+  }
   Expr *lo = chk_size_expr(s->kc, w->a, false), *hi = chk_size_expr(s->kc, w->b, false);
   if (!lo || !hi) return;
   int64_t a, b;
@@ -147,6 +211,11 @@ static void check_ranges(SCtx *s, const bool *given, const RInfo *ri) {
 bool chk_reduction_axes(SCtx *s) {
   int before = diag_errors();
   Op *op = s->op;
+  Ast *lhs = s->stmt->a;
+  for (int d = 0; lhs && d < lhs->list.len; d++) { /* a scatter's computed indices */
+    Ast *ix = VEC_AT(lhs->list, d);
+    if (ix && ix->kind != A_NAME) collect(s, ix);
+  }
   collect(s, s->stmt->b);
   int n = s->raxes.len;
   op->nred = n;
@@ -155,6 +224,10 @@ bool chk_reduction_axes(SCtx *s) {
   op->rext = xalloc(sizeof(Expr *) * (size_t)(n + 1));
   for (int i = 0; i < n; i++) op->raxes[i] = ((Sym *)VEC_AT(s->raxes, i))->var;
   RInfo *ri = xalloc(sizeof(RInfo) * (size_t)(n + 1));
+  for (int d = 0; lhs && d < lhs->list.len; d++) {
+    Ast *ix = VEC_AT(lhs->list, d);
+    if (ix && ix->kind != A_NAME) infer(s, ix, ri);
+  }
   infer(s, s->stmt->b, ri);
   bool *given = xalloc(sizeof(bool) * (size_t)(n + 1));
   for (int i = 0; i < s->stmt->list2.len; i++) {
@@ -629,6 +702,15 @@ static TE tr(SCtx *s, Ast *a) {
     diag_error(a->loc, "'%s' is not allowed in a tensor expression", chk_ast_text(a));
     return BAD;
   }
+}
+
+Expr *chk_scatter_index(SCtx *s, Ast *ix, Buffer *buf, int d) { return tr_index(s, ix, buf, d); }
+
+Expr *chk_value_own(SCtx *s, Ast *rhs) {
+  TE v = tr(s, rhs);
+  if (!v.e) return NULL;
+  if (v.lit == TYPED) return v.e;
+  return adapt(&v, v.lit == LIT_FLOAT ? DT_F32 : DT_I32, rhs->loc, "the value") ? v.e : NULL;
 }
 
 Expr *chk_value(SCtx *s, Ast *rhs, DType want) {

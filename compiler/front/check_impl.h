@@ -100,6 +100,8 @@ typedef struct KCtx {
   SymTab syms;    /* sizes and tensors; parent: consts */
   Kernel *k;
   Vec sizes;      /* IrVar* */
+  Op *last;       /* the op of the statement before (an update may follow it) */
+  Op *replaced;   /* an initial definition merged into the update after it */
 } KCtx;
 
 /* One statement being checked. */
@@ -116,6 +118,11 @@ typedef struct SCtx {
 
 /* check_expr.c: the value of a statement as a typed IR expression; NULL after errors. */
 Expr *chk_value(SCtx *s, Ast *rhs, DType want);
+/* check_expr.c: the value of an argmax=/argmin= statement in its own dtype (a float
+ * literal alone is f32, an integer one i32). */
+Expr *chk_value_own(SCtx *s, Ast *rhs);
+/* check_expr.c: the computed index IX of dimension D of BUF on a scatter's left side, i64. */
+Expr *chk_scatter_index(SCtx *s, Ast *ix, Buffer *buf, int d);
 /* check_expr.c: find reduction axes (or report unknown names) and infer their ranges. */
 bool chk_reduction_axes(SCtx *s);
 /* check_names.c: an integer expression over constants and sizes (shapes, `where` ranges). */

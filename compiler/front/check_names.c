@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-const char *const reduceop_names[] = {"", "+=", "max=", "min=", "*="};
+const char *const reduceop_names[] = {"", "+=", "max=", "min=", "*=", "argmax=", "argmin="};
 
 /* ---- symbol tables ------------------------------------------------------------ */
 
@@ -77,6 +77,17 @@ static bool fold_int(int op, int64_t x, int64_t y, int64_t *r) {
     if (y == 0 || (x == INT64_MIN && y == -1)) return false;
     *r = op == '/' ? ir_int_floordiv(x, y) : ir_int_floormod(x, y);
     return true;
+  case '&': *r = x & y; return true;
+  case '|': *r = x | y; return true;
+  case '^': *r = x ^ y; return true;
+  case TOKOP_SHL: /* exact: a count outside 0..62 or bits shifted out is an overflow */
+    if (y < 0 || y > 62 || x > (INT64_MAX >> y) || x < (INT64_MIN >> y)) return false;
+    *r = (int64_t)((uint64_t)x << y);
+    return true;
+  case TOKOP_SHR:
+    if (y < 0 || y > 63) return false;
+    *r = x >> y; /* arithmetic, as on i64 */
+    return true;
   default: return false;
   }
 }
@@ -97,7 +108,11 @@ bool check_const_expr(const Ast *a, ConstLookup lookup, void *env, const char **
                a->name ? a->name : "?");
     return false;
   case A_UNARY:
-    if (a->op != '-' || !check_const_expr(a->a, lookup, env, unknown, &x)) break;
+    if ((a->op != '-' && a->op != '~') || !check_const_expr(a->a, lookup, env, unknown, &x)) break;
+    if (a->op == '~') {
+      *out = ~x;
+      return true;
+    }
     if (x == INT64_MIN) break;
     *out = -x;
     return true;
@@ -106,8 +121,13 @@ bool check_const_expr(const Ast *a, ConstLookup lookup, void *env, const char **
     bool oky = check_const_expr(a->b, lookup, env, unknown, &y);
     if (!okx || !oky) return false;
     if (fold_int(a->op, x, y, out)) return true;
-    if (!a->op || !strchr("+-*/%", a->op))
-      diag_error(a->loc, "'%s': only + - * / %% are allowed in a constant", chk_ast_text(a));
+    bool shift = a->op == TOKOP_SHL || a->op == TOKOP_SHR;
+    if (shift)
+      diag_error(a->loc, "'%s': %s", chk_ast_text(a),
+                 y < 0 || y > 63 || (a->op == TOKOP_SHL && y > 62) ? "the shift count must be in 0..62 "
+                 "(0..63 for >>) in a constant" : "the value overflows 64 bits");
+    else if (!a->op || a->op > 127 || !strchr("+-*/%&|^", a->op))
+      diag_error(a->loc, "'%s': only + - * / %% & | ^ << >> are allowed in a constant", chk_ast_text(a));
     else
       diag_error(a->loc, "'%s': %s", chk_ast_text(a),
                  y == 0 && (a->op == '/' || a->op == '%') ? "division by zero" : "the value overflows 64 bits");
@@ -125,7 +145,7 @@ bool check_const_expr(const Ast *a, ConstLookup lookup, void *env, const char **
   default: break;
   }
   diag_error(a->loc, "'%s' is not an integer constant expression: use integers, earlier constants, "
-             "+ - * / %%, max and min", chk_ast_text(a));
+             "+ - * / %% & | ^ ~ << >>, max and min", chk_ast_text(a));
   return false;
 }
 
@@ -225,6 +245,8 @@ const char *chk_op_text(int op) {
   case TOKOP_OR: return "||";
   case TOKOP_ADDEQ: return "+=";
   case TOKOP_MAXEQ: return "max=";
+  case TOKOP_ARGMAXEQ: return "argmax=";
+  case TOKOP_ARGMINEQ: return "argmin=";
   case TOKOP_MINEQ: return "min=";
   case TOKOP_MULEQ: return "*=";
   case TOKOP_SHL: return "<<";

@@ -316,7 +316,7 @@ static void pr_stmt(FILE *f, const Stmt *s, int ind) {
     pr_args(f, s->args, s->nargs);
     fputs("] = ", f);
     pr(f, s->value);
-    fputc('\n', f);
+    fputs(s->atomic ? "  // atomic\n" : "\n", f);
     break;
   case S_ALLOC:
     pad(f, ind);

@@ -64,6 +64,8 @@ static bool consumer_region(Stage *p, Stage *x, Vec *fixed, Interval *region, bo
   }
   Vec loads = {0};
   collect_loads(x->eff, p->op->out, &loads);
+  collect_loads(x->init_eff, p->op->out, &loads);
+  for (int d = 0; x->op->scatter && d < x->op->ndim; d++) collect_loads(x->scatter_eff[d], p->op->out, &loads);
   for (int j = 0; j < loads.len; j++) {
     Expr *ld = VEC_AT(loads, j);
     for (int d = 0; d < p->op->ndim; d++) {
@@ -72,6 +74,25 @@ static bool consumer_region(Stage *p, Stage *x, Vec *fixed, Interval *region, bo
       region[d].max = *have ? bnd_max(region[d].max, iv.max) : iv.max;
     }
     *have = true;
+  }
+  return true;
+}
+
+/* An update definition's initial value runs before X's reduction loops: a producer that
+ * it reads (P) must not be computed inside them. */
+static bool init_attach_ok(Stage *p, Stage *x) {
+  if (!sched_reads(x->init_eff, p->op->out)) return true;
+  Stage *st = p;
+  for (int depth = 0; st->attach == ATTACH_AT && depth < 64; depth++, st = st->at_stage) {
+    if (st->at_stage != x) continue;
+    int at = sched_leaf_pos(x, st->at_iv);
+    for (int i = 0; i < at; i++)
+      if (((IterVar *)VEC_AT(x->leaf, i))->reduce) at = -1;
+    if (at >= 0 && !st->at_iv->reduce) return true;
+    diag_error(p->attach_loc, "'%s' is computed inside the reduction loops of '%s', but the initial "
+               "value of '%s' (its update definition) reads it before them: compute it at a loop "
+               "outside them", p->name, x->name, x->name);
+    return false;
   }
   return true;
 }
@@ -108,8 +129,14 @@ static bool infer_attached(LowerCtx *L, Stage *p) {
   }
   for (int i = 0; i < L->s->stages.len; i++) {
     Stage *x = lower_stage(L, i);
-    if (x == p || x->attach == ATTACH_INLINE || !sched_reads(x->eff, p->op->out)) continue;
+    if (x == p || x->attach == ATTACH_INLINE ||
+        !(sched_op_reads(x->op, x->eff, x->scatter_eff, p->op->out) || sched_reads(x->init_eff, p->op->out)))
+      continue;
     if (!x->done) die("lower: consumer %s of %s not bounded first", x->name, p->name);
+    if (!init_attach_ok(p, x)) {
+      p->scope = saved;
+      return false;
+    }
     if (!consumer_region(p, x, &fixed, region, &have)) {
       p->scope = saved;
       return false;

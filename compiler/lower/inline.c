@@ -43,6 +43,12 @@ bool pass_inline(LowerCtx *L) {
     x->topo = i;
     x->done = false;
     x->eff = inline_expr(L, x->op->value);
+    x->scatter_eff = NULL;
+    x->init_eff = inline_expr(L, x->op->init);
+    if (x->op->scatter) {
+      x->scatter_eff = xalloc(sizeof(Expr *) * (size_t)(x->op->ndim + 1));
+      for (int d = 0; d < x->op->ndim; d++) x->scatter_eff[d] = inline_expr(L, x->op->scatter[d]);
+    }
     if (!check_attach(x)) return false;
   }
   return true;

@@ -51,6 +51,8 @@ static Expr **store_index(Stage *x) {
 }
 
 static Expr *combine(ReduceOp rop, Expr *acc, Expr *v) {
+  if (acc->dtype == DT_BOOL && (rop == RED_MAX || rop == RED_MIN)) /* any, all */
+    return ir_bin(rop == RED_MAX ? OP_OR : OP_AND, acc, v);
   switch (rop) {
   case RED_SUM: return ir_bin(OP_ADD, acc, v);
   case RED_PROD: return ir_bin(OP_MUL, acc, v);
@@ -60,13 +62,112 @@ static Expr *combine(ReduceOp rop, Expr *acc, Expr *v) {
   }
 }
 
+/* ---- scatters (H[A[i]] += 1): computed indices, checked at run time ---- */
+
+/* A scatter's store index: its loops' values in the plain dimensions, in the others the
+ * computed index (INIT NULL) or INIT's vars; *IN gets `0 <= idx < extent` of each
+ * computed index. */
+static Expr **scatter_index(LowerCtx *L, Stage *x, IrVar **init, Expr **in) {
+  Op *op = x->op;
+  Expr **idx = xalloc(sizeof(Expr *) * (size_t)(op->ndim + 1));
+  *in = NULL;
+  for (int d = 0, k = 0; d < op->ndim; d++) {
+    if (!op->scatter[d]) {
+      idx[d] = x->full[k++];
+      continue;
+    }
+    if (init) {
+      idx[d] = ir_var(init[d]);
+      continue;
+    }
+    idx[d] = bnd_simplify(remap_loads(L, lower_root_subst(x, x->scatter_eff[d])));
+    Expr *c = ir_bin(OP_AND, ir_bin(OP_GE, idx[d], ir_int(0)), ir_bin(OP_LT, idx[d], op->out->shape[d]));
+    *in = *in ? ir_bin(OP_AND, *in, c) : c;
+  }
+  return idx;
+}
+
+/* A scatter's init: every element of its computed dimensions (the plain ones as the
+ * loops around it give them). */
+static Stmt *scatter_init_store(LowerCtx *L, Stage *x) {
+  Op *op = x->op;
+  IrVar **v = xalloc(sizeof(IrVar *) * (size_t)(op->ndim + 1));
+  for (int d = 0; d < op->ndim; d++)
+    if (op->scatter[d]) v[d] = ir_newvar(op->axes[d]->name, DT_I64);
+  Expr *in;
+  Stmt *st = ir_store(x->buf, scatter_index(L, x, v, &in), sched_identity(op->rop, x->buf->dtype));
+  st->loc = op->loc;
+  for (int d = op->ndim - 1; d >= 0; d--)
+    if (op->scatter[d]) st = ir_for(v[d], ir_int(0), op->out->shape[d], FOR_SERIAL, st);
+  return st;
+}
+
+/* ---- argmax= / argmin=: the index of the best value, the first on ties ---- */
+
+/* The row-major position of X's reduction point (root values FULL) in its domain. */
+static Expr *arg_position(Stage *x, Expr **full) {
+  Op *op = x->op;
+  Expr *pos = ir_int(0);
+  for (int r = 0; r < op->nred; r++)
+    pos = ir_add(ir_mul(pos, op->rext[r]), ir_sub(full[x->ndata + r], op->rmin[r]));
+  return bnd_simplify(pos);
+}
+
+/* The root values at position POS (i64) of the reduction domain, X's data point. */
+static Expr **arg_point(Stage *x, Expr *pos) {
+  Op *op = x->op;
+  Expr **full = xalloc(sizeof(Expr *) * (size_t)(x->nroot + 1));
+  for (int d = 0; d < x->ndata; d++) full[d] = x->full[d];
+  for (int r = op->nred - 1; r >= 0; r--) {
+    Expr *k = r ? ir_floormod(pos, op->rext[r]) : pos;
+    full[x->ndata + r] = ir_add(op->rmin[r], k);
+    pos = ir_floordiv(pos, op->rext[r]);
+  }
+  return full;
+}
+
+/* Whether value V at position P beats the best so far, value B at position Q: larger
+ * (argmax) or smaller, NaN beating every number, the smaller position on ties. */
+static Expr *arg_beats(ReduceOp rop, Expr *v, Expr *p, Expr *b, Expr *q) {
+  Expr *better = ir_bin(rop == RED_ARGMAX ? OP_GT : OP_LT, v, b);
+  Expr *tie = ir_bin(OP_AND, ir_bin(OP_EQ, v, b), ir_bin(OP_LT, p, q));
+  Expr *num = ir_bin(OP_OR, better, tie);
+  if (!dtype_is_float(v->dtype)) return num;
+  Expr *vnan = ir_bin(OP_NE, v, v), *bnan = ir_bin(OP_NE, b, b);
+  Expr *if_nan = ir_bin(OP_OR, ir_un(OP_NOT, bnan), ir_bin(OP_LT, p, q));
+  return ir_select(vnan, if_nan, ir_bin(OP_AND, ir_un(OP_NOT, bnan), num));
+}
+
+/* ACC (the stored index) replaced by this point's position when its value beats the
+ * value at ACC, which is recomputed: the state is the index alone. */
+static Expr *arg_update(LowerCtx *L, Stage *x, Expr *acc) {
+  IrVar **vars = xalloc(sizeof(IrVar *) * (size_t)(x->nroot + 1));
+  for (int i = 0; i < x->nroot; i++) vars[i] = x->root[i]->var;
+  Expr *q = ir_cast(DT_I64, acc), *p = arg_position(x, x->full);
+  Expr *v = bnd_simplify(remap_loads(L, lower_root_subst(x, x->eff)));
+  Expr *b = bnd_simplify(remap_loads(L, ir_subst(x->eff, vars, arg_point(x, q), x->nroot)));
+  return ir_select(arg_beats(x->op->rop, v, p, b, q), ir_cast(acc->dtype, p), acc);
+}
+
 /* The innermost statement: the store (an update for reductions), guarded. */
 static Stmt *update_stmt(LowerCtx *L, Stage *x) {
-  Expr **idx = store_index(x);
-  Expr *v = bnd_simplify(remap_loads(L, lower_root_subst(x, x->eff)));
-  if (x->op->rop != RED_NONE) v = combine(x->op->rop, ir_load(x->buf, idx), v);
+  Expr *in = NULL;
+  Expr **idx = x->op->scatter ? scatter_index(L, x, NULL, &in) : store_index(x);
+  Expr *v;
+  if (x->op->rop == RED_ARGMAX || x->op->rop == RED_ARGMIN) {
+    v = arg_update(L, x, ir_load(x->buf, idx));
+  } else {
+    v = bnd_simplify(remap_loads(L, lower_root_subst(x, x->eff)));
+    if (x->op->rop != RED_NONE) v = combine(x->op->rop, ir_load(x->buf, idx), v);
+  }
   Stmt *st = ir_store(x->buf, idx, v);
   st->loc = x->op->loc;
+  for (int i = 0; x->op->scatter && i < x->leaf.len; i++) {
+    IterVar *iv = VEC_AT(x->leaf, i);
+    if (iv->reduce && iv->kind == FOR_PARALLEL) st->atomic = true; /* H[idx] OP= v, racing */
+  }
+  if (in) st = guarded(in, st);
+  if (x->op->rcond) st = guarded(bnd_simplify(lower_root_subst(x, x->op->rcond)), st);
   return guarded(all_conds(&x->guards[0], &x->guards[1]), st);
 }
 
@@ -84,8 +185,15 @@ static Stmt *make_loop(LowerCtx *L, Stage *x, IterVar *iv, IrVar *var, Stmt *bod
 
 /* The reduction init: the data-parallel leaves from position POS on, fresh vars. */
 static Stmt *init_stmt(LowerCtx *L, Stage *x, int pos) {
-  Stmt *st = ir_store(x->buf, store_index(x), sched_identity(x->op->rop, x->buf->dtype));
-  st->loc = x->op->loc;
+  Stmt *st;
+  if (x->op->scatter) {
+    st = scatter_init_store(L, x);
+  } else {
+    Expr *v = x->init_eff ? bnd_simplify(remap_loads(L, lower_root_subst(x, x->init_eff)))
+                          : sched_identity(x->op->rop, x->buf->dtype);
+    st = ir_store(x->buf, store_index(x), v);
+    st->loc = x->op->loc;
+  }
   Stmt *body = guarded(all_conds(&x->guards[0], NULL), st);
   Vec from = {0}, to = {0};
   for (int i = x->leaf.len - 1; i >= pos; i--) {
@@ -125,8 +233,11 @@ static Stmt *gen_level(LowerCtx *L, Stage *x, int pos, int pos_r, Stmt *init, St
 /* X's loop nest with everything computed at its loops. */
 static Stmt *gen_stage(LowerCtx *L, Stage *x) {
   int pos_r = x->leaf.len;
-  for (int i = x->leaf.len - 1; i >= 0; i--)
-    if (((IterVar *)VEC_AT(x->leaf, i))->reduce) pos_r = i;
+  for (int i = x->leaf.len - 1; i >= 0; i--) {
+    IterVar *iv = VEC_AT(x->leaf, i);
+    /* a scatter's reduction part of extent 1 bound to the grid is no reduction loop */
+    if (iv->reduce && !(x->op->scatter && forkind_is_gpu(iv->kind))) pos_r = i;
+  }
   Stmt *init = x->op->rop != RED_NONE ? init_stmt(L, x, pos_r) : NULL;
   Stmt *nest = gen_level(L, x, 0, pos_r, init, update_stmt(L, x));
   return pos_r == 0 ? ir_seq2(init, nest) : nest;
@@ -149,12 +260,26 @@ static LoweredFunc *make_func(LowerCtx *L, Stmt *body) {
   return f;
 }
 
+/* On a GPU, a root stage with no data axis (a 0-d result: `S[] += X[i]`) and no loop
+ * bound to blockIdx runs in one block (in one thread, unless rfactor bound its reduction
+ * to threads): its nest inside a blockIdx.x loop of extent 1. */
+static Stmt *gpu_single(LowerCtx *L, Stage *x, Stmt *nest) {
+  if (!backend_for(L->s->target)->allows_bind || x->ndata > 0) return nest;
+  for (int i = 0; i < x->leaf.len; i++) {
+    ForKind k = ((IterVar *)VEC_AT(x->leaf, i))->kind;
+    if (k >= FOR_BLOCK_X && k <= FOR_BLOCK_Z) return nest;
+  }
+  Stmt *f = ir_for(ir_newvar(xprintf("%s_b", x->name), DT_I64), ir_int(0), ir_int(1), FOR_BLOCK_X, nest);
+  f->loc = x->op->loc;
+  return f;
+}
+
 bool pass_nests(LowerCtx *L) {
   int n = L->s->stages.len;
   Vec parts = {0};
   for (int i = 0; i < n; i++) {
     Stage *x = lower_stage(L, i);
-    if (x->attach == ATTACH_ROOT) vec_push(&parts, gen_stage(L, x));
+    if (x->attach == ATTACH_ROOT) vec_push(&parts, gpu_single(L, x, gen_stage(L, x)));
   }
   Stmt *body = ir_seq((Stmt **)parts.data, parts.len);
   for (int i = n - 1; i >= 0; i--) {

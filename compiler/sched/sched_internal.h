@@ -27,6 +27,7 @@ struct IterVar {
   IrVar *var;          /* root: the op's axis var; else the loop's var */
   Stage *stage;
   bool reduce, root;
+  bool scan;           /* the scan axis of a scan stage, or split from it: serial, in order */
   Expr *dmin, *dext;   /* root: the op's domain */
   ForKind kind;        /* annotation or binding */
   Loc kind_loc;        /* the step that set KIND (file NULL: none) */
@@ -60,6 +61,8 @@ struct Stage {
   Loc loc;
   /* lowering state */
   Expr *eff;           /* value with inlined stages substituted */
+  Expr **scatter_eff;  /* a scatter's computed indices (op->scatter), the same way */
+  Expr *init_eff;      /* an update definition's initial value (op->init), the same way */
   Buffer *buf;         /* what the nest stores into */
   Expr **offset;       /* per dimension of buf: subtracted from indices (NULL: none) */
   Expr **full;         /* per root iter var: its value, min + offset */
@@ -86,6 +89,8 @@ struct Schedule {
 /* schedule.c */
 Stage *sched_stage_of_buf(Schedule *s, const Buffer *b); /* the stage writing B, or NULL */
 bool sched_reads(const Expr *e, const Buffer *b);       /* E loads B somewhere */
+/* OP's value or a scatter's computed index (EFF, SCATTER: those of a stage) loads B. */
+bool sched_op_reads(const Op *op, Expr *eff, Expr **scatter, const Buffer *b);
 int sched_leaf_pos(const Stage *st, const IterVar *iv);  /* -1 when not a leaf */
 void sched_pass_down(Stage *st);                         /* extents of non-root ivs */
 Expr *sched_ceildiv(Expr *a, int64_t b);

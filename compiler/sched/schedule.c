@@ -40,13 +40,14 @@ static Stage *stage_new(Schedule *s, Op *op, Loc loc) {
   st->loc = loc;
   st->output = op->out->kind == BUF_OUTPUT;
   st->scope = op->out->scope;
-  st->nroot = op->ndim + op->nred;
-  st->ndata = op->ndim;
-  st->root = xalloc(sizeof(IterVar *) * (size_t)(st->nroot + 1));
-  for (int d = 0; d < op->ndim; d++)
-    st->root[d] = root_iv(s, st, op->axes[d], ir_int(0), op->out->shape[d], false);
+  st->root = xalloc(sizeof(IterVar *) * (size_t)(op->ndim + op->nred + 1));
+  for (int d = 0; d < op->ndim; d++) /* a scatter's computed dimensions have no loop */
+    if (!op->scatter || !op->scatter[d])
+      st->root[st->ndata++] = root_iv(s, st, op->axes[d], ir_int(0), op->out->shape[d], false);
+  st->nroot = st->ndata + op->nred;
   for (int r = 0; r < op->nred; r++)
-    st->root[op->ndim + r] = root_iv(s, st, op->raxes[r], op->rmin[r], op->rext[r], true);
+    st->root[st->ndata + r] = root_iv(s, st, op->raxes[r], op->rmin[r], op->rext[r], true);
+  if (op->is_scan) st->root[op->scan_dim]->scan = true;
   for (int i = 0; i < st->nroot; i++) vec_push(&st->leaf, st->root[i]);
   return st;
 }
@@ -82,6 +83,13 @@ bool sched_reads(const Expr *e, const Buffer *b) {
   for (int i = 0; i < e->nargs; i++)
     if (sched_reads(e->args[i], b)) return true;
   return sched_reads(e->a, b) || sched_reads(e->b, b) || sched_reads(e->c, b);
+}
+
+bool sched_op_reads(const Op *op, Expr *eff, Expr **scatter, const Buffer *b) {
+  if (sched_reads(eff, b) || sched_reads(op->init, b)) return true;
+  for (int d = 0; op->scatter && d < op->ndim; d++)
+    if (scatter[d] && sched_reads(scatter[d], b)) return true;
+  return false;
 }
 
 Stage *sched_stage_of_buf(Schedule *s, const Buffer *b) {
@@ -340,6 +348,7 @@ static bool do_split(StepCtx *c, IterVar *iv, int64_t factor, int64_t nparts, co
   r->nparts = nparts < ARITH_SIZE_MAX ? nparts : ARITH_SIZE_MAX;
   r->outer = iv_new(c->s, st, o, NULL, iv->reduce);
   r->inner = iv_new(c->s, st, i, NULL, iv->reduce);
+  r->outer->scan = r->inner->scan = iv->scan;
   vec_push(&st->rels, r);
   IterVar *two[2] = {r->outer, r->inner};
   replace_leaf(st, sched_leaf_pos(st, iv), two, 2);
@@ -362,6 +371,67 @@ static bool step_split(StepCtx *c) {
   int64_t v;
   if (!int_arg(c, f, parts ? "the number of parts" : "split factor", &v)) return false;
   return do_split(c, iv, parts ? 0 : v, parts ? v : 0, c->out[0], c->out[1]);
+}
+
+/* ---- scans: the scan axis runs serially and in order (LANGUAGE.md, "Scans") ---- */
+
+/* The leaves that IV was split into, outermost part first. */
+static void scan_leaves(Stage *st, IterVar *iv, Vec *out) {
+  for (int i = 0; i < st->rels.len; i++) {
+    Rel *r = VEC_AT(st->rels, i);
+    if (r->kind == REL_SPLIT && r->parent == iv) {
+      scan_leaves(st, r->outer, out);
+      scan_leaves(st, r->inner, out);
+      return;
+    }
+  }
+  vec_push(out, iv);
+}
+
+/* After a reorder: the parts of ST's scan axis are still outer part first. */
+static bool scan_order_ok(StepCtx *c, Stage *st) {
+  if (!st->op->is_scan) return true;
+  Vec lv = {0};
+  scan_leaves(st, st->root[st->op->scan_dim], &lv);
+  for (int i = 1; i < lv.len; i++) {
+    IterVar *o = VEC_AT(lv, i - 1), *in = VEC_AT(lv, i);
+    if (sched_leaf_pos(st, o) > sched_leaf_pos(st, in)) {
+      diag_error(c->loc, "this order puts loop '%s' inside '%s': both are parts of scan axis '%s', "
+                 "whose iterations must run in order (%s reads the elements before), outer part first",
+                 o->name, in->name, st->root[st->op->scan_dim]->name, st->name);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Whether loop IV may run out of order (parallel, vectorized, bound): not when it is a
+ * part of a scan axis, unless its extent is 1. */
+static bool scan_free(StepCtx *c, IterVar *iv, const char *what) {
+  int64_t e;
+  if (!iv->scan) return true;
+  static_extents(iv->stage);
+  if (ir_is_const(iv->ext, &e) && e == 1) return true;
+  diag_error(c->loc, "cannot %s loop '%s': it runs scan axis '%s' of '%s', whose iterations read "
+             "the ones before and must run serially, in order", what, iv->name,
+             iv->stage->root[iv->stage->op->scan_dim]->name, iv->stage->name);
+  return false;
+}
+
+/* A stage whose value reads its own tensor must stay at the root, as itself. */
+static bool scan_stage_ok(StepCtx *c, Stage *st, const char *what) {
+  if (!st->op->is_scan) return true;
+  diag_error(c->loc, "cannot %s '%s': it is a scan (it reads its own earlier elements), which is "
+             "computed whole, at the root", what, st->name);
+  return false;
+}
+
+/* A scatter (H[A[i]] += 1) stays at the root, as itself. */
+static bool scatter_stage_ok(StepCtx *c, Stage *st, const char *what) {
+  if (!st->op->scatter) return true;
+  diag_error(c->loc, "cannot %s '%s': it is a scatter (its left side has a computed index), which "
+             "is computed whole, at the root", what, st->name);
+  return false;
 }
 
 /* Put LOOPS (distinct leaves of one stage) at the positions they hold, in this order. */
@@ -390,7 +460,7 @@ static bool step_tile(StepCtx *c) {
   Rel *rx = VEC_AT(st->rels, st->rels.len - 2), *ry = VEC_AT(st->rels, st->rels.len - 1);
   IterVar *order[4] = {rx->outer, ry->outer, rx->inner, ry->inner};
   apply_reorder(st, order, 4);
-  return true;
+  return scan_order_ok(c, st);
 }
 
 static bool step_fuse(StepCtx *c) {
@@ -415,6 +485,11 @@ static bool step_fuse(StepCtx *c) {
   }
   if (a->reduce != b->reduce) {
     diag_error(c->loc, "fuse of a reduction loop with a data-parallel loop ('%s', '%s')", a->name, b->name);
+    return false;
+  }
+  if (a->scan || b->scan) {
+    diag_error(c->loc, "cannot fuse '%s' and '%s': '%s' runs the scan axis of '%s', which stays a "
+               "loop of its own (split it instead)", a->name, b->name, (a->scan ? a : b)->name, st->name);
     return false;
   }
   if (iv_has_attached(c->s, a, c->loc, "fuse") || iv_has_attached(c->s, b, c->loc, "fuse")) return false;
@@ -448,7 +523,7 @@ static bool step_reorder(StepCtx *c) {
       }
   }
   apply_reorder(loops[0]->stage, loops, c->narg);
-  return true;
+  return scan_order_ok(c, loops[0]->stage);
 }
 
 /* ---- annotations ----------------------------------------------------- */
@@ -485,11 +560,17 @@ static bool step_bind(StepCtx *c) {
   /* After rfactor the remaining reduction (over the factored axis) may be bound to
    * threads: the GPU back ends emit a block reduction for it (TVM's allreduce). */
   bool cross = iv->stage->rfactored && k >= FOR_THREAD_X && k <= FOR_THREAD_Z;
+  int64_t e1 = 0;
+  if (iv->reduce && iv->stage->op->scatter) { /* one part of extent 1: one thread does all */
+    static_extents(iv->stage);
+    cross = ir_is_const(iv->ext, &e1) && e1 == 1;
+  }
   if (iv->reduce && !cross) {
     diag_error(c->loc, "cannot bind reduction loop '%s' to %s: threads would race on '%s'; "
                "use rfactor and bind the data-parallel loops", iv->name, forkind_names[k], iv->stage->name);
     return false;
   }
+  if (!scan_free(c, iv, "bind")) return false;
   Stage *st = iv->stage;
   for (int i = 0; i < st->leaf.len && k != FOR_VTHREAD; i++) {
     IterVar *o = VEC_AT(st->leaf, i);
@@ -501,6 +582,16 @@ static bool step_bind(StepCtx *c) {
   iv->kind = k;
   iv->kind_loc = c->loc;
   return true;
+}
+
+/* Whether a scatter's updates can be atomic on the CPU: += on integers, f32, f64;
+ * max=, min= on integers. */
+static bool atomic_ok(const Op *op) {
+  DType t = op->out->dtype;
+  bool num = dtype_is_int(t) && t != DT_BOOL;
+  if (!op->scatter) return false;
+  if (op->rop == RED_SUM) return num || t == DT_F32 || t == DT_F64;
+  return (op->rop == RED_MAX || op->rop == RED_MIN) && num;
 }
 
 /* parallel, vectorize, unroll. */
@@ -517,11 +608,19 @@ static bool step_annotate(StepCtx *c, ForKind k) {
     diag_error(c->loc, "vectorize does not apply to %s", target_names[c->s->target]);
     return false;
   }
-  if (iv->reduce && k != FOR_UNROLL) {
-    diag_error(c->loc, "cannot %s reduction loop '%s': its iterations update the same element",
-               k == FOR_PARALLEL ? "parallelize" : "vectorize", iv->name);
+  if (iv->reduce && k == FOR_PARALLEL && atomic_ok(iv->stage->op)) {
+    /* a scatter's updates, made atomic (nests.c) */
+  } else if (iv->reduce && k != FOR_UNROLL) {
+    diag_error(c->loc, "cannot %s reduction loop '%s': its iterations update the same element%s",
+               k == FOR_PARALLEL ? "parallelize" : "vectorize", iv->name,
+               iv->stage->op->scatter && k == FOR_PARALLEL
+                   ? " (a scatter's updates are atomic for += on integers, f32 and f64, max= and "
+                     "min= on integers)"
+                   : "");
     return false;
   }
+  if (k != FOR_UNROLL && !scan_free(c, iv, k == FOR_PARALLEL ? "parallelize" : "vectorize"))
+    return false;
   if (k == FOR_VECTORIZE) {
     static_extents(iv->stage);
     if (!ir_is_const(iv->ext, NULL)) {
@@ -541,7 +640,7 @@ static bool step_annotate(StepCtx *c, ForKind k) {
 static void consumers(Schedule *s, Stage *st, Vec *out, int depth) {
   for (int i = 0; i < s->stages.len && depth < 64; i++) {
     Stage *x = VEC_AT(s->stages, i);
-    if (x == st || !sched_reads(x->op->value, st->op->out)) continue;
+    if (x == st || !sched_op_reads(x->op, x->op->value, x->op->scatter, st->op->out)) continue;
     if (x->attach == ATTACH_INLINE) {
       consumers(s, x, out, depth + 1);
       continue;
@@ -581,6 +680,7 @@ static bool step_compute_at(StepCtx *c) {
     diag_error(c->loc, "cannot compute_at output '%s': outputs are computed at the root", p->name);
     return false;
   }
+  if (!scan_stage_ok(c, p, "compute_at") || !scatter_stage_ok(c, p, "compute_at")) return false;
   if (cs->attach == ATTACH_INLINE) {
     diag_error(c->loc, "cannot compute '%s' at a loop of '%s': '%s' is inlined", p->name, cs->name, cs->name);
     return false;
@@ -610,6 +710,7 @@ static bool step_compute_inline(StepCtx *c) {
     diag_error(c->loc, "cannot inline '%s': it is an output of the kernel", p->name);
     return false;
   }
+  if (!scan_stage_ok(c, p, "inline") || !scatter_stage_ok(c, p, "inline")) return false;
   if (has_attached(c->s, p, c->loc, "compute_inline")) return false;
   p->attach = ATTACH_INLINE;
   p->attach_loc = c->loc;
@@ -717,6 +818,8 @@ static bool step_cache_read(StepCtx *c) {
   Stage *cs = t && scope_arg(c, c->arg[1], &sc) ? find_stage_arg(c->s, c->arg[2]) : NULL;
   if (!cs) return false;
   const Expr *use = first_load(cs->op->value, t);
+  if (use && t == cs->op->out && !scan_stage_ok(c, cs, "cache_read its own tensor in")) return false;
+  if (!scatter_stage_ok(c, cs, "cache_read for")) return false;
   if (!use) {
     diag_error(c->arg[2]->loc, "stage '%s' does not read '%s'", cs->name, t->name);
     return false;
@@ -768,6 +871,8 @@ static Op *op_fresh(Op *op, Buffer *out) {
     else o->raxes[i - op->ndim] = v;
   }
   o->value = ir_subst(op->value, from, to, n);
+  if (op->rcond) o->rcond = ir_subst(op->rcond, from, to, n);
+  if (op->init) o->init = ir_subst(op->init, from, to, n);
   out->op = o;
   return o;
 }
@@ -786,6 +891,7 @@ static bool step_cache_write(StepCtx *c) {
   Stage *cs = find_stage_arg(c->s, c->arg[0]);
   Scope sc;
   if (!cs || !scope_arg(c, c->arg[1], &sc) || !untouched(c, cs, "cache_write")) return false;
+  if (!scan_stage_ok(c, cs, "cache_write") || !scatter_stage_ok(c, cs, "cache_write")) return false;
   if (cs->attach == ATTACH_INLINE) {
     diag_error(c->loc, "cannot cache_write inlined stage '%s'", cs->name);
     return false;
@@ -928,7 +1034,22 @@ static bool step_rfactor(StepCtx *c) {
   if (!count_args(c, 1, 2, 2)) return false;
   Stage *cs = find_stage_arg(c->s, c->arg[0]);
   IterVar *l = cs ? find_loop(c->s, c->arg[1]) : NULL;
-  if (!l || !rfactor_ok(c, cs, l)) return false;
+  if (!l || !scatter_stage_ok(c, cs, "rfactor") || !rfactor_ok(c, cs, l)) return false;
+  if (cs->op->rcond) {
+    diag_error(c->loc, "cannot rfactor '%s': its reduction range depends on its indices (`where` "
+               "over them)", cs->name);
+    return false;
+  }
+  if (cs->op->init) {
+    diag_error(c->loc, "cannot rfactor '%s': it is an update definition (it starts from the "
+               "statement before)", cs->name);
+    return false;
+  }
+  if (cs->op->rop == RED_ARGMAX || cs->op->rop == RED_ARGMIN) {
+    diag_error(c->loc, "cannot rfactor '%s': `%s` keeps a (value, index) pair, which rfactor "
+               "does not combine", cs->name, reduceop_names[cs->op->rop]);
+    return false;
+  }
   IrVar *lv = ir_newvar(l->base, DT_I64), *cv = ir_newvar(l->base, DT_I64);
   Op *ro = rfactor_op(c, cs, l, lv);
   Op *co = xalloc(sizeof *co);
@@ -1055,9 +1176,26 @@ static void track_attachments(Schedule *s, Loc loc) {
 
 static bool same_loc(Loc a, Loc b) { return a.file == b.file && a.line == b.line && a.col == b.col; }
 
+/* P is computed at a loop of X that encloses X's initial value (an update definition's,
+ * which runs before X's reduction loops), when that value reads P. */
+static bool init_encloses(Stage *p) {
+  Stage *x = p->at_stage;
+  if (!x->op->init || !sched_reads(x->op->init, p->op->out)) return true;
+  int at = sched_leaf_pos(x, p->at_iv);
+  for (int i = 0; i <= at; i++)
+    if (((IterVar *)VEC_AT(x->leaf, i))->reduce) {
+      diag_error(p->attach_loc, "'%s' is computed inside the reduction loops of '%s', but the "
+                 "initial value of '%s' (its update definition) reads it before them: compute it "
+                 "at a loop outside them", p->name, x->name, x->name);
+      return false;
+    }
+  return true;
+}
+
 bool sched_check_attach(Schedule *s) {
   for (int i = 0; i < s->stages.len; i++) {
     Stage *p = VEC_AT(s->stages, i), *x;
+    if (p->attach == ATTACH_AT && !init_encloses(p)) return false;
     if (p->attach != ATTACH_AT || attach_holds(s, p, &x)) continue;
     Loc at = p->attach_broken.file ? p->attach_broken : p->attach_loc;
     bool own = same_loc(at, p->attach_loc); /* broken from its own compute_at on */

@@ -676,7 +676,63 @@ static LLVMValueRef emit_expr_raw(CG *g, Expr *e) {
 
 /* ============================================================= statements */
 
+/* Is E the load of what store S writes? */
+static bool self_load(const Expr *e, const Stmt *s) {
+  if (!e || e->kind != E_LOAD || e->buf != s->buf || e->nargs != s->nargs) return false;
+  for (int i = 0; i < e->nargs; i++)
+    if (!ir_equal(e->args[i], s->args[i])) return false;
+  return true;
+}
+
+/* E, a sum in which S's own load appears once with a + sign (the simplifier may have
+ * reassociated `H[x] + (a - 3)` into `H[x] + a - 3`), without that load; NULL when it
+ * is not one. *ALONE: E was the load itself (nothing is left). */
+static Expr *strip_self(Expr *e, const Stmt *s, bool *alone) {
+  if (self_load(e, s)) {
+    *alone = true;
+    return NULL;
+  }
+  if (e->kind != E_BIN || (e->op != OP_ADD && e->op != OP_SUB)) return NULL;
+  bool in_a = false;
+  Expr *a = strip_self(e->a, s, &in_a);
+  if (in_a || a) {
+    if (in_a) return e->op == OP_ADD ? e->b : ir_un(OP_NEG, e->b);
+    return ir_bin(e->op, a, e->b);
+  }
+  if (e->op != OP_ADD) return NULL;
+  bool in_b = false;
+  Expr *b = strip_self(e->b, s, &in_b);
+  return in_b ? e->a : b ? ir_bin(OP_ADD, e->a, b) : NULL;
+}
+
+/* A scatter's update from a parallel loop, buf[idx] = buf[idx] OP v: one atomicrmw. */
+static void emit_atomic(CG *g, Stmt *s) {
+  Expr *e = s->value, *rest = NULL;
+  BinOp how = OP_ADD;
+  bool alone = false;
+  if (e->kind == E_BIN && (e->op == OP_MAX || e->op == OP_MIN)) {
+    how = (BinOp)e->op;
+    rest = self_load(e->a, s) ? e->b : self_load(e->b, s) ? e->a : NULL;
+  } else {
+    rest = strip_self(e, s, &alone);
+  }
+  if (!rest) die("llvm: atomic store of %s is not an update of it", s->buf->name);
+  DType t = s->buf->dtype;
+  bool f = dtype_is_float(t), sg = dtype_is_signed(t);
+  LLVMAtomicRMWBinOp op = how == OP_ADD ? (f ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd)
+                          : how == OP_MAX ? (sg ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax)
+                                          : (sg ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin);
+  LLVMValueRef v = emit_expr(g, rest);
+  if (is_vec(v)) v = LLVMBuildExtractElement(g->b, v, LLVMConstInt(g->i32, (unsigned)g->lanes - 1, 0), "");
+  LLVMValueRef p = elem_ptr(g, s->buf, emit_expr(g, s->args[0]));
+  LLVMBuildAtomicRMW(g->b, op, p, to_mem(g, v, t), LLVMAtomicOrderingMonotonic, 0);
+}
+
 static void emit_store(CG *g, Stmt *s) {
+  if (s->atomic) {
+    emit_atomic(g, s);
+    return;
+  }
   Buffer *buf = s->buf;
   Buffer *outer = g->store_buf;
   g->store_buf = buf;
@@ -768,6 +824,7 @@ static bool vec_stmt_ok(const Stmt *s, const IrVar *v, Accesses *acc) {
     return !ir_uses_var(s->cond, v) && vec_expr_ok(s->cond, v, acc) && vec_stmt_ok(s->body, v, acc) &&
            vec_stmt_ok(s->els, v, acc);
   case S_STORE:
+    if (s->atomic) return false;
     for (int i = 0; i < s->nargs; i++)
       if (!vec_expr_ok(s->args[i], v, acc)) return false;
     add_access(acc, s->buf, s->args, true);

@@ -23,6 +23,19 @@ for f in examples/*.tex; do
   if [ $rc -eq 0 ] && [ "$n" -gt 0 ]; then echo "ok - differential $name: $n random schedules"
   else echo "not ok - differential $name (rc $rc)"; echo "$out" | grep -v '^ok' | head -40 | sed 's/^/    /'; fi
 done
+# Scans, scatters, argmax=, triangular ranges (LANGUAGE.md): random schedules of their golden kernels, the
+# steps that would reorder a scan or race on a scatter refused at the step.
+for f in tests/lit/scan/scan.tex tests/lit/scatter/scatter.tex tests/lit/argmax/argmax.tex \
+         tests/lit/triangular/tri.tex tests/lit/scalar/scalar.tex tests/lit/anyall/anyall.tex \
+         tests/lit/update/update.tex; do
+  name=$(basename "$(dirname "$f")")
+  out=$(timeout 900 "$TEXC" fuzz-schedule "$f" --count $(( (COUNT + 3) / 4 )) --seed 7 2>&1)
+  rc=$?
+  n=$(grep -oE '[0-9]+ random schedules checked' <<<"$out" | awk '{s+=$1} END {print s+0}')
+  total=$((total + n))
+  if [ $rc -eq 0 ] && [ "$n" -gt 0 ]; then echo "ok - differential $name: $n random schedules"
+  else echo "not ok - differential $name (rc $rc)"; echo "$out" | grep -v '^ok' | head -40 | sed 's/^/    /'; fi
+done
 echo "# differential: $total random schedules checked in all" >&2
 
 # Integer edges and vector paths, compiled against the interpreter (texc run --check).
