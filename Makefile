@@ -18,7 +18,11 @@ COMPILER_OBJ := $(COMPILER_SRC:%.c=$(B)/%.o) $(GEN_SRC:%.c=%.o)
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(B)/%.o)
 HEADERS := compiler/texc.h runtime/texrt.h runtime/rt_internal.h $(wildcard compiler/*.h compiler/*/*.h runtime/*.h)
 
-all: $(B)/texc $(B)/libtexrt.a $(B)/texc-measure-server
+# texc-mpi (compiler/dist/mpi/) when Open MPI's mpicc is there: `make mpi`
+MPICC ?= mpicc
+MPI_BIN := $(if $(shell command -v $(MPICC) 2>/dev/null),$(B)/texc-mpi)
+
+all: $(B)/texc $(B)/libtexrt.a $(B)/texc-measure-server $(MPI_BIN)
 
 $(B)/gen/parser.c $(B)/gen/parser.h &: grammar/parser.y
 	@mkdir -p $(B)/gen
@@ -78,6 +82,11 @@ $(B)/tests/unit/%: tests/unit/%.c tests/unit/unit.h $(LIB_OBJ) $(B)/libtexrt.a
 	$(CC) $(CFLAGS) -rdynamic -o $@ $< $(LIB_OBJ) -Wl,--whole-archive $(B)/libtexrt.a -Wl,--no-whole-archive $(LDLIBS)
 unit-tests: $(UNIT_BIN)
 
+# texc-mpi: texc (without main.c) plus the MPI measurer; -rdynamic as texc.
+$(B)/texc-mpi: compiler/dist/mpi/texc_mpi.c $(HEADERS) $(LIB_OBJ) $(B)/libtexrt.a
+	$(MPICC) $(CFLAGS) -rdynamic -o $@ $< $(LIB_OBJ) -Wl,--whole-archive $(B)/libtexrt.a -Wl,--no-whole-archive $(LDLIBS)
+mpi: $(B)/texc-mpi
+
 deps:
 	@./scripts/install-deps.sh
 
@@ -101,4 +110,4 @@ asan: deps
 clean:
 	rm -rf build build-asan
 
-.PHONY: all unit-tests deps test demo bench asan clean aarch64-server
+.PHONY: all unit-tests deps test demo bench asan clean aarch64-server mpi

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #define DEFAULT_RECORDS "texc-records.jsonl"
+
+Measurer *tune_shared_measurer;
 #define AUTO_TRIALS 64
 
 /* The tuner's settings: the command line's (cli/options.c), or tune_auto_steps' own. */
@@ -77,7 +79,9 @@ static SearchOpts search_opts(const TuneArgs *a) {
  * when nothing succeeded. */
 static bool tune_kernel(const TuneArgs *a, Task *t, const RecordList *prior, Measurer *runner) {
   MeasureOpts mo = measure_opts(a);
+  if (!runner) runner = tune_shared_measurer;
   Measurer m = runner ? *runner : measurer_local(&mo);
+  m.o = mo;
   SearchOpts so = search_opts(a);
   SearchResult res;
   if (!a->quiet && a->trials == INT_MAX)
@@ -88,10 +92,10 @@ static bool tune_kernel(const TuneArgs *a, Task *t, const RecordList *prior, Mea
             target_names[t->target], t->workload, t->flops / 1e9, a->trials,
             a->time_s > 0 ? " at most" : "");
   bool ok = tune_search(t, &m, &so, prior, &res);
-  if (runner) *runner = m; /* its state: lost or not */
+  if (runner) runner->lost = m.lost;
   else free(m.ctx);
   if (m.lost) {
-    fprintf(stderr, "texc tune: error: no runner is left: stopped %s after %d trials (%d errors); "
+    fprintf(stderr, "texc tune: error: no runner (or rank) is left to measure: stopped %s after %d trials (%d errors); "
             "every record measured is in %s\n", t->kernel->name, res.measured, res.errors, a->records);
     free(res.best_text);
     return false;
