@@ -318,9 +318,10 @@ static int worker_main(int argc, char **argv) {
      * core from the candidates being measured */
     while (MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &any, &st) == MPI_SUCCESS && !any)
       nanosleep(&(struct timespec){0, 1000000}, NULL);
-    if (!any || MPI_Recv(req, MAX_MSG - 1, MPI_CHAR, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st) != MPI_SUCCESS ||
-        st.MPI_TAG == TAG_QUIT)
+    if (!any || MPI_Recv(req, MAX_MSG - 1, MPI_CHAR, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st) != MPI_SUCCESS)
       break;
+    if (st.MPI_TAG == TAG_QUIT && req[0] == 'L') _exit(0); /* a rank was lost: no MPI_Finalize */
+    if (st.MPI_TAG == TAG_QUIT) break;
     WireText a = {0};
     if (ok) serve(&k, &local, req, &a);
     else {
@@ -372,8 +373,14 @@ int main(int argc, char **argv) {
   fflush(stdout);
   fflush(stderr);
   MpiCtx *c = m.ctx;
-  for (int w = 1; w < size; w++) /* a lost rank is not waited for (--enable-recovery) */
-    if (c->ranks[w].alive && c->ranks[w].busy < 0) MPI_Send("", 1, MPI_CHAR, w, TAG_QUIT, MPI_COMM_WORLD);
+  bool lost = false;
+  for (int w = 1; w < size; w++) lost |= !c->ranks[w].alive || c->ranks[w].busy >= 0;
+  /* MPI_Finalize waits for every rank, a dead one too: with a rank lost, every rank leaves
+   * without it ("L"); the records are closed already (drv_main) */
+  for (int w = 1; w < size; w++)
+    if (c->ranks[w].alive && c->ranks[w].busy < 0)
+      MPI_Send(lost ? "L" : "", 2, MPI_CHAR, w, TAG_QUIT, MPI_COMM_WORLD);
+  if (lost) _exit(rc);
   MPI_Finalize();
   return rc;
 }
