@@ -333,8 +333,17 @@ static void measure_one(Runner *r, Measurer *m, const char *info, int idx, Recor
   char *ans = NULL;
   unsigned char *pl = NULL;
   uint64_t npl;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   if (exchange(r, m, &h, bytes, nso, NULL, 0, limit, &ans, &pl, &npl)) {
     answer_record(r, ans, out);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (getenv("TEXC_TUNE_DEBUG")) { /* the round trip against the times measured there */
+      double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6, run = 0;
+      for (int i = 0; i < out->ncosts; i++) run += out->costs[i];
+      fprintf(stderr, "[runner] candidate %d: %llu bytes, round trip %.1f ms, timed runs %.1f ms\n",
+              k, (unsigned long long)nso, ms, run);
+    }
     double ms = rec_cost(out);
     if (!isinf(ms) && (r->best_ms <= 0 || ms < r->best_ms)) r->best_ms = ms;
   } else {

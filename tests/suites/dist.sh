@@ -136,7 +136,7 @@ EOF
   SSHD_PID=
   wait "$TUNE_PID"; rc=$?
   n=$(valid_log "$T/kill.jsonl" 2>/dev/null)
-  [ $rc = 1 ] && grep -q "no runner is left" "$T/e3" && [ -n "$n" ] && [ "$n" -ge 6 ] && [ "$n" -lt 400 ]
+  [ $rc = 1 ] && grep -q "no runner (or rank) is left" "$T/e3" && [ -n "$n" ] && [ "$n" -ge 6 ] && [ "$n" -lt 400 ]
   check "sshd killed mid-tune: exit 1, 'no runner is left', $n records kept" $?
   grep -q "runner ssh://.*: the connection was closed" "$T/e3"; check "sshd killed: the reason is named" $?
   # a later tune on the same log measures what the lost one did not (nothing is skipped)
