@@ -86,6 +86,22 @@ out=$("$TEXC" tune "$T/mm.tex" --trials 2 --records "$T/none.jsonl" --runner "ft
 [ $rc = 1 ] && grep -q "expected ssh://" <<<"$out"
 check "--runner with a bad scheme: error, exit 1" $?
 
+# 5b. a network tune measures every task through the runner
+cat >"$T/small.tex" <<'NET'
+import "nn/conv2d.tex"
+import "nn/elementwise.tex"
+network small(x: f32[1, 8, 8, 8], w: f32[3, 3, 8, 8], b: f32[8]) -> y: f32[1, 8, 8, 8] {
+  y = conv2d_nhwc(x, w, PH = 1, PW = 1)
+  y = bias_add(y, b)
+  y = relu(y)
+}
+NET
+out=$(cd "$(dirname "$0")/../.." && "$TEXC" tune "$T/small.tex" --trials 6 --round 3 --records "$T/net.jsonl" \
+  --runner "exec:TEX_NUM_THREADS=1 $SERVER" 2>&1); rc=$?
+[ $rc = 0 ] && grep -q 'Estimated total latency: [0-9.]* ms  Trials: 6 ' <<<"$out" &&
+  [ "$(field "$T/net.jsonl" network.name | sort -u)" = small ] && [ "$(field "$T/net.jsonl" target.threads | sort -u)" = 1 ]
+check "a network tune through --runner (the server's thread count recorded)" $?
+
 # 6. ssh: an sshd of our own on a loopback port (own host key, authorized_keys, config)
 SSHD=$(command -v sshd || echo /usr/sbin/sshd)
 if [ ! -x "$SSHD" ] || ! command -v ssh >/dev/null || ! command -v ssh-keygen >/dev/null; then
