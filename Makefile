@@ -18,7 +18,11 @@ COMPILER_OBJ := $(COMPILER_SRC:%.c=$(B)/%.o) $(GEN_SRC:%.c=%.o)
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(B)/%.o)
 HEADERS := compiler/texc.h runtime/texrt.h runtime/rt_internal.h $(wildcard compiler/*.h compiler/*/*.h runtime/*.h)
 
-all: $(B)/texc $(B)/libtexrt.a
+# texc-mpi (compiler/dist/mpi/) when Open MPI's mpicc is there: `make mpi`
+MPICC ?= mpicc
+MPI_BIN := $(if $(shell command -v $(MPICC) 2>/dev/null),$(B)/texc-mpi)
+
+all: $(B)/texc $(B)/libtexrt.a $(B)/texc-measure-server $(MPI_BIN)
 
 $(B)/gen/parser.c $(B)/gen/parser.h &: grammar/parser.y
 	@mkdir -p $(B)/gen
@@ -55,6 +59,20 @@ $(B)/libtexrt.a: $(RUNTIME_OBJ)
 $(B)/texc: $(COMPILER_OBJ) $(B)/libtexrt.a
 	$(CC) $(CFLAGS) -rdynamic -o $@ $(COMPILER_OBJ) -Wl,--whole-archive $(B)/libtexrt.a -Wl,--no-whole-archive $(LDLIBS)
 
+# texc-measure-server (compiler/dist/server/): the runtime and libc only, no LLVM, so that
+# it builds for a board. -rdynamic and the whole runtime: the candidates' shared objects
+# find rt_parallel_for (and libm's functions) in it.
+SERVER_SRC := compiler/dist/server/server.c compiler/dist/wire.c
+$(B)/texc-measure-server: $(SERVER_SRC) compiler/dist/wire.h runtime/texrt.h $(B)/libtexrt.a
+	$(CC) $(CFLAGS) -rdynamic -o $@ $(SERVER_SRC) -Wl,--whole-archive $(B)/libtexrt.a -Wl,--no-whole-archive -lOpenCL -ldl -lpthread -Wl,--no-as-needed -lm
+# The server for an aarch64 board (Debian: gcc-aarch64-linux-gnu); without OpenCL. Under
+# qemu: qemu-aarch64-static -L /usr/aarch64-linux-gnu $(B)/aarch64/texc-measure-server
+AARCH64_CC ?= aarch64-linux-gnu-gcc
+$(B)/aarch64/texc-measure-server: $(SERVER_SRC) compiler/dist/wire.h runtime/rt.c runtime/rt_cpu.c runtime/texrt.h runtime/rt_internal.h
+	@mkdir -p $(dir $@)
+	$(AARCH64_CC) -std=c11 -D_GNU_SOURCE -O2 $(WARN) -Iruntime -rdynamic -o $@ $(SERVER_SRC) runtime/rt.c runtime/rt_cpu.c -ldl -lpthread -Wl,--no-as-needed -lm
+aarch64-server: $(B)/aarch64/texc-measure-server
+
 # C unit tests: each tests/unit/test_X.c links against the compiler (without main.c).
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:%.c=$(B)/%)
@@ -63,6 +81,11 @@ $(B)/tests/unit/%: tests/unit/%.c tests/unit/unit.h $(LIB_OBJ) $(B)/libtexrt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -rdynamic -o $@ $< $(LIB_OBJ) -Wl,--whole-archive $(B)/libtexrt.a -Wl,--no-whole-archive $(LDLIBS)
 unit-tests: $(UNIT_BIN)
+
+# texc-mpi: texc (without main.c) plus the MPI measurer; -rdynamic as texc.
+$(B)/texc-mpi: compiler/dist/mpi/texc_mpi.c $(HEADERS) $(LIB_OBJ) $(B)/libtexrt.a
+	$(MPICC) $(CFLAGS) -rdynamic -o $@ $< $(LIB_OBJ) -Wl,--whole-archive $(B)/libtexrt.a -Wl,--no-whole-archive $(LDLIBS)
+mpi: $(B)/texc-mpi
 
 deps:
 	@./scripts/install-deps.sh
@@ -87,4 +110,4 @@ asan: deps
 clean:
 	rm -rf build build-asan
 
-.PHONY: all unit-tests deps test demo bench asan clean
+.PHONY: all unit-tests deps test demo bench asan clean aarch64-server mpi

@@ -4,7 +4,9 @@
 set -e
 PKGS="re2c bison make gcc clang libclang-rt-14-dev llvm-19-dev llvm-19-tools ocl-icd-opencl-dev opencl-headers \
 pocl-opencl-icd clinfo libxgboost-dev libcjson-dev libopenblas-dev libdnnl-dev python3 \
-libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata chromium libpng-dev g++"
+libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata chromium libpng-dev g++ \
+lld openssh-server openssh-client openmpi-bin libopenmpi-dev qemu-user-static gcc-aarch64-linux-gnu \
+libc6-dev-arm64-cross"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

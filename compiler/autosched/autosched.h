@@ -34,6 +34,9 @@ typedef enum {
   TE_RUN_TIMEOUT, TE_COUNT
 } TuneError;
 extern const char *const tune_error_names[];
+/* Not a record's code: a candidate a lost runner never measured (compiler/dist/); the
+ * search drops it, so a later tune measures it. */
+#define TE_UNMEASURED (-1)
 
 #define REC_MAX_COSTS 16
 
@@ -210,9 +213,17 @@ typedef struct Measurer {
   void (*measure)(struct Measurer *m, const Task *task, char **texts, int n, Record *out);
   void *ctx;
   MeasureOpts o;
+  /* A runner (compiler/dist/) sets LOST when no device is left: the search stops. */
+  bool lost;
+  /* The interpreter check of a candidate where it runs; NULL: measure_check here. */
+  int (*check)(struct Measurer *m, const Task *task, const char *text, bool small, char *msg,
+               size_t msgsz);
 } Measurer;
 
 Measurer measurer_local(const MeasureOpts *o);
+/* The measurer every tune of this process uses instead of a local one, when set: texc-mpi's
+ * ranks (compiler/dist/mpi/). Its MeasureOpts are the tune's; its ctx is never freed. */
+extern Measurer *tune_shared_measurer;
 /* Compare the candidate (step text) with the interpreter on small sizes in a child
  * process. 1: matches; 0: wrong (MSG says how); -1: could not check. */
 int measure_check(const Task *task, const char *text, bool small, char *msg, size_t msgsz);

@@ -300,7 +300,7 @@ Measurer measurer_local(const MeasureOpts *o) {
   LocalCtx *c = calloc(1, sizeof *c);
   if (!c) die_oom(0);
   parse_inject(c);
-  Measurer m = {measure_local, c, *o};
+  Measurer m = {.measure = measure_local, .ctx = c, .o = *o};
   return m;
 }
 

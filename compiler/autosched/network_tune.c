@@ -26,6 +26,7 @@
 
 #include "autosched/autosched.h"
 #include "cli/options.h"
+#include "dist/dist.h"
 
 /* ---- the records cache ----------------------------------------------------------- */
 
@@ -260,8 +261,21 @@ static Measurer measurer_of(const NetTuneArgs *a) {
   MeasureOpts mo = {.repeat = a->repeat, .build_timeout_s = 20, .run_timeout_s = 10};
   mo.jobs = a->jobs > 0 ? a->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (mo.jobs < 1) mo.jobs = 1;
+  if (tune_shared_measurer) { /* texc-mpi: the ranks measure */
+    Measurer m = *tune_shared_measurer;
+    m.o = mo;
+    return m;
+  }
   return measurer_local(&mo);
 }
+
+/* Done with M from measurer_of; a shared measurer keeps its state (lost or not). */
+static void measurer_done(Measurer *m) {
+  if (tune_shared_measurer) tune_shared_measurer->lost |= m->lost;
+  else free(m->ctx);
+}
+
+static bool measurers_lost(void) { return tune_shared_measurer && tune_shared_measurer->lost; }
 
 /* Measure TEXTS[0..k) of task I with REPEAT runs each and append their records. */
 static void measure_append(const Network *n, const NetTuneArgs *a, int i, char **texts, int k, int repeat) {
@@ -276,19 +290,20 @@ static void measure_append(const Network *n, const NetTuneArgs *a, int i, char *
     r[j].workload = strdup(t.workload);
     r[j].kernel = strdup(t.kernel->name);
     r[j].target = strdup(target_names[t.target]);
-    r[j].cpu = strdup(tune_cpu_name());
-    r[j].threads = tune_threads();
+    if (!r[j].cpu) r[j].cpu = strdup(tune_cpu_name()); /* else the measuring rank's */
+    if (!r[j].threads) r[j].threads = tune_threads();
     r[j].schedule = strdup(texts[j]);
     r[j].flops = t.flops;
     r[j].timestamp = tune_now();
     r[j].version = strdup(TEXC_VERSION);
     if (!r[j].error_msg) r[j].error_msg = strdup("");
-    rec_set_machine(&r[j]);
+    if (!r[j].host) rec_set_machine(&r[j]);
     r[j].network = strdup(n->name), r[j].weight = n->tasks[i].weight;
-    records_write(a->log, &r[j]); /* a failure is reported and stops the tune */
+    if (r[j].error != TE_UNMEASURED) /* a lost rank's is measured by a later tune */
+      records_write(a->log, &r[j]); /* a failure is reported and stops the tune */
     rec_free(&r[j]);
   }
-  free(m.ctx);
+  measurer_done(&m);
 }
 
 /* Measure task I's untuned default (network_sched.c) when the log does not hold it yet
@@ -308,7 +323,7 @@ static bool measure_default(const Network *n, const NetTuneArgs *a, int i) {
  * measured again, REMEASURE_TOP x 2 runs each, so that the best is judged by all its runs
  * (best_schedule pools them) rather than by one lucky measurement on a shared machine. */
 static void remeasure_best(const Network *n, const NetTuneArgs *a) {
-  for (int i = 0; i < n->ntasks && !records_failed(a->log); i++) {
+  for (int i = 0; i < n->ntasks && !records_failed(a->log) && !measurers_lost(); i++) {
     const RecordList *l = records(a->records, true);
     int cnt;
     int *idx = task_records(n, i, a->target, l, &cnt);
@@ -356,10 +371,10 @@ static void tune_round(const Network *n, const NetTuneArgs *a, int i, int trials
   if (tune_search(&t, &m, &so, records(a->records, false), &res)) free(res.best_text);
   arena_swap(old);
   arena_free(ar);
-  free(m.ctx);
+  measurer_done(&m);
 }
 
-int net_tune_main(Cli *c) {
+static int net_tune(Cli *c) {
   NetTuneArgs a = args_of(c);
   Network *n = net_load(a.file, a.network, a.defs, a.ndefs);
   if (!n) return 1;
@@ -374,7 +389,7 @@ int net_tune_main(Cli *c) {
   TuneProgress pg;
   progress_start(&pg);
   print_table(n, st, 0, 0);
-  for (int r = 1; used < a.trials && !records_failed(a.log); r++) {
+  for (int r = 1; used < a.trials && !records_failed(a.log) && !measurers_lost(); r++) {
     if (a.time_s > 0 && now_s() - t0 > a.time_s) break;
     progress_end(&pg);
     int i = pick_task(n, st, a.round);
@@ -394,6 +409,12 @@ int net_tune_main(Cli *c) {
     progress_show(&pg, "network", used, a.trials, total_latency(n, st), 0, a.time_s);
   }
   progress_end(&pg);
+  if (measurers_lost()) {
+    fprintf(stderr, "texc tune: error: no runner (or rank) is left to measure: stopped after %d trials; every "
+            "record measured is in %s\n", used, a.records);
+    records_close(a.log);
+    return 1;
+  }
   if (used > 0 && !records_failed(a.log)) {
     printf("\nmeasuring the best schedules of every task again\n");
     remeasure_best(n, &a);
@@ -401,4 +422,22 @@ int net_tune_main(Cli *c) {
     print_table(n, st, now_s() - t0, used);
   }
   return records_close(a.log) ? 0 : 1;
+}
+
+int net_tune_main(Cli *c) {
+  if (!c->runner) return net_tune(c);
+  /* --runner: every task's candidates measured there (compiler/dist/) */
+  NetTuneArgs a = args_of(c);
+  Measurer local = measurer_of(&a), runner = {0};
+  free(local.ctx);
+  if (a.target != TARGET_LLVM) {
+    fprintf(stderr, "texc tune: error: --runner measures llvm (CPU) candidates only\n");
+    return 1;
+  }
+  if (!runner_start(c->runner, &local.o, &runner)) return 1;
+  tune_shared_measurer = &runner;
+  int rc = net_tune(c);
+  tune_shared_measurer = NULL;
+  runner_stop(&runner);
+  return rc;
 }

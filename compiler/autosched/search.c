@@ -268,23 +268,25 @@ static void fill_record(const Task *t, const char *text, Record *r) {
   r->workload = strdup(t->workload);
   r->kernel = strdup(t->kernel->name);
   r->target = strdup(target_names[t->target]);
-  r->cpu = strdup(backend_for(t->target)->device == DEVICE_CPU ? tune_cpu_name() : target_names[t->target]);
-  r->threads = tune_threads();
+  if (!r->cpu) /* a runner (compiler/dist/) names the machine it measured on */
+    r->cpu = strdup(backend_for(t->target)->device == DEVICE_CPU ? tune_cpu_name() : target_names[t->target]);
+  if (!r->threads) r->threads = tune_threads();
   r->schedule = strdup(text);
   r->flops = t->flops;
   r->timestamp = tune_now();
   r->version = strdup(TEXC_VERSION);
   if (!r->error_msg) r->error_msg = strdup("");
-  rec_set_machine(r);
+  if (!r->host) rec_set_machine(r);
   if (t->network) r->network = strdup(t->network), r->weight = t->weight;
 }
 
 /* A new best is first compared with the interpreter; a wrong one becomes an error. */
-static void verify_best(Search *s, Record *r, bool check_all) {
+static void verify_best(Search *s, Measurer *m, Record *r, bool check_all) {
   double ms = rec_cost(r);
   if (isinf(ms) || (!check_all && ms >= s->best_ms)) return;
   char msg[256] = "";
-  int ok = measure_check(s->task, r->schedule, !check_all, msg, sizeof msg);
+  int ok = m->check ? m->check(m, s->task, r->schedule, !check_all, msg, sizeof msg)
+                    : measure_check(s->task, r->schedule, !check_all, msg, sizeof msg);
   if (ok == 0) {
     r->error = TE_WRONG;
     r->ncosts = 0;
@@ -338,8 +340,12 @@ static void measure_batch(Search *s, Measurer *m, Entry *batch, int n, SearchRes
   m->measure(m, s->task, texts, n, recs);
   for (int i = 0; i < n; i++) {
     Record *r = &recs[i];
+    if (r->error == TE_UNMEASURED) { /* a lost runner's: measured by a later tune */
+      rec_free(r);
+      continue;
+    }
     fill_record(s->task, texts[i], r);
-    verify_best(s, r, m->o.check_all);
+    verify_best(s, m, r, m->o.check_all);
     if (s->o->log && !s->log_failed && !records_write(s->o->log, r)) s->log_failed = true;
     double ms = rec_cost(r);
     /* what steers the search: the measured time, or its deterministic stand-in */
@@ -401,6 +407,7 @@ static void retime_top(Search *s, Measurer *m) {
   double pick_ms = INFINITY;
   for (int i = 0; i < n; i++) {
     Record *r = &recs[i];
+    if (r->error == TE_UNMEASURED) continue;
     fill_record(s->task, texts[i], r);
     if (s->o->log && !s->log_failed && !records_write(s->o->log, r)) s->log_failed = true;
     old[i] = (Record){.ncosts = s->top[i].nc, .error = TE_OK};
@@ -447,8 +454,8 @@ bool tune_search(Task *task, Measurer *m, const SearchOpts *o, const RecordList 
   progress_start(&s.pg);
   int batch_n = o->batch > 0 ? o->batch : 16;
   Entry *batch = calloc((size_t)batch_n, sizeof *batch);
-  for (int round = 1, stall = 0; res->measured < o->trials && stall < 3 && !s.log_failed;
-       round++) {
+  for (int round = 1, stall = 0;
+       res->measured < o->trials && stall < 3 && !s.log_failed && !m->lost; round++) {
     if (o->time_s > 0 && now_s() - t0 > o->time_s) break;
     Arena *ar = arena_new(), *old = arena_swap(ar);
     int want = o->trials - res->measured < batch_n ? o->trials - res->measured : batch_n;
@@ -471,7 +478,7 @@ bool tune_search(Task *task, Measurer *m, const SearchOpts *o, const RecordList 
   }
   progress_end(&s.pg);
   free(batch);
-  if (!o->deterministic && o->trials >= RETIME_MIN_TRIALS && s.ntop > 1 && !s.log_failed &&
+  if (!o->deterministic && o->trials >= RETIME_MIN_TRIALS && s.ntop > 1 && !s.log_failed && !m->lost &&
       (o->time_s <= 0 || now_s() - t0 < o->time_s)) {
     Arena *ar = arena_new(), *old = arena_swap(ar);
     retime_top(&s, m);

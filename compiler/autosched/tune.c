@@ -1,6 +1,7 @@
 /* tune.c — `texc tune FILE ...` and tune_auto_steps (`schedule K.V = auto`). */
 #include "autosched.h"
 #include "cli/options.h"
+#include "dist/dist.h"
 
 #include <limits.h>
 #include <math.h>
@@ -9,11 +10,14 @@
 #include <unistd.h>
 
 #define DEFAULT_RECORDS "texc-records.jsonl"
+
+Measurer *tune_shared_measurer;
 #define AUTO_TRIALS 64
 
 /* The tuner's settings: the command line's (cli/options.c), or tune_auto_steps' own. */
 typedef struct TuneArgs {
   const char *file, *kernel, *records;
+  const char *runner; /* --runner: measure through a texc-measure-server (compiler/dist/) */
   Target target;
   int trials, repeat, batch, jobs;
   double time_s, min_repeat_ms, run_timeout_s;
@@ -30,7 +34,8 @@ static TuneArgs args_of(const Cli *c) {
                     .batch = c->batch, .jobs = c->jobs, .time_s = c->time_s,
                     .min_repeat_ms = c->min_repeat_ms, .run_timeout_s = c->run_timeout_s,
                     .seed = c->seed, .defs = (Define *)c->defs, .ndefs = c->ndefs,
-                    .check_all = c->check_all, .quiet = c->quiet, .deterministic = c->deterministic};
+                    .check_all = c->check_all, .quiet = c->quiet, .deterministic = c->deterministic,
+                    .runner = c->runner};
 }
 
 /* Fill TASK for kernel K; false (reported) when it cannot be tuned. */
@@ -70,10 +75,13 @@ static SearchOpts search_opts(const TuneArgs *a) {
   return s;
 }
 
-/* Tune one kernel; prints the best block. Returns false when nothing succeeded. */
-static bool tune_kernel(const TuneArgs *a, Task *t, const RecordList *prior) {
+/* Tune one kernel, measured by RUNNER (NULL: here); prints the best block. Returns false
+ * when nothing succeeded. */
+static bool tune_kernel(const TuneArgs *a, Task *t, const RecordList *prior, Measurer *runner) {
   MeasureOpts mo = measure_opts(a);
-  Measurer m = measurer_local(&mo);
+  if (!runner) runner = tune_shared_measurer;
+  Measurer m = runner ? *runner : measurer_local(&mo);
+  m.o = mo;
   SearchOpts so = search_opts(a);
   SearchResult res;
   if (!a->quiet && a->trials == INT_MAX)
@@ -84,7 +92,14 @@ static bool tune_kernel(const TuneArgs *a, Task *t, const RecordList *prior) {
             target_names[t->target], t->workload, t->flops / 1e9, a->trials,
             a->time_s > 0 ? " at most" : "");
   bool ok = tune_search(t, &m, &so, prior, &res);
-  free(m.ctx);
+  if (runner) runner->lost = m.lost;
+  else free(m.ctx);
+  if (m.lost) {
+    fprintf(stderr, "texc tune: error: no runner (or rank) is left to measure: stopped %s after %d trials (%d errors); "
+            "every record measured is in %s\n", t->kernel->name, res.measured, res.errors, a->records);
+    free(res.best_text);
+    return false;
+  }
   if (res.log_failed) { /* reported: no result that its records do not back */
     free(res.best_text);
     return false;
@@ -116,6 +131,19 @@ int tune_main(Cli *c, Program *p) {
   RecordList prior = {0};
   records_load(a.records, &prior);
   int rc = 0;
+  Measurer runner = {0};
+  if (a.runner) {
+    MeasureOpts mo = measure_opts(&a);
+    if (tg != TARGET_LLVM) {
+      fprintf(stderr, "texc tune: error: --runner measures llvm (CPU) candidates only\n");
+      rc = 1;
+    } else if (!runner_start(a.runner, &mo, &runner)) rc = 1;
+    if (rc) {
+      reclist_free(&prior);
+      records_close(a.log);
+      return 1;
+    }
+  }
   for (int i = 0; i < p->nkernels; i++) { /* drv_load checked that --kernel names one */
     Kernel *k = p->kernels[i];
     if (a.kernel && strcmp(k->name, a.kernel)) continue;
@@ -125,9 +153,10 @@ int tune_main(Cli *c, Program *p) {
       continue;
     }
     t.opts = c->o; /* -O, --mcpu, --opencl-device as for run and bench */
-    if (!tune_kernel(&a, &t, &prior)) rc = 1;
-    if (records_failed(a.log)) break; /* reported; the records before it are kept */
+    if (!tune_kernel(&a, &t, &prior, a.runner ? &runner : NULL)) rc = 1;
+    if (records_failed(a.log) || runner.lost) break; /* reported; the records before it are kept */
   }
+  if (a.runner) runner_stop(&runner);
   reclist_free(&prior);
   if (!records_close(a.log)) rc = 1;
   return rc;

@@ -74,7 +74,21 @@ static int cmd_compile(Cli *c, Program *p) {
   return 0;
 }
 
+/* `texc measure-server ...`: the separate program texc-measure-server beside this one
+ * (compiler/dist/server/; no compiler in it, so that it can be built for a board). */
+static int measure_server(char **argv) {
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  char *slash = n > 0 ? (exe[n] = 0, strrchr(exe, '/')) : NULL;
+  if (slash) strcpy(slash + 1, "texc-measure-server");
+  argv[0] = slash ? exe : "texc-measure-server";
+  execvp(argv[0], argv);
+  fprintf(stderr, "texc: error: cannot run %s (make builds it beside texc)\n", argv[0]);
+  return 1;
+}
+
 int drv_main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "measure-server") == 0) return measure_server(argv + 1);
   find_stdlib(argv[0]);
   setvbuf(stdout, NULL, _IOLBF, 0);
   Cli c;

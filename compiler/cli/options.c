@@ -106,6 +106,8 @@ static const OptSpec options[] = {
     {"--round", "N", OV_POS, F(round), B(CMD_TUNE), "networks: trials per round of a task (16)"},
     {"--batch", "N", OV_POS, F(batch), B(CMD_TUNE), "candidates measured per search round (16)"},
     {"--jobs", "N", OV_POS, F(jobs), B(CMD_TUNE), "candidates built at once (default: cores)"},
+    {"--runner", "R", OV_STR, F(runner), B(CMD_TUNE),
+     "measure on R: ssh://[USER@]HOST[:PORT][/PATH] or exec:COMMAND (a texc-measure-server)"},
     {"--run-timeout", "DURATION", OV_DURATION, F(run_timeout_s), B(CMD_TUNE) | B(CMD_FUZZ),
      "longest run of one candidate (tune: 10s) or trial (fuzz-schedule: 60s)"},
     {"--seed", "S", OV_U64, F(seed), B(CMD_TUNE) | B(CMD_FUZZ), "random seed (tune: 1, fuzz: 0)"},

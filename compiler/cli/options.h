@@ -44,6 +44,7 @@ typedef struct Cli {
   double time_s, run_timeout_s; /* 0: none / the default */
   bool check_all, quiet, deterministic;
   int max_errors;              /* stop after this many errors (0: never) */
+  const char *runner;          /* tune --runner: measure through a texc-measure-server */
   /* networks: weights and tensor files (docs/NETWORKS.md) */
   const char *weights;         /* --weights F.safetensors */
   const char *inputs[MAX_INPUTS]; /* --input X.npy, in the network's parameter order */

@@ -268,7 +268,7 @@ static SearchResult run_search(Kernel *k, const char *records, int trials, const
   Task t = {.kernel = k, .target = TARGET_LLVM, .flops = 2.0 * 64 * 64 * 64,
             .featurize = fake_featurize};
   snprintf(t.workload, sizeof t.workload, "%016llx", 0x1234ull);
-  Measurer m = {fake_measure, calls, {.repeat = 1}};
+  Measurer m = {.measure = fake_measure, .ctx = calls, .o = {.repeat = 1}};
   SearchOpts o = {.trials = trials, .seed = 3, .batch = 8, .population = 32, .generations = 2,
                   .eps_random = 0.1, .log = records_open(records, false), .quiet = true};
   SearchResult r;

@@ -1,0 +1,586 @@
+/* runner.c — `texc tune --runner SPEC`: candidates measured by a texc-measure-server that
+ * runs elsewhere (a board over ssh, an emulator, another process), started once for the
+ * whole tune.
+ *
+ * Each batch: the candidates are built here in parallel child processes (lower, emit an
+ * object for --mtriple/--mcpu, link it into a shared object with ld.lld: no toolchain of
+ * the board's is needed); then, one at a time, each shared object goes to the server in a
+ * request frame (wire.h) and its answer becomes the record. The server forks a child per
+ * candidate, so a crash there is an error record. A connection that closes, breaks or
+ * stays silent past the candidate's limits loses the runner: the candidate in flight is
+ * an error record naming why, the ones not sent yet are TE_UNMEASURED (dropped by the
+ * search, so a later tune measures them), and Measurer.lost stops the search.
+ */
+#include "dist.h"
+#include "wire.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXPORT_PREFIX "texc_cand_" /* kernels are exported as this + name (no clashes) */
+#define HELLO_TIMEOUT_S 60          /* ssh login and an emulator's start */
+#define ANSWER_SLACK_S 30           /* transfer and the server's own work, past its limits */
+
+typedef struct Runner {
+  char spec[512], why[512]; /* WHY: why it was lost ("" while alive) */
+  pid_t pid;
+  int to, from;             /* the server's stdin, its stdout */
+  char cpu[256], isa[256];
+  int threads, next_id;
+  char dir[64];             /* a temporary folder for the artifacts */
+  double best_ms;
+  int count, crash_at, hang_at; /* TEXC_TUNE_INJECT, as the local measurer */
+} Runner;
+
+/* ---------------------------------------------------------------- the connection */
+
+/* ARGV for SPEC into WORDS (at most N-1 and a NULL); false when SPEC is not a runner. */
+static bool spec_argv(const char *spec, char *buf, size_t bufsz, char **argv, int n) {
+  int argc = 0;
+  if (strncmp(spec, "exec:", 5) == 0) {
+    argv[argc++] = "/bin/sh", argv[argc++] = "-c", argv[argc++] = (char *)spec + 5;
+  } else if (strncmp(spec, "ssh://", 6) == 0) {
+    /* [USER@]HOST[:PORT][/PATH]; $TEXC_SSH: the ssh command with its options */
+    snprintf(buf, bufsz, "%s", spec + 6);
+    char *path = strchr(buf, '/'), *port = NULL;
+    if (path) *path = 0;
+    char *colon = strrchr(buf, ':');
+    if (colon) *colon = 0, port = colon + 1;
+    if (!*buf || (port && !*port)) return false;
+    static char ssh[512];
+    snprintf(ssh, sizeof ssh, "%s", getenv("TEXC_SSH") ? getenv("TEXC_SSH") : "ssh");
+    for (char *w = strtok(ssh, " \t"); w && argc < n - 10; w = strtok(NULL, " \t")) argv[argc++] = w;
+    argv[argc++] = "-T", argv[argc++] = "-o", argv[argc++] = "BatchMode=yes";
+    argv[argc++] = "-o", argv[argc++] = "ServerAliveInterval=5";
+    if (port) argv[argc++] = "-p", argv[argc++] = port;
+    argv[argc++] = buf;
+    static char remote[512];
+    snprintf(remote, sizeof remote, "%s%s", path ? "/" : "", path ? path + 1 : "texc-measure-server");
+    argv[argc++] = remote;
+  } else {
+    return false;
+  }
+  argv[argc] = NULL;
+  return true;
+}
+
+static void lose(Runner *r, Measurer *m, const char *fmt, const char *detail) {
+  if (r->why[0]) return;
+  snprintf(r->why, sizeof r->why, fmt, detail);
+  m->lost = true;
+  fprintf(stderr, "texc tune: error: runner %s: %s\n", r->spec, r->why);
+  if (r->pid > 0) kill(r->pid, SIGKILL); /* ssh, or the local command's shell */
+}
+
+/* ---------------------------------------------------------------- building here */
+
+/* One DType as the server's fill letter: f float, h half, i integer or bool. */
+static char fill_kind(DType t) {
+  return t == DT_F16 ? 'h' : dtype_is_float(t) ? 'f' : 'i';
+}
+
+/* Run argv; 0 on exit status 0. */
+static int run_cmd(char **argv) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    if (devnull >= 0) dup2(devnull, 1);
+    execvp(argv[0], argv);
+    _exit(127);
+  }
+  int st;
+  return pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
+}
+
+/* In a child: TEXT for TASK lowered, emitted as an object for the task's --mtriple/--mcpu
+ * and linked into SO. Writes to FD "CODE\nMESSAGE\n" and, when built, the request's
+ * "func"/"arg" lines; *FN (for the caller) when it is the check's child. */
+static void build_so(const Task *task, const char *text, const char *so, int fd,
+                     LoweredFunc **fnp) {
+  diag_silent = true;
+  diag_reset();
+  Vec steps = {0};
+  int err = TE_OK;
+  char msg[512] = "";
+  LoweredFunc *fn = NULL;
+  if (!parse_steps("<candidate>", text, &steps)) err = TE_INSTANTIATE;
+  else {
+    Schedule *s = sched_build(task->kernel, task->target, &steps);
+    fn = s ? sched_lower(s, &task->opts) : NULL;
+    if (!fn) err = TE_INSTANTIATE;
+  }
+  if (err) snprintf(msg, sizeof msg, "%s", diag_last()[0] ? diag_last() : "schedule does not apply");
+  Options o = task->opts;
+  o.prefix = EXPORT_PREFIX;
+  char obj[300];
+  snprintf(obj, sizeof obj, "%s.o", so);
+  if (!err && !backend_for(task->target)->emit(&fn, 1, "obj", obj, &o)) {
+    err = TE_COMPILE;
+    snprintf(msg, sizeof msg, "%s", diag_last()[0] ? diag_last() : "emit failed");
+  }
+  const char *ld = getenv("TEXC_LD") ? getenv("TEXC_LD") : "ld.lld";
+  char *argv[] = {(char *)ld, "-shared", "-z", "nodelete", "-o", (char *)so, obj, NULL};
+  if (!err && run_cmd(argv) != 0) {
+    err = TE_COMPILE;
+    snprintf(msg, sizeof msg, "linking the candidate with %s failed (set TEXC_LD)", ld);
+  }
+  unlink(obj);
+  WireText t = {0};
+  wire_put(&t, "code", "%d", err);
+  wire_put(&t, "msg", "%s", msg);
+  if (!err) {
+    wire_put(&t, "func", EXPORT_PREFIX "%s", fn->name);
+    for (int i = 0; i < fn->nparams; i++) {
+      Buffer *b = fn->params[i];
+      char dims[256] = "";
+      size_t len = 0;
+      for (int d = 0; d < b->ndim; d++) {
+        int64_t v = 0;
+        ir_is_const(b->shape[d], &v);
+        len += (size_t)snprintf(dims + len, sizeof dims - len, " %lld", (long long)v);
+      }
+      wire_put(&t, "arg", "%c %d %d%s", i < fn->ninputs ? fill_kind(b->dtype) : 'o',
+               dtype_bytes(b->dtype), b->ndim, dims);
+    }
+  }
+  if (write(fd, t.s, t.len) != (ssize_t)t.len) _exit(1);
+  wire_text_free(&t);
+  if (fnp) *fnp = fn;
+}
+
+/* Read all of FD until EOF or DEADLINE_S seconds; malloc'd, NUL-ended; NULL on timeout. */
+static char *read_until_eof(int fd, double timeout_s) {
+  size_t cap = 1024, len = 0;
+  char *s = malloc(cap);
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    double left = timeout_s - (t.tv_sec - t0.tv_sec) - (t.tv_nsec - t0.tv_nsec) / 1e9;
+    struct pollfd p = {fd, POLLIN, 0};
+    int r = left > 0 ? poll(&p, 1, (int)(left * 1000) + 1) : 0;
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) {
+      free(s);
+      return NULL;
+    }
+    if (len + 1024 > cap) s = realloc(s, cap *= 2);
+    ssize_t n = read(fd, s + len, cap - len - 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    len += (size_t)n;
+  }
+  s[len] = 0;
+  return s;
+}
+
+static void set_error(Record *r, int code, const char *msg) {
+  r->error = code;
+  free(r->error_msg);
+  r->error_msg = strdup(msg);
+  r->ncosts = 0;
+}
+
+/* Build TEXTS[0..n) in parallel children; INFO[i]: the child's report (NULL when it died:
+ * then OUT[i] holds the error). */
+static void build_group(Runner *r, const Measurer *m, const Task *task, char **texts, int n,
+                        int base, char **info, Record *out) {
+  pid_t pid[64];
+  int fd[64];
+  for (int i = 0; i < n; i++) {
+    char so[128];
+    snprintf(so, sizeof so, "%s/c%d.so", r->dir, base + i);
+    int p[2];
+    info[i] = NULL;
+    if (pipe(p)) {
+      pid[i] = -1;
+      set_error(&out[i], TE_RUNTIME, "pipe failed");
+      continue;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid[i] = fork();
+    if (pid[i] == 0) {
+      close(p[0]);
+      build_so(task, texts[i], so, p[1], NULL);
+      _exit(0);
+    }
+    close(p[1]);
+    fd[i] = p[0];
+    if (pid[i] < 0) close(p[0]), set_error(&out[i], TE_RUNTIME, "fork failed");
+  }
+  for (int i = 0; i < n; i++) {
+    if (pid[i] < 0) continue;
+    info[i] = read_until_eof(fd[i], m->o.build_timeout_s);
+    close(fd[i]);
+    int st = 0;
+    if (!info[i]) kill(pid[i], SIGKILL);
+    waitpid(pid[i], &st, 0);
+    if (!info[i]) set_error(&out[i], TE_BUILD_TIMEOUT, "the build timed out");
+    else if (!strstr(info[i], "code ")) {
+      char why[128];
+      snprintf(why, sizeof why, "the build crashed (%s)", WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "no report");
+      set_error(&out[i], TE_COMPILE, why);
+      free(info[i]);
+      info[i] = NULL;
+    }
+  }
+}
+
+/* The file at PATH, malloc'd; NULL when unreadable. */
+static unsigned char *slurp(const char *path, uint64_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *b = malloc(len > 0 ? (size_t)len : 1);
+  *n = len > 0 && fread(b, 1, (size_t)len, f) == (size_t)len ? (uint64_t)len : 0;
+  fclose(f);
+  return b;
+}
+
+/* ---------------------------------------------------------------- measuring there */
+
+/* As the local measurer's run_timeout (measure.c): generous near the best. */
+static double run_limit(const Measurer *m, double best_ms) {
+  if (best_ms <= 0) return m->o.run_timeout_s;
+  double t = 0.25 + best_ms / 1e3 * (6 + 2.0 * m->o.repeat) + m->o.min_repeat_ms / 1e3 * m->o.repeat * 2;
+  return t < m->o.run_timeout_s ? t : m->o.run_timeout_s;
+}
+
+/* Send one request (HDR lines so far, the shared object and INPUTS) and read its answer;
+ * false when the runner is lost (reported). */
+static bool exchange(Runner *r, Measurer *m, WireText *hdr, const unsigned char *so, uint64_t nso,
+                     const void *inputs, uint64_t nin, double limit_s, char **ans,
+                     unsigned char **pl, uint64_t *npl) {
+  wire_put(hdr, "id", "%d", ++r->next_id);
+  wire_put(hdr, "so_bytes", "%llu", (unsigned long long)nso);
+  unsigned char *buf = malloc((size_t)(nso + nin) + 1);
+  memcpy(buf, so, (size_t)nso);
+  if (nin) memcpy(buf + nso, inputs, (size_t)nin);
+  bool sent = wire_write(r->to, hdr->s, buf, nso + nin);
+  free(buf);
+  char why[256];
+  if (!sent) {
+    lose(r, m, "the connection was closed (%s)", "writing a request failed");
+    return false;
+  }
+  int got = wire_read(r->from, limit_s + m->o.build_timeout_s + ANSWER_SLACK_S, ans, pl, npl, why, sizeof why);
+  if (got != 1) {
+    lose(r, m, "%s", why);
+    return false;
+  }
+  return true;
+}
+
+/* The answer ANS into REC. */
+static void answer_record(Runner *r, const char *ans, Record *rec) {
+  char msg[512], costs[1024];
+  rec->error = (int)wire_num(ans, "error", TE_RUNTIME);
+  wire_get(ans, "msg", msg, sizeof msg);
+  rec->error_msg = strdup(msg);
+  wire_get(ans, "costs", costs, sizeof costs);
+  char *p = costs;
+  for (rec->ncosts = 0; rec->ncosts < REC_MAX_COSTS; rec->ncosts++) {
+    char *end;
+    double c = strtod(p, &end);
+    if (end == p) break;
+    rec->costs[rec->ncosts] = c, p = end;
+  }
+  if (rec->error == TE_OK && rec->ncosts == 0) set_error(rec, TE_RUNTIME, "the server sent no times");
+  rec->cpu = strdup(r->cpu);
+  rec->threads = r->threads;
+  rec->host = strdup(r->cpu);
+  rec->isa = strdup(r->isa);
+  rec->gpu = strdup("");
+}
+
+static void measure_one(Runner *r, Measurer *m, const char *info, int idx, Record *out) {
+  char so[128];
+  snprintf(so, sizeof so, "%s/c%d.so", r->dir, idx);
+  uint64_t nso = 0;
+  unsigned char *bytes = slurp(so, &nso);
+  unlink(so);
+  if (!bytes || !nso) {
+    free(bytes);
+    set_error(out, TE_COMPILE, "the linked candidate is missing");
+    return;
+  }
+  int k = r->count++;
+  double limit = run_limit(m, r->best_ms);
+  WireText h = {0};
+  wire_put(&h, "op", "measure");
+  char line[512];
+  for (int i = 0; wire_get_nth(info, "func", i, line, sizeof line); i++) wire_put(&h, "func", "%s", line);
+  for (int i = 0; wire_get_nth(info, "arg", i, line, sizeof line); i++) wire_put(&h, "arg", "%s", line);
+  wire_put(&h, "repeat", "%d", m->o.repeat);
+  wire_put(&h, "min_repeat_ms", "%g", m->o.min_repeat_ms);
+  wire_put(&h, "best_ms", "%.9g", r->best_ms);
+  wire_put(&h, "timeout_s", "%.3f", limit);
+  wire_put(&h, "build_timeout_s", "%g", m->o.build_timeout_s);
+  wire_put(&h, "inject", "%d", k == r->crash_at ? 1 : k == r->hang_at ? 2 : 0);
+  char *ans = NULL;
+  unsigned char *pl = NULL;
+  uint64_t npl;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  if (exchange(r, m, &h, bytes, nso, NULL, 0, limit, &ans, &pl, &npl)) {
+    answer_record(r, ans, out);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (getenv("TEXC_TUNE_DEBUG")) { /* the round trip against the times measured there */
+      double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6, run = 0;
+      for (int i = 0; i < out->ncosts; i++) run += out->costs[i];
+      fprintf(stderr, "[runner] candidate %d: %llu bytes, round trip %.1f ms, timed runs %.1f ms\n",
+              k, (unsigned long long)nso, ms, run);
+    }
+    double ms = rec_cost(out);
+    if (!isinf(ms) && (r->best_ms <= 0 || ms < r->best_ms)) r->best_ms = ms;
+  } else {
+    char why[600];
+    snprintf(why, sizeof why, "the runner was lost: %s", r->why);
+    set_error(out, TE_RUNTIME, why);
+  }
+  free(ans);
+  free(pl);
+  free(bytes);
+  wire_text_free(&h);
+}
+
+static void measure_remote(Measurer *m, const Task *task, char **texts, int n, Record *out) {
+  Runner *r = m->ctx;
+  int jobs = m->o.jobs > 0 ? (m->o.jobs < 64 ? m->o.jobs : 64) : 1;
+  char *info[64];
+  for (int g = 0; g < n; g += jobs) {
+    int k = n - g < jobs ? n - g : jobs;
+    if (m->lost) {
+      for (int i = g; i < n; i++) out[i].error = TE_UNMEASURED;
+      return;
+    }
+    build_group(r, m, task, texts + g, k, g, info, out + g);
+    for (int i = 0; i < k; i++) {
+      int code = info[i] ? (int)wire_num(info[i], "code", TE_COMPILE) : -2;
+      char msg[512];
+      if (info[i] && code != TE_OK) {
+        wire_get(info[i], "msg", msg, sizeof msg);
+        set_error(&out[g + i], code, msg);
+      } else if (info[i] && m->lost) {
+        out[g + i].error = TE_UNMEASURED;
+      } else if (info[i]) {
+        measure_one(r, m, info[i], g + i, &out[g + i]);
+      }
+      free(info[i]);
+    }
+  }
+}
+
+/* ---------------------------------------------------------------- the check there */
+
+/* In the check's child: build TEXT, run it there on seeded random inputs, compare the
+ * outputs with the interpreter's run of the default schedule here. */
+static int check_child(Runner *r, Measurer *m, const Task *task, const char *text, char *msg,
+                       size_t sz) {
+  char so[128];
+  snprintf(so, sizeof so, "%s/check.so", r->dir);
+  int p[2];
+  if (pipe(p)) return -1;
+  LoweredFunc *fn = NULL;
+  build_so(task, text, so, p[1], &fn);
+  close(p[1]);
+  char *info = read_until_eof(p[0], 5);
+  close(p[0]);
+  if (!fn || !info || wire_num(info, "code", 1) != TE_OK) return snprintf(msg, sz, "the candidate does not build"), -1;
+  Vec none = {0};
+  Schedule *ds = sched_build(task->kernel, TARGET_LLVM, &none);
+  LoweredFunc *ref = ds ? sched_lower(ds, &task->opts) : NULL;
+  if (!ref) return snprintf(msg, sz, "the default schedule does not lower"), -1;
+  void **host = calloc((size_t)fn->nparams, sizeof *host);
+  uint64_t nin = 0, off = 0;
+  int64_t *count = calloc((size_t)fn->nparams, sizeof *count);
+  for (int i = 0; i < fn->nparams; i++) {
+    Buffer *b = fn->params[i];
+    count[i] = 1;
+    for (int d = 0; d < b->ndim; d++) {
+      int64_t v = 0;
+      ir_is_const(b->shape[d], &v);
+      count[i] *= v;
+    }
+    host[i] = calloc(1, (size_t)(count[i] * dtype_bytes(b->dtype)) + 1);
+    if (i < fn->ninputs) {
+      fill_random(host[i], b->dtype, count[i], 7 + (uint64_t)i);
+      nin += (uint64_t)(count[i] * dtype_bytes(b->dtype));
+    }
+  }
+  unsigned char *in = malloc((size_t)nin + 1);
+  for (int i = 0; i < fn->ninputs; i++) {
+    size_t nb = (size_t)(count[i] * dtype_bytes(fn->params[i]->dtype));
+    memcpy(in + off, host[i], nb);
+    off += nb;
+  }
+  uint64_t nso = 0;
+  unsigned char *bytes = slurp(so, &nso);
+  unlink(so);
+  WireText h = {0};
+  wire_put(&h, "op", "run");
+  char line[512];
+  for (int i = 0; wire_get_nth(info, "func", i, line, sizeof line); i++) wire_put(&h, "func", "%s", line);
+  for (int i = 0; wire_get_nth(info, "arg", i, line, sizeof line); i++) wire_put(&h, "arg", "%s", line);
+  wire_put(&h, "timeout_s", "%g", m->o.run_timeout_s);
+  wire_put(&h, "build_timeout_s", "%g", m->o.build_timeout_s);
+  char *ans;
+  unsigned char *pl;
+  uint64_t npl;
+  if (!bytes || !exchange(r, m, &h, bytes, nso, in, nin, m->o.run_timeout_s, &ans, &pl, &npl))
+    return snprintf(msg, sz, "the runner was lost"), -2;
+  if (wire_num(ans, "error", 3) != TE_OK) {
+    char why[200];
+    wire_get(ans, "msg", why, sizeof why);
+    return snprintf(msg, sz, "run failed there: %s", why), 0;
+  }
+  if (interp_run(ref, host, NULL)) return snprintf(msg, sz, "the interpreter failed"), -1;
+  uint64_t at = 0;
+  for (int i = fn->ninputs; i < fn->nparams; i++) {
+    uint64_t nb = (uint64_t)(count[i] * dtype_bytes(fn->params[i]->dtype));
+    if (at + nb > npl) return snprintf(msg, sz, "the server sent too few output bytes"), -1;
+    CompareResult cr = {0};
+    if (!compare_values(pl + at, host[i], fn->params[i]->dtype, count[i], fn->params[i]->name, &cr))
+      return snprintf(msg, sz, "wrong result against the interpreter: %s", compare_mismatch(&cr)), 0;
+    at += nb;
+  }
+  return 1;
+}
+
+/* Measurer.check: on small sizes here (the schedule's semantics); at the task's sizes
+ * there, through the runner (the board's code against the interpreter). */
+static int runner_check(Measurer *m, const Task *task, const char *text, bool small, char *msg,
+                        size_t sz) {
+  Runner *r = m->ctx;
+  if (small || m->lost) return measure_check(task, text, small, msg, sz);
+  int p[2];
+  if (pipe(p)) return -1;
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0) { /* the child talks to the server: the parent waits meanwhile */
+    close(p[0]);
+    diag_silent = true;
+    char m2[256] = "";
+    int rc = check_child(r, m, task, text, m2, sizeof m2);
+    char out[300];
+    int len = snprintf(out, sizeof out, "%d %s", rc, m2);
+    if (write(p[1], out, (size_t)len) != len) _exit(1);
+    _exit(0);
+  }
+  close(p[1]);
+  char *got = read_until_eof(p[0], 2 * (m->o.run_timeout_s + m->o.build_timeout_s) + 2 * ANSWER_SLACK_S);
+  close(p[0]);
+  if (!got) kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  int rc = got && *got ? atoi(got) : -2;
+  const char *sp = got ? strchr(got, ' ') : NULL;
+  snprintf(msg, sz, "%s", sp ? sp + 1 : "the check's child died");
+  free(got);
+  if (rc == -2) { /* the child may have died mid-frame: the stream cannot be trusted */
+    lose(r, m, "the interpreter check lost the connection (%s)", msg);
+    return -1;
+  }
+  return rc;
+}
+
+/* ---------------------------------------------------------------- start and stop */
+
+static void parse_inject(Runner *r) {
+  r->crash_at = r->hang_at = -1;
+  const char *e = getenv("TEXC_TUNE_INJECT"), *p;
+  if (e && (p = strstr(e, "crash:"))) r->crash_at = atoi(p + 6);
+  if (e && (p = strstr(e, "hang:"))) r->hang_at = atoi(p + 5);
+}
+
+bool runner_start(const char *spec, const MeasureOpts *o, Measurer *out) {
+  char buf[512], *argv[48];
+  if (!spec_argv(spec, buf, sizeof buf, argv, 48)) {
+    fprintf(stderr, "texc tune: error: --runner %s: expected ssh://[USER@]HOST[:PORT][/PATH] or exec:COMMAND\n", spec);
+    return false;
+  }
+  Runner *r = calloc(1, sizeof *r);
+  snprintf(r->spec, sizeof r->spec, "%s", spec);
+  snprintf(r->dir, sizeof r->dir, "/tmp/texc-runner-XXXXXX");
+  int in[2], outp[2];
+  if (!mkdtemp(r->dir) || pipe(in) || pipe(outp)) {
+    fprintf(stderr, "texc tune: error: --runner: cannot create a pipe or a temporary folder\n");
+    free(r);
+    return false;
+  }
+  signal(SIGPIPE, SIG_IGN); /* a dead connection is an error return, not a signal */
+  fflush(stdout);
+  fflush(stderr);
+  r->pid = fork();
+  if (r->pid == 0) {
+    dup2(in[0], 0);
+    dup2(outp[1], 1);
+    close(in[0]), close(in[1]), close(outp[0]), close(outp[1]);
+    execvp(argv[0], argv);
+    fprintf(stderr, "texc tune: error: cannot run %s\n", argv[0]);
+    _exit(127);
+  }
+  close(in[0]);
+  close(outp[1]);
+  r->to = in[1], r->from = outp[0];
+  fcntl(r->to, F_SETFD, FD_CLOEXEC);
+  fcntl(r->from, F_SETFD, FD_CLOEXEC);
+  *out = (Measurer){measure_remote, r, *o, .check = runner_check};
+  char *hello;
+  unsigned char *pl;
+  uint64_t n;
+  char why[256];
+  if (wire_read(r->from, HELLO_TIMEOUT_S, &hello, &pl, &n, why, sizeof why) != 1 ||
+      !strstr(hello, "server texc-measure-server")) {
+    fprintf(stderr, "texc tune: error: runner %s: no texc-measure-server answered (%s)\n", spec,
+            r->pid > 0 ? why : "fork failed");
+    runner_stop(out);
+    return false;
+  }
+  wire_get(hello, "cpu", r->cpu, sizeof r->cpu);
+  wire_get(hello, "isa", r->isa, sizeof r->isa);
+  r->threads = (int)wire_num(hello, "threads", 1);
+  parse_inject(r);
+  fprintf(stderr, "runner %s: %s (%s), %d threads\n", spec, r->cpu, r->isa, r->threads);
+  free(hello);
+  free(pl);
+  return true;
+}
+
+void runner_stop(Measurer *m) {
+  Runner *r = m->ctx;
+  if (!r) return;
+  if (!r->why[0]) wire_write(r->to, "op quit\n", NULL, 0);
+  close(r->to);
+  close(r->from);
+  for (int i = 0; r->pid > 0 && i < 50; i++) { /* 5 s to leave, then killed */
+    if (waitpid(r->pid, NULL, WNOHANG) == r->pid) {
+      r->pid = 0;
+      break;
+    }
+    struct timespec ts = {0, 100000000};
+    nanosleep(&ts, NULL);
+  }
+  if (r->pid > 0) kill(r->pid, SIGKILL), waitpid(r->pid, NULL, 0);
+  rmdir(r->dir);
+  free(r);
+  m->ctx = NULL;
+}
+
+const char *runner_lost_reason(const Measurer *m) {
+  const Runner *r = m->ctx;
+  return r ? r->why : "";
+}

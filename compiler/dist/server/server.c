@@ -1,0 +1,351 @@
+/* server.c — texc-measure-server: times compiled candidates for `texc tune --runner`
+ * (docs/TUNING.md). It reads request frames (wire.h) on stdin and answers each on stdout;
+ * it links texc's runtime and libc only, so it can be cross-built for a board that has no
+ * compiler. Every candidate is loaded and timed in a forked child: a candidate that
+ * crashes or hangs is an error answer, the server goes on.
+ *
+ *   texc-measure-server            serve on stdin/stdout (started by ssh or a local command)
+ *   texc-measure-server --check    print what this machine has: CPU, ISA, threads, OpenCL
+ */
+#include "../wire.h"
+#include "texrt.h"
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_ARGS 64
+#define MAX_COSTS 16
+
+/* ORDER TuneError (compiler/autosched/autosched.h): the codes the client records. */
+enum { E_OK = 0, E_COMPILE = 2, E_RUNTIME = 3, E_BUILD_TIMEOUT = 5, E_RUN_TIMEOUT = 6 };
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ---------------------------------------------------------------- this machine */
+
+/* The value of the first /proc/cpuinfo line whose key is one of KEYS ("" when none). */
+static void cpuinfo(const char *const *keys, char *buf, size_t n) {
+  buf[0] = 0;
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char line[4096];
+  while (f && fgets(line, sizeof line, f)) {
+    char *colon = strchr(line, ':');
+    if (!colon) continue;
+    for (int k = 0; keys[k]; k++)
+      if (strncmp(line, keys[k], strlen(keys[k])) == 0) {
+        char *v = colon + 1 + strspn(colon + 1, " \t");
+        v[strcspn(v, "\n")] = 0;
+        snprintf(buf, n, "%s", v);
+        fclose(f);
+        return;
+      }
+  }
+  if (f) fclose(f);
+}
+
+static bool is_x86(const char *machine) { return strstr(machine, "86") != NULL; }
+
+/* The architecture and the vector extensions that matter to generated code; only the
+ * keys of this architecture are read (under qemu-user /proc/cpuinfo is the host's). */
+static void isa(const char *machine, char *buf, size_t n) {
+  char flags[4096];
+  bool x86 = is_x86(machine);
+  cpuinfo((const char *const[]){x86 ? "flags" : "Features", NULL}, flags, sizeof flags);
+  static const char *const keep[] = {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f",
+                                     "avx512bw", "avx512vnni", "asimd", "sve", "sve2", NULL};
+  size_t len = (size_t)snprintf(buf, n, "%s", machine);
+  for (int i = 0; keep[i] && len < n; i++) {
+    size_t k = strlen(keep[i]);
+    for (char *p = flags; (p = strstr(p, keep[i])); p += k)
+      if ((p == flags || p[-1] == ' ') && (p[k] == ' ' || p[k] == 0)) {
+        len += (size_t)snprintf(buf + len, n - len, " %s", keep[i]);
+        break;
+      }
+  }
+}
+
+/* What this machine is; OPENCL: also its OpenCL devices (which starts their drivers). */
+static void machine_header(WireText *t, bool opencl) {
+  struct utsname u;
+  uname(&u);
+  char cpu[256], arch[512];
+  bool x86 = is_x86(u.machine);
+  cpuinfo(x86 ? (const char *const[]){"model name", NULL} : (const char *const[]){"Model", "CPU part", NULL},
+          cpu, sizeof cpu);
+  isa(u.machine, arch, sizeof arch);
+  wire_put(t, "server", "texc-measure-server");
+  wire_put(t, "version", "%d", WIRE_VERSION);
+  wire_put(t, "cpu", "%s", cpu[0] ? cpu : u.machine);
+  wire_put(t, "isa", "%s", arch);
+  wire_put(t, "threads", "%d", rt_num_threads());
+  for (int i = 0; opencl && i < 8 && rt_device_exists((RtDevice){RT_OPENCL, i}); i++)
+    wire_put(t, "opencl", "%d %s", i, rt_device_name((RtDevice){RT_OPENCL, i}));
+}
+
+static int check_main(void) {
+  WireText t = {0};
+  machine_header(&t, true);
+  fputs(t.s, stdout);
+  if (!strstr(t.s, "\nopencl ")) puts("opencl none");
+  wire_text_free(&t);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- in the child */
+
+/* Random inputs (a splitmix64 stream): floats in [-1, 1), halves in [0.5, 1), integers in
+ * [0, 4) so that index tensors stay in bounds of any axis of 4 or more. */
+static void fill(void *data, char kind, int bytes, int64_t n, uint64_t seed) {
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    double u = (double)(z >> 11) / 9007199254740992.0;
+    unsigned char *p = (unsigned char *)data + i * bytes;
+    if (kind == 'f' && bytes == 4) *(float *)p = (float)(2 * u - 1);
+    else if (kind == 'f' && bytes == 8) *(double *)p = 2 * u - 1;
+    else if (kind == 'h') *(uint16_t *)p = (uint16_t)(0x3800 + (z & 0x3ff));
+    else {
+      memset(p, 0, (size_t)bytes);
+      p[0] = (unsigned char)(z & 3); /* little-endian: a small non-negative integer */
+    }
+  }
+}
+
+typedef struct Arg {
+  char kind; /* f h i: an input of that kind; o: an output */
+  int bytes, ndim;
+  int64_t shape[8], count;
+} Arg;
+
+static int parse_args(const char *hdr, Arg *a) {
+  char v[512];
+  int n = 0;
+  while (n < MAX_ARGS && wire_get_nth(hdr, "arg", n, v, sizeof v)) {
+    char *p = v;
+    a[n].kind = *p++;
+    a[n].bytes = (int)strtol(p, &p, 10);
+    a[n].ndim = (int)strtol(p, &p, 10);
+    a[n].count = 1;
+    for (int d = 0; d < a[n].ndim && d < 8; d++) a[n].count *= a[n].shape[d] = strtoll(p, &p, 10);
+    n++;
+  }
+  return n;
+}
+
+/* Report to the parent: "ERROR\nMESSAGE\nCOSTS\0" then the outputs' bytes (op run). */
+static _Noreturn void child_report(int fd, int err, const char *msg, const double *c, int nc,
+                                   RtTensor **out, int nout) {
+  char buf[2048];
+  size_t len = (size_t)snprintf(buf, sizeof buf, "%d\n%s\n", err, msg);
+  for (int i = 0; i < nc && len < sizeof buf - 32; i++)
+    len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%.9g", i ? " " : "", c[i]);
+  if (write(fd, buf, len + 1) != (ssize_t)(len + 1)) _exit(1);
+  for (int i = 0; i < nout; i++) {
+    void *h = malloc((size_t)out[i]->nbytes + 1);
+    rt_tensor_to_host(h, out[i]);
+    for (int64_t off = 0; off < out[i]->nbytes;) {
+      ssize_t w = write(fd, (char *)h + off, (size_t)(out[i]->nbytes - off));
+      if (w <= 0) _exit(1);
+      off += w;
+    }
+  }
+  _exit(0);
+}
+
+/* Load the shared object at PATH, make the tensors, tell the parent 'B' (built), then time
+ * (op measure) or run once and send the outputs (op run). */
+static _Noreturn void child_main(const char *hdr, const char *path, const unsigned char *inputs,
+                                 uint64_t ninputs, int fd) {
+  char func[256], op[16];
+  wire_get(hdr, "func", func, sizeof func);
+  wire_get(hdr, "op", op, sizeof op);
+  bool run = strcmp(op, "run") == 0;
+  Arg a[MAX_ARGS];
+  int na = parse_args(hdr, a);
+  RtModule *m = rt_module_load(path);
+  RtFunc *f = m ? rt_module_func(m, func) : NULL;
+  if (!f) child_report(fd, E_COMPILE, rt_last_error(), NULL, 0, NULL, 0);
+  RtTensor *t[MAX_ARGS], *outs[MAX_ARGS];
+  int nout = 0;
+  uint64_t off = 0;
+  for (int i = 0; i < na; i++) {
+    t[i] = rt_tensor_alloc((RtDevice){RT_CPU, 0}, a[i].bytes, a[i].ndim, a[i].shape);
+    if (!t[i]) child_report(fd, E_RUNTIME, rt_last_error(), NULL, 0, NULL, 0);
+    if (a[i].kind == 'o') {
+      outs[nout++] = t[i];
+      continue;
+    }
+    if (run && off + (uint64_t)t[i]->nbytes <= ninputs) {
+      rt_tensor_from_host(t[i], inputs + off);
+      off += (uint64_t)t[i]->nbytes;
+    } else if (!run) fill(t[i]->data, a[i].kind, a[i].bytes, a[i].count, (uint64_t)i + 1);
+    else child_report(fd, E_RUNTIME, "the request holds too few input bytes", NULL, 0, NULL, 0);
+  }
+  if (write(fd, "B", 1) != 1) _exit(1);
+  int inject = (int)wire_num(hdr, "inject", 0);
+  if (inject == 1) raise(SIGSEGV);
+  if (inject == 2) for (;;) pause();
+  double t0 = now_ms(), costs[MAX_COSTS];
+  if (rt_func_call(f, t, na, NULL, 0)) child_report(fd, E_RUNTIME, rt_last_error(), NULL, 0, NULL, 0);
+  if (run && getenv("TEXC_SERVER_INJECT_WRONG") && nout) /* test hook: a wrong board */
+    rt_func_call(f, t, na, NULL, 0), ((unsigned char *)outs[0]->data)[outs[0]->dtype_bytes - 1] ^= 0x40;
+  if (run) child_report(fd, E_OK, "", NULL, 0, outs, nout);
+  /* as the local measurer (compiler/autosched/measure.c): the warm-up is timed; a
+   * candidate far slower than the best is timed by it alone, a slower one once */
+  double warm = now_ms() - t0, best = wire_num(hdr, "best_ms", 0);
+  double min_ms = wire_num(hdr, "min_repeat_ms", 0);
+  int repeat = (int)wire_num(hdr, "repeat", 3), number = 1, nc = 0;
+  if (best > 0 && warm > 2 * best + 1) {
+    costs[0] = warm;
+    child_report(fd, E_OK, "", costs, 1, NULL, 0);
+  }
+  if (min_ms > 0 && warm < min_ms) number = (int)fmin(1e6, ceil(min_ms / fmax(warm, 1e-3)));
+  if (best > 0 && warm > 1.3 * best + 0.5 && repeat > 1) repeat = 1;
+  for (int r = 0; r < repeat && r < MAX_COSTS; r++) {
+    double s = now_ms();
+    for (int i = 0; i < number; i++) rt_func_call(f, t, na, NULL, 0);
+    costs[nc++] = (now_ms() - s) / number;
+  }
+  child_report(fd, E_OK, "", costs, nc, NULL, 0);
+}
+
+/* ---------------------------------------------------------------- the server */
+
+/* Everything the child sends until it exits; 'B' first once built. The build may take
+ * BUILD_S seconds, the run RUN_S after it. Returns 1: ended, -1: build timeout, -2: run
+ * timeout (the child is then killed). */
+static int collect(int fd, pid_t pid, double build_s, double run_s, char **buf, size_t *len) {
+  size_t cap = 4096;
+  *buf = malloc(cap), *len = 0;
+  double deadline = now_ms() + build_s * 1e3;
+  bool built = false;
+  for (;;) {
+    double left = deadline - now_ms();
+    struct pollfd p = {fd, POLLIN, 0};
+    int r = left > 0 ? poll(&p, 1, (int)left + 1) : 0;
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) {
+      kill(pid, SIGKILL);
+      return built ? -2 : -1;
+    }
+    if (*len + 65536 > cap) *buf = realloc(*buf, cap = 2 * cap + 65536);
+    ssize_t n = read(fd, *buf + *len, 65536);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return 1;
+    if (!built && *len == 0 && (*buf)[0] == 'B') {
+      built = true;
+      deadline = now_ms() + run_s * 1e3;
+      memmove(*buf, *buf + 1, (size_t)--n);
+    }
+    *len += (size_t)n;
+  }
+}
+
+/* Handle one request: write the shared object, run the child, answer. */
+static void serve_one(int out, const char *hdr, const unsigned char *pl, uint64_t n) {
+  WireText ans = {0};
+  char id[32], path[256];
+  wire_get(hdr, "id", id, sizeof id);
+  wire_put(&ans, "id", "%s", id);
+  uint64_t so = (uint64_t)wire_num(hdr, "so_bytes", (double)n);
+  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  snprintf(path, sizeof path, "%s/texc-ms-XXXXXX.so", tmp);
+  int fd = mkstemps(path, 3);
+  if (fd < 0 || so > n || write(fd, pl, (size_t)so) != (ssize_t)so) {
+    wire_put(&ans, "error", "%d", E_RUNTIME);
+    wire_put(&ans, "msg", "the server cannot write %s: %s", path, strerror(errno));
+    if (fd >= 0) close(fd), unlink(path);
+    wire_write(out, ans.s, NULL, 0);
+    wire_text_free(&ans);
+    return;
+  }
+  close(fd);
+  int p[2];
+  if (pipe(p)) abort();
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(p[0]);
+    close(out);
+    child_main(hdr, path, pl + so, n - so, p[1]);
+  }
+  close(p[1]);
+  char *buf;
+  size_t len;
+  int r = collect(p[0], pid, wire_num(hdr, "build_timeout_s", 20), wire_num(hdr, "timeout_s", 10),
+                  &buf, &len);
+  close(p[0]);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  unlink(path);
+  size_t text = strnlen(buf, len);
+  const unsigned char *outputs = NULL;
+  uint64_t nout = 0;
+  if (r == -1 || r == -2) {
+    wire_put(&ans, "error", "%d", r == -1 ? E_BUILD_TIMEOUT : E_RUN_TIMEOUT);
+    wire_put(&ans, "msg", r == -1 ? "loading the candidate timed out"
+                                  : "the run timed out (stopped after %.0f ms)",
+             wire_num(hdr, "timeout_s", 10) * 1e3);
+  } else if (WIFSIGNALED(st)) {
+    wire_put(&ans, "error", "%d", E_RUNTIME);
+    wire_put(&ans, "msg", "the candidate crashed (signal %d: %s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+  } else if (text == len) {
+    wire_put(&ans, "error", "%d", E_RUNTIME);
+    wire_put(&ans, "msg", "the candidate exited with status %d", WEXITSTATUS(st));
+  } else { /* "ERROR\nMESSAGE\nCOSTS" */
+    char *msg = strchr(buf, '\n'), *costs = msg ? strchr(msg + 1, '\n') : NULL;
+    if (msg) *msg++ = 0;
+    if (costs) *costs++ = 0;
+    wire_put(&ans, "error", "%s", buf);
+    wire_put(&ans, "msg", "%s", msg ? msg : "");
+    wire_put(&ans, "costs", "%s", costs ? costs : "");
+    outputs = (const unsigned char *)buf + text + 1, nout = len - text - 1;
+  }
+  wire_write(out, ans.s, outputs, nout);
+  wire_text_free(&ans);
+  free(buf);
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--check") == 0) return check_main();
+  if (argc > 1) {
+    fprintf(stderr, "usage: texc-measure-server [--check]\n"
+                    "  serves `texc tune --runner` on stdin/stdout (docs/TUNING.md)\n");
+    return strcmp(argv[1], "--help") ? 1 : 0;
+  }
+  signal(SIGPIPE, SIG_IGN);
+  /* the frames own stdout: whatever a candidate prints goes to stderr */
+  int out = dup(1);
+  dup2(2, 1);
+  WireText hello = {0};
+  machine_header(&hello, false);
+  if (!wire_write(out, hello.s, NULL, 0)) return 1;
+  wire_text_free(&hello);
+  for (;;) {
+    char *hdr, why[128];
+    unsigned char *pl;
+    uint64_t n;
+    if (wire_read(0, -1, &hdr, &pl, &n, why, sizeof why) != 1) return 0; /* the client left */
+    char op[16];
+    wire_get(hdr, "op", op, sizeof op);
+    if (strcmp(op, "quit") == 0) return 0;
+    serve_one(out, hdr, pl, n);
+    free(hdr);
+    free(pl);
+  }
+}

@@ -1,0 +1,177 @@
+#!/bin/bash
+# tests/suites/dist.sh — measuring elsewhere (compiler/dist/, docs/TUNING.md): the
+# measure server, `texc tune --runner exec:` and `ssh://` (an sshd started here on a
+# loopback port), a lost connection, an aarch64 server under qemu-user.
+# Environment: $TEXC (the texc binary). Prints ok / not ok / skip lines.
+TEXC=${TEXC:-build/texc}
+BIN=$(dirname "$TEXC")
+SERVER="$(cd "$BIN" && pwd)/texc-measure-server"
+T=$(mktemp -d /tmp/texc-dist-XXXXXX)
+SSHD_PID=
+cleanup() {
+  [ -n "$SSHD_PID" ] && kill "$SSHD_PID" 2>/dev/null
+  rm -rf "$T"
+}
+trap cleanup EXIT
+export TEX_NUM_THREADS=${TEX_NUM_THREADS:-2}
+
+ok() { echo "ok - dist: $1"; }
+bad() { echo "not ok - dist: $1"; }
+skip() { echo "skip - dist: $1: $2"; }
+check() { if [ "$2" = 0 ]; then ok "$1"; else bad "$1"; fi; }
+
+cat >"$T/mm.tex" <<'EOF'
+const M = 24, N = 16, K = 20
+kernel matmul(A: f32[M, K], B: f32[K, N]) -> C: f32[M, N] {
+  C[i, j] += A[i, k] * B[k, j]
+}
+EOF
+# "SCHEDULE-HASH ERROR" per record, and the records' machine fields
+sched_err() { python3 -c '
+import json, sys, hashlib
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    print(hashlib.md5(r["schedule"].encode()).hexdigest()[:12], r["error"])' "$1"; }
+field() { python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line); v = r
+    for k in sys.argv[2].split("."): v = v.get(k, "") if isinstance(v, dict) else ""
+    print(v)' "$1" "$2"; }
+valid_log() { python3 -c '
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    json.loads(line); n += 1
+print(n)' "$1"; }
+
+if [ ! -x "$SERVER" ] || ! command -v ld.lld >/dev/null; then
+  skip "all" "no $SERVER or no ld.lld (make all; apt-get install lld)"
+  exit 0
+fi
+
+# 1. the server says what it has; texc forwards `measure-server`
+out=$("$TEXC" measure-server --check 2>&1)
+grep -q "^cpu ." <<<"$out" && grep -q "^isa $(uname -m)" <<<"$out" && grep -q "^threads [0-9]" <<<"$out" &&
+  grep -q "^opencl " <<<"$out"
+check "measure-server --check: cpu, isa, threads, opencl" $?
+
+# 2. a local runner gives the candidates (and validity) of local measurement
+TUNE=(tune "$T/mm.tex" --trials 12 --batch 6 --seed 5 --deterministic --check-all --quiet)
+"$TEXC" "${TUNE[@]}" --records "$T/local.jsonl" >/dev/null 2>"$T/e0"
+"$TEXC" "${TUNE[@]}" --records "$T/exec.jsonl" --runner "exec:$SERVER" >/dev/null 2>"$T/e1"; rc=$?
+[ $rc = 0 ] && [ "$(wc -l <"$T/exec.jsonl")" = 12 ] && diff <(sched_err "$T/local.jsonl") <(sched_err "$T/exec.jsonl") >/dev/null
+check "--runner exec: the same 12 candidates as local, the same errors" $?
+[ "$(field "$T/exec.jsonl" error | sort -u)" = 0 ] && ! grep -q '"costs_ms":\[\]' "$T/exec.jsonl"
+check "--runner exec: every candidate timed and checked" $?
+
+# 3. a candidate that crashes there is an error record; the tune goes on
+TEXC_TUNE_INJECT=crash:2 "$TEXC" tune "$T/mm.tex" --trials 6 --seed 3 --quiet --records "$T/crash.jsonl" \
+  --runner "exec:$SERVER" >/dev/null 2>&1; rc=$?
+[ $rc = 0 ] && [ "$(wc -l <"$T/crash.jsonl")" = 6 ] && [ "$(field "$T/crash.jsonl" error | grep -c '^3$')" = 1 ] &&
+  grep -q 'crashed (signal 11' "$T/crash.jsonl"
+check "a crash there is one error record (signal 11), the tune goes on" $?
+
+# 4. the check against the interpreter really looks at the server's outputs
+TEXC_SERVER_INJECT_WRONG=1 "$TEXC" tune "$T/mm.tex" --trials 3 --seed 3 --check-all --quiet \
+  --records "$T/wrong.jsonl" --runner "exec:$SERVER" >/dev/null 2>&1
+[ "$(field "$T/wrong.jsonl" error | sort -u)" = 4 ] && grep -q 'wrong result against the interpreter' "$T/wrong.jsonl"
+check "--check-all: a server with wrong outputs gives 'wrong' records" $?
+
+# 5. a runner that is no measure server: a clear error, exit 1
+out=$("$TEXC" tune "$T/mm.tex" --trials 2 --records "$T/none.jsonl" --runner "exec:echo hello" 2>&1); rc=$?
+[ $rc = 1 ] && grep -q "no texc-measure-server answered" <<<"$out"
+check "--runner that is not a server: error, exit 1" $?
+out=$("$TEXC" tune "$T/mm.tex" --trials 2 --records "$T/none.jsonl" --runner "ftp://x" 2>&1); rc=$?
+[ $rc = 1 ] && grep -q "expected ssh://" <<<"$out"
+check "--runner with a bad scheme: error, exit 1" $?
+
+# 5b. a network tune measures every task through the runner
+cat >"$T/small.tex" <<'NET'
+import "nn/conv2d.tex"
+import "nn/elementwise.tex"
+network small(x: f32[1, 8, 8, 8], w: f32[3, 3, 8, 8], b: f32[8]) -> y: f32[1, 8, 8, 8] {
+  y = conv2d_nhwc(x, w, PH = 1, PW = 1)
+  y = bias_add(y, b)
+  y = relu(y)
+}
+NET
+out=$(cd "$(dirname "$0")/../.." && "$TEXC" tune "$T/small.tex" --trials 6 --round 3 --records "$T/net.jsonl" \
+  --runner "exec:TEX_NUM_THREADS=1 $SERVER" 2>&1); rc=$?
+[ $rc = 0 ] && grep -q 'Estimated total latency: [0-9.]* ms  Trials: 6 ' <<<"$out" &&
+  [ "$(field "$T/net.jsonl" network.name | sort -u)" = small ] && [ "$(field "$T/net.jsonl" target.threads | sort -u)" = 1 ]
+check "a network tune through --runner (the server's thread count recorded)" $?
+
+# 6. ssh: an sshd of our own on a loopback port (own host key, authorized_keys, config)
+SSHD=$(command -v sshd || echo /usr/sbin/sshd)
+if [ ! -x "$SSHD" ] || ! command -v ssh >/dev/null || ! command -v ssh-keygen >/dev/null; then
+  skip "ssh" "no sshd/ssh (apt-get install openssh-server openssh-client)"
+else
+  ssh-keygen -q -t ed25519 -N '' -f "$T/hostkey" && ssh-keygen -q -t ed25519 -N '' -f "$T/key"
+  cp "$T/key.pub" "$T/authorized_keys"
+  PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  cat >"$T/sshd_config" <<EOF
+Port $PORT
+ListenAddress 127.0.0.1
+HostKey $T/hostkey
+AuthorizedKeysFile $T/authorized_keys
+PidFile $T/sshd.pid
+StrictModes no
+UsePAM no
+PermitRootLogin yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+EOF
+  [ -d /run/sshd ] || mkdir -p /run/sshd 2>/dev/null
+  "$SSHD" -D -e -f "$T/sshd_config" 2>"$T/sshd.log" &
+  SSHD_PID=$!
+  export TEXC_SSH="ssh -i $T/key -o UserKnownHostsFile=$T/known -o StrictHostKeyChecking=no -o LogLevel=ERROR"
+  for i in $(seq 50); do $TEXC_SSH -p "$PORT" -o BatchMode=yes "$(id -un)@127.0.0.1" true 2>/dev/null && break; sleep 0.1; done
+  RUNNER="ssh://$(id -un)@127.0.0.1:$PORT$SERVER"
+  "$TEXC" "${TUNE[@]}" --records "$T/ssh.jsonl" --runner "$RUNNER" >/dev/null 2>"$T/e2"; rc=$?
+  [ $rc = 0 ] && diff <(sched_err "$T/local.jsonl") <(sched_err "$T/ssh.jsonl") >/dev/null &&
+    [ "$(field "$T/ssh.jsonl" machine.isa | sort -u)" = "$(field "$T/local.jsonl" machine.isa | sort -u)" ]
+  check "--runner ssh://: the same candidates and errors as local, the machine recorded" $?
+  grep -q "^runner ssh://.*threads" "$T/e2"; check "--runner ssh:// names the machine it measures on" $?
+  # one connection for the whole tune: sshd accepts one session (its log lists each)
+  n_before=$(grep -c 'Accepted publickey' "$T/sshd.log")
+  "$TEXC" tune "$T/mm.tex" --trials 8 --batch 2 --seed 9 --quiet --records "$T/one.jsonl" --runner "$RUNNER" >/dev/null 2>&1
+  [ "$(grep -c 'Accepted publickey' "$T/sshd.log")" = $((n_before + 1)) ] && [ "$(wc -l <"$T/one.jsonl")" = 8 ]
+  check "--runner ssh://: one connection for 4 rounds" $?
+
+  # 7. sshd killed mid-tune: the in-flight candidate is an error record, the tune stops
+  # with exit 1 and a clear message, every record measured is kept (whole lines)
+  "$TEXC" tune "$T/mm.tex" --trials 400 --batch 4 --seed 11 --min-repeat-ms 20 --records "$T/kill.jsonl" \
+    --runner "$RUNNER" >/dev/null 2>"$T/e3" &
+  TUNE_PID=$!
+  for i in $(seq 200); do [ -s "$T/kill.jsonl" ] && [ "$(wc -l <"$T/kill.jsonl")" -ge 6 ] && break; sleep 0.1; done
+  kids() { for p in $(ps -o pid= --ppid "$1"); do echo "$p"; kids "$p"; done; }
+  victims="$SSHD_PID $(kids "$SSHD_PID")"
+  kill $victims 2>/dev/null
+  SSHD_PID=
+  wait "$TUNE_PID"; rc=$?
+  n=$(valid_log "$T/kill.jsonl" 2>/dev/null)
+  [ $rc = 1 ] && grep -q "no runner (or rank) is left" "$T/e3" && [ -n "$n" ] && [ "$n" -ge 6 ] && [ "$n" -lt 400 ]
+  check "sshd killed mid-tune: exit 1, 'no runner is left', $n records kept" $?
+  grep -q "runner ssh://.*: the connection was closed" "$T/e3"; check "sshd killed: the reason is named" $?
+  # a later tune on the same log measures what the lost one did not (nothing is skipped)
+  "$TEXC" tune "$T/mm.tex" --trials 4 --seed 11 --quiet --records "$T/kill.jsonl" >/dev/null 2>&1
+  [ "$(valid_log "$T/kill.jsonl")" = $((n + 4)) ]; check "the log resumes locally after a lost runner" $?
+fi
+
+# 8. aarch64: the server cross-built, run under qemu-user; candidates cross-compiled
+A64="$(cd "$BIN" && pwd)/aarch64/texc-measure-server"
+if ! command -v qemu-aarch64-static >/dev/null || ! command -v aarch64-linux-gnu-gcc >/dev/null; then
+  skip "aarch64" "no qemu-aarch64-static or aarch64-linux-gnu-gcc (scripts/install-deps.sh)"
+elif ! make -s --no-print-directory -C "$(dirname "$0")/../.." B="$(cd "$BIN" && pwd)" aarch64-server >/dev/null 2>&1; then
+  bad "aarch64: make aarch64-server"
+else
+  Q="qemu-aarch64-static -L /usr/aarch64-linux-gnu $A64"
+  out=$($Q --check 2>&1)
+  grep -q "^isa aarch64" <<<"$out"; check "aarch64 server under qemu: --check says aarch64" $?
+  "$TEXC" "${TUNE[@]}" --mtriple aarch64-linux-gnu --records "$T/a64.jsonl" --runner "exec:$Q" >/dev/null 2>"$T/e4"; rc=$?
+  [ $rc = 0 ] && diff <(sched_err "$T/local.jsonl") <(sched_err "$T/a64.jsonl") >/dev/null &&
+    [ "$(field "$T/a64.jsonl" machine.isa | sort -u)" = aarch64 ]
+  check "--mtriple aarch64 under qemu: the same candidates, every one checked against the interpreter" $?
+fi
