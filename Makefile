@@ -68,9 +68,9 @@ $(B)/texc-measure-server: $(SERVER_SRC) compiler/dist/wire.h runtime/texrt.h $(B
 # The server for an aarch64 board (Debian: gcc-aarch64-linux-gnu); without OpenCL. Under
 # qemu: qemu-aarch64-static -L /usr/aarch64-linux-gnu $(B)/aarch64/texc-measure-server
 AARCH64_CC ?= aarch64-linux-gnu-gcc
-$(B)/aarch64/texc-measure-server: $(SERVER_SRC) compiler/dist/wire.h runtime/rt.c runtime/rt_cpu.c runtime/texrt.h runtime/rt_internal.h
+$(B)/aarch64/texc-measure-server: $(SERVER_SRC) compiler/dist/wire.h runtime/rt.c runtime/rt_cpu.c runtime/rt_machine.c runtime/texrt.h runtime/rt_internal.h
 	@mkdir -p $(dir $@)
-	$(AARCH64_CC) -std=c11 -D_GNU_SOURCE -O2 $(WARN) -Iruntime -rdynamic -o $@ $(SERVER_SRC) runtime/rt.c runtime/rt_cpu.c -ldl -lpthread -Wl,--no-as-needed -lm
+	$(AARCH64_CC) -std=c11 -D_GNU_SOURCE -O2 $(WARN) -Iruntime -rdynamic -o $@ $(SERVER_SRC) runtime/rt.c runtime/rt_cpu.c runtime/rt_machine.c -ldl -lpthread -Wl,--no-as-needed -lm
 aarch64-server: $(B)/aarch64/texc-measure-server
 
 # C unit tests: each tests/unit/test_X.c links against the compiler (without main.c).

@@ -406,6 +406,27 @@ int rt_time(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsi
   return 0;
 }
 
+int rt_time_candidate(RtFunc *f, RtTensor **args, int nargs, int repeat, double min_repeat_ms,
+                      double best_ms, double *costs, int max) {
+  double warm = time_batch(f, args, nargs, NULL, 0, 1);
+  if (warm < 0) return -1;
+  if (max < 1) return 0;
+  if (best_ms > 0 && warm > 2 * best_ms + 1) { /* clearly worse: the warm-up is its time */
+    costs[0] = warm;
+    return 1;
+  }
+  int number = 1, n = 0;
+  if (min_repeat_ms > 0 && warm < min_repeat_ms)
+    number = (int)fmin(1e6, ceil(min_repeat_ms / fmax(warm, 1e-3)));
+  if (best_ms > 0 && warm > 1.3 * best_ms + 0.5 && repeat > 1) repeat = 1; /* unlikely a best */
+  for (int r = 0; r < repeat && n < max; r++) {
+    double ms = time_batch(f, args, nargs, NULL, 0, number);
+    if (ms < 0) return -1;
+    costs[n++] = ms / number;
+  }
+  return n;
+}
+
 /* ------------------------------------------------------- queries in a child */
 
 int rt_in_child(void (*fn)(void *ctx, void *out), void *ctx, void *out, size_t n) {

@@ -70,6 +70,20 @@ typedef struct RtTiming {
 } RtTiming;
 int rt_time(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes,
             int number, int repeat, double min_repeat_ms, RtTiming *out);
+/* The tuner's timing of one candidate (texc tune's children, texc-measure-server): the
+ * first call (which also starts the thread pool) is the warm-up, and timed. A candidate
+ * whose warm-up is over 2x BEST_MS (0: no best yet) is timed by its warm-up alone, one
+ * over 1.3x by one measurement, others by REPEAT; each measurement runs NUMBER calls,
+ * NUMBER grown until it lasts MIN_REPEAT_MS. Writes per-call milliseconds into COSTS (at
+ * most MAX); returns their count, or -1 when a call failed (rt_last_error says why). */
+int rt_time_candidate(RtFunc *f, RtTensor **args, int nargs, int repeat, double min_repeat_ms,
+                      double best_ms, double *costs, int max);
+
+/* This machine, as records name it: the CPU model ("AMD EPYC 7B13"; the architecture when
+ * /proc/cpuinfo has none) and its ISA ("x86_64 avx avx2 fma": the architecture and the
+ * vector extensions that matter to generated code). */
+const char *rt_cpu_name(void);
+const char *rt_cpu_isa(void);
 
 /* The CPU thread pool: TEX_NUM_THREADS threads (default: all cores), created once.
  * Generated code calls rt_parallel_for for `parallel` loops. */

@@ -15,6 +15,7 @@
 #define AUTOSCHED_H
 
 #include "texc.h"
+#include "texrt.h"
 
 /* ---------------------------------------------------------------- rng */
 
@@ -92,8 +93,7 @@ bool records_close(RecordLog *log);
 bool records_failed(const RecordLog *log); /* a write failed (reported) */
 /* The best successful record for WORKLOAD and TARGET, or NULL. */
 const Record *records_best(const RecordList *l, const char *workload, const char *target);
-/* The target properties of this machine: cpu name and threads. */
-const char *tune_cpu_name(void);
+/* The target properties of this machine: threads (its CPU: rt_cpu_name, rt_cpu_isa). */
 int tune_threads(void);
 int64_t tune_now(void); /* seconds since the epoch */
 /* Print TEXT (steps, one per line) as a `schedule K.V for T { ... }` block. */
@@ -103,7 +103,6 @@ void tune_print_block(FILE *f, const char *kernel, const char *variant, const ch
 /* ---------------------------------------------------------------- machine.c */
 
 struct cJSON;
-const char *tune_isa(void);      /* "x86_64 avx2 fma ...": the architecture, extensions */
 const char *tune_gpu_name(void); /* the NVIDIA GPU's model from /proc; "" when none */
 void rec_set_machine(Record *r); /* R's host, isa and gpu: this machine's */
 /* Add {"cpu","isa","gpu"} as member "machine" of O; returns it. */

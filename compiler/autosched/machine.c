@@ -1,5 +1,5 @@
-/* machine.c — what a measurement was taken on: the CPU model, its ISA (architecture and
- * the vector extensions that matter to generated code), the GPU, and texc's version.
+/* machine.c — what a measurement was taken on: the CPU model and its ISA (read by the
+ * runtime: rt_cpu_name, rt_cpu_isa), the GPU, and texc's version.
  * Written into every record ("machine" object) and `texc bench --json`, read back by
  * `texc records report`. Read from /proc and uname only: no device is initialised here,
  * so it is safe before the tuner forks. */
@@ -9,62 +9,6 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
-
-/* The extensions worth naming, as /proc/cpuinfo spells them (x86 "flags", Arm "Features"). */
-static const char *const isa_flags[] = {
-    "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
-    "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "asimd", "asimddp",
-    "sve", "sve2", "bf16", "i8mm", NULL};
-
-/* Is WORD one of the space-separated words of LIST? */
-static bool has_word(const char *list, const char *word) {
-  size_t n = strlen(word);
-  for (const char *p = list; (p = strstr(p, word)) != NULL; p += n) {
-    bool start = p == list || p[-1] == ' ' || p[-1] == '\t';
-    bool end = p[n] == 0 || p[n] == ' ' || p[n] == '\n';
-    if (start && end) return true;
-  }
-  return false;
-}
-
-/* The value of the first /proc/cpuinfo line that starts with KEY or KEY2 (NULL: none),
- * into LINE (of N bytes), without leading blanks or the newline; NULL when there is none. */
-static char *cpuinfo_value(const char *key, const char *key2, char *line, int n) {
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  char *v = NULL;
-  while (f && !v && fgets(line, n, f)) {
-    char *c = strchr(line, ':');
-    if (!c || (strncmp(line, key, strlen(key)) && (!key2 || strncmp(line, key2, strlen(key2)))))
-      continue;
-    v = c + 1 + strspn(c + 1, " \t");
-    v[strcspn(v, "\n")] = 0;
-  }
-  if (f) fclose(f);
-  return v;
-}
-
-const char *tune_cpu_name(void) {
-  static char name[128];
-  if (name[0]) return name;
-  char line[512];
-  const char *v = cpuinfo_value("model name", NULL, line, sizeof line);
-  snprintf(name, sizeof name, "%s", v ? v : "unknown");
-  return name;
-}
-
-const char *tune_isa(void) {
-  static char isa[256];
-  if (isa[0]) return isa;
-  struct utsname u;
-  snprintf(isa, sizeof isa, "%s", uname(&u) == 0 ? u.machine : "unknown");
-  char line[8192];
-  const char *flags = cpuinfo_value("flags", "Features", line, sizeof line);
-  for (int i = 0; flags && isa_flags[i]; i++)
-    if (has_word(flags, isa_flags[i]) && strlen(isa) + strlen(isa_flags[i]) + 2 < sizeof isa)
-      strcat(strcat(isa, " "), isa_flags[i]);
-  return isa;
-}
 
 const char *tune_gpu_name(void) {
   static char gpu[128];
@@ -94,8 +38,8 @@ const char *tune_gpu_name(void) {
 
 void rec_set_machine(Record *r) {
   free(r->host); free(r->isa); free(r->gpu);
-  r->host = strdup(tune_cpu_name());
-  r->isa = strdup(tune_isa());
+  r->host = strdup(rt_cpu_name());
+  r->isa = strdup(rt_cpu_isa());
   r->gpu = strdup(tune_gpu_name());
   if (!r->host || !r->isa || !r->gpu) die("out of memory");
 }

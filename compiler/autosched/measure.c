@@ -102,33 +102,17 @@ static RtFunc *child_build(const Task *task, const char *text, RtTensor ***args,
   return f;
 }
 
-/* Time F: one warm-up call, then REPEAT measurements of NUMBER calls each, NUMBER grown
- * until one lasts MIN_REPEAT_MS. A candidate whose warm-up is over 2x BEST_MS is timed by
- * its warm-up alone; one over 1.3x is measured once after it (it can hardly be a best). */
+/* Time F as every tuner measurement is timed (rt_time_candidate). */
 static void child_time(RtFunc *f, RtTensor **args, int nargs, const MeasureOpts *o,
                        double best_ms, Msg *m) {
-  /* the first call (which also starts the thread pool) is the warm-up, timed: a
-   * candidate far slower than the best so far is not worth more calls */
-  double t0 = now_ms();
-  if (rt_func_call(f, args, nargs, NULL, 0)) {
+  int n = rt_time_candidate(f, args, nargs, o->repeat, o->min_repeat_ms, best_ms, m->costs,
+                            REC_MAX_COSTS);
+  if (n < 0) {
     m->error = TE_RUNTIME;
     snprintf(m->text, sizeof m->text, "%s", rt_last_error());
     return;
   }
-  double warm = now_ms() - t0;
-  if (best_ms > 0 && warm > 2 * best_ms + 1) { /* clearly worse: the warm-up is its time */
-    m->costs[m->ncosts++] = warm;
-    return;
-  }
-  int number = 1, repeat = o->repeat;
-  if (o->min_repeat_ms > 0 && warm < o->min_repeat_ms)
-    number = (int)fmin(1e6, ceil(o->min_repeat_ms / fmax(warm, 1e-3)));
-  if (best_ms > 0 && warm > 1.3 * best_ms + 0.5 && repeat > 1) repeat = 1; /* unlikely a best */
-  for (int r = 0; r < repeat && r < REC_MAX_COSTS; r++) {
-    double s = now_ms();
-    for (int i = 0; i < number; i++) rt_func_call(f, args, nargs, NULL, 0);
-    m->costs[m->ncosts++] = (now_ms() - s) / number;
-  }
+  m->ncosts = n;
 }
 
 static _Noreturn void child_main(const Task *task, const char *text, const MeasureOpts *o,

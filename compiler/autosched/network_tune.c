@@ -290,7 +290,7 @@ static void measure_append(const Network *n, const NetTuneArgs *a, int i, char *
     r[j].workload = strdup(t.workload);
     r[j].kernel = strdup(t.kernel->name);
     r[j].target = strdup(target_names[t.target]);
-    if (!r[j].cpu) r[j].cpu = strdup(tune_cpu_name()); /* else the measuring rank's */
+    if (!r[j].cpu) r[j].cpu = strdup(rt_cpu_name()); /* else the measuring rank's */
     if (!r[j].threads) r[j].threads = tune_threads();
     r[j].schedule = strdup(texts[j]);
     r[j].flops = t.flops;

@@ -269,7 +269,7 @@ static void fill_record(const Task *t, const char *text, Record *r) {
   r->kernel = strdup(t->kernel->name);
   r->target = strdup(target_names[t->target]);
   if (!r->cpu) /* a runner (compiler/dist/) names the machine it measured on */
-    r->cpu = strdup(backend_for(t->target)->device == DEVICE_CPU ? tune_cpu_name() : target_names[t->target]);
+    r->cpu = strdup(backend_for(t->target)->device == DEVICE_CPU ? rt_cpu_name() : target_names[t->target]);
   if (!r->threads) r->threads = tune_threads();
   r->schedule = strdup(text);
   r->flops = t->flops;

@@ -234,7 +234,7 @@ static void bench_row(const BenchRow *r, double base) {
 cJSON *drv_bench_json(Cli *c) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "texc", TEXC_VERSION);
-  cJSON *m = machine_to_json(o, tune_cpu_name(), tune_isa(), tune_gpu_name());
+  cJSON *m = machine_to_json(o, rt_cpu_name(), rt_cpu_isa(), tune_gpu_name());
   cJSON_AddNumberToObject(m, "threads", tune_threads());
   cJSON_AddStringToObject(o, "target", target_names[c->o.target]);
   cJSON_AddStringToObject(o, "file", c->file);

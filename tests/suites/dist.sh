@@ -171,7 +171,9 @@ else
   out=$($Q --check 2>&1)
   grep -q "^isa aarch64" <<<"$out"; check "aarch64 server under qemu: --check says aarch64" $?
   "$TEXC" "${TUNE[@]}" --mtriple aarch64-linux-gnu --records "$T/a64.jsonl" --runner "exec:$Q" >/dev/null 2>"$T/e4"; rc=$?
-  [ $rc = 0 ] && diff <(sched_err "$T/local.jsonl") <(sched_err "$T/a64.jsonl") >/dev/null &&
+  # the sketches derive their tiles from the target (NEON: 32 registers of 4 lanes), so the
+  # candidates are not the host's: each one is checked against the interpreter instead
+  [ $rc = 0 ] && [ "$(wc -l <"$T/a64.jsonl")" = 12 ] && [ "$(field "$T/a64.jsonl" error | sort -u)" = 0 ] &&
     [ "$(field "$T/a64.jsonl" machine.isa | sort -u)" = aarch64 ]
-  check "--mtriple aarch64 under qemu: the same candidates, every one checked against the interpreter" $?
+  check "--mtriple aarch64 under qemu: 12 candidates, every one checked against the interpreter" $?
 fi

@@ -27,7 +27,7 @@ static void test_record_machine(void) {
   Record q;
   bool ok = rec_from_json(s, &q);
   check("machine and network round trip",
-        ok && !strcmp(q.host, tune_cpu_name()) && !strcmp(q.isa, tune_isa()) &&
+        ok && !strcmp(q.host, rt_cpu_name()) && !strcmp(q.isa, rt_cpu_isa()) &&
             !strcmp(q.gpu, tune_gpu_name()) && !strcmp(q.network, "resnet<18>") && q.weight == 3);
   check("the old target.cpu is still written", strstr(s, "\"cpu\":\"old cpu\"") != NULL);
   free(s);

@@ -293,8 +293,8 @@ static void serve(const Known *k, Measurer *local, const char *req, WireText *a)
   for (int i = 0; i < r.ncosts && len < sizeof costs - 32; i++)
     len += (size_t)snprintf(costs + len, sizeof costs - len, "%s%.9g", i ? " " : "", r.costs[i]);
   wire_put(a, "costs", "%s", costs);
-  wire_put(a, "cpu", "%s", tune_cpu_name());
-  wire_put(a, "isa", "%s", tune_isa());
+  wire_put(a, "cpu", "%s", rt_cpu_name());
+  wire_put(a, "isa", "%s", rt_cpu_isa());
   wire_put(a, "threads", "%d", tune_threads());
   rec_free(&r);
 }

@@ -11,13 +11,11 @@
 #include "texrt.h"
 
 #include <errno.h>
-#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,60 +34,12 @@ static double now_ms(void) {
 
 /* ---------------------------------------------------------------- this machine */
 
-/* The value of the first /proc/cpuinfo line whose key is one of KEYS ("" when none). */
-static void cpuinfo(const char *const *keys, char *buf, size_t n) {
-  buf[0] = 0;
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  char line[4096];
-  while (f && fgets(line, sizeof line, f)) {
-    char *colon = strchr(line, ':');
-    if (!colon) continue;
-    for (int k = 0; keys[k]; k++)
-      if (strncmp(line, keys[k], strlen(keys[k])) == 0) {
-        char *v = colon + 1 + strspn(colon + 1, " \t");
-        v[strcspn(v, "\n")] = 0;
-        snprintf(buf, n, "%s", v);
-        fclose(f);
-        return;
-      }
-  }
-  if (f) fclose(f);
-}
-
-static bool is_x86(const char *machine) { return strstr(machine, "86") != NULL; }
-
-/* The architecture and the vector extensions that matter to generated code; only the
- * keys of this architecture are read (under qemu-user /proc/cpuinfo is the host's). */
-static void isa(const char *machine, char *buf, size_t n) {
-  char flags[4096];
-  bool x86 = is_x86(machine);
-  cpuinfo((const char *const[]){x86 ? "flags" : "Features", NULL}, flags, sizeof flags);
-  static const char *const keep[] = {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f",
-                                     "avx512bw", "avx512vnni", "asimd", "sve", "sve2", NULL};
-  size_t len = (size_t)snprintf(buf, n, "%s", machine);
-  for (int i = 0; keep[i] && len < n; i++) {
-    size_t k = strlen(keep[i]);
-    for (char *p = flags; (p = strstr(p, keep[i])); p += k)
-      if ((p == flags || p[-1] == ' ') && (p[k] == ' ' || p[k] == 0)) {
-        len += (size_t)snprintf(buf + len, n - len, " %s", keep[i]);
-        break;
-      }
-  }
-}
-
 /* What this machine is; OPENCL: also its OpenCL devices (which starts their drivers). */
 static void machine_header(WireText *t, bool opencl) {
-  struct utsname u;
-  uname(&u);
-  char cpu[256], arch[512];
-  bool x86 = is_x86(u.machine);
-  cpuinfo(x86 ? (const char *const[]){"model name", NULL} : (const char *const[]){"Model", "CPU part", NULL},
-          cpu, sizeof cpu);
-  isa(u.machine, arch, sizeof arch);
   wire_put(t, "server", "texc-measure-server");
   wire_put(t, "version", "%d", WIRE_VERSION);
-  wire_put(t, "cpu", "%s", cpu[0] ? cpu : u.machine);
-  wire_put(t, "isa", "%s", arch);
+  wire_put(t, "cpu", "%s", rt_cpu_name());
+  wire_put(t, "isa", "%s", rt_cpu_isa());
   wire_put(t, "threads", "%d", rt_num_threads());
   for (int i = 0; opencl && i < 8 && rt_device_exists((RtDevice){RT_OPENCL, i}); i++)
     wire_put(t, "opencl", "%d %s", i, rt_device_name((RtDevice){RT_OPENCL, i}));
@@ -201,27 +151,16 @@ static _Noreturn void child_main(const char *hdr, const char *path, const unsign
   int inject = (int)wire_num(hdr, "inject", 0);
   if (inject == 1) raise(SIGSEGV);
   if (inject == 2) for (;;) pause();
-  double t0 = now_ms(), costs[MAX_COSTS];
-  if (rt_func_call(f, t, na, NULL, 0)) child_report(fd, E_RUNTIME, rt_last_error(), NULL, 0, NULL, 0);
-  if (run && getenv("TEXC_SERVER_INJECT_WRONG") && nout) /* test hook: a wrong board */
-    rt_func_call(f, t, na, NULL, 0), ((unsigned char *)outs[0]->data)[outs[0]->dtype_bytes - 1] ^= 0x40;
-  if (run) child_report(fd, E_OK, "", NULL, 0, outs, nout);
-  /* as the local measurer (compiler/autosched/measure.c): the warm-up is timed; a
-   * candidate far slower than the best is timed by it alone, a slower one once */
-  double warm = now_ms() - t0, best = wire_num(hdr, "best_ms", 0);
-  double min_ms = wire_num(hdr, "min_repeat_ms", 0);
-  int repeat = (int)wire_num(hdr, "repeat", 3), number = 1, nc = 0;
-  if (best > 0 && warm > 2 * best + 1) {
-    costs[0] = warm;
-    child_report(fd, E_OK, "", costs, 1, NULL, 0);
+  if (run) {
+    if (rt_func_call(f, t, na, NULL, 0)) child_report(fd, E_RUNTIME, rt_last_error(), NULL, 0, NULL, 0);
+    if (getenv("TEXC_SERVER_INJECT_WRONG") && nout) /* test hook: a wrong board */
+      rt_func_call(f, t, na, NULL, 0), ((unsigned char *)outs[0]->data)[outs[0]->dtype_bytes - 1] ^= 0x40;
+    child_report(fd, E_OK, "", NULL, 0, outs, nout);
   }
-  if (min_ms > 0 && warm < min_ms) number = (int)fmin(1e6, ceil(min_ms / fmax(warm, 1e-3)));
-  if (best > 0 && warm > 1.3 * best + 0.5 && repeat > 1) repeat = 1;
-  for (int r = 0; r < repeat && r < MAX_COSTS; r++) {
-    double s = now_ms();
-    for (int i = 0; i < number; i++) rt_func_call(f, t, na, NULL, 0);
-    costs[nc++] = (now_ms() - s) / number;
-  }
+  double costs[MAX_COSTS]; /* as the local measurer times: rt_time_candidate */
+  int nc = rt_time_candidate(f, t, na, (int)wire_num(hdr, "repeat", 3), wire_num(hdr, "min_repeat_ms", 0),
+                             wire_num(hdr, "best_ms", 0), costs, MAX_COSTS);
+  if (nc < 0) child_report(fd, E_RUNTIME, rt_last_error(), NULL, 0, NULL, 0);
   child_report(fd, E_OK, "", costs, nc, NULL, 0);
 }
 
