@@ -377,9 +377,10 @@ int main(int argc, char **argv) {
   for (int w = 1; w < size; w++) lost |= !c->ranks[w].alive || c->ranks[w].busy >= 0;
   /* MPI_Finalize waits for every rank, a dead one too: with a rank lost, every rank leaves
    * without it ("L"); the records are closed already (drv_main) */
+  char quit[2] = {lost ? 'L' : 0, 0};
   for (int w = 1; w < size; w++)
     if (c->ranks[w].alive && c->ranks[w].busy < 0)
-      MPI_Send(lost ? "L" : "", 2, MPI_CHAR, w, TAG_QUIT, MPI_COMM_WORLD);
+      MPI_Send(quit, 2, MPI_CHAR, w, TAG_QUIT, MPI_COMM_WORLD);
   if (lost) _exit(rc);
   MPI_Finalize();
   return rc;
