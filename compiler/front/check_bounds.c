@@ -4,7 +4,9 @@
  * access is in bounds when idx >= 0 and extent - 1 - idx >= 0 can be shown from the
  * axis ranges (narrowed by the guards of enclosing `c ? a : b`), or from one guard
  * fact g >= 0 with idx - g >= 0. Symbolic sizes are assumed >= 1. Everything is
- * checked for overflow: a form that overflowed proves nothing.
+ * checked for overflow: a form that overflowed proves nothing. Named constants fold first
+ * ((13 - 1) / (29 - 1) is 0); min and max of bounds that do not compare take a form
+ * below (above) both (lin_join).
  */
 #include "check_impl.h"
 
@@ -90,10 +92,24 @@ static BForm lin_of(Expr *e) {
       if (a.ok && a.n == 0) return lin_scale(&b, a.c);
       if (b.ok && b.n == 0) return lin_scale(&a, b.c);
     }
+    if (e->op == OP_DIV || e->op == OP_MOD) { /* named constants fold first: (13 - 1) / (29 - 1) */
+      a = lin_of(e->a);
+      b = lin_of(e->b);
+      if (a.ok && a.n == 0 && b.ok && b.n == 0 && b.c > 0 && (dtype_is_signed(e->dtype) || a.c >= 0))
+        return lin_const(e->op == OP_DIV ? ir_int_floordiv(a.c, b.c) : ir_int_floormod(a.c, b.c));
+    }
     break;
   default: break;
   }
   return lin_atom(e);
+}
+
+/* Is E a constant once named constants fold (`OH - 1`)? */
+static bool const_of(Expr *e, int64_t *c) {
+  BForm l = lin_of(e);
+  if (!l.ok || l.n) return false;
+  *c = l.c;
+  return true;
 }
 
 /* ---- ranges ------------------------------------------------------------------ */
@@ -128,7 +144,7 @@ static bool elim_atom(const BForm *s, int i, BForm *out, int depth) {
   if (x->kind != E_BIN || (x->op != OP_DIV && x->op != OP_MOD)) return false;
   BForm a = lin_of(x->a), b = lin_of(x->b), one = lin_const(1);
   if (x->op == OP_DIV) {
-    if (!ir_is_const(x->b, &c) || c <= 0) return false;
+    if (!const_of(x->b, &c) || c <= 0) return false;
     BForm bound = k < 0 ? a : lin_axpy(a, -(c - 1), &one);
     *out = lin_axpy(lin_scale(&r, c), k, &bound);
     return out->ok;
@@ -250,11 +266,40 @@ static bool lin_floordiv(const BForm *l, int64_t c, BForm *out) {
   return r.ok;
 }
 
-/* The smaller (MIN) or larger of two bounds, when they compare for all sizes. */
+/* A form below (WANT_MIN) or above both X and Y for every value of the sizes (each
+ * >= 1), when they do not compare: `1` and `W - 1` are both >= 0, `W - 2` and `0` both
+ * <= W - 1. Each size takes the smaller (larger) coefficient; the constant then covers
+ * the rest, each size being at least 1. Other terms must be equal in both. */
+static bool lin_join(const BForm *x, const BForm *y, bool want_min, BForm *out) {
+  if (!x->ok || !y->ok) return false;
+  BForm r = lin_const(0);
+  int64_t cx = x->c, cy = y->c; /* the constants, less what the chosen coefficients add at 1 */
+  const BForm *f[2] = {x, y};
+  for (int s = 0; s < 2; s++)
+    for (int i = 0; i < f[s]->n; i++) {
+      Expr *t = f[s]->x[i];
+      int64_t kx = 0, ky = 0;
+      for (int j = 0; j < x->n; j++) if (term_eq(x->x[j], t)) kx = x->k[j];
+      for (int j = 0; j < y->n; j++) if (term_eq(y->x[j], t)) ky = y->k[j];
+      if (s == 1 && kx) continue; /* done from X */
+      if (t->kind != E_VAR && kx != ky) return false;
+      int64_t m = want_min ? (kx < ky ? kx : ky) : (kx > ky ? kx : ky), dx, dy;
+      if (__builtin_sub_overflow(kx, m, &dx) || __builtin_sub_overflow(ky, m, &dy)) return false;
+      if (__builtin_add_overflow(cx, dx, &cx) || __builtin_add_overflow(cy, dy, &cy)) return false;
+      lin_addterm(&r, t, m);
+    }
+  /* X - R = sum (kx - m) * v + cx0 - c with (kx - m) of one sign and v >= 1 */
+  r.c = want_min ? (cx < cy ? cx : cy) : (cx > cy ? cx : cy);
+  *out = r;
+  return r.ok && (want_min ? lin_le(&r, x) && lin_le(&r, y) : lin_le(x, &r) && lin_le(y, &r));
+}
+
+/* The smaller (MIN) or larger of two bounds, when they compare for all sizes; else a
+ * bound of both (lin_join). */
 static bool pick(const BForm *x, bool hx, const BForm *y, bool hy, bool want_min, BForm *out) {
   if (!hx || !hy) return false;
   bool xy = lin_le(x, y), yx = lin_le(y, x);
-  if (!xy && !yx) return false;
+  if (!xy && !yx) return lin_join(x, y, want_min, out);
   *out = (xy == want_min) ? *x : *y;
   return true;
 }
@@ -331,7 +376,7 @@ static void atom_interval_uncached(Bounds *b, Expr *e, BForm *lo, bool *hl, BFor
     *hl = *hh = true;
   } else if (e->kind == E_CAST && dtype_is_int(e->a->dtype) && dtype_bytes(e->a->dtype) <= dtype_bytes(e->dtype)) {
     lin_interval(b, e->a, lo, hl, hi, hh); /* a widening cast keeps the value */
-  } else if (e->kind == E_BIN && ir_is_const(e->b, &c) && c > 0 && e->op == OP_MOD) {
+  } else if (e->kind == E_BIN && e->op == OP_MOD && const_of(e->b, &c) && c > 0) {
     *lo = lin_const(0);
     *hi = lin_const(c - 1);
     *hl = *hh = true;
@@ -342,7 +387,7 @@ static void atom_interval_uncached(Bounds *b, Expr *e, BForm *lo, bool *hl, BFor
     *lo = lin_const(0);
     *hi = top;
     *hl = *hh = true;
-  } else if (e->kind == E_BIN && ir_is_const(e->b, &c) && c > 0 && e->op == OP_DIV) {
+  } else if (e->kind == E_BIN && e->op == OP_DIV && const_of(e->b, &c) && c > 0) {
     BForm l, u;
     lin_interval(b, e->a, &l, hl, &u, hh);
     *hl = *hl && lin_floordiv(&l, c, lo);
@@ -523,6 +568,17 @@ BoundsVerdict chk_bounds_index(Bounds *b, Expr *idx, Expr *extent) {
     if (nonneg(&over)) return OUTSIDE;
   }
   return MAY_BE_OUTSIDE;
+}
+
+/* Which side of an index MAY_BE_OUTSIDE the prover could not show: 1 for idx >= 0,
+ * 2 for idx <= extent - 1, 3 for both. */
+int chk_bounds_unproved(Bounds *b, Expr *idx, Expr *extent) {
+  b->budget = 20000;
+  b->memo.len = 0;
+  BForm li = lin_of(idx), le = lin_of(extent), one = lin_const(1);
+  BForm top = lin_axpy(lin_axpy(le, -1, &one), -1, &li);
+  int r = (prove_nonneg(b, &li) ? 0 : 1) | (prove_nonneg(b, &top) ? 0 : 2);
+  return r ? r : 3;
 }
 
 /* ---- text for messages -------------------------------------------------------- */

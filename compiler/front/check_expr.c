@@ -371,9 +371,14 @@ static bool check_index(SCtx *s, Ast *a, Buffer *buf, int d, Expr *idx) {
   if (v == OUTSIDE)
     diag_error(a->loc, "index '%s' of %s is outside 0..%s: it goes past the tensor's dimension %d", text,
                buf->name, chk_last_text(buf->shape[d]), d + 1);
-  else
+  else {
+    int side = chk_bounds_unproved(&s->bounds, idx, buf->shape[d]);
+    const char *last = chk_last_text(buf->shape[d]);
+    const char *want = side == 1 ? xprintf("%s >= 0", text) : side == 2 ? xprintf("%s <= %s", text, last)
+                                                            : xprintf("0 <= %s <= %s", text, last);
     diag_error(a->loc, "index '%s' of %s may be outside 0..%s: guard the access (`c ? %s[...] : 0`) "
-               "or narrow the ranges", text, buf->name, chk_last_text(buf->shape[d]), buf->name);
+               "or narrow the ranges (cannot prove %s)", text, buf->name, last, buf->name, want);
+  }
   return false;
 }
 
@@ -539,6 +544,19 @@ static const char *fn_list(void) {
   return xprintf("%sisnan, isinf", l);
 }
 
+/* clamp(x, lo, hi) is min(max(x, lo), hi). */
+static TE tr_clamp(SCtx *s, Ast *a) {
+  Ast *in = xalloc(sizeof *in), *out = xalloc(sizeof *out);
+  *in = *a, *out = *a;
+  in->name = "max", out->name = "min";
+  in->list = out->list = (Vec){0};
+  vec_push(&in->list, VEC_AT(a->list, 0));
+  vec_push(&in->list, VEC_AT(a->list, 1));
+  vec_push(&out->list, in);
+  vec_push(&out->list, VEC_AT(a->list, 2));
+  return tr_math2(s, out, OP_MIN);
+}
+
 static TE tr_call(SCtx *s, Ast *a) {
   const char *f = a->name ? a->name : "?";
   int n = a->list.len, want = 1;
@@ -550,8 +568,8 @@ static TE tr_call(SCtx *s, Ast *a) {
   int fn2 = -1;
   for (size_t i = 0; i < sizeof math_fns2 / sizeof math_fns2[0]; i++)
     if (strcmp(f, math_fns2[i].name) == 0) fn2 = (int)i;
-  bool two = fn2 >= 0, isnan_ = !strcmp(f, "isnan") || !strcmp(f, "isinf");
-  if (!cast && fn < 0 && !two && !isnan_) {
+  bool two = fn2 >= 0, isnan_ = !strcmp(f, "isnan") || !strcmp(f, "isinf"), clamp = !strcmp(f, "clamp");
+  if (!cast && fn < 0 && !two && !isnan_ && !clamp) {
     Sym *y = chk_lookup(&s->names, f);
     if (y && y->kind == SYM_TENSOR)
       diag_error(a->loc, "%s is a tensor: index it with square brackets, %s[...]", f, f);
@@ -562,6 +580,7 @@ static TE tr_call(SCtx *s, Ast *a) {
     return BAD;
   }
   if (two) want = 2;
+  if (clamp) want = 3;
   if (n != want) {
     diag_error(a->loc, "%s takes %d argument%s, not %d", f, want, want == 1 ? "" : "s", n);
     return BAD;
@@ -569,6 +588,7 @@ static TE tr_call(SCtx *s, Ast *a) {
   if (cast) return tr_cast(s, a, t);
   if (fn >= 0) return tr_math1(s, a, math_fns[fn].fn);
   if (isnan_) return tr_isnan(s, a);
+  if (clamp) return tr_clamp(s, a);
   return tr_math2(s, a, math_fns2[fn2].op);
 }
 

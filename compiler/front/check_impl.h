@@ -85,6 +85,7 @@ void chk_bounds_release(Bounds *b, BMark m);
 void chk_bounds_assume(Bounds *b, Expr *cond, bool truth);
 /* Is IDX within [0, EXTENT)? */
 BoundsVerdict chk_bounds_index(Bounds *b, Expr *idx, Expr *extent);
+int chk_bounds_unproved(Bounds *b, Expr *idx, Expr *extent); /* 1: idx >= 0, 2: idx <= last, 3: both */
 /* "H + 1": an integer expression over sizes, for messages. */
 char *chk_int_text(Expr *e);
 /* EXTENT - 1 as text, for "0..H-1". */
