@@ -541,7 +541,7 @@ static const char *fn_list(void) {
     l = xprintf("%s%s, ", l, math_fns[i].name);
   for (size_t i = 0; i < sizeof math_fns2 / sizeof math_fns2[0]; i++)
     l = xprintf("%s%s, ", l, math_fns2[i].name);
-  return xprintf("%sisnan, isinf", l);
+  return xprintf("%sclamp, isnan, isinf", l);
 }
 
 /* clamp(x, lo, hi) is min(max(x, lo), hi). */
