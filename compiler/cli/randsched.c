@@ -53,7 +53,7 @@ static uint32_t rnd(Rng *r, uint32_t n) {
 /* A stage and its leaf loops as sched_describe printed them, ready to be named in steps. */
 typedef struct StageView {
   char name[64];
-  char loops[MAX_LOOPS][80];
+  char loops[MAX_LOOPS][128]; /* STAGE.LOOP: two names of up to 63 bytes */
   int nloops;
 } StageView;
 
@@ -98,7 +98,7 @@ static void read_view(Trial *t, const char *desc) {
         if (q > b && !isdigit((unsigned char)*b)) {
           char name[64];
           snprintf(name, sizeof name, "%.*s", (int)(q - b), b);
-          char full[80];
+          char full[128];
           if (strchr(name, '.') || is_fresh(t, name)) snprintf(full, sizeof full, "%s", name);
           else snprintf(full, sizeof full, "%s.%s", stage, name);
           memcpy(s->loops[s->nloops++], full, sizeof full);
