@@ -284,6 +284,13 @@ static bool exchange(Runner *r, Measurer *m, WireText *hdr, const unsigned char 
   return true;
 }
 
+/* Copy the function's name and its arguments' shapes ("func", "arg" lines) of INFO into H. */
+static void put_signature(WireText *h, const char *info) {
+  char line[512];
+  for (int i = 0; wire_get_nth(info, "func", i, line, sizeof line); i++) wire_put(h, "func", "%s", line);
+  for (int i = 0; wire_get_nth(info, "arg", i, line, sizeof line); i++) wire_put(h, "arg", "%s", line);
+}
+
 /* The answer ANS into REC. */
 static void answer_record(Runner *r, const char *ans, Record *rec) {
   char msg[512], costs[1024];
@@ -321,9 +328,7 @@ static void measure_one(Runner *r, Measurer *m, const char *info, int idx, Recor
   double limit = run_limit(m, r->best_ms);
   WireText h = {0};
   wire_put(&h, "op", "measure");
-  char line[512];
-  for (int i = 0; wire_get_nth(info, "func", i, line, sizeof line); i++) wire_put(&h, "func", "%s", line);
-  for (int i = 0; wire_get_nth(info, "arg", i, line, sizeof line); i++) wire_put(&h, "arg", "%s", line);
+  put_signature(&h, info);
   wire_put(&h, "repeat", "%d", m->o.repeat);
   wire_put(&h, "min_repeat_ms", "%g", m->o.min_repeat_ms);
   wire_put(&h, "best_ms", "%.9g", r->best_ms);
@@ -432,9 +437,7 @@ static int check_child(Runner *r, Measurer *m, const Task *task, const char *tex
   unlink(so);
   WireText h = {0};
   wire_put(&h, "op", "run");
-  char line[512];
-  for (int i = 0; wire_get_nth(info, "func", i, line, sizeof line); i++) wire_put(&h, "func", "%s", line);
-  for (int i = 0; wire_get_nth(info, "arg", i, line, sizeof line); i++) wire_put(&h, "arg", "%s", line);
+  put_signature(&h, info);
   wire_put(&h, "timeout_s", "%g", m->o.run_timeout_s);
   wire_put(&h, "build_timeout_s", "%g", m->o.build_timeout_s);
   char *ans;
