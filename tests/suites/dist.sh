@@ -26,24 +26,7 @@ kernel matmul(A: f32[M, K], B: f32[K, N]) -> C: f32[M, N] {
   C[i, j] += A[i, k] * B[k, j]
 }
 EOF
-# "SCHEDULE-HASH ERROR" per record, and the records' machine fields
-sched_err() { python3 -c '
-import json, sys, hashlib
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    print(hashlib.md5(r["schedule"].encode()).hexdigest()[:12], r["error"])' "$1"; }
-field() { python3 -c '
-import json, sys
-for line in open(sys.argv[1]):
-    r = json.loads(line); v = r
-    for k in sys.argv[2].split("."): v = v.get(k, "") if isinstance(v, dict) else ""
-    print(v)' "$1" "$2"; }
-valid_log() { python3 -c '
-import json, sys
-n = 0
-for line in open(sys.argv[1]):
-    json.loads(line); n += 1
-print(n)' "$1"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/records.sh" # sched_err, field, valid_log
 
 if [ ! -x "$SERVER" ] || ! command -v ld.lld >/dev/null; then
   skip "all" "no $SERVER or no ld.lld (make all; apt-get install lld)"

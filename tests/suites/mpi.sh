@@ -25,20 +25,7 @@ kernel matmul(A: f32[M, K], B: f32[K, N]) -> C: f32[M, N] {
   C[i, j] += A[i, k] * B[k, j]
 }
 EOF
-sched_err() { python3 -c '
-import json, sys, hashlib
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    print(hashlib.md5(r["schedule"].encode()).hexdigest()[:12], r["error"])' "$1"; }
-field() { python3 -c '
-import json, sys
-for line in open(sys.argv[1]):
-    r = json.loads(line); v = r
-    for k in sys.argv[2].split("."): v = v.get(k, "") if isinstance(v, dict) else ""
-    print(v)' "$1" "$2"; }
-valid_log() { python3 -c '
-import json, sys
-print(sum(1 for line in open(sys.argv[1]) if json.loads(line)))' "$1"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/records.sh" # sched_err, field, valid_log
 # the pid of texc-mpi's rank R among the children (and grandchildren) of mpirun's PID
 rank_pid() {
   for p in $(ps -o pid= --ppid "$1") $(for q in $(ps -o pid= --ppid "$1"); do ps -o pid= --ppid "$q"; done); do
