@@ -55,6 +55,30 @@ TEXC_TUNE_INJECT=crash:2 "$TEXC" tune "$T/mm.tex" --trials 6 --seed 3 --quiet --
   grep -q 'crashed (signal 11' "$T/crash.jsonl"
 check "a crash there is one error record (signal 11), the tune goes on" $?
 
+# 3b. a candidate that hangs there is a timeout record; the tune goes on
+TEXC_TUNE_INJECT=hang:2 "$TEXC" tune "$T/mm.tex" --trials 6 --seed 3 --quiet --run-timeout 2s \
+  --records "$T/hang.jsonl" --runner "exec:$SERVER" >/dev/null 2>&1; rc=$?
+[ $rc = 0 ] && [ "$(wc -l <"$T/hang.jsonl")" = 6 ] && [ "$(field "$T/hang.jsonl" error | grep -vc '^0$')" = 1 ]
+check "a candidate that hangs there is one error record, the tune goes on" $?
+
+# 3c. a server that stops answering (SIGSTOP after its first answers): the tune waits out
+# the answer's timeout (run + build limits + slack, ~50 s), names it, exits 1 and keeps the records it already has
+cat >"$T/stall.sh" <<EOF
+#!/bin/sh
+exec 3<&0 # a background job's stdin would be /dev/null
+"$SERVER" <&3 3<&- & p=\$!
+sleep 4; kill -STOP \$p; wait \$p
+EOF
+chmod +x "$T/stall.sh"
+start=$(date +%s)
+timeout 120 "$TEXC" tune "$T/mm.tex" --trials 400 --batch 4 --seed 3 --quiet --run-timeout 2s \
+  --records "$T/stall.jsonl" --runner "exec:$T/stall.sh" >/dev/null 2>"$T/e3"; rc=$?
+pkill -KILL -f "$T/stall.sh" 2>/dev/null
+n=$(valid_log "$T/stall.jsonl" 2>/dev/null)
+[ $rc = 1 ] && [ "${n:-0}" -ge 1 ] && [ "$n" -lt 400 ] && [ $(($(date +%s) - start)) -lt 110 ] &&
+  grep -q 'no answer in' "$T/e3" && grep -q 'no runner' "$T/e3"
+check "a server that stops answering: exit 1 after the timeout, $n records kept" $?
+
 # 4. the check against the interpreter really looks at the server's outputs
 TEXC_SERVER_INJECT_WRONG=1 "$TEXC" tune "$T/mm.tex" --trials 3 --seed 3 --check-all --quiet \
   --records "$T/wrong.jsonl" --runner "exec:$SERVER" >/dev/null 2>&1
