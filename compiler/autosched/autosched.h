@@ -54,7 +54,7 @@ typedef struct Record {
   int error;        /* TuneError */
   char *error_msg;
   double flops;     /* of one call, for GFLOP/s in `records show` */
-  int64_t timestamp;
+  double timestamp; /* seconds since the epoch, to the millisecond */
   char *version;
   /* Optional ("machine" and "network" objects; NULL / 1 in older logs): machine.c. */
   char *host, *isa, *gpu; /* CPU model, architecture and vector extensions, GPU model */
@@ -95,7 +95,7 @@ bool records_failed(const RecordLog *log); /* a write failed (reported) */
 const Record *records_best(const RecordList *l, const char *workload, const char *target);
 /* The target properties of this machine: threads (its CPU: rt_cpu_name, rt_cpu_isa). */
 int tune_threads(void);
-int64_t tune_now(void); /* seconds since the epoch */
+double tune_now(void); /* seconds since the epoch, to the millisecond */
 /* Print TEXT (steps, one per line) as a `schedule K.V for T { ... }` block. */
 void tune_print_block(FILE *f, const char *kernel, const char *variant, const char *target,
                       const char *text);

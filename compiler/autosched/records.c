@@ -88,7 +88,7 @@ char *rec_to_json(const Record *r) {
   cJSON_AddNumberToObject(o, "error", r->error);
   cJSON_AddStringToObject(o, "error_msg", r->error_msg ? r->error_msg : "");
   cJSON_AddNumberToObject(o, "flops", r->flops);
-  cJSON_AddNumberToObject(o, "timestamp", (double)r->timestamp);
+  cJSON_AddNumberToObject(o, "timestamp", r->timestamp);
   cJSON_AddStringToObject(o, "version", r->version ? r->version : TEXC_VERSION);
   rec_machine_to_json(o, r);
   char *s = cJSON_PrintUnformatted(o);
@@ -135,7 +135,7 @@ static bool rec_fill(const cJSON *o, Record *r) {
   r->error = (int)err;
   r->error_msg = sdup(jstr(o, "error_msg"));
   r->flops = fl;
-  r->timestamp = (int64_t)ts;
+  r->timestamp = ts;
   r->version = sdup(jstr(o, "version"));
   rec_machine_from_json(o, r);
   return true;
@@ -483,4 +483,8 @@ int records_main(Cli *c) {
 }
 
 /* The current time for records, seconds since the epoch. */
-int64_t tune_now(void) { return (int64_t)time(NULL); }
+double tune_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return (double)t.tv_sec + (double)(t.tv_nsec / 1000000) / 1e3;
+}

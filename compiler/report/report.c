@@ -36,7 +36,7 @@ typedef struct Report {
   const char *log_path;
   TaskView *t;
   int nt;
-  int64_t t0;          /* the log's first timestamp */
+  double t0;           /* the log's first timestamp */
   double tscale;       /* seconds per unit of the wall-time axis */
   const char *tunit;
   double *trial;       /* per record: its task's trial number (trial_numbers) */
@@ -123,14 +123,14 @@ static void gather(Report *rp, const RecordList *l, const char *path) {
   rp->l = l, rp->log_path = path;
   rp->trial = calloc((size_t)l->n + 1, sizeof(double));
   if (!rp->trial) die("out of memory");
-  int64_t lo = INT64_MAX, hi = 0;
+  double lo = INFINITY, hi = 0;
   for (int i = 0; i < l->n; i++) {
     add_record(rp, i);
     if (l->r[i].timestamp > 0) lo = l->r[i].timestamp < lo ? l->r[i].timestamp : lo;
     hi = l->r[i].timestamp > hi ? l->r[i].timestamp : hi;
   }
-  rp->t0 = lo == INT64_MAX ? 0 : lo;
-  double span = (double)(hi - rp->t0);
+  rp->t0 = isfinite(lo) ? lo : 0;
+  double span = hi - rp->t0;
   rp->tscale = span > 3 * 3600 ? 3600 : span > 600 ? 60 : 1;
   rp->tunit = span > 3 * 3600 ? "h" : span > 600 ? "min" : "s";
   for (int i = 0; i < rp->nt; i++) {
@@ -159,7 +159,7 @@ static double *dalloc(int n) {
 }
 
 static double wall(const Report *rp, const Record *r) {
-  return r->timestamp > 0 ? (double)(r->timestamp - rp->t0) / rp->tscale : 0;
+  return r->timestamp > 0 ? (r->timestamp - rp->t0) / rp->tscale : 0;
 }
 
 static void fmt_ms(FILE *f, double ms) {
