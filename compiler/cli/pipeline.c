@@ -75,12 +75,21 @@ int drv_lower_all(Cli *c, Program *p, LoweredFunc ***out, Variant ***variants) {
   LoweredFunc **fns = xalloc(sizeof(LoweredFunc *) * (size_t)(p->nkernels + 1));
   Variant **vs = xalloc(sizeof(Variant *) * (size_t)(p->nkernels + 1));
   int n = 0;
-  bool found = !c->schedule;
+  /* `--schedule default` is every kernel's default schedule, unless a kernel names a
+   * variant so (then that variant, as any other name). */
+  const char *want = c->schedule;
+  bool found = !want;
+  if (want && strcmp(want, "default") == 0) {
+    found = true;
+    bool named = false;
+    for (int i = 0; i < p->nkernels; i++) named |= kernel_variant(p->kernels[i], "default") != NULL;
+    if (!named) want = NULL;
+  }
   for (int i = 0; i < p->nkernels; i++) {
     Kernel *k = p->kernels[i];
     if (!drv_selected(c, k)) continue;
-    if (c->schedule && kernel_variant(k, c->schedule)) found = true;
-    LoweredFunc *f = drv_kernel(c, k, c->schedule, &vs[n]);
+    if (want && kernel_variant(k, want)) found = true;
+    LoweredFunc *f = drv_kernel(c, k, want, &vs[n]);
     if (f) fns[n++] = f;
   }
   if (!found) diag_error((Loc){0}, "--schedule %s: no kernel in %s has a schedule of that name", c->schedule, c->file);
