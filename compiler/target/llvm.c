@@ -1666,6 +1666,10 @@ static bool llvm_emit(LoweredFunc **fns, int n, const char *kind, const char *pa
   LLVMContextRef ctx = LLVMContextCreate();
   LLVMModuleRef mod = build_module(ctx, fns, n, tm, o, o ? o->prefix : NULL);
   bool ok = mod != NULL;
+  /* Only a shared library is read through `__texc_kernels` (rt_module_load); in an object
+   * it stays local, so that a program can link several of texc's objects. */
+  LLVMValueRef table = ok && strcmp(kind, "so") ? LLVMGetNamedGlobal(mod, "__texc_kernels") : NULL;
+  if (table) LLVMSetLinkage(table, LLVMInternalLinkage);
   if (ok && ir) {
     char *text = LLVMPrintModuleToString(mod);
     FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
