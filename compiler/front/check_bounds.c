@@ -157,7 +157,9 @@ static bool uses_axis(const Bounds *b, const Expr *e) {
 static bool nonneg_depth(const BForm *s, int depth);
 
 /* S with its term I (k * x, x a division or modulo over sizes) replaced by a bound that
- * keeps S >= 0 sufficient: c * floor(a / c) lies in [a - c + 1, a], a % c in [0, c - 1]. */
+ * keeps S >= 0 sufficient: c * floor(a / c) lies in [a - c + 1, a], a % c in [0, c - 1].
+ * For a division the result R is below c * S, and S is an integer: R >= -(c - 1) gives
+ * c * S > -c, so S >= 0 (W - 1 - W / 2 >= 0 for every W >= 1: 2W - 2 - W + 1 = W - 1). */
 static bool elim_atom(const BForm *s, int i, BForm *out, int depth) {
   Expr *x = s->x[i];
   int64_t k = s->k[i], c;
@@ -170,6 +172,7 @@ static bool elim_atom(const BForm *s, int i, BForm *out, int depth) {
     if (!const_of(x->b, &c) || c <= 0) return false;
     BForm bound = k < 0 ? a : lin_axpy(a, -(c - 1), &one);
     *out = lin_axpy(lin_scale(&r, c), k, &bound);
+    *out = lin_axpy(*out, c - 1, &one);
     return out->ok;
   }
   BForm top = lin_axpy(b, -1, &one); /* a % b in [0, b - 1] when b >= 1 */
@@ -590,6 +593,9 @@ BoundsVerdict chk_bounds_index(Bounds *b, Expr *idx, Expr *extent) {
     BForm whole = lin_atom(idx), wtop = lin_axpy(lin_axpy(le, -1, &one), -1, &whole);
     if (prove_nonneg(b, &whole) && prove_nonneg(b, &wtop)) return IN_BOUNDS;
   }
+  /* Every value outside: min(x, W / 2 - 1) with W = 1 is -1. */
+  BForm below = lin_axpy(lin_scale(&li, -1), -1, &one), past = lin_axpy(li, -1, &le);
+  if (prove_nonneg(b, &below) || prove_nonneg(b, &past)) return OUTSIDE;
   /* Without guards, an affine index over axes reaches its interval's ends. */
   if (b->facts.len || !li.ok) return MAY_BE_OUTSIDE;
   for (int i = 0; i < li.n; i++)
