@@ -649,6 +649,24 @@ static bool value_range(Bounds *b, Expr *value, BForm *lo, BForm *hi) {
   return hl && hh && form_over_sizes(b, lo) && form_over_sizes(b, hi);
 }
 
+/* argmax= / argmin= store a position 0..P-1, P the product of the reduction extents (a
+ * constant times at most one size), converted to the tensor's dtype: the range when P >= 1
+ * and P - 1 fits. */
+static const char *arg_range(Op *op, BForm *lo, BForm *hi) {
+  BForm p = lin_const(1), one = lin_const(1);
+  for (int i = 0; i < op->nred; i++) {
+    BForm e = lin_of(op->rext[i]);
+    if (e.ok && e.n == 0) p = lin_scale(&p, e.c);
+    else if (p.ok && p.n == 0) p = lin_scale(&e, p.c);
+    else return "its positions are a product of sizes";
+  }
+  *lo = lin_const(0);
+  *hi = lin_axpy(p, -1, &one);
+  if (!nonneg(hi) || !fits(hi, op->out->dtype))
+    return xprintf("its positions 0..%s may be empty or leave %s", form_text(hi), dtype_name(op->out->dtype));
+  return NULL;
+}
+
 /* Why OP's tensor has no range, or NULL when it has one: a tensor whose every element
  * is a value of OP's statement (one `=`, or `=` then max= / min= over its values). The
  * ends are of the stored dtype, so a value that wraps there has no range but the dtype's. */
@@ -656,6 +674,7 @@ static const char *record_why_not(Bounds *b, Op *op, BForm *lo, BForm *hi) {
   if (op->is_scan) return "it is a scan, which reads its own values";
   if (op->scatter) return "it is written by a scatter";
   bool upd = op->init && (op->rop == RED_MAX || op->rop == RED_MIN);
+  if (op->rop == RED_ARGMAX || op->rop == RED_ARGMIN) return arg_range(op, lo, hi);
   if (op->rop != RED_NONE && !upd) return xprintf("it is written by a `%s` reduction", reduceop_names[op->rop]);
   if (!value_range(b, op->value, lo, hi))
     return xprintf("the bounds of its value are not known, or may leave %s", dtype_name(op->out->dtype));

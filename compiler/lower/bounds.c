@@ -68,10 +68,14 @@ static bool consumer_region(Stage *p, Stage *x, Vec *fixed, Region *region, bool
                  p->at_iv->name, p->name, x->name);
       return false;
     }
+  /* An argmax= update also reads its value at the best position so far (nests.c,
+   * arg_update): any point of the reduction domain, so its reduction loops are relaxed. */
+  bool arg = x->op->rop == RED_ARGMAX || x->op->rop == RED_ARGMIN;
   Relax r = {0};
   for (int i = 0; i < ex.len; i++) {
     IterVar *iv = VEC_AT(ex, i);
-    if (iv->loopvar && (i >= fixed->len || gpu_relaxed(iv, p->scope))) relax_add(&r, iv->loopvar, iv->ext);
+    bool relaxed = i >= fixed->len || gpu_relaxed(iv, p->scope) || (arg && iv->reduce);
+    if (iv->loopvar && relaxed) relax_add(&r, iv->loopvar, iv->ext);
   }
   Vec loads = {0};
   collect_loads(x->eff, p->op->out, &loads);
