@@ -331,6 +331,7 @@ static Op *check_stmt(KCtx *kc, Ast *st) {
   s.kc = kc;
   s.stmt = st;
   s.names.parent = &kc->syms;
+  s.bounds.tranges = &kc->tranges;
   Op *op = s.op = xalloc(sizeof *op);
   op->name = t->name;
   op->loc = st->a->loc;
@@ -372,6 +373,7 @@ static Op *check_stmt(KCtx *kc, Ast *st) {
   op->nreads = s.reads.len;
   op->reads = (Buffer **)s.reads.data;
   if (!op->reads) op->reads = xalloc(sizeof(Buffer *));
+  chk_bounds_record(&s.bounds, op);
   return op;
 }
 

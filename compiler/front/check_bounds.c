@@ -114,6 +114,29 @@ static bool const_of(Expr *e, int64_t *c) {
 
 /* ---- ranges ------------------------------------------------------------------ */
 
+/* The range of the values a statement stores in an integer `tensor`, as forms over sizes
+ * (each size >= 1): every element a later statement reads holds a value in it. */
+struct TRange {
+  const Buffer *buf;
+  BForm lo, hi;
+  const char *why; /* NULL: LO..HI holds; else why the tensor has no range */
+};
+
+static char *form_text(const BForm *l);
+
+static TRange *find_record(const Bounds *b, const Buffer *buf) {
+  for (int i = 0; b->tranges && i < b->tranges->len; i++) {
+    TRange *t = VEC_AT(*b->tranges, i);
+    if (t->buf == buf) return t;
+  }
+  return NULL;
+}
+
+static const TRange *find_trange(const Bounds *b, const Buffer *buf) {
+  const TRange *t = find_record(b, buf);
+  return t && !t->why ? t : NULL;
+}
+
 static BVar *find_var(const Bounds *b, const IrVar *v) {
   for (int i = b->vars.len - 1; i >= 0; i--) {
     BVar *bv = VEC_AT(b->vars, i);
@@ -134,7 +157,9 @@ static bool uses_axis(const Bounds *b, const Expr *e) {
 static bool nonneg_depth(const BForm *s, int depth);
 
 /* S with its term I (k * x, x a division or modulo over sizes) replaced by a bound that
- * keeps S >= 0 sufficient: c * floor(a / c) lies in [a - c + 1, a], a % c in [0, c - 1]. */
+ * keeps S >= 0 sufficient: c * floor(a / c) lies in [a - c + 1, a], a % c in [0, c - 1].
+ * For a division the result R is below c * S, and S is an integer: R >= -(c - 1) gives
+ * c * S > -c, so S >= 0 (W - 1 - W / 2 >= 0 for every W >= 1: 2W - 2 - W + 1 = W - 1). */
 static bool elim_atom(const BForm *s, int i, BForm *out, int depth) {
   Expr *x = s->x[i];
   int64_t k = s->k[i], c;
@@ -147,6 +172,7 @@ static bool elim_atom(const BForm *s, int i, BForm *out, int depth) {
     if (!const_of(x->b, &c) || c <= 0) return false;
     BForm bound = k < 0 ? a : lin_axpy(a, -(c - 1), &one);
     *out = lin_axpy(lin_scale(&r, c), k, &bound);
+    *out = lin_axpy(*out, c - 1, &one);
     return out->ok;
   }
   BForm top = lin_axpy(b, -1, &one); /* a % b in [0, b - 1] when b >= 1 */
@@ -304,9 +330,11 @@ static bool pick(const BForm *x, bool hx, const BForm *y, bool hy, bool want_min
   return true;
 }
 
-/* Either bound of two that are both sound: the tighter one when they compare. */
+/* Either bound of two that are both sound: the tighter one when they compare, else Y
+ * (a clamp's bound). Never a join: a form below both upper bounds of min(a, b) is no
+ * upper bound of it (min(3*OH-3, IH) is not <= 0). */
 static bool pick_any(const BForm *x, bool hx, const BForm *y, bool hy, bool want_min, BForm *out) {
-  if (pick(x, hx, y, hy, want_min, out)) return true;
+  if (hx && hy && (lin_le(x, y) || lin_le(y, x))) return pick(x, hx, y, hy, want_min, out);
   if (hy) *out = *y;
   else if (hx) *out = *x;
   return hx || hy;
@@ -368,7 +396,18 @@ static void atom_interval(Bounds *b, Expr *e, BForm *lo, bool *hl, BForm *hi, bo
 
 static void atom_interval_uncached(Bounds *b, Expr *e, BForm *lo, bool *hl, BForm *hi, bool *hh) {
   int64_t c, tlo, thi;
+  const TRange *tr;
   *hl = *hh = false;
+  if (e->kind == E_LOAD && (tr = find_trange(b, e->buf))) { /* what its statement stores */
+    *lo = tr->lo;
+    *hi = tr->hi;
+    *hl = *hh = true;
+    return;
+  }
+  if (e->kind == E_CAST && dtype_is_int(e->dtype) && e->dtype != DT_I64 && dtype_is_int(e->a->dtype)) {
+    lin_interval(b, e->a, lo, hl, hi, hh); /* a narrowing cast keeps a value that fits */
+    if (*hl && *hh && fits(lo, e->dtype) && fits(hi, e->dtype)) return;
+  }
   if ((e->kind == E_LOAD || e->kind == E_CAST) && dtype_is_int(e->dtype) && e->dtype != DT_I64) {
     dtype_range(e->dtype, &tlo, &thi); /* the value of a narrower integer, whatever it is */
     *lo = lin_const(tlo);
@@ -554,6 +593,9 @@ BoundsVerdict chk_bounds_index(Bounds *b, Expr *idx, Expr *extent) {
     BForm whole = lin_atom(idx), wtop = lin_axpy(lin_axpy(le, -1, &one), -1, &whole);
     if (prove_nonneg(b, &whole) && prove_nonneg(b, &wtop)) return IN_BOUNDS;
   }
+  /* Every value outside: min(x, W / 2 - 1) with W = 1 is -1. */
+  BForm below = lin_axpy(lin_scale(&li, -1), -1, &one), past = lin_axpy(li, -1, &le);
+  if (prove_nonneg(b, &below) || prove_nonneg(b, &past)) return OUTSIDE;
   /* Without guards, an affine index over axes reaches its interval's ends. */
   if (b->facts.len || !li.ok) return MAY_BE_OUTSIDE;
   for (int i = 0; i < li.n; i++)
@@ -579,6 +621,121 @@ int chk_bounds_unproved(Bounds *b, Expr *idx, Expr *extent) {
   BForm top = lin_axpy(lin_axpy(le, -1, &one), -1, &li);
   int r = (prove_nonneg(b, &li) ? 0 : 1) | (prove_nonneg(b, &top) ? 0 : 2);
   return r ? r : 3;
+}
+
+/* ---- value ranges of tensors ---------------------------------------------------- */
+
+/* Does a range end mention only sizes: no axis of the statement, no load? */
+static bool over_sizes(Bounds *b, const Expr *e) {
+  if (!e) return true;
+  if (e->kind == E_LOAD || (e->kind == E_VAR && find_var(b, e->var))) return false;
+  for (int i = 0; i < e->nargs; i++)
+    if (!over_sizes(b, e->args[i])) return false;
+  return over_sizes(b, e->a) && over_sizes(b, e->b) && over_sizes(b, e->c);
+}
+
+static bool form_over_sizes(Bounds *b, const BForm *l) {
+  for (int i = 0; l->ok && i < l->n; i++)
+    if (!over_sizes(b, l->x[i])) return false;
+  return l->ok;
+}
+
+/* Bounds of VALUE (of the stored dtype) over the statement's axes, as forms over sizes. */
+static bool value_range(Bounds *b, Expr *value, BForm *lo, BForm *hi) {
+  bool hl, hh;
+  b->budget = 20000;
+  b->memo.len = 0;
+  lin_interval(b, value, lo, &hl, hi, &hh);
+  return hl && hh && form_over_sizes(b, lo) && form_over_sizes(b, hi);
+}
+
+/* argmax= / argmin= store a position 0..P-1, P the product of the reduction extents (a
+ * constant times at most one size), converted to the tensor's dtype: the range when P >= 1
+ * and P - 1 fits. */
+static const char *arg_range(Op *op, BForm *lo, BForm *hi) {
+  BForm p = lin_const(1), one = lin_const(1);
+  for (int i = 0; i < op->nred; i++) {
+    BForm e = lin_of(op->rext[i]);
+    if (e.ok && e.n == 0) p = lin_scale(&p, e.c);
+    else if (p.ok && p.n == 0) p = lin_scale(&e, p.c);
+    else return "its positions are a product of sizes";
+  }
+  *lo = lin_const(0);
+  *hi = lin_axpy(p, -1, &one);
+  if (!nonneg(hi) || !fits(hi, op->out->dtype))
+    return xprintf("its positions 0..%s may be empty or leave %s", form_text(hi), dtype_name(op->out->dtype));
+  return NULL;
+}
+
+/* Why OP's tensor has no range, or NULL when it has one: a tensor whose every element
+ * is a value of OP's statement (one `=`, or `=` then max= / min= over its values). The
+ * ends are of the stored dtype, so a value that wraps there has no range but the dtype's. */
+static const char *record_why_not(Bounds *b, Op *op, BForm *lo, BForm *hi) {
+  if (op->is_scan) return "it is a scan, which reads its own values";
+  if (op->scatter) return "it is written by a scatter";
+  bool upd = op->init && (op->rop == RED_MAX || op->rop == RED_MIN);
+  if (op->rop == RED_ARGMAX || op->rop == RED_ARGMIN) return arg_range(op, lo, hi);
+  if (op->rop != RED_NONE && !upd) return xprintf("it is written by a `%s` reduction", reduceop_names[op->rop]);
+  if (!value_range(b, op->value, lo, hi))
+    return xprintf("the bounds of its value are not known, or may leave %s", dtype_name(op->out->dtype));
+  BForm l2, h2;
+  if (upd && !value_range(b, op->init, &l2, &h2))
+    return xprintf("the bounds of its initial value are not known, or may leave %s",
+                   dtype_name(op->out->dtype));
+  if (upd && !(pick(lo, true, &l2, true, true, lo) && pick(hi, true, &h2, true, false, hi)))
+    return "the bounds of its initial value and of its update do not compare";
+  int64_t tlo, thi;
+  dtype_range(op->out->dtype, &tlo, &thi);
+  if (lo->n || hi->n || lo->c != tlo || hi->c != thi) return NULL;
+  Expr *v = op->value; /* no range but the dtype's: say why */
+  if (v->kind == E_CAST && dtype_is_int(v->a->dtype) && value_range(b, v->a, &l2, &h2))
+    return xprintf("its value is %s..%s converted to %s, which may not hold it%s", form_text(&l2),
+                   form_text(&h2), dtype_name(op->out->dtype),
+                   l2.n || h2.n ? " (a size may be up to 2^40): store it as i64" : "");
+  return xprintf("the bounds of its value are not known, or may leave %s", dtype_name(op->out->dtype));
+}
+
+void chk_bounds_record(Bounds *b, Op *op) {
+  if (!b->tranges || op->out->kind != BUF_TEMP || !dtype_is_int(op->out->dtype)) return;
+  TRange *t = find_record(b, op->out); /* an update definition replaces its initial one */
+  if (!t) {
+    t = xalloc(sizeof *t);
+    vec_push(b->tranges, t);
+  }
+  t->buf = op->out;
+  t->why = record_why_not(b, op, &t->lo, &t->hi);
+}
+
+/* One note per integer `tensor` that the index reads: its range, or why it has none. */
+static void explain_loads(Bounds *b, Expr *e, Loc at, Vec *seen) {
+  if (!e) return;
+  if (e->kind == E_LOAD && dtype_is_int(e->dtype) && e->buf->kind == BUF_TEMP) {
+    bool done = false;
+    for (int i = 0; i < seen->len; i++) done |= VEC_AT(*seen, i) == e->buf;
+    const TRange *t = done ? NULL : find_record(b, e->buf);
+    vec_push(seen, e->buf);
+    if (done) {
+    } else if (!t && e->buf->op) { /* its statement had errors */
+    } else if (!t)
+      diag_note(at, "%s is written by a later statement: its values have no range here (a range "
+                "comes from a statement before the read)", e->buf->name);
+    else if (!t->why)
+      diag_note(e->buf->op->loc, "the values of %s are in %s..%s (from the statement that writes it)",
+                e->buf->name, form_text(&t->lo), form_text(&t->hi));
+    else
+      diag_note(e->buf->op->loc, "the values of %s have no range but %s's: %s; clamp the value here "
+                "(min(max(..., 0), N - 1)) or the index where it is used", e->buf->name,
+                dtype_name(e->buf->dtype), t->why);
+  }
+  for (int i = 0; i < e->nargs; i++) explain_loads(b, e->args[i], at, seen);
+  explain_loads(b, e->a, at, seen);
+  explain_loads(b, e->b, at, seen);
+  explain_loads(b, e->c, at, seen);
+}
+
+void chk_bounds_explain(Bounds *b, Expr *idx, Loc at) {
+  Vec seen = {0};
+  explain_loads(b, idx, at, &seen);
 }
 
 /* ---- text for messages -------------------------------------------------------- */
@@ -649,18 +806,22 @@ char *chk_int_text(Expr *e) {
 }
 
 /* "H-1", "2*W+1", "1023": a form printed compactly. */
+static char *form_text(const BForm *l) {
+  Vec v = {0};
+  for (int i = 0; i < l->n; i++) {
+    int64_t k = l->k[i];
+    const char *sign = k < 0 ? "-" : i ? "+" : "";
+    const char *t = l->x[i]->kind == E_VAR ? l->x[i]->var->name : xprintf("(%s)", chk_int_text(l->x[i]));
+    if (k == 1 || k == -1) puts_vec(&v, xprintf("%s%s", sign, t));
+    else puts_vec(&v, xprintf("%s%llu*%s", sign, k < 0 ? 0ull - (unsigned long long)k : (unsigned long long)k, t));
+  }
+  if (l->c || !l->n) puts_vec(&v, xprintf(l->n && l->c > 0 ? "+%lld" : "%lld", (long long)l->c));
+  return join(&v);
+}
+
 char *chk_last_text(Expr *extent) {
   BForm l = lin_of(extent), one = lin_const(1);
   l = lin_axpy(l, -1, &one);
   if (!l.ok) return xprintf("%s-1", chk_int_text(extent));
-  Vec v = {0};
-  for (int i = 0; i < l.n; i++) {
-    int64_t k = l.k[i];
-    const char *sign = k < 0 ? "-" : i ? "+" : "";
-    const char *t = l.x[i]->kind == E_VAR ? l.x[i]->var->name : xprintf("(%s)", chk_int_text(l.x[i]));
-    if (k == 1 || k == -1) puts_vec(&v, xprintf("%s%s", sign, t));
-    else puts_vec(&v, xprintf("%s%llu*%s", sign, k < 0 ? 0ull - (unsigned long long)k : (unsigned long long)k, t));
-  }
-  if (l.c || !l.n) puts_vec(&v, xprintf(l.n && l.c > 0 ? "+%lld" : "%lld", (long long)l.c));
-  return join(&v);
+  return form_text(&l);
 }

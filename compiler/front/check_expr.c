@@ -378,6 +378,7 @@ static bool check_index(SCtx *s, Ast *a, Buffer *buf, int d, Expr *idx) {
                                                             : xprintf("0 <= %s <= %s", text, last);
     diag_error(a->loc, "index '%s' of %s may be outside 0..%s: guard the access (`c ? %s[...] : 0`) "
                "or narrow the ranges (cannot prove %s)", text, buf->name, last, buf->name, want);
+    chk_bounds_explain(&s->bounds, idx, a->loc);
   }
   return false;
 }

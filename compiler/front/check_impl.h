@@ -64,11 +64,13 @@ typedef struct BVar {
 
 /* Axis ranges (a stack: guards push narrower entries) and guard facts (forms known
  * to be >= 0 in the current branch). Symbolic sizes are assumed >= 1. */
+typedef struct TRange TRange; /* check_bounds.c: the value range of a tensor */
 typedef struct Bounds {
   Vec vars;  /* BVar* */
   Vec facts; /* BForm* */
   Vec memo;  /* bounds of atoms, valid during one chk_bounds_index */
   int budget;
+  Vec *tranges; /* the kernel's value ranges of tensors (KCtx.tranges), or NULL */
 } Bounds;
 
 typedef struct BMark {
@@ -86,6 +88,11 @@ void chk_bounds_assume(Bounds *b, Expr *cond, bool truth);
 /* Is IDX within [0, EXTENT)? */
 BoundsVerdict chk_bounds_index(Bounds *b, Expr *idx, Expr *extent);
 int chk_bounds_unproved(Bounds *b, Expr *idx, Expr *extent); /* 1: idx >= 0, 2: idx <= last, 3: both */
+/* After OP's statement is checked: the range of the values it stores, for the reads of
+ * later statements (an integer `tensor` written by `=`, or by `=` then max= / min=). */
+void chk_bounds_record(Bounds *b, Op *op);
+/* Notes for an index the prover refused: the ranges of the tensors it reads. */
+void chk_bounds_explain(Bounds *b, Expr *idx, Loc at);
 /* "H + 1": an integer expression over sizes, for messages. */
 char *chk_int_text(Expr *e);
 /* EXTENT - 1 as text, for "0..H-1". */
@@ -103,6 +110,7 @@ typedef struct KCtx {
   Vec sizes;      /* IrVar* */
   Op *last;       /* the op of the statement before (an update may follow it) */
   Op *replaced;   /* an initial definition merged into the update after it */
+  Vec tranges;    /* value ranges of tensors written so far (check_bounds.c) */
 } KCtx;
 
 /* One statement being checked. */

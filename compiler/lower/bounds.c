@@ -46,9 +46,20 @@ Expr *lower_root_subst(Stage *x, Expr *e) {
 }
 
 
+/* What consumers read of a stage, per dimension: the interval of each index, and of the
+ * index with its clamps stripped (bnd_unclamp; CLAMPED: whether any was). */
+typedef struct Region {
+  Interval *iv, *un;
+  bool *clamped;
+} Region;
+
+static Interval widen(Interval a, Interval b, bool have) {
+  return have ? (Interval){bnd_min(a.min, b.min), bnd_max(a.max, b.max)} : b;
+}
+
 /* Widen REGION (per dimension of P) by what consumer X reads of P; *HAVE says whether
  * REGION holds anything yet. */
-static bool consumer_region(Stage *p, Stage *x, Vec *fixed, Interval *region, bool *have) {
+static bool consumer_region(Stage *p, Stage *x, Vec *fixed, Region *region, bool *have) {
   Vec ex = {0};
   encl_all(x, &ex);
   for (int i = 0; i < fixed->len; i++)
@@ -57,10 +68,14 @@ static bool consumer_region(Stage *p, Stage *x, Vec *fixed, Interval *region, bo
                  p->at_iv->name, p->name, x->name);
       return false;
     }
+  /* An argmax= update also reads its value at the best position so far (nests.c,
+   * arg_update): any point of the reduction domain, so its reduction loops are relaxed. */
+  bool arg = x->op->rop == RED_ARGMAX || x->op->rop == RED_ARGMIN;
   Relax r = {0};
   for (int i = 0; i < ex.len; i++) {
     IterVar *iv = VEC_AT(ex, i);
-    if (iv->loopvar && (i >= fixed->len || gpu_relaxed(iv, p->scope))) relax_add(&r, iv->loopvar, iv->ext);
+    bool relaxed = i >= fixed->len || gpu_relaxed(iv, p->scope) || (arg && iv->reduce);
+    if (iv->loopvar && relaxed) relax_add(&r, iv->loopvar, iv->ext);
   }
   Vec loads = {0};
   collect_loads(x->eff, p->op->out, &loads);
@@ -69,9 +84,12 @@ static bool consumer_region(Stage *p, Stage *x, Vec *fixed, Interval *region, bo
   for (int j = 0; j < loads.len; j++) {
     Expr *ld = VEC_AT(loads, j);
     for (int d = 0; d < p->op->ndim; d++) {
-      Interval iv = bnd_interval(lower_root_subst(x, ld->args[d]), &r);
-      region[d].min = *have ? bnd_min(region[d].min, iv.min) : iv.min;
-      region[d].max = *have ? bnd_max(region[d].max, iv.max) : iv.max;
+      Expr *idx = lower_root_subst(x, ld->args[d]), *first = p->root[d]->dmin;
+      Expr *t = bnd_unclamp(idx, first, bnd_simplify(ir_sub(ir_add(first, p->root[d]->dext), ir_int(1))), &r);
+      Interval iv = bnd_interval(idx, &r);
+      region->iv[d] = widen(region->iv[d], iv, *have);
+      region->un[d] = widen(region->un[d], t == idx ? iv : bnd_interval(t, &r), *have);
+      region->clamped[d] |= t != idx;
     }
     *have = true;
   }
@@ -113,12 +131,32 @@ static Scope attached_scope(LowerCtx *L, Stage *p) {
   return sc;
 }
 
-/* Bound inference for a stage computed at a loop: its root ranges and its buffer. */
-static bool infer_attached(LowerCtx *L, Stage *p) {
+/* The region of a dimension whose reads are clamped (bnd_unclamp): t ranges over U, so the
+ * elements read lie in clamp(U.min)..clamp(U.max), at most min(U's extent, the domain's)
+ * of them. That many from the domain's start, U.min moved into the domain: the extent is
+ * the same at every iteration (one buffer) and the region never leaves the domain (no
+ * guards). Halide's blur strip y*8 .. y*8+7 reads rows y*8-1 .. y*8+8: 10 rows from
+ * max(min(y*8 - 1, H - 10), 0). */
+static bool clamped_region(IterVar *iv, Interval u, const Relax *outer, const Kernel *k) {
+  if (!u.min || !u.max) return false;
+  Expr *ext = bnd_simplify(ir_add(ir_sub(u.max, u.min), ir_int(1)));
+  if (!bnd_loop_free(ext, k)) ext = bnd_interval(ext, outer).max;
+  if (!ext || !bnd_loop_free(ext, k)) return false;
+  ext = bnd_min(ext, iv->dext);
+  Expr *last_start = bnd_simplify(ir_sub(ir_add(iv->dmin, iv->dext), ext));
+  iv->min = bnd_max(bnd_min(u.min, last_start), iv->dmin);
+  iv->ext = ext;
+  return iv->min && ext;
+}
+
+/* Bound inference for a stage computed at a loop: its root ranges and its buffer.
+ * INSIDE[d]: whether dimension d's region lies in the op's domain by construction. */
+static bool infer_attached(LowerCtx *L, Stage *p, bool *inside) {
   int nd = p->op->ndim;
   Scope saved = p->scope;
   p->scope = attached_scope(L, p); /* consumer_region relaxes loops by it */
-  Interval *region = xalloc(sizeof(Interval) * (size_t)(nd + 1));
+  Region region = {xalloc(sizeof(Interval) * (size_t)(nd + 1)), xalloc(sizeof(Interval) * (size_t)(nd + 1)),
+                   xalloc(sizeof(bool) * (size_t)(nd + 1))};
   bool have = false;
   Vec fixed = {0};
   encl_attach(p, &fixed);
@@ -137,7 +175,7 @@ static bool infer_attached(LowerCtx *L, Stage *p) {
       p->scope = saved;
       return false;
     }
-    if (!consumer_region(p, x, &fixed, region, &have)) {
+    if (!consumer_region(p, x, &fixed, &region, &have)) {
       p->scope = saved;
       return false;
     }
@@ -146,15 +184,21 @@ static bool infer_attached(LowerCtx *L, Stage *p) {
   Expr **shape = xalloc(sizeof(Expr *) * (size_t)(nd + 1));
   for (int d = 0; d < nd; d++) {
     IterVar *iv = p->root[d];
-    Expr *ext = have && region[d].min && region[d].max
-                    ? bnd_simplify(ir_add(ir_sub(region[d].max, region[d].min), ir_int(1)))
-                    : NULL;
+    Interval rd = region.iv[d];
+    Expr *ext = have && rd.min && rd.max ? bnd_simplify(ir_add(ir_sub(rd.max, rd.min), ir_int(1))) : NULL;
+    if ((!ext || !bnd_loop_free(ext, L->k)) && have && region.clamped[d] &&
+        clamped_region(iv, region.un[d], &outer, L->k)) {
+      inside[d] = true;
+      shape[d] = iv->ext;
+      p->offset[d] = iv->min;
+      continue;
+    }
     if (ext && !bnd_loop_free(ext, L->k)) ext = bnd_interval(ext, &outer).max;
     if (!ext || !bnd_loop_free(ext, L->k)) { /* unknown: the whole domain */
       iv->min = iv->dmin;
       iv->ext = iv->dext;
     } else {
-      iv->min = region[d].min;
+      iv->min = rd.min;
       iv->ext = ext;
     }
     shape[d] = iv->ext;
@@ -192,7 +236,7 @@ static void leaf_vars(LowerCtx *L, Stage *x) {
 }
 
 /* Guards for attached stages whose region may leave the op's domain. */
-static void domain_guards(Stage *x) {
+static void domain_guards(Stage *x, const bool *inside) {
   Vec ex = {0};
   encl_all(x, &ex);
   Relax r = {0};
@@ -202,6 +246,7 @@ static void domain_guards(Stage *x) {
   }
   for (int d = 0; d < x->ndata; d++) {
     IterVar *iv = x->root[d];
+    if (inside[d]) continue;
     if (!bnd_prove_le(iv->dmin, x->full[d], &r))
       vec_push(&x->guards[0], ir_bin(OP_GE, x->full[d], iv->dmin));
     Expr *end = bnd_simplify(ir_add(iv->dmin, iv->dext));
@@ -215,8 +260,9 @@ static bool prepare_stage(LowerCtx *L, Stage *x) {
   x->guards[0] = x->guards[1] = (Vec){0};
   x->buf = x->op->out;
   x->offset = NULL;
+  bool *inside = xalloc(sizeof(bool) * (size_t)(x->nroot + 1));
   if (x->attach == ATTACH_AT) {
-    if (!infer_attached(L, x)) return false;
+    if (!infer_attached(L, x, inside)) return false;
   } else {
     for (int d = 0; d < x->ndata; d++) {
       x->root[d]->min = x->root[d]->dmin;
@@ -233,7 +279,7 @@ static bool prepare_stage(LowerCtx *L, Stage *x) {
   x->full = xalloc(sizeof(Expr *) * (size_t)(x->nroot + 1));
   for (int i = 0; i < x->nroot; i++)
     x->full[i] = bnd_simplify(ir_add(x->root[i]->min, x->root[i]->val));
-  if (x->attach == ATTACH_AT) domain_guards(x);
+  if (x->attach == ATTACH_AT) domain_guards(x, inside);
   x->done = true;
   return true;
 }

@@ -15,6 +15,20 @@ Interval bnd_interval(Expr *e, const Relax *r) { return interval_of(e, r); }
 
 bool bnd_prove_le(Expr *a, Expr *b, const Relax *r) { return prove(ir_bin(OP_LE, a, b), r); }
 
+/* A nest f of such min / max is monotone and the identity on FIRST..LAST, so f(t) <= f(FIRST)
+ * = FIRST for t < FIRST and f(t) >= LAST past LAST; the checker proved f(t) inside, so f(t)
+ * is t clamped. A bound that depends on R's vars, or does not reach the domain's end
+ * (min(t, 5) over 0..9), is kept. */
+Expr *bnd_unclamp(Expr *idx, Expr *first, Expr *last, const Relax *r) {
+  for (int depth = 0; idx && depth < 64 && idx->kind == E_BIN && (idx->op == OP_MIN || idx->op == OP_MAX); depth++) {
+    bool b_free = !range_mentions(idx->b, r), a_free = !range_mentions(idx->a, r);
+    Expr *t = b_free ? idx->a : a_free ? idx->b : NULL, *c = b_free ? idx->b : idx->a;
+    if (!t || !(idx->op == OP_MAX ? bnd_prove_le(c, first, r) : bnd_prove_le(last, c, r))) break;
+    idx = t;
+  }
+  return idx;
+}
+
 bool bnd_loop_free(const Expr *e, const Kernel *k) {
   if (!e) return false;
   if (e->kind == E_VAR) {

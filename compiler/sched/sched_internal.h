@@ -114,5 +114,9 @@ bool bnd_prove_le(Expr *a, Expr *b, const Relax *r);
 bool bnd_loop_free(const Expr *e, const Kernel *k);
 Expr *bnd_min(Expr *a, Expr *b); /* simplified min; NULL (unbounded) when either is */
 Expr *bnd_max(Expr *a, Expr *b);
+/* Halide's clamp rule. IDX, an index in bounds of a domain FIRST..LAST, with min(t, hi) /
+ * max(t, lo) at its top (hi >= LAST, lo <= FIRST, neither over R's vars): the element it
+ * reads is t clamped into the domain. Returns t (IDX when nothing is stripped). */
+Expr *bnd_unclamp(Expr *idx, Expr *first, Expr *last, const Relax *r);
 
 #endif

@@ -160,8 +160,30 @@ static void test_relations(void) {
   check("relations: two tail guards", g[0].len == 2 && g[1].len == 0);
 }
 
+/* Halide's clamp rule (bnd_unclamp): min / max whose bound reaches the domain 0..N-1 go,
+ * others stay. */
+static void test_unclamp(void) {
+  IrVar *yo = ir_newvar("yo", DT_I64), *yi = ir_newvar("yi", DT_I64), *n = ir_newvar("N", DT_I64);
+  Relax r = {0};
+  relax_add(&r, yi, c(8));
+  Expr *t = sub(add(mul(v(yo), c(8)), v(yi)), c(1)), *last = sub(v(n), c(1));
+  Expr *cl = ir_bin(OP_MIN, ir_bin(OP_MAX, t, c(0)), last);
+  check("unclamp: min(max(t, 0), N - 1) is t", bnd_unclamp(cl, c(0), last, &r) == t);
+  check("unclamp: max(min(t, N - 1), 0) is t",
+        bnd_unclamp(ir_bin(OP_MAX, ir_bin(OP_MIN, t, last), c(0)), c(0), last, &r) == t);
+  check("unclamp: min(N + 3, t) is t (a bound past the end)", bnd_unclamp(ir_bin(OP_MIN, add(v(n), c(3)), t), c(0), last, &r) == t);
+  Expr *m5 = ir_bin(OP_MIN, t, c(5));
+  check("unclamp: min(t, 5) stays (5 may be before N - 1)", bnd_unclamp(m5, c(0), last, &r) == m5);
+  Expr *m1 = ir_bin(OP_MAX, t, c(1));
+  check("unclamp: max(t, 1) stays (1 is past the first element)", bnd_unclamp(m1, c(0), last, &r) == m1);
+  Expr *mv = ir_bin(OP_MIN, t, add(v(yi), v(n)));
+  check("unclamp: min(t, yi + N) stays (its bound is over the relaxed loop)", bnd_unclamp(mv, c(0), last, &r) == mv);
+  check("unclamp: t alone is t", bnd_unclamp(t, c(0), last, &r) == t);
+}
+
 int main(void) {
   test_simplify();
+  test_unclamp();
   test_interval();
   test_regions();
   test_relations();
