@@ -1,6 +1,7 @@
 /* bench.c — texc-built kernels (.so from `texc --emit so`) against anchors measured in the
- * same process: OpenBLAS sgemm for matmul, oneDNN for convolutions (NHWC, batch 1), a
- * parallel memcpy for the bandwidth-bound vadd. Medians of >= 5 measurements.
+ * same process: OpenBLAS sgemm and oneDNN's dnnl_sgemm for matmul (one row each), oneDNN
+ * for convolutions (NHWC, batch 1), a parallel memcpy for the bandwidth-bound vadd.
+ * Medians of >= 5 measurements.
  *
  *   bench MANIFEST        one kernel per line:
  *     matmul VARIANT M N K FILE.so
@@ -130,6 +131,13 @@ static void run_sgemm(void *p) {
               0.0f, g->c, g->n);
 }
 
+/* oneDNN's sgemm (row-major, as cblas_sgemm above): the second anchor for matmul. */
+static void run_dnnl_sgemm(void *p) {
+  Gemm *g = p;
+  if (dnnl_sgemm('N', 'N', g->m, g->n, g->k, 1.0f, g->a, g->k, g->b, g->n, 0.0f, g->c, g->n) != dnnl_success)
+    fprintf(stderr, "bench: dnnl_sgemm failed\n");
+}
+
 static void bench_matmul(const char *variant, int m, int n, int k, const char *so) {
   int64_t sa[2] = {m, k}, sb[2] = {k, n}, sc[2] = {m, n};
   RtTensor *a = tensor(2, sa, 1), *b = tensor(2, sb, 2), *c = tensor(2, sc, 3), *ref = tensor(2, sc, 4);
@@ -142,6 +150,11 @@ static void bench_matmul(const char *variant, int m, int n, int k, const char *s
   snprintf(name, sizeof name, "matmul %dx%dx%d", m, n, k);
   if (ms > 0)
     row(name, variant, "openblas", ms, ams, ams / ms, 2.0 * m * n * k / ms / 1e6,
+        max_rel_err(c->data, ref->data, (int64_t)m * n));
+  /* oneDNN's sgemm next to the same texc figure (its own result compared too) */
+  double dms = time_anchor(run_dnnl_sgemm, &g);
+  if (ms > 0)
+    row(name, variant, "dnnl_sgemm", ms, dms, dms / ms, 2.0 * m * n * k / ms / 1e6,
         max_rel_err(c->data, ref->data, (int64_t)m * n));
   rt_module_free(mod);
   rt_tensor_free(a), rt_tensor_free(b), rt_tensor_free(c), rt_tensor_free(ref);
