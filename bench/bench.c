@@ -1,16 +1,21 @@
 /* bench.c — texc-built kernels (.so from `texc --emit so`) against anchors measured in the
- * same process: OpenBLAS sgemm for matmul, oneDNN for convolutions (NHWC, batch 1), a
- * parallel memcpy for the bandwidth-bound vadd. Medians of >= 5 measurements.
+ * same process: OpenBLAS sgemm and oneDNN's dnnl_sgemm for matmul (one row each), oneDNN
+ * for convolutions (NHWC, batch 1), a parallel memcpy for the bandwidth-bound vadd.
+ * Medians of >= 5 measurements.
  *
  *   bench MANIFEST        one kernel per line:
  *     matmul VARIANT M N K FILE.so
  *     vadd   VARIANT N FILE.so
  *     conv   VARIANT LAYER H W CI CO K STRIDE PAD FILE.so
+ *     convrelu (the same: a network task, relu(conv), the kernel's own .so)
+ *     netconvrelu (the same, a network library `texc NET --emit so --name net` whose
+ *            weight "w" bench writes to FILE.so.w.safetensors and loads with net_create_from)
  *
  * ratio = anchor time / texc time (above 1: texc is faster); for vadd it is the ratio of
  * bandwidths (vadd moves 12 bytes per element, memcpy 8).
  */
 #include <cblas.h>
+#include <dlfcn.h>
 #include <dnnl.h>
 #include <math.h>
 #include <stdbool.h>
@@ -126,6 +131,13 @@ static void run_sgemm(void *p) {
               0.0f, g->c, g->n);
 }
 
+/* oneDNN's sgemm (row-major, as cblas_sgemm above): the second anchor for matmul. */
+static void run_dnnl_sgemm(void *p) {
+  Gemm *g = p;
+  if (dnnl_sgemm('N', 'N', g->m, g->n, g->k, 1.0f, g->a, g->k, g->b, g->n, 0.0f, g->c, g->n) != dnnl_success)
+    fprintf(stderr, "bench: dnnl_sgemm failed\n");
+}
+
 static void bench_matmul(const char *variant, int m, int n, int k, const char *so) {
   int64_t sa[2] = {m, k}, sb[2] = {k, n}, sc[2] = {m, n};
   RtTensor *a = tensor(2, sa, 1), *b = tensor(2, sb, 2), *c = tensor(2, sc, 3), *ref = tensor(2, sc, 4);
@@ -138,6 +150,11 @@ static void bench_matmul(const char *variant, int m, int n, int k, const char *s
   snprintf(name, sizeof name, "matmul %dx%dx%d", m, n, k);
   if (ms > 0)
     row(name, variant, "openblas", ms, ams, ams / ms, 2.0 * m * n * k / ms / 1e6,
+        max_rel_err(c->data, ref->data, (int64_t)m * n));
+  /* oneDNN's sgemm next to the same texc figure (its own result compared too) */
+  double dms = time_anchor(run_dnnl_sgemm, &g);
+  if (ms > 0)
+    row(name, variant, "dnnl_sgemm", ms, dms, dms / ms, 2.0 * m * n * k / ms / 1e6,
         max_rel_err(c->data, ref->data, (int64_t)m * n));
   rt_module_free(mod);
   rt_tensor_free(a), rt_tensor_free(b), rt_tensor_free(c), rt_tensor_free(ref);
@@ -242,23 +259,85 @@ static double onednn_conv(int h, int w, int ci, int co, int kk, int s, int pad, 
   return ms;
 }
 
+/* ---- a network library (`texc NET.tex --emit so --name net`): net_create_from(FILE),
+ * net_run(ctx, x, y), timed as a program that links it would time it */
+
+typedef struct NetLib {
+  void *dl, *ctx;
+  int (*run)(void *, const float *, float *);
+  void (*destroy)(void *);
+  const float *x;
+  float *y;
+} NetLib;
+
+static void net_call(void *p) {
+  NetLib *l = p;
+  if (l->run(l->ctx, l->x, l->y)) fprintf(stderr, "bench: net_run failed\n");
+}
+
+/* FILTER ([K, K, CI, CO] f32) as the safetensors file PATH, tensor "w". */
+static bool write_weights(const char *path, const RtTensor *filter) {
+  char hdr[256];
+  int n = snprintf(hdr, sizeof hdr, "{\"w\":{\"dtype\":\"F32\",\"shape\":[%lld,%lld,%lld,%lld],\"data_offsets\":[0,%lld]}}",
+                   (long long)filter->shape[0], (long long)filter->shape[1], (long long)filter->shape[2],
+                   (long long)filter->shape[3], (long long)filter->nbytes);
+  while (n % 8) hdr[n++] = ' ';
+  FILE *f = fopen(path, "wb");
+  if (!f) return false;
+  uint64_t len = (uint64_t)n;
+  unsigned char le[8];
+  for (int i = 0; i < 8; i++) le[i] = (unsigned char)(len >> (8 * i));
+  bool ok = fwrite(le, 1, 8, f) == 8 && fwrite(hdr, 1, (size_t)n, f) == (size_t)n &&
+            fwrite(filter->data, 1, (size_t)filter->nbytes, f) == (size_t)filter->nbytes;
+  return fclose(f) == 0 && ok;
+}
+
+/* Median ms of network library SO (entry points net_*) on X -> Y with FILTER as its
+ * weight "w"; negative on error (printed). *L keeps the library open until net_close. */
+static double time_net(const char *so, const RtTensor *x, const RtTensor *filter, RtTensor *y, NetLib *l) {
+  memset(l, 0, sizeof *l);
+  char wpath[600];
+  snprintf(wpath, sizeof wpath, "%s.w.safetensors", so);
+  void *(*create_from)(const char *) = NULL;
+  if (!write_weights(wpath, filter) || !(l->dl = dlopen(so, RTLD_NOW | RTLD_LOCAL)) ||
+      !(create_from = (void *(*)(const char *))dlsym(l->dl, "net_create_from")) ||
+      !(l->run = (int (*)(void *, const float *, float *))dlsym(l->dl, "net_run")) ||
+      !(l->destroy = (void (*)(void *))dlsym(l->dl, "net_destroy"))) {
+    fprintf(stderr, "bench: %s: %s\n", so, l->dl ? dlerror() : "cannot write the weights or open the library");
+    return -1;
+  }
+  if (!(l->ctx = create_from(wpath))) {
+    fprintf(stderr, "bench: %s: net_create_from failed\n", so);
+    return -1;
+  }
+  l->x = x->data, l->y = y->data;
+  return time_anchor(net_call, l);
+}
+
+static void net_close(NetLib *l) {
+  if (l->ctx) l->destroy(l->ctx);
+  if (l->dl) dlclose(l->dl);
+}
+
 /* RELU: the texc kernel computes relu(conv) (a network task: conv and relu fused); oneDNN
  * times the convolution alone, its result clamped at 0 only for the comparison. */
 static void bench_conv(const char *variant, const char *layer, int h, int w, int ci, int co, int kk, int s,
-                       int pad, const char *so, bool relu) {
+                       int pad, const char *so, bool relu, bool net) {
   int oh = (h + 2 * pad - kk) / s + 1, ow = (w + 2 * pad - kk) / s + 1;
   int64_t sx[4] = {1, h, w, ci}, sf[4] = {kk, kk, ci, co}, sy[4] = {1, oh, ow, co};
   RtTensor *x = tensor(4, sx, 1), *f = tensor(4, sf, 2), *y = tensor(4, sy, 3), *ref = tensor(4, sy, 4);
   RtTensor *args[3] = {x, f, y};
   RtModule *mod = NULL;
-  double ms = time_texc(so, args, 3, &mod);
+  NetLib lib = {0};
+  double ms = net ? time_net(so, x, f, y, &lib) : time_texc(so, args, 3, &mod);
   double ams = onednn_conv(h, w, ci, co, kk, s, pad, x->data, f->data, ref->data);
   for (int64_t i = 0; relu && i < ref->nbytes / 4; i++) ((float *)ref->data)[i] = fmaxf(((float *)ref->data)[i], 0.0f);
   char name[96];
   snprintf(name, sizeof name, "conv %s %dx%dx%d>%d k%d s%d", layer, h, w, ci, co, kk, s);
   double flops = 2.0 * oh * ow * co * ci * kk * kk;
   if (ms > 0) row(name, variant, "onednn", ms, ams, ams / ms, flops / ms / 1e6, max_rel_err(y->data, ref->data, y->nbytes / 4));
-  rt_module_free(mod);
+  if (mod) rt_module_free(mod);
+  net_close(&lib);
   rt_tensor_free(x), rt_tensor_free(f), rt_tensor_free(y), rt_tensor_free(ref);
 }
 
@@ -281,9 +360,9 @@ int main(int argc, char **argv) {
       bench_matmul(variant, m, n, k, so);
     else if (!strcmp(kind, "vadd") && sscanf(line, "%*s %63s %lld %511s", variant, &len, so) == 3)
       bench_vadd(variant, len, so);
-    else if ((!strcmp(kind, "conv") || !strcmp(kind, "convrelu")) && sscanf(line, "%*s %63s %31s %d %d %d %d %d %d %d %511s", variant, layer, &h,
+    else if ((!strcmp(kind, "conv") || !strcmp(kind, "convrelu") || !strcmp(kind, "netconvrelu")) && sscanf(line, "%*s %63s %31s %d %d %d %d %d %d %d %511s", variant, layer, &h,
                                              &w, &ci, &co, &kk, &s, &pad, so) == 10)
-      bench_conv(variant, layer, h, w, ci, co, kk, s, pad, so, !strcmp(kind, "convrelu"));
+      bench_conv(variant, layer, h, w, ci, co, kk, s, pad, so, strcmp(kind, "conv") != 0, !strcmp(kind, "netconvrelu"));
     else fprintf(stderr, "bench: bad manifest line: %s", line);
   }
   return 0;

@@ -28,10 +28,10 @@ network $name(x: f32[1, $h, $w, $ci], w: f32[$k, $k, $ci, $co]) -> y: f32[1, $oh
 }
 TEX
   none=$OUT/none.jsonl
-  "$B/texc" "$OUT/$name.tex" --emit so -o "$OUT/$name.so" --records "$none" || continue
-  echo "convrelu default $name $h $w $ci $co $k $s $pad $OUT/$name.so" >>"$OUT/man1"
-  if [ -n "$OLD" ] && "$OLD" "$OUT/$name.tex" --emit so -o "$OUT/${name}_old.so" --records "$none"; then
-    echo "convrelu old $name $h $w $ci $co $k $s $pad $OUT/${name}_old.so" >>"$OUT/man1"
+  "$B/texc" "$OUT/$name.tex" --emit so --name net -o "$OUT/$name.so" --records "$none" || continue
+  echo "netconvrelu default $name $h $w $ci $co $k $s $pad $OUT/$name.so" >>"$OUT/man1"
+  if [ -n "$OLD" ] && "$OLD" "$OUT/$name.tex" --emit so --name net -o "$OUT/${name}_old.so" --records "$none"; then
+    echo "netconvrelu old $name $h $w $ci $co $k $s $pad $OUT/${name}_old.so" >>"$OUT/man1"
   fi
 done <<'LAYERS'
 l1 56 56 64 64 3 1 1

@@ -2,9 +2,10 @@
  * library from `texc NET --emit so` calls, with nothing of the compiler.
  *
  *   create   weights in place (embedded, or a safetensors file read by tensor name and
- *            checked against the shapes), the arena allocated once, the functions of the
- *            device's module (CPU: the packed entries; CUDA: the PTX loaded through the
- *            driver, weights uploaded once)
+ *            checked against the shapes), the arena and the folded block allocated once,
+ *            the functions of the device's module (CPU: the packed entries; CUDA: the PTX
+ *            loaded through the driver, weights uploaded once), the folded tensors (packed
+ *            weights) computed by the first NINIT calls
  *   run      the calls in order on views into the arena; the caller's pointers for the
  *            inputs and the output (CUDA with host pointers: copied through device
  *            buffers allocated at create)
@@ -29,7 +30,7 @@ struct RtNet {
   RtFunc **fns;         /* per function of the description */
   RtTensor *views;      /* per tensor: where it is (data set at create, inputs per run) */
   RtTensor ***args;     /* per call: pointers into VIEWS */
-  RtTensor *arena, *weights_dev;
+  RtTensor *arena, *folded, *weights_dev;
   RtTensor **in_dev, *out_dev; /* CUDA with host pointers: the staging buffers */
   void *weights_host;   /* read from a file (malloc'd), or NULL */
 };
@@ -302,6 +303,7 @@ static bool make_views(RtNet *net, const unsigned char *weights) {
     if (t->kind == RT_NET_WEIGHT)
       v->data = (char *)(net->weights_dev ? net->weights_dev->data : (void *)weights) + t->offset;
     else if (t->kind == RT_NET_VALUE) v->data = (char *)net->arena->data + t->offset;
+    else if (t->kind == RT_NET_FOLDED) v->data = (char *)net->folded->data + t->offset;
   }
   for (int c = 0; c < d->ncalls; c++) {
     const RtNetCall *call = &d->calls[c];
@@ -340,7 +342,10 @@ RtNet *rt_net_create(const RtNetDesc *d, const char *weights_path) {
   if (!ok) rt_set_error("%s: out of memory", d->name);
   ok = ok && load_module(net) && place_weights(net, weights_path, &weights);
   ok = ok && (net->arena = alloc_bytes(net->dev, d->arena_bytes)) != NULL;
+  ok = ok && (net->folded = alloc_bytes(net->dev, d->folded_bytes > 0 ? d->folded_bytes : 1)) != NULL;
   ok = ok && make_views(net, weights) && make_staging(net);
+  for (int c = 0; ok && c < d->ninit; c++) /* the folded tensors (packed weights), once */
+    ok = rt_func_call(net->fns[d->calls[c].func], net->args[c], d->calls[c].nargs, NULL, 0) == 0;
   if (!ok) {
     char why[1024];
     snprintf(why, sizeof why, "%s", rt_last_error());
@@ -365,7 +370,7 @@ int rt_net_run(RtNet *net, const void *const *inputs, void *output, int on_devic
       net->views[i].data = stage ? net->in_dev[t->offset]->data : (void *)inputs[t->offset];
     } else if (t->kind == RT_NET_OUTPUT) net->views[i].data = stage ? net->out_dev->data : output;
   }
-  for (int c = 0; c < d->ncalls; c++) {
+  for (int c = d->ninit; c < d->ncalls; c++) {
     const RtNetCall *call = &d->calls[c];
     if (rt_func_call(net->fns[call->func], net->args[c], call->nargs, NULL, 0)) return 1;
   }
@@ -378,6 +383,7 @@ void rt_net_destroy(RtNet *net) {
   for (int i = 0; net->in_dev && i < net->d->ninputs; i++) rt_tensor_free(net->in_dev[i]);
   rt_tensor_free(net->out_dev);
   rt_tensor_free(net->arena);
+  rt_tensor_free(net->folded);
   rt_tensor_free(net->weights_dev);
   if (net->m) rt_module_free(net->m);
   free(net->weights_host);

@@ -2,11 +2,13 @@
  * from `texc NET --emit so` holds (compiler/deploy/deploy.c writes the tables as C) and
  * rt_net.c runs. Not public: the library's own header (`--emit header`) is.
  *
- * Every tensor is f32 and lives in one of four places: the caller's input or output
+ * Every tensor is f32 and lives in one of five places: the caller's input or output
  * pointer, the weights (one block: embedded in the library, or read from a safetensors
- * file at create), or the arena, one block whose offsets the compiler planned so that
- * tensors that are never live at the same time share memory. A run is the calls in order,
- * with no allocation (CUDA: apart from a kernel's own temps, which rt_cuda.c allocates).
+ * file at create), the folded block (tensors computed from the weights alone, such as
+ * packed filters: the first NINIT calls write them once at create), or the arena, one
+ * block whose offsets the compiler planned so that tensors that are never live at the same
+ * time share memory. A run is the other calls in order, with no allocation (CUDA: apart
+ * from a kernel's own temps, which rt_cuda.c allocates).
  */
 #ifndef RT_NET_H
 #define RT_NET_H
@@ -20,7 +22,8 @@ enum {
   RT_NET_INPUT,  /* the caller's input pointer number OFFSET */
   RT_NET_WEIGHT, /* the weights block at byte OFFSET */
   RT_NET_VALUE,  /* the arena at byte OFFSET */
-  RT_NET_OUTPUT  /* the caller's output pointer */
+  RT_NET_OUTPUT, /* the caller's output pointer */
+  RT_NET_FOLDED  /* the folded block at byte OFFSET: computed from the weights at create */
 };
 
 typedef struct RtNetTensor {
@@ -43,6 +46,7 @@ typedef struct RtNetDesc {
   const char *name;
   RtDeviceKind device;       /* RT_CPU or RT_CUDA */
   int ntensors, ncalls, nfuncs, ninputs;
+  int ninit;                 /* CALLS[0, NINIT) run once at create (packed weights), the rest per run */
   const RtNetTensor *tensors;
   const RtNetCall *calls;
   int output;                /* the RT_NET_OUTPUT tensor */
@@ -50,7 +54,7 @@ typedef struct RtNetDesc {
   const RtPackedFn *cpu_fns; /* RT_CPU: the packed entry of each function */
   const char *ptx;           /* RT_CUDA: one module, and the plan of each function */
   const RtGpuFunc *gpu_fns;
-  int64_t arena_bytes, weights_bytes;
+  int64_t arena_bytes, weights_bytes, folded_bytes;
   const unsigned char *weights; /* embedded (64-byte aligned), or NULL */
   const char *weights_file;     /* else: the file create() reads by default */
 } RtNetDesc;

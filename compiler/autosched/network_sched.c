@@ -234,3 +234,11 @@ char *net_default_steps(Kernel *k) {
   if (a) schedule_anchor(&s, a, o, a == o ? NULL : par, v, tw);
   return s;
 }
+
+int64_t net_pack_block(int64_t w, int64_t c) {
+  int64_t tw, v;
+  const CpuInfo *cpu = target_cpu(NULL);
+  register_tile(cpu, w, c, &tw, &v);
+  if (v < cpu->lanes || v % cpu->lanes || c % v || c == v) return 0;
+  return v;
+}

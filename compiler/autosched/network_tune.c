@@ -378,6 +378,7 @@ static int net_tune(Cli *c) {
   NetTuneArgs a = args_of(c);
   Network *n = net_load(a.file, a.network, a.defs, a.ndefs);
   if (!n) return 1;
+  while (n->ntasks > 0 && n->tasks[n->ntasks - 1].folded) n->ntasks--; /* run once at load (they come last): not tuned */
   TaskState *st = xalloc(sizeof *st * (size_t)(n->ntasks + 1));
   for (int i = 0; i < n->ntasks; i++) st[i].prev_best = INFINITY;
   a.log = records_open(a.records, false); /* before the search: fail fast */

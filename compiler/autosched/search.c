@@ -425,10 +425,24 @@ static void retime_top(Search *s, Measurer *m) {
     s->best_ms = pick_ms;
     free(s->best_text);
     s->best_text = strdup(texts[pick]);
+    /* Its figure from one more measurement, independent of those that chose it: the least
+     * of several noisy medians is optimistic (bench/RESULTS.md, "One measured truth": the
+     * top candidates re-measured at 2x their recorded costs, random ones at 1.2x). */
+    Record fresh = {0};
+    m->o.repeat = RETIME_REPEAT;
+    if (m->o.min_repeat_ms < RETIME_MIN_MS) m->o.min_repeat_ms = RETIME_MIN_MS;
+    m->measure(m, s->task, &texts[pick], 1, &fresh);
+    m->o = saved;
+    if (fresh.error == TE_OK && fresh.ncosts > 0) {
+      fill_record(s->task, texts[pick], &fresh);
+      if (s->o->log && !s->log_failed && !records_write(s->o->log, &fresh)) s->log_failed = true;
+      s->best_ms = joint_median(&fresh, NULL);
+    }
+    rec_free(&fresh);
   }
   if (!s->o->quiet) {
     progress_end(&s->pg);
-    fprintf(stderr, "re-timed the best %d candidates (%d repeats): best %.4f ms\n", n,
+    fprintf(stderr, "re-timed the best %d candidates (%d repeats), the best once more: %.4f ms\n", n,
             RETIME_REPEAT, s->best_ms);
   }
   for (int i = 0; i < n; i++) rec_free(&recs[i]);

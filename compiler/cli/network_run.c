@@ -216,7 +216,10 @@ static bool net_param_data(Cli *c, WeightSet *w, const NetTensor *t, int p, floa
   return true;
 }
 
-/* Build FNS into one module, allocate every tensor, upload the parameters. false: printed. */
+static int exec_group(Exec *e, int k);
+
+/* Build FNS into one module, allocate every tensor, upload the parameters, compute the
+ * folded groups (the packed weights: NETWORKS.md). false: printed. */
 static bool exec_init(Cli *c, Network *n, LoweredFunc **fns, Exec *e) {
   memset(e, 0, sizeof *e);
   e->n = n;
@@ -251,6 +254,8 @@ static bool exec_init(Cli *c, Network *n, LoweredFunc **fns, Exec *e) {
     free(host);
     if (rc) goto rt_error;
   }
+  for (int k = 0; k < n->ngroups; k++) /* the folded groups (packed weights), once */
+    if (n->groups[k]->folded && exec_group(e, k)) return false;
   return true;
 rt_error:
   fprintf(stderr, "texc: error: %s\n", rt_last_error());
@@ -271,9 +276,12 @@ static int exec_group(Exec *e, int k) {
   return 0;
 }
 
-/* One forward pass; when GROUP_MS is not NULL it gets each group's time. 0 on success. */
+/* One forward pass (the folded groups were computed at init); when GROUP_MS is not NULL
+ * it gets each group's time (0 for the folded). 0 on success. */
 static int exec_forward_timed(Exec *e, double *group_ms) {
   for (int k = 0; k < e->n->ngroups; k++) {
+    if (group_ms) group_ms[k] = 0;
+    if (e->n->groups[k]->folded) continue;
     double t0 = group_ms ? now_ms() : 0;
     if (exec_group(e, k)) return 1;
     if (group_ms) group_ms[k] = now_ms() - t0;
@@ -328,6 +336,7 @@ static double estimate_ms(Cli *c, Network *n, int *missing) {
   double sum = 0;
   *missing = 0;
   for (int t = 0; t < n->ntasks; t++) {
+    if (n->tasks[t].folded) continue;
     double ms = net_task_best(n, t, c->o.target, c->records, NULL);
     if (ms < 0) (*missing)++;
     else sum += ms * n->tasks[t].weight;
@@ -346,8 +355,9 @@ static void print_tasks(Network *n) {
   for (int t = 0; t < n->ntasks; t++) {
     NetGroup *g = n->groups[n->tasks[t].group];
     NetNode *nd = n->nodes[g->nodes[0]];
-    printf("%3d  %016llx  %6d  %10.2f  %s (line %d)\n", t, (unsigned long long)n->tasks[t].key,
-           n->tasks[t].weight, n->tasks[t].flops / 1e6, g->kernel->name, nd->loc.line);
+    printf("%3d  %016llx  %6d  %10.2f  %s (line %d)%s\n", t, (unsigned long long)n->tasks[t].key,
+           n->tasks[t].weight, n->tasks[t].flops / 1e6, g->kernel->name, nd->loc.line,
+           n->tasks[t].folded ? " folded: once at load" : "");
   }
 }
 
@@ -518,6 +528,7 @@ static int print_profile(Cli *c, Exec *e) {
   double *hot = xalloc(sizeof(double) * (size_t)(n->ntasks + 1));
   for (int k = 0; k < n->ngroups; k++) {
     NetGroup *g = n->groups[k];
+    if (g->folded) continue;
     in_net[g->task] += median(all + k * reps, reps);
     double h[5];
     for (int r = 0; r < 5; r++) {
@@ -530,6 +541,7 @@ static int print_profile(Cli *c, Exec *e) {
   double sum_rec = 0, sum_net = 0, sum_hot = 0;
   printf("%3s  %-44s  %12s  %12s  %12s\n", "ID", "task x weight", "record (ms)", "in net (ms)", "hot (ms)");
   for (int t = 0; t < n->ntasks; t++) {
+    if (n->tasks[t].folded) continue;
     int w = n->tasks[t].weight;
     double rec = net_task_best(n, t, c->o.target, c->records, NULL);
     char label[64];
@@ -581,7 +593,9 @@ static int cmd_bench(Cli *c, Network *n) {
   net_plan_print(stdout, &e.plan); /* deploy/plan.c */
   printf("Measured latency: %.3f ms (median of %d, best %.3f, %s)  Estimated: ", ms[c->repeat / 2], c->repeat,
          ms[0], target_names[c->o.target]);
-  if (missing) printf("n/a (%d of %d tasks have no record in %s)\n", missing, n->ntasks, c->records);
+  int timed = 0; /* the folded tasks are not timed */
+  for (int t = 0; t < n->ntasks; t++) timed += !n->tasks[t].folded;
+  if (missing) printf("n/a (%d of %d tasks have no record in %s)\n", missing, timed, c->records);
   else printf("%.3f ms (sum of weight x best record)\n", est);
   return 0;
 }

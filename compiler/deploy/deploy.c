@@ -31,13 +31,15 @@ typedef struct Lib {
   int64_t *offset;     /* per tensor: input number, weights or arena offset */
   WeightSet weights;   /* the weights in blob order */
   int64_t weights_bytes;
+  int64_t folded_bytes; /* the tensors computed from the weights at create (packed filters) */
+  int ninit;           /* the folded groups: the first calls, run at create */
   const char *weights_out; /* --weights FILE to write (NULL: embedded or read as is) */
   const char *weights_file; /* the file create() reads (NULL: embedded) */
 } Lib;
 
 /* The kinds of rt_net.h, spelled as the generated C spells them. ORDER RT_NET_*. */
-static const char *const kind_names[] = {"RT_NET_INPUT", "RT_NET_WEIGHT", "RT_NET_VALUE", "RT_NET_OUTPUT"};
-enum { K_INPUT, K_WEIGHT, K_VALUE, K_OUTPUT };
+static const char *const kind_names[] = {"RT_NET_INPUT", "RT_NET_WEIGHT", "RT_NET_VALUE", "RT_NET_OUTPUT", "RT_NET_FOLDED"};
+enum { K_INPUT, K_WEIGHT, K_VALUE, K_OUTPUT, K_FOLDED };
 
 static int64_t numel(const NetTensor *t) {
   int64_t n = 1;
@@ -81,10 +83,22 @@ static bool lib_layout(const DeploySpec *s, Lib *l) {
   Network *n = l->n;
   l->kind = xalloc(sizeof(int) * (size_t)(n->ntensors + 1));
   l->offset = xalloc(sizeof(int64_t) * (size_t)(n->ntensors + 1));
+  for (int k = 0; k < n->ngroups; k++) { /* a group that reads a caller's tensor runs per call */
+    NetGroup *g = n->groups[k];
+    for (int a = 0; a < g->ninputs && g->folded; a++) {
+      const NetTensor *t = g->inputs[a];
+      if (t->kind == NT_VALUE ? !n->groups[n->nodes[t->producer]->group]->folded : s->input[t->index]) g->folded = false;
+    }
+    l->ninit += g->folded;
+  }
   net_plan(n, &l->plan);
   for (int i = 0; i < n->ntensors; i++) {
     NetTensor *t = n->tensors[i];
     if (t == n->output) l->kind[i] = K_OUTPUT;
+    else if (t->kind == NT_VALUE && t->producer >= 0 && n->groups[n->nodes[t->producer]->group]->folded) {
+      l->kind[i] = K_FOLDED, l->offset[i] = l->folded_bytes;
+      l->folded_bytes += (numel(t) * 4 + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;
+    }
     else if (t->kind == NT_VALUE) /* not planned: fused away, never written (offset 0) */
       l->kind[i] = K_VALUE, l->offset[i] = l->plan.offset[i] >= 0 ? l->plan.offset[i] : 0;
     else if (s->input[i]) l->kind[i] = K_INPUT, l->offset[i] = l->ninputs++;
@@ -159,8 +173,12 @@ static void c_calls(FILE *f, const Lib *l) {
     for (int a = 0; a < g->ninputs; a++) fprintf(f, "%d, ", g->inputs[a]->index);
     fprintf(f, "%d};\n", g->out->index);
   }
-  fprintf(f, "static const RtNetCall calls[] = {\n");
-  for (int k = 0; k < n->ngroups; k++) fprintf(f, "  {%d, %d, args%d},\n", n->groups[k]->task, n->groups[k]->ninputs + 1, k);
+  fprintf(f, "static const RtNetCall calls[] = {\n"); /* the folded groups first (NINIT) */
+  for (int j = 0; j < 2 * n->ngroups; j++) {
+    int k = j % n->ngroups;
+    if (n->groups[k]->folded == (j < n->ngroups))
+      fprintf(f, "  {%d, %d, args%d},\n", n->groups[k]->task, n->groups[k]->ninputs + 1, k);
+  }
   fprintf(f, "};\n");
 }
 
@@ -267,11 +285,13 @@ static bool write_c(const Lib *l, const char *path, const char *blob, LoweredFun
   }
   if (blob) c_incbin(f, "__texc_net_weights", blob);
   fprintf(f, "static const RtNetDesc desc = {\n  .name = \"%s\", .device = %s,\n", l->name, prefix ? "RT_CPU" : "RT_CUDA");
-  fprintf(f, "  .ntensors = %d, .ncalls = %d, .nfuncs = %d, .ninputs = %d,\n", n->ntensors, n->ngroups, n->ntasks, l->ninputs);
+  fprintf(f, "  .ntensors = %d, .ncalls = %d, .nfuncs = %d, .ninputs = %d, .ninit = %d,\n", n->ntensors, n->ngroups,
+          n->ntasks, l->ninputs, l->ninit);
   fprintf(f, "  .tensors = tensors, .calls = calls, .output = %d, .func_names = names,\n", n->output->index);
   if (prefix) fprintf(f, "  .cpu_fns = cpu_fns,\n");
   else fprintf(f, "  .ptx = (const char *)__texc_net_ptx, .gpu_fns = gpu_fns,\n");
-  fprintf(f, "  .arena_bytes = %lld, .weights_bytes = %lld,\n", (long long)l->plan.arena_bytes, (long long)l->weights_bytes);
+  fprintf(f, "  .arena_bytes = %lld, .weights_bytes = %lld, .folded_bytes = %lld,\n", (long long)l->plan.arena_bytes,
+          (long long)l->weights_bytes, (long long)l->folded_bytes);
   if (blob) fprintf(f, "  .weights = __texc_net_weights,\n");
   else {
     fprintf(f, "  .weights_file = ");
@@ -439,8 +459,14 @@ int net_deploy_emit(const DeploySpec *s, Network *n, LoweredFunc **fns) {
   Lib l = {.n = n, .weights_file = s->weights_file, .weights_out = s->weights_out};
   if (!(l.name = lib_name(s, n)) || !lib_layout(s, &l)) return 1;
   if (s->o->verbose) {
-    fprintf(stderr, "%s: %d inputs, %d weights (%.2f MiB), %d calls of %d tasks (%d tuned); ", l.name, l.ninputs,
-            l.weights.n, (double)l.weights_bytes / (1024.0 * 1024.0), n->ngroups, n->ntasks, s->ntuned);
+    int folded_tasks = 0;
+    for (int t = 0; t < n->ntasks; t++) folded_tasks += n->tasks[t].folded;
+    fprintf(stderr, "%s: %d inputs, %d weights (%.2f MiB), %d calls of %d tasks (%d tuned)", l.name, l.ninputs,
+            l.weights.n, (double)l.weights_bytes / (1024.0 * 1024.0), n->ngroups - l.ninit, n->ntasks - folded_tasks,
+            s->ntuned);
+    if (l.ninit)
+      fprintf(stderr, ", %d calls at create (packed weights, %.2f MiB)", l.ninit, (double)l.folded_bytes / (1024.0 * 1024.0));
+    fprintf(stderr, "; ");
     net_plan_print(stderr, &l.plan);
   }
   if (!so) return write_header(&l, s->out ? s->out : "-", cuda) ? 0 : 1;

@@ -17,6 +17,7 @@
  */
 #include "front/network.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "onnx/onnx.h"
@@ -381,6 +382,76 @@ static bool call_output(Loader *L, const Ast *st, NetNode *nd) {
   return true;
 }
 
+static void push_node(Network *n, NetNode *nd) {
+  NetNode **ns = xalloc(sizeof *ns * (size_t)(n->nnodes + 1));
+  if (n->nnodes) memcpy(ns, n->nodes, sizeof *ns * (size_t)n->nnodes);
+  ns[n->nnodes++] = nd;
+  n->nodes = ns;
+}
+
+/* ---- packed weights -------------------------------------------------------------- */
+
+bool net_packing(void) {
+  const char *env = getenv("TEXC_NET_PACK");
+  if (env && strcmp(env, "0") == 0) return false;
+  return !target_cli_options || backend_for(target_cli_options->target)->device == DEVICE_CPU;
+}
+
+/* The operator that packs a [KH, KW, CI, CO] filter into CO / B blocks of B channels, each
+ * block's weights contiguous in the order a register tile reads them (ci innermost but the
+ * B channels): TVM's x86 NCHWc kernels and oneDNN's blocked weights do the same. */
+static Ast *pack_kernel(void) {
+  static Ast *k;
+  if (k) return k;
+  Ast *f = parse_string("<pack>", "kernel pack_weights(K: f32[KH, KW, CI, CO]) -> Kp: f32[CO / B, KH, KW, CI, B] {\n"
+                                  "  Kp[o, h, w, c, b] = K[h, w, c, o * B + b]\n}\n");
+  if (!f) die("network: the packing kernel does not parse");
+  return k = VEC_AT(f->list, 0);
+}
+
+/* Is argument A of node ND a filter to pack: a weight [KH, KW, CI, CO] of a reduction whose
+ * output's innermost extent is CO (an NHWC convolution, plain or grouped)? Its block, or 0. */
+static int64_t pack_block_of(const NetNode *nd, int a) {
+  const NetTensor *w = nd->args[a], *o = nd->out;
+  if (nd->elementwise || w->kind != NT_WEIGHT || w->ndim != 4 || o->ndim != 4 || a == 0) return 0;
+  if (w->shape[3] != o->shape[3]) return 0;
+  return net_pack_block(o->shape[2], o->shape[3]);
+}
+
+/* A filter argument of ND (above) replaced by a pack node's output, which ND reads as
+ * [co / B, kh, kw, ci, co % B] (emit_node). The pack node's group has only a weight as its
+ * input: it is folded, computed once at load (NetGroup.folded). */
+static void pack_weight(Loader *L, NetNode *nd) {
+  if (!net_packing()) return;
+  for (int a = 1; a < nd->nargs; a++) {
+    int64_t b = pack_block_of(nd, a);
+    if (!b) continue;
+    NetTensor *w = nd->args[a];
+    NetNode *pk = xalloc(sizeof *pk);
+    pk->op = "pack_weights";
+    pk->loc = nd->loc;
+    pk->kernel = pack_kernel();
+    pk->args = xalloc(sizeof(NetTensor *));
+    pk->args[0] = w;
+    pk->nargs = 1;
+    pk->packed_arg = -1;
+    const char *dims[] = {"KH", "KW", "CI", "CO"};
+    for (int d = 0; d < 4; d++) env_push(&pk->env, &pk->nenv, dims[d], w->shape[d]);
+    env_push(&pk->env, &pk->nenv, "B", b);
+    int64_t shape[5] = {w->shape[3] / b, w->shape[0], w->shape[1], w->shape[2], b};
+    /* not an identifier: no call can name it */
+    pk->out = new_tensor(L, xprintf("%s.packed", w->name), NT_VALUE, 5, shape);
+    pk->out->producer = L->net->nnodes;
+    nd->out->producer++; /* ND goes after PK */
+    w->nuses++;
+    push_node(L->net, pk);
+    nd->args[a] = pk->out;
+    nd->packed_arg = a;
+    nd->pack_block = b;
+    return; /* one filter per call */
+  }
+}
+
 /* One call `y = op(args)` of the body as a node. false: reported. */
 static bool add_call(Loader *L, const Ast *st) {
   if (st->list.len != 1) {
@@ -406,12 +477,10 @@ static bool add_call(Loader *L, const Ast *st) {
   }
   if (!unify(st, nd) || !call_output(L, st, nd)) return false;
   nd->elementwise = is_elementwise(d->kernel);
+  nd->packed_arg = -1;
+  pack_weight(L, nd);
   for (int i = 0; i < nd->nargs; i++) nd->args[i]->nuses++;
-  Network *n = L->net;
-  NetNode **ns = xalloc(sizeof *ns * (size_t)(n->nnodes + 1));
-  if (n->nnodes) memcpy(ns, n->nodes, sizeof *ns * (size_t)n->nnodes);
-  ns[n->nnodes++] = nd;
-  n->nodes = ns;
+  push_node(L->net, nd);
   return true;
 }
 
@@ -424,6 +493,8 @@ typedef struct Subst {
   int n;
   NetBinding *env;
   int nenv;
+  const char *packed;  /* the parameter read in the packed layout (NetNode.packed_arg), or NULL */
+  int64_t block;
 } Subst;
 
 static void subst_add(Subst *s, const char *from, const char *to) {
@@ -474,6 +545,20 @@ static Ast *copy_ast(const Ast *a, const Subst *s) {
   c->list = copy_list(&a->list, s);
   c->list2 = copy_list(&a->list2, s);
   c->list3 = copy_list(&a->list3, s);
+  if (a->kind == A_ACCESS && s->packed && strcmp(a->name, s->packed) == 0 && c->list.len == 4) {
+    /* K[kh, kw, ci, co] -> Kp[co / B, kh, kw, ci, co % B] */
+    Ast *co = VEC_AT(c->list, 3), *blk = ast_new(A_INT, a->loc);
+    blk->ival = s->block;
+    Ast *q = ast_new(A_BINARY, a->loc), *r = ast_new(A_BINARY, a->loc);
+    q->op = '/', q->a = co, q->b = blk;
+    Subst none = {0};
+    r->op = '%', r->a = copy_ast(co, &none), r->b = blk;
+    Vec v = {0};
+    vec_push(&v, q);
+    for (int d = 0; d < 3; d++) vec_push(&v, VEC_AT(c->list, d));
+    vec_push(&v, r);
+    c->list = v;
+  }
   return c;
 }
 
@@ -503,6 +588,7 @@ static void emit_node(Network *n, NetGroup *g, int i, Ast *kn) {
   Subst s = {.env = nd->env, .nenv = nd->nenv};
   for (int a = 0; a < nd->nargs; a++) {
     Ast *p = VEC_AT(nd->kernel->list, a);
+    if (a == nd->packed_arg) s.packed = p->name, s.block = nd->pack_block;
     int in = input_index(g, nd->args[a]);
     const char *to = in >= 0 ? xprintf("in%d", in) : NULL;
     for (int j = 0; j < i && !to; j++)
@@ -574,14 +660,21 @@ static void make_groups(Network *n) {
       for (int a = 0; a < nd->nargs; a++)
         if (nd->args[a]->producer < 0 || n->nodes[nd->args[a]->producer]->group != k) group_add_input(g, nd->args[a]);
     }
+    g->folded = g->ninputs > 0 && g->out != n->output;
+    for (int i = 0; i < g->ninputs; i++) {
+      const NetTensor *t = g->inputs[i];
+      if (t->kind == NT_INPUT || (t->kind == NT_VALUE && !n->groups[n->nodes[t->producer]->group]->folded)) g->folded = false;
+    }
   }
 }
 
 /* Check each group's kernel and collect the distinct workloads. false: reported. */
 static bool make_tasks(Network *n) {
   n->tasks = xalloc(sizeof(NetTask) * (size_t)(n->ngroups + 1));
-  for (int k = 0; k < n->ngroups; k++) {
+  for (int j = 0; j < 2 * n->ngroups; j++) { /* the groups run per call first, then the folded */
+    int k = j % n->ngroups;
     NetGroup *g = n->groups[k];
+    if (g->folded != (j >= n->ngroups)) continue;
     Program *p = check_program(group_ast(n, g), NULL, 0);
     if (!p || p->nkernels != 1) {
       diag_note(n->nodes[g->nodes[0]]->loc, "in the kernel of the call(s) fused here");
@@ -597,7 +690,7 @@ static bool make_tasks(Network *n) {
       }
     if (g->task < 0) {
       g->task = n->ntasks;
-      n->tasks[n->ntasks++] = (NetTask){k, 1, g->key, kernel_flops(g->kernel)};
+      n->tasks[n->ntasks++] = (NetTask){k, 1, g->key, kernel_flops(g->kernel), g->folded};
     }
     g->kernel->name = xprintf("t%d_%s", g->task, g->name); /* one function per task */
   }

@@ -51,6 +51,8 @@ typedef struct NetNode {
   int nenv;
   bool elementwise;   /* one `=` statement, no `tensor`: fusable into its producer */
   int group;
+  int packed_arg;     /* the argument read in the packed layout (a pack node's output), or -1 */
+  int64_t pack_block; /* its block B: [KH, KW, CI, CO] read as [CO / B, KH, KW, CI, B] */
 } NetNode;
 
 /* A group of calls fused into one kernel: a task of the tuner. */
@@ -64,6 +66,7 @@ typedef struct NetGroup {
   Kernel *kernel;     /* checked */
   uint64_t key;       /* kernel_workload_key */
   int task;           /* index of its task (distinct keys) */
+  bool folded;        /* every input a weight or folded: computed once at load, not per run */
 } NetGroup;
 
 /* A distinct workload and how often it occurs. */
@@ -72,6 +75,7 @@ typedef struct NetTask {
   int weight;
   uint64_t key;
   double flops;
+  bool folded;        /* its groups are folded (weight packing): never tuned nor timed */
 } NetTask;
 
 typedef struct Network {
@@ -96,6 +100,9 @@ typedef struct Network {
  * the call's line). DEFS override constants of the network's file. An ONNX model
  * (FILE.onnx) is imported in memory first (docs/ONNX.md), its weights in Network.weights. */
 Network *net_load(const char *file, const char *name, Define *defs, int ndefs);
+/* Weight packing (NETWORKS.md, "Packed weights"): on unless TEXC_NET_PACK=0 or the target
+ * of the command line is not a CPU. */
+bool net_packing(void);
 /* Does PATH parse, and hold a `network`? (Quiet: a file that does not parse says no.) */
 bool net_is_network_file(const char *path);
 
@@ -117,5 +124,10 @@ const char *net_task_record_text(const Network *n, int task, Target target, cons
  * stages inlined, the output tiled and parallel, the reduction computed per tile; NULL
  * when the kernel is not of that form (the default schedule applies). */
 char *net_default_steps(Kernel *k);
+/* The block B in which a convolution with an output of W columns and C channels reads
+ * its [KH, KW, CI, C] weights packed as [C / B, KH, KW, CI, B]: the channels of the
+ * default register tile (whole vectors of the CPU compiled for); 0: no packing (C is one
+ * block, or not a multiple of one). */
+int64_t net_pack_block(int64_t w, int64_t c);
 
 #endif

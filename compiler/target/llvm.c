@@ -910,8 +910,11 @@ static LLVMValueRef emit_size_checked(CG *g, Expr *e, LLVMValueRef *bad) {
 /* Error codes of a compiled function (rt.c's cpu_call turns them into messages). */
 enum { ERR_SIZE = 1, ERR_ALLOC_SIZE = 2, ERR_ALLOC = 3 };
 
-/* S_ALLOC: small constant local buffers on the stack, the rest from aligned_alloc
- * (a size that overflows or a failure sets the error code and skips the body). */
+/* S_ALLOC: small constant buffers on the stack (any scope: on the CPU a `global` buffer
+ * of a function is its own memory too; a tile computed at a parallel loop, as the network
+ * defaults' accumulators and padded patches, then costs no aligned_alloc per iteration and
+ * can live in registers), the rest from aligned_alloc (a size that overflows or a failure
+ * sets the error code and skips the body). */
 static void emit_alloc(CG *g, Stmt *s) {
   Buffer *buf = s->buf;
   int64_t n = dtype_bytes(buf->dtype), ext;
@@ -919,7 +922,7 @@ static void emit_alloc(CG *g, Stmt *s) {
   for (int d = 0; d < buf->ndim; d++) {
     if (!ir_is_const(buf->shape[d], &ext) || ext < 0 || __builtin_mul_overflow(n, ext, &n)) konst = false;
   }
-  if (konst && buf->scope != SCOPE_GLOBAL && n <= MAX_STACK_ALLOC) {
+  if (konst && n <= MAX_STACK_ALLOC) {
     LLVMValueRef p = entry_alloca(g, LLVMArrayType(g->i8, (unsigned)(n ? n : 1)), 64, buf->name);
     bind_buf(g, buf, p);
     emit_stmt(g, s->body);

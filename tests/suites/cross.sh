@@ -2,7 +2,8 @@
 # tests/suites/cross.sh — the untuned network schedule derived for another machine is still
 # right there: a conv + relu task compiled with `--mtriple aarch64-linux-gnu` (NEON register
 # tiles, the padded patch per tile) is linked with the CPU runtime by aarch64-linux-gnu-gcc and
-# run under qemu-aarch64-static against a plain C reference. Skipped without those tools.
+# run under qemu-aarch64-static against a plain C reference (the filter packed by the
+# network's folded pack_weights task first when it has one). Skipped without those tools.
 # Environment: $TEXC (the texc binary). Prints ok / not ok / skip lines.
 TEXC=${TEXC:-build/texc}
 ok() { echo "ok - cross: $1"; }
@@ -21,13 +22,17 @@ cat >"$T/drv.c" <<'C'
 #include <stdio.h>
 #include <stdlib.h>
 int t0_conv2d_nhwc_relu(const float *in0, const float *in1, float *out);
+/* the filter packed as [C / B, 3, 3, C, B] (a folded task, NETWORKS.md), when C > B */
+int t1_pack_weights(const float *in0, float *out) __attribute__((weak));
 int main(int argc, char **argv) {
   int H = atoi(argv[1]), C = atoi(argv[2]);
   float *x = malloc(sizeof(float) * H * H * C), *w = malloc(sizeof(float) * 9 * C * C),
         *y = malloc(sizeof(float) * H * H * C);
   for (long i = 0; i < (long)H * H * C; i++) x[i] = (float)((i * 7919) % 13) / 13.0f - 0.4f;
   for (long i = 0; i < 9L * C * C; i++) w[i] = (float)((i * 104729) % 17) / 17.0f - 0.5f;
-  if (argc < 3 || t0_conv2d_nhwc_relu(x, w, y)) return 2;
+  float *wp = w;
+  if (t1_pack_weights && (t1_pack_weights(w, wp = malloc(sizeof(float) * 9 * C * C)))) return 2;
+  if (argc < 3 || t0_conv2d_nhwc_relu(x, wp, y)) return 2;
   double maxerr = 0;
   for (int h = 0; h < H; h++)
     for (int ww = 0; ww < H; ww++)
@@ -43,7 +48,7 @@ int main(int argc, char **argv) {
         double ref = s > 0 ? s : 0, e = fabs(y[((long)h * H + ww) * C + co] - ref) / (1 + fabs(ref));
         if (e > maxerr) maxerr = e;
       }
-  printf("max rel err %.3g\n", maxerr);
+  printf("max rel err %.3g%s\n", maxerr, wp != w ? ", packed filter" : "");
   return maxerr < 1e-4 ? 0 : 1;
 }
 C

@@ -86,6 +86,63 @@ if ! grep -qiE "texc|texrt|LLVM|xgboost|protobuf|cjson" <<<"$deps" && ! grep -qE
   echo "ok - the library needs nothing of texc (ldd, nm: exports only net*)"
 else echo "not ok - the library needs nothing of texc"; echo "  # exports: $syms"; sed 's/^/  # /' <<<"$deps"; fi
 
+# A run allocates nothing (docs/DEPLOY.md): a program that interposes malloc and its kin
+# (forwarding to glibc's __libc_* entries) counts the calls the library makes during 5 runs
+# after the first (which starts the thread pool); tiny_cnn and resnet18 at 32 x 32 (packed
+# filters, padded patches and accumulator tiles per parallel iteration). Not under the
+# sanitizers (they own malloc).
+cat >"$OUT/noalloc.c" <<'C'
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "net.h"
+extern void *__libc_malloc(size_t), *__libc_calloc(size_t, size_t), *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void __libc_free(void *);
+static volatile int counting;
+static volatile long calls;
+void *malloc(size_t n) { calls += counting; return __libc_malloc(n); }
+void *calloc(size_t a, size_t b) { calls += counting; return __libc_calloc(a, b); }
+void *realloc(void *p, size_t n) { calls += counting; return __libc_realloc(p, n); }
+void *aligned_alloc(size_t a, size_t n) { calls += counting; return __libc_memalign(a, n); }
+void *memalign(size_t a, size_t n) { calls += counting; return __libc_memalign(a, n); }
+int posix_memalign(void **p, size_t a, size_t n) { calls += counting; *p = __libc_memalign(a, n); return *p ? 0 : 12; }
+void free(void *p) { __libc_free(p); }
+int main(void) {
+  static float in[net_INPUT_SIZE], out[net_OUTPUT_SIZE];
+  for (int i = 0; i < net_INPUT_SIZE; i++) in[i] = (float)(i % 7) / 7.0f;
+  net_ctx *ctx = net_create();
+  if (!ctx || net_run(ctx, in, out)) { printf("create/run failed: %s\n", net_last_error()); return 1; }
+  counting = 1;
+  for (int r = 0; r < 5; r++) if (net_run(ctx, in, out)) return 1;
+  counting = 0;
+  long n = calls;
+  calls = 0;
+  counting = 1; /* the check can fail: the counter sees a malloc */
+  free(malloc(16));
+  counting = 0;
+  printf("%ld %ld\n", n, calls);
+  net_destroy(ctx);
+  return 0;
+}
+C
+if [ -n "$SAN" ]; then
+  echo "ok - a run allocates nothing # SKIP under the sanitizers"
+else
+  for net in examples/deploy/tiny_cnn.tex:"" examples/resnet18.tex:"-D HW=32"; do
+    f=${net%%:*} d="$OUT/noalloc_$(basename "$f" .tex)"
+    mkdir -p "$d"
+    # shellcheck disable=SC2086
+    if "$TEXC" "$f" ${net#*:} --emit so --name net -o "$d/libnet.so" 2>"$d/log" &&
+       "$TEXC" "$f" ${net#*:} --emit header --name net -o "$d/net.h" 2>>"$d/log" &&
+       cc -O1 -I"$d" -o "$d/noalloc" "$OUT/noalloc.c" -L"$d" -lnet -Wl,-rpath,"$d" 2>>"$d/log"; then
+      got=$("$d/noalloc" 2>&1)
+      if [ "$got" = "0 1" ]; then echo "ok - a run allocates nothing: $(basename "$f") ${net#*:} (5 runs: 0 malloc calls)"
+      else echo "not ok - a run allocates nothing: $(basename "$f") ${net#*:} (calls during 5 runs, control: $got)"; fi
+    else echo "not ok - a run allocates nothing: $(basename "$f"): build failed"; sed 's/^/  # /' "$d/log" | head -5; fi
+  done
+fi
+
 # Weights in a file: written by texc (it did not exist), read at create; the same result.
 mkdir -p "$OUT/ext"
 cp "$NETOUT/classify" "$OUT/ext/"

@@ -321,8 +321,49 @@ static void test_search(void) {
   free(d.best_text);
 }
 
+/* The re-timing at the end of a long search (>= 200 trials): the figure of the best is a
+ * measurement of it alone after it was chosen, not the least of the medians that chose it
+ * (optimistic). A fake measurer whose costs fall with each call (as a machine that grows
+ * quieter) must leave exactly the last measurement's median as the best. */
+typedef struct Last {
+  int calls, n, repeat;
+  double median;
+  char text[4096];
+} Last;
+
+static void falling_measure(Measurer *m, const Task *t, char **texts, int n, Record *out) {
+  Last *l = m->ctx;
+  for (int i = 0; i < n; i++) {
+    double c = fake_cost(texts[i]) * (1.0 + 1.0 / (1 + l->calls++));
+    int r = m->o.repeat < REC_MAX_COSTS ? m->o.repeat : REC_MAX_COSTS;
+    for (int k = 0; k < r; k++) out[i].costs[k] = c * (1 + 0.01 * k);
+    out[i].ncosts = r;
+    l->median = r % 2 ? out[i].costs[r / 2] : (out[i].costs[r / 2 - 1] + out[i].costs[r / 2]) / 2;
+  }
+  l->n = n, l->repeat = m->o.repeat;
+  snprintf(l->text, sizeof l->text, "%s", texts[n - 1]);
+}
+
+static void test_retime(void) {
+  Kernel *k = hand_matmul(64);
+  Task t = {.kernel = k, .target = TARGET_LLVM, .flops = 2.0 * 64 * 64 * 64, .featurize = fake_featurize};
+  snprintf(t.workload, sizeof t.workload, "%016llx", 0x1234ull);
+  Last last = {0};
+  Measurer m = {.measure = falling_measure, .ctx = &last, .o = {.repeat = 3}};
+  SearchOpts o = {.trials = 200, .seed = 3, .batch = 16, .population = 32, .generations = 2, .eps_random = 0.1,
+                  .quiet = true};
+  SearchResult r;
+  tune_search(&t, &m, &o, NULL, &r);
+  printf("# retime: n %d repeat %d best %g last %g same %d\n", last.n, last.repeat, r.best_ms, last.median, r.best_text && !strcmp(last.text, r.best_text));
+  check(r.best_text && last.n == 1 && last.repeat == 10 && !strcmp(last.text, r.best_text) &&
+            r.best_ms == last.median && m.o.repeat == 3,
+        "search: the best's figure is one more measurement of it after the re-timing chose it");
+  free(r.best_text);
+}
+
 int main(void) {
   test_records();
+  test_retime();
   test_model();
   test_features();
   test_sketch();
