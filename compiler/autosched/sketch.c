@@ -572,6 +572,22 @@ static void ensure_parallel(const SketchSet *ss, const Plan *p, int *g) {
   }
 }
 
+/* Keep a GPU tiled plan (global loads) within the Target's threads per block: divide the
+ * largest thread factor by its smallest prime until they fit. */
+static void gpu_clamp_threads(const SketchSet *ss, const Plan *p, int *g) {
+  if (!is_gpu(ss) || (p->kind != PLAN_TILE && p->kind != PLAN_FUSED)) return;
+  for (int guard = 0; guard < 64; guard++) {
+    int64_t n = 1;
+    int big = -1;
+    for (int d = 0; d < p->ns; d++) {
+      n *= g[d * SLEVELS];
+      if (big < 0 || g[d * SLEVELS] > g[big * SLEVELS]) big = d;
+    }
+    if (big < 0 || n <= ss->lim.max_threads_per_block || g[big * SLEVELS] <= 1) return;
+    g[big * SLEVELS] /= small_prime(g[big * SLEVELS]);
+  }
+}
+
 void sketch_sample(const SketchSet *ss, Rng *r, Cand *out) {
   memset(out, 0, sizeof *out);
   out->sketch = rng_int(r, ss->n);
@@ -580,6 +596,7 @@ void sketch_sample(const SketchSet *ss, Rng *r, Cand *out) {
   for (int i = 0; i < s->nplans; i++) {
     sample_plan(ss, &s->plans[i], r, out->genes + s->plans[i].gene0);
     ensure_parallel(ss, &s->plans[i], out->genes + s->plans[i].gene0);
+    gpu_clamp_threads(ss, &s->plans[i], out->genes + s->plans[i].gene0);
   }
 }
 
@@ -644,6 +661,7 @@ void sketch_mutate(const SketchSet *ss, Rng *r, Cand *c) {
     mutate_axis(r, p->s[d].extent, g + d * SLEVELS, is_gpu(ss) ? 2 : SLEVELS,
                 d == p->ns - 1 ? MAX_INNER : 32);
     ensure_parallel(ss, p, g);
+    gpu_clamp_threads(ss, p, g);
   } else if (pick < 8 && p->nr) {
     int d = rng_int(r, p->nr);
     mutate_axis(r, p->r[d].extent, g + p->ns * SLEVELS + d, 1, 64);

@@ -110,6 +110,82 @@ static void test_conv_space(void) {
   check(s.parallel == s.n, "space: every conv candidate is parallel (batch 1 is not enough)");
 }
 
+static const char *padconv_src =
+    "const H = 8, W = 8, CI = 16, CO = 32\n"
+    "kernel conv(X: f32[1, H, W, CI], F: f32[3, 3, CI, CO]) -> Y: f32[1, H, W, CO] {\n"
+    "  tensor P: f32[1, H + 2, W + 2, CI]\n"
+    "  P[n, h, w, c] = h >= 1 && h <= H && w >= 1 && w <= W ? X[n, h - 1, w - 1, c] : 0.0\n"
+    "  Y[n, h, w, co] += P[n, h + rh, w + rw, ci] * F[rh, rw, ci, co]\n"
+    "}\n";
+
+/* Lower TEXT for K on T; with NVRTC, NVRTC_OK counts CUDA sources that compile. */
+static bool gpu_lowers(Kernel *k, Target t, const char *text, int *nvrtc_ok) {
+  Vec steps = {0};
+  bool was = diag_silent;
+  diag_silent = true;
+  Options o = {.target = t, .opt_level = 3};
+  LoweredFunc *fn = NULL;
+  if (parse_steps("<candidate>", text, &steps)) {
+    Schedule *s = sched_build(k, t, &steps);
+    fn = s ? sched_lower(s, &o) : NULL;
+  }
+  if (fn && nvrtc_ok) {
+    char *src = cg_gpu_source(&fn, 1, t, NULL);
+    char *ptx = src ? cg_nvrtc_compile(src, "compute_90") : NULL;
+    *nvrtc_ok += ptx != NULL;
+    free(ptx);
+  }
+  diag_silent = was;
+  diag_reset();
+  return fn != NULL;
+}
+
+/* The GPU search space of K on T: every sampled and mutated candidate lowers (gpu_check
+ * included: threads and shared memory within the Target's limits); the shared-memory
+ * sketch is sampled, with its tiles fetched cooperatively (threadIdx.x) into shared memory,
+ * and (CUDA, when NVRTC is here) its first candidates compile. */
+static void explore_gpu(Kernel *k, Target t, const char *what, int n, bool nvrtc) {
+  SketchSet *ss = sketch_new(k, t, 2);
+  check(ss && sketch_count(ss) == 2, "gpu space: two sketches (global loads; shared tiles)");
+  if (!ss) return;
+  Rng r = {7};
+  int applies = 0, shared = 0, coop = 0, tried = 0, compiled = 0;
+  for (int i = 0; i < n; i++) {
+    Cand c;
+    sketch_sample(ss, &r, &c);
+    for (int j = 0; j < i % 4; j++) sketch_mutate(ss, &r, &c);
+    char *text = sketch_render(ss, &c);
+    bool sh = strstr(text, "= cache_read(") && strstr(text, ", shared, ");
+    bool nv = nvrtc && sh && tried < 4;
+    tried += nv;
+    Arena *ar = arena_new(), *old = arena_swap(ar);
+    bool ok = gpu_lowers(k, t, text, nv ? &compiled : NULL);
+    arena_swap(old);
+    arena_free(ar);
+    if (!ok) printf("# does not lower:\n%s", text);
+    applies += ok;
+    shared += sh;
+    coop += sh && strstr(text, "_shared_t, threadIdx.x)") && strstr(text, "= cache_write(");
+    free(text);
+  }
+  sketch_free(ss);
+  printf("# %s on %s: %d applied, %d with shared tiles (%d fetched by threads) of %d; "
+         "NVRTC %d of %d\n", what, target_names[t], applies, shared, coop, n, compiled, tried);
+  check(applies == n, "gpu space: every candidate lowers within the Target's limits");
+  check(shared >= n / 4 && coop == shared, "gpu space: shared tiles, fetched cooperatively");
+  if (tried) check(compiled == tried, "gpu space: CUDA candidates compile with NVRTC");
+}
+
+static void test_gpu_space(void) {
+  Kernel *mm = kernel_of(matmul_src, "matmul"), *cv = kernel_of(padconv_src, "conv");
+  check(mm && cv, "gpu space: kernels parse and check");
+  if (!mm || !cv) return;
+  bool nvrtc = getenv("TEXC_NO_NVRTC") == NULL;
+  explore_gpu(mm, TARGET_CUDA, "matmul", 120, nvrtc);
+  explore_gpu(cv, TARGET_CUDA, "padded conv", 60, nvrtc);
+  explore_gpu(mm, TARGET_OPENCL, "matmul", 40, false);
+}
+
 static void test_pseudo_cost(void) {
   float a[FEAT_N] = {0}, b[FEAT_N] = {0};
   a[0] = b[0] = 20; /* the same flops */
@@ -123,6 +199,7 @@ int main(void) {
   test_matmul_space();
   test_rowsum_space();
   test_conv_space();
+  test_gpu_space();
   test_pseudo_cost();
   return failures ? 1 : 0;
 }
