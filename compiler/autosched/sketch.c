@@ -52,7 +52,8 @@ double rng_unit(Rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
  *   GPU plans use the same layout: S1 = threads, S2 = inner; par = fused block loops.
  *   PLAN_GPU_SHARED: ns x GLEVELS spatial factors (vthread, thread, S3, S4), nr x 2
  *                    reduction factors (R1, R2), then vectorized fetch, unroll (0: none,
- *                    1: S4, 2: S3 R2 S4), vectorized register tile and store. */
+ *                    1: S4, 2: S3 R2 S4, 3: R1 S3 R2 S4, all below the shared tiles' fetch),
+ *                    vectorized register tile and store. */
 typedef enum {
   PLAN_SIMPLE, /* elementwise at the root */
   PLAN_TILE,   /* multi-level tiling of a reduction */
@@ -494,7 +495,7 @@ static void gpu_draw(Rng *r, const Plan *p, int *g) {
   }
   int f = p->ns * GLEVELS + p->nr * GRLEVELS;
   g[f] = rng_int(r, 5) != 0;     /* vectorized fetch */
-  g[f + 1] = rng_int(r, 3);      /* unroll */
+  g[f + 1] = rng_int(r, 4);      /* unroll */
   g[f + 2] = rng_int(r, 4) != 0; /* vectorized register tile and store */
 }
 
@@ -630,7 +631,7 @@ static void mutate_gpu_shared(const SketchSet *ss, const Plan *p, Rng *r, int *g
     mutate_axis(r, p->r[d].extent, g + p->ns * GLEVELS + d * GRLEVELS, GRLEVELS, 4);
   } else {
     int k = rng_int(r, 3);
-    g[f + k] = k == 1 ? rng_int(r, 3) : !g[f + k];
+    g[f + k] = k == 1 ? rng_int(r, 4) : !g[f + k];
   }
   if (!gpu_fits(ss, p, g)) memcpy(g, old, sizeof(int) * (size_t)p->ngenes);
 }
@@ -1097,6 +1098,8 @@ static void render_gpu_local(const Plan *p, const int *g, const char *lst, int64
     if (rl[d].has[2]) emit(t, "unroll(%s)", rl[d].name[2]);
   for (int d = 0; g[fl + 1] >= 2 && d < p->ns; d++)
     if (sl[d].has[0] && g[d * GLEVELS + 2] > 1) emit(t, "unroll(%s)", sl[d].name[0]);
+  for (int d = 0; g[fl + 1] >= 3 && d < p->nr; d++)
+    if (rl[d].has[1]) emit(t, "unroll(%s)", rl[d].name[1]);
   for (int j = 0; j < p->op->nreads; j++)
     render_fetch(p, g, p->op->reads[j], lst, rl[p->nr - 1].name[0], threads, g[fl], t);
 }
