@@ -186,6 +186,51 @@ static void test_gpu_space(void) {
   explore_gpu(mm, TARGET_OPENCL, "matmul", 40, false);
 }
 
+/* The GPU features (features.c 78..84) of matmul 256 staged as gpu_fast is: 128x128
+ * blocks of 256 threads, 8x8 accumulators, k tiles of 8 in shared memory (2 x 4 KiB),
+ * float4 fetches; against the same kernel without shared memory. */
+static void test_gpu_features(void) {
+  Kernel *k = kernel_of(matmul_src, "matmul");
+  if (!k) return;
+  const char *staged =
+      "C_local = cache_write(C, local)\n"
+      "C_i_t3, C_i3 = split(C.i, 8)\nC_i0, C_i2 = split(C_i_t3, 16)\n"
+      "C_j_t3, C_j3 = split(C.j, 8)\nC_j0, C_j2 = split(C_j_t3, 16)\n"
+      "reorder(C_i0, C_j0, C_i2, C_j2, C_i3, C_j3)\n"
+      "C_b1 = fuse(C_i0, C_j0)\nbind(C_b1, blockIdx.x)\nC_t1 = fuse(C_i2, C_j2)\nbind(C_t1, threadIdx.x)\n"
+      "compute_at(C_local, C, C_t1)\n"
+      "C_local_k0, C_local_k1 = split(C_local.k, 8)\n"
+      "reorder(C_local_k0, C_local_k1, C_local.i, C_local.j)\nunroll(C_local.i)\n"
+      "A_shared = cache_read(A, shared, C_local)\ncompute_at(A_shared, C_local, C_local_k0)\n"
+      "A_shared_vo, A_shared_v = split(A_shared.k, 4)\nA_shared_f1 = fuse(A_shared.i, A_shared_vo)\n"
+      "A_shared_o, A_shared_t = split(A_shared_f1, 256)\nbind(A_shared_t, threadIdx.x)\nvectorize(A_shared_v)\n"
+      "B_shared = cache_read(B, shared, C_local)\ncompute_at(B_shared, C_local, C_local_k0)\n"
+      "B_shared_f1 = fuse(B_shared.k, B_shared.j)\n"
+      "B_shared_o, B_shared_t = split(B_shared_f1, 256)\nbind(B_shared_t, threadIdx.x)\n";
+  const char *plain = "C_i0, C_i1 = split(C.i, 16)\nC_j0, C_j1 = split(C.j, 16)\n"
+                      "reorder(C_i0, C_j0, C_i1, C_j1)\nC_b = fuse(C_i0, C_j0)\nbind(C_b, blockIdx.x)\n"
+                      "C_t = fuse(C_i1, C_j1)\nbind(C_t, threadIdx.x)\n";
+  Task task = {.kernel = k, .target = TARGET_CUDA, .opts = {.target = TARGET_CUDA, .opt_level = 3}};
+  float a[FEAT_N], b[FEAT_N];
+  Arena *ar = arena_new(), *old = arena_swap(ar);
+  bool ok = tune_lower_features(&task, staged, a) && tune_lower_features(&task, plain, b);
+  arena_swap(old);
+  arena_free(ar);
+  check(ok, "gpu features: both schedules lower");
+  if (!ok) return;
+  printf("# staged: shared %g threads %g vthreads %g unroll %g vec %g reuse %g bank %g\n",
+         exp2(a[78]) - 1, exp2(a[79]) - 1, exp2(a[80]) - 1, exp2(a[81]) - 1, exp2(a[82]) - 1,
+         exp2(a[83]) - 1, exp2(a[84]) - 1);
+  check(fabs(a[78] - log2(1 + 8192.0)) < 1e-3 && b[78] == 0, "gpu features: shared bytes per block");
+  check(fabs(a[79] - log2(1 + 256.0)) < 1e-3 && fabs(b[79] - log2(1 + 256.0)) < 1e-3,
+        "gpu features: threads per block");
+  check(fabs(a[81] - log2(1 + 8.0)) < 1e-3 && b[81] == 0, "gpu features: unrolled iterations");
+  check(fabs(a[82] - log2(1 + 16.0)) < 1e-3 && b[82] == 0, "gpu features: 16-byte vector loads");
+  check(fabs(a[83] - log2(1 + 32.0)) < 1e-3 && b[83] == 0, /* 2 x 128 x 128 x 8 flops per 8 KiB */
+        "gpu features: flops per byte staged in shared memory");
+  check(a[84] > 0 && b[84] == 0, "gpu features: bank conflicts of strided shared reads");
+}
+
 static void test_pseudo_cost(void) {
   float a[FEAT_N] = {0}, b[FEAT_N] = {0};
   a[0] = b[0] = 20; /* the same flops */
@@ -200,6 +245,7 @@ int main(void) {
   test_rowsum_space();
   test_conv_space();
   test_gpu_space();
+  test_gpu_features();
   test_pseudo_cost();
   return failures ? 1 : 0;
 }
