@@ -3,7 +3,10 @@
  * Sketch rules over the compute DAG (one Plan per stage that stays at the root):
  *   - an elementwise stage that is not an output is inlined (compute_inline);
  *   - a reduction is tiled in levels: SSRSRS on CPUs (S0 S1 R0 S2 R1 S3), SSRRS on GPUs
- *     (blockIdx, threadIdx, R0, R1, inner);
+ *     (blockIdx, threadIdx, R0, R1, inner; sketch 0), and on GPUs also SSSRRSRS with its
+ *     inputs in shared memory (sketch 1, Ansor's: blockIdx, vthread, threadIdx; a local
+ *     stage R0 R1 S3 R2 S4; each tensor read staged at R0 by cooperative fetching), sized
+ *     within the Target's threads and shared bytes per block;
  *   - a reduction's elementwise consumer is fused with it: the consumer is tiled and the
  *     reduction computed at its tile (compute_at); an output reduction gets the same
  *     structure from cache_write(C, local);
