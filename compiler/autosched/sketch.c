@@ -189,6 +189,15 @@ static bool gpu_shared_ok(const Op *op) {
          !op->init && op->nreads > 0;
 }
 
+/* An elementwise op that a GPU_SHARED reduction takes as its consumer (sketch 1). */
+static bool gpu_fused_consumer(Kernel *k, Op *op) {
+  if (op->nred) return false;
+  for (int i = 0; i < k->nops; i++)
+    if (k->ops[i] != op && gpu_shared_ok(k->ops[i]) && fusable_consumer(k, k->ops[i]) == op)
+      return true;
+  return false;
+}
+
 /* Build the sketch whose choices are the bits of MASK (one bit per reduction that has
  * two structures). Ops are visited consumers first, as Ansor's rules. */
 static bool build_sketch(SketchSet *ss, unsigned mask, Sketch *s) {
@@ -211,10 +220,13 @@ static bool build_sketch(SketchSet *ss, unsigned mask, Sketch *s) {
     }
     PlanKind kind = PLAN_SIMPLE;
     Op *cons = NULL;
+    if (is_gpu(ss) && (mask & 1) && gpu_fused_consumer(k, op)) continue; /* its producer's */
     if (op->nred > 0 && is_gpu(ss)) {
-      /* GPU: the consumer gets its own plan; sketch 1 stages inputs in shared memory */
+      /* GPU: sketch 0 tiles the reduction alone (its consumer gets its own plan); sketch 1
+       * stages its inputs in shared memory, computed at the threads of its elementwise
+       * consumer when it has one */
       kind = (mask & 1) && gpu_shared_ok(op) ? PLAN_GPU_SHARED : PLAN_TILE;
-      if (kind == PLAN_GPU_SHARED) s->shared = true;
+      if (kind == PLAN_GPU_SHARED) s->shared = true, cons = fusable_consumer(k, op);
     } else if (op->nred > 0 && op == ss->rf_op) {
       kind = PLAN_RFACTOR;
     } else if (op->nred > 0) {
@@ -1108,21 +1120,27 @@ static void render_gpu_local(const Plan *p, const int *g, const char *lst, int64
 }
 
 /* SSSRRSRS on GPUs (Ansor's multi-level tiling with shared memory): the output ST computed
- * through ST_local (accumulators in registers); ST's loops split block / vthread / thread /
+ * through ST_local (accumulators in registers), or the reduction computed in registers at
+ * the threads of its elementwise consumer ST; ST's loops split block / vthread / thread /
  * inner, the block loops fused on blockIdx.x, each vthread loop bound, the thread loops
  * fused on threadIdx.x, the inner loop stored in vectors; ST_local at the thread loop,
  * ordered R0 R1 S3 R2 S4; every tensor it reads staged in shared memory at the last R0. */
 static void render_gpu_shared(const Plan *p, const int *g, Text *t) {
-  const char *st = p->op->name;
+  const char *st = p->consumer ? p->consumer->name : p->op->name;
   char lst[NM], ref[NM];
-  nm(lst, "%s_local", st);
-  emit(t, "%s = cache_write(%s, local)", lst, st);
+  if (p->consumer) { /* the reduction itself is the local stage, at the consumer's threads */
+    nm(lst, "%s", p->op->name);
+  } else {
+    nm(lst, "%s_local", st);
+    emit(t, "%s = cache_write(%s, local)", lst, st);
+  }
   Levels lv[MAX_AXES];
   for (int d = 0; d < p->ns; d++) {
     const int *a = g + d * GLEVELS;
     int f[3] = {a[0], a[1], a[2] * a[3]};
-    loop_ref(ref, sizeof ref, st, p->s[d].name);
-    split_levels(t, st, p->s[d].name, ref, f, 4, &lv[d]);
+    const char *ax = p->consumer ? p->cons_axes[d] : p->s[d].name;
+    loop_ref(ref, sizeof ref, st, ax);
+    split_levels(t, st, ax, ref, f, 4, &lv[d]);
   }
   char order[1024] = "";
   for (int l = 0; l < 4; l++) list_level(order, sizeof order, lv, p->ns, l);

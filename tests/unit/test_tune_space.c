@@ -118,6 +118,14 @@ static const char *padconv_src =
     "  Y[n, h, w, co] += P[n, h + rh, w + rw, ci] * F[rh, rw, ci, co]\n"
     "}\n";
 
+static const char *mmrelu_src =
+    "const M = 64, N = 96, K = 32\n"
+    "kernel mmrelu(A: f32[M, K], W: f32[K, N], bias: f32[N]) -> R: f32[M, N] {\n"
+    "  tensor T: f32[M, N]\n"
+    "  T[i, j] += A[i, k] * W[k, j]\n"
+    "  R[i, j] = max(T[i, j] + bias[j], 0.0)\n"
+    "}\n";
+
 /* Lower TEXT for K on T; with NVRTC, NVRTC_OK counts CUDA sources that compile. */
 static bool gpu_lowers(Kernel *k, Target t, const char *text, int *nvrtc_ok) {
   Vec steps = {0};
@@ -149,7 +157,7 @@ static void explore_gpu(Kernel *k, Target t, const char *what, int n, bool nvrtc
   check(ss && sketch_count(ss) == 2, "gpu space: two sketches (global loads; shared tiles)");
   if (!ss) return;
   Rng r = {7};
-  int applies = 0, shared = 0, coop = 0, tried = 0, compiled = 0;
+  int applies = 0, shared = 0, coop = 0, tried = 0, compiled = 0, fused = 0;
   for (int i = 0; i < n; i++) {
     Cand c;
     sketch_sample(ss, &r, &c);
@@ -165,7 +173,9 @@ static void explore_gpu(Kernel *k, Target t, const char *what, int n, bool nvrtc
     if (!ok) printf("# does not lower:\n%s", text);
     applies += ok;
     shared += sh;
-    coop += sh && strstr(text, "_shared_t, threadIdx.x)") && strstr(text, "= cache_write(");
+    coop += sh && strstr(text, "_shared_t, threadIdx.x)") &&
+            (strstr(text, "= cache_write(") || strstr(text, "compute_at(T, R, "));
+    fused += sh && strstr(text, "compute_at(T, R, ") && !strstr(text, "cache_write(");
     free(text);
   }
   sketch_free(ss);
@@ -174,6 +184,8 @@ static void explore_gpu(Kernel *k, Target t, const char *what, int n, bool nvrtc
   check(applies == n, "gpu space: every candidate lowers within the Target's limits");
   check(shared >= n / 4 && coop == shared, "gpu space: shared tiles, fetched cooperatively");
   if (tried) check(compiled == tried, "gpu space: CUDA candidates compile with NVRTC");
+  if (strcmp(what, "matmul + relu") == 0)
+    check(fused == shared, "gpu space: the reduction in registers at its consumer's threads");
 }
 
 static void test_gpu_space(void) {
@@ -184,6 +196,9 @@ static void test_gpu_space(void) {
   explore_gpu(mm, TARGET_CUDA, "matmul", 120, nvrtc);
   explore_gpu(cv, TARGET_CUDA, "padded conv", 60, nvrtc);
   explore_gpu(mm, TARGET_OPENCL, "matmul", 40, false);
+  Kernel *mr = kernel_of(mmrelu_src, "mmrelu");
+  check(mr != NULL, "gpu space: matmul + relu parses and checks");
+  if (mr) explore_gpu(mr, TARGET_CUDA, "matmul + relu", 60, nvrtc);
 }
 
 /* The GPU features (features.c 78..84) of matmul 256 staged as gpu_fast is: 128x128
