@@ -7,6 +7,10 @@
  * Layout (all counts as log2(1 + x)):
  *   0..27   the store: work, loops, annotations, GPU extents, allocations, totals
  *   28..77  five buffer slots of BUF_FEATS, by bytes accessed (largest first)
+ *   78..84  GPU, over the whole function (0 on CPUs): shared bytes per block, threads per
+ *           block, vthreads, unrolled iterations, widest contiguous vector access (bytes),
+ *           flops per byte stored into shared memory (reuse of the tiles), and the worst
+ *           shared-memory bank conflict (gcd of the threadIdx.x stride and 32 banks)
  */
 #include "autosched.h"
 
@@ -18,6 +22,7 @@
 #define NSLOTS 5
 #define BUF_FEATS 10
 #define GEN_FEATS 28
+#define GPU_FEATS 78 /* first of the GPU features */
 
 typedef struct Loop {
   IrVar *var;
@@ -33,6 +38,10 @@ typedef struct Walk {
   double best_work, total_flops, total_bytes;
   int nstores;
   float best[FEAT_N];
+  /* GPU, maxima over the function: shared bytes live at once, threads per block, vthreads,
+   * unrolled iterations, vector bytes, bank conflict degree; bytes stored into shared. */
+  double max_shared, max_threads, max_vthreads, max_unroll, max_vec_bytes, max_bank;
+  double shared_stored;
 } Walk;
 
 typedef struct Access {
@@ -179,6 +188,52 @@ static void loop_feats(const Walk *w, float *f, double *par_iters) {
     *par_iters *= (double)w->loops[l].extent;
 }
 
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* The GPU facts of one store's nest (ACC[0] the store, then its loads) into W's maxima. */
+static void gpu_feats(Walk *w, const Access *acc, int nacc, double iters) {
+  double td[3] = {1, 1, 1}, vth = 1, unr = 1; /* a fetch's threadIdx.x loop nests in C's */
+  const IrVar *tx = NULL;
+  for (int l = 0; l < w->depth; l++) {
+    double e = (double)w->loops[l].extent;
+    ForKind k = w->loops[l].kind;
+    if (k == FOR_THREAD_X || k == FOR_THREAD_Y || k == FOR_THREAD_Z)
+      td[k - FOR_THREAD_X] = fmax(td[k - FOR_THREAD_X], e);
+    if (k == FOR_THREAD_X) tx = w->loops[l].var;
+    if (k == FOR_VTHREAD) vth *= e;
+    if (k == FOR_UNROLL) unr *= e;
+  }
+  w->max_threads = fmax(w->max_threads, td[0] * td[1] * td[2]);
+  /* the outer of two nested loops on one thread dimension is the same threads: not iterations */
+  double dup = 1;
+  bool seen[3] = {false, false, false};
+  for (int l = w->depth - 1; l >= 0; l--) {
+    ForKind k = w->loops[l].kind;
+    if (k != FOR_THREAD_X && k != FOR_THREAD_Y && k != FOR_THREAD_Z) continue;
+    if (seen[k - FOR_THREAD_X]) dup *= (double)w->loops[l].extent;
+    seen[k - FOR_THREAD_X] = true;
+  }
+  w->max_vthreads = fmax(w->max_vthreads, vth);
+  w->max_unroll = fmax(w->max_unroll, unr);
+  const Loop *in = w->depth ? &w->loops[w->depth - 1] : NULL;
+  for (int i = 0; i < nacc; i++) {
+    double bytes = dtype_bytes(acc[i].buf->dtype);
+    if (in && in->kind == FOR_VECTORIZE && stride_of(&acc[i], in->var) == 1)
+      w->max_vec_bytes = fmax(w->max_vec_bytes, bytes * (double)in->extent);
+    if (acc[i].buf->scope != SCOPE_SHARED) continue;
+    if (acc[i].write) w->shared_stored += iters / dup * bytes;
+    int64_t st = tx ? stride_of(&acc[i], tx) : 0;
+    w->max_bank = fmax(w->max_bank, st ? (double)gcd64(st < 0 ? -st : st, 32) : 1);
+  }
+}
+
 /* Features of one store; kept when it does the most work so far. */
 static void visit_store(Walk *w, const Stmt *s) {
   Access acc[MAX_ACC];
@@ -194,6 +249,7 @@ static void visit_store(Walk *w, const Stmt *s) {
   f[2] = lg(iters);
   double par_iters;
   loop_feats(w, f, &par_iters);
+  gpu_feats(w, acc, nacc, iters);
   bool self = false;
   for (int i = 1; i < nacc; i++) self |= acc[i].buf == s->buf;
   f[19] = self;
@@ -265,6 +321,7 @@ static void walk(Walk *w, const Stmt *s) {
     for (int d = 0; d < s->buf->ndim; d++) b *= (double)dim_extent(s->buf, d);
     double *slot = s->buf->scope == SCOPE_SHARED ? &w->shared_bytes : &w->local_bytes;
     *slot += b;
+    w->max_shared = fmax(w->max_shared, w->shared_bytes);
     walk(w, s->body);
     *slot -= b;
     break;
@@ -282,7 +339,15 @@ void features_extract(const LoweredFunc *fn, float *v) {
   v[21] = lg(w->nstores);
   v[22] = lg(w->total_flops);
   v[23] = lg(w->total_bytes);
+  v[GPU_FEATS + 0] = lg(w->max_shared);
+  v[GPU_FEATS + 1] = lg(w->max_threads > 1 ? w->max_threads : 0);
+  v[GPU_FEATS + 2] = lg(w->max_vthreads > 1 ? w->max_vthreads : 0);
+  v[GPU_FEATS + 3] = lg(w->max_unroll > 1 ? w->max_unroll : 0);
+  v[GPU_FEATS + 4] = lg(w->max_vec_bytes);
+  v[GPU_FEATS + 5] = lg(w->shared_stored > 0 ? w->total_flops / w->shared_stored : 0);
+  v[GPU_FEATS + 6] = lg(w->max_bank > 1 ? w->max_bank : 0);
 }
+_Static_assert(GPU_FEATS + 7 == FEAT_N, "the feature layout above");
 
 /* A deterministic stand-in for a measured cost (ms, arbitrary scale) computed from FEAT:
  * flops spread over vector lanes (up to 16), unrolling (up to 8) and parallel iterations

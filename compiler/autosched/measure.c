@@ -99,6 +99,14 @@ static RtFunc *child_build(const Task *task, const char *text, RtTensor ***args,
     m->error = TE_RUNTIME;
     return NULL;
   }
+  /* A GPU candidate's first launch is part of its build: PoCL compiles the work-group
+   * function for its local size there, and a CUDA module loads lazily. */
+  int nargs = task->kernel->ninputs + task->kernel->noutputs;
+  if (backend_for(task->target)->device == DEVICE_GPU && rt_func_call(f, *args, nargs, NULL, 0)) {
+    m->error = TE_RUNTIME;
+    snprintf(m->text, sizeof m->text, "%s", rt_last_error());
+    return NULL;
+  }
   return f;
 }
 

@@ -3,7 +3,10 @@
  * Sketch rules over the compute DAG (one Plan per stage that stays at the root):
  *   - an elementwise stage that is not an output is inlined (compute_inline);
  *   - a reduction is tiled in levels: SSRSRS on CPUs (S0 S1 R0 S2 R1 S3), SSRRS on GPUs
- *     (blockIdx, threadIdx, R0, R1, inner);
+ *     (blockIdx, threadIdx, R0, R1, inner; sketch 0), and on GPUs also SSSRRSRS with its
+ *     inputs in shared memory (sketch 1, Ansor's: blockIdx, vthread, threadIdx; a local
+ *     stage R0 R1 S3 R2 S4; each tensor read staged at R0 by cooperative fetching), sized
+ *     within the Target's threads and shared bytes per block;
  *   - a reduction's elementwise consumer is fused with it: the consumer is tiled and the
  *     reduction computed at its tile (compute_at); an output reduction gets the same
  *     structure from cache_write(C, local);
@@ -16,6 +19,7 @@
  */
 #include "autosched.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +31,9 @@
 #define RLEVELS 1  /* inner reduction factors: R1 */
 #define MAX_INNER 64
 #define NM 256 /* loop and stage names */
+#define GLEVELS 4  /* GPU_SHARED: spatial factors vthread, thread, S3, S4 */
+#define GRLEVELS 2 /* GPU_SHARED: reduction factors R1, R2 */
+#define GPU_MAX_ACC 128 /* GPU_SHARED: accumulators per thread (registers; no limit is queried) */
 
 /* ---------------------------------------------------------------- rng */
 
@@ -45,12 +52,17 @@ double rng_unit(Rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
  *   PLAN_SIMPLE: ns inner factors, par, vec
  *   PLAN_TILE, PLAN_FUSED: ns x SLEVELS spatial factors (S1 S2 S3), nr reduction factors
  *                          (R1), par, vec, unroll
- *   GPU plans use the same layout: S1 = threads, S2 = inner; par = fused block loops. */
+ *   GPU plans use the same layout: S1 = threads, S2 = inner; par = fused block loops.
+ *   PLAN_GPU_SHARED: ns x GLEVELS spatial factors (vthread, thread, S3, S4), nr x 2
+ *                    reduction factors (R1, R2), then vectorized fetch, unroll (0: none,
+ *                    1: S4, 2: S3 R2 S4, 3: R1 S3 R2 S4, all below the shared tiles' fetch),
+ *                    vectorized register tile and store. */
 typedef enum {
   PLAN_SIMPLE, /* elementwise at the root */
   PLAN_TILE,   /* multi-level tiling of a reduction */
   PLAN_FUSED,  /* a reduction computed at the tile of its consumer (or of a cache_write) */
-  PLAN_RFACTOR /* little spatial work, a long reduction: its lanes become a vector axis */
+  PLAN_RFACTOR, /* little spatial work, a long reduction: its lanes become a vector axis */
+  PLAN_GPU_SHARED /* GPU: SSSRRSRS tiling, inputs staged in shared memory (gpu_* below) */
 } PlanKind;
 
 typedef struct Axis {
@@ -75,12 +87,14 @@ typedef struct Sketch {
   Op *inlined[MAX_PLANS];
   int ninlined;
   int ngenes;
+  bool shared; /* GPU: some plan is PLAN_GPU_SHARED */
 } Sketch;
 
 struct SketchSet {
   Kernel *k;
   Target target;
   int threads;
+  GpuLimits lim; /* GPU: threads per block and shared bytes, from the Target (gpu_limits) */
   CpuInfo cpu; /* CPU: the machine the register tiles are derived from (target_cpu) */
   Op *rf_op; /* while building: the reduction given PLAN_RFACTOR, or NULL */
   Sketch sk[MAX_SKETCHES];
@@ -148,7 +162,10 @@ static bool plan_init(Plan *p, PlanKind kind, Op *op, Op *cons) {
     p->r[d].name = op->raxes[d]->name;
     if (!ir_is_const(op->rext[d], &p->r[d].extent)) return false;
   }
-  p->ngenes = kind == PLAN_SIMPLE ? p->ns + 2 : kind == PLAN_RFACTOR ? 2 : p->ns * SLEVELS + p->nr + 3;
+  p->ngenes = kind == PLAN_SIMPLE    ? p->ns + 2
+             : kind == PLAN_RFACTOR ? 2
+             : kind == PLAN_GPU_SHARED ? p->ns * GLEVELS + p->nr * GRLEVELS + 3
+                                       : p->ns * SLEVELS + p->nr + 3;
   return true;
 }
 
@@ -161,6 +178,24 @@ static bool sketch_add_plan(Sketch *s, PlanKind kind, Op *op, Op *cons) {
   if (s->ngenes > CAND_MAX_GENES) return false;
   s->nplans++;
   return true;
+}
+
+/* A reduction that the shared-memory GPU sketch can take: constant extents (plan_init
+ * checks), a plain reduction (no scan, scatter, argmax or axis-dependent domain: these
+ * take cache_write badly or not at all) reading at least one tensor. */
+static bool gpu_shared_ok(const Op *op) {
+  return op->nred > 0 && op->ndim > 0 && !op->is_scan && !op->scatter && !op->rcond &&
+         (op->rop == RED_SUM || op->rop == RED_MAX || op->rop == RED_MIN || op->rop == RED_PROD) &&
+         !op->init && op->nreads > 0;
+}
+
+/* An elementwise op that a GPU_SHARED reduction takes as its consumer (sketch 1). */
+static bool gpu_fused_consumer(Kernel *k, Op *op) {
+  if (op->nred) return false;
+  for (int i = 0; i < k->nops; i++)
+    if (k->ops[i] != op && gpu_shared_ok(k->ops[i]) && fusable_consumer(k, k->ops[i]) == op)
+      return true;
+  return false;
 }
 
 /* Build the sketch whose choices are the bits of MASK (one bit per reduction that has
@@ -185,8 +220,13 @@ static bool build_sketch(SketchSet *ss, unsigned mask, Sketch *s) {
     }
     PlanKind kind = PLAN_SIMPLE;
     Op *cons = NULL;
+    if (is_gpu(ss) && (mask & 1) && gpu_fused_consumer(k, op)) continue; /* its producer's */
     if (op->nred > 0 && is_gpu(ss)) {
-      kind = PLAN_TILE; /* GPU: the consumer gets its own plan */
+      /* GPU: sketch 0 tiles the reduction alone (its consumer gets its own plan); sketch 1
+       * stages its inputs in shared memory, computed at the threads of its elementwise
+       * consumer when it has one */
+      kind = (mask & 1) && gpu_shared_ok(op) ? PLAN_GPU_SHARED : PLAN_TILE;
+      if (kind == PLAN_GPU_SHARED) s->shared = true, cons = fusable_consumer(k, op);
     } else if (op->nred > 0 && op == ss->rf_op) {
       kind = PLAN_RFACTOR;
     } else if (op->nred > 0) {
@@ -238,10 +278,13 @@ SketchSet *sketch_new(Kernel *k, Target t, int threads) {
   ss->cpu = *target_cpu(NULL);
   int nred = 0;
   for (int i = 0; i < k->nops; i++) nred += k->ops[i]->nred > 0;
-  unsigned nmask = is_gpu(ss) ? 1u : nred > 4 ? 16u : 1u << nred;
+  ss->lim = gpu_limits(t, target_cli_options);
+  /* GPU: sketch 0 as before (global loads), sketch 1 with shared-memory tiles */
+  unsigned nmask = is_gpu(ss) ? 2u : nred > 4 ? 16u : 1u << nred;
   for (unsigned m = 0; m < nmask && ss->n < MAX_SKETCHES; m++) {
     Sketch *s = &ss->sk[ss->n];
     if (!build_sketch(ss, m, s)) continue;
+    if (is_gpu(ss) && m == 1 && !s->shared) continue; /* the same as sketch 0 */
     snprintf(s->name, sizeof s->name, "sketch%u", m);
     ss->n++;
   }
@@ -359,7 +402,137 @@ static int rfactor_lanes(Rng *r, int64_t e) {
   return nok ? ok[rng_int(r, nok)] : 1;
 }
 
+/* ---- GPU shared-memory tiling (PLAN_GPU_SHARED): sizes and limits */
+
+/* Variable V is 1 in CTX's eval, every other variable (and any load) 0. */
+static bool unit_leaf(const Expr *e, void *ctx, int64_t *out) {
+  *out = e->kind == E_VAR && e->var == ctx;
+  return true;
+}
+
+/* The coefficient of V in index E (E at V = 1 minus E at 0); 0 when it does not evaluate. */
+static int64_t coef_of(const Expr *e, const IrVar *v) {
+  int64_t a, b;
+  if (!ir_eval_int(e, unit_leaf, (void *)v, &a) || !ir_eval_int(e, unit_leaf, NULL, &b)) return 0;
+  return a - b;
+}
+
+/* The tile of P's axis VAR under genes G: the block's extent of a spatial axis, the
+ * extent inside R0 of a reduction axis; 1 for any other variable. */
+static int64_t gpu_tile_of(const Plan *p, const int *g, const IrVar *var) {
+  for (int d = 0; d < p->ns; d++)
+    if (p->op->axes[d] == var) {
+      const int *a = g + d * GLEVELS;
+      return (int64_t)a[0] * a[1] * a[2] * a[3];
+    }
+  for (int d = 0; d < p->nr; d++)
+    if (p->op->raxes[d] == var) {
+      const int *a = g + p->ns * GLEVELS + d * GRLEVELS;
+      return (int64_t)a[0] * a[1];
+    }
+  return 1;
+}
+
+/* Elements of buffer B's tile in shared memory (the union of the loads of B in E, per
+ * dimension 1 + sum |coef| x (tile - 1), capped by B's extent) into SPAN[]; returns them. */
+static int64_t gpu_span(const Plan *p, const int *g, const Expr *e, const Buffer *b, int64_t *span) {
+  if (!e) return 0;
+  if (e->kind == E_LOAD && e->buf == b) {
+    for (int d = 0; d < b->ndim && d < MAX_AXES; d++) {
+      int64_t sp = 1, ext;
+      for (int v = 0; v < p->ns + p->nr; v++) {
+        const IrVar *var = v < p->ns ? p->op->axes[v] : p->op->raxes[v - p->ns];
+        int64_t c = coef_of(e->args[d], var);
+        sp += (c < 0 ? -c : c) * (gpu_tile_of(p, g, var) - 1);
+      }
+      if (ir_is_const(b->shape[d], &ext) && sp > ext) sp = ext;
+      if (sp > span[d]) span[d] = sp;
+    }
+  }
+  for (int i = 0; i < e->nargs; i++) gpu_span(p, g, e->args[i], b, span);
+  gpu_span(p, g, e->a, b, span);
+  gpu_span(p, g, e->b, b, span);
+  gpu_span(p, g, e->c, b, span);
+  int64_t n = 1;
+  for (int d = 0; d < b->ndim && d < MAX_AXES; d++) n *= span[d] > 0 ? span[d] : 1;
+  return n;
+}
+
+/* Threads per block of P under genes G. */
+static int64_t gpu_threads(const Plan *p, const int *g) {
+  int64_t n = 1;
+  for (int d = 0; d < p->ns; d++) n *= g[d * GLEVELS + 1];
+  return n;
+}
+
+/* Shared bytes per block of P under genes G: every tensor it reads, staged. */
+static int64_t gpu_shared_bytes(const Plan *p, const int *g) {
+  int64_t bytes = 0;
+  for (int j = 0; j < p->op->nreads; j++) {
+    const Buffer *b = p->op->reads[j];
+    int64_t span[MAX_AXES] = {0};
+    if (b->ndim > MAX_AXES) return INT64_MAX;
+    bytes += gpu_span(p, g, p->op->value, b, span) * dtype_bytes(b->dtype);
+  }
+  return bytes;
+}
+
+/* Whether genes G fit the Target's limits: threads per block, shared memory per block,
+ * and at most GPU_MAX_ACC accumulators per thread (vthread copies included). */
+static bool gpu_fits(const SketchSet *ss, const Plan *p, const int *g) {
+  int64_t acc = 1;
+  for (int d = 0; d < p->ns; d++) {
+    const int *a = g + d * GLEVELS;
+    acc *= (int64_t)a[0] * a[2] * a[3];
+  }
+  return acc <= GPU_MAX_ACC && gpu_threads(p, g) <= ss->lim.max_threads_per_block &&
+         gpu_shared_bytes(p, g) <= ss->lim.max_shared_bytes;
+}
+
+/* One random draw of P's genes: per spatial axis S4 (<= 4), S3 (<= 8), threads (<= 64 on
+ * the last axis, <= 16 elsewhere: coalesced rows), a vthread factor a quarter of the time;
+ * per reduction axis R2 (<= 4) and R1 (R1 x R2 <= 32); the flags. */
+static void gpu_draw(Rng *r, const Plan *p, int *g) {
+  for (int d = 0; d < p->ns; d++) {
+    int *a = g + d * GLEVELS;
+    int64_t rem = p->s[d].extent;
+    bool last = d == p->ns - 1;
+    a[3] = rand_divisor(r, rem, 4), rem /= a[3];
+    a[2] = rand_divisor(r, rem, 8), rem /= a[2];
+    a[1] = rand_divisor(r, rem, last ? 64 : 16), rem /= a[1];
+    a[0] = rng_int(r, 4) == 0 ? rand_divisor(r, rem, 4) : 1;
+  }
+  for (int d = 0; d < p->nr; d++) {
+    int *a = g + p->ns * GLEVELS + d * GRLEVELS;
+    int64_t e = p->r[d].extent;
+    a[1] = rand_divisor(r, e, 4);
+    a[0] = rand_divisor(r, e / a[1], 32 / a[1]);
+  }
+  int f = p->ns * GLEVELS + p->nr * GRLEVELS;
+  g[f] = rng_int(r, 5) != 0;     /* vectorized fetch */
+  g[f + 1] = rng_int(r, 4);      /* unroll */
+  g[f + 2] = rng_int(r, 4) != 0; /* vectorized register tile and store */
+}
+
+/* Random genes of a GPU_SHARED plan that fit the Target, preferring at least a warp of
+ * threads per block (the first fitting draw when none has). */
+static void sample_gpu_shared(const SketchSet *ss, const Plan *p, Rng *r, int *g) {
+  int tmp[CAND_MAX_GENES];
+  bool have = false;
+  for (int tries = 0; tries < 64; tries++) {
+    gpu_draw(r, p, tmp);
+    if (!gpu_fits(ss, p, tmp)) continue;
+    if (!have || gpu_threads(p, tmp) >= 32) memcpy(g, tmp, sizeof(int) * (size_t)p->ngenes), have = true;
+    if (gpu_threads(p, tmp) >= 32) return;
+  }
+  if (!have) gpu_draw(r, p, g); /* nothing fits: lowering's gpu_check rejects it */
+}
+
 static void sample_plan(const SketchSet *ss, const Plan *p, Rng *r, int *g) {
+  if (p->kind == PLAN_GPU_SHARED) {
+    sample_gpu_shared(ss, p, r, g);
+    return;
+  }
   if (p->kind == PLAN_RFACTOR) {
     g[0] = rfactor_lanes(r, p->r[p->nr - 1].extent);
     g[1] = 1 + rng_int(r, p->ns);
@@ -415,6 +588,22 @@ static void ensure_parallel(const SketchSet *ss, const Plan *p, int *g) {
   }
 }
 
+/* Keep a GPU tiled plan (global loads) within the Target's threads per block: divide the
+ * largest thread factor by its smallest prime until they fit. */
+static void gpu_clamp_threads(const SketchSet *ss, const Plan *p, int *g) {
+  if (!is_gpu(ss) || (p->kind != PLAN_TILE && p->kind != PLAN_FUSED)) return;
+  for (int guard = 0; guard < 64; guard++) {
+    int64_t n = 1;
+    int big = -1;
+    for (int d = 0; d < p->ns; d++) {
+      n *= g[d * SLEVELS];
+      if (big < 0 || g[d * SLEVELS] > g[big * SLEVELS]) big = d;
+    }
+    if (big < 0 || n <= ss->lim.max_threads_per_block || g[big * SLEVELS] <= 1) return;
+    g[big * SLEVELS] /= small_prime(g[big * SLEVELS]);
+  }
+}
+
 void sketch_sample(const SketchSet *ss, Rng *r, Cand *out) {
   memset(out, 0, sizeof *out);
   out->sketch = rng_int(r, ss->n);
@@ -423,6 +612,7 @@ void sketch_sample(const SketchSet *ss, Rng *r, Cand *out) {
   for (int i = 0; i < s->nplans; i++) {
     sample_plan(ss, &s->plans[i], r, out->genes + s->plans[i].gene0);
     ensure_parallel(ss, &s->plans[i], out->genes + s->plans[i].gene0);
+    gpu_clamp_threads(ss, &s->plans[i], out->genes + s->plans[i].gene0);
   }
 }
 
@@ -442,6 +632,25 @@ static void mutate_axis(Rng *r, int64_t extent, int *g, int n, int64_t cap_inner
   if (to < n) g[to] *= d;
 }
 
+/* Mutate a GPU_SHARED plan: a spatial tile (most often), a reduction tile or a flag; a
+ * mutation that leaves the Target's limits is undone. */
+static void mutate_gpu_shared(const SketchSet *ss, const Plan *p, Rng *r, int *g) {
+  int old[CAND_MAX_GENES];
+  memcpy(old, g, sizeof(int) * (size_t)p->ngenes);
+  int f = p->ns * GLEVELS + p->nr * GRLEVELS, pick = rng_int(r, 10);
+  if (pick < 6) {
+    int d = rng_int(r, p->ns);
+    mutate_axis(r, p->s[d].extent, g + d * GLEVELS, GLEVELS, 4);
+  } else if (pick < 8 && p->nr) {
+    int d = rng_int(r, p->nr);
+    mutate_axis(r, p->r[d].extent, g + p->ns * GLEVELS + d * GRLEVELS, GRLEVELS, 4);
+  } else {
+    int k = rng_int(r, 3);
+    g[f + k] = k == 1 ? rng_int(r, 4) : !g[f + k];
+  }
+  if (!gpu_fits(ss, p, g)) memcpy(g, old, sizeof(int) * (size_t)p->ngenes);
+}
+
 void sketch_mutate(const SketchSet *ss, Rng *r, Cand *c) {
   const Sketch *s = &ss->sk[c->sketch];
   if (s->nplans == 0) return;
@@ -450,6 +659,10 @@ void sketch_mutate(const SketchSet *ss, Rng *r, Cand *c) {
   if (p->kind == PLAN_RFACTOR) {
     if (rng_int(r, 2)) g[0] = rfactor_lanes(r, p->r[p->nr - 1].extent);
     else g[1] = 1 + rng_int(r, p->ns);
+    return;
+  }
+  if (p->kind == PLAN_GPU_SHARED) {
+    mutate_gpu_shared(ss, p, r, g);
     return;
   }
   if (p->kind == PLAN_SIMPLE) {
@@ -464,6 +677,7 @@ void sketch_mutate(const SketchSet *ss, Rng *r, Cand *c) {
     mutate_axis(r, p->s[d].extent, g + d * SLEVELS, is_gpu(ss) ? 2 : SLEVELS,
                 d == p->ns - 1 ? MAX_INNER : 32);
     ensure_parallel(ss, p, g);
+    gpu_clamp_threads(ss, p, g);
   } else if (pick < 8 && p->nr) {
     int d = rng_int(r, p->nr);
     mutate_axis(r, p->r[d].extent, g + p->ns * SLEVELS + d, 1, 64);
@@ -796,6 +1010,166 @@ static void render_tile_gpu(const Plan *p, const int *g, Text *t) {
   fuse_outer(t, stt, th, p->ns, "bind(%s, threadIdx.x)");
 }
 
+/* ---- GPU shared-memory tiling (PLAN_GPU_SHARED): the steps */
+
+/* Fuse the loops NAMES[0..n) of stage ST (adjacent, in order) into one; its name in OUT
+ * (the loop itself when n == 1). */
+static void fuse_list(Text *t, const char *st, const char *tag, char names[][NM], int n, char *out) {
+  nm(out, "%s", names[0]);
+  for (int i = 1; i < n; i++) {
+    char f[NM];
+    nm(f, "%s_%s%d", st, tag, i);
+    emit(t, "%s = fuse(%s, %s)", f, out, names[i]);
+    nm(out, "%s", f);
+  }
+}
+
+/* The axis names of the cache_read stage of B for P's stage (schedule.c's cache_axes: the
+ * indices of the first load of B where all are distinct plain names, else ax0, ax1, ...). */
+static const Expr *first_load_of(const Expr *e, const Buffer *b) {
+  if (!e) return NULL;
+  if (e->kind == E_LOAD && e->buf == b) return e;
+  const Expr *r = NULL;
+  for (int i = 0; i < e->nargs && !r; i++) r = first_load_of(e->args[i], b);
+  if (!r) r = first_load_of(e->a, b);
+  if (!r) r = first_load_of(e->b, b);
+  if (!r) r = first_load_of(e->c, b);
+  return r;
+}
+
+static void cache_axis_names(const Op *op, const Buffer *b, char names[][NM]) {
+  const Expr *ld = first_load_of(op->value, b);
+  bool plain = ld != NULL;
+  for (int d = 0; plain && d < b->ndim; d++) {
+    plain &= ld->args[d]->kind == E_VAR;
+    for (int e = 0; plain && e < d; e++) plain &= ld->args[e]->var != ld->args[d]->var;
+  }
+  for (int d = 0; d < b->ndim; d++) {
+    if (plain) nm(names[d], "%s", ld->args[d]->var->name);
+    else nm(names[d], "ax%d", d);
+  }
+}
+
+/* Cooperative fetching of tensor B into shared memory for the local stage LST, at loop AT:
+ * the copy's loops fused, split by the THREADS of the block and bound to threadIdx.x; its
+ * last dimension split off in 16-byte vectors first when VEC and they divide its span. */
+static void render_fetch(const Plan *p, const int *g, const Buffer *b, const char *lst,
+                         const char *at, int64_t threads, bool vec, Text *t) {
+  char sst[NM], ax[MAX_AXES][NM], loops[MAX_AXES + 1][NM];
+  nm(sst, "%s_shared", b->name);
+  emit(t, "%s = cache_read(%s, shared, %s)", sst, b->name, lst);
+  emit(t, "compute_at(%s, %s, %s)", sst, lst, at);
+  cache_axis_names(p->op, b, ax);
+  int64_t span[MAX_AXES] = {0};
+  gpu_span(p, g, p->op->value, b, span);
+  int n = b->ndim, w = 16 / (dtype_bytes(b->dtype) > 0 ? dtype_bytes(b->dtype) : 16);
+  for (int d = 0; d < n; d++) nm(loops[d], "%s.%s", sst, ax[d]);
+  bool v = vec && w > 1 && span[n - 1] % w == 0 && threads > 1;
+  if (v) {
+    char o[NM];
+    nm(o, "%s_vo", sst);
+    emit(t, "%s, %s_v = split(%s, %d)", o, sst, loops[n - 1], w);
+    nm(loops[n - 1], "%s", o);
+  }
+  if (threads > 1) {
+    char f[NM];
+    fuse_list(t, sst, "f", loops, n, f);
+    emit(t, "%s_o, %s_t = split(%s, %" PRId64 ")", sst, sst, f, threads);
+    emit(t, "bind(%s_t, threadIdx.x)", sst);
+  }
+  if (v) emit(t, "vectorize(%s_v)", sst);
+}
+
+/* The local stage LST of a GPU_SHARED plan: R0 R1 S3 R2 S4 with unrolling and a vector
+ * of 2 or 4 accumulators, then the shared tiles of every tensor read, fetched at R0. */
+static void render_gpu_local(const Plan *p, const int *g, const char *lst, int64_t threads,
+                             Text *t) {
+  Levels sl[MAX_AXES], rl[MAX_AXES];
+  char ref[NM];
+  for (int d = 0; d < p->ns; d++) {
+    int f[1] = {g[d * GLEVELS + 3]};
+    loop_ref(ref, sizeof ref, lst, p->s[d].name);
+    split_levels(t, lst, p->s[d].name, ref, f, 2, &sl[d]);
+  }
+  for (int d = 0; d < p->nr; d++) {
+    const int *a = g + p->ns * GLEVELS + d * GRLEVELS;
+    int f[2] = {a[0], a[1]};
+    loop_ref(ref, sizeof ref, lst, p->r[d].name);
+    split_levels(t, lst, p->r[d].name, ref, f, 3, &rl[d]);
+  }
+  char order[1024] = "";
+  list_level(order, sizeof order, rl, p->nr, 0);
+  list_level(order, sizeof order, rl, p->nr, 1);
+  list_level(order, sizeof order, sl, p->ns, 0);
+  list_level(order, sizeof order, rl, p->nr, 2);
+  list_level(order, sizeof order, sl, p->ns, 1);
+  emit(t, "reorder(%s)", order);
+  int fl = p->ns * GLEVELS + p->nr * GRLEVELS, last = p->ns - 1, s4 = g[last * GLEVELS + 3];
+  bool vec = g[fl + 2] && sl[last].has[1] && (s4 == 2 || s4 == 4);
+  if (vec) emit(t, "vectorize(%s)", sl[last].name[1]);
+  for (int d = 0; g[fl + 1] >= 1 && d < p->ns; d++)
+    if (sl[d].has[1] && !(vec && d == last)) emit(t, "unroll(%s)", sl[d].name[1]);
+  for (int d = 0; g[fl + 1] >= 2 && d < p->nr; d++)
+    if (rl[d].has[2]) emit(t, "unroll(%s)", rl[d].name[2]);
+  for (int d = 0; g[fl + 1] >= 2 && d < p->ns; d++)
+    if (sl[d].has[0] && g[d * GLEVELS + 2] > 1) emit(t, "unroll(%s)", sl[d].name[0]);
+  for (int d = 0; g[fl + 1] >= 3 && d < p->nr; d++)
+    if (rl[d].has[1]) emit(t, "unroll(%s)", rl[d].name[1]);
+  for (int j = 0; j < p->op->nreads; j++)
+    render_fetch(p, g, p->op->reads[j], lst, rl[p->nr - 1].name[0], threads, g[fl], t);
+}
+
+/* SSSRRSRS on GPUs (Ansor's multi-level tiling with shared memory): the output ST computed
+ * through ST_local (accumulators in registers), or the reduction computed in registers at
+ * the threads of its elementwise consumer ST; ST's loops split block / vthread / thread /
+ * inner, the block loops fused on blockIdx.x, each vthread loop bound, the thread loops
+ * fused on threadIdx.x, the inner loop stored in vectors; ST_local at the thread loop,
+ * ordered R0 R1 S3 R2 S4; every tensor it reads staged in shared memory at the last R0. */
+static void render_gpu_shared(const Plan *p, const int *g, Text *t) {
+  const char *st = p->consumer ? p->consumer->name : p->op->name;
+  char lst[NM], ref[NM];
+  if (p->consumer) { /* the reduction itself is the local stage, at the consumer's threads */
+    nm(lst, "%s", p->op->name);
+  } else {
+    nm(lst, "%s_local", st);
+    emit(t, "%s = cache_write(%s, local)", lst, st);
+  }
+  Levels lv[MAX_AXES];
+  for (int d = 0; d < p->ns; d++) {
+    const int *a = g + d * GLEVELS;
+    int f[3] = {a[0], a[1], a[2] * a[3]};
+    const char *ax = p->consumer ? p->cons_axes[d] : p->s[d].name;
+    loop_ref(ref, sizeof ref, st, ax);
+    split_levels(t, st, ax, ref, f, 4, &lv[d]);
+  }
+  char order[1024] = "";
+  for (int l = 0; l < 4; l++) list_level(order, sizeof order, lv, p->ns, l);
+  if (p->ns > 1) emit(t, "reorder(%s)", order);
+  char names[MAX_AXES][NM], blk[NM], thr[NM] = "", at[NM];
+  for (int d = 0; d < p->ns; d++) nm(names[d], "%s", lv[d].name[0]);
+  fuse_list(t, st, "b", names, p->ns, blk);
+  emit(t, "bind(%s, blockIdx.x)", blk);
+  nm(at, "%s", blk);
+  for (int d = 0; d < p->ns; d++)
+    if (lv[d].has[1]) emit(t, "bind(%s, vthread)", lv[d].name[1]), nm(at, "%s", lv[d].name[1]);
+  int nt = 0;
+  for (int d = 0; d < p->ns; d++)
+    if (lv[d].has[2]) nm(names[nt++], "%s", lv[d].name[2]);
+  if (nt) {
+    fuse_list(t, st, "t", names, nt, thr);
+    emit(t, "bind(%s, threadIdx.x)", thr);
+    nm(at, "%s", thr);
+  }
+  int fl = p->ns * GLEVELS + p->nr * GRLEVELS, last = p->ns - 1;
+  const int *gl = g + last * GLEVELS;
+  if (g[fl + 2] && lv[last].has[3] && (gl[2] * gl[3]) % 4 == 0) {
+    emit(t, "%s_vo, %s_v = split(%s, 4)", st, st, lv[last].name[3]);
+    emit(t, "vectorize(%s_v)", st);
+  }
+  emit(t, "compute_at(%s, %s, %s)", lst, st, at);
+  render_gpu_local(p, g, lst, gpu_threads(p, g), t);
+}
+
 /* RFACTOR on CPUs: the last reduction axis split by the lanes V; the lanes rfactored into a
  * stage ST_rf[v, spatial...] accumulated in a local vector at its last spatial loop (the
  * other reductions outside, the lanes vectorized innermost); its outer spatial loops fused
@@ -840,6 +1214,7 @@ static void render_plan(const SketchSet *ss, const Plan *p, const int *g, Text *
     else render_inner(ss, p, p->op->name, "", g, true, t);
     break;
   case PLAN_RFACTOR: render_rfactor(ss, p, g, t); break;
+  case PLAN_GPU_SHARED: render_gpu_shared(p, g, t); break;
   case PLAN_FUSED:
     if (is_gpu(ss)) render_tile_gpu(p, g, t);
     else render_fused_cpu(ss, p, g, t);

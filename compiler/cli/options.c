@@ -75,7 +75,7 @@ static const OptSpec options[] = {
     {"--expect", "REF.npy", OV_STR, F(expect), B(CMD_RUN),
      "networks: compare the result with REF (.npy or .pb); exit 1 when it differs"},
     {"--emit", "KIND", OV_STR, F(emit), B(CMD_COMPILE),
-     "ast ir llvm asm obj so header cuda ptx opencl (networks: tasks steps)"},
+     "ast ir llvm asm obj so header cuda ptx ptx-info opencl (networks: tasks steps)"},
     {"--target", "T", OV_TARGET, F(o.target), BUILDS, "llvm (default), cuda or opencl"},
     {"--schedule", "V", OV_STR, F(schedule), B(CMD_COMPILE) | B(CMD_RUN) | B(CMD_BENCH),
      "the schedule variant V of each kernel (bench: also 'all'; networks: 'bare')"},

@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rt_internal.h"
 
@@ -109,10 +110,64 @@ static bool write_text(const char *path, const char *text) {
   return true;
 }
 
+/* ptxas: $PTXAS, else the one on PATH, else the toolkit's default place; NULL if none. */
+static const char *find_ptxas(void) {
+  const char *env = getenv("PTXAS");
+  if (env && *env) return env;
+  const char *path = getenv("PATH");
+  static char buf[4096];
+  for (const char *p = path; p && *p;) {
+    const char *e = strchr(p, ':');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    snprintf(buf, sizeof buf, "%.*s/ptxas", (int)n, p);
+    if (n && access(buf, X_OK) == 0) return buf;
+    p = e ? e + 1 : NULL;
+  }
+  return access("/usr/local/cuda/bin/ptxas", X_OK) == 0 ? "/usr/local/cuda/bin/ptxas" : NULL;
+}
+
+/* `--emit ptx-info`: PTX assembled by `ptxas -v` for the PTX's own .target (sm_90 where
+ * NVRTC had no device): per kernel its registers, spill stores and loads, shared memory.
+ * Needs the toolkit's ptxas, not a GPU. */
+static bool ptx_info(const char *ptx, const char *path) {
+  const char *ptxas = find_ptxas();
+  if (!ptxas) {
+    diag_error((Loc){0}, "--emit ptx-info needs ptxas (set PTXAS or put it on PATH)");
+    return false;
+  }
+  char arch[32] = "sm_90";
+  const char *t = strstr(ptx, ".target ");
+  if (t) sscanf(t + 8, "%31[a-z_0-9]", arch);
+  char tmp[] = "/tmp/texc-ptx-XXXXXX";
+  int fd = mkstemp(tmp);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!f) {
+    diag_error((Loc){0}, "cannot write a temporary PTX file");
+    return false;
+  }
+  fputs(ptx, f);
+  fclose(f);
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "'%s' -v --gpu-name %s '%s' -o /dev/null 2>&1", ptxas, arch, tmp);
+  FILE *p = popen(cmd, "r");
+  char out[16384];
+  size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
+  out[n] = 0;
+  int st = p ? pclose(p) : -1;
+  unlink(tmp);
+  if (st != 0) {
+    diag_error((Loc){0}, "ptxas failed: %s", out);
+    return false;
+  }
+  return write_text(path, out);
+}
+
 static bool cuda_emit(LoweredFunc **fns, int n, const char *kind, const char *path,
                       const Options *o) {
-  if (strcmp(kind, "cuda") != 0 && strcmp(kind, "ptx") != 0) {
-    diag_error((Loc){0}, "--emit %s does not apply to --target cuda (use cuda or ptx)", kind);
+  bool info = strcmp(kind, "ptx-info") == 0;
+  if (strcmp(kind, "cuda") != 0 && strcmp(kind, "ptx") != 0 && !info) {
+    diag_error((Loc){0}, "--emit %s does not apply to --target cuda (use cuda, ptx or ptx-info)",
+               kind);
     return false;
   }
   char *src = cg_gpu_source(fns, n, TARGET_CUDA, NULL);
@@ -120,7 +175,7 @@ static bool cuda_emit(LoweredFunc **fns, int n, const char *kind, const char *pa
   if (strcmp(kind, "cuda") == 0) return write_text(path, src);
   char *ptx = cg_nvrtc_compile(src, NULL);
   if (!ptx) return false;
-  bool ok = write_text(path, ptx);
+  bool ok = info ? ptx_info(ptx, path) : write_text(path, ptx);
   free(ptx);
   return ok;
 }

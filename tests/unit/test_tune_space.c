@@ -110,6 +110,142 @@ static void test_conv_space(void) {
   check(s.parallel == s.n, "space: every conv candidate is parallel (batch 1 is not enough)");
 }
 
+static const char *padconv_src =
+    "const H = 8, W = 8, CI = 16, CO = 32\n"
+    "kernel conv(X: f32[1, H, W, CI], F: f32[3, 3, CI, CO]) -> Y: f32[1, H, W, CO] {\n"
+    "  tensor P: f32[1, H + 2, W + 2, CI]\n"
+    "  P[n, h, w, c] = h >= 1 && h <= H && w >= 1 && w <= W ? X[n, h - 1, w - 1, c] : 0.0\n"
+    "  Y[n, h, w, co] += P[n, h + rh, w + rw, ci] * F[rh, rw, ci, co]\n"
+    "}\n";
+
+static const char *mmrelu_src =
+    "const M = 64, N = 96, K = 32\n"
+    "kernel mmrelu(A: f32[M, K], W: f32[K, N], bias: f32[N]) -> R: f32[M, N] {\n"
+    "  tensor T: f32[M, N]\n"
+    "  T[i, j] += A[i, k] * W[k, j]\n"
+    "  R[i, j] = max(T[i, j] + bias[j], 0.0)\n"
+    "}\n";
+
+/* Lower TEXT for K on T; with NVRTC, NVRTC_OK counts CUDA sources that compile. */
+static bool gpu_lowers(Kernel *k, Target t, const char *text, int *nvrtc_ok) {
+  Vec steps = {0};
+  bool was = diag_silent;
+  diag_silent = true;
+  Options o = {.target = t, .opt_level = 3};
+  LoweredFunc *fn = NULL;
+  if (parse_steps("<candidate>", text, &steps)) {
+    Schedule *s = sched_build(k, t, &steps);
+    fn = s ? sched_lower(s, &o) : NULL;
+  }
+  if (fn && nvrtc_ok) {
+    char *src = cg_gpu_source(&fn, 1, t, NULL);
+    char *ptx = src ? cg_nvrtc_compile(src, "compute_90") : NULL;
+    *nvrtc_ok += ptx != NULL;
+    free(ptx);
+  }
+  diag_silent = was;
+  diag_reset();
+  return fn != NULL;
+}
+
+/* The GPU search space of K on T: every sampled and mutated candidate lowers (gpu_check
+ * included: threads and shared memory within the Target's limits); the shared-memory
+ * sketch is sampled, with its tiles fetched cooperatively (threadIdx.x) into shared memory,
+ * and (CUDA, when NVRTC is here) its first candidates compile. */
+static void explore_gpu(Kernel *k, Target t, const char *what, int n, bool nvrtc) {
+  SketchSet *ss = sketch_new(k, t, 2);
+  check(ss && sketch_count(ss) == 2, "gpu space: two sketches (global loads; shared tiles)");
+  if (!ss) return;
+  Rng r = {7};
+  int applies = 0, shared = 0, coop = 0, tried = 0, compiled = 0, fused = 0;
+  for (int i = 0; i < n; i++) {
+    Cand c;
+    sketch_sample(ss, &r, &c);
+    for (int j = 0; j < i % 4; j++) sketch_mutate(ss, &r, &c);
+    char *text = sketch_render(ss, &c);
+    bool sh = strstr(text, "= cache_read(") && strstr(text, ", shared, ");
+    bool nv = nvrtc && sh && tried < 4;
+    tried += nv;
+    Arena *ar = arena_new(), *old = arena_swap(ar);
+    bool ok = gpu_lowers(k, t, text, nv ? &compiled : NULL);
+    arena_swap(old);
+    arena_free(ar);
+    if (!ok) printf("# does not lower:\n%s", text);
+    applies += ok;
+    shared += sh;
+    coop += sh && strstr(text, "_shared_t, threadIdx.x)") &&
+            (strstr(text, "= cache_write(") || strstr(text, "compute_at(T, R, "));
+    fused += sh && strstr(text, "compute_at(T, R, ") && !strstr(text, "cache_write(");
+    free(text);
+  }
+  sketch_free(ss);
+  printf("# %s on %s: %d applied, %d with shared tiles (%d fetched by threads) of %d; "
+         "NVRTC %d of %d\n", what, target_names[t], applies, shared, coop, n, compiled, tried);
+  check(applies == n, "gpu space: every candidate lowers within the Target's limits");
+  check(shared >= n / 4 && coop == shared, "gpu space: shared tiles, fetched cooperatively");
+  if (tried) check(compiled == tried, "gpu space: CUDA candidates compile with NVRTC");
+  if (strcmp(what, "matmul + relu") == 0)
+    check(fused == shared, "gpu space: the reduction in registers at its consumer's threads");
+}
+
+static void test_gpu_space(void) {
+  Kernel *mm = kernel_of(matmul_src, "matmul"), *cv = kernel_of(padconv_src, "conv");
+  check(mm && cv, "gpu space: kernels parse and check");
+  if (!mm || !cv) return;
+  bool nvrtc = getenv("TEXC_NO_NVRTC") == NULL;
+  explore_gpu(mm, TARGET_CUDA, "matmul", 120, nvrtc);
+  explore_gpu(cv, TARGET_CUDA, "padded conv", 60, nvrtc);
+  explore_gpu(mm, TARGET_OPENCL, "matmul", 40, false);
+  Kernel *mr = kernel_of(mmrelu_src, "mmrelu");
+  check(mr != NULL, "gpu space: matmul + relu parses and checks");
+  if (mr) explore_gpu(mr, TARGET_CUDA, "matmul + relu", 60, nvrtc);
+}
+
+/* The GPU features (features.c 78..84) of matmul 256 staged as gpu_fast is: 128x128
+ * blocks of 256 threads, 8x8 accumulators, k tiles of 8 in shared memory (2 x 4 KiB),
+ * float4 fetches; against the same kernel without shared memory. */
+static void test_gpu_features(void) {
+  Kernel *k = kernel_of(matmul_src, "matmul");
+  if (!k) return;
+  const char *staged =
+      "C_local = cache_write(C, local)\n"
+      "C_i_t3, C_i3 = split(C.i, 8)\nC_i0, C_i2 = split(C_i_t3, 16)\n"
+      "C_j_t3, C_j3 = split(C.j, 8)\nC_j0, C_j2 = split(C_j_t3, 16)\n"
+      "reorder(C_i0, C_j0, C_i2, C_j2, C_i3, C_j3)\n"
+      "C_b1 = fuse(C_i0, C_j0)\nbind(C_b1, blockIdx.x)\nC_t1 = fuse(C_i2, C_j2)\nbind(C_t1, threadIdx.x)\n"
+      "compute_at(C_local, C, C_t1)\n"
+      "C_local_k0, C_local_k1 = split(C_local.k, 8)\n"
+      "reorder(C_local_k0, C_local_k1, C_local.i, C_local.j)\nunroll(C_local.i)\n"
+      "A_shared = cache_read(A, shared, C_local)\ncompute_at(A_shared, C_local, C_local_k0)\n"
+      "A_shared_vo, A_shared_v = split(A_shared.k, 4)\nA_shared_f1 = fuse(A_shared.i, A_shared_vo)\n"
+      "A_shared_o, A_shared_t = split(A_shared_f1, 256)\nbind(A_shared_t, threadIdx.x)\nvectorize(A_shared_v)\n"
+      "B_shared = cache_read(B, shared, C_local)\ncompute_at(B_shared, C_local, C_local_k0)\n"
+      "B_shared_f1 = fuse(B_shared.k, B_shared.j)\n"
+      "B_shared_o, B_shared_t = split(B_shared_f1, 256)\nbind(B_shared_t, threadIdx.x)\n";
+  const char *plain = "C_i0, C_i1 = split(C.i, 16)\nC_j0, C_j1 = split(C.j, 16)\n"
+                      "reorder(C_i0, C_j0, C_i1, C_j1)\nC_b = fuse(C_i0, C_j0)\nbind(C_b, blockIdx.x)\n"
+                      "C_t = fuse(C_i1, C_j1)\nbind(C_t, threadIdx.x)\n";
+  Task task = {.kernel = k, .target = TARGET_CUDA, .opts = {.target = TARGET_CUDA, .opt_level = 3}};
+  float a[FEAT_N], b[FEAT_N];
+  Arena *ar = arena_new(), *old = arena_swap(ar);
+  bool ok = tune_lower_features(&task, staged, a) && tune_lower_features(&task, plain, b);
+  arena_swap(old);
+  arena_free(ar);
+  check(ok, "gpu features: both schedules lower");
+  if (!ok) return;
+  printf("# staged: shared %g threads %g vthreads %g unroll %g vec %g reuse %g bank %g\n",
+         exp2(a[78]) - 1, exp2(a[79]) - 1, exp2(a[80]) - 1, exp2(a[81]) - 1, exp2(a[82]) - 1,
+         exp2(a[83]) - 1, exp2(a[84]) - 1);
+  check(fabs(a[78] - log2(1 + 8192.0)) < 1e-3 && b[78] == 0, "gpu features: shared bytes per block");
+  check(fabs(a[79] - log2(1 + 256.0)) < 1e-3 && fabs(b[79] - log2(1 + 256.0)) < 1e-3,
+        "gpu features: threads per block");
+  check(fabs(a[81] - log2(1 + 8.0)) < 1e-3 && b[81] == 0, "gpu features: unrolled iterations");
+  check(fabs(a[82] - log2(1 + 16.0)) < 1e-3 && b[82] == 0, "gpu features: 16-byte vector loads");
+  check(fabs(a[83] - log2(1 + 32.0)) < 1e-3 && b[83] == 0, /* 2 x 128 x 128 x 8 flops per 8 KiB */
+        "gpu features: flops per byte staged in shared memory");
+  check(a[84] > 0 && b[84] == 0, "gpu features: bank conflicts of strided shared reads");
+}
+
 static void test_pseudo_cost(void) {
   float a[FEAT_N] = {0}, b[FEAT_N] = {0};
   a[0] = b[0] = 20; /* the same flops */
@@ -123,6 +259,8 @@ int main(void) {
   test_matmul_space();
   test_rowsum_space();
   test_conv_space();
+  test_gpu_space();
+  test_gpu_features();
   test_pseudo_cost();
   return failures ? 1 : 0;
 }

@@ -35,6 +35,7 @@ STEPS = [
     ("matmul", "gpu", "cuda", "bind: the GPU grid"),
     ("matmul", "gpu_shared", "cuda", "bind + cache_read to shared memory"),
     ("matmul", "gpu_vthread", "cuda", "bind to vthread: two elements per thread"),
+    ("matmul", "gpu_coop", "cuda", "cooperative fetching: shared tiles copied by all threads, float4 each"),
     ("blur", "root", "llvm", "the default placement: BX at the root"),
     ("blur", "inline", "llvm", "compute_inline"),
     ("blur", "at", "llvm", "compute_at a strip loop"),
