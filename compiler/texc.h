@@ -364,6 +364,9 @@ Expr *ir_subst(Expr *e, IrVar **vars, Expr **vals, int n);
 Stmt *ir_stmt_subst(Stmt *s, IrVar **vars, Expr **vals, int n);
 bool ir_equal(const Expr *a, const Expr *b);   /* structural */
 bool ir_uses_var(const Expr *e, const IrVar *v);
+/* The operand V of an update store S, buf[idx] = buf[idx] OP V (OP: + with the load
+ * anywhere in a sum, max, min: *HOW), as atomic back ends need it; NULL when S is not one. */
+Expr *ir_update_operand(const Stmt *s, BinOp *how);
 Expr *ir_copy(Expr *e);
 int64_t ir_buffer_numel(const Buffer *b, const LoweredFunc *f, const int64_t *sizes);
 

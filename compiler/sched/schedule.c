@@ -543,6 +543,17 @@ static bool parse_bind_axis(const Ast *a, ForKind *k) {
   return false;
 }
 
+/* Whether a scatter's updates can be atomic on GPU target T (gpu_source.c): +=, max=,
+ * min= on i32 and u32, += on f32; on CUDA also i64 and f64 +=, i64 max= and min=. */
+static bool gpu_atomic_ok(const Op *op, Target t) {
+  DType d = op->out->dtype;
+  bool cuda = t == TARGET_CUDA;
+  bool num = d == DT_I32 || d == DT_U32 || (cuda && d == DT_I64);
+  if (!op->scatter) return false;
+  if (op->rop == RED_SUM) return num || d == DT_F32 || (cuda && d == DT_F64);
+  return (op->rop == RED_MAX || op->rop == RED_MIN) && num;
+}
+
 static bool step_bind(StepCtx *c) {
   if (!count_args(c, 0, 2, 2)) return false;
   if (!backend_for(c->s->target)->allows_bind) {
@@ -564,10 +575,16 @@ static bool step_bind(StepCtx *c) {
   if (iv->reduce && iv->stage->op->scatter) { /* one part of extent 1: one thread does all */
     static_extents(iv->stage);
     cross = ir_is_const(iv->ext, &e1) && e1 == 1;
+    /* or the updates are atomic (nests.c, gpu_source.c) */
+    cross |= k != FOR_VTHREAD && gpu_atomic_ok(iv->stage->op, c->s->target);
   }
   if (iv->reduce && !cross) {
     diag_error(c->loc, "cannot bind reduction loop '%s' to %s: threads would race on '%s'; "
-               "use rfactor and bind the data-parallel loops", iv->name, forkind_names[k], iv->stage->name);
+               "use rfactor and bind the data-parallel loops%s", iv->name, forkind_names[k], iv->stage->name,
+               iv->stage->op->scatter && k != FOR_VTHREAD
+                   ? " (a scatter's updates are atomic on a GPU for +=, max=, min= on i32 and u32, += "
+                     "on f32; on cuda also i64 and f64 +=, i64 max= and min=)"
+                   : "");
     return false;
   }
   if (!scan_free(c, iv, "bind")) return false;

@@ -676,46 +676,10 @@ static LLVMValueRef emit_expr_raw(CG *g, Expr *e) {
 
 /* ============================================================= statements */
 
-/* Is E the load of what store S writes? */
-static bool self_load(const Expr *e, const Stmt *s) {
-  if (!e || e->kind != E_LOAD || e->buf != s->buf || e->nargs != s->nargs) return false;
-  for (int i = 0; i < e->nargs; i++)
-    if (!ir_equal(e->args[i], s->args[i])) return false;
-  return true;
-}
-
-/* E, a sum in which S's own load appears once with a + sign (the simplifier may have
- * reassociated `H[x] + (a - 3)` into `H[x] + a - 3`), without that load; NULL when it
- * is not one. *ALONE: E was the load itself (nothing is left). */
-static Expr *strip_self(Expr *e, const Stmt *s, bool *alone) {
-  if (self_load(e, s)) {
-    *alone = true;
-    return NULL;
-  }
-  if (e->kind != E_BIN || (e->op != OP_ADD && e->op != OP_SUB)) return NULL;
-  bool in_a = false;
-  Expr *a = strip_self(e->a, s, &in_a);
-  if (in_a || a) {
-    if (in_a) return e->op == OP_ADD ? e->b : ir_un(OP_NEG, e->b);
-    return ir_bin(e->op, a, e->b);
-  }
-  if (e->op != OP_ADD) return NULL;
-  bool in_b = false;
-  Expr *b = strip_self(e->b, s, &in_b);
-  return in_b ? e->a : b ? ir_bin(OP_ADD, e->a, b) : NULL;
-}
-
 /* A scatter's update from a parallel loop, buf[idx] = buf[idx] OP v: one atomicrmw. */
 static void emit_atomic(CG *g, Stmt *s) {
-  Expr *e = s->value, *rest = NULL;
-  BinOp how = OP_ADD;
-  bool alone = false;
-  if (e->kind == E_BIN && (e->op == OP_MAX || e->op == OP_MIN)) {
-    how = (BinOp)e->op;
-    rest = self_load(e->a, s) ? e->b : self_load(e->b, s) ? e->a : NULL;
-  } else {
-    rest = strip_self(e, s, &alone);
-  }
+  BinOp how;
+  Expr *rest = ir_update_operand(s, &how);
   if (!rest) die("llvm: atomic store of %s is not an update of it", s->buf->name);
   DType t = s->buf->dtype;
   bool f = dtype_is_float(t), sg = dtype_is_signed(t);
