@@ -103,6 +103,7 @@ typedef struct KCtx {
   Vec sizes;      /* IrVar* */
   Op *last;       /* the op of the statement before (an update may follow it) */
   Op *replaced;   /* an initial definition merged into the update after it */
+  Vec *externs;   /* Kernel* of the `extern kernel`s checked so far (no ops) */
 } KCtx;
 
 /* One statement being checked. */

@@ -355,3 +355,13 @@ Expr *ir_update_operand(const Stmt *s, BinOp *how) {
   }
   return strip_self(e, s, &alone);
 }
+
+Stmt *ir_call_stmt(const char *callee, Buffer **bufs, int nbufs, Expr **sizes, int nsizes) {
+  Stmt *s = new_stmt(S_CALL);
+  s->callee = callee;
+  s->bufs = bufs;
+  s->nbufs = nbufs;
+  s->args = sizes;
+  s->nargs = nsizes;
+  return s;
+}

@@ -325,6 +325,19 @@ bool pass_nests(LowerCtx *L) {
   Vec parts = {0};
   for (int i = 0; i < n; i++) {
     Stage *x = lower_stage(L, i);
+    if (x->op && x->op->ext) { /* an extern kernel's call, made by its first output's stage */
+      ExternCall *e = x->op->ext;
+      if (backend_for(L->s->target)->allows_bind) {
+        diag_error(x->op->loc, "extern kernel %s is a C function called on the host: the %s target "
+                   "cannot call it (use --target llvm)", e->callee, target_names[L->s->target]);
+        L->ok = false;
+      } else if (e->first == x->op) {
+        Stmt *c = ir_call_stmt(e->callee, e->bufs, e->nin + e->nout, e->sizes, e->nsizes);
+        c->loc = x->op->loc;
+        vec_push(&parts, c);
+      }
+      continue;
+    }
     if (x->attach == ATTACH_ROOT && gpu_atomic_scatter(x)) vec_push(&parts, gpu_scatter_init(x));
     if (x->attach == ATTACH_ROOT) vec_push(&parts, gpu_single(L, x, gen_stage(L, x)));
   }

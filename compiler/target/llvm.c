@@ -22,6 +22,7 @@
 #include "texc.h"
 #include "rt_internal.h"
 
+#include <dlfcn.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -872,7 +873,7 @@ static LLVMValueRef emit_size_checked(CG *g, Expr *e, LLVMValueRef *bad) {
 }
 
 /* Error codes of a compiled function (rt.c's cpu_call turns them into messages). */
-enum { ERR_SIZE = 1, ERR_ALLOC_SIZE = 2, ERR_ALLOC = 3 };
+enum { ERR_SIZE = 1, ERR_ALLOC_SIZE = 2, ERR_ALLOC = 3, ERR_EXTERN = 4 };
 
 /* S_ALLOC: small constant local buffers on the stack, the rest from aligned_alloc
  * (a size that overflows or a failure sets the error code and skips the body). */
@@ -926,6 +927,23 @@ static void emit_alloc(CG *g, Stmt *s) {
   call_fn(g, "free", g->voidt, &g->ptr, 1, &p);
   LLVMBuildBr(g->b, done);
   LLVMPositionBuilderAtEnd(g->b, done);
+}
+
+/* S_CALL: `int callee(T *inputs..., T *outputs..., int64_t sizes...)`, the ABI of texc's
+ * own kernels; a non-zero result sets ERR_EXTERN (the first error code stays). */
+static void emit_extern_call(CG *g, Stmt *s) {
+  int n = s->nbufs + s->nargs;
+  LLVMTypeRef *t = xalloc(sizeof *t * (size_t)(n + 1));
+  LLVMValueRef *a = xalloc(sizeof *a * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) {
+    t[i] = i < s->nbufs ? g->ptr : g->i64;
+    a[i] = i < s->nbufs ? lookup_buf(g, s->bufs[i])->ptr : emit_expr(g, s->args[i - s->nbufs]);
+  }
+  LLVMValueRef rc = call_fn(g, s->callee, g->i32, t, n, a);
+  LLVMValueRef err = LLVMBuildLoad2(g->b, g->i32, g->errp, "");
+  LLVMValueRef fail = LLVMBuildAnd(g->b, LLVMBuildICmp(g->b, LLVMIntNE, rc, LLVMConstInt(g->i32, 0, 0), ""),
+                                   LLVMBuildICmp(g->b, LLVMIntEQ, err, LLVMConstInt(g->i32, 0, 0), ""), "");
+  LLVMBuildStore(g->b, LLVMBuildSelect(g->b, fail, LLVMConstInt(g->i32, ERR_EXTERN, 0), err, ""), g->errp);
 }
 
 static void emit_if(CG *g, Stmt *s) {
@@ -1104,6 +1122,7 @@ static void emit_stmt(CG *g, Stmt *s) {
     for (int i = 0; i < s->n; i++) emit_stmt(g, s->stmts[i]);
     break;
   case S_BARRIER: break; /* one thread per block on the CPU */
+  case S_CALL: emit_extern_call(g, s); break;
   default: die("llvm codegen: bad statement kind %d", s->kind);
   }
 }
@@ -1183,6 +1202,8 @@ static const char *symbol_clash(const char *name) {
   }
   return NULL;
 }
+
+const char *cg_symbol_clash(const char *name) { return symbol_clash(name); }
 
 /* The symbol of kernel F in the module that G builds. Exported (g->sym_prefix NULL or
  * --prefix P): the name as written, or P + name, which check_exports has allowed. In the
@@ -1435,7 +1456,25 @@ static LLVMOrcLLJITRef make_jit(LLVMMemoryBufferRef obj) {
 /* The JIT's kernels are __texc_jit_NAME (kernel_symbol). */
 #define JIT_PREFIX "__texc_jit_"
 
+/* Is every extern kernel that S calls a function of this process (loaded by --extern)?
+ * An error at the call for each that is not: the JIT would fail without saying which. */
+static bool externs_loaded(const Stmt *s) {
+  if (!s) return true;
+  bool ok = true;
+  if (s->kind == S_CALL && !dlsym(RTLD_DEFAULT, s->callee)) {
+    diag_error(s->loc, "extern kernel %s: no function of that name is loaded; give the library "
+               "that defines it with --extern LIB.so", s->callee);
+    ok = false;
+  }
+  ok &= externs_loaded(s->body);
+  ok &= externs_loaded(s->els);
+  for (int i = 0; i < s->n; i++) ok &= externs_loaded(s->stmts[i]);
+  return ok;
+}
+
 static RtModule *llvm_build(LoweredFunc **fns, int n, const Options *o) {
+  for (int i = 0; i < n; i++)
+    if (!externs_loaded(fns[i]->body)) return NULL;
   Options host = o ? *o : (Options){.opt_level = 3};
   host.mtriple = NULL; /* the JIT runs here, whatever --mtriple said */
   LLVMTargetMachineRef tm = make_target(&host);
