@@ -462,10 +462,9 @@ static void topo_sort(Kernel *k, Vec *ops) {
 /* The value of extern size V under the binding VARS -> VALS (N of them): E with those
  * replaced, simplified; NULL when E still has a size of the extern. */
 static Expr *bound_shape(Expr *e, Kernel *ek, Expr **vals) {
-  Expr *r = simplify(ir_subst(e, ek->sizes, vals, ek->nsizes), NULL);
   for (int i = 0; i < ek->nsizes; i++)
-    if (!vals[i] && ir_uses_var(r, ek->sizes[i])) return NULL;
-  return r;
+    if (!vals[i] && ir_uses_var(e, ek->sizes[i])) return NULL;
+  return simplify(ir_subst(e, ek->sizes, vals, ek->nsizes), NULL);
 }
 
 /* Bind the extern's sizes that stand alone as a dimension of P to A's extents. */
@@ -501,22 +500,40 @@ static bool arg_matches(Kernel *ek, Buffer *p, Buffer *a, Expr **vals, Loc loc, 
   return false;
 }
 
+/* After an error in call ST: its outputs count as written (no "never written" after it). */
+static void outputs_written(KCtx *kc, Ast *st) {
+  for (int i = 0; i < st->list.len; i++) {
+    Ast *a = VEC_AT(st->list, i);
+    Sym *y = chk_lookup(&kc->syms, a->name);
+    if (!y || y->kind != SYM_TENSOR || y->buf->kind == BUF_INPUT || y->buf->op) continue;
+    Op *op = xalloc(sizeof *op);
+    op->name = a->name;
+    op->loc = a->loc;
+    y->buf->op = op;
+  }
+}
+
 /* `Lo, Hi = f(X, Y)`: one Op per output of extern kernel f, the first making the call. */
+static bool check_call1(KCtx *kc, Ast *st, Vec *ops);
 static void check_call(KCtx *kc, Ast *st, Vec *ops) {
+  if (!check_call1(kc, st, ops)) outputs_written(kc, st);
+}
+
+static bool check_call1(KCtx *kc, Ast *st, Vec *ops) {
   Kernel *ek = NULL;
   for (int i = 0; kc->externs && i < kc->externs->len; i++)
     if (!strcmp(((Kernel *)VEC_AT(*kc->externs, i))->name, st->name)) ek = VEC_AT(*kc->externs, i);
   if (!ek) {
     diag_error(st->loc, "'%s' is not an extern kernel: a call statement `Y = f(X)` calls one "
                "declared with `extern kernel %s(...) -> ...`", st->name, st->name);
-    return;
+    return false;
   }
   if (st->list2.len != ek->ninputs || st->list.len != ek->noutputs) {
     diag_error(st->loc, "extern kernel %s takes %d input%s and gives %d output%s; this call has %d and %d",
                ek->name, ek->ninputs, ek->ninputs == 1 ? "" : "s", ek->noutputs,
                ek->noutputs == 1 ? "" : "s", st->list2.len, st->list.len);
     diag_note(ek->loc, "extern kernel %s is declared here", ek->name);
-    return;
+    return false;
   }
   int nb = ek->ninputs + ek->noutputs;
   Buffer **bufs = xalloc(sizeof(Buffer *) * (size_t)(nb + 1));
@@ -528,22 +545,22 @@ static void check_call(KCtx *kc, Ast *st, Vec *ops) {
     if (!y || y->kind != SYM_TENSOR) {
       diag_error(a->loc, "'%s' is not a tensor of kernel %s%s", a->name, kc->k->name,
                  in ? "" : ": declare the call's outputs with `tensor NAME: DTYPE[...]` or as outputs");
-      return;
+      return false;
     }
     if (!in && y->buf->kind == BUF_INPUT) {
       diag_error(a->loc, "'%s' is an input of kernel %s and cannot be written; write a new tensor",
                  a->name, kc->k->name);
-      return;
+      return false;
     }
     if (!in && y->buf->op) {
       diag_error(a->loc, "'%s' is written by two statements: a tensor is written by exactly one", a->name);
       diag_note(y->buf->op->loc, "the first statement that writes %s is here", a->name);
-      return;
+      return false;
     }
     for (int j = ek->ninputs; !in && j < i; j++)
       if (bufs[j] == y->buf) {
         diag_error(a->loc, "'%s' is two outputs of one call", a->name);
-        return;
+        return false;
       }
     if (in && !y->first_read.file && !y->first_read.line) y->first_read = a->loc;
     bufs[i] = y->buf;
@@ -553,7 +570,7 @@ static void check_call(KCtx *kc, Ast *st, Vec *ops) {
   for (int i = 0; i < nb; i++) bind_sizes(ek, params[i], bufs[i], vals);
   for (int i = 0; i < nb; i++) {
     Ast *a = i < ek->ninputs ? VEC_AT(st->list2, i) : VEC_AT(st->list, i - ek->ninputs);
-    if (!arg_matches(ek, params[i], bufs[i], vals, a->loc, i < ek->ninputs ? "input" : "output")) return;
+    if (!arg_matches(ek, params[i], bufs[i], vals, a->loc, i < ek->ninputs ? "input" : "output")) return false;
   }
   ExternCall *call = xalloc(sizeof *call);
   *call = (ExternCall){ek->name, ek->loc, bufs, ek->ninputs, ek->noutputs, vals, ek->nsizes, NULL};
@@ -579,6 +596,7 @@ static void check_call(KCtx *kc, Ast *st, Vec *ops) {
     b->op = op;
     vec_push(ops, op);
   }
+  return true;
 }
 
 static Kernel *check_kernel(Checker *ck, SymTab *consts, Ast *kn) {
