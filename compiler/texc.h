@@ -80,6 +80,10 @@ typedef enum {
   DT_COUNT
 } DType;
 const char *dtype_name(DType t);       /* "f32" */
+/* util.c: why NAME cannot be a C symbol that texc exports or calls (a name of the C
+ * library, libm, POSIX, or with a reserved prefix: a phrase after "which is"), or NULL.
+ * Exported kernels (llvm.c) and extern kernels (check.c) are checked with it. */
+const char *c_symbol_clash(const char *name);
 bool dtype_parse(const char *s, DType *out);
 int dtype_bytes(DType t);              /* storage size; bool is 1 byte */
 bool dtype_is_float(DType t);
@@ -775,9 +779,7 @@ char *cg_nvrtc_compile(const char *src, const char *arch);
 /* target/llvm.c: the runtime archive a `--emit so` library links (libtexrt.a: $TEXC_RUNTIME,
  * else beside the texc binary or up to two folders above it), or NULL. */
 const char *cg_runtime_archive(void);
-/* target/llvm.c: why NAME cannot be a C symbol of texc's libraries (the C library, libm,
- * POSIX, reserved prefixes: a phrase after "which is"), or NULL. Also for extern kernels. */
-const char *cg_symbol_clash(const char *name);
+
 /* target.c: the limits to check T's functions against: the device's (target_device_info),
  * each replaced by O->gpu's when that is not 0; zero on a CPU target. */
 GpuLimits gpu_limits(Target t, const Options *o);

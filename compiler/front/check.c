@@ -677,7 +677,7 @@ static bool name_taken(Checker *ck, const char *name, Loc loc, bool *same) {
 static void add_extern(Checker *ck, SymTab *consts, Ast *ex) {
   bool same;
   if (!ex->name || name_taken(ck, ex->name, ex->loc, &same)) return;
-  const char *why = cg_symbol_clash(ex->name);
+  const char *why = c_symbol_clash(ex->name);
   if (why) {
     diag_error(ex->loc, "extern kernel %s is the C symbol %s, which is %s: the function must have "
                "another name", ex->name, ex->name, why);
