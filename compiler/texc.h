@@ -320,7 +320,7 @@ struct Stmt {
   /* S_CALL */
   const char *callee;
   Buffer **bufs;
-  int nbufs;
+  int nbufs, nin; /* bufs[0..nin) are read, the others written */
 };
 
 /* A kernel lowered to one loop nest: what every backend and the interpreter consume. */
@@ -369,7 +369,7 @@ Stmt *ir_if(Expr *cond, Stmt *then, Stmt *els);
 Stmt *ir_seq(Stmt **s, int n);            /* flattens nested seqs, drops NULLs */
 Stmt *ir_seq2(Stmt *a, Stmt *b);
 Stmt *ir_barrier(void);
-Stmt *ir_call_stmt(const char *callee, Buffer **bufs, int nbufs, Expr **sizes, int nsizes);
+Stmt *ir_call_stmt(const char *callee, Buffer **bufs, int nin, int nout, Expr **sizes, int nsizes);
 Buffer *ir_buffer(const char *name, DType t, int ndim, Expr **shape, Scope scope, BufKind kind);
 
 /* Replace every use of a var: MAP is parallel arrays VARS -> VALS of length N. */

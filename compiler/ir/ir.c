@@ -356,11 +356,12 @@ Expr *ir_update_operand(const Stmt *s, BinOp *how) {
   return strip_self(e, s, &alone);
 }
 
-Stmt *ir_call_stmt(const char *callee, Buffer **bufs, int nbufs, Expr **sizes, int nsizes) {
+Stmt *ir_call_stmt(const char *callee, Buffer **bufs, int nin, int nout, Expr **sizes, int nsizes) {
   Stmt *s = new_stmt(S_CALL);
   s->callee = callee;
   s->bufs = bufs;
-  s->nbufs = nbufs;
+  s->nbufs = nin + nout;
+  s->nin = nin;
   s->args = sizes;
   s->nargs = nsizes;
   return s;

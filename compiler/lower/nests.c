@@ -332,7 +332,7 @@ bool pass_nests(LowerCtx *L) {
                    "cannot call it (use --target llvm)", e->callee, target_names[L->s->target]);
         L->ok = false;
       } else if (e->first == x->op) {
-        Stmt *c = ir_call_stmt(e->callee, e->bufs, e->nin + e->nout, e->sizes, e->nsizes);
+        Stmt *c = ir_call_stmt(e->callee, e->bufs, e->nin, e->nout, e->sizes, e->nsizes);
         c->loc = x->op->loc;
         vec_push(&parts, c);
       }
