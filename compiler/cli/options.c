@@ -84,7 +84,7 @@ static const OptSpec options[] = {
      "the schedule variant V of each kernel (bench: also 'all'; networks: 'bare')"},
     {"-D", "NAME=VALUE", OV_DEFINE, 0, BUILDS | B(CMD_IMPORT), "give a constant or symbolic size a decimal value"},
     {"--kernel", "K", OV_STR, F(kernel), BUILDS, "only kernel K"},
-    {"--extern", "LIB.so", OV_EXTERN, 0, B(CMD_RUN) | B(CMD_BENCH),
+    {"--extern", "LIB.so", OV_EXTERN, 0, B(CMD_RUN) | B(CMD_BENCH) | B(CMD_FUZZ),
      "load LIB.so, which defines the file's extern kernels (again for another library)"},
     {"--records", "F.jsonl", OV_STR, F(records),
      B(CMD_COMPILE) | B(CMD_RUN) | B(CMD_BENCH) | B(CMD_TUNE) | B(CMD_RECORDS),
