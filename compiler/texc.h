@@ -80,6 +80,10 @@ typedef enum {
   DT_COUNT
 } DType;
 const char *dtype_name(DType t);       /* "f32" */
+/* util.c: why NAME cannot be a C symbol that texc exports or calls (a name of the C
+ * library, libm, POSIX, or with a reserved prefix: a phrase after "which is"), or NULL.
+ * Exported kernels (llvm.c) and extern kernels (check.c) are checked with it. */
+const char *c_symbol_clash(const char *name);
 bool dtype_parse(const char *s, DType *out);
 int dtype_bytes(DType t);              /* storage size; bool is 1 byte */
 bool dtype_is_float(DType t);
@@ -113,10 +117,12 @@ uint16_t f32_to_f16(float f);           /* round to nearest even; overflow to in
   X(A_TENSOR)  /* tensor name: dtype[list] — a local intermediate */                  \
   X(A_STMT)    /* a (an A_ACCESS) op b, where list2 (A_RANGE); op: '=' or a TOKOP_ */ \
   X(A_RANGE)   /* name in a..b */                                                     \
+  X(A_CALLSTMT) /* list (A_NAME outputs) = name(list2: A_NAME inputs): an extern call */ \
   /* top level */                                                                     \
   X(A_CONST)   /* const name = a (one node per name) */                               \
   X(A_IMPORT)  /* import sval; list holds the imported file's items once resolved */  \
   X(A_KERNEL)  /* kernel name(list: A_PARAM) -> list2: A_PARAM { list3: A_STMT|A_TENSOR } */ \
+  X(A_EXTERN)  /* extern kernel name(list: A_PARAM) -> list2: A_PARAM (no body) */      \
   X(A_SCHEDULE) /* schedule name.name2 for list (A_NAME targets; empty: all)          \
                    { list2: A_STEP } or `= auto` (ival = 1) */                        \
   X(A_STEP)    /* list (A_NAME outputs) = name(list2 args) */                         \
@@ -280,7 +286,9 @@ static inline bool forkind_is_gpu(ForKind k) { return k >= FOR_BLOCK_X; }
   X(S_ALLOC)   /* buf (its shape and scope) allocated for body */                   \
   X(S_IF)      /* if cond then body else els (els may be NULL) */                   \
   X(S_SEQ)     /* stmts[0..n) in order */                                           \
-  X(S_BARRIER) /* all threads of a block: shared-memory writes visible (GPU only) */
+  X(S_BARRIER) /* all threads of a block: shared-memory writes visible (GPU only) */  \
+  X(S_CALL)    /* callee(bufs[0..nbufs), args[0..nargs)): an extern kernel, its       \
+                  buffers (inputs, then outputs) and its sizes (i64); CPU only */
 
 typedef enum {
 #define X(k) k,
@@ -309,6 +317,10 @@ struct Stmt {
    * max, min) and the back end does it as one atomic read-modify-write (llvm.c's
    * atomicrmw); everywhere else it reads as the plain store it equals. */
   bool atomic;
+  /* S_CALL */
+  const char *callee;
+  Buffer **bufs;
+  int nbufs, nin; /* bufs[0..nin) are read, the others written */
 };
 
 /* A kernel lowered to one loop nest: what every backend and the interpreter consume. */
@@ -357,6 +369,7 @@ Stmt *ir_if(Expr *cond, Stmt *then, Stmt *els);
 Stmt *ir_seq(Stmt **s, int n);            /* flattens nested seqs, drops NULLs */
 Stmt *ir_seq2(Stmt *a, Stmt *b);
 Stmt *ir_barrier(void);
+Stmt *ir_call_stmt(const char *callee, Buffer **bufs, int nin, int nout, Expr **sizes, int nsizes);
 Buffer *ir_buffer(const char *name, DType t, int ndim, Expr **shape, Scope scope, BufKind kind);
 
 /* Replace every use of a var: MAP is parallel arrays VARS -> VALS of length N. */
@@ -364,6 +377,9 @@ Expr *ir_subst(Expr *e, IrVar **vars, Expr **vals, int n);
 Stmt *ir_stmt_subst(Stmt *s, IrVar **vars, Expr **vals, int n);
 bool ir_equal(const Expr *a, const Expr *b);   /* structural */
 bool ir_uses_var(const Expr *e, const IrVar *v);
+/* The operand V of an update store S, buf[idx] = buf[idx] OP V (OP: + with the load
+ * anywhere in a sum, max, min: *HOW), as atomic back ends need it; NULL when S is not one. */
+Expr *ir_update_operand(const Stmt *s, BinOp *how);
 Expr *ir_copy(Expr *e);
 int64_t ir_buffer_numel(const Buffer *b, const LoweredFunc *f, const int64_t *sizes);
 
@@ -497,7 +513,21 @@ struct Op {
   /* An update definition (`Y[i, j] = B[j]` then `Y[i, j] += ...`): the reduction starts
    * at INIT (over axes) instead of its start value. NULL: the start value. */
   Expr *init;
+  /* An output of an extern kernel's call (`S = sort(X)`): the stage has no loops of its
+   * own, value is a 0 of out's dtype; EXT->first's stage makes the call. NULL: a compute. */
+  struct ExternCall *ext;
 };
+
+/* `Lo, Hi = f(X)` calling `extern kernel f(...) -> (...)`: one Op per output. */
+typedef struct ExternCall {
+  const char *callee;  /* the C symbol */
+  Loc decl;            /* the `extern kernel` */
+  Buffer **bufs;       /* the caller's buffers: inputs, then outputs */
+  int nin, nout;
+  Expr **sizes;        /* the extern's sizes, over the caller's (i64) */
+  int nsizes;
+  Op *first;           /* the op of the first output: its stage makes the call */
+} ExternCall;
 
 typedef struct Variant {
   const char *name;
@@ -749,6 +779,7 @@ char *cg_nvrtc_compile(const char *src, const char *arch);
 /* target/llvm.c: the runtime archive a `--emit so` library links (libtexrt.a: $TEXC_RUNTIME,
  * else beside the texc binary or up to two folders above it), or NULL. */
 const char *cg_runtime_archive(void);
+
 /* target.c: the limits to check T's functions against: the device's (target_device_info),
  * each replaced by O->gpu's when that is not 0; zero on a CPU target. */
 GpuLimits gpu_limits(Target t, const Options *o);

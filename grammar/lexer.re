@@ -132,6 +132,13 @@ static bool network_keyword(const Lexer *lx, const char *p) {
   return *skip_blanks(p) == '(';
 }
 
+/* Does the word `extern` ending at P start an extern kernel: is the next word `kernel`?
+ * No valid file has an identifier before `kernel`, so elsewhere `extern` is a name. */
+static bool extern_keyword(const char *p) {
+  p = skip_blanks(p);
+  return strncmp(p, "kernel", 6) == 0 && !is_id_char(p[6]);
+}
+
 /* Scan one token from lx->cur: its kind (T_END at the end), value in *V, location in *LOC
  * and start in *START. */
 static int scan(Lexer *lx, YYSTYPE *v, Loc *loc, const char **start) {
@@ -185,6 +192,9 @@ static int scan(Lexer *lx, YYSTYPE *v, Loc *loc, const char **start) {
         if (YYCURSOR - (const unsigned char *)s == 7 && memcmp(s, "network", 7) == 0 &&
             network_keyword(lx, (const char *)YYCURSOR))
           TOKEN(T_NETWORK);
+        if (YYCURSOR - (const unsigned char *)s == 6 && memcmp(s, "extern", 6) == 0 &&
+            extern_keyword((const char *)YYCURSOR))
+          TOKEN(T_EXTERN);
         v->str = xstrndup(s, (size_t)((const char *)YYCURSOR - s));
         TOKEN(T_NAME);
       }
@@ -231,7 +241,8 @@ static int scan(Lexer *lx, YYSTYPE *v, Loc *loc, const char **start) {
 }
 
 static bool is_toplevel(int t) {
-  return t == T_CONST || t == T_IMPORT || t == T_KERNEL || t == T_SCHEDULE || t == T_NETWORK;
+  return t == T_CONST || t == T_IMPORT || t == T_KERNEL || t == T_SCHEDULE || t == T_NETWORK ||
+         t == T_EXTERN;
 }
 
 /* LEX_SYNC_SKIP: drop the tokens left on lx->skip_line, but stop before one that closes

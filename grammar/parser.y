@@ -194,12 +194,12 @@ static Vec vec1(void *p) {
 %token DOTDOT "'..'" ARROW "'->'"
 %token CONST "'const'" IMPORT "'import'" KERNEL "'kernel'" TENSOR "'tensor'"
 %token WHERE "'where'" IN "'in'" SCHEDULE "'schedule'" FOR "'for'" AUTO "'auto'"
-%token NETWORK "'network'"
+%token NETWORK "'network'" EXTERN "'extern'"
 %token SYNC "end of line" START_FILE "start of file" START_STEPS "start of steps"
 
-%type <ast> expr primary param stmt range kernel schedule step arg network call
+%type <ast> expr primary param stmt range kernel schedule step arg network call extern
 %type <vec> exprs exprs_opt params params_opt outputs body where_opt ranges
-%type <vec> names targets for_opt steps args args_opt calls
+%type <vec> names targets for_opt steps args args_opt calls names_opt
 %type <op> assign
 
 %right '?' ':'
@@ -236,6 +236,7 @@ item:
 | kernel                  { vec_push(&lx->out->list, $1); }
 | schedule                { vec_push(&lx->out->list, $1); }
 | network                 { vec_push(&lx->out->list, $1); }
+| extern                  { vec_push(&lx->out->list, $1); }
 ;
 
 /* const M = 1024, N = 2 * M: one A_CONST per name */
@@ -253,6 +254,12 @@ const_def:
 kernel:
   KERNEL NAME '(' params_opt ')' ARROW outputs '{' body '}'
       { $$ = mk_name(A_KERNEL, @1, $2); $$->list = $4; $$->list2 = $7; $$->list3 = $9; }
+;
+
+/* extern kernel sort(X: f32[n]) -> Y: f32[n]: a C function the user links (LANGUAGE.md) */
+extern:
+  EXTERN KERNEL NAME '(' params_opt ')' ARROW outputs
+      { $$ = mk_name(A_EXTERN, @1, $3); $$->list = $5; $$->list2 = $8; }
 ;
 
 params_opt:
@@ -287,6 +294,13 @@ stmt:
         $$->op = $5; $$->b = $6; $$->list2 = $7; }
 | TENSOR NAME ':' NAME '[' exprs_opt ']'
       { $$ = mk_param(A_TENSOR, @1, $2, $4, @4, $6); }
+| names '=' NAME '(' names_opt ')'
+      { $$ = mk_name(A_CALLSTMT, @1, $3); $$->list = $1; $$->list2 = $5; }
+;
+
+names_opt:
+  %empty                  { $$ = (Vec){0}; }
+| names
 ;
 
 assign:
@@ -513,6 +527,7 @@ static int simplify_expected(Expect *e, yysymbol_kind_t la, bool *expr, bool *st
   *expr = all_of(e, expr_start, 7);
   if (*expr) drop(e, expr_start, 7);
   e->has[YYSYMBOL_NETWORK] = false; /* contextual: messages keep to the real keywords */
+  e->has[YYSYMBOL_EXTERN] = false;
   *stmt = e->has[YYSYMBOL_NAME] && e->has[YYSYMBOL_TENSOR];
   if (*stmt) e->has[YYSYMBOL_NAME] = e->has[YYSYMBOL_TENSOR] = false;
   e->has[YYSYMBOL_YYEOF] = false;
@@ -530,7 +545,8 @@ static int simplify_expected(Expect *e, yysymbol_kind_t la, bool *expr, bool *st
   if (e->has[CH(')')] || e->has[CH(']')]) e->has[CH(',')] = false;
   if (e->has[CH(')')]) e->has[CH('=')] = false; /* a step's kwarg */
   bool toplevel = la == YYSYMBOL_YYEOF || la == YYSYMBOL_KERNEL || la == YYSYMBOL_SCHEDULE ||
-                  la == YYSYMBOL_CONST || la == YYSYMBOL_IMPORT || la == YYSYMBOL_NETWORK;
+                  la == YYSYMBOL_CONST || la == YYSYMBOL_IMPORT || la == YYSYMBOL_NETWORK ||
+                  la == YYSYMBOL_EXTERN;
   if (toplevel && e->has[CH('}')]) {
     memset(e->has, 0, sizeof e->has);
     e->has[CH('}')] = true;

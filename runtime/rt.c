@@ -221,6 +221,7 @@ static int cpu_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes,
     rt_set_error(rc == 1   ? "%s: a size argument is outside 1..2^40"
                  : rc == 2 ? "%s: an intermediate tensor's size in bytes overflows 64 bits at these sizes"
                  : rc == 3 ? "%s: out of memory allocating an intermediate tensor"
+                 : rc == 4 ? "%s: an extern kernel it calls returned non-zero"
                            : "%s failed",
                  f->name);
   return rc;

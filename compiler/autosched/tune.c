@@ -47,6 +47,12 @@ static bool task_init(Task *t, Kernel *k, Target tg, Ast *file, const char *path
                k->name, k->sizes[0]->name, k->sizes[0]->name);
     return false;
   }
+  for (int i = 0; i < k->nops; i++)
+    if (k->ops[i]->ext) {
+      diag_error(k->ops[i]->loc, "kernel '%s' calls extern kernel %s: the tuner does not schedule "
+                 "kernels with extern calls; write a hand schedule", k->name, k->ops[i]->ext->callee);
+      return false;
+    }
   t->file = file;
   t->path = path;
   t->defs = defs;

@@ -7,6 +7,8 @@
  * Long options take their value as `--name VALUE` or `--name=VALUE`; short ones as
  * `-D VALUE` or `-DVALUE`; `-O` only attached (`-O2`). Numbers are decimal. */
 #include "options.h"
+#include <dlfcn.h>
+#include <unistd.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -45,6 +47,7 @@ typedef enum {
   OV_OLEVEL,   /* -O0 .. -O3 into int */
   OV_PASS,     /* a lowering pass name or "all" (const char *) */
   OV_INPUT,    /* a file appended to inputs */
+  OV_EXTERN,   /* a shared library loaded now (dlopen, RTLD_GLOBAL): extern kernels */
 } ArgKind;
 
 typedef struct OptSpec {
@@ -81,6 +84,8 @@ static const OptSpec options[] = {
      "the schedule variant V of each kernel (bench: also 'all'; networks: 'bare')"},
     {"-D", "NAME=VALUE", OV_DEFINE, 0, BUILDS | B(CMD_IMPORT), "give a constant or symbolic size a decimal value"},
     {"--kernel", "K", OV_STR, F(kernel), BUILDS, "only kernel K"},
+    {"--extern", "LIB.so", OV_EXTERN, 0, B(CMD_RUN) | B(CMD_BENCH) | B(CMD_FUZZ),
+     "load LIB.so, which defines the file's extern kernels (again for another library)"},
     {"--records", "F.jsonl", OV_STR, F(records),
      B(CMD_COMPILE) | B(CMD_RUN) | B(CMD_BENCH) | B(CMD_TUNE) | B(CMD_RECORDS),
      "the tuning log (default: $TEXC_RECORDS, else texc-records.jsonl)"},
@@ -250,6 +255,12 @@ static void set_value(Cli *c, const OptSpec *s, const char *v) {
     if (c->ninputs == MAX_INPUTS) fail("more than %d --input files", MAX_INPUTS);
     c->inputs[c->ninputs++] = v;
     break;
+  case OV_EXTERN: {
+    /* a bare file name is the file here, not a search of the library path */
+    const char *path = strchr(v, '/') || access(v, F_OK) != 0 ? v : xprintf("./%s", v);
+    if (!dlopen(path, RTLD_NOW | RTLD_GLOBAL)) fail("--extern %s: %s", v, dlerror());
+    break;
+  }
   case OV_PASS:
     if (!sched_pass_known(v)) exit(1); /* it listed the passes */
     *(const char **)p = v;

@@ -231,6 +231,12 @@ static bool print_item(FILE *f, const Ast *a, int ind) {
     print_section(f, "outputs", &a->list2, ind + 2);
     print_section(f, "body", &a->list3, ind + 2);
     return true;
+  case A_EXTERN:
+    fprintf(f, "extern kernel %s", a->name);
+    print_loc(f, a);
+    print_section(f, "params", &a->list, ind + 2);
+    print_section(f, "outputs", &a->list2, ind + 2);
+    return true;
   default: return false;
   }
 }
@@ -246,8 +252,8 @@ static void print_other(FILE *f, const Ast *a, int ind) {
     print_loc(f, a);
     print_nodes(f, &a->list2, ind + 2);
     return;
-  case A_STEP: case A_NETCALL:
-    fputs(a->kind == A_STEP ? "step " : "netcall ", f);
+  case A_STEP: case A_NETCALL: case A_CALLSTMT:
+    fputs(a->kind == A_STEP ? "step " : a->kind == A_NETCALL ? "netcall " : "extern call ", f);
     print_step(f, a);
     print_loc(f, a);
     return;

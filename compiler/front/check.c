@@ -20,6 +20,7 @@ typedef struct Checker {
   Define *defs;
   int ndefs;
   Vec kernels;   /* Kernel* */
+  Vec externs;   /* Kernel* of `extern kernel` declarations: buffers and sizes, no ops */
   Vec schedules; /* Ast* */
 } Checker;
 
@@ -458,6 +459,148 @@ static void topo_sort(Kernel *k, Vec *ops) {
   k->nops = order.len;
 }
 
+/* ---- extern kernels ----------------------------------------------------------- */
+
+/* The value of extern size V under the binding VARS -> VALS (N of them): E with those
+ * replaced, simplified; NULL when E still has a size of the extern. */
+static Expr *bound_shape(Expr *e, Kernel *ek, Expr **vals) {
+  for (int i = 0; i < ek->nsizes; i++)
+    if (!vals[i] && ir_uses_var(e, ek->sizes[i])) return NULL;
+  return simplify(ir_subst(e, ek->sizes, vals, ek->nsizes), NULL);
+}
+
+/* Bind the extern's sizes that stand alone as a dimension of P to A's extents. */
+static void bind_sizes(Kernel *ek, Buffer *p, Buffer *a, Expr **vals) {
+  for (int d = 0; d < p->ndim && d < a->ndim; d++)
+    for (int i = 0; i < ek->nsizes; i++)
+      if (!vals[i] && p->shape[d]->kind == E_VAR && p->shape[d]->var == ek->sizes[i]) vals[i] = a->shape[d];
+}
+
+/* A of the call matches the extern's P (DType, rank, extents under VALS). */
+static bool arg_matches(Kernel *ek, Buffer *p, Buffer *a, Expr **vals, Loc loc, const char *what) {
+  bool ok = p->dtype == a->dtype && p->ndim == a->ndim;
+  for (int d = 0; ok && d < p->ndim; d++) {
+    Expr *want = bound_shape(p->shape[d], ek, vals);
+    if (!want) {
+      diag_error(loc, "extern kernel %s: dimension %d of its %s %s (%s) uses a size that no "
+                 "dimension of its own gives; a size must stand alone as a dimension somewhere",
+                 ek->name, d + 1, what, p->name, ir_expr_str(p->shape[d]));
+      return false;
+    }
+    ok = ir_equal(want, simplify(a->shape[d], NULL));
+  }
+  if (ok) return true;
+  char *want = xprintf("%s[", dtype_name(p->dtype)), *got = xprintf("%s[", dtype_name(a->dtype));
+  for (int d = 0; d < p->ndim; d++) {
+    Expr *w = bound_shape(p->shape[d], ek, vals);
+    want = xprintf("%s%s%s", want, d ? ", " : "", w ? ir_expr_str(w) : ir_expr_str(p->shape[d]));
+  }
+  for (int d = 0; d < a->ndim; d++) got = xprintf("%s%s%s", got, d ? ", " : "", ir_expr_str(a->shape[d]));
+  diag_error(loc, "'%s' is %s], but extern kernel %s's %s %s is %s] here", a->name, got, ek->name,
+             what, p->name, want);
+  diag_note(ek->loc, "extern kernel %s is declared here", ek->name);
+  return false;
+}
+
+/* After an error in call ST: its outputs count as written (no "never written" after it). */
+static void outputs_written(KCtx *kc, Ast *st) {
+  for (int i = 0; i < st->list.len; i++) {
+    Ast *a = VEC_AT(st->list, i);
+    Sym *y = chk_lookup(&kc->syms, a->name);
+    if (!y || y->kind != SYM_TENSOR || y->buf->kind == BUF_INPUT || y->buf->op) continue;
+    Op *op = xalloc(sizeof *op);
+    op->name = a->name;
+    op->loc = a->loc;
+    y->buf->op = op;
+  }
+}
+
+/* `Lo, Hi = f(X, Y)`: one Op per output of extern kernel f, the first making the call. */
+static bool check_call1(KCtx *kc, Ast *st, Vec *ops);
+static void check_call(KCtx *kc, Ast *st, Vec *ops) {
+  if (!check_call1(kc, st, ops)) outputs_written(kc, st);
+}
+
+static bool check_call1(KCtx *kc, Ast *st, Vec *ops) {
+  Kernel *ek = NULL;
+  for (int i = 0; kc->externs && i < kc->externs->len; i++)
+    if (!strcmp(((Kernel *)VEC_AT(*kc->externs, i))->name, st->name)) ek = VEC_AT(*kc->externs, i);
+  if (!ek) {
+    diag_error(st->loc, "'%s' is not an extern kernel: a call statement `Y = f(X)` calls one "
+               "declared with `extern kernel %s(...) -> ...`", st->name, st->name);
+    return false;
+  }
+  if (st->list2.len != ek->ninputs || st->list.len != ek->noutputs) {
+    diag_error(st->loc, "extern kernel %s takes %d input%s and gives %d output%s; this call has %d and %d",
+               ek->name, ek->ninputs, ek->ninputs == 1 ? "" : "s", ek->noutputs,
+               ek->noutputs == 1 ? "" : "s", st->list2.len, st->list.len);
+    diag_note(ek->loc, "extern kernel %s is declared here", ek->name);
+    return false;
+  }
+  int nb = ek->ninputs + ek->noutputs;
+  Buffer **bufs = xalloc(sizeof(Buffer *) * (size_t)(nb + 1));
+  Expr **vals = xalloc(sizeof(Expr *) * (size_t)(ek->nsizes + 1));
+  for (int i = 0; i < nb; i++) {
+    bool in = i < ek->ninputs;
+    Ast *a = in ? VEC_AT(st->list2, i) : VEC_AT(st->list, i - ek->ninputs);
+    Sym *y = chk_lookup(&kc->syms, a->name);
+    if (!y || y->kind != SYM_TENSOR) {
+      diag_error(a->loc, "'%s' is not a tensor of kernel %s%s", a->name, kc->k->name,
+                 in ? "" : ": declare the call's outputs with `tensor NAME: DTYPE[...]` or as outputs");
+      return false;
+    }
+    if (!in && y->buf->kind == BUF_INPUT) {
+      diag_error(a->loc, "'%s' is an input of kernel %s and cannot be written; write a new tensor",
+                 a->name, kc->k->name);
+      return false;
+    }
+    if (!in && y->buf->op) {
+      diag_error(a->loc, "'%s' is written by two statements: a tensor is written by exactly one", a->name);
+      diag_note(y->buf->op->loc, "the first statement that writes %s is here", a->name);
+      return false;
+    }
+    for (int j = ek->ninputs; !in && j < i; j++)
+      if (bufs[j] == y->buf) {
+        diag_error(a->loc, "'%s' is two outputs of one call", a->name);
+        return false;
+      }
+    if (in && !y->first_read.file && !y->first_read.line) y->first_read = a->loc;
+    bufs[i] = y->buf;
+  }
+  Buffer **params = xalloc(sizeof(Buffer *) * (size_t)(nb + 1));
+  for (int i = 0; i < nb; i++) params[i] = i < ek->ninputs ? ek->inputs[i] : ek->outputs[i - ek->ninputs];
+  for (int i = 0; i < nb; i++) bind_sizes(ek, params[i], bufs[i], vals);
+  for (int i = 0; i < nb; i++) {
+    Ast *a = i < ek->ninputs ? VEC_AT(st->list2, i) : VEC_AT(st->list, i - ek->ninputs);
+    if (!arg_matches(ek, params[i], bufs[i], vals, a->loc, i < ek->ninputs ? "input" : "output")) return false;
+  }
+  ExternCall *call = xalloc(sizeof *call);
+  *call = (ExternCall){ek->name, ek->loc, bufs, ek->ninputs, ek->noutputs, vals, ek->nsizes, NULL};
+  for (int j = 0; j < ek->noutputs; j++) {
+    Buffer *b = bufs[ek->ninputs + j];
+    Op *op = xalloc(sizeof *op);
+    op->name = b->name;
+    op->loc = ((Ast *)VEC_AT(st->list, j))->loc;
+    op->out = b;
+    op->ndim = b->ndim;
+    op->axes = xalloc(sizeof(IrVar *) * (size_t)(b->ndim + 1));
+    for (int d = 0; d < b->ndim; d++) op->axes[d] = ir_newvar(xprintf("d%d", d), DT_I64);
+    op->raxes = xalloc(sizeof(IrVar *));
+    op->rop = RED_NONE;
+    op->value = dtype_is_float(b->dtype) ? ir_float(b->dtype, 0) : ir_const(b->dtype, 0);
+    op->ext = call;
+    /* the inputs; the later outputs also the first, so that they come after its call */
+    op->nreads = ek->ninputs + (j > 0);
+    op->reads = xalloc(sizeof(Buffer *) * (size_t)(op->nreads + 1));
+    memcpy(op->reads, bufs, sizeof(Buffer *) * (size_t)ek->ninputs);
+    if (j > 0) op->reads[ek->ninputs] = bufs[ek->ninputs];
+    if (!j) call->first = op;
+    b->op = op;
+    vec_push(ops, op);
+  }
+  return true;
+}
+
 static Kernel *check_kernel(Checker *ck, SymTab *consts, Ast *kn) {
   KCtx kc;
   memset(&kc, 0, sizeof kc);
@@ -465,6 +608,7 @@ static Kernel *check_kernel(Checker *ck, SymTab *consts, Ast *kn) {
   kc.ndefs = ck->ndefs;
   kc.consts = consts;
   kc.syms.parent = consts;
+  kc.externs = &ck->externs;
   Kernel *k = kc.k = xalloc(sizeof *k);
   k->name = kn->name;
   k->loc = kn->loc;
@@ -474,6 +618,11 @@ static Kernel *check_kernel(Checker *ck, SymTab *consts, Ast *kn) {
   Vec ops = {0};
   for (int i = 0; i < kn->list3.len; i++) {
     Ast *st = VEC_AT(kn->list3, i);
+    if (st && st->kind == A_CALLSTMT) {
+      check_call(&kc, st, &ops);
+      kc.last = NULL;
+      continue;
+    }
     if (!st || st->kind != A_STMT) continue;
     kc.replaced = NULL;
     Op *op = check_stmt(&kc, st);
@@ -490,8 +639,63 @@ static Kernel *check_kernel(Checker *ck, SymTab *consts, Ast *kn) {
 
 /* ---- files, imports, schedules ------------------------------------------------ */
 
+/* The sizes and buffers of `extern kernel NAME(...) -> ...` (sizes never bound by -D:
+ * each call binds them). */
+static Kernel *check_extern(SymTab *consts, Ast *ex) {
+  KCtx kc;
+  memset(&kc, 0, sizeof kc);
+  kc.consts = consts;
+  kc.syms.parent = consts;
+  Kernel *k = kc.k = xalloc(sizeof *k);
+  k->name = ex->name;
+  k->loc = ex->loc;
+  kernel_buffers(&kc, ex);
+  k->nsizes = kc.sizes.len;
+  k->sizes = kc.sizes.len ? (IrVar **)kc.sizes.data : xalloc(sizeof(IrVar *));
+  k->ops = xalloc(sizeof(Op *));
+  return k;
+}
+
+/* A kernel or extern kernel of this name already, other than at LOC (one file imported twice). */
+static bool name_taken(Checker *ck, const char *name, Loc loc, bool *same) {
+  *same = false;
+  for (int v = 0; v < 2; v++) {
+    Vec *l = v ? &ck->externs : &ck->kernels;
+    for (int i = 0; i < l->len; i++) {
+      Kernel *old = VEC_AT(*l, i);
+      if (strcmp(old->name, name)) continue;
+      *same = old->loc.line == loc.line && old->loc.col == loc.col &&
+              (old->loc.file == loc.file || (old->loc.file && loc.file && !strcmp(old->loc.file, loc.file)));
+      if (!*same) {
+        diag_error(loc, "%s '%s' is defined twice; rename one of them", v ? "extern kernel" : "kernel", name);
+        diag_note(old->loc, "the first definition is here");
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+static void add_extern(Checker *ck, SymTab *consts, Ast *ex) {
+  bool same;
+  if (!ex->name || name_taken(ck, ex->name, ex->loc, &same)) return;
+  const char *why = c_symbol_clash(ex->name);
+  if (why) {
+    diag_error(ex->loc, "extern kernel %s is the C symbol %s, which is %s: the function must have "
+               "another name", ex->name, ex->name, why);
+    return;
+  }
+  vec_push(&ck->externs, check_extern(consts, ex));
+}
+
 static void add_kernel(Checker *ck, SymTab *consts, Ast *kn) {
   if (!kn->name) return;
+  bool twice;
+  for (int i = 0; i < ck->externs.len; i++)
+    if (!strcmp(((Kernel *)VEC_AT(ck->externs, i))->name, kn->name)) {
+      name_taken(ck, kn->name, kn->loc, &twice);
+      return;
+    }
   for (int i = 0; i < ck->kernels.len; i++) {
     Kernel *old = VEC_AT(ck->kernels, i);
     if (strcmp(old->name, kn->name)) continue;
@@ -514,6 +718,10 @@ static void check_items(Checker *ck, Vec *items, int depth) {
     Ast *it = VEC_AT(*items, i);
     if (it && it->kind == A_IMPORT) check_items(ck, &it->list, depth + 1);
     else if (it && it->kind == A_CONST) check_const(ck, consts, it);
+  }
+  for (int i = 0; i < items->len; i++) {
+    Ast *it = VEC_AT(*items, i);
+    if (it && it->kind == A_EXTERN) add_extern(ck, consts, it);
   }
   for (int i = 0; i < items->len; i++) {
     Ast *it = VEC_AT(*items, i);

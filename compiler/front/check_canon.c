@@ -97,6 +97,12 @@ static void put_op(FILE *f, const Op *op, Names *m) {
   for (int d = 0; d < op->ndim; d++) name_add(m, op->axes[d], xprintf("a%d", d));
   for (int r = 0; r < op->nred; r++) name_add(m, op->raxes[r], xprintf("r%d", r));
   fprintf(f, "%s %s", name_of(m, op->out, "?b"), op->rop ? reduceop_names[op->rop] : "=");
+  if (op->ext) { /* an extern call's output: the function and its arguments */
+    fprintf(f, " extern %s(", op->ext->callee);
+    for (int i = 0; i < op->ext->nin + op->ext->nout; i++)
+      fprintf(f, "%s%s", i ? ", " : "", name_of(m, op->ext->bufs[i], "?b"));
+    fputc(')', f);
+  }
   for (int r = 0; r < op->nred; r++) {
     fprintf(f, " r%d in [", r);
     put_expr(f, op->rmin[r], m);

@@ -111,6 +111,7 @@ typedef struct KCtx {
   Op *last;       /* the op of the statement before (an update may follow it) */
   Op *replaced;   /* an initial definition merged into the update after it */
   Vec tranges;    /* value ranges of tensors written so far (check_bounds.c) */
+  Vec *externs;   /* Kernel* of the `extern kernel`s checked so far (no ops) */
 } KCtx;
 
 /* One statement being checked. */

@@ -144,6 +144,14 @@ static void collect_ops(Vec *items, Vec *out) {
   }
 }
 
+static void collect_externs(Vec *items, Vec *out) {
+  for (int i = 0; i < items->len; i++) {
+    Ast *it = VEC_AT(*items, i);
+    if (it && it->kind == A_IMPORT) collect_externs(&it->list, out);
+    if (it && it->kind == A_EXTERN) vec_push(out, it);
+  }
+}
+
 static OpDef *find_op(Vec *ops, const char *name) {
   for (int i = 0; i < ops->len; i++) {
     OpDef *d = VEC_AT(*ops, i);
@@ -616,6 +624,7 @@ static Ast *group_ast(Network *n, NetGroup *g) {
   for (int i = 0; i < g->nnodes; i++) emit_node(n, g, i, kn);
   Ast *f = ast_new(A_FILE, first->loc);
   f->sval = first->loc.file;
+  for (int i = 0; i < n->externs.len; i++) vec_push(&f->list, VEC_AT(n->externs, i));
   vec_push(&f->list, kn);
   return f;
 }
@@ -772,6 +781,7 @@ Network *net_load(const char *file, const char *name, Define *defs, int ndefs) {
   if (!file_consts(&ast->list, ovr, novr, &L.consts, &L.nconsts)) return NULL;
   for (int i = 0; i < ndefs; i++) defs[i].used |= env_find(L.consts, L.nconsts, defs[i].name) != NULL;
   collect_ops(&ast->list, &L.ops);
+  collect_externs(&ast->list, &L.net->externs);
   if (!load_header(&L, hdr, &result)) return NULL;
   for (int i = 0; i < hdr->list3.len; i++)
     if (!add_call(&L, VEC_AT(hdr->list3, i))) return NULL;

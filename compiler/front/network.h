@@ -92,6 +92,7 @@ typedef struct Network {
   int ntasks;
   NetTensor *output;
   struct WeightSet *weights; /* an imported model's weights (onnx/); NULL for .tex files */
+  Vec externs; /* the `extern kernel` items of the file and its imports (group kernels call them) */
 } Network;
 
 /* network.c */

@@ -19,6 +19,7 @@
  * f32 store `D = X + A*B` or `D = const` runs as a tight C loop. */
 #include "texc.h"
 
+#include <dlfcn.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdlib.h>
@@ -97,6 +98,9 @@ struct SNode {
   int nfast;
   int pattern;        /* fast for with a single f32 store: PAT_* */
   Access *pa[4];      /* muladd: dst, x, a, b */
+  void *ext;          /* extern call: the function; slot: first of n buffer slots in */
+  int *bslot;         /* bslot[0..n), shape: its nsizes sizes */
+  const char *callee;
 };
 
 struct Ctx {
@@ -678,6 +682,45 @@ static void run_if(const SNode *s, Ctx *c) {
 
 static void run_nop(const SNode *s, Ctx *c) { (void)s; (void)c; }
 
+/* An extern kernel: int f(T *buffers..., int64_t sizes...). Pointers and int64_t travel
+ * in the same integer registers and stack slots on the ABIs texc runs on (x86-64 SysV,
+ * AArch64 AAPCS64), so the call passes every argument as an int64_t. */
+enum { MAX_EXTERN_ARGS = 16 };
+static int call_extern(void *f, const int64_t *a, int n) {
+  switch (n) {
+  case 0: return ((int (*)(void))f)();
+  case 1: return ((int (*)(int64_t))f)(a[0]);
+  case 2: return ((int (*)(int64_t, int64_t))f)(a[0], a[1]);
+  case 3: return ((int (*)(int64_t, int64_t, int64_t))f)(a[0], a[1], a[2]);
+  case 4: return ((int (*)(int64_t, int64_t, int64_t, int64_t))f)(a[0], a[1], a[2], a[3]);
+  case 5: return ((int (*)(int64_t, int64_t, int64_t, int64_t, int64_t))f)(a[0], a[1], a[2], a[3], a[4]);
+  case 6: return ((int (*)(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t))f)(a[0], a[1], a[2], a[3], a[4], a[5]);
+  case 7: return ((int (*)(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t))f)(a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
+  case 8: return ((int (*)(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t))f)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+  case 9: return ((int (*)(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t))f)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+  case 10: return ((int (*)(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t))f)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]);
+  case 11: return ((int (*)(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t))f)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]);
+  case 12: return ((int (*)(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t))f)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
+  case 13: return ((int (*)(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t))f)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12]);
+  case 14: return ((int (*)(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t))f)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13]);
+  case 15: return ((int (*)(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t))f)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14]);
+  case 16: return ((int (*)(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t))f)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15]);
+  default: return -1;
+  }
+}
+
+/* extern call: ext, bslot[0..n), shape[0..nfast) (sizes) */
+static void run_extern(const SNode *s, Ctx *c) {
+  int64_t a[MAX_EXTERN_ARGS];
+  for (int i = 0; i < s->n; i++) a[i] = (int64_t)(intptr_t)c->bufs[s->bslot[i]].data;
+  for (int i = 0; i < s->nfast; i++) a[s->n + i] = s->shape[i]->fn.i(s->shape[i], c);
+  int rc = call_extern(s->ext, a, s->n + s->nfast);
+  if (rc) {
+    fprintf(stderr, "error: extern kernel %s returned %d\n", s->callee, rc);
+    stop(c);
+  }
+}
+
 /* for: slot, min, extent, body */
 static void run_for(const SNode *s, Ctx *c) {
   int64_t lo = s->min->fn.i(s->min, c), n = s->extent->fn.i(s->extent, c);
@@ -898,6 +941,38 @@ static SNode *cs_alloc(Comp *cp, const Stmt *st) {
   return s;
 }
 
+/* An extern kernel's call: its function found among the process's symbols (the
+ * libraries that `--extern` loaded). */
+static SNode *cs_extern(Comp *cp, const Stmt *st) {
+  SNode *s = snode(run_extern);
+  s->callee = st->callee;
+  s->ext = dlsym(RTLD_DEFAULT, st->callee);
+  if (!s->ext) {
+    fprintf(stderr, "error: extern kernel %s: no function of that name is loaded; give the library "
+            "that defines it with --extern LIB.so\n", st->callee);
+    cp->error = true;
+  }
+  if (st->nbufs + st->nargs > MAX_EXTERN_ARGS) {
+    fprintf(stderr, "error: extern kernel %s: more than %d arguments (buffers and sizes)\n",
+            st->callee, MAX_EXTERN_ARGS);
+    cp->error = true;
+  }
+  s->n = st->nbufs;
+  s->bslot = xalloc(sizeof(int) * (size_t)(st->nbufs + 1));
+  for (int i = 0; i < st->nbufs; i++) {
+    s->bslot[i] = slot_of(&cp->bufs, st->bufs[i]);
+    if (s->bslot[i] < 0) {
+      fprintf(stderr, "interp: buffer %s is not allocated\n", st->bufs[i]->name);
+      cp->error = true;
+      s->bslot[i] = 0;
+    }
+  }
+  s->nfast = st->nargs;
+  s->shape = xalloc(sizeof(Node *) * (size_t)(st->nargs + 1));
+  for (int i = 0; i < st->nargs; i++) s->shape[i] = cx(cp, st->args[i]);
+  return s;
+}
+
 static SNode *cs(Comp *cp, const Stmt *st) {
   SNode *s;
   if (!st) return snode(run_nop);
@@ -922,6 +997,7 @@ static SNode *cs(Comp *cp, const Stmt *st) {
     s->stmts = xalloc(sizeof(SNode *) * (size_t)(st->n ? st->n : 1));
     for (int i = 0; i < st->n; i++) s->stmts[i] = cs(cp, st->stmts[i]);
     return s;
+  case S_CALL: return cs_extern(cp, st);
   default: return snode(run_nop); /* barriers: loops run one after another */
   }
 }

@@ -313,3 +313,56 @@ int64_t ir_buffer_numel(const Buffer *b, const LoweredFunc *f, const int64_t *si
   }
   return n;
 }
+
+/* ---- atomic updates ---- */
+
+/* Is E the load of what store S writes? */
+static bool self_load(const Expr *e, const Stmt *s) {
+  if (!e || e->kind != E_LOAD || e->buf != s->buf || e->nargs != s->nargs) return false;
+  for (int i = 0; i < e->nargs; i++)
+    if (!ir_equal(e->args[i], s->args[i])) return false;
+  return true;
+}
+
+/* E, a sum in which S's own load appears once with a + sign (the simplifier may have
+ * reassociated `H[x] + (a - 3)` into `H[x] + a - 3`), without that load; NULL when it
+ * is not one. *ALONE: E was the load itself (nothing is left). */
+static Expr *strip_self(Expr *e, const Stmt *s, bool *alone) {
+  if (self_load(e, s)) {
+    *alone = true;
+    return NULL;
+  }
+  if (e->kind != E_BIN || (e->op != OP_ADD && e->op != OP_SUB)) return NULL;
+  bool in_a = false;
+  Expr *a = strip_self(e->a, s, &in_a);
+  if (in_a || a) {
+    if (in_a) return e->op == OP_ADD ? e->b : ir_un(OP_NEG, e->b);
+    return ir_bin(e->op, a, e->b);
+  }
+  if (e->op != OP_ADD) return NULL;
+  bool in_b = false;
+  Expr *b = strip_self(e->b, s, &in_b);
+  return in_b ? e->a : b ? ir_bin(OP_ADD, e->a, b) : NULL;
+}
+
+Expr *ir_update_operand(const Stmt *s, BinOp *how) {
+  Expr *e = s->value;
+  bool alone = false;
+  *how = OP_ADD;
+  if (e->kind == E_BIN && (e->op == OP_MAX || e->op == OP_MIN)) {
+    *how = (BinOp)e->op;
+    return self_load(e->a, s) ? e->b : self_load(e->b, s) ? e->a : NULL;
+  }
+  return strip_self(e, s, &alone);
+}
+
+Stmt *ir_call_stmt(const char *callee, Buffer **bufs, int nin, int nout, Expr **sizes, int nsizes) {
+  Stmt *s = new_stmt(S_CALL);
+  s->callee = callee;
+  s->bufs = bufs;
+  s->nbufs = nin + nout;
+  s->nin = nin;
+  s->args = sizes;
+  s->nargs = nsizes;
+  return s;
+}

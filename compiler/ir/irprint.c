@@ -341,6 +341,16 @@ static void pr_stmt(FILE *f, const Stmt *s, int ind) {
     for (int i = 0; i < s->n; i++) pr_stmt(f, s->stmts[i], ind);
     break;
   case S_BARRIER: pad(f, ind); fputs("barrier()\n", f); break;
+  case S_CALL: /* extern f(inputs..., outputs..., sizes...) */
+    pad(f, ind);
+    fprintf(f, "extern %s(", s->callee);
+    for (int i = 0; i < s->nbufs; i++) fprintf(f, "%s%s", i ? ", " : "", buf_name(s->bufs[i]));
+    for (int i = 0; i < s->nargs; i++) {
+      fputs(", ", f);
+      pr(f, s->args[i]);
+    }
+    fputs(")\n", f);
+    break;
   default: pad(f, ind); fputs("<?>\n", f);
   }
 }

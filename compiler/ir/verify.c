@@ -140,6 +140,13 @@ static void check_stmt(VScope *s, const Stmt *st) {
   case S_SEQ:
     for (int i = 0; i < st->n; i++) check_stmt(s, st->stmts[i]);
     break;
+  case S_CALL:
+    s->where = xprintf("extern %s", st->callee);
+    for (int i = 0; i < st->nbufs; i++)
+      if (!has(&s->bufs, st->bufs[i])) fail(s, "buffer %s is used outside its allocation", st->bufs[i]->name);
+    for (int i = 0; i < st->nargs; i++) check_expr(s, st->args[i]);
+    if (s->in_block) fail(s, "%s", "an extern call inside a GPU kernel");
+    break;
   case S_BARRIER:
     s->where = "barrier";
     if (!s->in_block) fail(s, "%s", "a barrier outside any blockIdx loop");

@@ -102,6 +102,48 @@ static Stmt *scatter_init_store(LowerCtx *L, Stage *x) {
   return st;
 }
 
+/* Whether X is a scatter whose updates run atomically from GPU threads: a reduction loop
+ * bound to blockIdx or threadIdx that is not one part of extent 1. */
+static bool gpu_atomic_scatter(const Stage *x) {
+  for (int i = 0; x->op->scatter && i < x->leaf.len; i++) {
+    IterVar *iv = VEC_AT(x->leaf, i);
+    int64_t e1 = 0;
+    if (iv->reduce && forkind_is_gpu(iv->kind) && iv->kind != FOR_VTHREAD &&
+        !(ir_is_const(iv->ext, &e1) && e1 == 1))
+      return true;
+  }
+  return false;
+}
+
+/* The init of such a scatter: the whole tensor, in a launch of its own before the
+ * updates (blocks of 256 threads over the first dimension, the others serial), so that
+ * every block's updates find it done. */
+static Stmt *gpu_scatter_init(Stage *x) {
+  Op *op = x->op;
+  IrVar **v = xalloc(sizeof(IrVar *) * (size_t)(op->ndim + 1));
+  Expr **idx = xalloc(sizeof(Expr *) * (size_t)(op->ndim + 1));
+  for (int d = 0; d < op->ndim; d++) {
+    v[d] = ir_newvar(xprintf("%s_init", op->axes[d]->name), DT_I64);
+    idx[d] = ir_var(v[d]);
+  }
+  Stmt *st = ir_store(x->buf, idx, sched_identity(op->rop, x->buf->dtype));
+  st->loc = op->loc;
+  for (int d = op->ndim - 1; d >= 1; d--) st = ir_for(v[d], ir_int(0), op->out->shape[d], FOR_SERIAL, st);
+  const int64_t T = 256;
+  Expr *e0 = op->out->shape[0];
+  int64_t c0 = 0;
+  IrVar *b = ir_newvar(xprintf("%s_init_bx", x->name), DT_I64);
+  IrVar *t = ir_newvar(xprintf("%s_init_tx", x->name), DT_I64);
+  bool one = ir_is_const(e0, &c0) && c0 <= T;
+  Expr *pos = one ? ir_var(t) : ir_add(ir_mul(ir_var(b), ir_int(T)), ir_var(t));
+  st = ir_stmt_subst(st, &v[0], &pos, 1);
+  if (!one) st = ir_if(ir_bin(OP_LT, pos, e0), st, NULL);
+  st = ir_for(t, ir_int(0), one ? e0 : ir_int(T), FOR_THREAD_X, st);
+  st = ir_for(b, ir_int(0), one ? ir_int(1) : ir_floordiv(ir_add(e0, ir_int(T - 1)), ir_int(T)), FOR_BLOCK_X, st);
+  st->loc = op->loc;
+  return st;
+}
+
 /* ---- argmax= / argmin=: the index of the best value, the first on ties ---- */
 
 /* The row-major position of X's reduction point (root values FULL) in its domain. */
@@ -166,6 +208,7 @@ static Stmt *update_stmt(LowerCtx *L, Stage *x) {
     IterVar *iv = VEC_AT(x->leaf, i);
     if (iv->reduce && iv->kind == FOR_PARALLEL) st->atomic = true; /* H[idx] OP= v, racing */
   }
+  if (gpu_atomic_scatter(x)) st->atomic = true; /* from racing GPU threads */
   if (in) st = guarded(in, st);
   if (x->op->rcond) st = guarded(bnd_simplify(lower_root_subst(x, x->op->rcond)), st);
   return guarded(all_conds(&x->guards[0], &x->guards[1]), st);
@@ -238,6 +281,9 @@ static Stmt *gen_stage(LowerCtx *L, Stage *x) {
     /* a scatter's reduction part of extent 1 bound to the grid is no reduction loop */
     if (iv->reduce && !(x->op->scatter && forkind_is_gpu(iv->kind))) pos_r = i;
   }
+  if (gpu_atomic_scatter(x)) { /* the init is a launch of its own (pass_nests) */
+    return gen_level(L, x, 0, -1, NULL, update_stmt(L, x));
+  }
   Stmt *init = x->op->rop != RED_NONE ? init_stmt(L, x, pos_r) : NULL;
   Stmt *nest = gen_level(L, x, 0, pos_r, init, update_stmt(L, x));
   return pos_r == 0 ? ir_seq2(init, nest) : nest;
@@ -279,6 +325,20 @@ bool pass_nests(LowerCtx *L) {
   Vec parts = {0};
   for (int i = 0; i < n; i++) {
     Stage *x = lower_stage(L, i);
+    if (x->op && x->op->ext) { /* an extern kernel's call, made by its first output's stage */
+      ExternCall *e = x->op->ext;
+      if (backend_for(L->s->target)->allows_bind) {
+        diag_error(x->op->loc, "extern kernel %s is a C function called on the host: the %s target "
+                   "cannot call it (use --target llvm)", e->callee, target_names[L->s->target]);
+        L->ok = false;
+      } else if (e->first == x->op) {
+        Stmt *c = ir_call_stmt(e->callee, e->bufs, e->nin, e->nout, e->sizes, e->nsizes);
+        c->loc = x->op->loc;
+        vec_push(&parts, c);
+      }
+      continue;
+    }
+    if (x->attach == ATTACH_ROOT && gpu_atomic_scatter(x)) vec_push(&parts, gpu_scatter_init(x));
     if (x->attach == ATTACH_ROOT) vec_push(&parts, gpu_single(L, x, gen_stage(L, x)));
   }
   Stmt *body = ir_seq((Stmt **)parts.data, parts.len);

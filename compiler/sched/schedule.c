@@ -159,6 +159,28 @@ static Stage *find_stage(Schedule *s, const char *name) {
   return NULL;
 }
 
+/* An extern kernel's output: no loops, computed whole at the root by the call. */
+static bool extern_stage(Stage *st, Loc loc) {
+  if (!st->op || !st->op->ext) return false;
+  diag_error(loc, "stage '%s' is an output of extern kernel %s: it has no loops to schedule and "
+             "is computed whole, at the root", st->name, st->op->ext->callee);
+  return true;
+}
+
+/* The extern call that reads ST's tensor, if one does: ST must then be whole at the root. */
+static bool read_by_extern(Schedule *s, Stage *st, Loc loc) {
+  for (int i = 0; st->op && i < s->k->nops; i++) {
+    ExternCall *e = s->k->ops[i]->ext;
+    for (int j = 0; e && j < e->nin; j++)
+      if (e->bufs[j] == st->op->out) {
+        diag_error(loc, "'%s' is read by extern kernel %s, which needs it whole: it stays at the root",
+                   st->name, e->callee);
+        return true;
+      }
+  }
+  return false;
+}
+
 static NameDef *find_name(Schedule *s, const char *name) {
   for (int i = 0; i < s->names.len; i++) {
     NameDef *d = VEC_AT(s->names, i);
@@ -211,6 +233,7 @@ static IterVar *lookup_iv(Schedule *s, const Ast *a) {
     diag_error(a->loc, "no stage named '%s'", a->name);
     return NULL;
   }
+  if (extern_stage(st, a->loc)) return NULL;
   for (int i = 0; i < st->nroot; i++)
     if (strcmp(st->root[i]->base, a->name2) == 0) return st->root[i];
   NameDef *d = find_name(s, a->name2);
@@ -238,6 +261,7 @@ static Stage *find_stage_arg(Schedule *s, const Ast *a) {
   }
   Stage *st = find_stage(s, a->name);
   if (!st) diag_error(a->loc, "no stage named '%s'", a->name);
+  if (st && extern_stage(st, a->loc)) return NULL;
   return st;
 }
 
@@ -543,6 +567,17 @@ static bool parse_bind_axis(const Ast *a, ForKind *k) {
   return false;
 }
 
+/* Whether a scatter's updates can be atomic on GPU target T (gpu_source.c): +=, max=,
+ * min= on i32 and u32, += on f32; on CUDA also i64 and f64 +=, i64 max= and min=. */
+static bool gpu_atomic_ok(const Op *op, Target t) {
+  DType d = op->out->dtype;
+  bool cuda = t == TARGET_CUDA;
+  bool num = d == DT_I32 || d == DT_U32 || (cuda && d == DT_I64);
+  if (!op->scatter) return false;
+  if (op->rop == RED_SUM) return num || d == DT_F32 || (cuda && d == DT_F64);
+  return (op->rop == RED_MAX || op->rop == RED_MIN) && num;
+}
+
 static bool step_bind(StepCtx *c) {
   if (!count_args(c, 0, 2, 2)) return false;
   if (!backend_for(c->s->target)->allows_bind) {
@@ -564,10 +599,16 @@ static bool step_bind(StepCtx *c) {
   if (iv->reduce && iv->stage->op->scatter) { /* one part of extent 1: one thread does all */
     static_extents(iv->stage);
     cross = ir_is_const(iv->ext, &e1) && e1 == 1;
+    /* or the updates are atomic (nests.c, gpu_source.c) */
+    cross |= k != FOR_VTHREAD && gpu_atomic_ok(iv->stage->op, c->s->target);
   }
   if (iv->reduce && !cross) {
     diag_error(c->loc, "cannot bind reduction loop '%s' to %s: threads would race on '%s'; "
-               "use rfactor and bind the data-parallel loops", iv->name, forkind_names[k], iv->stage->name);
+               "use rfactor and bind the data-parallel loops%s", iv->name, forkind_names[k], iv->stage->name,
+               iv->stage->op->scatter && k != FOR_VTHREAD
+                   ? " (a scatter's updates are atomic on a GPU for +=, max=, min= on i32 and u32, += "
+                     "on f32; on cuda also i64 and f64 +=, i64 max= and min=)"
+                   : "");
     return false;
   }
   if (!scan_free(c, iv, "bind")) return false;
@@ -681,6 +722,7 @@ static bool step_compute_at(StepCtx *c) {
     return false;
   }
   if (!scan_stage_ok(c, p, "compute_at") || !scatter_stage_ok(c, p, "compute_at")) return false;
+  if (read_by_extern(c->s, p, c->loc)) return false;
   if (cs->attach == ATTACH_INLINE) {
     diag_error(c->loc, "cannot compute '%s' at a loop of '%s': '%s' is inlined", p->name, cs->name, cs->name);
     return false;
@@ -711,6 +753,7 @@ static bool step_compute_inline(StepCtx *c) {
     return false;
   }
   if (!scan_stage_ok(c, p, "inline") || !scatter_stage_ok(c, p, "inline")) return false;
+  if (read_by_extern(c->s, p, c->loc)) return false;
   if (has_attached(c->s, p, c->loc, "compute_inline")) return false;
   p->attach = ATTACH_INLINE;
   p->attach_loc = c->loc;
@@ -1235,6 +1278,12 @@ bool sched_step(Schedule *s, const Ast *step) {
 }
 
 Schedule *sched_build(Kernel *k, Target t, const Vec *stps) {
+  for (int i = 0; i < k->nops && backend_for(t)->allows_bind; i++)
+    if (k->ops[i]->ext) {
+      diag_error(k->ops[i]->loc, "extern kernel %s is a C function called on the host: the %s "
+                 "target cannot call it (use --target llvm)", k->ops[i]->ext->callee, target_names[t]);
+      return NULL;
+    }
   Schedule *s = sched_new(k, t);
   for (int i = 0; stps && i < stps->len; i++)
     if (!sched_step(s, VEC_AT(*stps, i))) return NULL;

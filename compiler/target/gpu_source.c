@@ -757,6 +757,40 @@ static void region_barrier(Gen *g, const Stmt *region) {
 
 static void stmt(Gen *g, Stmt *s);
 
+/* A scatter's update from threads, buf[idx] = buf[idx] OP v (schedule.c's gpu_atomic_ok
+ * says which): CUDA's atomicAdd/Max/Min; OpenCL's atomic_add/max/min on 32-bit integers
+ * and, for f32 +=, a compare-and-swap loop on the bit pattern. */
+static void atomic_store(Gen *g, Stmt *s, const char *name, const char *idx) {
+  BinOp how;
+  Expr *v = ir_update_operand(s, &how);
+  DType t = s->buf->dtype;
+  if (!v) {
+    fail(g, s->loc, xprintf("atomic update of %s is not an update of it", s->buf->name));
+    return;
+  }
+  char *val = expr_str(g, v);
+  const char *fn = how == OP_ADD ? "add" : how == OP_MAX ? "max" : "min";
+  if (g->d == &dialect_cuda) {
+    const char *cast = t == DT_I64 && how == OP_ADD ? "(unsigned long long *)" : "";
+    const char *vcast = t == DT_I64 && how == OP_ADD ? "(unsigned long long)" : "";
+    line(g, "atomic%c%s(%s&%s[%s], %s(%s));", fn[0] - 'a' + 'A', fn + 1, cast, name, idx, vcast, val);
+  } else if (t == DT_F32 && how == OP_ADD) {
+    line(g, "{");
+    line(g, "  __global volatile uint *texc_p = (__global volatile uint *)&%s[%s];", name, idx);
+    line(g, "  float texc_v = %s;", val);
+    line(g, "  uint texc_old = *texc_p, texc_was;");
+    line(g, "  do {");
+    line(g, "    texc_was = texc_old;");
+    line(g, "    texc_old = atomic_cmpxchg(texc_p, texc_was, as_uint(as_float(texc_was) + texc_v));");
+    line(g, "  } while (texc_old != texc_was);");
+    line(g, "}");
+  } else if (t == DT_I32 || t == DT_U32) {
+    line(g, "atomic_%s(&%s[%s], %s);", fn, name, idx, val);
+  } else {
+    fail(g, s->loc, xprintf("no OpenCL atomic %s= on %s", how == OP_ADD ? "+" : fn, dtype_name(t)));
+  }
+}
+
 static void store(Gen *g, Stmt *s) {
   Buffer *b = s->buf;
   if (s == g->promo) {
@@ -769,7 +803,9 @@ static void store(Gen *g, Stmt *s) {
   free(o.p);
   char *val = expr_str(g, s->value);
   const char *name = buf_name(g, b);
-  if (b->dtype == DT_F16 && b->scope == SCOPE_GLOBAL) {
+  if (s->atomic) {
+    atomic_store(g, s, name, idx);
+  } else if (b->dtype == DT_F16 && b->scope == SCOPE_GLOBAL) {
     if (g->d->half_storage) line(g, "vstore_half(%s, %s, %s);", val, idx, name);
     else line(g, "%s[%s] = texc_f2h(%s);", name, idx, val);
   } else if (b->dtype == DT_BOOL) {
@@ -816,7 +852,7 @@ static const Stmt *promotable(const Stmt *s, Vec *ifs) {
     }
     b = b->body;
   }
-  if (!b || b->kind != S_STORE || b->buf->dtype == DT_BOOL ||
+  if (!b || b->kind != S_STORE || b->atomic || b->buf->dtype == DT_BOOL ||
       (b->buf->dtype == DT_F16 && b->buf->scope == SCOPE_GLOBAL))
     return NULL;
   for (int d = 0; d < b->nargs; d++)
@@ -946,7 +982,7 @@ static bool vector_loop(Gen *g, Stmt *s) {
   int64_t l, mn;
   Stmt *st = s->body;
   if (!ir_is_const(s->extent, &l) || (l != 2 && l != 4) || !ir_is_const(s->min, &mn) || mn != 0 ||
-      !st || st->kind != S_STORE || st == g->promo || st->buf->dtype == DT_BOOL ||
+      !st || st->kind != S_STORE || st->atomic || st == g->promo || st->buf->dtype == DT_BOOL ||
       (st->buf->dtype == DT_F16 && st->buf->scope == SCOPE_GLOBAL))
     return false;
   range_push(&g->ranges, s->var, s->min, s->extent);

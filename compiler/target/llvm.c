@@ -22,6 +22,7 @@
 #include "texc.h"
 #include "rt_internal.h"
 
+#include <dlfcn.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -676,46 +677,10 @@ static LLVMValueRef emit_expr_raw(CG *g, Expr *e) {
 
 /* ============================================================= statements */
 
-/* Is E the load of what store S writes? */
-static bool self_load(const Expr *e, const Stmt *s) {
-  if (!e || e->kind != E_LOAD || e->buf != s->buf || e->nargs != s->nargs) return false;
-  for (int i = 0; i < e->nargs; i++)
-    if (!ir_equal(e->args[i], s->args[i])) return false;
-  return true;
-}
-
-/* E, a sum in which S's own load appears once with a + sign (the simplifier may have
- * reassociated `H[x] + (a - 3)` into `H[x] + a - 3`), without that load; NULL when it
- * is not one. *ALONE: E was the load itself (nothing is left). */
-static Expr *strip_self(Expr *e, const Stmt *s, bool *alone) {
-  if (self_load(e, s)) {
-    *alone = true;
-    return NULL;
-  }
-  if (e->kind != E_BIN || (e->op != OP_ADD && e->op != OP_SUB)) return NULL;
-  bool in_a = false;
-  Expr *a = strip_self(e->a, s, &in_a);
-  if (in_a || a) {
-    if (in_a) return e->op == OP_ADD ? e->b : ir_un(OP_NEG, e->b);
-    return ir_bin(e->op, a, e->b);
-  }
-  if (e->op != OP_ADD) return NULL;
-  bool in_b = false;
-  Expr *b = strip_self(e->b, s, &in_b);
-  return in_b ? e->a : b ? ir_bin(OP_ADD, e->a, b) : NULL;
-}
-
 /* A scatter's update from a parallel loop, buf[idx] = buf[idx] OP v: one atomicrmw. */
 static void emit_atomic(CG *g, Stmt *s) {
-  Expr *e = s->value, *rest = NULL;
-  BinOp how = OP_ADD;
-  bool alone = false;
-  if (e->kind == E_BIN && (e->op == OP_MAX || e->op == OP_MIN)) {
-    how = (BinOp)e->op;
-    rest = self_load(e->a, s) ? e->b : self_load(e->b, s) ? e->a : NULL;
-  } else {
-    rest = strip_self(e, s, &alone);
-  }
+  BinOp how;
+  Expr *rest = ir_update_operand(s, &how);
   if (!rest) die("llvm: atomic store of %s is not an update of it", s->buf->name);
   DType t = s->buf->dtype;
   bool f = dtype_is_float(t), sg = dtype_is_signed(t);
@@ -908,7 +873,7 @@ static LLVMValueRef emit_size_checked(CG *g, Expr *e, LLVMValueRef *bad) {
 }
 
 /* Error codes of a compiled function (rt.c's cpu_call turns them into messages). */
-enum { ERR_SIZE = 1, ERR_ALLOC_SIZE = 2, ERR_ALLOC = 3 };
+enum { ERR_SIZE = 1, ERR_ALLOC_SIZE = 2, ERR_ALLOC = 3, ERR_EXTERN = 4 };
 
 /* S_ALLOC: small constant buffers on the stack (any scope: on the CPU a `global` buffer
  * of a function is its own memory too; a tile computed at a parallel loop, as the network
@@ -965,6 +930,23 @@ static void emit_alloc(CG *g, Stmt *s) {
   call_fn(g, "free", g->voidt, &g->ptr, 1, &p);
   LLVMBuildBr(g->b, done);
   LLVMPositionBuilderAtEnd(g->b, done);
+}
+
+/* S_CALL: `int callee(T *inputs..., T *outputs..., int64_t sizes...)`, the ABI of texc's
+ * own kernels; a non-zero result sets ERR_EXTERN (the first error code stays). */
+static void emit_extern_call(CG *g, Stmt *s) {
+  int n = s->nbufs + s->nargs;
+  LLVMTypeRef *t = xalloc(sizeof *t * (size_t)(n + 1));
+  LLVMValueRef *a = xalloc(sizeof *a * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) {
+    t[i] = i < s->nbufs ? g->ptr : g->i64;
+    a[i] = i < s->nbufs ? lookup_buf(g, s->bufs[i])->ptr : emit_expr(g, s->args[i - s->nbufs]);
+  }
+  LLVMValueRef rc = call_fn(g, s->callee, g->i32, t, n, a);
+  LLVMValueRef err = LLVMBuildLoad2(g->b, g->i32, g->errp, "");
+  LLVMValueRef fail = LLVMBuildAnd(g->b, LLVMBuildICmp(g->b, LLVMIntNE, rc, LLVMConstInt(g->i32, 0, 0), ""),
+                                   LLVMBuildICmp(g->b, LLVMIntEQ, err, LLVMConstInt(g->i32, 0, 0), ""), "");
+  LLVMBuildStore(g->b, LLVMBuildSelect(g->b, fail, LLVMConstInt(g->i32, ERR_EXTERN, 0), err, ""), g->errp);
 }
 
 static void emit_if(CG *g, Stmt *s) {
@@ -1143,85 +1125,13 @@ static void emit_stmt(CG *g, Stmt *s) {
     for (int i = 0; i < s->n; i++) emit_stmt(g, s->stmts[i]);
     break;
   case S_BARRIER: break; /* one thread per block on the CPU */
+  case S_CALL: emit_extern_call(g, s); break;
   default: die("llvm codegen: bad statement kind %d", s->kind);
   }
 }
 
 /* ================================================================= symbols */
 
-/* The names a library of kernels is linked with: the C library (C11 and POSIX functions
- * and the macros and objects a C program sees), libm (each also with its f and l forms),
- * the dynamic loader, and the OpenCL and CUDA entry points texc's runtime calls. Exported
- * under one of these, a kernel would replace the library's function in every program that
- * links it (a kernel named malloc becomes the program's allocator), or break the module
- * that calls it (free, aligned_alloc). Names with a reserved prefix: reserved_prefixes. */
-static const char *const c_symbols[] = {
-    /* stdlib.h */
-    "abort", "abs", "aligned_alloc", "atexit", "at_quick_exit", "atof", "atoi", "atol", "atoll",
-    "bsearch", "calloc", "div", "exit", "free", "getenv", "labs", "ldiv", "llabs", "lldiv",
-    "malloc", "mblen", "mbstowcs", "mbtowc", "memalign", "posix_memalign", "pvalloc", "qsort",
-    "quick_exit", "rand", "rand_r", "realloc", "reallocarray", "setenv", "srand", "strtod",
-    "strtof", "strtol", "strtold", "strtoll", "strtoul", "strtoull", "system", "unsetenv",
-    "valloc", "wcstombs", "wctomb", "mkstemp", "mkstemps", "mkdtemp", "realpath",
-    /* string.h, strings.h */
-    "bcmp", "bcopy", "bzero", "memccpy", "memchr", "memcmp", "memcpy", "memmove", "mempcpy",
-    "memset", "stpcpy", "stpncpy", "strcasecmp", "strcat", "strchr", "strcmp", "strcoll",
-    "strcpy", "strcspn", "strdup", "strerror", "strlen", "strncasecmp", "strncat", "strncmp",
-    "strncpy", "strndup", "strnlen", "strpbrk", "strrchr", "strsignal", "strspn", "strstr",
-    "strtok", "strtok_r", "strxfrm",
-    /* stdio.h */
-    "clearerr", "dprintf", "fclose", "fdopen", "feof", "ferror", "fflush", "fgetc", "fgetpos",
-    "fgets", "fileno", "fopen", "fprintf", "fputc", "fputs", "fread", "freopen", "fscanf",
-    "fseek", "fsetpos", "ftell", "fwrite", "getc", "getchar", "getdelim", "getline", "gets",
-    "pclose", "perror", "popen", "printf", "putc", "putchar", "puts", "remove", "rename",
-    "rewind", "scanf", "setbuf", "setvbuf", "snprintf", "sprintf", "sscanf", "stderr", "stdin",
-    "stdout", "tmpfile", "tmpnam", "ungetc", "vfprintf", "vprintf", "vsnprintf", "vsprintf",
-    /* ctype.h, errno.h, assert.h, signal.h, setjmp.h, time.h */
-    "isalnum", "isalpha", "isblank", "iscntrl", "isdigit", "isgraph", "islower", "isprint",
-    "ispunct", "isspace", "isupper", "isxdigit", "tolower", "toupper", "errno", "assert",
-    "signal", "raise", "sigaction", "setjmp", "longjmp", "asctime", "clock", "clock_gettime",
-    "ctime", "difftime", "gmtime", "localtime", "mktime", "nanosleep", "strftime", "time",
-    "timespec_get",
-    /* POSIX (unistd.h, fcntl.h, sys/ headers, sched.h, dlfcn.h) and the loader */
-    "access", "chdir", "close", "dup", "dup2", "environ", "execl", "execlp", "execv", "execve",
-    "execvp", "fcntl", "fork", "fstat", "getcwd", "getpid", "getppid", "ioctl", "isatty",
-    "kill", "lseek", "lstat", "mkdir", "mmap", "mprotect", "munmap", "open", "pipe", "poll",
-    "read", "readlink", "rmdir", "select", "sleep", "stat", "sysconf", "unlink", "usleep",
-    "wait", "waitpid", "write", "sched_yield", "dlclose", "dlerror", "dlopen", "dlsym",
-    "main", "etext", "edata",
-    /* libm: also NAMEf and NAMEl (symbol_clash) */
-    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil", "copysign",
-    "cos", "cosh", "erf", "erfc", "exp", "exp10", "exp2", "expm1", "fabs", "fdim", "floor",
-    "fma", "fmax", "fmin", "fmod", "frexp", "gamma", "hypot", "ilogb", "j0", "j1", "jn",
-    "ldexp", "lgamma", "llrint", "llround", "log", "log10", "log1p", "log2", "logb", "lrint",
-    "lround", "modf", "nan", "nearbyint", "nextafter", "nexttoward", "pow", "remainder",
-    "remquo", "rint", "round", "scalbln", "scalbn", "sin", "sincos", "sinh", "sqrt", "tan",
-    "tanh", "tgamma", "trunc", "y0", "y1", "yn", NULL};
-
-/* Prefixes of names that are not the user's to export: C reserves every external name
- * that starts with '_' (texc's own symbols are __texc_*), texc's runtime is rt_*, and the
- * threads, OpenCL, CUDA and NVRTC libraries the runtime calls are pthread_*, cl*, cu*. */
-static const char *const reserved_prefixes[] = {"_", "rt_", "pthread_", "cl", "cu", "nvrtc", NULL};
-
-/* Why NAME cannot be an exported symbol (a phrase after "which is"), or NULL. */
-static const char *symbol_clash(const char *name) {
-  size_t n = strlen(name);
-  for (int i = 0; c_symbols[i]; i++) {
-    size_t m = strlen(c_symbols[i]);
-    bool fl = n == m + 1 && (name[m] == 'f' || name[m] == 'l');
-    if ((n == m || fl) && strncmp(name, c_symbols[i], m) == 0)
-      return "a name of the C library (a program linking it would call the kernel instead)";
-  }
-  for (int i = 0; reserved_prefixes[i]; i++) {
-    const char *p = reserved_prefixes[i];
-    size_t m = strlen(p);
-    bool camel = p[m - 1] != '_'; /* cl, cu, nvrtc only before a capital: clip is fine */
-    if (strncmp(name, p, m) != 0 || (camel && !(name[m] >= 'A' && name[m] <= 'Z'))) continue;
-    if (m == 1) return "reserved for the C implementation (names that start with '_'; texc's own are __texc_*)";
-    return xprintf("reserved for the libraries texc links with (%s%s)", p, camel ? "[A-Z]*" : "*");
-  }
-  return NULL;
-}
 
 /* The symbol of kernel F in the module that G builds. Exported (g->sym_prefix NULL or
  * --prefix P): the name as written, or P + name, which check_exports has allowed. In the
@@ -1244,7 +1154,7 @@ static bool check_exports(LoweredFunc **fns, int n, const Options *o) {
   }
   bool ok = true;
   for (int i = 0; i < n; i++) {
-    const char *sym = xprintf("%s%s", p, fns[i]->name), *why = symbol_clash(sym);
+    const char *sym = xprintf("%s%s", p, fns[i]->name), *why = c_symbol_clash(sym);
     if (!why) continue;
     diag_error(fns[i]->loc, "kernel %s would be exported as %s, which is %s: rename the kernel, "
                "or prefix the exported names with --prefix P", fns[i]->name, sym, why);
@@ -1474,7 +1384,25 @@ static LLVMOrcLLJITRef make_jit(LLVMMemoryBufferRef obj) {
 /* The JIT's kernels are __texc_jit_NAME (kernel_symbol). */
 #define JIT_PREFIX "__texc_jit_"
 
+/* Is every extern kernel that S calls a function of this process (loaded by --extern)?
+ * An error at the call for each that is not: the JIT would fail without saying which. */
+static bool externs_loaded(const Stmt *s) {
+  if (!s) return true;
+  bool ok = true;
+  if (s->kind == S_CALL && !dlsym(RTLD_DEFAULT, s->callee)) {
+    diag_error(s->loc, "extern kernel %s: no function of that name is loaded; give the library "
+               "that defines it with --extern LIB.so", s->callee);
+    ok = false;
+  }
+  ok &= externs_loaded(s->body);
+  ok &= externs_loaded(s->els);
+  for (int i = 0; i < s->n; i++) ok &= externs_loaded(s->stmts[i]);
+  return ok;
+}
+
 static RtModule *llvm_build(LoweredFunc **fns, int n, const Options *o) {
+  for (int i = 0; i < n; i++)
+    if (!externs_loaded(fns[i]->body)) return NULL;
   Options host = o ? *o : (Options){.opt_level = 3};
   host.mtriple = NULL; /* the JIT runs here, whatever --mtriple said */
   LLVMTargetMachineRef tm = make_target(&host);
@@ -1531,14 +1459,27 @@ static const char *header_param(const char *name) {
       "nullptr", "constexpr", "decltype", "mutable", "explicit", "friend", "throw", "try",
       "catch", "typename", "typeid", NULL};
   size_t n = strlen(name);
-  bool bad = symbol_clash(name) != NULL;
+  bool bad = c_symbol_clash(name) != NULL;
   for (int i = 0; words[i] && !bad; i++) bad = strcmp(name, words[i]) == 0;
   if (n > 2 && strcmp(name + n - 2, "_t") == 0) bad = true;
   if (n > 4 && (strcmp(name + n - 4, "_MIN") == 0 || strcmp(name + n - 4, "_MAX") == 0)) bad = true;
   return bad ? xprintf("%s_", name) : name;
 }
 
-/* The C prototypes of FNS (f16 as uint16_t, bool as uint8_t), exported as PREFIX + name. */
+/* The extern calls of S, each callee once, into OUT (Stmt*). */
+static void extern_calls(const Stmt *s, Vec *out) {
+  if (!s) return;
+  bool seen = false;
+  for (int i = 0; s->kind == S_CALL && i < out->len; i++)
+    seen |= strcmp(((const Stmt *)VEC_AT(*out, i))->callee, s->callee) == 0;
+  if (s->kind == S_CALL && !seen) vec_push(out, (void *)s);
+  extern_calls(s->body, out);
+  extern_calls(s->els, out);
+  for (int i = 0; i < s->n; i++) extern_calls(s->stmts[i], out);
+}
+
+/* The C prototypes of FNS (f16 as uint16_t, bool as uint8_t), exported as PREFIX + name;
+ * then those of the extern kernels they call, which the program defines. */
 static void write_header(FILE *f, LoweredFunc **fns, int n, const char *prefix) {
   fprintf(f, "/* Generated by texc %s: kernels of this library. Each returns 0, or non-zero\n"
              " * on a size outside 1..2^40 (RT_SIZE_MAX) or a failed allocation. */\n"
@@ -1553,6 +1494,20 @@ static void write_header(FILE *f, LoweredFunc **fns, int n, const char *prefix) 
     if (!fn->nparams && !fn->nsizes) fprintf(f, "void");
     fprintf(f, ");\nint __texc_packed_%s(void **args, const int64_t *sizes);\n\n", sym);
   }
+  Vec calls = {0};
+  for (int i = 0; i < n; i++) extern_calls(fns[i]->body, &calls);
+  if (calls.len) fprintf(f, "/* The extern kernels they call: the program defines them (0 on success). */\n");
+  for (int i = 0; i < calls.len; i++) {
+    const Stmt *c = VEC_AT(calls, i);
+    int nin = c->nin;
+    fprintf(f, "int %s(", c->callee);
+    for (int j = 0; j < c->nbufs; j++)
+      fprintf(f, "%s%s%s *", j ? ", " : "", j < nin ? "const " : "", c_type(c->bufs[j]->dtype));
+    for (int s = 0; s < c->nargs; s++) fprintf(f, "%sint64_t", c->nbufs + s ? ", " : "");
+    if (!c->nbufs && !c->nargs) fprintf(f, "void");
+    fprintf(f, ");\n");
+  }
+  if (calls.len) fprintf(f, "\n");
   fprintf(f, "#ifdef __cplusplus\n}\n#endif\n");
 }
 

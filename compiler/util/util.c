@@ -234,3 +234,80 @@ void fill_random(void *data, DType t, int64_t n, uint64_t seed) {
     }
   }
 }
+
+/* ---- C symbols ---- */
+
+/* The names a library of kernels is linked with: the C library (C11 and POSIX functions
+ * and the macros and objects a C program sees), libm (each also with its f and l forms),
+ * the dynamic loader, and the OpenCL and CUDA entry points texc's runtime calls. Exported
+ * under one of these, a kernel would replace the library's function in every program that
+ * links it (a kernel named malloc becomes the program's allocator), or break the module
+ * that calls it (free, aligned_alloc). Names with a reserved prefix: reserved_prefixes. */
+static const char *const c_symbols[] = {
+    /* stdlib.h */
+    "abort", "abs", "aligned_alloc", "atexit", "at_quick_exit", "atof", "atoi", "atol", "atoll",
+    "bsearch", "calloc", "div", "exit", "free", "getenv", "labs", "ldiv", "llabs", "lldiv",
+    "malloc", "mblen", "mbstowcs", "mbtowc", "memalign", "posix_memalign", "pvalloc", "qsort",
+    "quick_exit", "rand", "rand_r", "realloc", "reallocarray", "setenv", "srand", "strtod",
+    "strtof", "strtol", "strtold", "strtoll", "strtoul", "strtoull", "system", "unsetenv",
+    "valloc", "wcstombs", "wctomb", "mkstemp", "mkstemps", "mkdtemp", "realpath",
+    /* string.h, strings.h */
+    "bcmp", "bcopy", "bzero", "memccpy", "memchr", "memcmp", "memcpy", "memmove", "mempcpy",
+    "memset", "stpcpy", "stpncpy", "strcasecmp", "strcat", "strchr", "strcmp", "strcoll",
+    "strcpy", "strcspn", "strdup", "strerror", "strlen", "strncasecmp", "strncat", "strncmp",
+    "strncpy", "strndup", "strnlen", "strpbrk", "strrchr", "strsignal", "strspn", "strstr",
+    "strtok", "strtok_r", "strxfrm",
+    /* stdio.h */
+    "clearerr", "dprintf", "fclose", "fdopen", "feof", "ferror", "fflush", "fgetc", "fgetpos",
+    "fgets", "fileno", "fopen", "fprintf", "fputc", "fputs", "fread", "freopen", "fscanf",
+    "fseek", "fsetpos", "ftell", "fwrite", "getc", "getchar", "getdelim", "getline", "gets",
+    "pclose", "perror", "popen", "printf", "putc", "putchar", "puts", "remove", "rename",
+    "rewind", "scanf", "setbuf", "setvbuf", "snprintf", "sprintf", "sscanf", "stderr", "stdin",
+    "stdout", "tmpfile", "tmpnam", "ungetc", "vfprintf", "vprintf", "vsnprintf", "vsprintf",
+    /* ctype.h, errno.h, assert.h, signal.h, setjmp.h, time.h */
+    "isalnum", "isalpha", "isblank", "iscntrl", "isdigit", "isgraph", "islower", "isprint",
+    "ispunct", "isspace", "isupper", "isxdigit", "tolower", "toupper", "errno", "assert",
+    "signal", "raise", "sigaction", "setjmp", "longjmp", "asctime", "clock", "clock_gettime",
+    "ctime", "difftime", "gmtime", "localtime", "mktime", "nanosleep", "strftime", "time",
+    "timespec_get",
+    /* POSIX (unistd.h, fcntl.h, sys/ headers, sched.h, dlfcn.h) and the loader */
+    "access", "chdir", "close", "dup", "dup2", "environ", "execl", "execlp", "execv", "execve",
+    "execvp", "fcntl", "fork", "fstat", "getcwd", "getpid", "getppid", "ioctl", "isatty",
+    "kill", "lseek", "lstat", "mkdir", "mmap", "mprotect", "munmap", "open", "pipe", "poll",
+    "read", "readlink", "rmdir", "select", "sleep", "stat", "sysconf", "unlink", "usleep",
+    "wait", "waitpid", "write", "sched_yield", "dlclose", "dlerror", "dlopen", "dlsym",
+    "main", "etext", "edata",
+    /* libm: also NAMEf and NAMEl (c_symbol_clash) */
+    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil", "copysign",
+    "cos", "cosh", "erf", "erfc", "exp", "exp10", "exp2", "expm1", "fabs", "fdim", "floor",
+    "fma", "fmax", "fmin", "fmod", "frexp", "gamma", "hypot", "ilogb", "j0", "j1", "jn",
+    "ldexp", "lgamma", "llrint", "llround", "log", "log10", "log1p", "log2", "logb", "lrint",
+    "lround", "modf", "nan", "nearbyint", "nextafter", "nexttoward", "pow", "remainder",
+    "remquo", "rint", "round", "scalbln", "scalbn", "sin", "sincos", "sinh", "sqrt", "tan",
+    "tanh", "tgamma", "trunc", "y0", "y1", "yn", NULL};
+
+/* Prefixes of names that are not the user's to export: C reserves every external name
+ * that starts with '_' (texc's own symbols are __texc_*), texc's runtime is rt_*, and the
+ * threads, OpenCL, CUDA and NVRTC libraries the runtime calls are pthread_*, cl*, cu*. */
+static const char *const reserved_prefixes[] = {"_", "rt_", "pthread_", "cl", "cu", "nvrtc", NULL};
+
+/* Why NAME cannot be an exported symbol (a phrase after "which is"), or NULL. */
+const char *c_symbol_clash(const char *name) {
+  size_t n = strlen(name);
+  for (int i = 0; c_symbols[i]; i++) {
+    size_t m = strlen(c_symbols[i]);
+    bool fl = n == m + 1 && (name[m] == 'f' || name[m] == 'l');
+    if ((n == m || fl) && strncmp(name, c_symbols[i], m) == 0)
+      return "a name of the C library (a program linking it would call the kernel instead)";
+  }
+  for (int i = 0; reserved_prefixes[i]; i++) {
+    const char *p = reserved_prefixes[i];
+    size_t m = strlen(p);
+    bool camel = p[m - 1] != '_'; /* cl, cu, nvrtc only before a capital: clip is fine */
+    if (strncmp(name, p, m) != 0 || (camel && !(name[m] >= 'A' && name[m] <= 'Z'))) continue;
+    if (m == 1) return "reserved for the C implementation (names that start with '_'; texc's own are __texc_*)";
+    return xprintf("reserved for the libraries texc links with (%s%s)", p, camel ? "[A-Z]*" : "*");
+  }
+  return NULL;
+}
+

@@ -11,6 +11,9 @@ declare -A small=(
   [transpose]="-D N=13 -D M=9"
   [blur]="-D H=11 -D W=13"
   [batch_matmul]="-D BATCH=2 -D M=7 -D N=9 -D K=5"
+  [scan]="-D B=5 -D N=37"
+  [histogram]="-D N=300 -D NB=256"
+  [argmax]="-D M=7 -D N=29"
 )
 total=0
 for f in examples/*.tex; do

@@ -10,6 +10,9 @@ declare -A small=(
   [transpose]="-D N=70 -D M=37"
   [blur]="-D H=50 -D W=70"
   [batch_matmul]="-D BATCH=3 -D M=20 -D N=40 -D K=17"
+  [scan]="-D B=20 -D N=300"
+  [histogram]="-D N=5000"
+  [argmax]="-D M=30 -D N=200"
 )
 for f in examples/*.tex; do
   name=$(basename "$f" .tex)

@@ -11,6 +11,9 @@ declare -A small=(
   [transpose]="-D N=70 -D M=37"
   [blur]="-D H=50 -D W=70"
   [batch_matmul]="-D BATCH=3 -D M=20 -D N=40 -D K=17"
+  [scan]="-D B=100 -D N=300"
+  [histogram]="-D N=100000"
+  [argmax]="-D M=100 -D N=200"
 )
 report() { # LABEL RC OUT [PATTERN]
   if [ "$2" -eq 0 ] && { [ -z "$4" ] || grep -q "$4" <<<"$3"; }; then echo "ok - $1"
