@@ -677,6 +677,8 @@ typedef struct Options {
   Target target;
   const char *mcpu, *mtriple;   /* llvm: default host */
   const char *prefix;           /* llvm: of every exported kernel name (--prefix) */
+  bool so_object;               /* llvm, --emit obj: the object will be linked into a shared
+                                   library that rt_module_load opens (its kernel table global) */
   const char *opencl_device;    /* "P:D" or a name substring */
   int opt_level;                /* 3 */
   bool verbose;

@@ -121,6 +121,7 @@ static void build_so(const Task *task, const char *text, const char *so, int fd,
   if (err) snprintf(msg, sizeof msg, "%s", diag_last()[0] ? diag_last() : "schedule does not apply");
   Options o = task->opts;
   o.prefix = EXPORT_PREFIX;
+  o.so_object = true; /* linked below into the .so the server opens */
   char obj[300];
   snprintf(obj, sizeof obj, "%s.o", so);
   if (!err && !backend_for(task->target)->emit(&fn, 1, "obj", obj, &o)) {

@@ -1625,8 +1625,10 @@ static bool llvm_emit(LoweredFunc **fns, int n, const char *kind, const char *pa
   LLVMModuleRef mod = build_module(ctx, fns, n, tm, o, o ? o->prefix : NULL);
   bool ok = mod != NULL;
   /* Only a shared library is read through `__texc_kernels` (rt_module_load); in an object
-   * it stays local, so that a program can link several of texc's objects. */
-  LLVMValueRef table = ok && strcmp(kind, "so") ? LLVMGetNamedGlobal(mod, "__texc_kernels") : NULL;
+   * it stays local, so that a program can link several of texc's objects (unless the object
+   * is meant for such a library: Options.so_object). */
+  bool global_table = !strcmp(kind, "so") || (o && o->so_object);
+  LLVMValueRef table = ok && !global_table ? LLVMGetNamedGlobal(mod, "__texc_kernels") : NULL;
   if (table) LLVMSetLinkage(table, LLVMInternalLinkage);
   if (ok && ir) {
     char *text = LLVMPrintModuleToString(mod);
