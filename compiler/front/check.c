@@ -601,20 +601,27 @@ static bool check_call1(KCtx *kc, Ast *st, Vec *ops) {
   return true;
 }
 
+/* The Kernel of KN (a kernel or an extern kernel) with its buffers and sizes, in KC (whose
+ * -D values, if any, are set). */
+static Kernel *kernel_head(KCtx *kc, SymTab *consts, Ast *kn) {
+  kc->consts = consts;
+  kc->syms.parent = consts;
+  Kernel *k = kc->k = xalloc(sizeof *k);
+  k->name = kn->name;
+  k->loc = kn->loc;
+  kernel_buffers(kc, kn);
+  k->nsizes = kc->sizes.len;
+  k->sizes = kc->sizes.len ? (IrVar **)kc->sizes.data : xalloc(sizeof(IrVar *));
+  return k;
+}
+
 static Kernel *check_kernel(Checker *ck, SymTab *consts, Ast *kn) {
   KCtx kc;
   memset(&kc, 0, sizeof kc);
   kc.defs = ck->defs;
   kc.ndefs = ck->ndefs;
-  kc.consts = consts;
-  kc.syms.parent = consts;
   kc.externs = &ck->externs;
-  Kernel *k = kc.k = xalloc(sizeof *k);
-  k->name = kn->name;
-  k->loc = kn->loc;
-  kernel_buffers(&kc, kn);
-  k->nsizes = kc.sizes.len;
-  k->sizes = kc.sizes.len ? (IrVar **)kc.sizes.data : xalloc(sizeof(IrVar *));
+  Kernel *k = kernel_head(&kc, consts, kn);
   Vec ops = {0};
   for (int i = 0; i < kn->list3.len; i++) {
     Ast *st = VEC_AT(kn->list3, i);
@@ -644,14 +651,7 @@ static Kernel *check_kernel(Checker *ck, SymTab *consts, Ast *kn) {
 static Kernel *check_extern(SymTab *consts, Ast *ex) {
   KCtx kc;
   memset(&kc, 0, sizeof kc);
-  kc.consts = consts;
-  kc.syms.parent = consts;
-  Kernel *k = kc.k = xalloc(sizeof *k);
-  k->name = ex->name;
-  k->loc = ex->loc;
-  kernel_buffers(&kc, ex);
-  k->nsizes = kc.sizes.len;
-  k->sizes = kc.sizes.len ? (IrVar **)kc.sizes.data : xalloc(sizeof(IrVar *));
+  Kernel *k = kernel_head(&kc, consts, ex);
   k->ops = xalloc(sizeof(Op *));
   return k;
 }
