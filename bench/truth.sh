@@ -1,14 +1,20 @@
 #!/bin/bash
-# bench/truth.sh BUILD — one measured truth: the same tuned schedule timed three ways, for
-# matmul 1024^3 and resnet-18's l2b convolution (28x28x128 -> 128, 3x3), 2 threads:
-#   tune   the search's own figure: its best schedule's median cost in the records;
-#   bench  `texc bench --schedule tuned --records R` (JIT in texc, rt_time, medians);
-#   lib    the exported library (`--emit so`) timed from C by bench/bench.c (rt_time, medians
-#          of 7 runs of >= 100 ms), which then times the anchor (OpenBLAS / oneDNN).
-# The three should agree within 10% on a quiet machine. Not part of `make test`.
-#   env: TRIALS (200), TEXC (default BUILD/texc), KERNELS ("matmul conv_l2b": which to run)
+# bench/truth.sh BUILD — one measured truth: a tuned schedule timed every way, for matmul
+# 1024^3 and resnet-18's l2b convolution (28x28x128 -> 128, 3x3), 2 threads. After one tune,
+# ROUNDS rounds each time the chosen schedule, one after the other:
+#   tuner  the tuner's own measurer in a fresh process (bench/truth_probe.c `tuner50`: a
+#          forked child, rt_time_candidate, batches of >= 50 ms as its final re-measurement);
+#   bench  `texc bench --schedule tuned --records R` (JIT in texc, rt_time, median of 7);
+#   lib    the exported library (`--emit so`) timed from C by bench/bench.c (rt_time, median
+#          of 7 batches of >= 100 ms), which then times the anchor (OpenBLAS / oneDNN).
+# Prints each round, the medians, how far the three ways and the tuner's own figure (its
+# final line) are apart, and how far the host drifted between rounds (the anchor's spread).
+# Measured in rounds because a shared host drifts by more than 10% over seconds
+# (bench/RESULTS.md, "One measured truth"). Not part of `make test`.
+#   env: TRIALS (200), ROUNDS (5), TEXC (default BUILD/texc), KERNELS ("matmul conv_l2b")
 B=${1:-build}
 TRIALS=${TRIALS:-200}
+ROUNDS=${ROUNDS:-5}
 cd "$(dirname "$0")/.."
 export TEX_NUM_THREADS=${TEX_NUM_THREADS:-2} OMP_NUM_THREADS=${TEX_NUM_THREADS:-2}
 # the anchors' worker threads must not spin on the cores while texc is timed
@@ -19,41 +25,59 @@ mkdir -p "$OUT"
 cc -O2 -std=c11 -D_GNU_SOURCE -Iruntime -o "$OUT/bench" bench/bench.c "$B/libtexrt.a" \
   -lopenblas -ldnnl -ldl -lpthread -lm || exit 1
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores;" \
-  "$(date -u '+%F %H:%M') UTC; load $(cut -d' ' -f1-3 /proc/loadavg); $TEX_NUM_THREADS threads; $TRIALS trials"
-median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "nan"}'; }
+  "$(date -u '+%F %H:%M') UTC; load $(cut -d' ' -f1-3 /proc/loadavg); $TEX_NUM_THREADS threads; $TRIALS trials; $ROUNDS rounds"
 
-# one NAME FILE MANIFEST_FIELDS FLOPS -D ...: tune, then the three figures
+# one NAME FILE MANIFEST_FIELDS FLOPS -D ...: tune once, then ROUNDS rounds of the three ways
 one() {
   local name=$1 file=$2 fields=$3 flops=$4; shift 4
-  local R=$OUT/$name.jsonl
+  local R=$OUT/$name.jsonl kern
+  kern=$(echo "$fields" | cut -d' ' -f1)
   rm -f "$R"
   "$TEXC" tune "$file" "$@" --trials "$TRIALS" --seed 1 --records "$R" >"$OUT/$name.tune" 2>&1 ||
     { echo "$name: tune failed"; return; }
-  # the search's figure: the lowest median of all the costs of one schedule (its final best)
-  local tune_ms
-  tune_ms=$(python3 -c '
-import json, sys, statistics
-costs = {}  # as records_best ranks: the median of all costs of one schedule
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    c = r.get("costs_ms") or []
-    if r.get("error", 0) or not c: continue
-    costs.setdefault(r["schedule"], []).extend(c)
-print("%.4f" % min(statistics.median(c) for c in costs.values()))' "$R")
-  local bench_ms
-  bench_ms=$("$TEXC" bench "$file" "$@" --schedule tuned --records "$R" --repeat 7 2>&1 |
-             awk '$2 == "tuned" {print $3}')
+  # the tuner's figure: its last line "# KERNEL: MS ms" (the chosen best measured once more,
+  # after the choice); and the least median of the records (what the search saw: optimistic)
+  local tune_ms rec_ms
+  tune_ms=$(awk '/^# [A-Za-z_0-9]+: [0-9.]+ ms/ {print $3}' "$OUT/$name.tune" | tail -1)
+  rec_ms=$("$TEXC" records best "$R" | awk '/^# workload/ {print $(NF - 1); exit}')
+  # the chosen schedule's steps, for truth_probe
+  "$TEXC" records best "$R" | sed -n '/{$/,/^}/p' | sed '1d;$d;s/^ *//' >"$OUT/$name.steps"
   "$TEXC" "$file" "$@" --schedule tuned --records "$R" --emit so -o "$OUT/$name.so" || return
-  printf '%s tuned %s %s\n' "$(echo "$fields" | cut -d' ' -f1)" "$(echo "$fields" | cut -d' ' -f2-)" "$OUT/$name.so" >"$OUT/$name.man"
-  "$OUT/bench" "$OUT/$name.man" >"$OUT/$name.lib" 2>&1
-  local lib_ms
-  lib_ms=$(awk '{for (i = 1; i < NF; i++) if ($i == "tuned") {print $(i + 1); exit}}' "$OUT/$name.lib")
-  printf '%-8s tune %8.3f ms  bench %8s ms  lib %8s ms  (%.1f / %s / %s GFLOP/s)  bench/tune %.2f  lib/tune %.2f\n' \
-    "$name" "$tune_ms" "$bench_ms" "$lib_ms" "$(echo "$flops / $tune_ms / 10^6" | bc -l)" \
-    "$(echo "$flops / $bench_ms / 10^6" | bc -l | xargs printf '%.1f')" \
-    "$(echo "$flops / $lib_ms / 10^6" | bc -l | xargs printf '%.1f')" \
-    "$(echo "$bench_ms / $tune_ms" | bc -l)" "$(echo "$lib_ms / $tune_ms" | bc -l)"
-  cat "$OUT/$name.lib"
+  printf '%s tuned %s %s\n' "$kern" "$(echo "$fields" | cut -d' ' -f2-)" "$OUT/$name.so" >"$OUT/$name.man"
+  local defs=() a
+  for a in "$@"; do [ "$a" != -D ] && defs+=("$a"); done
+  echo "== $name: the tuner said $tune_ms ms (its records' least median: $rec_ms ms); $ROUNDS rounds:"
+  printf '%-6s %10s %10s %10s %12s %12s\n' round tuner bench lib openblas/dnnl "(ms)"
+  local r probe bench lib anchor
+  : >"$OUT/$name.rounds"
+  for r in $(seq "$ROUNDS"); do
+    probe=$(bench/truth_probe.sh "$B" tuner50 "$file" "$kern" "$OUT/$name.steps" "${defs[@]}" | awk '{print $2}')
+    bench=$("$TEXC" bench "$file" "$@" --schedule tuned --records "$R" --repeat 7 2>&1 | awk '$2 == "tuned" {print $3}')
+    "$OUT/bench" "$OUT/$name.man" >"$OUT/$name.lib" 2>&1
+    lib=$(awk '$0 ~ / tuned / {for (i = 1; i < NF; i++) if ($i == "tuned") {print $(i + 1); exit}}' "$OUT/$name.lib")
+    anchor=$(awk '$0 ~ / tuned / {for (i = 1; i < NF; i++) if ($i == "tuned") {print $(i + 2); exit}}' "$OUT/$name.lib")
+    printf '%-6s %10s %10s %10s %12s\n' "$r" "$probe" "$bench" "$lib" "$anchor"
+    echo "$probe $bench $lib $anchor" >>"$OUT/$name.rounds"
+  done
+  python3 - "$OUT/$name.rounds" "$tune_ms" "$flops" <<'PY'
+import statistics, sys
+rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
+tune, flops = float(sys.argv[2]), float(sys.argv[3])
+med = [statistics.median(c) for c in zip(*rows)]
+names = ["tuner's measurer (fresh child)", "texc bench", "library from C", "anchor (same process as lib)"]
+print("medians of the rounds:")
+for n, m in zip(names, med):
+    print("  %-30s %9.3f ms  %7.1f GFLOP/s" % (n, m, flops / m / 1e6))
+spread = lambda c: max(c) / min(c)
+cols = list(zip(*rows))
+print("  the tuner's own figure          %9.3f ms  %7.1f GFLOP/s" % (tune, flops / tune / 1e6))
+print("agreement (max / min of the medians of the three ways): %.2f; with the tuner's figure: %.2f"
+      % (max(med[:3]) / min(med[:3]), max(med[:3] + [tune]) / min(med[:3] + [tune])))
+print("host drift (max / min across rounds): texc bench %.2f, library %.2f, anchor %.2f"
+      % (spread(cols[1]), spread(cols[2]), spread(cols[3])))
+print("library vs anchor (anchor ms / library ms, median of the rounds' ratios): %.2f"
+      % statistics.median(a / l for l, a in zip(cols[2], cols[3])))
+PY
 }
 
 KERNELS=${KERNELS:-matmul conv_l2b}

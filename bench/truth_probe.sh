@@ -2,7 +2,7 @@
 # bench/truth_probe.sh BUILD MODE FILE KERNEL STEPS_FILE [NAME=VALUE ...] — build
 # bench/truth_probe.c against BUILD's compiler objects and runtime (into BUILD/bench/), then run
 # it once: one schedule (STEPS_FILE: the steps, one per line, as a record's "schedule") timed
-# one way (MODE: tuner, tuner50, cand, bench; see the file's header) in this fresh process.
+# one way (MODE: tuner, tuner50, cand, bench, drift; see the file's header) in this fresh process.
 # Example: bench/truth_probe.sh build cand examples/matmul.tex matmul best.steps M=1024 N=1024 K=1024
 B=${1:-build}; shift
 cd "$(dirname "$0")/.."
