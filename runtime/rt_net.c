@@ -277,7 +277,7 @@ static bool place_weights(RtNet *net, const char *path, const unsigned char **ho
   *host = d->weights;
   if (path || !d->weights) {
     if (!path) path = d->weights_file;
-    unsigned char *blob = aligned_alloc(64, (size_t)((d->weights_bytes + 63) & ~63) + 64);
+    unsigned char *blob = rt_host_alloc((size_t)d->weights_bytes + 64);
     net->weights_host = blob;
     if (!blob) {
       rt_set_error("%s: out of memory for the weights", d->name);

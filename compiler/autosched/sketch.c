@@ -77,6 +77,7 @@ typedef struct Plan {
   int ns, nr;
   Axis s[MAX_AXES], r[MAX_AXES];
   const char *cons_axes[MAX_AXES]; /* FUSED with a consumer: its axis names */
+  int64_t block[MAX_AXES]; /* CPU: a packed operand's block along spatial axis d, or 0 */
   int gene0, ngenes;
 } Plan;
 
@@ -145,6 +146,28 @@ static Op *fusable_consumer(Kernel *k, Op *op) {
   return c;
 }
 
+/* The largest B > 1 such that E reads a tensor at index `V % B`: the block of an operand
+ * packed along V (a network's weights, [CO / B, KH, KW, CI, B]: network.c pack_weight), or
+ * 0. A tile whose innermost factor along V is B reads whole blocks, with no division left in
+ * its inner loops (fit_blocks). */
+static int64_t mod_block(const Expr *e, const IrVar *v) {
+  if (!e) return 0;
+  int64_t b = 0, c;
+  if (e->kind == E_BIN && e->op == OP_MOD && e->a && e->a->kind == E_VAR && e->a->var == v &&
+      ir_is_const(e->b, &c) && c > 1)
+    b = c;
+  const Expr *kids[3] = {e->a, e->b, e->c};
+  for (int i = 0; i < 3; i++) {
+    int64_t k = mod_block(kids[i], v);
+    if (k > b) b = k;
+  }
+  for (int i = 0; i < e->nargs; i++) {
+    int64_t k = mod_block(e->args[i], v);
+    if (k > b) b = k;
+  }
+  return b;
+}
+
 static bool plan_init(Plan *p, PlanKind kind, Op *op, Op *cons) {
   memset(p, 0, sizeof *p);
   p->kind = kind;
@@ -157,6 +180,10 @@ static bool plan_init(Plan *p, PlanKind kind, Op *op, Op *cons) {
     p->s[d].name = op->axes[d]->name;
     if (!ir_is_const(op->out->shape[d], &p->s[d].extent)) return false;
     if (cons) p->cons_axes[d] = cons->axes[d]->name;
+  }
+  for (int d = 0; d < op->ndim; d++) {
+    int64_t b = mod_block(op->value, op->axes[d]);
+    p->block[d] = b > 1 && p->s[d].extent % b == 0 && b < p->s[d].extent ? b : 0;
   }
   for (int d = 0; d < op->nred; d++) {
     p->r[d].name = op->raxes[d]->name;
@@ -380,7 +407,7 @@ static void sample_register_tile(const SketchSet *ss, const Plan *p, Rng *r, int
     int *a = g + d * SLEVELS;
     int64_t e = p->s[d].extent;
     a[1] = 1;
-    if (d == last) a[2] = vector_width(cpu, r, e);
+    if (d == last) a[2] = p->block[d] ? (int)p->block[d] : vector_width(cpu, r, e);
     else if (d == row) {
       int vregs = (g[last * SLEVELS + 2] + cpu->lanes - 1) / cpu->lanes;
       int cap = max_rows(cpu, vregs > 0 ? vregs : 1);
@@ -566,6 +593,20 @@ static int small_prime(int n) {
   return n;
 }
 
+/* A CPU tile of an axis with a packed block B (Plan.block) gets B as its innermost factor
+ * S3, its S1 and S2 shrunk by prime factors until S1 x S2 x B divides the extent. */
+static void fit_blocks(const SketchSet *ss, const Plan *p, int *g) {
+  if (is_gpu(ss) || (p->kind != PLAN_TILE && p->kind != PLAN_FUSED)) return;
+  for (int d = 0; d < p->ns; d++) {
+    int64_t b = p->block[d], e = p->s[d].extent;
+    if (!b) continue;
+    int *a = g + d * SLEVELS;
+    a[2] = (int)b;
+    for (int l = 0; l < 2; l++)
+      while (a[l] > 1 && (e % ((int64_t)a[0] * a[1] * b) != 0)) a[l] /= small_prime(a[l]);
+  }
+}
+
 /* Keep a tiled CPU plan parallel: while its outermost loops have fewer than 2 x threads
  * iterations in all, move a prime factor from an S1 (then S2) tile out to them. A schedule
  * without parallel loops can look fast on a loaded machine (no straggler thread) but it is
@@ -611,6 +652,7 @@ void sketch_sample(const SketchSet *ss, Rng *r, Cand *out) {
   out->ngenes = s->ngenes;
   for (int i = 0; i < s->nplans; i++) {
     sample_plan(ss, &s->plans[i], r, out->genes + s->plans[i].gene0);
+    fit_blocks(ss, &s->plans[i], out->genes + s->plans[i].gene0);
     ensure_parallel(ss, &s->plans[i], out->genes + s->plans[i].gene0);
     gpu_clamp_threads(ss, &s->plans[i], out->genes + s->plans[i].gene0);
   }
@@ -676,6 +718,7 @@ void sketch_mutate(const SketchSet *ss, Rng *r, Cand *c) {
     int d = rng_int(r, p->ns);
     mutate_axis(r, p->s[d].extent, g + d * SLEVELS, is_gpu(ss) ? 2 : SLEVELS,
                 d == p->ns - 1 ? MAX_INNER : 32);
+    fit_blocks(ss, p, g);
     ensure_parallel(ss, p, g);
     gpu_clamp_threads(ss, p, g);
   } else if (pick < 8 && p->nr) {

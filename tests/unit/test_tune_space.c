@@ -110,6 +110,57 @@ static void test_conv_space(void) {
   check(s.parallel == s.n, "space: every conv candidate is parallel (batch 1 is not enough)");
 }
 
+/* A convolution reading its filter packed in blocks of 16 output channels, as a network's
+ * tasks read weights packed at load (network.c pack_weight). */
+static const char *packconv_src =
+    "const H = 14, W = 14, CI = 32, CO = 64\n"
+    "kernel conv(X: f32[1, H + 2, W + 2, CI], F: f32[CO / 16, 3, 3, CI, 16]) -> Y: f32[1, H, W, CO] {\n"
+    "  Y[n, h, w, co] += X[n, h + rh, w + rw, ci] * F[co / 16, rh, rw, ci, co % 16]\n"
+    "}\n";
+
+/* Every candidate of the packed convolution tiles the channels by the block: its lowered
+ * code divides by 16 nowhere (a tile of 8 or 32 would leave `/16` or `%16` in the
+ * indices of its inner loops). */
+static void test_packed_space(void) {
+  Kernel *k = kernel_of(packconv_src, "conv");
+  check(k != NULL, "space: packed conv parses and checks");
+  if (!k) return;
+  SketchSet *ss = sketch_new(k, TARGET_LLVM, 2);
+  Options o = {.target = TARGET_LLVM, .opt_level = 3};
+  Rng r = {7};
+  int n = 0, lowered = 0, clean = 0;
+  for (int i = 0; ss && i < 80; i++, n++) {
+    Cand c;
+    sketch_sample(ss, &r, &c);
+    for (int j = 0; j < i % 5; j++) sketch_mutate(ss, &r, &c);
+    char *t = sketch_render(ss, &c);
+    Arena *ar = arena_new(), *old = arena_swap(ar);
+    Vec steps = {0};
+    Schedule *sc = parse_steps("<cand>", t, &steps) ? sched_build(k, TARGET_LLVM, &steps) : NULL;
+    LoweredFunc *fn = sc ? sched_lower(sc, &o) : NULL;
+    if (fn) {
+      lowered++;
+      char *buf = NULL;
+      size_t len = 0;
+      FILE *f = open_memstream(&buf, &len);
+      ir_print_func(f, fn);
+      fclose(f);
+      bool divides = !buf || strstr(buf, "/16") || strstr(buf, "%16");
+      clean += !divides;
+      if (divides && clean == lowered - 1)
+        printf("# first packed candidate that divides:\n%s\n", t);
+      free(buf);
+    }
+    arena_swap(old);
+    arena_free(ar);
+    free(t);
+  }
+  sketch_free(ss);
+  printf("# packed conv: %d lowered, %d without a division by the block, of %d\n", lowered, clean, n);
+  check(n > 0 && lowered == n, "space: every packed conv candidate applies");
+  check(n > 0 && clean == n, "space: every packed conv candidate tiles the channels by the block");
+}
+
 static const char *padconv_src =
     "const H = 8, W = 8, CI = 16, CO = 32\n"
     "kernel conv(X: f32[1, H, W, CI], F: f32[3, 3, CI, CO]) -> Y: f32[1, H, W, CO] {\n"
@@ -259,6 +310,7 @@ int main(void) {
   test_matmul_space();
   test_rowsum_space();
   test_conv_space();
+  test_packed_space();
   test_gpu_space();
   test_gpu_features();
   test_pseudo_cost();
