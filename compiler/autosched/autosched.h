@@ -204,6 +204,8 @@ typedef struct MeasureOpts {
   double build_timeout_s, run_timeout_s;
   int jobs;             /* parallel builds: the number of cores */
   bool check_all;       /* compare every candidate with the interpreter (tests) */
+  bool full;            /* every repeat of every candidate: no "clearly worse than the best"
+                         * shortcut (the end-of-search re-timings) */
 } MeasureOpts;
 
 /* The measurement interface: N schedules (step text) in, N records out (filled except

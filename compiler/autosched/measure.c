@@ -208,8 +208,11 @@ static void finish(Record *r, const Msg *m) {
   memcpy(r->costs, m->costs, sizeof m->costs);
 }
 
-/* The best mean cost measured so far by this measurer (for the "timed once" shortcut). */
+/* The best cost measured so far of the task WORKLOAD (for the "timed once" shortcut): one
+ * measurer may serve many tasks (texc-mpi's ranks, a runner), and a fast task's best must
+ * not cut a slow task's candidates to their warm-up, or stop them as timeouts. */
 typedef struct LocalCtx {
+  char workload[17];
   double best_ms;
   int count;          /* candidates measured, for the test hook */
   int crash_at, hang_at;
@@ -253,7 +256,7 @@ static void measure_group(Measurer *me, const Task *task, char **texts, int n, R
   for (int i = 0; i < n; i++) {
     if (!ch[i].built) continue;
     int idx = ctx->count++;
-    Go go = {ctx->best_ms, idx == ctx->crash_at ? 1 : idx == ctx->hang_at ? 2 : 0};
+    Go go = {me->o.full ? 0 : ctx->best_ms, idx == ctx->crash_at ? 1 : idx == ctx->hang_at ? 2 : 0};
     Msg m = {0};
     double limit = run_timeout(me, ctx->best_ms);
     int r = write(ch[i].wfd, &go, sizeof go) == sizeof go ? recv_msg(&ch[i], limit, &m) : 0;
@@ -271,6 +274,11 @@ static void measure_group(Measurer *me, const Task *task, char **texts, int n, R
 }
 
 static void measure_local(Measurer *me, const Task *task, char **texts, int n, Record *out) {
+  LocalCtx *ctx = me->ctx;
+  if (strcmp(ctx->workload, task->workload)) { /* another task: its own best */
+    snprintf(ctx->workload, sizeof ctx->workload, "%s", task->workload);
+    ctx->best_ms = 0;
+  }
   int jobs = me->o.jobs > 0 ? me->o.jobs : 1;
   if (jobs > 64) jobs = 64;
   for (int i = 0; i < n; i += jobs)

@@ -398,6 +398,7 @@ static void retime_top(Search *s, Measurer *m) {
   for (int i = 0; i < n; i++) texts[i] = s->top[i].text;
   MeasureOpts saved = m->o;
   m->o.repeat = RETIME_REPEAT;
+  m->o.full = true; /* a warm-up at a slow moment must not cut a re-timing to one cost */
   /* measured as `texc bench` and an exported library timed from C (rt_time) measure: each
    * cost a batch of calls lasting at least RETIME_MIN_MS, not one call */
   if (m->o.min_repeat_ms < RETIME_MIN_MS) m->o.min_repeat_ms = RETIME_MIN_MS;
@@ -430,6 +431,7 @@ static void retime_top(Search *s, Measurer *m) {
      * top candidates re-measured at 2x their recorded costs, random ones at 1.2x). */
     Record fresh = {0};
     m->o.repeat = RETIME_REPEAT;
+    m->o.full = true;
     if (m->o.min_repeat_ms < RETIME_MIN_MS) m->o.min_repeat_ms = RETIME_MIN_MS;
     m->measure(m, s->task, &texts[pick], 1, &fresh);
     m->o = saved;

@@ -37,6 +37,7 @@ typedef struct Runner {
   char cpu[256], isa[256];
   int threads, next_id;
   char dir[64];             /* a temporary folder for the artifacts */
+  char workload[17];        /* the task BEST_MS belongs to (measure.c's LocalCtx) */
   double best_ms;
   int count, crash_at, hang_at; /* TEXC_TUNE_INJECT, as the local measurer */
 } Runner;
@@ -332,7 +333,7 @@ static void measure_one(Runner *r, Measurer *m, const char *info, int idx, Recor
   put_signature(&h, info);
   wire_put(&h, "repeat", "%d", m->o.repeat);
   wire_put(&h, "min_repeat_ms", "%g", m->o.min_repeat_ms);
-  wire_put(&h, "best_ms", "%.9g", r->best_ms);
+  wire_put(&h, "best_ms", "%.9g", m->o.full ? 0 : r->best_ms);
   wire_put(&h, "timeout_s", "%.3f", limit);
   wire_put(&h, "build_timeout_s", "%g", m->o.build_timeout_s);
   wire_put(&h, "inject", "%d", k == r->crash_at ? 1 : k == r->hang_at ? 2 : 0);
@@ -365,6 +366,10 @@ static void measure_one(Runner *r, Measurer *m, const char *info, int idx, Recor
 
 static void measure_remote(Measurer *m, const Task *task, char **texts, int n, Record *out) {
   Runner *r = m->ctx;
+  if (strcmp(r->workload, task->workload)) { /* another task: its own best */
+    snprintf(r->workload, sizeof r->workload, "%s", task->workload);
+    r->best_ms = 0;
+  }
   int jobs = m->o.jobs > 0 ? (m->o.jobs < 64 ? m->o.jobs : 64) : 1;
   char *info[64];
   for (int g = 0; g < n; g += jobs) {

@@ -327,6 +327,7 @@ static void test_search(void) {
  * quieter) must leave exactly the last measurement's median as the best. */
 typedef struct Last {
   int calls, n, repeat;
+  bool full, full_before; /* the last call's MeasureOpts.full; any call's before it */
   double median;
   char text[4096];
 } Last;
@@ -340,7 +341,8 @@ static void falling_measure(Measurer *m, const Task *t, char **texts, int n, Rec
     out[i].ncosts = r;
     l->median = r % 2 ? out[i].costs[r / 2] : (out[i].costs[r / 2 - 1] + out[i].costs[r / 2]) / 2;
   }
-  l->n = n, l->repeat = m->o.repeat;
+  l->full_before |= l->full;
+  l->n = n, l->repeat = m->o.repeat, l->full = m->o.full;
   snprintf(l->text, sizeof l->text, "%s", texts[n - 1]);
 }
 
@@ -358,6 +360,8 @@ static void test_retime(void) {
   check(r.best_text && last.n == 1 && last.repeat == 10 && !strcmp(last.text, r.best_text) &&
             r.best_ms == last.median && m.o.repeat == 3,
         "search: the best's figure is one more measurement of it after the re-timing chose it");
+  check(last.full && last.full_before && !m.o.full,
+        "search: re-timings take every repeat (MeasureOpts.full), the search's own measurements not");
   free(r.best_text);
 }
 

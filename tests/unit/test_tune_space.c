@@ -306,11 +306,44 @@ static void test_pseudo_cost(void) {
   check(features_pseudo_cost(a) == ca, "pseudo cost: deterministic");
 }
 
+static const char *tiny_src =
+    "kernel tiny(A: f32[16]) -> B: f32[16] {\n"
+    "  B[i] = A[i] * 2.0\n"
+    "}\n";
+
+/* One local measurer serving two tasks (as texc-mpi's ranks and a runner do): the fast
+ * task's best must not make the slow task's candidates "clearly worse" (timed by their
+ * warm-up alone) — each task has its own best. */
+static void test_measurer_best_per_task(void) {
+  Kernel *fast = kernel_of(tiny_src, "tiny"), *slow = kernel_of(matmul_src, "matmul");
+  check(fast && slow, "measure: the two kernels check");
+  if (!fast || !slow) return;
+  Options o = {.target = TARGET_LLVM, .opt_level = 3};
+  Task a = {.kernel = fast, .target = TARGET_LLVM, .opts = o};
+  Task b = {.kernel = slow, .target = TARGET_LLVM, .opts = o};
+  snprintf(a.workload, sizeof a.workload, "%016x", 1);
+  snprintf(b.workload, sizeof b.workload, "%016x", 2);
+  MeasureOpts mo = {.repeat = 3, .build_timeout_s = 60, .run_timeout_s = 60, .jobs = 1};
+  Measurer m = measurer_local(&mo);
+  char *none[1] = {""};
+  Record ra = {0}, rb = {0};
+  m.measure(&m, &a, none, 1, &ra);
+  m.measure(&m, &b, none, 1, &rb);
+  printf("# fast task: %d costs (%g ms), slow task: %d costs (%g ms)\n", ra.ncosts,
+         ra.ncosts ? ra.costs[0] : 0.0, rb.ncosts, rb.ncosts ? rb.costs[0] : 0.0);
+  check(ra.error == TE_OK && rb.error == TE_OK && ra.ncosts == 3 && rb.ncosts == 3,
+        "measure: a slow task after a fast one is measured in full (its own best)");
+  rec_free(&ra);
+  rec_free(&rb);
+  free(m.ctx);
+}
+
 int main(void) {
   test_matmul_space();
   test_rowsum_space();
   test_conv_space();
   test_packed_space();
+  test_measurer_best_per_task();
   test_gpu_space();
   test_gpu_features();
   test_pseudo_cost();

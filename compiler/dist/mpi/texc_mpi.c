@@ -59,7 +59,6 @@ typedef struct Rank {
 typedef struct MpiCtx {
   int size;
   Rank *ranks;
-  double best_ms;
   int count, crash_at, hang_at; /* TEXC_TUNE_INJECT, counted here: the same for any K */
 } MpiCtx;
 
@@ -103,6 +102,7 @@ static bool send_req(MpiCtx *c, Measurer *m, int w, const Task *task, const char
   wire_put(&h, "min_repeat_ms", "%g", m->o.min_repeat_ms);
   wire_put(&h, "run_timeout_s", "%g", m->o.run_timeout_s);
   wire_put(&h, "build_timeout_s", "%g", m->o.build_timeout_s);
+  wire_put(&h, "full", "%d", m->o.full);
   wire_put(&h, "inject", "%s", k == c->crash_at ? "crash:0" : k == c->hang_at ? "hang:0" : "");
   size_t n = h.len + strlen(text) + 1;
   char *msg = malloc(n + 1);
@@ -146,8 +146,6 @@ static void answer(MpiCtx *c, Rank *r, Record *out) {
   wire_get(a, "isa", isa, sizeof isa);
   out->cpu = strdup(cpu), out->host = strdup(cpu), out->isa = strdup(isa), out->gpu = strdup("");
   out->threads = (int)wire_num(a, "threads", 1);
-  double ms = rec_cost(out);
-  if (!isinf(ms) && (c->best_ms <= 0 || ms < c->best_ms)) c->best_ms = ms;
 }
 
 static void lose_rank(MpiCtx *c, Measurer *m, int w, Record *out, const char *why) {
@@ -274,7 +272,8 @@ static void serve(const Known *k, Measurer *local, const char *req, WireText *a)
     MeasureOpts o = {.repeat = (int)wire_num(req, "repeat", 3),
                      .min_repeat_ms = wire_num(req, "min_repeat_ms", 0),
                      .run_timeout_s = wire_num(req, "run_timeout_s", 10),
-                     .build_timeout_s = wire_num(req, "build_timeout_s", 20), .jobs = 1};
+                     .build_timeout_s = wire_num(req, "build_timeout_s", 20), .jobs = 1,
+                     .full = wire_num(req, "full", 0) != 0};
     if (inject[0]) { /* a test's crash or hang: a measurer of its own that injects it */
       setenv("TEXC_TUNE_INJECT", inject, 1);
       once = measurer_local(&o);
