@@ -78,6 +78,13 @@ int rt_time(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsi
  * most MAX); returns their count, or -1 when a call failed (rt_last_error says why). */
 int rt_time_candidate(RtFunc *f, RtTensor **args, int nargs, int repeat, double min_repeat_ms,
                       double best_ms, double *costs, int max);
+/* The same with the host tensors of COLD (bit i: argument i < 64) evicted from the CPU's
+ * caches before every timed measurement (x86 clflush, aarch64 dc civac; elsewhere nothing):
+ * a network task's weights, which the rest of a forward pass evicts before the task runs
+ * again (TVM's cache flush of the inputs). With MIN_REPEAT_MS, only a batch's first call is
+ * cold. */
+int rt_time_candidate_cold(RtFunc *f, RtTensor **args, int nargs, uint64_t cold, int repeat,
+                           double min_repeat_ms, double best_ms, double *costs, int max);
 
 /* This machine, as records name it: the CPU model ("AMD EPYC 7B13"; the architecture when
  * /proc/cpuinfo has none) and its ISA ("x86_64 avx avx2 fma": the architecture and the

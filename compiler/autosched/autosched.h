@@ -194,6 +194,8 @@ typedef struct Task {
   double flops;
   const char *network; /* a network tune's: the network's name and the task's weight */
   int weight;
+  uint64_t cold_args;  /* parameters (bit i: parameter i) evicted from the caches before each
+                        * timed measurement: a network task's weights (rt_time_candidate_cold) */
   /* Features of a candidate; NULL: tune_lower_features (tests plug in a fake). */
   bool (*featurize)(const struct Task *t, const char *text, float *feat);
 } Task;

@@ -111,10 +111,10 @@ static RtFunc *child_build(const Task *task, const char *text, RtTensor ***args,
 }
 
 /* Time F as every tuner measurement is timed (rt_time_candidate). */
-static void child_time(RtFunc *f, RtTensor **args, int nargs, const MeasureOpts *o,
-                       double best_ms, Msg *m) {
-  int n = rt_time_candidate(f, args, nargs, o->repeat, o->min_repeat_ms, best_ms, m->costs,
-                            REC_MAX_COSTS);
+static void child_time(RtFunc *f, RtTensor **args, int nargs, uint64_t cold,
+                       const MeasureOpts *o, double best_ms, Msg *m) {
+  int n = rt_time_candidate_cold(f, args, nargs, cold, o->repeat, o->min_repeat_ms, best_ms,
+                                 m->costs, REC_MAX_COSTS);
   if (n < 0) {
     m->error = TE_RUNTIME;
     snprintf(m->text, sizeof m->text, "%s", rt_last_error());
@@ -139,7 +139,8 @@ static _Noreturn void child_main(const Task *task, const char *text, const Measu
   if (go.inject == 1) raise(SIGSEGV);
   if (go.inject == 2) for (;;) pause();
   m.phase = 2;
-  child_time(f, args, task->kernel->ninputs + task->kernel->noutputs, o, go.best_ms, &m);
+  child_time(f, args, task->kernel->ninputs + task->kernel->noutputs, task->cold_args, o,
+             go.best_ms, &m);
   if (write(wfd, &m, sizeof m) != sizeof m) _exit(1);
   _exit(0);
 }

@@ -242,6 +242,16 @@ static void refresh(const Network *n, const NetTuneArgs *a, TaskState *st) {
   }
 }
 
+uint64_t net_cold_params(const Network *n, const NetGroup *g) {
+  uint64_t cold = 0;
+  for (int p = 0; p < g->ninputs && p < 52; p++) {
+    const NetTensor *t = g->inputs[p];
+    bool folded = t->producer >= 0 && n->groups[n->nodes[t->producer]->group]->folded;
+    if (t->kind == NT_WEIGHT || folded) cold |= (uint64_t)1 << p;
+  }
+  return cold;
+}
+
 /* The tuner's view of task I. */
 static Task task_of(const Network *n, const NetTuneArgs *a, int i) {
   NetGroup *g = n->groups[n->tasks[i].group];
@@ -254,6 +264,7 @@ static Task task_of(const Network *n, const NetTuneArgs *a, int i) {
   t.flops = n->tasks[i].flops;
   t.network = n->name;
   t.weight = n->tasks[i].weight;
+  t.cold_args = net_cold_params(n, g);
   return t;
 }
 

@@ -315,7 +315,8 @@ static void answer_record(Runner *r, const char *ans, Record *rec) {
   rec->gpu = strdup("");
 }
 
-static void measure_one(Runner *r, Measurer *m, const char *info, int idx, Record *out) {
+static void measure_one(Runner *r, Measurer *m, const char *info, int idx, uint64_t cold,
+                        Record *out) {
   char so[128];
   snprintf(so, sizeof so, "%s/c%d.so", r->dir, idx);
   uint64_t nso = 0;
@@ -334,6 +335,7 @@ static void measure_one(Runner *r, Measurer *m, const char *info, int idx, Recor
   wire_put(&h, "repeat", "%d", m->o.repeat);
   wire_put(&h, "min_repeat_ms", "%g", m->o.min_repeat_ms);
   wire_put(&h, "best_ms", "%.9g", m->o.full ? 0 : r->best_ms);
+  wire_put(&h, "cold", "%llu", (unsigned long long)cold);
   wire_put(&h, "timeout_s", "%.3f", limit);
   wire_put(&h, "build_timeout_s", "%g", m->o.build_timeout_s);
   wire_put(&h, "inject", "%d", k == r->crash_at ? 1 : k == r->hang_at ? 2 : 0);
@@ -388,7 +390,7 @@ static void measure_remote(Measurer *m, const Task *task, char **texts, int n, R
       } else if (info[i] && m->lost) {
         out[g + i].error = TE_UNMEASURED;
       } else if (info[i]) {
-        measure_one(r, m, info[i], g + i, &out[g + i]);
+        measure_one(r, m, info[i], g + i, task->cold_args, &out[g + i]);
       }
       free(info[i]);
     }

@@ -67,6 +67,35 @@ static void test_tasks(void) {
         strcmp(n->groups[0]->kernel->name, "t0_conv2d_nhwc_bias_add_relu") == 0);
 }
 
+/* Which parameters of a group the tuner times cold: weights and packed (folded) filters,
+ * never the activations a producer just wrote. */
+static void test_cold_params(void) {
+  Network *n = load(HEADER
+      "network t(x: f32[1, 8, 8, 4], w1: f32[3, 3, 4, 32], b1: f32[32], w2: f32[1, 1, 32, 4])\n"
+      "    -> y: f32[1, 8, 8, 4] {\n"
+      "  a = conv2d_nhwc(x, w1, PH = 1, PW = 1)\n  a = bias_add(a, b1)\n  a = relu(a)\n"
+      "  y = conv2d_nhwc(a, w2)\n}\n");
+  check("cold: network loads", n != NULL);
+  if (!n) return;
+  int checked = 0, right = 0, packed = 0;
+  for (int gi = 0; gi < n->ngroups; gi++) {
+    NetGroup *g = n->groups[gi];
+    if (g->folded) continue;
+    uint64_t cold = net_cold_params(n, g);
+    for (int p = 0; p < g->ninputs; p++) {
+      const NetTensor *t = g->inputs[p];
+      bool want = t->kind == NT_WEIGHT || (t->kind == NT_VALUE && strstr(t->name, ".packed"));
+      packed += t->kind == NT_VALUE && strstr(t->name, ".packed") != NULL;
+      checked++;
+      right += ((cold >> p) & 1) == want;
+    }
+  }
+  printf("# cold: %d parameters, %d right, %d packed filters\n", checked, right, packed);
+  check("cold: weights and packed filters cold, activations warm", checked > 0 && right == checked);
+  check("cold: the 3x3 filter of 32 channels is packed (a folded group's output)",
+        !net_packing() || packed >= 1);
+}
+
 /* conv + batch_norm + relu fuse; a value with two uses ends its group; the residual add
  * written after the shortcut fuses into the main path's convolution. */
 static void test_fusion(void) {
@@ -239,6 +268,7 @@ int main(void) {
   test_grammar();
   test_consts();
   test_tasks();
+  test_cold_params();
   test_fusion();
   test_errors();
   test_default_schedule();

@@ -103,6 +103,7 @@ static bool send_req(MpiCtx *c, Measurer *m, int w, const Task *task, const char
   wire_put(&h, "run_timeout_s", "%g", m->o.run_timeout_s);
   wire_put(&h, "build_timeout_s", "%g", m->o.build_timeout_s);
   wire_put(&h, "full", "%d", m->o.full);
+  wire_put(&h, "cold", "%llu", (unsigned long long)task->cold_args);
   wire_put(&h, "inject", "%s", k == c->crash_at ? "crash:0" : k == c->hang_at ? "hang:0" : "");
   size_t n = h.len + strlen(text) + 1;
   char *msg = malloc(n + 1);
@@ -282,7 +283,9 @@ static void serve(const Known *k, Measurer *local, const char *req, WireText *a)
     }
     me->o = o;
     char *texts[1] = {(char *)text};
-    me->measure(me, t, texts, 1, &r);
+    Task cold = *t; /* the weights rank 0's network knows to be cold */
+    cold.cold_args = (uint64_t)wire_num(req, "cold", 0);
+    me->measure(me, &cold, texts, 1, &r);
     if (me == &once) free(once.ctx);
   }
   wire_put(a, "error", "%d", r.error);

@@ -157,9 +157,10 @@ static _Noreturn void child_main(const char *hdr, const char *path, const unsign
       rt_func_call(f, t, na, NULL, 0), ((unsigned char *)outs[0]->data)[outs[0]->dtype_bytes - 1] ^= 0x40;
     child_report(fd, E_OK, "", NULL, 0, outs, nout);
   }
-  double costs[MAX_COSTS]; /* as the local measurer times: rt_time_candidate */
-  int nc = rt_time_candidate(f, t, na, (int)wire_num(hdr, "repeat", 3), wire_num(hdr, "min_repeat_ms", 0),
-                             wire_num(hdr, "best_ms", 0), costs, MAX_COSTS);
+  double costs[MAX_COSTS]; /* as the local measurer times: rt_time_candidate_cold */
+  int nc = rt_time_candidate_cold(f, t, na, (uint64_t)wire_num(hdr, "cold", 0),
+                                  (int)wire_num(hdr, "repeat", 3), wire_num(hdr, "min_repeat_ms", 0),
+                                  wire_num(hdr, "best_ms", 0), costs, MAX_COSTS);
   if (nc < 0) child_report(fd, E_RUNTIME, rt_last_error(), NULL, 0, NULL, 0);
   child_report(fd, E_OK, "", costs, nc, NULL, 0);
 }
