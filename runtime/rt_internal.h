@@ -23,8 +23,8 @@ struct RtModule {
   void (*destroy)(RtModule *m); /* frees IMPL; the runtime frees the funcs */
 };
 
-/* Host memory for tensors and arenas (free with free): 64-byte aligned, large blocks on
- * 2 MiB huge pages where the kernel gives them (rt.c). */
+/* Host memory for tensors and arenas (free with free): 64-byte aligned; with
+ * TEXC_HUGEPAGES=1 large blocks on 2 MiB huge pages where the kernel gives them (rt.c). */
 void *rt_host_alloc(size_t bytes);
 
 RtModule *rt_module_new(void *impl, void (*destroy)(RtModule *m));
