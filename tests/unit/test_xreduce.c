@@ -5,6 +5,7 @@
  * candidates compile with NVRTC (when it is here), and TEXC_NO_XREDUCE turns it off. */
 #include "autosched/autosched.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,8 +173,30 @@ static void test_which(void) {
   sketch_free(d);
 }
 
+/* Feature 85 (features.c): the threads that combine one element, 0 without a cross-thread
+ * reduction (one thread per row: the same work, 64 threads, no combine). */
+static void test_feature(void) {
+  Kernel *k = kernel_of(rowsum_src, "rowsum");
+  if (!k) return;
+  const char *xr = "C_ko, C_kt = split(C.k, 256)\nC_rf = rfactor(C, C_kt)\nbind(C.i, blockIdx.x)\n"
+                   "bind(C.C_kt, threadIdx.x)\ncompute_at(C_rf, C, C.C_kt)\n";
+  const char *plain = "C_b, C_t = split(C.i, 64)\nbind(C_b, blockIdx.x)\nbind(C_t, threadIdx.x)\n";
+  Task task = {.kernel = k, .target = TARGET_OPENCL, .opts = {.target = TARGET_OPENCL, .opt_level = 3}};
+  float a[FEAT_N], b[FEAT_N];
+  Arena *ar = arena_new(), *old = arena_swap(ar);
+  bool ok = tune_lower_features(&task, xr, a) && tune_lower_features(&task, plain, b);
+  arena_swap(old);
+  arena_free(ar);
+  check(ok, "xreduce feature: both schedules lower");
+  if (!ok) return;
+  printf("# cross-thread width: %g and %g\n", exp2(a[85]) - 1, exp2(b[85]) - 1);
+  check(FEAT_N == 86 && fabs(a[85] - log2(257.0)) < 1e-3 && b[85] == 0,
+        "xreduce feature: 256 threads combine one element; none without rfactor");
+}
+
 int main(void) {
   test_which();
+  test_feature();
   bool nvrtc = getenv("TEXC_NO_NVRTC") == NULL;
   Kernel *rs = kernel_of(rowsum_src, "rowsum"), *mv = kernel_of(matvec_src, "matvec");
   Kernel *pl = kernel_of(pool_src, "pool"), *sm = kernel_of(softmax_src, "softmax");
