@@ -301,6 +301,8 @@ static bool build_sketch(SketchSet *ss, unsigned mask, Sketch *s) {
     if (ss->xr && xreduce_worthy(ss, op)) {
       kind = PLAN_GPU_XREDUCE;
       cons = xr_consumer(k, op);
+      for (int j = 0; cons && j < k->nops && j < 256; j++)
+        if (k->ops[j] == cons && taken[j]) cons = NULL; /* another reduction's block: stand alone */
     } else if (op->nred > 0 && is_gpu(ss)) {
       /* GPU: sketch 0 tiles the reduction alone (its consumer gets its own plan); sketch 1
        * stages its inputs in shared memory, computed at the threads of its elementwise

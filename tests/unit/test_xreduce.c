@@ -54,6 +54,16 @@ static const char *softmax_src =
     "  Y[i, j] = e[i, j] / s[i]\n"
     "}\n";
 
+static const char *ratio_src = /* two reductions into one consumer: one takes its block */
+    "const M = 16, K = 2048\n"
+    "kernel ratio(A: f32[M, K], B: f32[M, K]) -> Y: f32[M] {\n"
+    "  tensor S: f32[M]\n"
+    "  tensor Q: f32[M]\n"
+    "  S[i] += A[i, k]\n"
+    "  Q[i] max= B[i, k]\n"
+    "  Y[i] = S[i] / Q[i]\n"
+    "}\n";
+
 static const char *matmul_src =
     "const M = 256, N = 256, K = 256\n"
     "kernel matmul(A: f32[M, K], B: f32[K, N]) -> C: f32[M, N] {\n"
@@ -208,5 +218,8 @@ int main(void) {
   explore(pl, TARGET_OPENCL, "pool", 16, false, "compute_at(S, Y, ", 2); /* 32, 64 for 49 */
   explore(pl, TARGET_CUDA, "pool", 8, nvrtc, "S_r1 = fuse(S.h, S.w)", 2);
   explore(sm, TARGET_OPENCL, "softmax", 16, false, "mx_rf = rfactor(", 4);
+  Kernel *ra = kernel_of(ratio_src, "ratio");
+  check(ra != NULL, "xreduce: two reductions into one consumer parse and check");
+  if (ra) explore(ra, TARGET_OPENCL, "two reductions, one consumer", 12, false, "Q_rf = rfactor(", 4);
   return failures ? 1 : 0;
 }
