@@ -205,7 +205,7 @@ static bool gpu_fused_consumer(Kernel *k, Op *op) {
 
 /* ---- GPU cross-thread reduction (PLAN_GPU_XREDUCE, Ansor's RuleCrossThreadReduction) */
 
-#define XR_WARP 32 /* the threads that run in lockstep (a CUDA warp; PoCL's work-groups too) */
+#define XR_WARP 32 /* a warp: the fewest threads worth a combine (GpuLimits has no warp size) */
 
 /* Whether some tensor that OP reads is read without one of OP's spatial axes of extent
  * > 1 (each of its elements serves several outputs: a matmul's operands, a mat-vec's

@@ -64,6 +64,12 @@ static const char *ratio_src = /* two reductions into one consumer: one takes it
     "  Y[i] = S[i] / Q[i]\n"
     "}\n";
 
+static const char *pool2_src = /* two spatial and two reduction axes, no consumer */
+    "const N = 4, H = 8, W = 8, C = 64\n"
+    "kernel pool2(X: f32[N, H, W, C]) -> S: f32[N, C] {\n"
+    "  S[n, c] += X[n, h, w, c]\n"
+    "}\n";
+
 static const char *matmul_src =
     "const M = 256, N = 256, K = 256\n"
     "kernel matmul(A: f32[M, K], B: f32[K, N]) -> C: f32[M, N] {\n"
@@ -218,6 +224,9 @@ int main(void) {
   explore(pl, TARGET_OPENCL, "pool", 16, false, "compute_at(S, Y, ", 2); /* 32, 64 for 49 */
   explore(pl, TARGET_CUDA, "pool", 8, nvrtc, "S_r1 = fuse(S.h, S.w)", 2);
   explore(sm, TARGET_OPENCL, "softmax", 16, false, "mx_rf = rfactor(", 4);
+  Kernel *p2 = kernel_of(pool2_src, "pool2");
+  check(p2 != NULL, "xreduce: a 2-d sum over two axes parses and checks");
+  if (p2) explore(p2, TARGET_CUDA, "2-d sum over two axes", 12, nvrtc, "S_b1 = fuse(S.n, S.c)", 2);
   Kernel *ra = kernel_of(ratio_src, "ratio");
   check(ra != NULL, "xreduce: two reductions into one consumer parse and check");
   if (ra) explore(ra, TARGET_OPENCL, "two reductions, one consumer", 12, false, "Q_rf = rfactor(", 4);
