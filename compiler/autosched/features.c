@@ -11,6 +11,9 @@
  *           block, vthreads, unrolled iterations, widest contiguous vector access (bytes),
  *           flops per byte stored into shared memory (reuse of the tiles), and the worst
  *           shared-memory bank conflict (gcd of the threadIdx.x stride and 32 banks)
+ *   85      GPU: the widest cross-thread reduction (threads of a block that combine into one
+ *           element: a reduction store to global memory inside thread loops whose variables
+ *           its indices do not use; the printer's tree in shared memory), 0 when none
  */
 #include "autosched.h"
 
@@ -40,7 +43,7 @@ typedef struct Walk {
   float best[FEAT_N];
   /* GPU, maxima over the function: shared bytes live at once, threads per block, vthreads,
    * unrolled iterations, vector bytes, bank conflict degree; bytes stored into shared. */
-  double max_shared, max_threads, max_vthreads, max_unroll, max_vec_bytes, max_bank;
+  double max_shared, max_threads, max_vthreads, max_unroll, max_vec_bytes, max_bank, max_xred;
   double shared_stored;
 } Walk;
 
@@ -197,6 +200,22 @@ static int64_t gcd64(int64_t a, int64_t b) {
   return a;
 }
 
+/* The threads that combine into the element of ACC[0], a store that updates itself (SELF)
+ * in global memory: the product of the thread loops whose variables its indices do not use
+ * (gpu_source's cross-thread reduction); 1 for any other store. */
+static double xred_threads(const Walk *w, const Access *acc, int ndim, bool self) {
+  if (!self || acc[0].buf->scope == SCOPE_LOCAL || acc[0].buf->scope == SCOPE_SHARED) return 1;
+  double n = 1;
+  for (int l = 0; l < w->depth; l++) {
+    ForKind k = w->loops[l].kind;
+    if (k != FOR_THREAD_X && k != FOR_THREAD_Y && k != FOR_THREAD_Z) continue;
+    bool used = false;
+    for (int d = 0; d < ndim && !used; d++) used = ir_uses_var(acc[0].idx[d], w->loops[l].var);
+    if (!used) n *= (double)w->loops[l].extent;
+  }
+  return n;
+}
+
 /* The GPU facts of one store's nest (ACC[0] the store, then its loads) into W's maxima. */
 static void gpu_feats(Walk *w, const Access *acc, int nacc, double iters) {
   double td[3] = {1, 1, 1}, vth = 1, unr = 1; /* a fetch's threadIdx.x loop nests in C's */
@@ -252,6 +271,7 @@ static void visit_store(Walk *w, const Stmt *s) {
   gpu_feats(w, acc, nacc, iters);
   bool self = false;
   for (int i = 1; i < nacc; i++) self |= acc[i].buf == s->buf;
+  w->max_xred = fmax(w->max_xred, xred_threads(w, acc, s->nargs, self));
   f[19] = self;
   f[20] = (float)calls;
   f[24] = lg(par_iters);
@@ -346,8 +366,9 @@ void features_extract(const LoweredFunc *fn, float *v) {
   v[GPU_FEATS + 4] = lg(w->max_vec_bytes);
   v[GPU_FEATS + 5] = lg(w->shared_stored > 0 ? w->total_flops / w->shared_stored : 0);
   v[GPU_FEATS + 6] = lg(w->max_bank > 1 ? w->max_bank : 0);
+  v[GPU_FEATS + 7] = lg(w->max_xred > 1 ? w->max_xred : 0);
 }
-_Static_assert(GPU_FEATS + 7 == FEAT_N, "the feature layout above");
+_Static_assert(GPU_FEATS + 8 == FEAT_N, "the feature layout above");
 
 /* A deterministic stand-in for a measured cost (ms, arbitrary scale) computed from FEAT:
  * flops spread over vector lanes (up to 16), unrolling (up to 8) and parallel iterations

@@ -56,13 +56,16 @@ double rng_unit(Rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
  *   PLAN_GPU_SHARED: ns x GLEVELS spatial factors (vthread, thread, S3, S4), nr x 2
  *                    reduction factors (R1, R2), then vectorized fetch, unroll (0: none,
  *                    1: S4, 2: S3 R2 S4, 3: R1 S3 R2 S4, all below the shared tiles' fetch),
- *                    vectorized register tile and store. */
+ *                    vectorized register tile and store.
+ *   PLAN_GPU_XREDUCE: threads T of the cross-thread reduction (a power of two), unroll of
+ *                    each thread's serial part (1, 2, 4 or 8). */
 typedef enum {
   PLAN_SIMPLE, /* elementwise at the root */
   PLAN_TILE,   /* multi-level tiling of a reduction */
   PLAN_FUSED,  /* a reduction computed at the tile of its consumer (or of a cache_write) */
   PLAN_RFACTOR, /* little spatial work, a long reduction: its lanes become a vector axis */
-  PLAN_GPU_SHARED /* GPU: SSSRRSRS tiling, inputs staged in shared memory (gpu_* below) */
+  PLAN_GPU_SHARED, /* GPU: SSSRRSRS tiling, inputs staged in shared memory (gpu_* below) */
+  PLAN_GPU_XREDUCE /* GPU: little spatial work, a long reduction: rfactor over threadIdx.x */
 } PlanKind;
 
 typedef struct Axis {
@@ -98,6 +101,7 @@ struct SketchSet {
   GpuLimits lim; /* GPU: threads per block and shared bytes, from the Target (gpu_limits) */
   CpuInfo cpu; /* CPU: the machine the register tiles are derived from (target_cpu) */
   Op *rf_op; /* while building: the reduction given PLAN_RFACTOR, or NULL */
+  bool xr;   /* while building: worthy reductions get PLAN_GPU_XREDUCE (xreduce_worthy) */
   Sketch sk[MAX_SKETCHES];
   int n;
 };
@@ -192,6 +196,7 @@ static bool plan_init(Plan *p, PlanKind kind, Op *op, Op *cons) {
   p->ngenes = kind == PLAN_SIMPLE    ? p->ns + 2
              : kind == PLAN_RFACTOR ? 2
              : kind == PLAN_GPU_SHARED ? p->ns * GLEVELS + p->nr * GRLEVELS + 3
+             : kind == PLAN_GPU_XREDUCE ? 2
                                        : p->ns * SLEVELS + p->nr + 3;
   return true;
 }
@@ -225,6 +230,77 @@ static bool gpu_fused_consumer(Kernel *k, Op *op) {
   return false;
 }
 
+/* ---- GPU cross-thread reduction (PLAN_GPU_XREDUCE, Ansor's RuleCrossThreadReduction) */
+
+#define XR_WARP 32 /* a warp: the fewest threads worth a combine (GpuLimits has no warp size) */
+
+/* Whether some tensor that OP reads is read without one of OP's spatial axes of extent
+ * > 1 (each of its elements serves several outputs: a matmul's operands, a mat-vec's
+ * vector; not a pool's input, whose output has axes of extent 1). */
+static bool has_reuse(const Expr *e, const Op *op) {
+  if (!e) return false;
+  if (e->kind == E_LOAD && e->buf != op->out)
+    for (int d = 0; d < op->ndim; d++) {
+      int64_t ext;
+      bool used = ir_is_const(op->out->shape[d], &ext) && ext == 1;
+      for (int i = 0; i < e->nargs && !used; i++) used = ir_uses_var(e->args[i], op->axes[d]);
+      if (!used) return true;
+    }
+  for (int i = 0; i < e->nargs; i++)
+    if (has_reuse(e->args[i], op)) return true;
+  return has_reuse(e->a, op) || has_reuse(e->b, op) || has_reuse(e->c, op);
+}
+
+/* The products of OP's constant spatial and reduction extents; false when one is not a
+ * constant. */
+static bool op_extents(const Op *op, int64_t *space, int64_t *red) {
+  *space = *red = 1;
+  for (int d = 0; d < op->ndim; d++) {
+    int64_t e;
+    if (!ir_is_const(op->out->shape[d], &e)) return false;
+    *space *= e;
+  }
+  for (int d = 0; d < op->nred; d++) {
+    int64_t e;
+    if (!ir_is_const(op->rext[d], &e)) return false;
+    *red *= e;
+  }
+  return true;
+}
+
+/* A reduction that gets a cross-thread sketch on a GPU (Ansor's NeedsCrossThreadReduction):
+ * a plain reduction (gpu_shared_ok) with constant extents, at most MAX_AXES of each, whose
+ * reduction (the product R of its reduction extents) has more than a warp of iterations and
+ *   - when its inputs are reused across outputs (has_reuse: a matmul, a mat-vec), R exceeds
+ *     the spatial work S (the product of its output extents): multi-level tiling would
+ *     find too few threads (a mat-vec [256 x 16384]: S 256 < R 16384; a matmul 256^3: no);
+ *   - otherwise (no reuse: row sums, pools, softmax denominators), always: one thread per
+ *     output would run R iterations alone, and the search compares the sketches. */
+static bool xreduce_worthy(const SketchSet *ss, const Op *op) {
+  int64_t space, red;
+  if (!is_gpu(ss) || !gpu_shared_ok(op) || op->ndim > MAX_AXES || op->nred > MAX_AXES ||
+      !op_extents(op, &space, &red) || ss->lim.max_threads_per_block < XR_WARP)
+    return false;
+  if (red <= XR_WARP) return false;
+  return has_reuse(op->value, op) ? space < red : true;
+}
+
+/* The elementwise consumer whose blocks compute a cross-thread reduction OP: an output or
+ * an unread stage (an elementwise stage that is read gets inlined), or NULL. */
+static Op *xr_consumer(Kernel *k, Op *op) {
+  Op *c = fusable_consumer(k, op), *x;
+  return c && (is_output(k, c) || consumers(k, c, &x) == 0) ? c : NULL;
+}
+
+/* Whether OP is the consumer a cross-thread reduction of the sketch being built takes. */
+static bool xr_taken_consumer(const SketchSet *ss, const Op *op) {
+  if (op->nred) return false;
+  for (int i = 0; i < ss->k->nops; i++)
+    if (ss->k->ops[i] != op && xreduce_worthy(ss, ss->k->ops[i]) && xr_consumer(ss->k, ss->k->ops[i]) == op)
+      return true;
+  return false;
+}
+
 /* Build the sketch whose choices are the bits of MASK (one bit per reduction that has
  * two structures). Ops are visited consumers first, as Ansor's rules. */
 static bool build_sketch(SketchSet *ss, unsigned mask, Sketch *s) {
@@ -248,7 +324,13 @@ static bool build_sketch(SketchSet *ss, unsigned mask, Sketch *s) {
     PlanKind kind = PLAN_SIMPLE;
     Op *cons = NULL;
     if (is_gpu(ss) && (mask & 1) && gpu_fused_consumer(k, op)) continue; /* its producer's */
-    if (op->nred > 0 && is_gpu(ss)) {
+    if (ss->xr && xr_taken_consumer(ss, op)) continue; /* its producer's block */
+    if (ss->xr && xreduce_worthy(ss, op)) {
+      kind = PLAN_GPU_XREDUCE;
+      cons = xr_consumer(k, op);
+      for (int j = 0; cons && j < k->nops && j < 256; j++)
+        if (k->ops[j] == cons && taken[j]) cons = NULL; /* another reduction's block: stand alone */
+    } else if (op->nred > 0 && is_gpu(ss)) {
       /* GPU: sketch 0 tiles the reduction alone (its consumer gets its own plan); sketch 1
        * stages its inputs in shared memory, computed at the threads of its elementwise
        * consumer when it has one */
@@ -296,6 +378,22 @@ static bool rfactor_worthy(const Op *op) {
   return red >= 256 && red % 8 == 0 && red >= 16 * space;
 }
 
+/* GPU: one more sketch where every xreduce_worthy reduction is a cross-thread reduction
+ * (the others as in sketch 0); none when TEXC_NO_XREDUCE is set (to compare). */
+static void sketch_add_xreduce(SketchSet *ss) {
+  bool any = false;
+  for (int i = 0; i < ss->k->nops; i++) any |= xreduce_worthy(ss, ss->k->ops[i]);
+  const char *off = getenv("TEXC_NO_XREDUCE");
+  if (!any || ss->n >= MAX_SKETCHES || (off && *off && strcmp(off, "0") != 0)) return;
+  ss->xr = true;
+  Sketch *s = &ss->sk[ss->n];
+  if (build_sketch(ss, 0, s)) {
+    snprintf(s->name, sizeof s->name, "xreduce");
+    ss->n++;
+  }
+  ss->xr = false;
+}
+
 SketchSet *sketch_new(Kernel *k, Target t, int threads) {
   SketchSet *ss = calloc(1, sizeof *ss);
   if (!ss) die_oom(0);
@@ -315,6 +413,7 @@ SketchSet *sketch_new(Kernel *k, Target t, int threads) {
     snprintf(s->name, sizeof s->name, "sketch%u", m);
     ss->n++;
   }
+  sketch_add_xreduce(ss);
   for (int i = 0; !is_gpu(ss) && i < k->nops && ss->n < MAX_SKETCHES; i++) {
     if (!rfactor_worthy(k->ops[i])) continue;
     ss->rf_op = k->ops[i]; /* one more sketch: this reduction rfactored */
@@ -555,7 +654,59 @@ static void sample_gpu_shared(const SketchSet *ss, const Plan *p, Rng *r, int *g
   if (!have) gpu_draw(r, p, g); /* nothing fits: lowering's gpu_check rejects it */
 }
 
+/* ---- GPU cross-thread reduction (PLAN_GPU_XREDUCE): genes */
+
+/* The reduction iterations of P (the product of its extents). */
+static int64_t xr_red(const Plan *p) {
+  int64_t n = 1;
+  for (int d = 0; d < p->nr; d++) n *= p->r[d].extent;
+  return n;
+}
+
+/* The thread counts of P: powers of two from a warp up to the Target's threads per block,
+ * and no more than the first that covers the reduction. Returns how many, in OUT. */
+static int xr_thread_choices(const SketchSet *ss, const Plan *p, int *out) {
+  int n = 0;
+  int64_t red = xr_red(p);
+  for (int64_t t = XR_WARP; t <= ss->lim.max_threads_per_block && n < 16; t *= 2) {
+    out[n++] = (int)t;
+    if (t >= red) break;
+  }
+  if (n == 0) out[n++] = XR_WARP; /* not reached: xreduce_worthy asks for a warp */
+  return n;
+}
+
+/* Unroll factors of the serial part: 1, 2, 4, 8, no more than its iterations. */
+static int xr_unroll(Rng *r, const Plan *p, int threads) {
+  int64_t serial = (xr_red(p) + threads - 1) / threads;
+  int u = 1 << rng_int(r, 4);
+  while (u > 1 && u > serial) u /= 2;
+  return u;
+}
+
+static void sample_xreduce(const SketchSet *ss, const Plan *p, Rng *r, int *g) {
+  int ch[16], n = xr_thread_choices(ss, p, ch);
+  g[0] = ch[rng_int(r, n)];
+  g[1] = xr_unroll(r, p, g[0]);
+}
+
+/* Mutate the threads (to a neighbouring power of two within the choices) or the unroll. */
+static void mutate_xreduce(const SketchSet *ss, const Plan *p, Rng *r, int *g) {
+  int ch[16], n = xr_thread_choices(ss, p, ch), at = 0;
+  for (int i = 0; i < n; i++)
+    if (ch[i] == g[0]) at = i;
+  if (rng_int(r, 2)) {
+    at += rng_int(r, 2) ? 1 : -1;
+    g[0] = ch[at < 0 ? 1 % n : at >= n ? (n > 1 ? n - 2 : 0) : at];
+  }
+  g[1] = xr_unroll(r, p, g[0]);
+}
+
 static void sample_plan(const SketchSet *ss, const Plan *p, Rng *r, int *g) {
+  if (p->kind == PLAN_GPU_XREDUCE) {
+    sample_xreduce(ss, p, r, g);
+    return;
+  }
   if (p->kind == PLAN_GPU_SHARED) {
     sample_gpu_shared(ss, p, r, g);
     return;
@@ -705,6 +856,10 @@ void sketch_mutate(const SketchSet *ss, Rng *r, Cand *c) {
   }
   if (p->kind == PLAN_GPU_SHARED) {
     mutate_gpu_shared(ss, p, r, g);
+    return;
+  }
+  if (p->kind == PLAN_GPU_XREDUCE) {
+    mutate_xreduce(ss, p, r, g);
     return;
   }
   if (p->kind == PLAN_SIMPLE) {
@@ -1249,6 +1404,37 @@ static void render_rfactor(const SketchSet *ss, const Plan *p, const int *g, Tex
   fuse_outer(t, fst, lv, par_depth(outer, ns, g[1] < ns ? g[1] : ns, ss->threads), "parallel(%s)");
 }
 
+/* XREDUCE on GPUs: the reduction loops of ST fused and split by the T threads (ST_ko
+ * serial, ST_kt across the threads), ST_kt rfactored into ST_rf; the spatial loops fused
+ * on blockIdx.x (those of the consumer, with ST computed at its block, when it has one);
+ * ST's reduction over ST_kt bound to threadIdx.x (the printer's tree in shared memory);
+ * ST_rf, each thread's serial part, at ST_kt, unrolled by U. */
+static void render_xreduce(const Plan *p, const int *g, Text *t) {
+  const char *st = p->op->name;
+  char red[NM], names[MAX_AXES][NM], blk[NM];
+  nm(red, "%s.%s", st, p->r[0].name);
+  for (int d = 1; d < p->nr; d++) {
+    char f[NM];
+    nm(f, "%s_r%d", st, d);
+    emit(t, "%s = fuse(%s, %s.%s)", f, red, st, p->r[d].name);
+    nm(red, "%s", f);
+  }
+  emit(t, "%s_ko, %s_kt = split(%s, %d)", st, st, red, g[0]);
+  emit(t, "%s_rf = rfactor(%s, %s_kt)", st, st, st);
+  const char *bst = p->consumer ? p->consumer->name : st;
+  for (int d = 0; d < p->ns; d++)
+    nm(names[d], "%s.%s", bst, p->consumer ? p->cons_axes[d] : p->s[d].name);
+  fuse_list(t, bst, "b", names, p->ns, blk);
+  emit(t, "bind(%s, blockIdx.x)", blk);
+  if (p->consumer) emit(t, "compute_at(%s, %s, %s)", st, bst, blk);
+  emit(t, "bind(%s.%s_kt, threadIdx.x)", st, st);
+  emit(t, "compute_at(%s_rf, %s, %s.%s_kt)", st, st, st, st);
+  if (g[1] > 1) {
+    emit(t, "%s_rf_ko, %s_rf_ku = split(%s_rf.%s_ko, %d)", st, st, st, st, g[1]);
+    emit(t, "unroll(%s_rf_ku)", st);
+  }
+}
+
 static void render_plan(const SketchSet *ss, const Plan *p, const int *g, Text *t) {
   switch (p->kind) {
   case PLAN_SIMPLE: render_simple(ss, p, g, t); break;
@@ -1258,6 +1444,7 @@ static void render_plan(const SketchSet *ss, const Plan *p, const int *g, Text *
     break;
   case PLAN_RFACTOR: render_rfactor(ss, p, g, t); break;
   case PLAN_GPU_SHARED: render_gpu_shared(p, g, t); break;
+  case PLAN_GPU_XREDUCE: render_xreduce(p, g, t); break;
   case PLAN_FUSED:
     if (is_gpu(ss)) render_tile_gpu(p, g, t);
     else render_fused_cpu(ss, p, g, t);
