@@ -77,7 +77,7 @@ aarch64-server: $(B)/aarch64/texc-measure-server
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:%.c=$(B)/%)
 LIB_OBJ := $(filter-out $(B)/compiler/cli/main.o,$(COMPILER_OBJ))
-$(B)/tests/unit/%: tests/unit/%.c tests/unit/unit.h $(LIB_OBJ) $(B)/libtexrt.a
+$(B)/tests/unit/%: tests/unit/%.c tests/unit/unit.h tests/unit/space.h $(LIB_OBJ) $(B)/libtexrt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -rdynamic -o $@ $< $(LIB_OBJ) -Wl,--whole-archive $(B)/libtexrt.a -Wl,--no-whole-archive $(LDLIBS)
 unit-tests: $(UNIT_BIN)

@@ -1,31 +1,11 @@
 /* test_tune_space.c — the auto-scheduler's search space on real kernels (parsed .tex):
  * register-tile candidates, parallel outer loops kept, the rfactor sketch, every sampled
  * and mutated candidate applies, and the deterministic pseudo cost. */
-#include "autosched/autosched.h"
+#include "space.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures;
-
-static void check(bool ok, const char *name) {
-  printf("%s - %s\n", ok ? "ok" : "not ok", name);
-  if (!ok) failures++;
-}
-
-/* The kernel NAME of the .tex source SRC, checked. */
-static Kernel *kernel_of(const char *src, const char *name) {
-  Ast *a = parse_string("<test>", src);
-  Program *p = a ? check_program(a, NULL, 0) : NULL;
-  return p ? program_kernel(p, name) : NULL;
-}
-
-static const char *matmul_src =
-    "const M = 256, N = 256, K = 256\n"
-    "kernel matmul(A: f32[M, K], B: f32[K, N]) -> C: f32[M, N] {\n"
-    "  C[i, j] += A[i, k] * B[k, j]\n"
-    "}\n";
 
 static const char *rowsum_src =
     "const M = 16, K = 65536\n"
@@ -177,28 +157,6 @@ static const char *mmrelu_src =
     "  R[i, j] = max(T[i, j] + bias[j], 0.0)\n"
     "}\n";
 
-/* Lower TEXT for K on T; with NVRTC, NVRTC_OK counts CUDA sources that compile. */
-static bool gpu_lowers(Kernel *k, Target t, const char *text, int *nvrtc_ok) {
-  Vec steps = {0};
-  bool was = diag_silent;
-  diag_silent = true;
-  Options o = {.target = t, .opt_level = 3};
-  LoweredFunc *fn = NULL;
-  if (parse_steps("<candidate>", text, &steps)) {
-    Schedule *s = sched_build(k, t, &steps);
-    fn = s ? sched_lower(s, &o) : NULL;
-  }
-  if (fn && nvrtc_ok) {
-    char *src = cg_gpu_source(&fn, 1, t, NULL);
-    char *ptx = src ? cg_nvrtc_compile(src, "compute_90") : NULL;
-    *nvrtc_ok += ptx != NULL;
-    free(ptx);
-  }
-  diag_silent = was;
-  diag_reset();
-  return fn != NULL;
-}
-
 /* The GPU search space of K on T: every sampled and mutated candidate lowers (gpu_check
  * included: threads and shared memory within the Target's limits); the shared-memory
  * sketch is sampled, with its tiles fetched cooperatively (threadIdx.x) into shared memory,
@@ -217,10 +175,7 @@ static void explore_gpu(Kernel *k, Target t, const char *what, int n, bool nvrtc
     bool sh = strstr(text, "= cache_read(") && strstr(text, ", shared, ");
     bool nv = nvrtc && sh && tried < 4;
     tried += nv;
-    Arena *ar = arena_new(), *old = arena_swap(ar);
     bool ok = gpu_lowers(k, t, text, nv ? &compiled : NULL);
-    arena_swap(old);
-    arena_free(ar);
     if (!ok) printf("# does not lower:\n%s", text);
     applies += ok;
     shared += sh;
@@ -276,12 +231,8 @@ static void test_gpu_features(void) {
   const char *plain = "C_i0, C_i1 = split(C.i, 16)\nC_j0, C_j1 = split(C.j, 16)\n"
                       "reorder(C_i0, C_j0, C_i1, C_j1)\nC_b = fuse(C_i0, C_j0)\nbind(C_b, blockIdx.x)\n"
                       "C_t = fuse(C_i1, C_j1)\nbind(C_t, threadIdx.x)\n";
-  Task task = {.kernel = k, .target = TARGET_CUDA, .opts = {.target = TARGET_CUDA, .opt_level = 3}};
   float a[FEAT_N], b[FEAT_N];
-  Arena *ar = arena_new(), *old = arena_swap(ar);
-  bool ok = tune_lower_features(&task, staged, a) && tune_lower_features(&task, plain, b);
-  arena_swap(old);
-  arena_free(ar);
+  bool ok = features_of_two(k, TARGET_CUDA, staged, plain, a, b);
   check(ok, "gpu features: both schedules lower");
   if (!ok) return;
   printf("# staged: shared %g threads %g vthreads %g unroll %g vec %g reuse %g bank %g\n",

@@ -3,24 +3,11 @@
  * its candidates rfactor the reduction onto threadIdx.x within the Target's threads per
  * block, that every sampled and mutated candidate lowers on OpenCL and CUDA, that CUDA
  * candidates compile with NVRTC (when it is here), and TEXC_NO_XREDUCE turns it off. */
-#include "autosched/autosched.h"
+#include "space.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures;
-
-static void check(bool ok, const char *name) {
-  printf("%s - %s\n", ok ? "ok" : "not ok", name);
-  if (!ok) failures++;
-}
-
-static Kernel *kernel_of(const char *src, const char *name) {
-  Ast *a = parse_string("<test>", src);
-  Program *p = a ? check_program(a, NULL, 0) : NULL;
-  return p ? program_kernel(p, name) : NULL;
-}
 
 static const char *rowsum_src =
     "const M = 64, K = 65536\n"
@@ -70,40 +57,11 @@ static const char *pool2_src = /* two spatial and two reduction axes, no consume
     "  S[n, c] += X[n, h, w, c]\n"
     "}\n";
 
-static const char *matmul_src =
-    "const M = 256, N = 256, K = 256\n"
-    "kernel matmul(A: f32[M, K], B: f32[K, N]) -> C: f32[M, N] {\n"
-    "  C[i, j] += A[i, k] * B[k, j]\n"
-    "}\n";
-
 /* The index of the sketch named "xreduce" in SS, or -1. */
 static int xreduce_index(const SketchSet *ss) {
   for (int i = 0; ss && i < sketch_count(ss); i++)
     if (strcmp(sketch_name(ss, i), "xreduce") == 0) return i;
   return -1;
-}
-
-/* Lower TEXT for K on T (sched_build, sched_lower with gpu_check); with NVRTC_OK, count a
- * CUDA source that compiles to PTX. */
-static bool lowers(Kernel *k, Target t, const char *text, int *nvrtc_ok) {
-  Vec steps = {0};
-  bool was = diag_silent;
-  diag_silent = true;
-  Options o = {.target = t, .opt_level = 3};
-  LoweredFunc *fn = NULL;
-  if (parse_steps("<candidate>", text, &steps)) {
-    Schedule *s = sched_build(k, t, &steps);
-    fn = s ? sched_lower(s, &o) : NULL;
-  }
-  if (fn && nvrtc_ok) {
-    char *src = cg_gpu_source(&fn, 1, t, NULL);
-    char *ptx = src ? cg_nvrtc_compile(src, "compute_90") : NULL;
-    *nvrtc_ok += ptx != NULL;
-    free(ptx);
-  }
-  diag_silent = was;
-  diag_reset();
-  return fn != NULL;
 }
 
 /* Sample (and mutate) N candidates of K's xreduce sketch on T: every one lowers, binds the
@@ -142,10 +100,7 @@ static void explore(Kernel *k, Target t, const char *what, int n, bool nvrtc, co
     wanted += !want || strstr(text, want) != NULL;
     bool nv = nvrtc && tried < 3;
     tried += nv;
-    Arena *ar = arena_new(), *old = arena_swap(ar);
-    bool ok = lowers(k, t, text, nv ? &compiled : NULL);
-    arena_swap(old);
-    arena_free(ar);
+    bool ok = gpu_lowers(k, t, text, nv ? &compiled : NULL);
     if (!ok) printf("# does not lower:\n%s", text);
     applies += ok;
     free(text);
@@ -197,12 +152,8 @@ static void test_feature(void) {
   const char *xr = "C_ko, C_kt = split(C.k, 256)\nC_rf = rfactor(C, C_kt)\nbind(C.i, blockIdx.x)\n"
                    "bind(C.C_kt, threadIdx.x)\ncompute_at(C_rf, C, C.C_kt)\n";
   const char *plain = "C_b, C_t = split(C.i, 64)\nbind(C_b, blockIdx.x)\nbind(C_t, threadIdx.x)\n";
-  Task task = {.kernel = k, .target = TARGET_OPENCL, .opts = {.target = TARGET_OPENCL, .opt_level = 3}};
   float a[FEAT_N], b[FEAT_N];
-  Arena *ar = arena_new(), *old = arena_swap(ar);
-  bool ok = tune_lower_features(&task, xr, a) && tune_lower_features(&task, plain, b);
-  arena_swap(old);
-  arena_free(ar);
+  bool ok = features_of_two(k, TARGET_OPENCL, xr, plain, a, b);
   check(ok, "xreduce feature: both schedules lower");
   if (!ok) return;
   printf("# cross-thread width: %g and %g\n", exp2(a[85]) - 1, exp2(b[85]) - 1);
