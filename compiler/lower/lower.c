@@ -26,6 +26,7 @@ static const Pass passes[] = {
     {"nests", pass_nests},         /* nests.c: the attach tree as one loop nest */
     {"vthreads", pass_vthreads},   /* vthreads.c: vthread loops injected (GPU) */
     {"simplify", pass_simplify},   /* arith/simplify.c: indices, guards, constants */
+    {"tails", pass_tails},         /* tails.c: full tiles versioned without guards (CPU) */
     {"gpu-check", pass_gpu_check}, /* the target's check (target/gpu_check.c on GPUs) */
     {"flatten", pass_flatten},     /* flatten.c: one row-major offset per access */
 };

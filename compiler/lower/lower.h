@@ -29,6 +29,9 @@ bool pass_bounds(LowerCtx *L);
 bool pass_nests(LowerCtx *L);
 /* vthreads.c: loops bound to vthread run inside one thread (GPU targets). */
 bool pass_vthreads(LowerCtx *L);
+/* tails.c: on CPU targets, loop bodies versioned so that full tiles run without the
+ * guards and border selects that only their tail needs. */
+bool pass_tails(LowerCtx *L);
 /* flatten.c: FN->flat, FN->body with every access by one row-major offset. */
 bool pass_flatten(LowerCtx *L);
 
