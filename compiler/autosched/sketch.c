@@ -51,7 +51,8 @@ double rng_unit(Rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
 /* How one root stage is scheduled. Genes of a plan, from GENE0:
  *   PLAN_SIMPLE: ns inner factors, par, vec
  *   PLAN_TILE, PLAN_FUSED: ns x SLEVELS spatial factors (S1 S2 S3), nr reduction factors
- *                          (R1), par, vec, unroll
+ *                          (R1), par, vec, unroll, pack (CPU FUSED with a Plan.pack input:
+ *                          that input copied into a contiguous panel; else 0)
  *   GPU plans use the same layout: S1 = threads, S2 = inner; par = fused block loops.
  *   PLAN_GPU_SHARED: ns x GLEVELS spatial factors (vthread, thread, S3, S4), nr x 2
  *                    reduction factors (R1, R2), then vectorized fetch, unroll (0: none,
@@ -81,6 +82,8 @@ typedef struct Plan {
   Axis s[MAX_AXES], r[MAX_AXES];
   const char *cons_axes[MAX_AXES]; /* FUSED with a consumer: its axis names */
   int64_t block[MAX_AXES]; /* CPU: a packed operand's block along spatial axis d, or 0 */
+  Buffer *pack;     /* CPU FUSED: an input read as B[r.., s_last] (packable), or NULL */
+  int64_t pack_rows; /* its elements per column of the panel: the product of those r extents */
   int gene0, ngenes;
 } Plan;
 
@@ -172,6 +175,40 @@ static int64_t mod_block(const Expr *e, const IrVar *v) {
   return b;
 }
 
+static const Expr *first_load_of(const Expr *e, const Buffer *b);
+
+/* The input of OP that a register tile reads along its vectors only, B[k, j] of a matmul:
+ * every index a plain reduction variable, the last one the last spatial axis (so the
+ * rows of the tile broadcast the other input). Such a B is read a row of NR floats per k,
+ * rows N x 4 bytes apart: with N a power of two, all of a tile's rows fall in a few sets
+ * of the L1 cache. A copy into a contiguous panel (OpenBLAS's packing of B) streams it.
+ * *ROWS gets the panel's elements per column. NULL when there is none. */
+static Buffer *packable(const Plan *p, const Op *op, int64_t *rows) {
+  if (p->ns < 2 || p->nr < 1) return NULL;
+  for (int j = 0; j < op->nreads; j++) {
+    Buffer *b = op->reads[j];
+    const Expr *ld = first_load_of(op->value, b);
+    if (!ld || b->ndim < 2 || b == op->out) continue;
+    const Expr *last = ld->args[b->ndim - 1];
+    bool ok = last->kind == E_VAR && last->var == op->axes[p->ns - 1];
+    int64_t n = 1;
+    for (int d = 0; ok && d < b->ndim - 1; d++) {
+      const Expr *a = ld->args[d];
+      ok = a->kind == E_VAR;
+      int r = -1;
+      for (int q = 0; ok && q < op->nred; q++)
+        if (op->raxes[q] == a->var) r = q;
+      ok = ok && r >= 0;
+      if (ok) n *= p->r[r].extent;
+    }
+    if (ok) {
+      *rows = n;
+      return b;
+    }
+  }
+  return NULL;
+}
+
 static bool plan_init(Plan *p, PlanKind kind, Op *op, Op *cons) {
   memset(p, 0, sizeof *p);
   p->kind = kind;
@@ -193,11 +230,12 @@ static bool plan_init(Plan *p, PlanKind kind, Op *op, Op *cons) {
     p->r[d].name = op->raxes[d]->name;
     if (!ir_is_const(op->rext[d], &p->r[d].extent)) return false;
   }
+  if (kind == PLAN_FUSED) p->pack = packable(p, op, &p->pack_rows);
   p->ngenes = kind == PLAN_SIMPLE    ? p->ns + 2
              : kind == PLAN_RFACTOR ? 2
              : kind == PLAN_GPU_SHARED ? p->ns * GLEVELS + p->nr * GRLEVELS + 3
              : kind == PLAN_GPU_XREDUCE ? 2
-                                       : p->ns * SLEVELS + p->nr + 3;
+                                       : p->ns * SLEVELS + p->nr + 4;
   return true;
 }
 
@@ -485,6 +523,8 @@ static int vector_width(const CpuInfo *cpu, Rng *r, int64_t n) {
   return nok ? ok[rng_int(r, nok)] : rand_divisor_min(r, n, L, MAX_INNER);
 }
 
+static int64_t ceil_div(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : a; }
+
 /* The most rows of a register tile with VREGS vectors per row that fit CPU's registers
  * beside the VREGS B vectors and the A broadcasts (cpu_describe's rule). */
 static int max_rows(const CpuInfo *cpu, int vregs) {
@@ -510,12 +550,14 @@ static void sample_register_tile(const SketchSet *ss, const Plan *p, Rng *r, int
     else if (d == row) {
       int vregs = (g[last * SLEVELS + 2] + cpu->lanes - 1) / cpu->lanes;
       int cap = max_rows(cpu, vregs > 0 ? vregs : 1);
-      a[2] = cap <= e && e % cap == 0 && rng_int(r, 2) ? cap : rand_divisor_min(r, e, 2, cap);
+      /* the most rows that fit, also when they do not divide (the tails pass runs the
+       * full tiles without the guard), or a divisor */
+      a[2] = cap <= e && rng_int(r, 2) ? cap : rand_divisor_min(r, e, 2, cap);
     } else a[2] = 1;
   }
   for (int d = 0; d < p->ns; d++) { /* S1: the L2 blocking of the tiles, outside the local tile */
     int *a = g + d * SLEVELS;
-    a[0] = rand_divisor(r, p->s[d].extent / a[2], 64);
+    a[0] = rand_divisor(r, ceil_div(p->s[d].extent, a[2]), 64);
   }
 }
 
@@ -735,6 +777,7 @@ static void sample_plan(const SketchSet *ss, const Plan *p, Rng *r, int *g) {
   g[a] = p->ns ? 1 + rng_int(r, p->ns) : 0;      /* fused parallel (block) loops */
   g[a + 1] = regtile || rng_int(r, 8) != 0;      /* vectorize: mostly yes */
   g[a + 2] = regtile ? 1 + rng_int(r, 2) : rng_int(r, 3); /* unroll: none, inner spatial, + inner reduction */
+  g[a + 3] = regtile && p->pack && rng_int(r, 2);        /* pack: half of the register tiles */
 }
 
 /* The smallest prime factor of N > 1. */
@@ -758,6 +801,26 @@ static void fit_blocks(const SketchSet *ss, const Plan *p, int *g) {
   }
 }
 
+/* A packed panel (Plan.pack) is copied once per iteration of the last outer loop, and
+ * used by every tile below it: the other axes' outer loops get extent 1 (their S1 spans
+ * the rest of the axis), so the copy is made once per column block. A panel that would not
+ * fit half of the L2 cache is not packed. */
+static void fit_pack(const SketchSet *ss, const Plan *p, int *g) {
+  int a = p->ns * SLEVELS + p->nr;
+  if (is_gpu(ss) || p->kind != PLAN_FUSED || !g[a + 3]) return;
+  const int *l = g + (p->ns - 1) * SLEVELS;
+  int64_t cols = (int64_t)l[0] * l[1] * l[2], l2 = ss->cpu.l2 > 0 ? ss->cpu.l2 : 256 * 1024;
+  if (!p->pack || p->pack_rows * cols * 4 > l2 / 2) {
+    g[a + 3] = 0;
+    return;
+  }
+  for (int d = 0; d < p->ns - 1; d++) {
+    int *f = g + d * SLEVELS;
+    int64_t s1 = ceil_div(p->s[d].extent, (int64_t)f[1] * f[2]);
+    f[0] = s1 < INT32_MAX ? (int)s1 : 1;
+  }
+}
+
 /* Keep a tiled CPU plan parallel: while its outermost loops have fewer than 2 x threads
  * iterations in all, move a prime factor from an S1 (then S2) tile out to them. A schedule
  * without parallel loops can look fast on a loaded machine (no straggler thread) but it is
@@ -768,7 +831,7 @@ static void ensure_parallel(const SketchSet *ss, const Plan *p, int *g) {
     int64_t prod = 1;
     for (int d = 0; d < p->ns; d++) {
       const int *a = g + d * SLEVELS;
-      prod *= p->s[d].extent / ((int64_t)a[0] * a[1] * a[2]);
+      prod *= ceil_div(p->s[d].extent, (int64_t)a[0] * a[1] * a[2]);
     }
     if (prod >= 2 * (int64_t)ss->threads) return;
     int *f = NULL;
@@ -804,6 +867,7 @@ void sketch_sample(const SketchSet *ss, Rng *r, Cand *out) {
   for (int i = 0; i < s->nplans; i++) {
     sample_plan(ss, &s->plans[i], r, out->genes + s->plans[i].gene0);
     fit_blocks(ss, &s->plans[i], out->genes + s->plans[i].gene0);
+    fit_pack(ss, &s->plans[i], out->genes + s->plans[i].gene0);
     ensure_parallel(ss, &s->plans[i], out->genes + s->plans[i].gene0);
     gpu_clamp_threads(ss, &s->plans[i], out->genes + s->plans[i].gene0);
   }
@@ -821,8 +885,17 @@ static void mutate_axis(Rng *r, int64_t extent, int *g, int n, int64_t cap_inner
   int d = rand_divisor(r, fv, fv);
   if (d <= 1) d = (int)fv;
   if (to < n && (int64_t)g[to] * d > (to == n - 1 ? cap_inner : 256)) return;
+  int old_from = from < n ? g[from] : 0, old_to = to < n ? g[to] : 0;
   if (from < n) g[from] /= d;
   if (to < n) g[to] *= d;
+  /* factors that need not divide (a register tile's rows) may leave a tail, never a
+   * level wider than the axis: the inner levels within it, all within twice it */
+  int64_t all = 1, inner = 1;
+  for (int i = 0; i < n; i++) all *= g[i], inner *= i ? g[i] : 1;
+  if (all >= 2 * extent || inner > extent) {
+    if (from < n) g[from] = old_from;
+    if (to < n) g[to] = old_to;
+  }
 }
 
 /* Mutate a GPU_SHARED plan: a spatial tile (most often), a reduction tile or a flag; a
@@ -874,6 +947,7 @@ void sketch_mutate(const SketchSet *ss, Rng *r, Cand *c) {
     mutate_axis(r, p->s[d].extent, g + d * SLEVELS, is_gpu(ss) ? 2 : SLEVELS,
                 d == p->ns - 1 ? MAX_INNER : 32);
     fit_blocks(ss, p, g);
+    fit_pack(ss, p, g);
     ensure_parallel(ss, p, g);
     gpu_clamp_threads(ss, p, g);
   } else if (pick < 8 && p->nr) {
@@ -881,6 +955,10 @@ void sketch_mutate(const SketchSet *ss, Rng *r, Cand *c) {
     mutate_axis(r, p->r[d].extent, g + p->ns * SLEVELS + d, 1, 64);
   } else if (pick == 8) {
     g[a] = p->ns ? 1 + rng_int(r, p->ns) : 0;
+  } else if (p->pack && !is_gpu(ss) && rng_int(r, 3) == 0) {
+    g[a + 3] = !g[a + 3];
+    fit_pack(ss, p, g);
+    ensure_parallel(ss, p, g);
   } else {
     g[a + 1 + rng_int(r, 2)] = rng_int(r, 3) % (rng_int(r, 2) ? 2 : 3);
   }
@@ -990,7 +1068,7 @@ static int par_depth(const int64_t *outer, int ns, int want, int threads) {
 static void outer_extents(const Plan *p, const int *g, int stride, int nf, int64_t *out) {
   for (int d = 0; d < p->ns; d++) {
     int64_t e = p->s[d].extent;
-    for (int l = 0; l < nf; l++) e /= g[d * stride + l] > 0 ? g[d * stride + l] : 1;
+    for (int l = 0; l < nf; l++) e = ceil_div(e, g[d * stride + l] > 0 ? g[d * stride + l] : 1);
     out[d] = e > 0 ? e : 1;
   }
 }
@@ -1121,6 +1199,8 @@ static void render_inner(const SketchSet *ss, const Plan *p, const char *st, con
   }
 }
 
+static void cache_axis_names(const Op *op, const Buffer *b, char names[][NM]);
+
 /* FUSED on CPUs: the consumer CS tiled S0 S1 (parallel) Si; the producer at its S1. */
 static void render_fused_cpu(const SketchSet *ss, const Plan *p, const int *g, Text *t) {
   const char *prod = p->op->name;
@@ -1164,6 +1244,16 @@ static void render_fused_cpu(const SketchSet *ss, const Plan *p, const int *g, T
     }
   }
   if (at) emit(t, "compute_at(%s, %s, %s)", pst, cs, at);
+  if (g[a + 3] && p->pack && p->ns) { /* the panel: at the last outer loop (fused or not) */
+    char ax[MAX_AXES][NM], bp[NM], at0[NM];
+    nm(bp, "%s_pack", p->pack->name);
+    if (depth >= p->ns && p->ns > 1) nm(at0, "%s_f%d", cs, p->ns - 1);
+    else nm(at0, "%s", lv[p->ns - 1].name[0]);
+    cache_axis_names(p->op, p->pack, ax);
+    emit(t, "%s = cache_read(%s, local, %s)", bp, p->pack->name, pst);
+    emit(t, "compute_at(%s, %s, %s)", bp, cs, at0);
+    emit(t, "vectorize(%s.%s)", bp, ax[p->pack->ndim - 1]);
+  }
   if (g[a + 1] && p->ns && lv[p->ns - 1].has[2]) emit(t, "vectorize(%s)", lv[p->ns - 1].name[2]);
   Plan q = *p;
   render_inner(ss, &q, pst, "", g, false, t);

@@ -141,6 +141,54 @@ static void test_packed_space(void) {
   check(n > 0 && clean == n, "space: every packed conv candidate tiles the channels by the block");
 }
 
+/* A matmul whose rows no register tile divides (50 = 2 x 5 x 5) and whose B columns are
+ * read a vector at a time: register tiles of the machine's MR rows (the tails pass runs
+ * the full ones without guards) and B packed into a panel, each candidate checked against
+ * the interpreter in a child (measure_check). */
+static const char *tailmm_src =
+    "const M = 50, N = 64, K = 24\n"
+    "kernel matmul(A: f32[M, K], B: f32[K, N]) -> C: f32[M, N] {\n"
+    "  C[i, j] += A[i, k] * B[k, j]\n"
+    "}\n";
+
+static void test_panel_space(void) {
+  Kernel *k = kernel_of(tailmm_src, "matmul");
+  check(k != NULL, "space: a 50-row matmul parses and checks");
+  if (!k) return;
+  SketchSet *ss = sketch_new(k, TARGET_LLVM, 2);
+  Task task = {.kernel = k, .target = TARGET_LLVM, .opts = {.target = TARGET_LLVM, .opt_level = 3}};
+  Rng r = {5};
+  int n = 0, packed = 0, tails = 0, checked = 0, right = 0;
+  for (int i = 0; ss && i < 160; i++, n++) {
+    Cand c;
+    sketch_sample(ss, &r, &c);
+    for (int j = 0; j < i % 3; j++) sketch_mutate(ss, &r, &c);
+    char *t = sketch_render(ss, &c);
+    bool pk = strstr(t, "B_pack = cache_read(B, local, ") != NULL;
+    bool tail = false; /* a split of C.i by a factor that does not divide 50 */
+    for (const char *q = strstr(t, "split(C.i, "); q; q = strstr(q + 1, "split(C.i, ")) {
+      int f = atoi(q + strlen("split(C.i, "));
+      tail |= f > 1 && 50 % f != 0;
+    }
+    packed += pk;
+    tails += tail;
+    if ((pk || tail) && checked < 12) {
+      char msg[256] = "";
+      checked++;
+      int ok = measure_check(&task, t, false, msg, sizeof msg);
+      right += ok == 1;
+      if (ok != 1) printf("# a wrong candidate (%s):\n%s\n", msg, t);
+    }
+    free(t);
+  }
+  sketch_free(ss);
+  printf("# 50-row matmul: %d packed, %d with a row tail, of %d; %d of %d checked right\n", packed,
+         tails, n, right, checked);
+  check(packed >= n / 32, "space: B is packed into a panel in some register-tile candidates");
+  check(tails >= n / 32, "space: register tiles of the machine's rows that leave a tail");
+  check(checked > 0 && right == checked, "space: packed and tail candidates match the interpreter");
+}
+
 static const char *padconv_src =
     "const H = 8, W = 8, CI = 16, CO = 32\n"
     "kernel conv(X: f32[1, H, W, CI], F: f32[3, 3, CI, CO]) -> Y: f32[1, H, W, CO] {\n"
@@ -294,6 +342,7 @@ int main(void) {
   test_rowsum_space();
   test_conv_space();
   test_packed_space();
+  test_panel_space();
   test_measurer_best_per_task();
   test_gpu_space();
   test_gpu_features();
