@@ -542,12 +542,14 @@ static void sample_register_tile(const SketchSet *ss, const Plan *p, Rng *r, int
   int last = p->ns - 1, row = -1, nrow = 0;
   for (int d = 0; d < last; d++)
     if (p->s[d].extent > 1 && rng_int(r, ++nrow) == 0) row = d; /* a random candidate row axis */
+  int *v = g + last * SLEVELS; /* the vectors first: the rows that fit depend on them */
+  v[2] = p->block[last] ? (int)p->block[last] : vector_width(cpu, r, p->s[last].extent);
   for (int d = 0; d < p->ns; d++) {
     int *a = g + d * SLEVELS;
     int64_t e = p->s[d].extent;
     a[1] = 1;
-    if (d == last) a[2] = p->block[d] ? (int)p->block[d] : vector_width(cpu, r, e);
-    else if (d == row) {
+    if (d == last) continue;
+    if (d == row) {
       int vregs = (g[last * SLEVELS + 2] + cpu->lanes - 1) / cpu->lanes;
       int cap = max_rows(cpu, vregs > 0 ? vregs : 1);
       /* the most rows that fit, also when they do not divide (the tails pass runs the

@@ -158,7 +158,8 @@ static void test_panel_space(void) {
   SketchSet *ss = sketch_new(k, TARGET_LLVM, 2);
   Task task = {.kernel = k, .target = TARGET_LLVM, .opts = {.target = TARGET_LLVM, .opt_level = 3}};
   Rng r = {5};
-  int n = 0, packed = 0, tails = 0, checked = 0, right = 0;
+  int n = 0, packed = 0, tails = 0, checked = 0, right = 0, micro = 0;
+  int mr = target_cpu(NULL)->mr; /* the micro-kernel's rows (6 on AVX2, 14 on AVX-512) */
   for (int i = 0; ss && i < 160; i++, n++) {
     Cand c;
     sketch_sample(ss, &r, &c);
@@ -169,6 +170,7 @@ static void test_panel_space(void) {
     for (const char *q = strstr(t, "split(C.i, "); q; q = strstr(q + 1, "split(C.i, ")) {
       int f = atoi(q + strlen("split(C.i, "));
       tail |= f > 1 && 50 % f != 0;
+      micro += f == mr;
     }
     packed += pk;
     tails += tail;
@@ -182,8 +184,9 @@ static void test_panel_space(void) {
     free(t);
   }
   sketch_free(ss);
-  printf("# 50-row matmul: %d packed, %d with a row tail, of %d; %d of %d checked right\n", packed,
-         tails, n, right, checked);
+  printf("# 50-row matmul: %d packed, %d with a row tail, %d with %d rows, of %d; %d of %d checked right\n",
+         packed, tails, micro, mr, n, right, checked);
+  check(micro >= n / 32, "space: register tiles of the micro-kernel's MR rows (the vectors chosen first)");
   check(packed >= n / 32, "space: B is packed into a panel in some register-tile candidates");
   check(tails >= n / 32, "space: register tiles of the machine's rows that leave a tail");
   check(checked > 0 && right == checked, "space: packed and tail candidates match the interpreter");
