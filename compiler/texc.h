@@ -427,6 +427,10 @@ void range_pop(RangeMap *m);
  * RANGES (may be NULL) lets it drop guards and fold divisions it can prove. */
 Expr *simplify(Expr *e, const RangeMap *ranges);
 Stmt *simplify_stmt(Stmt *s);
+/* Lowering's tails pass (lower/tails.c) on a loop nest: loop bodies versioned so that the
+ * full tiles of vectorized and unrolled loops run without the guards and selects only a
+ * tail needs; never where the widened test could wrap. Then simplify_stmt. */
+Stmt *tails_stmt(Stmt *s);
 /* True only when COND is provably true for every value in RANGES. */
 bool prove(Expr *cond, const RangeMap *ranges);
 

@@ -295,10 +295,14 @@ static Stmt *walk(Tails *t, Stmt *s) {
   }
 }
 
+Stmt *tails_stmt(Stmt *s) {
+  Tails t = {0};
+  return simplify_stmt(walk(&t, s));
+}
+
 bool pass_tails(LowerCtx *L) {
   if (backend_for(L->s->target)->device != DEVICE_CPU) return true;
   if (getenv("TEXC_NO_TAILS")) return true;
-  Tails t = {0};
-  L->fn->body = simplify_stmt(walk(&t, L->fn->body));
+  L->fn->body = tails_stmt(L->fn->body);
   return true;
 }

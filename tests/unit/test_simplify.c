@@ -3,6 +3,7 @@
 #include "texc.h"
 #include "unit.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -87,6 +88,39 @@ static void statements(void) {
   check("gpu unit loop kept", gpu->kind == S_FOR);
   Stmt *never = simplify_stmt(ir_for(i, c(0), c(8), FOR_SERIAL, ir_if(bin(OP_GE, v(i), c(8)), st, NULL)));
   check("loop with dead body removed", never->kind == S_SEQ && never->n == 0);
+}
+
+static char *stmt_str(const Stmt *s) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  ir_print_stmt(f, s, 0);
+  fclose(f);
+  return buf;
+}
+
+/* The tails pass: a 6-row tile of 1024 rows is versioned on io*6 + 5 < 1024; not when the
+ * widened test could wrap, nor for a guard in plain loops. */
+static void tails(void) {
+  IrVar *io = ir_newvar("io", DT_I64), *i = ir_newvar("i", DT_I64);
+  Buffer *b = ir_buffer("B", DT_F32, 1, (Expr *[]){c(1024)}, SCOPE_GLOBAL, BUF_OUTPUT);
+  Expr *row = bin(OP_ADD, bin(OP_MUL, v(io), c(6)), v(i));
+  Stmt *st = ir_if(bin(OP_LT, row, c(1024)), ir_store(b, (Expr *[]){row}, ir_float(DT_F32, 1)), NULL);
+  char *got = stmt_str(tails_stmt(ir_for(io, c(0), c(171), FOR_PARALLEL, ir_for(i, c(0), c(6), FOR_UNROLL, st))));
+  bool ok = strstr(got, "if (io*6 + 5 < 1024)") && strstr(got, "else");
+  if (!ok) printf("# got:\n%s", got);
+  check("tails: a 6-row tile versioned on its last row", ok);
+  free(got);
+  /* io up to 2^61: io*6 wraps, so io*6 + 5 < 1024 would not imply io*6 + i < 1024 */
+  got = stmt_str(tails_stmt(ir_for(io, c(0), c((int64_t)1 << 61), FOR_PARALLEL, ir_for(i, c(0), c(6), FOR_UNROLL, st))));
+  ok = !strstr(got, "io*6 + 5") && strstr(got, "if (io*6 + i < 1024)");
+  if (!ok) printf("# got:\n%s", got);
+  check("tails: no version when the widened test could wrap", ok);
+  free(got);
+  got = stmt_str(tails_stmt(ir_for(io, c(0), c(171), FOR_PARALLEL, ir_for(i, c(0), c(6), FOR_SERIAL, st))));
+  ok = !strstr(got, "else");
+  check("tails: a guard in plain loops is left to the compiler", ok);
+  free(got);
 }
 
 /* ---- randomized exactness ------------------------------------------------ */
@@ -224,6 +258,7 @@ int main(void) {
   linear_forms();
   identities();
   statements();
+  tails();
   randomized();
   deep_nests();
   return failures != 0;
