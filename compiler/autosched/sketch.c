@@ -145,12 +145,21 @@ static bool loads_identity(const Expr *e, const Op *p, const Op *c) {
 
 static bool inlinable(Kernel *k, Op *op) { return op->nred == 0 && !is_output(k, op); }
 
-/* The elementwise consumer that OP may be fused into, or NULL. */
+/* The elementwise consumer that OP may be fused into, or NULL: OP's one reader, or when
+ * that reader is inlined (not an output, read by one op: a network's batch norm between a
+ * convolution and its relu), the first stage down that chain that keeps its own loops;
+ * each stage of the chain reads the one before at its own indices, so that OP's loads in
+ * that stage stay at its indices once the chain is inlined. */
 static Op *fusable_consumer(Kernel *k, Op *op) {
-  Op *c = NULL;
+  Op *c = NULL, *p = op, *next;
   if (op->nred == 0 || is_output(k, op) || consumers(k, op, &c) != 1) return NULL;
-  if (c->nred != 0 || c->ndim != op->ndim || !loads_identity(c->value, op, c)) return NULL;
-  return c;
+  for (;;) {
+    if (c->nred != 0 || c->ndim != op->ndim || !loads_identity(c->value, p, c)) return NULL;
+    int n = is_output(k, c) ? 0 : consumers(k, c, &next);
+    if (n == 0) return c;
+    if (n > 1) return NULL; /* inlined into each reader: no stage to fuse into */
+    p = c, c = next;
+  }
 }
 
 /* The largest B > 1 such that E reads a tensor at index `V % B`: the block of an operand
@@ -339,6 +348,21 @@ static bool xr_taken_consumer(const SketchSet *ss, const Op *op) {
   return false;
 }
 
+/* CPU: the one reduction whose fused consumer (fusable_consumer) OP is, or NULL. OP is
+ * visited before it and leaves its plan to it: OP is the reduction's tile when the sketch
+ * fuses, else it gets its own plan after the reduction's. */
+static Op *cpu_fused_producer(const SketchSet *ss, Op *op) {
+  Op *r = NULL;
+  if (is_gpu(ss) || op->nred) return NULL;
+  for (int i = 0; i < ss->k->nops; i++) {
+    Op *q = ss->k->ops[i];
+    if (q == op || q->nred == 0 || q == ss->rf_op || fusable_consumer(ss->k, q) != op) continue;
+    if (r) return NULL; /* two reductions into one consumer: it keeps its own plan */
+    r = q;
+  }
+  return r;
+}
+
 /* Build the sketch whose choices are the bits of MASK (one bit per reduction that has
  * two structures). Ops are visited consumers first, as Ansor's rules. */
 static bool build_sketch(SketchSet *ss, unsigned mask, Sketch *s) {
@@ -362,6 +386,8 @@ static bool build_sketch(SketchSet *ss, unsigned mask, Sketch *s) {
     PlanKind kind = PLAN_SIMPLE;
     Op *cons = NULL;
     if (is_gpu(ss) && (mask & 1) && gpu_fused_consumer(k, op)) continue; /* its producer's */
+    if (cpu_fused_producer(ss, op)) continue; /* placed by its producer, below */
+    Op *after = NULL; /* CPU: a consumer that the reduction did not fuse, planned next */
     if (ss->xr && xr_taken_consumer(ss, op)) continue; /* its producer's block */
     if (ss->xr && xreduce_worthy(ss, op)) {
       kind = PLAN_GPU_XREDUCE;
@@ -379,15 +405,18 @@ static bool build_sketch(SketchSet *ss, unsigned mask, Sketch *s) {
     } else if (op->nred > 0) {
       bool alt = (mask >> bit++) & 1;
       Op *fc = fusable_consumer(k, op);
+      if (fc && cpu_fused_producer(ss, fc) != op) fc = NULL; /* it has its own plan */
       if (fc) {
         /* choice: fuse into the consumer, or tile alone (the consumer then stands alone) */
         kind = alt ? PLAN_TILE : PLAN_FUSED;
         cons = alt ? NULL : fc;
+        after = alt ? fc : NULL;
       } else {
         kind = is_output(k, op) && !alt ? PLAN_FUSED : PLAN_TILE;
       }
     }
     if (!sketch_add_plan(s, kind, op, cons)) return false;
+    if (after && !sketch_add_plan(s, PLAN_SIMPLE, after, NULL)) return false;
     if (cons) {
       /* the consumer's plan is this one: mark it taken */
       for (int j = 0; j < k->nops && j < 256; j++)
