@@ -10,6 +10,8 @@
  *     convrelu (the same: a network task, relu(conv), the kernel's own .so)
  *     netconvrelu (the same, a network library `texc NET --emit so --name net` whose
  *            weight "w" bench writes to FILE.so.w.safetensors and loads with net_create_from)
+ *     netdw  VARIANT LAYER H W C K STRIDE PAD FILE.so   a depthwise layer with batch norm
+ *            and relu as a network library (weights "w", "s", "b"; bench/net_dw.sh)
  *
  * ratio = anchor time / texc time (above 1: texc is faster); for vadd it is the ratio of
  * bandwidths (vadd moves 12 bytes per element, memcpy 8).
@@ -112,7 +114,7 @@ static double max_rel_err(const float *a, const float *b, int64_t n) {
 
 static void row(const char *kernel, const char *variant, const char *anchor, double ms, double ams,
                 double ratio, double gflops, double err) {
-  printf("%-28s %-10s %10.3f %10.3f %-9s %7.2f %9.1f %s\n", kernel, variant, ms, ams, anchor, ratio, gflops,
+  printf("%-28s %-10s %10.4f %10.4f %-9s %7.2f %9.1f %s\n", kernel, variant, ms, ams, anchor, ratio, gflops,
          err > 1e-3 ? "MISMATCH" : "");
   fflush(stdout);
 }
@@ -216,6 +218,18 @@ static void run_conv(void *p) {
   DNNL_OK(dnnl_stream_wait(c->stream));
 }
 
+typedef struct Conv4 {
+  dnnl_primitive_t prim;
+  dnnl_stream_t stream;
+  dnnl_exec_arg_t args[4];
+} Conv4;
+
+static void run_conv4(void *p) {
+  Conv4 *c = p;
+  DNNL_OK(dnnl_primitive_execute(c->prim, c->stream, 4, c->args));
+  DNNL_OK(dnnl_stream_wait(c->stream));
+}
+
 /* oneDNN forward-inference convolution: NHWC src/dst, weights in oneDNN's preferred
  * layout (reordered once, untimed, from our HWIO). Fills OUT (NHWC); returns ms. */
 static double onednn_conv(int h, int w, int ci, int co, int kk, int s, int pad, float *x, float *f, float *out) {
@@ -275,31 +289,38 @@ static void net_call(void *p) {
   if (l->run(l->ctx, l->x, l->y)) fprintf(stderr, "bench: net_run failed\n");
 }
 
-/* FILTER ([K, K, CI, CO] f32) as the safetensors file PATH, tensor "w". */
-static bool write_weights(const char *path, const RtTensor *filter) {
-  char hdr[256];
-  int n = snprintf(hdr, sizeof hdr, "{\"w\":{\"dtype\":\"F32\",\"shape\":[%lld,%lld,%lld,%lld],\"data_offsets\":[0,%lld]}}",
-                   (long long)filter->shape[0], (long long)filter->shape[1], (long long)filter->shape[2],
-                   (long long)filter->shape[3], (long long)filter->nbytes);
-  while (n % 8) hdr[n++] = ' ';
+/* The N tensors T named NAMES (f32) as the safetensors file PATH. */
+static bool write_tensors(const char *path, int n, const char *const *names, const RtTensor *const *t) {
+  char hdr[1024];
+  int len = snprintf(hdr, sizeof hdr, "{");
+  long long off = 0;
+  for (int i = 0; i < n; i++) {
+    len += snprintf(hdr + len, sizeof hdr - (size_t)len, "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[", i ? "," : "", names[i]);
+    for (int d = 0; d < t[i]->ndim; d++)
+      len += snprintf(hdr + len, sizeof hdr - (size_t)len, "%s%lld", d ? "," : "", (long long)t[i]->shape[d]);
+    len += snprintf(hdr + len, sizeof hdr - (size_t)len, "],\"data_offsets\":[%lld,%lld]}", off, off + (long long)t[i]->nbytes);
+    off += t[i]->nbytes;
+  }
+  len += snprintf(hdr + len, sizeof hdr - (size_t)len, "}");
+  while (len % 8) hdr[len++] = ' ';
   FILE *f = fopen(path, "wb");
   if (!f) return false;
-  uint64_t len = (uint64_t)n;
   unsigned char le[8];
-  for (int i = 0; i < 8; i++) le[i] = (unsigned char)(len >> (8 * i));
-  bool ok = fwrite(le, 1, 8, f) == 8 && fwrite(hdr, 1, (size_t)n, f) == (size_t)n &&
-            fwrite(filter->data, 1, (size_t)filter->nbytes, f) == (size_t)filter->nbytes;
+  for (int i = 0; i < 8; i++) le[i] = (unsigned char)((uint64_t)len >> (8 * i));
+  bool ok = fwrite(le, 1, 8, f) == 8 && fwrite(hdr, 1, (size_t)len, f) == (size_t)len;
+  for (int i = 0; i < n && ok; i++) ok = fwrite(t[i]->data, 1, (size_t)t[i]->nbytes, f) == (size_t)t[i]->nbytes;
   return fclose(f) == 0 && ok;
 }
 
-/* Median ms of network library SO (entry points net_*) on X -> Y with FILTER as its
- * weight "w"; negative on error (printed). *L keeps the library open until net_close. */
-static double time_net(const char *so, const RtTensor *x, const RtTensor *filter, RtTensor *y, NetLib *l) {
+/* Median ms of network library SO (entry points net_*) on X -> Y with the N weights T
+ * named NAMES; negative on error (printed). *L keeps the library open until net_close. */
+static double time_net(const char *so, const RtTensor *x, int n, const char *const *names, const RtTensor *const *t,
+                       RtTensor *y, NetLib *l) {
   memset(l, 0, sizeof *l);
   char wpath[600];
   snprintf(wpath, sizeof wpath, "%s.w.safetensors", so);
   void *(*create_from)(const char *) = NULL;
-  if (!write_weights(wpath, filter) || !(l->dl = dlopen(so, RTLD_NOW | RTLD_LOCAL)) ||
+  if (!write_tensors(wpath, n, names, t) || !(l->dl = dlopen(so, RTLD_NOW | RTLD_LOCAL)) ||
       !(create_from = (void *(*)(const char *))dlsym(l->dl, "net_create_from")) ||
       !(l->run = (int (*)(void *, const float *, float *))dlsym(l->dl, "net_run")) ||
       !(l->destroy = (void (*)(void *))dlsym(l->dl, "net_destroy"))) {
@@ -329,7 +350,9 @@ static void bench_conv(const char *variant, const char *layer, int h, int w, int
   RtTensor *args[3] = {x, f, y};
   RtModule *mod = NULL;
   NetLib lib = {0};
-  double ms = net ? time_net(so, x, f, y, &lib) : time_texc(so, args, 3, &mod);
+  const char *wname = "w";
+  const RtTensor *wt = f;
+  double ms = net ? time_net(so, x, 1, &wname, &wt, y, &lib) : time_texc(so, args, 3, &mod);
   double ams = onednn_conv(h, w, ci, co, kk, s, pad, x->data, f->data, ref->data);
   for (int64_t i = 0; relu && i < ref->nbytes / 4; i++) ((float *)ref->data)[i] = fmaxf(((float *)ref->data)[i], 0.0f);
   char name[96];
@@ -339,6 +362,83 @@ static void bench_conv(const char *variant, const char *layer, int h, int w, int
   if (mod) rt_module_free(mod);
   net_close(&lib);
   rt_tensor_free(x), rt_tensor_free(f), rt_tensor_free(y), rt_tensor_free(ref);
+}
+
+/* oneDNN depthwise convolution (groups = C, weights hwigo = our [K, K, C] times SCALE),
+ * bias SHIFT and a relu post-op: batch norm folded into the convolution, as onnxruntime
+ * does. Fills OUT (NHWC); returns ms. */
+static double onednn_dw(int h, int w, int c, int kk, int s, int pad, float *x, float *f, float *shift, float *out) {
+  int oh = (h + 2 * pad - kk) / s + 1, ow = (w + 2 * pad - kk) / s + 1;
+  dnnl_engine_t eng;
+  dnnl_stream_t st;
+  DNNL_OK(dnnl_engine_create(&eng, dnnl_cpu, 0));
+  DNNL_OK(dnnl_stream_create(&st, eng, dnnl_stream_default_flags));
+  dnnl_memory_desc_t src, wany, wus, bias, dst;
+  dnnl_dims_t sd = {1, c, h, w}, wd = {c, 1, 1, kk, kk}, bd = {c}, dd = {1, c, oh, ow};
+  dnnl_dims_t strides = {s, s}, padl = {pad, pad}, padr = {pad, pad};
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&src, 4, sd, dnnl_f32, dnnl_nhwc));
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&wany, 5, wd, dnnl_f32, dnnl_format_tag_any));
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&wus, 5, wd, dnnl_f32, dnnl_hwigo));
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&bias, 1, bd, dnnl_f32, dnnl_x));
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&dst, 4, dd, dnnl_f32, dnnl_nhwc));
+  dnnl_convolution_desc_t cd;
+  DNNL_OK(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &src, &wany,
+                                             &bias, &dst, strides, padl, padr));
+  dnnl_post_ops_t po;
+  dnnl_primitive_attr_t attr;
+  DNNL_OK(dnnl_post_ops_create(&po));
+  DNNL_OK(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
+  DNNL_OK(dnnl_primitive_attr_create(&attr));
+  DNNL_OK(dnnl_primitive_attr_set_post_ops(attr, po));
+  dnnl_primitive_desc_t pd;
+  DNNL_OK(dnnl_primitive_desc_create(&pd, &cd, attr, eng, NULL));
+  const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+  dnnl_memory_t msrc, mwu, mw, mb, mdst;
+  DNNL_OK(dnnl_memory_create(&msrc, &src, eng, x));
+  DNNL_OK(dnnl_memory_create(&mwu, &wus, eng, f));
+  DNNL_OK(dnnl_memory_create(&mw, wmd, eng, DNNL_MEMORY_ALLOCATE));
+  DNNL_OK(dnnl_memory_create(&mb, &bias, eng, shift));
+  DNNL_OK(dnnl_memory_create(&mdst, &dst, eng, out));
+  dnnl_primitive_desc_t rpd;
+  dnnl_primitive_t reorder;
+  DNNL_OK(dnnl_reorder_primitive_desc_create(&rpd, &wus, eng, wmd, eng, NULL));
+  DNNL_OK(dnnl_primitive_create(&reorder, rpd));
+  dnnl_exec_arg_t rargs[2] = {{DNNL_ARG_FROM, mwu}, {DNNL_ARG_TO, mw}};
+  DNNL_OK(dnnl_primitive_execute(reorder, st, 2, rargs));
+  DNNL_OK(dnnl_stream_wait(st));
+  Conv4 cv = {NULL, st, {{DNNL_ARG_SRC, msrc}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_BIAS, mb}, {DNNL_ARG_DST, mdst}}};
+  DNNL_OK(dnnl_primitive_create(&cv.prim, pd));
+  double ms = time_anchor(run_conv4, &cv);
+  dnnl_primitive_destroy(cv.prim), dnnl_primitive_destroy(reorder);
+  dnnl_primitive_desc_destroy(pd), dnnl_primitive_desc_destroy(rpd);
+  dnnl_primitive_attr_destroy(attr), dnnl_post_ops_destroy(po);
+  dnnl_memory_destroy(msrc), dnnl_memory_destroy(mwu), dnnl_memory_destroy(mw), dnnl_memory_destroy(mb);
+  dnnl_memory_destroy(mdst), dnnl_stream_destroy(st), dnnl_engine_destroy(eng);
+  return ms;
+}
+
+/* A depthwise layer as a network library (bench/net_dw.sh): y = relu(dw(x, w) * s + b),
+ * weights "w" [K, K, C], "s", "b" [C], against onednn_dw on the folded weights. */
+static void bench_dw(const char *variant, const char *layer, int h, int w, int c, int kk, int s, int pad,
+                     const char *so) {
+  int oh = (h + 2 * pad - kk) / s + 1, ow = (w + 2 * pad - kk) / s + 1;
+  int64_t sx[4] = {1, h, w, c}, sf[3] = {kk, kk, c}, sc = c, sy[4] = {1, oh, ow, c};
+  RtTensor *x = tensor(4, sx, 1), *f = tensor(3, sf, 2), *sca = tensor(1, &sc, 5), *sh = tensor(1, &sc, 6);
+  RtTensor *y = tensor(4, sy, 3), *ref = tensor(4, sy, 4), *ff = tensor(3, sf, 7);
+  for (int64_t i = 0; i < f->nbytes / 4; i++)
+    ((float *)ff->data)[i] = ((float *)f->data)[i] * ((float *)sca->data)[i % c];
+  NetLib lib = {0};
+  const char *names[3] = {"w", "s", "b"};
+  const RtTensor *ts[3] = {f, sca, sh};
+  double ms = time_net(so, x, 3, names, ts, y, &lib);
+  double ams = onednn_dw(h, w, c, kk, s, pad, x->data, ff->data, sh->data, ref->data);
+  char name[96];
+  snprintf(name, sizeof name, "dw %s %dx%dx%d k%d s%d", layer, h, w, c, kk, s);
+  double flops = 2.0 * oh * ow * c * kk * kk;
+  if (ms > 0) row(name, variant, "onednn", ms, ams, ams / ms, flops / ms / 1e6, max_rel_err(y->data, ref->data, y->nbytes / 4));
+  net_close(&lib);
+  rt_tensor_free(x), rt_tensor_free(f), rt_tensor_free(sca), rt_tensor_free(sh);
+  rt_tensor_free(y), rt_tensor_free(ref), rt_tensor_free(ff);
 }
 
 int main(int argc, char **argv) {
@@ -363,6 +463,9 @@ int main(int argc, char **argv) {
     else if ((!strcmp(kind, "conv") || !strcmp(kind, "convrelu") || !strcmp(kind, "netconvrelu")) && sscanf(line, "%*s %63s %31s %d %d %d %d %d %d %d %511s", variant, layer, &h,
                                              &w, &ci, &co, &kk, &s, &pad, so) == 10)
       bench_conv(variant, layer, h, w, ci, co, kk, s, pad, so, strcmp(kind, "conv") != 0, !strcmp(kind, "netconvrelu"));
+    else if (!strcmp(kind, "netdw") && sscanf(line, "%*s %63s %31s %d %d %d %d %d %d %511s", variant, layer, &h, &w,
+                                               &ci, &kk, &s, &pad, so) == 9)
+      bench_dw(variant, layer, h, w, ci, kk, s, pad, so);
     else fprintf(stderr, "bench: bad manifest line: %s", line);
   }
   return 0;

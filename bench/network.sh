@@ -3,7 +3,7 @@
 # the untuned CPU defaults of network_sched.c) against onnxruntime with 1 and 2 threads on the
 # same weights, in one run: ROUNDS rounds (default 3) of texc, ort 1 thread, ort 2 threads,
 # interleaved so that all see the same load; prints each round and the medians.
-#   [REPEAT=15] [ROUNDS=3] [OLD=TEXC [OLD_ENV=VAR=VALUE]] bench/network.sh [BUILD] [RECORDS] [-D HW=...]
+#   [REPEAT=15] [ROUNDS=3] [NETS="resnet18 mobilenet"] [OLD=TEXC [OLD_ENV=VAR=VALUE]] bench/network.sh [BUILD] [RECORDS] [-D HW=...]
 # OLD: another texc timed in the same rounds (before/after; OLD_ENV, e.g. TEXC_NET_PACK=0, in its
 # environment).
 # Needs: pip install onnxruntime onnx numpy (PY: the python to use, default python3).
@@ -15,7 +15,7 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else p
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores," \
   "ISA $(grep -m1 -o -w -E 'avx512f|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')fma=$(grep -q -w fma /proc/cpuinfo && echo yes || echo no);" \
   "$(date -u '+%F %H:%M') UTC; load $(cut -d' ' -f1-3 /proc/loadavg); texc $TEX_NUM_THREADS threads"
-for net in resnet18 mobilenet; do
+for net in ${NETS:-resnet18 mobilenet}; do
   d=$(mktemp -d)
   TEXC_NET_DUMP=$d "$B/texc" run examples/$net.tex --records "$R" "$@" >/dev/null || exit 1
   echo "== $net $*"
