@@ -71,7 +71,7 @@ static void test_tasks(void) {
  * never the activations a producer just wrote. */
 static void test_cold_params(void) {
   Network *n = load(HEADER
-      "network t(x: f32[1, 8, 8, 4], w1: f32[3, 3, 4, 32], b1: f32[32], w2: f32[1, 1, 32, 4])\n"
+      "network t(x: f32[1, 8, 8, 4], w1: f32[3, 3, 4, 128], b1: f32[128], w2: f32[1, 1, 128, 4])\n"
       "    -> y: f32[1, 8, 8, 4] {\n"
       "  a = conv2d_nhwc(x, w1, PH = 1, PW = 1)\n  a = bias_add(a, b1)\n  a = relu(a)\n"
       "  y = conv2d_nhwc(a, w2)\n}\n");
@@ -92,7 +92,9 @@ static void test_cold_params(void) {
   }
   printf("# cold: %d parameters, %d right, %d packed filters\n", checked, right, packed);
   check("cold: weights and packed filters cold, activations warm", checked > 0 && right == checked);
-  check("cold: the 3x3 filter of 32 channels is packed (a folded group's output)",
+  /* 128 channels: more than one register tile's channels on every CPU (AVX2 takes 16 or
+   * 32, AVX-512 up to 64), so the filter is packed whatever the host */
+  check("cold: the 3x3 filter of 128 channels is packed (a folded group's output)",
         !net_packing() || packed >= 1);
 }
 
