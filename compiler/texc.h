@@ -208,6 +208,8 @@ struct Buffer {
   BufKind kind;
   Op *op;       /* the compute that writes it (NULL for inputs) */
   int id;
+  int64_t pad;  /* storage_align: elements after each innermost row in storage (row pitch =
+                 * last extent + pad); 0 for every buffer but a stage's own allocation */
 };
 
 /* ORDER BinOp: binop_names[] in ir.c */
@@ -381,6 +383,8 @@ bool ir_uses_var(const Expr *e, const IrVar *v);
  * anywhere in a sum, max, min: *HOW), as atomic back ends need it; NULL when S is not one. */
 Expr *ir_update_operand(const Stmt *s, BinOp *how);
 Expr *ir_copy(Expr *e);
+/* The elements B's storage holds (its rows padded by B->pad); -1 when a size is unknown
+ * or the product overflows. */
 int64_t ir_buffer_numel(const Buffer *b, const LoweredFunc *f, const int64_t *sizes);
 
 /* ir/eval.c: the IR's integer semantics, written once. */

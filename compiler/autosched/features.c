@@ -10,7 +10,8 @@
  *   78..84  GPU, over the whole function (0 on CPUs): shared bytes per block, threads per
  *           block, vthreads, unrolled iterations, widest contiguous vector access (bytes),
  *           flops per byte stored into shared memory (reuse of the tiles), and the worst
- *           shared-memory bank conflict (gcd of the threadIdx.x stride and 32 banks)
+ *           shared-memory bank conflict (bank_degree: the first warp's addresses, row
+ *           padding of storage_align included)
  *   85      GPU: the widest cross-thread reduction (threads of a block that combine into one
  *           element: a reduction store to global memory inside thread loops whose variables
  *           its indices do not use; the printer's tree in shared memory), 0 when none
@@ -68,6 +69,18 @@ static int64_t eval_at(const Expr *e, const IrVar *v) {
   return e && ir_eval_int(e, unit_at, (void *)v, &x) ? x : 0;
 }
 
+typedef struct VarVal {
+  const IrVar *var;
+  int64_t val;
+} VarVal;
+
+/* Loop var CTX->var is CTX->val, every other var (and any load) 0. */
+static bool var_at(const Expr *e, void *ctx, int64_t *out) {
+  const VarVal *vv = ctx;
+  *out = e->kind == E_VAR && e->var == vv->var ? vv->val : 0;
+  return true;
+}
+
 /* Float and integer operations of an expression; collects its loads into ACC. */
 static void count_ops(const Expr *e, double *fops, double *iops, int *calls, Access *acc,
                       int *nacc) {
@@ -116,14 +129,51 @@ static double footprint(const Walk *w, const Access *a, int from) {
   return fp;
 }
 
+/* The storage extent of dimension D of B: its extent, the last one with its rows'
+ * padding (storage_align). */
+static int64_t pitch_extent(const Buffer *b, int d) {
+  return dim_extent(b, d) + (d == b->ndim - 1 ? b->pad : 0);
+}
+
 /* Elements between consecutive iterations of loop L in the flattened buffer. */
 static int64_t stride_of(const Access *a, const IrVar *v) {
   int64_t s = 0, row = 1;
   for (int d = a->buf->ndim - 1; d >= 0; d--) {
     s += (eval_at(a->idx[d], v) - eval_at(a->idx[d], NULL)) * row;
-    row *= dim_extent(a->buf, d);
+    row *= pitch_extent(a->buf, d);
   }
   return s;
+}
+
+/* The shared-memory bank conflict degree of access A by the first warp of threadIdx.x
+ * (TX, of extent N): the flat word address of each of the first min(N, 32) threads (every
+ * other variable 0), the most distinct addresses that fall in one of the 32 banks of 4
+ * bytes (1: conflict-free; threads on one address are a broadcast). Thread t reading row
+ * (t / 8) * 4 of a tile with rows of 8 floats: 4 rows 32 words apart, degree 4; with rows
+ * padded to 9 (storage_align), degree 1. */
+static int64_t bank_degree(const Access *a, const IrVar *tx, int64_t n) {
+  int64_t addr[32], words = dtype_bytes(a->buf->dtype) >= 4 ? dtype_bytes(a->buf->dtype) / 4 : 1, worst = 1;
+  int m = n < 32 ? (int)n : 32;
+  for (int t = 0; t < m; t++) {
+    VarVal vv = {tx, t};
+    int64_t off = 0, row = 1, x;
+    for (int d = a->buf->ndim - 1; d >= 0; d--) {
+      off += (ir_eval_int(a->idx[d], var_at, &vv, &x) ? x : 0) * row;
+      row *= pitch_extent(a->buf, d);
+    }
+    addr[t] = off * words;
+  }
+  for (int b = 0; b < 32; b++) {
+    int64_t distinct = 0;
+    for (int t = 0; t < m; t++) {
+      if (((addr[t] % 32) + 32) % 32 != b) continue;
+      bool seen = false;
+      for (int u = 0; u < t && !seen; u++) seen = addr[u] == addr[t];
+      distinct += !seen;
+    }
+    if (distinct > worst) worst = distinct;
+  }
+  return worst;
 }
 
 /* The BUF_FEATS features of one buffer slot from its accesses ACC[0..n). */
@@ -191,14 +241,6 @@ static void loop_feats(const Walk *w, float *f, double *par_iters) {
     *par_iters *= (double)w->loops[l].extent;
 }
 
-static int64_t gcd64(int64_t a, int64_t b) {
-  while (b) {
-    int64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
 
 /* The threads that combine into the element of ACC[0], a store that updates itself (SELF)
  * in global memory: the product of the thread loops whose variables its indices do not use
@@ -220,12 +262,13 @@ static double xred_threads(const Walk *w, const Access *acc, int ndim, bool self
 static void gpu_feats(Walk *w, const Access *acc, int nacc, double iters) {
   double td[3] = {1, 1, 1}, vth = 1, unr = 1; /* a fetch's threadIdx.x loop nests in C's */
   const IrVar *tx = NULL;
+  int64_t ntx = 1;
   for (int l = 0; l < w->depth; l++) {
     double e = (double)w->loops[l].extent;
     ForKind k = w->loops[l].kind;
     if (k == FOR_THREAD_X || k == FOR_THREAD_Y || k == FOR_THREAD_Z)
       td[k - FOR_THREAD_X] = fmax(td[k - FOR_THREAD_X], e);
-    if (k == FOR_THREAD_X) tx = w->loops[l].var;
+    if (k == FOR_THREAD_X) tx = w->loops[l].var, ntx = w->loops[l].extent;
     if (k == FOR_VTHREAD) vth *= e;
     if (k == FOR_UNROLL) unr *= e;
   }
@@ -248,8 +291,7 @@ static void gpu_feats(Walk *w, const Access *acc, int nacc, double iters) {
       w->max_vec_bytes = fmax(w->max_vec_bytes, bytes * (double)in->extent);
     if (acc[i].buf->scope != SCOPE_SHARED) continue;
     if (acc[i].write) w->shared_stored += iters / dup * bytes;
-    int64_t st = tx ? stride_of(&acc[i], tx) : 0;
-    w->max_bank = fmax(w->max_bank, st ? (double)gcd64(st < 0 ? -st : st, 32) : 1);
+    w->max_bank = fmax(w->max_bank, tx ? (double)bank_degree(&acc[i], tx, ntx) : 1);
   }
 }
 
@@ -338,7 +380,7 @@ static void walk(Walk *w, const Stmt *s) {
     break;
   case S_ALLOC: {
     double b = dtype_bytes(s->buf->dtype);
-    for (int d = 0; d < s->buf->ndim; d++) b *= (double)dim_extent(s->buf, d);
+    for (int d = 0; d < s->buf->ndim; d++) b *= (double)pitch_extent(s->buf, d);
     double *slot = s->buf->scope == SCOPE_SHARED ? &w->shared_bytes : &w->local_bytes;
     *slot += b;
     w->max_shared = fmax(w->max_shared, w->shared_bytes);

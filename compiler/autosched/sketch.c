@@ -57,7 +57,7 @@ double rng_unit(Rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
  *   PLAN_GPU_SHARED: ns x GLEVELS spatial factors (vthread, thread, S3, S4), nr x 2
  *                    reduction factors (R1, R2), then vectorized fetch, unroll (0: none,
  *                    1: S4, 2: S3 R2 S4, 3: R1 S3 R2 S4, all below the shared tiles' fetch),
- *                    vectorized register tile and store.
+ *                    vectorized register tile and store, padded shared rows (gpu_row_pad).
  *   PLAN_GPU_XREDUCE: threads T of the cross-thread reduction (a power of two), unroll of
  *                    each thread's serial part (1, 2, 4 or 8). */
 typedef enum {
@@ -242,7 +242,7 @@ static bool plan_init(Plan *p, PlanKind kind, Op *op, Op *cons) {
   if (kind == PLAN_FUSED) p->pack = packable(p, op, &p->pack_rows);
   p->ngenes = kind == PLAN_SIMPLE    ? p->ns + 2
              : kind == PLAN_RFACTOR ? 2
-             : kind == PLAN_GPU_SHARED ? p->ns * GLEVELS + p->nr * GRLEVELS + 3
+             : kind == PLAN_GPU_SHARED ? p->ns * GLEVELS + p->nr * GRLEVELS + 4
              : kind == PLAN_GPU_XREDUCE ? 2
                                        : p->ns * SLEVELS + p->nr + 4;
   return true;
@@ -664,14 +664,36 @@ static int64_t gpu_threads(const Plan *p, const int *g) {
   return n;
 }
 
-/* Shared bytes per block of P under genes G: every tensor it reads, staged. */
+/* Whether the fetch of B (its tile's SPAN) is in 16-byte vectors under genes G: the gene,
+ * and the last dimension's span a whole number of them (render_fetch). */
+static bool fetch_vec(const Plan *p, const int *g, const Buffer *b, const int64_t *span) {
+  int fl = p->ns * GLEVELS + p->nr * GRLEVELS, w = 16 / (dtype_bytes(b->dtype) > 0 ? dtype_bytes(b->dtype) : 16);
+  return g[fl] && w > 1 && span[b->ndim - 1] % w == 0 && gpu_threads(p, g) > 1;
+}
+
+/* The padding of each row of B's shared tile under genes G (0: none), against bank
+ * conflicts: threads that read down a column of a tile whose rows are an even number of
+ * floats long hit the same banks (rows of 8: every fourth row in one bank); one more
+ * float makes the pitch odd, four more keep 16-byte rows for a vectorized fetch (a pitch of
+ * 4 mod 8). With the gene off, or rows too short or too long, none. */
+static int64_t gpu_row_pad(const Plan *p, const int *g, const Buffer *b, const int64_t *span) {
+  int fl = p->ns * GLEVELS + p->nr * GRLEVELS;
+  int64_t len = b->ndim >= 2 ? span[b->ndim - 1] : 0;
+  if (!g[fl + 3] || len < 2 || len > 1024) return 0;
+  if (fetch_vec(p, g, b, span)) return len % 8 == 0 ? 4 : 0;
+  return len % 2 == 0 ? 1 : 0;
+}
+
+/* Shared bytes per block of P under genes G: every tensor it reads, staged (rows padded). */
 static int64_t gpu_shared_bytes(const Plan *p, const int *g) {
   int64_t bytes = 0;
   for (int j = 0; j < p->op->nreads; j++) {
     const Buffer *b = p->op->reads[j];
     int64_t span[MAX_AXES] = {0};
     if (b->ndim > MAX_AXES) return INT64_MAX;
-    bytes += gpu_span(p, g, p->op->value, b, span) * dtype_bytes(b->dtype);
+    int64_t n = gpu_span(p, g, p->op->value, b, span), pad = gpu_row_pad(p, g, b, span);
+    if (pad) n = n / span[b->ndim - 1] * (span[b->ndim - 1] + pad);
+    bytes += n * dtype_bytes(b->dtype);
   }
   return bytes;
 }
@@ -711,6 +733,7 @@ static void gpu_draw(Rng *r, const Plan *p, int *g) {
   g[f] = rng_int(r, 5) != 0;     /* vectorized fetch */
   g[f + 1] = rng_int(r, 4);      /* unroll */
   g[f + 2] = rng_int(r, 4) != 0; /* vectorized register tile and store */
+  g[f + 3] = rng_int(r, 2);      /* padded shared rows */
 }
 
 /* Random genes of a GPU_SHARED plan that fit the Target, preferring at least a warp of
@@ -942,7 +965,7 @@ static void mutate_gpu_shared(const SketchSet *ss, const Plan *p, Rng *r, int *g
     int d = rng_int(r, p->nr);
     mutate_axis(r, p->r[d].extent, g + p->ns * GLEVELS + d * GRLEVELS, GRLEVELS, 4);
   } else {
-    int k = rng_int(r, 3);
+    int k = rng_int(r, 4);
     g[f + k] = k == 1 ? rng_int(r, 4) : !g[f + k];
   }
   if (!gpu_fits(ss, p, g)) memcpy(g, old, sizeof(int) * (size_t)p->ngenes);
@@ -1383,7 +1406,9 @@ static void render_fetch(const Plan *p, const int *g, const Buffer *b, const cha
   gpu_span(p, g, p->op->value, b, span);
   int n = b->ndim, w = 16 / (dtype_bytes(b->dtype) > 0 ? dtype_bytes(b->dtype) : 16);
   for (int d = 0; d < n; d++) nm(loops[d], "%s.%s", sst, ax[d]);
-  bool v = vec && w > 1 && span[n - 1] % w == 0 && threads > 1;
+  bool v = vec && fetch_vec(p, g, b, span);
+  int64_t pad = gpu_row_pad(p, g, b, span);
+  if (pad) emit(t, "storage_align(%s, %s, %" PRId64 ", %" PRId64 ")", sst, loops[n - 2], span[n - 1], pad);
   if (v) {
     char o[NM];
     nm(o, "%s_vo", sst);

@@ -3,7 +3,8 @@
  *
  * FN->flat is FN->body with each access buf[i0, i1, ..., in] (n + 1 == buf->ndim)
  * rewritten as buf[i0*(s1*...*sn) + ... + i(n-1)*sn + in], s the buffer's shape: the
- * same Buffer, one index (a 0-d buffer's offset is 0). The back ends emit FN->flat; the
+ * same Buffer, one index (a 0-d buffer's offset is 0). A buffer with rows padded by
+ * storage_align (Buffer.pad) uses the row pitch sn + pad in place of sn. The back ends emit FN->flat; the
  * readable FN->body stays what `--emit ir` prints and what the interpreter runs, so that
  * an index outside its dimension is caught there even when its offset is in range. */
 #include "texc.h"
@@ -15,7 +16,10 @@ static Expr *flat_expr(Expr *e);
 static Expr *offset(Buffer *b, Expr **args) {
   int n = b->ndim;
   Expr **stride = xalloc(sizeof(Expr *) * (size_t)(n + 1));
-  for (int d = n - 1; d >= 0; d--) stride[d] = d == n - 1 ? NULL : stride[d + 1] ? ir_mul(stride[d + 1], b->shape[d + 1]) : b->shape[d + 1];
+  for (int d = n - 1; d >= 0; d--) {
+    Expr *ext = d + 1 == n - 1 && b->pad ? ir_add(b->shape[d + 1], ir_int(b->pad)) : d + 1 < n ? b->shape[d + 1] : NULL;
+    stride[d] = d == n - 1 ? NULL : stride[d + 1] ? ir_mul(stride[d + 1], ext) : ext;
+  }
   Expr *off = NULL;
   for (int d = 0; d < n; d++) {
     Expr *i = flat_expr(args[d]);

@@ -309,6 +309,7 @@ int64_t ir_buffer_numel(const Buffer *b, const LoweredFunc *f, const int64_t *si
   for (int d = 0; d < b->ndim; d++) {
     int64_t e;
     if (!ir_eval_int(b->shape[d], size_value, &(SizeEnv){f, sizes}, &e) || e < 0) return -1;
+    if (d == b->ndim - 1 && b->pad && e > 0 && __builtin_add_overflow(e, b->pad, &e)) return -1; /* row pitch */
     if (__builtin_mul_overflow(n, e, &n)) return -1;
   }
   return n;

@@ -322,7 +322,9 @@ static void pr_stmt(FILE *f, const Stmt *s, int ind) {
     pad(f, ind);
     fprintf(f, "allocate %s: ", buf_name(s->buf));
     pr_shape(f, s->buf);
-    fprintf(f, " %s\n", scope_names[s->buf->scope]);
+    fprintf(f, " %s", scope_names[s->buf->scope]);
+    if (s->buf->pad) fprintf(f, ", rows padded by %lld", (long long)s->buf->pad);
+    fputc('\n', f);
     pr_stmt(f, s->body, ind);
     break;
   case S_IF:

@@ -149,6 +149,21 @@ static bool clamped_region(IterVar *iv, Interval u, const Relax *outer, const Ke
   return iv->min && ext;
 }
 
+/* storage_align of P (schedule.c): its buffer's rows padded to the least pitch >= the row
+ * length with pitch % factor == offset. The row length must be a constant there. */
+static bool align_rows(Stage *p) {
+  if (!p->align_factor) return true;
+  int64_t len;
+  if (p->buf->ndim < 2 || !ir_is_const(p->buf->shape[p->buf->ndim - 1], &len)) {
+    diag_error(p->align_loc, "storage_align of '%s': its rows have no constant length where it is computed",
+               p->name);
+    return false;
+  }
+  int64_t f = p->align_factor;
+  p->buf->pad = ((p->align_offset - len) % f + f) % f;
+  return true;
+}
+
 /* Bound inference for a stage computed at a loop: its root ranges and its buffer.
  * INSIDE[d]: whether dimension d's region lies in the op's domain by construction. */
 static bool infer_attached(LowerCtx *L, Stage *p, bool *inside) {
@@ -207,7 +222,7 @@ static bool infer_attached(LowerCtx *L, Stage *p, bool *inside) {
   p->buf = ir_buffer(p->op->out->name, p->op->out->dtype, nd, shape, p->scope, BUF_TEMP);
   p->buf->op = p->op;
   p->scope = saved;
-  return true;
+  return align_rows(p);
 }
 
 
@@ -263,6 +278,10 @@ static bool prepare_stage(LowerCtx *L, Stage *x) {
   bool *inside = xalloc(sizeof(bool) * (size_t)(x->nroot + 1));
   if (x->attach == ATTACH_AT) {
     if (!infer_attached(L, x, inside)) return false;
+  } else if (x->align_factor) {
+    diag_error(x->align_loc, "storage_align of '%s': it must be computed at a loop (compute_at), where its "
+               "own buffer is allocated", x->name);
+    return false;
   } else {
     for (int d = 0; d < x->ndata; d++) {
       x->root[d]->min = x->root[d]->dmin;
@@ -287,6 +306,10 @@ static bool prepare_stage(LowerCtx *L, Stage *x) {
 bool pass_bounds(LowerCtx *L) {
   for (int i = L->s->stages.len - 1; i >= 0; i--) {
     Stage *x = lower_stage(L, i);
+    if (x->attach == ATTACH_INLINE && x->align_factor) {
+      diag_error(x->align_loc, "storage_align of '%s': it is inlined and has no buffer", x->name);
+      return false;
+    }
     if (x->attach != ATTACH_INLINE && !prepare_stage(L, x)) return false;
   }
   return true;

@@ -178,6 +178,7 @@ static void vt_expand(Vt *t, Stmt *s, Stmt *top) {
     memcpy(shape + 1, b->shape, sizeof(Expr *) * (size_t)b->ndim);
     Buffer *nb = ir_buffer(b->name, b->dtype, b->ndim + 1, shape, b->scope, b->kind);
     nb->op = b->op;
+    nb->pad = b->pad;
     vec_push(&t->from, b);
     vec_push(&t->to, nb);
   }

@@ -58,6 +58,8 @@ struct Stage {
   Scope scope;
   bool output;         /* writes a kernel output */
   bool rfactored;      /* made to reduce over an rfactor stage */
+  int64_t align_factor, align_offset; /* storage_align: row pitch % factor == offset (0: none) */
+  Loc align_loc;
   Loc loc;
   /* lowering state */
   Expr *eff;           /* value with inlined stages substituted */

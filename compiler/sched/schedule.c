@@ -1133,6 +1133,51 @@ static bool step_rfactor(StepCtx *c) {
 
 /* ---- steps ----------------------------------------------------------- */
 
+/* storage_align(S, S.axis, FACTOR, OFFSET), TVM's: the stride of AXIS (the next-to-last
+ * dimension of S's buffer: its rows) becomes the least pitch >= the row length with
+ * pitch % FACTOR == OFFSET, so that threads reading down a column of a shared tile fall in
+ * different banks (32 x 4 bytes: FACTOR 32, OFFSET 1; OFFSET 4 keeps float4 rows aligned).
+ * Only for a stage the schedule computes at a loop (its own allocation, sized there); the
+ * padding is applied by bound inference (lower/bounds.c) and shows in `--emit ir`. */
+static bool step_storage_align(StepCtx *c) {
+  if (!count_args(c, 0, 4, 4)) return false;
+  Stage *st = find_stage_arg(c->s, c->arg[0]);
+  IterVar *iv = st ? lookup_iv(c->s, c->arg[1]) : NULL;
+  if (!iv) return false;
+  if (iv->stage != st || !iv->root || iv->reduce) {
+    diag_error(c->arg[1]->loc, "storage_align takes an axis of stage '%s' (STAGE.axis), not loop '%s'",
+               st->name, iv->name);
+    return false;
+  }
+  if (st->ndata < 2 || iv != st->root[st->ndata - 2]) {
+    diag_error(c->arg[1]->loc, "storage_align pads the rows of '%s': give its next-to-last axis%s%s", st->name,
+               st->ndata >= 2 ? ", " : " (it has fewer than two)",
+               st->ndata >= 2 ? st->root[st->ndata - 2]->name : "");
+    return false;
+  }
+  if (st->output || st->op->out->kind != BUF_TEMP) {
+    diag_error(c->arg[0]->loc, "cannot storage_align '%s': it is an output of the kernel", st->name);
+    return false;
+  }
+  int64_t factor, offset = 0;
+  if (!int_arg(c, c->arg[2], "storage_align factor", &factor)) return false;
+  const Ast *o = c->arg[3]->kind == A_KWARG ? c->arg[3]->a : c->arg[3];
+  if (!o || o->kind != A_INT || o->ival >= factor) {
+    diag_error(o ? o->loc : c->loc, "storage_align offset must be an integer literal from 0 to %lld",
+               (long long)factor - 1);
+    return false;
+  }
+  offset = o->ival;
+  if (factor > 1024) {
+    diag_error(c->arg[2]->loc, "storage_align factor %lld is larger than 1024", (long long)factor);
+    return false;
+  }
+  st->align_factor = factor;
+  st->align_offset = offset;
+  st->align_loc = c->loc;
+  return true;
+}
+
 static bool step_parallel(StepCtx *c) { return step_annotate(c, FOR_PARALLEL); }
 static bool step_vectorize(StepCtx *c) { return step_annotate(c, FOR_VECTORIZE); }
 static bool step_unroll(StepCtx *c) { return step_annotate(c, FOR_UNROLL); }
@@ -1148,6 +1193,7 @@ static const struct {
     {"compute_at", step_compute_at}, {"compute_inline", step_compute_inline},
     {"compute_root", step_compute_root}, {"cache_read", step_cache_read},
     {"cache_write", step_cache_write}, {"rfactor", step_rfactor},
+    {"storage_align", step_storage_align},
 };
 
 /* What a failed step must not leave behind: copies of every stage and iter var. */

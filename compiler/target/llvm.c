@@ -887,6 +887,10 @@ static void emit_alloc(CG *g, Stmt *s) {
   for (int d = 0; d < buf->ndim; d++) {
     if (!ir_is_const(buf->shape[d], &ext) || ext < 0 || __builtin_mul_overflow(n, ext, &n)) konst = false;
   }
+  if (buf->pad && konst) { /* storage_align: rows of last extent + pad (ir_buffer_numel) */
+    int64_t rows = ir_buffer_numel(buf, NULL, NULL);
+    if (rows < 0 || __builtin_mul_overflow(rows, dtype_bytes(buf->dtype), &n)) konst = false;
+  }
   if (konst && n <= MAX_STACK_ALLOC) {
     LLVMValueRef p = entry_alloca(g, LLVMArrayType(g->i8, (unsigned)(n ? n : 1)), 64, buf->name);
     bind_buf(g, buf, p);
@@ -900,6 +904,8 @@ static void emit_alloc(CG *g, Stmt *s) {
   for (int d = 0; d < buf->ndim; d++) {
     LLVMValueRef extent = emit_size_checked(g, buf->shape[d], &bad);
     bad = LLVMBuildOr(g->b, bad, LLVMBuildICmp(g->b, LLVMIntSLT, extent, i64c(g, 0), ""), "");
+    if (d == buf->ndim - 1 && buf->pad) /* storage_align: a constant row length (bounds.c) + pad */
+      extent = LLVMBuildAdd(g->b, extent, i64c(g, buf->pad), "");
     LLVMValueRef prod = intrinsic1(g, "llvm.umul.with.overflow", bytes, extent);
     bytes = LLVMBuildExtractValue(g->b, prod, 0, "");
     bad = LLVMBuildOr(g->b, bad, LLVMBuildExtractValue(g->b, prod, 1, ""), "");

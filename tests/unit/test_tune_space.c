@@ -217,14 +217,16 @@ static void explore_gpu(Kernel *k, Target t, const char *what, int n, bool nvrtc
   check(ss && sketch_count(ss) == 2, "gpu space: two sketches (global loads; shared tiles)");
   if (!ss) return;
   Rng r = {7};
-  int applies = 0, shared = 0, coop = 0, tried = 0, compiled = 0, fused = 0;
+  int applies = 0, shared = 0, coop = 0, tried = 0, compiled = 0, fused = 0, padded = 0;
   for (int i = 0; i < n; i++) {
     Cand c;
     sketch_sample(ss, &r, &c);
     for (int j = 0; j < i % 4; j++) sketch_mutate(ss, &r, &c);
     char *text = sketch_render(ss, &c);
     bool sh = strstr(text, "= cache_read(") && strstr(text, ", shared, ");
-    bool nv = nvrtc && sh && tried < 4;
+    bool pad = strstr(text, "storage_align(") != NULL;
+    padded += pad;
+    bool nv = nvrtc && sh && (tried < 4 || (pad && tried < 6));
     tried += nv;
     bool ok = gpu_lowers(k, t, text, nv ? &compiled : NULL);
     if (!ok) printf("# does not lower:\n%s", text);
@@ -236,10 +238,12 @@ static void explore_gpu(Kernel *k, Target t, const char *what, int n, bool nvrtc
     free(text);
   }
   sketch_free(ss);
-  printf("# %s on %s: %d applied, %d with shared tiles (%d fetched by threads) of %d; "
-         "NVRTC %d of %d\n", what, target_names[t], applies, shared, coop, n, compiled, tried);
+  printf("# %s on %s: %d applied, %d with shared tiles (%d fetched by threads, %d with padded "
+         "rows) of %d; NVRTC %d of %d\n", what, target_names[t], applies, shared, coop, padded, n,
+         compiled, tried);
   check(applies == n, "gpu space: every candidate lowers within the Target's limits");
   check(shared >= n / 4 && coop == shared, "gpu space: shared tiles, fetched cooperatively");
+  check(padded > 0 && padded < shared, "gpu space: some shared tiles with padded rows (storage_align)");
   if (tried) check(compiled == tried, "gpu space: CUDA candidates compile with NVRTC");
   if (strcmp(what, "matmul + relu") == 0)
     check(fused == shared, "gpu space: the reduction in registers at its consumer's threads");
@@ -296,7 +300,28 @@ static void test_gpu_features(void) {
   check(fabs(a[82] - log2(1 + 16.0)) < 1e-3 && b[82] == 0, "gpu features: 16-byte vector loads");
   check(fabs(a[83] - log2(1 + 32.0)) < 1e-3 && b[83] == 0, /* 2 x 128 x 128 x 8 flops per 8 KiB */
         "gpu features: flops per byte staged in shared memory");
-  check(a[84] > 0 && b[84] == 0, "gpu features: bank conflicts of strided shared reads");
+  check(fabs(a[84] - log2(1 + 4.0)) < 1e-3 && b[84] == 0, /* B_shared[k, (t % 16) * 8 + j] */
+        "gpu features: bank conflicts of strided shared reads (4 addresses per bank)");
+  /* tests/lit/gpu/storage_align.tex: A's shared rows of 8 read at rows (t / 8) * 4 put the
+   * warp's 4 row groups in one bank; rows padded to 9 spread them over 4 banks (the copy's
+   * stores, 32 threads over 4 rows of 9, then put words 0 and 32 in bank 0: degree 2) */
+  const char *rows =
+      "CL = cache_write(C, local)\nbi, bj, ii, ij = tile(C.i, C.j, 32, 32)\n"
+      "ty, yi = split(ii, 4)\ntx, xi = split(ij, 4)\nreorder(bi, bj, ty, tx, yi, xi)\n"
+      "b = fuse(bi, bj)\nt = fuse(ty, tx)\nbind(b, blockIdx.x)\nbind(t, threadIdx.x)\n"
+      "compute_at(CL, C, t)\nko, ki = split(CL.k, 8)\nreorder(ko, ki, CL.i, CL.j)\n"
+      "AS = cache_read(A, shared, CL)\ncompute_at(AS, CL, ko)\n%s"
+      "af = fuse(AS.i, AS.k)\nao, at = split(af, 64)\nbind(at, threadIdx.x)\n"
+      "BS = cache_read(B, shared, CL)\ncompute_at(BS, CL, ko)\n"
+      "bf = fuse(BS.k, BS.j)\nbo, bt = split(bf, 64)\nbind(bt, threadIdx.x)\n";
+  ok = features_of_two(k, TARGET_CUDA, xprintf(rows, ""), xprintf(rows, "storage_align(AS, AS.i, 8, 1)\n"), a, b);
+  check(ok, "gpu features: a shared tile with and without padded rows lowers");
+  printf("# rows of 8: bank %g; padded to 9: bank %g, shared %g -> %g bytes\n", exp2(a[84]) - 1,
+         exp2(b[84]) - 1, exp2(a[78]) - 1, exp2(b[78]) - 1);
+  check(ok && fabs(a[84] - log2(1 + 4.0)) < 1e-3 && fabs(b[84] - log2(1 + 2.0)) < 1e-3,
+        "gpu features: storage_align removes the bank conflicts of column reads");
+  check(ok && fabs(b[78] - log2(1 + 32 * 9 * 4 + 8 * 32 * 4)) < 1e-3,
+        "gpu features: padded rows count in the shared bytes");
 }
 
 static void test_pseudo_cost(void) {
