@@ -172,6 +172,8 @@ int sketch_count(const SketchSet *s);
 const char *sketch_name(const SketchSet *s, int i);
 /* Random annotation: a random candidate of a random sketch. */
 void sketch_sample(const SketchSet *s, Rng *r, Cand *out);
+/* A random annotation of sketch K (0 <= K < sketch_count) into OUT. */
+void sketch_sample_of(const SketchSet *s, int k, Rng *r, Cand *out);
 /* Mutate one or two genes (tile sizes, unroll, parallel granularity, location). */
 void sketch_mutate(const SketchSet *s, Rng *r, Cand *c);
 /* Crossover of two candidates of one sketch: each op's genes from one parent. */

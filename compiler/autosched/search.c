@@ -44,6 +44,7 @@ typedef struct Search {
   double best_ms;
   char *best_text;
   bool log_failed; /* a record could not be appended: the search stops */
+  int next_sketch; /* random candidates take the sketches in turn (sample_random) */
   TuneProgress pg;
 } Search;
 
@@ -180,12 +181,14 @@ static void free_entries(Entry *e, int n) {
   for (int i = 0; i < n; i++) free(e[i].text);
 }
 
-/* Random valid candidates, unmeasured, into OUT (at most N; tries bounded). */
+/* Random valid candidates, unmeasured, into OUT (at most N; tries bounded). The sketches
+ * take turns, so that a batch of random candidates (the whole first round, before the
+ * model is trained) measures every sketch, however few trials the search has. */
 static int sample_random(Search *s, Entry *out, int n) {
-  int m = 0;
-  for (int tries = 0; m < n && tries < n * 20 + 50; tries++) {
+  int m = 0, ns = sketch_count(s->ss);
+  for (int tries = 0; m < n && tries < n * 20 + 50 && ns > 0; tries++) {
     Cand c;
-    sketch_sample(s->ss, &s->rng, &c);
+    sketch_sample_of(s->ss, s->next_sketch++ % ns, &s->rng, &c);
     if (!make_entry(s, &c, &out[m])) continue;
     bool dup = seen_has(s, out[m].hash);
     for (int j = 0; j < m && !dup; j++) dup = out[j].hash == out[m].hash;

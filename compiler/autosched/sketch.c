@@ -914,8 +914,12 @@ static void gpu_clamp_threads(const SketchSet *ss, const Plan *p, int *g) {
 }
 
 void sketch_sample(const SketchSet *ss, Rng *r, Cand *out) {
+  sketch_sample_of(ss, rng_int(r, ss->n), r, out);
+}
+
+void sketch_sample_of(const SketchSet *ss, int k, Rng *r, Cand *out) {
   memset(out, 0, sizeof *out);
-  out->sketch = rng_int(r, ss->n);
+  out->sketch = k;
   const Sketch *s = &ss->sk[out->sketch];
   out->ngenes = s->ngenes;
   for (int i = 0; i < s->nplans; i++) {

@@ -5,6 +5,8 @@
 # (--check-all); one of them, printed as a schedule, runs with --check on OpenCL and compiles
 # for CUDA through NVRTC (one within CUDA's 1024 threads per block: PoCL allows 4096).
 # TEXC_NO_XREDUCE=1 (which leaves the sketch out) is tested in tests/unit/test_xreduce.c.
+# The 6 random trials of the first round take the three sketches in turn (search.c
+# sample_random): two of them are cross-thread candidates whatever the seed.
 # Environment: $TEXC (the texc binary). Prints ok / not ok / skip lines.
 cd "$(dirname "$0")/../.."
 TEXC=${TEXC:-build/texc}
