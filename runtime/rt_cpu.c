@@ -2,12 +2,18 @@
  *
  * One pool per process, created on first use with TEX_NUM_THREADS threads (default:
  * every online core), the caller counting as thread 0. rt_parallel_for splits [0, n)
- * into CHUNKS_PER_THREAD contiguous chunks per thread, which the caller and the workers
- * claim one at a time from one atomic word (job generation << 32 | next chunk). The caller
- * never waits for a worker that has not started: on a shared machine a descheduled worker
- * would otherwise stall every parallel loop for a scheduler slice; a late worker finds
- * nothing left to claim. Workers spin briefly after a job (a kernel usually issues the
- * next one at once), then sleep on a condvar.
+ * into CHUNKS_PER_THREAD contiguous chunks per thread, in one contiguous run of chunks
+ * per thread (its slot: thread t owns the t-th part of [0, n), so that consecutive loops
+ * of a network give each core the same part of the tensors, still in its cache). Each
+ * thread claims the chunks of its own slot first, one at a time from the slot's atomic
+ * word (job generation << 32 | the slot's end << 16 | next chunk: at most 4 x 256 chunks,
+ * and one word, so that a worker still in the last job can never claim from the next),
+ * then those left in the others' slots. The
+ * caller never waits for a worker that has not started: on a shared machine a descheduled
+ * worker would otherwise stall every parallel loop for a scheduler slice; the caller
+ * takes a late worker's chunks and the worker finds nothing left to claim. Workers spin
+ * briefly after a job (a kernel usually issues the next one at once), then sleep on a
+ * condvar.
  *
  * This file depends on nothing else of the runtime, so that a `--emit so` library that
  * only calls rt_parallel_for pulls in just this object from libtexrt.a.
@@ -23,14 +29,23 @@
 #define SPIN_ROUNDS 20000
 #define CHUNKS_PER_THREAD 4
 
+#define MAX_THREADS 256
+_Static_assert(MAX_THREADS * CHUNKS_PER_THREAD < 0x10000, "a slot's chunk numbers take 16 bits");
+
+/* The claim word of one thread's slot, alone on its cache line. */
+typedef struct Slot {
+  _Atomic unsigned long long claim; /* generation << 32 | end << 16 | next chunk to claim */
+  char pad[64 - sizeof(unsigned long long)];
+} Slot;
+
 typedef struct Pool {
   int nthreads; /* including the caller */
   pthread_mutex_t lock;
   pthread_cond_t wake;
   pthread_mutex_t busy; /* one parallel_for at a time; others run serially */
   atomic_ulong generation;
-  _Atomic unsigned long long claim; /* generation << 32 | next chunk to claim */
-  atomic_long done;                 /* chunks of the current job finished */
+  Slot slot[MAX_THREADS];
+  atomic_long done; /* chunks of the current job finished */
   RtTask task;
   void *closure;
   int64_t n, chunk, nchunks;
@@ -52,20 +67,24 @@ int rt_num_threads(void) {
   int n = s ? atoi(s) : 0;
   if (n <= 0) n = (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (n <= 0) n = 1;
-  return n > 256 ? 256 : n;
+  return n > MAX_THREADS ? MAX_THREADS : n;
 }
 
-/* Claim and run chunks of job GEN until none is left. A chunk can only be claimed while
- * the claim word still names GEN, so the fields of the job are those of GEN. */
-static void run_chunks(unsigned long gen) {
-  for (;;) {
-    unsigned long long c = atomic_load(&pool.claim);
-    if ((c >> 32) != (gen & 0xffffffffu) || (int64_t)(c & 0xffffffffu) >= pool.nchunks) return;
-    if (!atomic_compare_exchange_weak(&pool.claim, &c, c + 1)) continue;
-    int64_t begin = (int64_t)(c & 0xffffffffu) * pool.chunk, end = begin + pool.chunk;
-    if (end > pool.n) end = pool.n;
-    pool.task(begin, end, pool.closure);
-    atomic_fetch_add(&pool.done, 1);
+/* Claim and run chunks of job GEN until none is left: those of thread SELF's slot first,
+ * then the others'. A chunk can only be claimed while its slot's word still names GEN, so
+ * the fields of the job are those of GEN. */
+static void run_chunks(unsigned long gen, int self) {
+  for (int k = 0; k < pool.nthreads; k++) {
+    Slot *s = &pool.slot[(self + k) % pool.nthreads];
+    for (;;) {
+      unsigned long long c = atomic_load(&s->claim);
+      if ((c >> 32) != (gen & 0xffffffffu) || (c & 0xffffu) >= ((c >> 16) & 0xffffu)) break;
+      if (!atomic_compare_exchange_weak(&s->claim, &c, c + 1)) continue;
+      int64_t begin = (int64_t)(c & 0xffffu) * pool.chunk, end = begin + pool.chunk;
+      if (end > pool.n) end = pool.n;
+      pool.task(begin, end, pool.closure);
+      atomic_fetch_add(&pool.done, 1);
+    }
   }
 }
 
@@ -83,12 +102,12 @@ static unsigned long wait_job(unsigned long seen) {
 }
 
 static void *worker(void *arg) {
-  (void)arg;
+  int self = (int)(intptr_t)arg;
   unsigned long seen = 0;
   in_parallel = 1;
   for (;;) {
     seen = wait_job(seen);
-    run_chunks(seen);
+    run_chunks(seen, self);
   }
   return NULL;
 }
@@ -128,13 +147,19 @@ void rt_parallel_for(int64_t n, RtTask task, void *closure) {
   pool.nchunks = (n + pool.chunk - 1) / pool.chunk;
   atomic_store(&pool.done, 0);
   unsigned long gen = atomic_load(&pool.generation) + 1;
-  atomic_store(&pool.claim, (unsigned long long)(gen & 0xffffffffu) << 32);
+  int64_t per = (pool.nchunks + pool.nthreads - 1) / pool.nthreads;
+  for (int t = 0; t < pool.nthreads; t++) {
+    int64_t first = (int64_t)t * per < pool.nchunks ? (int64_t)t * per : pool.nchunks;
+    int64_t last = first + per < pool.nchunks ? first + per : pool.nchunks;
+    atomic_store(&pool.slot[t].claim, (unsigned long long)(gen & 0xffffffffu) << 32 |
+                                          (unsigned long long)last << 16 | (unsigned long long)first);
+  }
   pthread_mutex_lock(&pool.lock);
   atomic_store(&pool.generation, gen);
   pthread_cond_broadcast(&pool.wake);
   pthread_mutex_unlock(&pool.lock);
   in_parallel = 1;
-  run_chunks(gen);
+  run_chunks(gen, 0);
   in_parallel = 0;
   /* Only chunks that a worker already claimed are left to wait for. */
   for (int spins = 0; atomic_load(&pool.done) < pool.nchunks; spins++) {

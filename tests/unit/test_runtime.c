@@ -139,9 +139,20 @@ static void test_pool(void) {
   rt_parallel_for(0, mark, NULL);
   rt_parallel_for(-5, mark, NULL);
   check(1, "empty ranges");
+  /* every length from 1 to 300: the threads' slots of chunks (rt_cpu.c) split unevenly,
+   * some empty, and the caller takes the chunks of workers that start late */
+  ok = 1;
+  for (int64_t n = 1; n <= 300 && ok; n++) {
+    memset(hits, 0, sizeof hits);
+    rt_parallel_for(n, mark, NULL);
+    for (int64_t i = 0; i < n; i++) ok &= hits[i] == 1;
+    for (int64_t i = n; i < 310; i++) ok &= hits[i] == 0;
+  }
+  check(ok, "rt_parallel_for covers [0, n) exactly once for n = 1..300");
 }
 
 int main(void) {
+  setenv("TEX_NUM_THREADS", "5", 0); /* more threads than this machine's cores: late workers */
   test_tensors();
   test_calls();
   test_cold_timing();
