@@ -57,7 +57,8 @@ double rng_unit(Rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
  *   PLAN_GPU_SHARED: ns x GLEVELS spatial factors (vthread, thread, S3, S4), nr x 2
  *                    reduction factors (R1, R2), then vectorized fetch, unroll (0: none,
  *                    1: S4, 2: S3 R2 S4, 3: R1 S3 R2 S4, all below the shared tiles' fetch),
- *                    vectorized register tile and store, padded shared rows (gpu_row_pad).
+ *                    vectorized register tile and store, padded shared rows (gpu_row_pad),
+ *                    auto_unroll of the block's loops (an index into auto_unroll_steps).
  *   PLAN_GPU_XREDUCE: threads T of the cross-thread reduction (a power of two), unroll of
  *                    each thread's serial part (1, 2, 4 or 8). */
 typedef enum {
@@ -242,7 +243,7 @@ static bool plan_init(Plan *p, PlanKind kind, Op *op, Op *cons) {
   if (kind == PLAN_FUSED) p->pack = packable(p, op, &p->pack_rows);
   p->ngenes = kind == PLAN_SIMPLE    ? p->ns + 2
              : kind == PLAN_RFACTOR ? 2
-             : kind == PLAN_GPU_SHARED ? p->ns * GLEVELS + p->nr * GRLEVELS + 4
+             : kind == PLAN_GPU_SHARED ? p->ns * GLEVELS + p->nr * GRLEVELS + 5
              : kind == PLAN_GPU_XREDUCE ? 2
                                        : p->ns * SLEVELS + p->nr + 4;
   return true;
@@ -734,6 +735,7 @@ static void gpu_draw(Rng *r, const Plan *p, int *g) {
   g[f + 1] = rng_int(r, 4);      /* unroll */
   g[f + 2] = rng_int(r, 4) != 0; /* vectorized register tile and store */
   g[f + 3] = rng_int(r, 2);      /* padded shared rows */
+  g[f + 4] = rng_int(r, 5);      /* auto_unroll: auto_unroll_steps */
 }
 
 /* Random genes of a GPU_SHARED plan that fit the Target, preferring at least a warp of
@@ -969,8 +971,8 @@ static void mutate_gpu_shared(const SketchSet *ss, const Plan *p, Rng *r, int *g
     int d = rng_int(r, p->nr);
     mutate_axis(r, p->r[d].extent, g + p->ns * GLEVELS + d * GRLEVELS, GRLEVELS, 4);
   } else {
-    int k = rng_int(r, 4);
-    g[f + k] = k == 1 ? rng_int(r, 4) : !g[f + k];
+    int k = rng_int(r, 5);
+    g[f + k] = k == 1 ? rng_int(r, 4) : k == 4 ? rng_int(r, 5) : !g[f + k];
   }
   if (!gpu_fits(ss, p, g)) memcpy(g, old, sizeof(int) * (size_t)p->ngenes);
 }
@@ -1516,6 +1518,10 @@ static void render_gpu_shared(const Plan *p, const int *g, Text *t) {
   }
   emit(t, "compute_at(%s, %s, %s)", lst, st, at);
   render_gpu_local(p, g, lst, gpu_threads(p, g), t);
+  /* Ansor's auto_unroll_max_step choices, on the block loop: every serial loop of the
+   * block's work (the fetches too) of at most that many iterations in all is unrolled */
+  static const int auto_unroll_steps[] = {0, 16, 64, 512, 1024};
+  if (g[fl + 4] > 0 && g[fl + 4] < 5) emit(t, "auto_unroll(%s, %d)", blk, auto_unroll_steps[g[fl + 4]]);
 }
 
 /* RFACTOR on CPUs: the last reduction axis split by the lanes V; the lanes rfactored into a

@@ -214,7 +214,45 @@ static Stmt *update_stmt(LowerCtx *L, Stage *x) {
   return guarded(all_conds(&x->guards[0], &x->guards[1]), st);
 }
 
+/* The iterations of S's statements when every loop in it runs (a vectorized loop's body
+ * counted once: one vector operation); INT64_MAX when some extent is not a constant. */
+static int64_t unrolled_size(const Stmt *s) {
+  if (!s) return 0;
+  int64_t n = 0, e, b;
+  switch (s->kind) {
+  case S_FOR:
+    b = unrolled_size(s->body);
+    if (!ir_is_const(bnd_simplify(s->extent), &e) || e < 0 || b == INT64_MAX) return INT64_MAX;
+    if (s->for_kind == FOR_VECTORIZE) return b;
+    return __builtin_mul_overflow(e, b, &n) ? INT64_MAX : n;
+  case S_SEQ:
+    for (int i = 0; i < s->n; i++) {
+      int64_t k = unrolled_size(s->stmts[i]);
+      if (k == INT64_MAX || __builtin_add_overflow(n, k, &n)) return INT64_MAX;
+    }
+    return n;
+  case S_IF:
+    b = unrolled_size(s->body);
+    e = unrolled_size(s->els);
+    return b == INT64_MAX || e == INT64_MAX ? INT64_MAX : b + e;
+  case S_ALLOC: return unrolled_size(s->body);
+  default: return 1;
+  }
+}
+
+/* auto_unroll of a loop (schedule.c): the serial loops in S of at most N iterations in
+ * all, unrolled. Innermost first; a loop that passes holds only loops that passed (their
+ * iterations are fewer). */
+static void auto_unroll_marks(Stmt *s, int64_t n) {
+  if (!s) return;
+  auto_unroll_marks(s->body, n);
+  auto_unroll_marks(s->els, n);
+  for (int i = 0; i < s->n; i++) auto_unroll_marks(s->stmts[i], n);
+  if (s->kind == S_FOR && s->for_kind == FOR_SERIAL && unrolled_size(s) <= n) s->for_kind = FOR_UNROLL;
+}
+
 static Stmt *make_loop(LowerCtx *L, Stage *x, IterVar *iv, IrVar *var, Stmt *body) {
+  if (iv->auto_unroll) auto_unroll_marks(body, iv->auto_unroll);
   if (!iv->loopvar) return body;
   if (iv->kind == FOR_VECTORIZE && !ir_is_const(iv->ext, NULL)) {
     diag_error(iv->kind_loc, "vectorize needs a constant extent; loop '%s' of '%s' has extent %s",

@@ -31,6 +31,8 @@ struct IterVar {
   Expr *dmin, *dext;   /* root: the op's domain */
   ForKind kind;        /* annotation or binding */
   Loc kind_loc;        /* the step that set KIND (file NULL: none) */
+  int64_t auto_unroll; /* auto_unroll(L, N): serial loops nested in this one of at most N
+                        * iterations in all are unrolled (0: none; nests.c) */
   const char *gone;    /* why this is no longer a loop; NULL while it is a leaf */
   /* lowering state, recomputed by each sched_lower */
   Expr *min, *ext;     /* root: [min, min + ext); others [0, ext) */

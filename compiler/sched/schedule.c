@@ -1178,6 +1178,25 @@ static bool step_storage_align(StepCtx *c) {
   return true;
 }
 
+/* auto_unroll(L, N), TVM's pragma auto_unroll_max_step: every serial loop nested in L
+ * (in L's stage and in the stages computed inside it) whose constant extent times the
+ * iterations of its body is at most N is unrolled when the nest is built (nests.c
+ * auto_unroll_marks); the loops a vectorized loop holds count once. L itself is not. */
+#define AUTO_UNROLL_MAX 4096
+static bool step_auto_unroll(StepCtx *c) {
+  if (!count_args(c, 0, 2, 2)) return false;
+  IterVar *iv = find_loop(c->s, c->arg[0]);
+  int64_t n;
+  if (!iv || !int_arg(c, c->arg[1], "auto_unroll's iteration count", &n)) return false;
+  if (n > AUTO_UNROLL_MAX) {
+    diag_error(c->arg[1]->loc, "auto_unroll's iteration count %lld is larger than %d", (long long)n,
+               AUTO_UNROLL_MAX);
+    return false;
+  }
+  iv->auto_unroll = n;
+  return true;
+}
+
 static bool step_parallel(StepCtx *c) { return step_annotate(c, FOR_PARALLEL); }
 static bool step_vectorize(StepCtx *c) { return step_annotate(c, FOR_VECTORIZE); }
 static bool step_unroll(StepCtx *c) { return step_annotate(c, FOR_UNROLL); }
@@ -1193,7 +1212,7 @@ static const struct {
     {"compute_at", step_compute_at}, {"compute_inline", step_compute_inline},
     {"compute_root", step_compute_root}, {"cache_read", step_cache_read},
     {"cache_write", step_cache_write}, {"rfactor", step_rfactor},
-    {"storage_align", step_storage_align},
+    {"storage_align", step_storage_align}, {"auto_unroll", step_auto_unroll},
 };
 
 /* What a failed step must not leave behind: copies of every stage and iter var. */

@@ -217,7 +217,7 @@ static void explore_gpu(Kernel *k, Target t, const char *what, int n, bool nvrtc
   check(ss && sketch_count(ss) == 2, "gpu space: two sketches (global loads; shared tiles)");
   if (!ss) return;
   Rng r = {7};
-  int applies = 0, shared = 0, coop = 0, tried = 0, compiled = 0, fused = 0, padded = 0;
+  int applies = 0, shared = 0, coop = 0, tried = 0, compiled = 0, fused = 0, padded = 0, au = 0;
   for (int i = 0; i < n; i++) {
     Cand c;
     sketch_sample(ss, &r, &c);
@@ -226,6 +226,7 @@ static void explore_gpu(Kernel *k, Target t, const char *what, int n, bool nvrtc
     bool sh = strstr(text, "= cache_read(") && strstr(text, ", shared, ");
     bool pad = strstr(text, "storage_align(") != NULL;
     padded += pad;
+    au += strstr(text, "auto_unroll(") != NULL;
     bool nv = nvrtc && sh && (tried < 4 || (pad && tried < 6));
     tried += nv;
     bool ok = gpu_lowers(k, t, text, nv ? &compiled : NULL);
@@ -239,11 +240,12 @@ static void explore_gpu(Kernel *k, Target t, const char *what, int n, bool nvrtc
   }
   sketch_free(ss);
   printf("# %s on %s: %d applied, %d with shared tiles (%d fetched by threads, %d with padded "
-         "rows) of %d; NVRTC %d of %d\n", what, target_names[t], applies, shared, coop, padded, n,
-         compiled, tried);
+         "rows, %d auto-unrolled) of %d; NVRTC %d of %d\n", what, target_names[t], applies, shared, coop,
+         padded, au, n, compiled, tried);
   check(applies == n, "gpu space: every candidate lowers within the Target's limits");
   check(shared >= n / 4 && coop == shared, "gpu space: shared tiles, fetched cooperatively");
   check(padded > 0 && padded < shared, "gpu space: some shared tiles with padded rows (storage_align)");
+  check(au > 0 && au < shared, "gpu space: some with auto_unroll of the block's loops");
   if (tried) check(compiled == tried, "gpu space: CUDA candidates compile with NVRTC");
   if (strcmp(what, "matmul + relu") == 0)
     check(fused == shared, "gpu space: the reduction in registers at its consumer's threads");
