@@ -386,13 +386,20 @@ static void evict(const void *p, int64_t n) {
 #endif
 }
 
-/* Milliseconds of NUMBER calls back to back (after a device sync); the host tensors of COLD
- * (bit i: argument i) evicted from the caches first, outside the timed region. */
+/* Milliseconds of NUMBER calls back to back (after a device sync); the tensors of COLD (bit
+ * i: argument i) evicted from the caches first, outside the timed region: host tensors
+ * line by line, a device's by flushing its cache (RtDeviceOps.flush_cache; a device that
+ * cannot is timed warm). */
 static double time_batch(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes,
                          int number, uint64_t cold) {
   const RtDeviceOps *ops = device_ops(f->device.kind);
-  for (int i = 0; cold && i < nargs && i < 64; i++)
-    if ((cold >> i & 1) && args[i] && args[i]->dev.kind == RT_CPU) evict(args[i]->data, args[i]->nbytes);
+  int flush = 0;
+  for (int i = 0; cold && i < nargs && i < 64; i++) {
+    if (!(cold >> i & 1) || !args[i]) continue;
+    if (args[i]->dev.kind == RT_CPU) evict(args[i]->data, args[i]->nbytes);
+    else flush = 1;
+  }
+  if (flush && ops && ops->flush_cache) ops->flush_cache(f->device.id);
   double t0 = now_ms();
   for (int i = 0; i < number; i++)
     if (rt_func_call(f, args, nargs, sizes, nsizes)) return -1;

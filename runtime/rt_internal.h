@@ -39,6 +39,9 @@ typedef struct RtDeviceOps {
   int (*to_device)(int id, void *dst, const void *src, int64_t nbytes);
   int (*to_host)(int id, void *dst, const void *src, int64_t nbytes);
   int (*sync)(int id);
+  /* Evict the device's caches (L2) before a cold measurement: a scratch buffer twice
+   * their size written on the device, then a sync. 0 on success. */
+  int (*flush_cache)(int id);
 } RtDeviceOps;
 /* Hidden: a library that links no GPU code keeps its weak references to them inside
  * (resolved to NULL at link time), not as dynamic symbols a program could bind. */

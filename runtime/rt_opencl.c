@@ -28,6 +28,8 @@ typedef struct ClDevice {
   char name[256];
   cl_context ctx;
   cl_command_queue queue;
+  cl_mem scratch; /* cold timing (ocl_flush_cache) */
+  size_t scratch_bytes;
 } ClDevice;
 
 static ClDevice *devices;
@@ -229,9 +231,37 @@ static int ocl_sync(int id) {
   return rc != CL_SUCCESS;
 }
 
+/* Cold timing: a scratch buffer of twice the device's global memory cache (64 MiB when it
+ * does not say; at least 8 MiB) filled on the device (PoCL: by the CPU, through its
+ * caches), so that the next kernel finds none of its data in that cache. */
+static int ocl_flush_cache(int id) {
+  ClDevice *d = device(id);
+  if (!d) return 1;
+  cl_int rc = CL_SUCCESS;
+  if (!d->scratch) {
+    cl_ulong cache = 0;
+    if (clGetDeviceInfo(d->id, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof cache, &cache, NULL) != CL_SUCCESS ||
+        cache == 0)
+      cache = 32 << 20;
+    d->scratch_bytes = (size_t)(2 * cache < (8 << 20) ? (8 << 20) : 2 * cache);
+    d->scratch = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, d->scratch_bytes, NULL, &rc);
+    if (rc != CL_SUCCESS) {
+      d->scratch = NULL;
+      rt_set_error("OpenCL: no scratch buffer for cold timing: %s", cl_err(rc));
+      return 1;
+    }
+  }
+  cl_uint zero = 0;
+  rc = clEnqueueFillBuffer(d->queue, d->scratch, &zero, sizeof zero, 0, d->scratch_bytes, 0, NULL, NULL);
+  if (rc == CL_SUCCESS) rc = clFinish(d->queue);
+  if (rc != CL_SUCCESS) rt_set_error("OpenCL: cache flush: %s", cl_err(rc));
+  return rc != CL_SUCCESS;
+}
+
 const RtDeviceOps rt_opencl_ops = {
     .exists = ocl_exists, .name = ocl_name, .alloc = ocl_alloc, .free = ocl_free,
-    .to_device = ocl_to_device, .to_host = ocl_to_host, .sync = ocl_sync};
+    .to_device = ocl_to_device, .to_host = ocl_to_host, .sync = ocl_sync,
+    .flush_cache = ocl_flush_cache};
 
 /* ---------------------------------------------------------- modules */
 
