@@ -59,7 +59,8 @@ double rng_unit(Rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
  *                    1: S4, 2: S3 R2 S4, 3: R1 S3 R2 S4, all below the shared tiles' fetch),
  *                    vectorized register tile and store, padded shared rows (gpu_row_pad),
  *                    auto_unroll of the block's loops (an index into auto_unroll_steps).
- *   PLAN_GPU_XREDUCE: threads T of the cross-thread reduction (a power of two), unroll of
+ *   PLAN_GPU_XREDUCE: threads T of the cross-thread reduction (a power of two), rows Y of
+ *                    a block (threadIdx.y: 1, 2, 4 or 8; T x Y within the Target), unroll of
  *                    each thread's serial part (1, 2, 4 or 8). */
 typedef enum {
   PLAN_SIMPLE, /* elementwise at the root */
@@ -244,7 +245,7 @@ static bool plan_init(Plan *p, PlanKind kind, Op *op, Op *cons) {
   p->ngenes = kind == PLAN_SIMPLE    ? p->ns + 2
              : kind == PLAN_RFACTOR ? 2
              : kind == PLAN_GPU_SHARED ? p->ns * GLEVELS + p->nr * GRLEVELS + 5
-             : kind == PLAN_GPU_XREDUCE ? 2
+             : kind == PLAN_GPU_XREDUCE ? 3
                                        : p->ns * SLEVELS + p->nr + 4;
   return true;
 }
@@ -782,21 +783,37 @@ static int xr_unroll(Rng *r, const Plan *p, int threads) {
   return u;
 }
 
+/* Rows of a block (on threadIdx.y, each reduced by its own T threads): 1, 2, 4 or 8, at
+ * most the spatial iterations, T x Y within the Target's threads per block. */
+static int xr_rows(const SketchSet *ss, const Plan *p, Rng *r, int threads) {
+  int64_t spatial = 1;
+  for (int d = 0; d < p->ns; d++) spatial *= p->s[d].extent;
+  int y = 1 << rng_int(r, 4);
+  while (y > 1 && (y > spatial || (int64_t)y * threads > ss->lim.max_threads_per_block)) y /= 2;
+  return y;
+}
+
 static void sample_xreduce(const SketchSet *ss, const Plan *p, Rng *r, int *g) {
   int ch[16], n = xr_thread_choices(ss, p, ch);
   g[0] = ch[rng_int(r, n)];
   g[1] = xr_unroll(r, p, g[0]);
+  g[2] = rng_int(r, 2) ? xr_rows(ss, p, r, g[0]) : 1;
 }
 
-/* Mutate the threads (to a neighbouring power of two within the choices) or the unroll. */
+/* Mutate the threads (to a neighbouring power of two within the choices), the rows or the
+ * unroll. */
 static void mutate_xreduce(const SketchSet *ss, const Plan *p, Rng *r, int *g) {
   int ch[16], n = xr_thread_choices(ss, p, ch), at = 0;
   for (int i = 0; i < n; i++)
     if (ch[i] == g[0]) at = i;
-  if (rng_int(r, 2)) {
+  int pick = rng_int(r, 3);
+  if (pick == 0) {
     at += rng_int(r, 2) ? 1 : -1;
     g[0] = ch[at < 0 ? 1 % n : at >= n ? (n > 1 ? n - 2 : 0) : at];
+  } else if (pick == 1) {
+    g[2] = xr_rows(ss, p, r, g[0]);
   }
+  while (g[2] > 1 && (int64_t)g[2] * g[0] > ss->lim.max_threads_per_block) g[2] /= 2;
   g[1] = xr_unroll(r, p, g[0]);
 }
 
@@ -1562,9 +1579,11 @@ static void render_rfactor(const SketchSet *ss, const Plan *p, const int *g, Tex
 
 /* XREDUCE on GPUs: the reduction loops of ST fused and split by the T threads (ST_ko
  * serial, ST_kt across the threads), ST_kt rfactored into ST_rf; the spatial loops fused
- * on blockIdx.x (those of the consumer, with ST computed at its block, when it has one);
- * ST's reduction over ST_kt bound to threadIdx.x (the printer's tree in shared memory);
- * ST_rf, each thread's serial part, at ST_kt, unrolled by U. */
+ * on blockIdx.x (those of the consumer, with ST computed at its block, when it has one),
+ * or with Y > 1 split by Y rows, the rows on threadIdx.y (each row's tree apart, as
+ * tests/lit/gpu/allreduce_2d.tex); ST's reduction over ST_kt bound to threadIdx.x (the
+ * printer's tree in shared memory); ST_rf, each thread's serial part, at ST_kt, unrolled
+ * by U. */
 static void render_xreduce(const Plan *p, const int *g, Text *t) {
   const char *st = p->op->name;
   char red[NM], names[MAX_AXES][NM], blk[NM];
@@ -1581,7 +1600,14 @@ static void render_xreduce(const Plan *p, const int *g, Text *t) {
   for (int d = 0; d < p->ns; d++)
     nm(names[d], "%s.%s", bst, p->consumer ? p->cons_axes[d] : p->s[d].name);
   fuse_list(t, bst, "b", names, p->ns, blk);
-  emit(t, "bind(%s, blockIdx.x)", blk);
+  if (g[2] > 1) {
+    emit(t, "%s_bo, %s_by = split(%s, %d)", bst, bst, blk, g[2]);
+    emit(t, "bind(%s_bo, blockIdx.x)", bst);
+    emit(t, "bind(%s_by, threadIdx.y)", bst);
+    nm(blk, "%s_by", bst);
+  } else {
+    emit(t, "bind(%s, blockIdx.x)", blk);
+  }
   if (p->consumer) emit(t, "compute_at(%s, %s, %s)", st, bst, blk);
   emit(t, "bind(%s.%s_kt, threadIdx.x)", st, st);
   emit(t, "compute_at(%s_rf, %s, %s.%s_kt)", st, st, st, st);

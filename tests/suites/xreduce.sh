@@ -61,7 +61,7 @@ print(sum(1 for l in open(sys.argv[1]) if json.loads(l).get("error") != 0))' "$T
 
   # one cross-thread candidate as a schedule: runs with --check on OpenCL, compiles for CUDA
   { cat "$T/$k.tex"; echo "schedule $k.x for opencl, cuda {"
-    xr_schedules "$T/$k.jsonl" 1024 | head -1 | tr ';' '\n' | sed 's/^/  /'; echo "}"; } >"$T/${k}_x.tex"
+    xr_schedules "$T/$k.jsonl" 1024 2>/dev/null | head -1 | tr ';' '\n' | sed 's/^/  /'; echo "}"; } >"$T/${k}_x.tex"
   label="a tuned cross-thread $k runs with --check on opencl"
   out=$(timeout 120 "$TEXC" run "$T/${k}_x.tex" --target opencl --schedule x --check 2>&1)
   if [ $? = 0 ] && grep -q 'check: .*: ok' <<<"$out"; then ok "$label"; else bad "$label" "$out"; fi

@@ -83,6 +83,8 @@ static void explore(Kernel *k, Target t, const char *what, int n, bool nvrtc, co
   Rng r = {3};
   int seen = 0, applies = 0, shaped = 0, tried = 0, compiled = 0, wanted = 0;
   int threads_seen = 0; /* bit log2(T) */
+  int rows = 0, rows_compiled = -1; /* candidates with Y > 1 rows (threadIdx.y); T x Y within
+                                     * the Target is gpu_check's, in "lowers" */
   for (int i = 0; seen < n && i < 40 * n; i++) {
     Cand c;
     sketch_sample(ss, &r, &c);
@@ -98,7 +100,12 @@ static void explore(Kernel *k, Target t, const char *what, int n, bool nvrtc, co
     shaped += pow2 && strstr(text, "= rfactor(") && strstr(text, "_kt, threadIdx.x)") &&
               strstr(text, ", blockIdx.x)");
     wanted += !want || strstr(text, want) != NULL;
-    bool nv = nvrtc && tried < 3;
+    const char *by = strstr(text, "_by = split(");
+    const char *yc = by ? strchr(by + 12, ',') : NULL;
+    int y = yc && strstr(text, "_by, threadIdx.y)") ? atoi(yc + 1) : 1;
+    rows += y > 1;
+    bool nv = nvrtc && (tried < 3 || (y > 1 && rows_compiled < 0));
+    if (nv && y > 1) rows_compiled = compiled;
     tried += nv;
     bool ok = gpu_lowers(k, t, text, nv ? &compiled : NULL);
     if (!ok) printf("# does not lower:\n%s", text);
@@ -106,8 +113,12 @@ static void explore(Kernel *k, Target t, const char *what, int n, bool nvrtc, co
     free(text);
   }
   sketch_free(ss);
-  printf("# %s on %s: %d xreduce candidates, %d lower, %d shaped, thread counts 0x%x, NVRTC %d of %d\n",
-         what, target_names[t], seen, applies, shaped, threads_seen, compiled, tried);
+  printf("# %s on %s: %d xreduce candidates, %d lower, %d shaped, thread counts 0x%x, %d with rows "
+         "on threadIdx.y, NVRTC %d of %d\n",
+         what, target_names[t], seen, applies, shaped, threads_seen, rows, compiled, tried);
+  snprintf(name, sizeof name, "xreduce: %s on %s: some blocks of several rows (threadIdx.y)", what,
+           target_names[t]);
+  check(rows > 0, name);
   snprintf(name, sizeof name, "xreduce: every %s candidate on %s lowers", what, target_names[t]);
   check(seen == n && applies == n, name);
   snprintf(name, sizeof name, "xreduce: %s: rfactor, threadIdx.x, blockIdx.x, T a power of two <= %d",
