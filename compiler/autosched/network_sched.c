@@ -14,7 +14,10 @@
  *     the register tile (micro-kernel) derived from the CPU's lanes and vector registers
  *     (target_cpu); all outer loops fused into one parallel loop;
  *   - the anchor computed at that parallel loop, one tile at a time: its reductions
- *     outside, the TW x V tile inside (rows unrolled, channels vectorized).
+ *     outside, the TW x V tile inside (rows unrolled, channels vectorized); with a padded
+ *     patch per tile and positions outermost, the channel tiles stay a serial loop inside
+ *     the parallel loop of positions (the patch computed once for all of them), and the
+ *     anchor is computed at that channel loop.
  * Other kernels (two reductions, as softmax) get no steps: the default schedule.
  */
 #include "front/network.h"
@@ -166,7 +169,8 @@ static bool channel_wise(const Op *a, const Op *o, int64_t tw, int64_t *bytes) {
  * part (as many tiles as channel_group allows) a serial loop inside it, at which the anchor
  * is computed: the tiles of one group are neighbours in memory and their index arithmetic
  * is a loop's increment instead of divisions of the fused index. */
-static const char *tile_output(char **s, Op *o, bool channels_first, const Op *cw, int64_t *v, int64_t *tw) {
+static const char *tile_output(char **s, Op *o, bool channels_first, const Op *cw, bool patch, int64_t *v,
+                               int64_t *tw, const char **inner_at) {
   /* the micro-kernel of the CPU (target_cpu): e.g. 4 rows x 16 channels on AVX2 when the
    * rows divide by 4 (8 of its 16 ymm registers accumulate), 14 x 32 on AVX-512 (7 x 64 for 7
    * rows), 8 x 12 on NEON. */
@@ -211,6 +215,18 @@ static const char *tile_output(char **s, Op *o, bool channels_first, const Op *c
   char *order = xstrdup(outer[0]);
   for (int i = 1; i < n; i++) order = xprintf("%s, %s", order, outer[i]);
   if (inner[0]) step(s, xprintf("reorder(%s%s)", order, inner));
+  /* PATCH (a padded patch computed per tile, positions outermost, several channel tiles):
+   * the channel-tile loop stays serial inside the parallel loop of positions, so that one
+   * patch serves every channel tile of its positions (*INNER_AT: where the anchor goes) */
+  *inner_at = NULL;
+  if (patch && !channels_first && !attach && *v > 1 && extent(o, d - 1) > *v && n >= 2) {
+    *inner_at = outer[--n];
+    if (n == 1) {
+      step(s, xprintf("parallel(%s)", outer[0]));
+      if (*v > 1) step(s, xprintf("vectorize(%s_c1)", on));
+      return outer[0];
+    }
+  }
   const char *fused = outer[0];
   for (int i = 1; i < n; i++) {
     const char *f = xprintf("%s_f%d", on, i);
@@ -302,15 +318,17 @@ char *net_default_steps(Kernel *k) {
     else step(&s, xprintf("compute_inline(%s)", k->ops[i]->name));
   }
   int64_t v, tw;
-  char *tiles = xstrdup("");
-  const char *par = tile_output(&tiles, o, weights_dominate(k), cw ? a : NULL, &v, &tw);
+  register_tile(target_cpu(NULL), o->ndim >= 3 ? extent(o, o->ndim - 2) : 0, extent(o, o->ndim - 1), &tw, &v);
   if (pad && patch_bytes(pad, a, o, tw) * 2 > target_cpu(NULL)->l1d) {
     step(&s, xprintf("compute_inline(%s)", pad->name));
     pad = NULL;
   }
+  char *tiles = xstrdup("");
+  const char *at = NULL;
+  const char *par = tile_output(&tiles, o, weights_dominate(k), cw ? a : NULL, pad && a && a != o, &v, &tw, &at);
   s = xprintf("%s%s", s, tiles);
   if (pad) step(&s, xprintf("compute_at(%s, %s, %s)", pad->name, o->name, par));
-  if (a) schedule_anchor(&s, a, o, a == o ? NULL : par, v, tw);
+  if (a) schedule_anchor(&s, a, o, a == o ? NULL : at ? at : par, v, tw);
   return s;
 }
 
