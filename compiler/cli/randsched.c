@@ -2,7 +2,7 @@
  *
  * For every kernel, builds COUNT random step lists (split, tile, fuse, reorder, parallel,
  * vectorize, unroll, compute_at, compute_inline, compute_root, cache_read, cache_write,
- * rfactor) by asking the schedule for its loops (sched_describe) and proposing steps as
+ * rfactor, auto_unroll, storage_align) by asking the schedule for its loops (sched_describe) and proposing steps as
  * text; steps the schedule rejects are dropped. Every accepted schedule is lowered and run
  * by the interpreter (and compiled, unless --interp) and must match the default schedule's
  * interpreted result. A failure prints the schedule block that reproduces it.
@@ -141,7 +141,7 @@ static char *random_step(Trial *t) {
   if (!s || !s->nloops) return NULL;
   const char *l = any_loop(t, s);
   int i = rnd(&t->rng, (uint32_t)s->nloops), j;
-  switch (rnd(&t->rng, 16)) {
+  switch (rnd(&t->rng, 18)) {
   case 0: case 1: case 2: {
     const char *o = fresh_name(t), *in = fresh_name(t);
     if (rnd(&t->rng, 4) == 0) return xprintf("%s, %s = split(%s, parts = %d)", o, in, l, factor(t));
@@ -182,6 +182,17 @@ static char *random_step(Trial *t) {
   case 14:
     if (rnd(&t->rng, 2)) return xprintf("%s = cache_write(%s, local)", fresh_name(t), s->name);
     return xprintf("%s = cache_read(%s, local, %s)", fresh_name(t), any_tensor(t), s->name);
+  case 15: return xprintf("auto_unroll(%s, %d)", l, 4 << (2 * rnd(&t->rng, 3)));
+  case 16: { /* one of the stage's own axes (the step takes only the next-to-last) */
+    size_t len = strlen(s->name);
+    for (j = 0; j < s->nloops; j++) {
+      const char *a = s->loops[(i + j) % s->nloops];
+      if (strncmp(a, s->name, len) || a[len] != '.') continue;
+      int f = 2 << rnd(&t->rng, 5);
+      return xprintf("storage_align(%s, %s, %d, %d)", s->name, a, f, (int)rnd(&t->rng, (uint32_t)f));
+    }
+    return NULL;
+  }
   default: return xprintf("%s = rfactor(%s, %s)", fresh_name(t), s->name, l);
   }
 }

@@ -1303,6 +1303,14 @@ static bool init_encloses(Stage *p) {
 bool sched_check_attach(Schedule *s) {
   for (int i = 0; i < s->stages.len; i++) {
     Stage *p = VEC_AT(s->stages, i), *x;
+    if (p->align_factor && p->attach != ATTACH_AT) { /* storage_align needs its own buffer */
+      diag_error(p->align_loc, p->attach == ATTACH_INLINE
+                                   ? "storage_align of '%s': it is inlined and has no buffer"
+                                   : "storage_align of '%s': it must be computed at a loop (compute_at), "
+                                     "where its own buffer is allocated",
+                 p->name);
+      return false;
+    }
     if (p->attach == ATTACH_AT && !init_encloses(p)) return false;
     if (p->attach != ATTACH_AT || attach_holds(s, p, &x)) continue;
     Loc at = p->attach_broken.file ? p->attach_broken : p->attach_loc;
