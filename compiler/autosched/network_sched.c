@@ -161,39 +161,36 @@ static bool channel_wise(const Op *a, const Op *o, int64_t tw, int64_t *bytes) {
   return true;
 }
 
-/* The output O tiled; returns the name of the loop the anchor is computed at (the fused
- * parallel loop, or with GROUP its serial channel-group loop) and sets *V, *TW.
+/* The output O tiled by the register tile TW rows x V channels; returns the name of the
+ * loop the anchor is computed at (the fused parallel loop, or with GROUP its serial
+ * channel-group loop); PATCH: see below (*INNER_AT).
  * CHANNELS_FIRST: output-channel tiles outermost (after the batch), so that one tile's
  * weights stay in cache over all positions; else positions outermost. CW: a channel-wise
  * anchor (channel_wise, NULL for others): the channel tiles are then split in two, the outer part fused into the parallel loop and the inner
  * part (as many tiles as channel_group allows) a serial loop inside it, at which the anchor
  * is computed: the tiles of one group are neighbours in memory and their index arithmetic
  * is a loop's increment instead of divisions of the fused index. */
-static const char *tile_output(char **s, Op *o, bool channels_first, const Op *cw, bool patch, int64_t *v,
-                               int64_t *tw, const char **inner_at) {
-  /* the micro-kernel of the CPU (target_cpu): e.g. 4 rows x 16 channels on AVX2 when the
-   * rows divide by 4 (8 of its 16 ymm registers accumulate), 14 x 32 on AVX-512 (7 x 64 for 7
-   * rows), 8 x 12 on NEON. */
+static const char *tile_output(char **s, Op *o, bool channels_first, const Op *cw, bool patch, int64_t v,
+                               int64_t tw, const char **inner_at) {
   int d = o->ndim;
   const char *on = o->name;
   const char *c = o->axes[d - 1]->name;
-  register_tile(target_cpu(NULL), d >= 3 ? extent(o, d - 2) : 0, extent(o, d - 1), tw, v);
   char *inner = xstrdup("");
   const char *c_outer = xprintf("%s.%s", on, c);
   const char *attach = NULL;
-  if (*v > 1) {
-    step(s, xprintf("%s_c0, %s_c1 = split(%s.%s, %lld)", on, on, on, c, (long long)*v));
+  if (v > 1) {
+    step(s, xprintf("%s_c0, %s_c1 = split(%s.%s, %lld)", on, on, on, c, (long long)v));
     c_outer = xprintf("%s_c0", on);
     inner = xprintf(", %s_c1", on);
   }
   const char *w_outer = d >= 2 ? xprintf("%s.%s", on, o->axes[d - 2]->name) : NULL;
-  if (*tw > 1) {
+  if (tw > 1) {
     const char *w = o->axes[d - 2]->name;
-    step(s, xprintf("%s_w0, %s_w1 = split(%s.%s, %lld)", on, on, on, w, (long long)*tw));
+    step(s, xprintf("%s_w0, %s_w1 = split(%s.%s, %lld)", on, on, on, w, (long long)tw));
     w_outer = xprintf("%s_w0", on);
     inner = xprintf(", %s_w1%s", on, inner);
   }
-  int64_t bytes, ci = cw && channel_wise(cw, o, *tw, &bytes) ? channel_group(o, *v, *tw, bytes) : 1;
+  int64_t bytes, ci = cw && channel_wise(cw, o, tw, &bytes) ? channel_group(o, v, tw, bytes) : 1;
   if (ci > 1) {
     step(s, xprintf("%s_co, %s_ci = split(%s, %lld)", on, on, c_outer, (long long)ci));
     c_outer = xprintf("%s_co", on);
@@ -219,14 +216,8 @@ static const char *tile_output(char **s, Op *o, bool channels_first, const Op *c
    * the channel-tile loop stays serial inside the parallel loop of positions, so that one
    * patch serves every channel tile of its positions (*INNER_AT: where the anchor goes) */
   *inner_at = NULL;
-  if (patch && !channels_first && !attach && *v > 1 && extent(o, d - 1) > *v && n >= 2) {
+  if (patch && !channels_first && !attach && v > 1 && extent(o, d - 1) > v && n >= 2)
     *inner_at = outer[--n];
-    if (n == 1) {
-      step(s, xprintf("parallel(%s)", outer[0]));
-      if (*v > 1) step(s, xprintf("vectorize(%s_c1)", on));
-      return outer[0];
-    }
-  }
   const char *fused = outer[0];
   for (int i = 1; i < n; i++) {
     const char *f = xprintf("%s_f%d", on, i);
@@ -234,7 +225,7 @@ static const char *tile_output(char **s, Op *o, bool channels_first, const Op *c
     fused = f;
   }
   step(s, xprintf("parallel(%s)", fused));
-  if (*v > 1) step(s, xprintf("vectorize(%s_c1)", on));
+  if (v > 1) step(s, xprintf("vectorize(%s_c1)", on));
   return attach ? attach : fused;
 }
 
@@ -317,6 +308,9 @@ char *net_default_steps(Kernel *k) {
     if (!pad && a && !cw && is_padding(k->ops[i], a)) pad = k->ops[i];
     else step(&s, xprintf("compute_inline(%s)", k->ops[i]->name));
   }
+  /* the micro-kernel of the CPU (target_cpu): e.g. 4 rows x 16 channels on AVX2 when the
+   * rows divide by 4 (8 of its 16 ymm registers accumulate), 14 x 32 on AVX-512 (7 x 64 for 7
+   * rows), 8 x 12 on NEON */
   int64_t v, tw;
   register_tile(target_cpu(NULL), o->ndim >= 3 ? extent(o, o->ndim - 2) : 0, extent(o, o->ndim - 1), &tw, &v);
   if (pad && patch_bytes(pad, a, o, tw) * 2 > target_cpu(NULL)->l1d) {
@@ -325,7 +319,7 @@ char *net_default_steps(Kernel *k) {
   }
   char *tiles = xstrdup("");
   const char *at = NULL;
-  const char *par = tile_output(&tiles, o, weights_dominate(k), cw ? a : NULL, pad && a && a != o, &v, &tw, &at);
+  const char *par = tile_output(&tiles, o, weights_dominate(k), cw ? a : NULL, pad && a && a != o, v, tw, &at);
   s = xprintf("%s%s", s, tiles);
   if (pad) step(&s, xprintf("compute_at(%s, %s, %s)", pad->name, o->name, par));
   if (a) schedule_anchor(&s, a, o, a == o ? NULL : at ? at : par, v, tw);

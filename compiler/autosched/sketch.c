@@ -1417,9 +1417,10 @@ static void cache_axis_names(const Op *op, const Buffer *b, char names[][NM]) {
 
 /* Cooperative fetching of tensor B into shared memory for the local stage LST, at loop AT:
  * the copy's loops fused, split by the THREADS of the block and bound to threadIdx.x; its
- * last dimension split off in 16-byte vectors first when VEC and they divide its span. */
+ * last dimension split off in 16-byte vectors first when the gene says so and they divide
+ * its span (fetch_vec); its rows padded when gpu_row_pad says so. */
 static void render_fetch(const Plan *p, const int *g, const Buffer *b, const char *lst,
-                         const char *at, int64_t threads, bool vec, Text *t) {
+                         const char *at, int64_t threads, Text *t) {
   char sst[NM], ax[MAX_AXES][NM], loops[MAX_AXES + 1][NM];
   nm(sst, "%s_shared", b->name);
   emit(t, "%s = cache_read(%s, shared, %s)", sst, b->name, lst);
@@ -1429,7 +1430,7 @@ static void render_fetch(const Plan *p, const int *g, const Buffer *b, const cha
   gpu_span(p, g, p->op->value, b, span);
   int n = b->ndim, w = 16 / (dtype_bytes(b->dtype) > 0 ? dtype_bytes(b->dtype) : 16);
   for (int d = 0; d < n; d++) nm(loops[d], "%s.%s", sst, ax[d]);
-  bool v = vec && fetch_vec(p, g, b, span);
+  bool v = fetch_vec(p, g, b, span);
   int64_t pad = gpu_row_pad(p, g, b, span);
   if (pad) emit(t, "storage_align(%s, %s, %" PRId64 ", %" PRId64 ")", sst, loops[n - 2], span[n - 1], pad);
   if (v) {
@@ -1483,7 +1484,7 @@ static void render_gpu_local(const Plan *p, const int *g, const char *lst, int64
   for (int d = 0; g[fl + 1] >= 3 && d < p->nr; d++)
     if (rl[d].has[1]) emit(t, "unroll(%s)", rl[d].name[1]);
   for (int j = 0; j < p->op->nreads; j++)
-    render_fetch(p, g, p->op->reads[j], lst, rl[p->nr - 1].name[0], threads, g[fl], t);
+    render_fetch(p, g, p->op->reads[j], lst, rl[p->nr - 1].name[0], threads, t);
 }
 
 /* SSSRRSRS on GPUs (Ansor's multi-level tiling with shared memory): the output ST computed

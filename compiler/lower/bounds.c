@@ -150,7 +150,8 @@ static bool clamped_region(IterVar *iv, Interval u, const Relax *outer, const Ke
 }
 
 /* storage_align of P (schedule.c): its buffer's rows padded to the least pitch >= the row
- * length with pitch % factor == offset. The row length must be a constant there. */
+ * length with pitch % factor == offset. The row length must be a constant there. (That P
+ * is computed at a loop at all is sched_check_attach's, before lowering.) */
 static bool align_rows(Stage *p) {
   if (!p->align_factor) return true;
   int64_t len;
@@ -278,10 +279,6 @@ static bool prepare_stage(LowerCtx *L, Stage *x) {
   bool *inside = xalloc(sizeof(bool) * (size_t)(x->nroot + 1));
   if (x->attach == ATTACH_AT) {
     if (!infer_attached(L, x, inside)) return false;
-  } else if (x->align_factor) {
-    diag_error(x->align_loc, "storage_align of '%s': it must be computed at a loop (compute_at), where its "
-               "own buffer is allocated", x->name);
-    return false;
   } else {
     for (int d = 0; d < x->ndata; d++) {
       x->root[d]->min = x->root[d]->dmin;
@@ -306,10 +303,6 @@ static bool prepare_stage(LowerCtx *L, Stage *x) {
 bool pass_bounds(LowerCtx *L) {
   for (int i = L->s->stages.len - 1; i >= 0; i--) {
     Stage *x = lower_stage(L, i);
-    if (x->attach == ATTACH_INLINE && x->align_factor) {
-      diag_error(x->align_loc, "storage_align of '%s': it is inlined and has no buffer", x->name);
-      return false;
-    }
     if (x->attach != ATTACH_INLINE && !prepare_stage(L, x)) return false;
   }
   return true;

@@ -214,41 +214,35 @@ static Stmt *update_stmt(LowerCtx *L, Stage *x) {
   return guarded(all_conds(&x->guards[0], &x->guards[1]), st);
 }
 
-/* The iterations of S's statements when every loop in it runs (a vectorized loop's body
- * counted once: one vector operation); INT64_MAX when some extent is not a constant. */
-static int64_t unrolled_size(const Stmt *s) {
+/* auto_unroll of a loop (schedule.c): the serial loops in S of at most N iterations in
+ * all unrolled, innermost first (a loop that passes holds only loops that passed: their
+ * iterations are fewer). Returns the iterations of S's statements when every loop in it
+ * runs (a vectorized loop's body counted once: one vector operation); INT64_MAX when some
+ * extent is not a constant. */
+static int64_t auto_unroll_marks(Stmt *s, int64_t n) {
   if (!s) return 0;
-  int64_t n = 0, e, b;
+  int64_t size = 0, e, b;
   switch (s->kind) {
   case S_FOR:
-    b = unrolled_size(s->body);
+    b = auto_unroll_marks(s->body, n);
     if (!ir_is_const(bnd_simplify(s->extent), &e) || e < 0 || b == INT64_MAX) return INT64_MAX;
     if (s->for_kind == FOR_VECTORIZE) return b;
-    return __builtin_mul_overflow(e, b, &n) ? INT64_MAX : n;
+    if (__builtin_mul_overflow(e, b, &size)) return INT64_MAX;
+    if (s->for_kind == FOR_SERIAL && size <= n) s->for_kind = FOR_UNROLL;
+    return size;
   case S_SEQ:
     for (int i = 0; i < s->n; i++) {
-      int64_t k = unrolled_size(s->stmts[i]);
-      if (k == INT64_MAX || __builtin_add_overflow(n, k, &n)) return INT64_MAX;
+      int64_t k = auto_unroll_marks(s->stmts[i], n);
+      if (size != INT64_MAX && (k == INT64_MAX || __builtin_add_overflow(size, k, &size))) size = INT64_MAX;
     }
-    return n;
+    return size;
   case S_IF:
-    b = unrolled_size(s->body);
-    e = unrolled_size(s->els);
+    b = auto_unroll_marks(s->body, n);
+    e = auto_unroll_marks(s->els, n);
     return b == INT64_MAX || e == INT64_MAX ? INT64_MAX : b + e;
-  case S_ALLOC: return unrolled_size(s->body);
+  case S_ALLOC: return auto_unroll_marks(s->body, n);
   default: return 1;
   }
-}
-
-/* auto_unroll of a loop (schedule.c): the serial loops in S of at most N iterations in
- * all, unrolled. Innermost first; a loop that passes holds only loops that passed (their
- * iterations are fewer). */
-static void auto_unroll_marks(Stmt *s, int64_t n) {
-  if (!s) return;
-  auto_unroll_marks(s->body, n);
-  auto_unroll_marks(s->els, n);
-  for (int i = 0; i < s->n; i++) auto_unroll_marks(s->stmts[i], n);
-  if (s->kind == S_FOR && s->for_kind == FOR_SERIAL && unrolled_size(s) <= n) s->for_kind = FOR_UNROLL;
 }
 
 static Stmt *make_loop(LowerCtx *L, Stage *x, IterVar *iv, IrVar *var, Stmt *body) {

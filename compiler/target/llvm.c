@@ -884,12 +884,11 @@ static void emit_alloc(CG *g, Stmt *s) {
   Buffer *buf = s->buf;
   int64_t n = dtype_bytes(buf->dtype), ext;
   bool konst = true;
-  for (int d = 0; d < buf->ndim; d++) {
-    if (!ir_is_const(buf->shape[d], &ext) || ext < 0 || __builtin_mul_overflow(n, ext, &n)) konst = false;
-  }
-  if (buf->pad && konst) { /* storage_align: rows of last extent + pad (ir_buffer_numel) */
-    int64_t rows = ir_buffer_numel(buf, NULL, NULL);
-    if (rows < 0 || __builtin_mul_overflow(rows, dtype_bytes(buf->dtype), &n)) konst = false;
+  for (int d = 0; d < buf->ndim; d++) { /* the last extent with storage_align's row padding */
+    if (!ir_is_const(buf->shape[d], &ext) || ext < 0 ||
+        (d == buf->ndim - 1 && buf->pad && ext > 0 && __builtin_add_overflow(ext, buf->pad, &ext)) ||
+        __builtin_mul_overflow(n, ext, &n))
+      konst = false;
   }
   if (konst && n <= MAX_STACK_ALLOC) {
     LLVMValueRef p = entry_alloca(g, LLVMArrayType(g->i8, (unsigned)(n ? n : 1)), 64, buf->name);
