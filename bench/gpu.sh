@@ -1,0 +1,74 @@
+#!/bin/bash
+# bench/gpu.sh OUTDIR — texc on an NVIDIA GPU, everything in one run (a lent GPU is short):
+#   tests   every CUDA run of tests/suites/gpu.sh, random GPU schedules checked against the
+#           interpreter (fuzz-schedule --target cuda), integer edges and vector paths
+#   bench   matmul hand schedules at 1024 and 4096 beside cuBLAS (bench/gpu_anchor.py)
+#   tune    `texc tune` of matmul 1024 and 4096 for TUNE_TIME each; trials per second; the
+#           tuned kernel beside cuBLAS
+#   nets    resnet18 and mobilenet untuned beside torchvision's in eager mode and CUDA graphs
+# SECTIONS="tests bench" picks some. Each step has its own time limit; the log is OUTDIR/log.
+# With the device tool: ../shared/tools/gpu-bundle.sh, then carry .gpu and run
+#   bash .gpu/run.sh bash bench/gpu.sh $OUT
+cd "$(dirname "$0")/.."
+O=${1:-/tmp/texc-gpu}; mkdir -p "$O"
+T=${TEXC:-$PWD/build/texc}
+PY=${PY:-python3}
+SECTIONS=${SECTIONS:-tests bench tune nets}
+TUNE_TIME=${TUNE_TIME:-60s}
+exec > >(tee -a "$O/log") 2>&1
+step() { echo "== $* ($(date +%T))"; }
+has() { [[ " $SECTIONS " == *" $1 "* ]]; }
+mm() { echo "-D M=$1 -D N=$1 -D K=$1"; }
+
+step "device"; nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader
+"$T" --version 2>&1 | head -2
+
+if has tests; then
+  step "tests: tests/suites/gpu.sh"
+  timeout 240 bash tests/suites/gpu.sh > "$O/suite_gpu.log" 2>&1
+  echo "gpu.sh: $(grep -c '^ok' "$O/suite_gpu.log") ok, $(grep -c '^not ok' "$O/suite_gpu.log") not ok, $(grep -c '^skip' "$O/suite_gpu.log") skipped"
+  grep -A8 '^not ok' "$O/suite_gpu.log" | head -60
+  step "tests: random CUDA schedules against the interpreter"
+  for k in "matmul:-D M=19 -D N=23 -D K=9" "conv2d:-D H=5 -D W=6 -D CI=3 -D CO=5" "softmax:-D N=7 -D M=11" \
+           "transpose:-D N=13 -D M=9" "batch_matmul:-D BATCH=2 -D M=7 -D N=9 -D K=5" "blur:-D H=11 -D W=13"; do
+    out=$(timeout 60 "$T" fuzz-schedule examples/${k%%:*}.tex --target cuda ${k#*:} --count ${FUZZ:-25} --seed 3 2>&1); rc=$?
+    echo "fuzz ${k%%:*} rc=$rc: $(grep -oE '[0-9]+ random schedules checked' <<<"$out" | head -1)"
+    [ $rc -eq 0 ] || grep -v '^ok' <<<"$out" | head -15
+  done
+  step "tests: integer edges and vectors on CUDA"
+  for a in "tests/suites/inputs/edges.tex -D n=64 -D m=9" "tests/suites/inputs/edges.tex -D n=64 -D m=9 --int-edges" \
+           "tests/suites/inputs/vector.tex -D n=64 -D m=5 --int-edges"; do
+    out=$(timeout 120 "$T" run $a --target cuda --check 2>&1); rc=$?
+    if [ $rc -eq 0 ] && ! grep -q 'FAILED\|MISMATCH' <<<"$out"; then echo "ok - $a"; else echo "not ok - $a (rc $rc)"; grep -v ': ok$' <<<"$out" | head -10; fi
+  done
+fi
+
+if has bench; then
+  step "bench: matmul hand schedules"
+  for n in 1024 4096; do
+    for v in default gpu shared gpu_fast; do
+      s=""; [ $v = default ] || s="--schedule $v"
+      timeout 60 "$T" bench examples/matmul.tex --target cuda $s $(mm $n) --repeat 5 2>&1 | grep -E '^matmul' | sed "s/^/$n /"
+    done
+    timeout 60 "$T" bench docs/examples/matmul.tex --target cuda --schedule gpu_pad $(mm $n) --repeat 5 2>&1 | grep -E '^matmul' | sed "s/^/$n /"
+  done
+  timeout 60 $PY bench/gpu_anchor.py matmul 1024 4096
+fi
+
+if has tune; then
+  for n in 1024 4096; do
+    step "tune: matmul $n for $TUNE_TIME"
+    timeout 200 "$T" tune examples/matmul.tex --target cuda $(mm $n) --time $TUNE_TIME --records "$O/mm$n.jsonl" > "$O/tune$n.log" 2>&1
+    echo "rc=$?; $(wc -l < "$O/mm$n.jsonl") records"; tail -4 "$O/tune$n.log"
+    timeout 60 "$T" bench examples/matmul.tex --target cuda --schedule tuned $(mm $n) --records "$O/mm$n.jsonl" --repeat 5 2>&1 | grep -E '^matmul|error'
+  done
+fi
+
+if has nets; then
+  for net in resnet18 mobilenet; do
+    step "nets: $net untuned"
+    timeout 150 "$T" bench examples/$net.tex --target cuda --records "$O/none.jsonl" --repeat 10 2>&1 | grep -E 'Measured|error' 
+  done
+  timeout 120 $PY bench/gpu_anchor.py nets
+fi
+step "done"
