@@ -325,7 +325,8 @@ RtModule *rt_module_load(const char *so_path) {
 
 /* ------------------------------------------------------------------- calls */
 
-int rt_func_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes) {
+/* 0 when F may be called on ARGS and SIZES, else 1 after rt_set_error. */
+static int check_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes) {
   if (!f) {
     rt_set_error("rt_func_call: no function");
     return 1;
@@ -357,7 +358,91 @@ int rt_func_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, in
       return 1;
     }
   }
-  return f->call(f, args, nargs, sizes, nsizes);
+  return 0;
+}
+
+int rt_func_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes) {
+  return check_call(f, args, nargs, sizes, nsizes) ? 1 : f->call(f, args, nargs, sizes, nsizes);
+}
+
+/* rt_func_call without waiting for the device where the function can (RtFunc.launch). */
+static int func_launch(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes) {
+  if (check_call(f, args, nargs, sizes, nsizes)) return 1;
+  return (f->launch ? f->launch : f->call)(f, args, nargs, sizes, nsizes);
+}
+
+/* ------------------------------------------------------------------ sequences */
+
+struct RtSeq {
+  int n;
+  RtFunc **fns;
+  RtTensor ***args; /* copies of the caller's arrays */
+  int *nargs;
+  RtDevice dev;
+  const RtDeviceOps *ops;
+  void *graph; /* the device's recorded graph, or NULL: launched one by one */
+};
+
+void rt_seq_free(RtSeq *s) {
+  if (!s) return;
+  if (s->graph) s->ops->graph_free(s->dev.id, s->graph);
+  for (int i = 0; s->args && i < s->n; i++) free(s->args[i]);
+  free(s->args);
+  free(s->fns);
+  free(s->nargs);
+  free(s);
+}
+
+RtSeq *rt_seq_new(RtFunc *const *fns, RtTensor **const *args, const int *nargs, int n) {
+  if (n < 0 || (n && (!fns || !args || !nargs))) {
+    rt_set_error("rt_seq_new: bad arrays");
+    return NULL;
+  }
+  RtSeq *s = calloc(1, sizeof *s);
+  if (!s) goto oom;
+  s->n = n;
+  s->fns = calloc((size_t)n + 1, sizeof *s->fns);
+  s->args = calloc((size_t)n + 1, sizeof *s->args);
+  s->nargs = calloc((size_t)n + 1, sizeof *s->nargs);
+  if (!s->fns || !s->args || !s->nargs) goto oom;
+  for (int i = 0; i < n; i++) {
+    if (check_call(fns[i], args[i], nargs[i], NULL, 0)) goto fail;
+    if (i && (fns[i]->device.kind != fns[0]->device.kind || fns[i]->device.id != fns[0]->device.id)) {
+      rt_set_error("rt_seq_new: call %d runs on another device than call 0", i);
+      goto fail;
+    }
+    s->fns[i] = fns[i];
+    s->nargs[i] = nargs[i];
+    if (!(s->args[i] = calloc((size_t)nargs[i] + 1, sizeof(RtTensor *)))) goto oom;
+    memcpy(s->args[i], args[i], sizeof(RtTensor *) * (size_t)nargs[i]);
+  }
+  if (n == 0) return s;
+  s->dev = fns[0]->device;
+  s->ops = device_ops(s->dev.kind);
+  const char *env = getenv("TEXC_CUDA_GRAPH");
+  if (s->ops && s->ops->graph_new && !(env && strcmp(env, "0") == 0))
+    s->graph = s->ops->graph_new(s->dev.id, s->fns, s->args, s->nargs, n);
+  /* no graph (an old driver, a capture refused): the calls launched one by one, whose
+   * errors, if any, the first run reports */
+  return s;
+oom:
+  rt_set_error("rt_seq_new: out of memory");
+fail:
+  rt_seq_free(s);
+  return NULL;
+}
+
+int rt_seq_is_graph(const RtSeq *s) { return s && s->graph; }
+
+int rt_seq_run(RtSeq *s) {
+  if (!s) {
+    rt_set_error("rt_seq_run: no sequence");
+    return 1;
+  }
+  if (s->graph) return s->ops->graph_run(s->dev.id, s->graph);
+  for (int i = 0; i < s->n; i++)
+    if (func_launch(s->fns[i], s->args[i], s->nargs[i], NULL, 0)) return 1;
+  return s->n && s->ops && s->ops->sync ? s->ops->sync(s->dev.id) : 0;
 }
 
 /* ------------------------------------------------------------------ timing */
@@ -401,8 +486,8 @@ static double time_batch(RtFunc *f, RtTensor **args, int nargs, const int64_t *s
   }
   if (flush && ops && ops->flush_cache) ops->flush_cache(f->device.id);
   double t0 = now_ms();
-  for (int i = 0; i < number; i++)
-    if (rt_func_call(f, args, nargs, sizes, nsizes)) return -1;
+  for (int i = 0; i < number; i++) /* GPU: launched back to back, one sync below */
+    if (func_launch(f, args, nargs, sizes, nsizes)) return -1;
   if (ops && ops->sync && ops->sync(f->device.id)) return -1;
   return now_ms() - t0;
 }

@@ -3,8 +3,12 @@
  * libcuda.so.1 exists only where a GPU is, so it is loaded with dlopen on first use:
  * one texc binary runs everywhere and says "no CUDA device" where there is none. Each
  * device uses its primary context. A module is one CUmodule loaded from PTX; each of its
- * functions runs a plan (codegen_c.c): temps allocated per call, kernels launched in
- * order, then a synchronize so that a device fault is reported by the call that made it.
+ * functions runs a plan (gpu_source.c): its temps allocated at the first call and kept (grown
+ * when a call needs more), its kernels launched in order on the legacy stream, then a
+ * synchronize so that a device fault is reported by the call that made it. The timing loops
+ * launch without the synchronize (RtFunc.launch), and a sequence of calls (rt_seq_new: a
+ * network's forward pass) is captured once into a CUDA graph on a capture stream and
+ * replayed on the legacy stream, one synchronize per run.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -22,6 +26,9 @@ typedef void *CUcontext;
 typedef void *CUmodule;
 typedef void *CUfunction;
 typedef unsigned long long CUdeviceptr;
+typedef void *CUstream;
+typedef void *CUgraph;
+typedef void *CUgraphExec;
 
 enum {
   ATTR_MAX_THREADS_PER_BLOCK = 1,
@@ -52,7 +59,19 @@ static struct {
                      unsigned, void *, void **, void **);
   CUresult (*error_string)(CUresult, const char **);
   CUresult (*memset8)(CUdeviceptr, unsigned char, size_t); /* optional: cold timing */
+  /* optional: graphs of a sequence of calls (all or none) */
+  CUresult (*stream_create)(CUstream *, unsigned);
+  CUresult (*stream_sync)(CUstream);
+  CUresult (*capture_begin)(CUstream, int);
+  CUresult (*capture_end)(CUstream, CUgraph *);
+  CUresult (*graph_instantiate)(CUgraphExec *, CUgraph, unsigned long long);
+  CUresult (*graph_launch)(CUgraphExec, CUstream);
+  CUresult (*graph_exec_destroy)(CUgraphExec);
+  CUresult (*graph_destroy)(CUgraph);
 } cu;
+
+enum { STREAM_NON_BLOCKING = 1, CAPTURE_MODE_RELAXED = 2 };
+static bool cu_graphs; /* the driver has every graph entry point above */
 
 static int cu_state;      /* 0 untried, 1 ready, -1 unusable */
 static char cu_why[256];  /* why it is unusable */
@@ -100,6 +119,16 @@ static int cu_load(void) {
   *(void **)&cu.launch = sym(h, "cuLaunchKernel", &ok);
   *(void **)&cu.error_string = sym(h, "cuGetErrorString", &ok);
   *(void **)&cu.memset8 = dlsym(h, "cuMemsetD8_v2");
+  bool graphs = true;
+  *(void **)&cu.stream_create = sym(h, "cuStreamCreate", &graphs);
+  *(void **)&cu.stream_sync = sym(h, "cuStreamSynchronize", &graphs);
+  *(void **)&cu.capture_begin = sym(h, "cuStreamBeginCapture_v2", &graphs);
+  *(void **)&cu.capture_end = sym(h, "cuStreamEndCapture", &graphs);
+  *(void **)&cu.graph_instantiate = sym(h, "cuGraphInstantiateWithFlags", &graphs);
+  *(void **)&cu.graph_launch = sym(h, "cuGraphLaunch", &graphs);
+  *(void **)&cu.graph_exec_destroy = sym(h, "cuGraphExecDestroy", &graphs);
+  *(void **)&cu.graph_destroy = sym(h, "cuGraphDestroy", &graphs);
+  cu_graphs = graphs;
   if (!ok) {
     snprintf(cu_why, sizeof cu_why, "no CUDA device: libcuda.so.1 lacks driver API entry points");
     return 1;
@@ -267,10 +296,6 @@ static int cuda_flush_cache(int id) {
   return rc != 0;
 }
 
-const RtDeviceOps rt_cuda_ops = {
-    .exists = cuda_exists, .name = cuda_name, .alloc = cuda_alloc, .free = cuda_free,
-    .to_device = cuda_to_device, .to_host = cuda_to_host, .sync = cuda_sync,
-    .flush_cache = cuda_flush_cache};
 
 /* ---------------------------------------------------------- modules */
 
@@ -284,10 +309,13 @@ typedef struct CuFunc {
   const RtGpuFunc *plan;
   CUfunction *kernels;
   int dev;
+  CUdeviceptr *ptrs;  /* a call's pointers: its tensors, then the temps */
+  int64_t *temp_cap;  /* the bytes of each temp allocated so far */
 } CuFunc;
 
-/* Launch kernel I of CF with device pointers PTRS (tensors, then temps). */
-static int cu_launch(CuFunc *cf, int i, CUdeviceptr *ptrs, const int64_t *sizes) {
+/* Launch kernel I of CF on STREAM with the pointers of CF->ptrs. */
+static int cu_launch(CuFunc *cf, int i, const int64_t *sizes, CUstream stream) {
+  CUdeviceptr *ptrs = cf->ptrs;
   const RtGpuKernel *pk = &cf->plan->kernels[i];
   int64_t g[3], b[3];
   for (int d = 0; d < 3; d++) {
@@ -308,7 +336,7 @@ static int cu_launch(CuFunc *cf, int i, CUdeviceptr *ptrs, const int64_t *sizes)
   for (int a = 0; a < pk->nargs; a++)
     params[a] = pk->args[a] >= 0 ? (void *)&ptrs[pk->args[a]] : (void *)&sizes[-1 - pk->args[a]];
   CUresult rc = cu.launch(cf->kernels[i], (unsigned)g[0], (unsigned)g[1], (unsigned)g[2],
-                          (unsigned)b[0], (unsigned)b[1], (unsigned)b[2], 0, NULL, params, NULL);
+                          (unsigned)b[0], (unsigned)b[1], (unsigned)b[2], 0, stream, params, NULL);
   free(params);
   if (rc) {
     rt_set_error("CUDA: launch of %s (grid %lldx%lldx%lld, block %lldx%lldx%lld): %s", pk->name,
@@ -319,35 +347,69 @@ static int cu_launch(CuFunc *cf, int i, CUdeviceptr *ptrs, const int64_t *sizes)
   return 0;
 }
 
-static int cu_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes) {
+/* CF's temps at SIZES: kept from earlier calls, allocated (or grown) when they need more;
+ * a temp is freed only after the device is idle, since a launched kernel may still use it.
+ * 0, or 1 after rt_set_error. */
+static int cu_temps(CuFunc *cf, const int64_t *sizes) {
+  const RtGpuFunc *p = cf->plan;
+  for (int t = 0; t < p->ntemps; t++) {
+    int64_t bytes = rt_gpu_eval(&p->temp_bytes[t], sizes);
+    if (bytes < 0) {
+      rt_set_error("%s: an intermediate tensor's size in bytes overflows 64 bits at these sizes", p->name);
+      return 1;
+    }
+    CUdeviceptr *m = &cf->ptrs[p->nparams + t];
+    if (*m && bytes <= cf->temp_cap[t]) continue;
+    if (*m) {
+      cu.ctx_sync();
+      cu.mem_free(*m);
+    }
+    *m = (CUdeviceptr)(uintptr_t)cuda_alloc(cf->dev, bytes);
+    cf->temp_cap[t] = *m ? bytes : 0;
+    if (!*m) return 1;
+  }
+  return 0;
+}
+
+/* Enqueue F's kernels on STREAM with ARGS and SIZES; nothing waits for them. */
+static int cu_enqueue(RtFunc *f, RtTensor **args, const int64_t *sizes, CUstream stream) {
   CuFunc *cf = f->impl;
   const RtGpuFunc *p = cf->plan;
-  if (cu_use(cf->dev)) return 1;
-  CUdeviceptr *ptrs = calloc((size_t)(p->nparams + p->ntemps + 1), sizeof *ptrs);
-  int rc = 0;
-  for (int i = 0; i < p->nparams; i++) ptrs[i] = (CUdeviceptr)(uintptr_t)args[i]->data;
-  for (int t = 0; t < p->ntemps && !rc; t++) {
-    int64_t bytes = rt_gpu_eval(&p->temp_bytes[t], sizes);
-    if (bytes < 0)
-      rt_set_error("%s: an intermediate tensor's size in bytes overflows 64 bits at these sizes", p->name);
-    void *m = bytes < 0 ? NULL : cuda_alloc(cf->dev, bytes);
-    ptrs[p->nparams + t] = (CUdeviceptr)(uintptr_t)m;
-    if (!m) rc = 1;
-  }
-  for (int k = 0; k < p->nkernels && !rc; k++) rc = cu_launch(cf, k, ptrs, sizes);
-  CUresult src = cu.ctx_sync();
+  if (cu_use(cf->dev) || cu_temps(cf, sizes)) return 1;
+  for (int i = 0; i < p->nparams; i++) cf->ptrs[i] = (CUdeviceptr)(uintptr_t)args[i]->data;
+  for (int k = 0; k < p->nkernels; k++)
+    if (cu_launch(cf, k, sizes, stream)) return 1;
+  return 0;
+}
+
+static int cu_launch_only(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes) {
+  (void)nargs, (void)nsizes;
+  return cu_enqueue(f, args, sizes, NULL);
+}
+
+static int cu_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes) {
+  (void)nargs, (void)nsizes;
+  CuFunc *cf = f->impl;
+  int rc = cu_enqueue(f, args, sizes, NULL);
+  CUresult src = cu_state > 0 ? cu.ctx_sync() : 0;
   if (!rc && src) {
-    rt_set_error("CUDA: %s failed on the device: %s", p->name, cu_err(src));
+    rt_set_error("CUDA: %s failed on the device: %s", cf->plan->name, cu_err(src));
     rc = 1;
   }
-  for (int t = 0; t < p->ntemps; t++)
-    if (ptrs[p->nparams + t]) cu.mem_free(ptrs[p->nparams + t]);
-  free(ptrs);
   return rc;
 }
 
 static void cu_func_destroy(RtFunc *f) {
   CuFunc *cf = f->impl;
+  bool live = false;
+  for (int t = 0; t < cf->plan->ntemps; t++) live |= cf->ptrs[cf->plan->nparams + t] != 0;
+  if (live && cu_use(cf->dev) == 0) {
+    cu.ctx_sync();
+    for (int t = 0; t < cf->plan->ntemps; t++)
+      if (cf->ptrs[cf->plan->nparams + t]) cu.mem_free(cf->ptrs[cf->plan->nparams + t]);
+  }
+  free(cf->ptrs);
+  free(cf->temp_cap);
   free(cf->kernels);
   free(cf);
 }
@@ -375,9 +437,12 @@ RtModule *rt_cuda_module(const char *ptx, const RtGpuFunc *fns, int n) {
     CuFunc *cf = calloc(1, sizeof *cf);
     cf->plan = &cm->plans[i];
     cf->kernels = calloc((size_t)cf->plan->nkernels + 1, sizeof(CUfunction));
+    cf->ptrs = calloc((size_t)(cf->plan->nparams + cf->plan->ntemps + 1), sizeof *cf->ptrs);
+    cf->temp_cap = calloc((size_t)cf->plan->ntemps + 1, sizeof *cf->temp_cap);
     RtFunc *f = calloc(1, sizeof *f);
     *f = (RtFunc){.name = cf->plan->name, .device = {RT_CUDA, 0}, .nargs = cf->plan->nparams,
-                  .nsizes = cf->plan->nsizes, .impl = cf, .call = cu_call, .destroy = cu_func_destroy};
+                  .nsizes = cf->plan->nsizes, .impl = cf, .call = cu_call, .launch = cu_launch_only,
+                  .destroy = cu_func_destroy};
     rt_module_add(m, f);
     for (int k = 0; k < cf->plan->nkernels; k++) {
       rc = cu.module_func(&cf->kernels[k], mod, cf->plan->kernels[k].name);
@@ -390,3 +455,71 @@ RtModule *rt_cuda_module(const char *ptx, const RtGpuFunc *fns, int n) {
   }
   return m;
 }
+
+/* ----------------------------------------------------------- graphs */
+
+typedef struct CuGraph {
+  CUgraph graph;
+  CUgraphExec exec;
+} CuGraph;
+
+/* Per device: the stream that captures (non-blocking: the legacy stream's other work is no
+ * part of a graph), and the one that replays (blocking: ordered with the legacy stream's
+ * copies of the inputs and the output). */
+static CUstream capture_stream[16], run_stream[16];
+
+static void cuda_graph_free(int id, void *p) {
+  CuGraph *g = p;
+  if (!g) return;
+  if (cu_use(id) == 0) {
+    if (g->exec) cu.graph_exec_destroy(g->exec);
+    if (g->graph) cu.graph_destroy(g->graph);
+  }
+  free(g);
+}
+
+static void *cuda_graph_new(int id, RtFunc *const *fns, RtTensor **const *args, const int *nargs, int n) {
+  (void)nargs;
+  if (cu_use(id)) return NULL;
+  if (!cu_graphs) {
+    rt_set_error("CUDA: the driver has no graph entry points");
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) /* no allocation while the stream is captured */
+    if (cu_temps(fns[i]->impl, NULL)) return NULL;
+  CUresult rc = 0;
+  if (!capture_stream[id]) rc = cu.stream_create(&capture_stream[id], STREAM_NON_BLOCKING);
+  if (!rc && !run_stream[id]) rc = cu.stream_create(&run_stream[id], 0);
+  CuGraph *g = calloc(1, sizeof *g);
+  if (!rc && g) rc = cu.capture_begin(capture_stream[id], CAPTURE_MODE_RELAXED);
+  if (rc || !g) {
+    rt_set_error("CUDA: cannot capture a graph: %s", g ? cu_err(rc) : "out of memory");
+    free(g);
+    return NULL;
+  }
+  int bad = 0;
+  for (int i = 0; i < n && !bad; i++) bad = cu_enqueue(fns[i], args[i], NULL, capture_stream[id]);
+  rc = cu.capture_end(capture_stream[id], &g->graph); /* ends the capture even after an error */
+  if (!bad && !rc) rc = cu.graph_instantiate(&g->exec, g->graph, 0);
+  if (bad || rc) {
+    if (!bad) rt_set_error("CUDA: cannot capture a graph: %s", cu_err(rc));
+    cuda_graph_free(id, g);
+    return NULL;
+  }
+  return g;
+}
+
+static int cuda_graph_run(int id, void *p) {
+  CuGraph *g = p;
+  if (cu_use(id)) return 1;
+  CUresult rc = cu.graph_launch(g->exec, run_stream[id]);
+  if (rc == 0) rc = cu.stream_sync(run_stream[id]);
+  if (rc) rt_set_error("CUDA: a replay of the recorded calls failed on the device: %s", cu_err(rc));
+  return rc != 0;
+}
+
+const RtDeviceOps rt_cuda_ops = {
+    .exists = cuda_exists, .name = cuda_name, .alloc = cuda_alloc, .free = cuda_free,
+    .to_device = cuda_to_device, .to_host = cuda_to_host, .sync = cuda_sync,
+    .flush_cache = cuda_flush_cache, .graph_new = cuda_graph_new, .graph_run = cuda_graph_run,
+    .graph_free = cuda_graph_free};

@@ -13,6 +13,9 @@ struct RtFunc {
   int nargs, nsizes;
   void *impl;
   int (*call)(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes);
+  /* Optional (CUDA): CALL without waiting for the device, whose next sync reports a fault;
+   * the timing loops and sequences (rt_seq_run) use it. */
+  int (*launch)(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes);
   void (*destroy)(RtFunc *f);
 };
 
@@ -42,6 +45,11 @@ typedef struct RtDeviceOps {
   /* Evict the device's caches (L2) before a cold measurement: a scratch buffer twice
    * their size written on the device, then a sync. 0 on success. */
   int (*flush_cache)(int id);
+  /* Optional (CUDA): N calls (FNS[i] on ARGS[i], no sizes) recorded once into a graph that
+   * GRAPH_RUN replays with one synchronisation at its end. NULL after rt_set_error. */
+  void *(*graph_new)(int id, RtFunc *const *fns, RtTensor **const *args, const int *nargs, int n);
+  int (*graph_run)(int id, void *graph);
+  void (*graph_free)(int id, void *graph);
 } RtDeviceOps;
 /* Hidden: a library that links no GPU code keeps its weak references to them inside
  * (resolved to NULL at link time), not as dynamic symbols a program could bind. */

@@ -8,7 +8,9 @@
  *            weights) computed by the first NINIT calls
  *   run      the calls in order on views into the arena; the caller's pointers for the
  *            inputs and the output (CUDA with host pointers: copied through device
- *            buffers allocated at create)
+ *            buffers allocated at create). The calls are one sequence (rt_seq_new: on CUDA
+ *            one graph, replayed with one synchronisation), made at the first run and again
+ *            when the input or output pointers change.
  */
 #include "rt_net.h"
 
@@ -33,6 +35,8 @@ struct RtNet {
   RtTensor *arena, *folded, *weights_dev;
   RtTensor **in_dev, *out_dev; /* CUDA with host pointers: the staging buffers */
   void *weights_host;   /* read from a file (malloc'd), or NULL */
+  RtSeq *seq;           /* the run's calls, made for the pointers in SEQ_PTRS */
+  void **seq_ptrs;      /* per tensor: the data pointer the sequence was made with */
 };
 
 /* ---- safetensors: an 8-byte little-endian header length, a JSON header, the data ---- */
@@ -337,8 +341,9 @@ RtNet *rt_net_create(const RtNetDesc *d, const char *weights_path) {
   net->views = calloc((size_t)d->ntensors + 1, sizeof *net->views);
   net->args = calloc((size_t)d->ncalls + 1, sizeof *net->args);
   net->in_dev = calloc((size_t)d->ninputs + 1, sizeof *net->in_dev);
+  net->seq_ptrs = calloc((size_t)d->ntensors + 1, sizeof *net->seq_ptrs);
   const unsigned char *weights = NULL;
-  bool ok = net->fns && net->views && net->args && net->in_dev;
+  bool ok = net->fns && net->views && net->args && net->in_dev && net->seq_ptrs;
   if (!ok) rt_set_error("%s: out of memory", d->name);
   ok = ok && load_module(net) && place_weights(net, weights_path, &weights);
   ok = ok && (net->arena = alloc_bytes(net->dev, d->arena_bytes)) != NULL;
@@ -356,6 +361,32 @@ RtNet *rt_net_create(const RtNetDesc *d, const char *weights_path) {
   return net;
 }
 
+/* NET->seq for the views' pointers as they are: kept, or made again when one changed. */
+static bool sequence(RtNet *net) {
+  const RtNetDesc *d = net->d;
+  bool same = net->seq != NULL;
+  for (int i = 0; same && i < d->ntensors; i++) same = net->seq_ptrs[i] == net->views[i].data;
+  if (same) return true;
+  rt_seq_free(net->seq);
+  int n = d->ncalls - d->ninit;
+  RtFunc **fns = calloc((size_t)n + 1, sizeof *fns);
+  int *nargs = calloc((size_t)n + 1, sizeof *nargs);
+  if (fns && nargs) {
+    for (int c = 0; c < n; c++) {
+      fns[c] = net->fns[d->calls[d->ninit + c].func];
+      nargs[c] = d->calls[d->ninit + c].nargs;
+    }
+    net->seq = rt_seq_new(fns, net->args + d->ninit, nargs, n);
+  } else {
+    net->seq = NULL;
+    rt_set_error("%s: out of memory", d->name);
+  }
+  free(fns);
+  free(nargs);
+  for (int i = 0; i < d->ntensors; i++) net->seq_ptrs[i] = net->seq ? net->views[i].data : NULL;
+  return net->seq != NULL;
+}
+
 int rt_net_run(RtNet *net, const void *const *inputs, void *output, int on_device) {
   const RtNetDesc *d = net->d;
   bool stage = net->dev.kind != RT_CPU && !on_device;
@@ -370,15 +401,14 @@ int rt_net_run(RtNet *net, const void *const *inputs, void *output, int on_devic
       net->views[i].data = stage ? net->in_dev[t->offset]->data : (void *)inputs[t->offset];
     } else if (t->kind == RT_NET_OUTPUT) net->views[i].data = stage ? net->out_dev->data : output;
   }
-  for (int c = d->ninit; c < d->ncalls; c++) {
-    const RtNetCall *call = &d->calls[c];
-    if (rt_func_call(net->fns[call->func], net->args[c], call->nargs, NULL, 0)) return 1;
-  }
+  if (!sequence(net) || rt_seq_run(net->seq)) return 1;
   return stage ? rt_tensor_to_host(output, net->out_dev) : 0;
 }
 
 void rt_net_destroy(RtNet *net) {
   if (!net) return;
+  rt_seq_free(net->seq);
+  free(net->seq_ptrs);
   for (int c = 0; net->args && c < net->d->ncalls; c++) free(net->args[c]);
   for (int i = 0; net->in_dev && i < net->d->ninputs; i++) rt_tensor_free(net->in_dev[i]);
   rt_tensor_free(net->out_dev);

@@ -62,6 +62,18 @@ RtFunc *rt_module_func(RtModule *m, const char *name);
 void rt_module_free(RtModule *m);
 int rt_func_call(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes);
 
+/* A sequence of calls recorded once and run again and again, as a network's forward pass:
+ * call i is FNS[i] on the NARGS[i] tensors ARGS[i] (functions without symbolic sizes, all on
+ * one device). On CUDA the calls are captured into one CUDA graph, replayed with no host
+ * synchronisation between kernels (TEXC_CUDA_GRAPH=0: launched one by one, one sync at the
+ * end); elsewhere they run in order. The tensors' DATA pointers are read when the sequence is
+ * made: when they change, make a new one. rt_seq_run returns when the last call is done. */
+typedef struct RtSeq RtSeq;
+RtSeq *rt_seq_new(RtFunc *const *fns, RtTensor **const *args, const int *nargs, int n);
+int rt_seq_run(RtSeq *s);
+int rt_seq_is_graph(const RtSeq *s); /* 1 when runs replay a device graph */
+void rt_seq_free(RtSeq *s);
+
 /* Timing, as TVM's time_evaluator: each of REPEAT measurements runs the function NUMBER
  * times (NUMBER grows until a measurement lasts MIN_REPEAT_MS) after one warm-up call. */
 typedef struct RtTiming {

@@ -121,9 +121,11 @@ typedef struct Exec {
   RtTensor **tensors; /* per network tensor */
   NetPlan plan;       /* planned intermediates: views into ARENA (plan.c) */
   RtTensor *arena;    /* NULL: every tensor its own buffer */
+  RtSeq *seq;         /* a forward pass: the groups but the folded (CUDA: one graph) */
 } Exec;
 
 static void exec_free(Exec *e) {
+  rt_seq_free(e->seq);
   for (int i = 0; e->tensors && i < e->n->ntensors; i++) {
     if (!e->arena || e->plan.offset[i] < 0) rt_tensor_free(e->tensors[i]); /* else a view (arena) */
   }
@@ -218,6 +220,26 @@ static bool net_param_data(Cli *c, WeightSet *w, const NetTensor *t, int p, floa
 
 static int exec_group(Exec *e, int k);
 
+/* E->seq: the forward pass's calls, recorded once (rt_seq_new). false after rt_set_error. */
+static bool exec_sequence(Exec *e) {
+  Network *n = e->n;
+  RtFunc **fns = xalloc(sizeof *fns * (size_t)(n->ngroups + 1));
+  RtTensor ***args = xalloc(sizeof *args * (size_t)(n->ngroups + 1));
+  int *nargs = xalloc(sizeof *nargs * (size_t)(n->ngroups + 1)), calls = 0;
+  for (int k = 0; k < n->ngroups; k++) {
+    NetGroup *g = n->groups[k];
+    if (g->folded) continue;
+    RtTensor **a = xalloc(sizeof *a * (size_t)(g->ninputs + 1));
+    for (int i = 0; i < g->ninputs; i++) a[i] = e->tensors[g->inputs[i]->index];
+    a[g->ninputs] = e->tensors[g->out->index];
+    fns[calls] = e->fns[g->task];
+    args[calls] = a;
+    nargs[calls++] = g->ninputs + 1;
+  }
+  e->seq = rt_seq_new(fns, args, nargs, calls);
+  return e->seq != NULL;
+}
+
 /* Build FNS into one module, allocate every tensor, upload the parameters, compute the
  * folded groups (the packed weights: NETWORKS.md). false: printed. */
 static bool exec_init(Cli *c, Network *n, LoweredFunc **fns, Exec *e) {
@@ -256,7 +278,7 @@ static bool exec_init(Cli *c, Network *n, LoweredFunc **fns, Exec *e) {
   }
   for (int k = 0; k < n->ngroups; k++) /* the folded groups (packed weights), once */
     if (n->groups[k]->folded && exec_group(e, k)) return false;
-  return true;
+  return exec_sequence(e) || (fprintf(stderr, "texc: error: %s\n", rt_last_error()), false);
 rt_error:
   fprintf(stderr, "texc: error: %s\n", rt_last_error());
   return false;
@@ -289,8 +311,13 @@ static int exec_forward_timed(Exec *e, double *group_ms) {
   return 0;
 }
 
+/* One forward pass as the deployed library runs it: the recorded sequence. */
 static int exec_forward(Exec *e) {
-  return exec_forward_timed(e, NULL);
+  if (rt_seq_run(e->seq)) {
+    fprintf(stderr, "texc: error: %s: %s\n", e->n->name, rt_last_error());
+    return 1;
+  }
+  return 0;
 }
 
 /* ---- --check: every group against the interpreter -------------------------------- */
@@ -584,6 +611,7 @@ static int cmd_bench(Cli *c, Network *n) {
     ms[r] = now_ms() - t0;
   }
   if (rc == 0 && c->o.verbose) rc = print_profile(c, &e);
+  const char *how = rt_seq_is_graph(e.seq) ? ", one CUDA graph" : "";
   exec_free(&e);
   if (rc) return 1;
   median(ms, c->repeat);
@@ -591,8 +619,8 @@ static int cmd_bench(Cli *c, Network *n) {
   if (c->json) return bench_json(c, n, ms, est, missing);
   print_summary(n);
   net_plan_print(stdout, &e.plan); /* deploy/plan.c */
-  printf("Measured latency: %.3f ms (median of %d, best %.3f, %s)  Estimated: ", ms[c->repeat / 2], c->repeat,
-         ms[0], target_names[c->o.target]);
+  printf("Measured latency: %.3f ms (median of %d, best %.3f, %s%s)  Estimated: ", ms[c->repeat / 2], c->repeat,
+         ms[0], target_names[c->o.target], how);
   int timed = 0; /* the folded tasks are not timed */
   for (int t = 0; t < n->ntasks; t++) timed += !n->tasks[t].folded;
   if (missing) printf("n/a (%d of %d tasks have no record in %s)\n", missing, timed, c->records);

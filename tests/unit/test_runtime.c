@@ -131,6 +131,52 @@ static void test_device_flush(void) {
   free(host), free(back);
 }
 
+/* A packed kernel that fails: a sequence stops at it and says why. */
+static int refuse(void **args, const int64_t *sizes) {
+  (void)args, (void)sizes;
+  rt_set_error("refuse: refused");
+  return 1;
+}
+
+/* A sequence (a network's forward pass): the calls in order, each run again by every
+ * rt_seq_run; the caller's arrays copied; a bad call refused when it is made, a failing one
+ * reported by the run. (On CUDA the same sequence is one graph: bench/gpu.sh.) */
+static void test_seq(void) {
+  RtModule *m = rt_module_new(NULL, NULL);
+  rt_module_add(m, rt_cpu_func("twice", twice, 2, 0));
+  rt_module_add(m, rt_cpu_func("refuse", refuse, 2, 0));
+  RtFunc *f = rt_module_func(m, "twice"), *bad = rt_module_func(m, "refuse");
+  int64_t n = BIG;
+  RtTensor *x = rt_tensor_alloc(cpu, 4, 1, &n), *y = rt_tensor_alloc(cpu, 4, 1, &n), *z = rt_tensor_alloc(cpu, 4, 1, &n);
+  if (!x || !y || !z) return;
+  for (int i = 0; i < BIG; i++) ((float *)x->data)[i] = (float)(i % 100);
+  RtTensor *a0[2] = {x, y}, *a1[2] = {y, z};
+  RtTensor **args[2] = {a0, a1};
+  RtFunc *fns[2] = {f, f};
+  int nargs[2] = {2, 2};
+  RtSeq *s = rt_seq_new(fns, args, nargs, 2);
+  a0[1] = z, fns[1] = bad; /* the sequence keeps its own copies */
+  bool ok = s && !rt_seq_is_graph(s) && rt_seq_run(s) == 0;
+  for (int i = 0; ok && i < BIG; i++) ok = ((float *)z->data)[i] == 4.0f * (float)(i % 100);
+  for (int i = 0; i < BIG; i++) ((float *)x->data)[i] = 1;
+  ok = ok && rt_seq_run(s) == 0 && ((float *)z->data)[BIG - 1] == 4.0f;
+  check(ok, "sequence: two calls in order, run twice, the caller's arrays copied");
+  rt_seq_free(s);
+  nargs[1] = 3;
+  check(!rt_seq_new(fns, args, nargs, 2) && strstr(rt_last_error(), "takes 2 tensors"),
+        "sequence: a call with the wrong tensors refused when made");
+  nargs[1] = 2;
+  s = rt_seq_new(fns, args, nargs, 2);
+  check(s && rt_seq_run(s) != 0 && strncmp(rt_last_error(), "refuse: ", 8) == 0,
+        "sequence: a failing call stops the run with its error");
+  rt_seq_free(s);
+  s = rt_seq_new(NULL, NULL, NULL, 0);
+  check(s && rt_seq_run(s) == 0, "sequence: an empty one runs");
+  rt_seq_free(s);
+  rt_tensor_free(x), rt_tensor_free(y), rt_tensor_free(z);
+  rt_module_free(m);
+}
+
 static atomic_int hits[10007];
 static atomic_int calls;
 
@@ -177,6 +223,7 @@ int main(void) {
   test_calls();
   test_cold_timing();
   test_device_flush();
+  test_seq();
   test_pool();
   return failures != 0;
 }
