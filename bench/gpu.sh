@@ -1,11 +1,15 @@
 #!/bin/bash
 # bench/gpu.sh OUTDIR — texc on an NVIDIA GPU, everything in one run (a lent GPU is short):
-#   tests   every CUDA run of tests/suites/gpu.sh, random GPU schedules checked against the
-#           interpreter (fuzz-schedule --target cuda), integer edges and vector paths
+#   tests   every example's CUDA variants and default run --check (SUITE=1: all of
+#           tests/suites/gpu.sh, OpenCL too), random GPU schedules checked against the
+#           interpreter (fuzz-schedule --target cuda), integer edges and vector paths, the
+#           deploy suite (the CUDA library), resnet18 and mobilenet --check at -D HW=112
 #   bench   matmul hand schedules at 1024 and 4096 beside cuBLAS (bench/gpu_anchor.py)
 #   tune    `texc tune` of matmul 1024 and 4096 for TUNE_TIME each; trials per second; the
 #           tuned kernel beside cuBLAS
-#   nets    resnet18 and mobilenet untuned beside torchvision's in eager mode and CUDA graphs
+#   nets    resnet18 and mobilenet untuned (with and without the CUDA graph, and the bare
+#           kernels' default) beside torchvision's in eager mode and CUDA graphs
+#   nettune `texc tune` of resnet18 for NET_TUNE_TIME, then its measured latency
 # SECTIONS="tests bench" picks some. Each step has its own time limit; the log is OUTDIR/log.
 # With the device tool: ../shared/tools/gpu-bundle.sh, then carry .gpu and run
 #   bash .gpu/run.sh bash bench/gpu.sh $OUT
@@ -13,7 +17,7 @@ cd "$(dirname "$0")/.."
 O=${1:-/tmp/texc-gpu}; mkdir -p "$O"
 T=${TEXC:-$PWD/build/texc}
 PY=${PY:-python3}
-SECTIONS=${SECTIONS:-tests bench tune nets}
+SECTIONS=${SECTIONS:-tests bench tune nets nettune}
 TUNE_TIME=${TUNE_TIME:-60s}
 exec > >(tee -a "$O/log") 2>&1
 step() { echo "== $* ($(date +%T))"; }
@@ -24,10 +28,31 @@ step "device"; nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.ma
 "$T" --version 2>&1 | head -2
 
 if has tests; then
-  step "tests: tests/suites/gpu.sh"
-  timeout 240 bash tests/suites/gpu.sh > "$O/suite_gpu.log" 2>&1
-  echo "gpu.sh: $(grep -c '^ok' "$O/suite_gpu.log") ok, $(grep -c '^not ok' "$O/suite_gpu.log") not ok, $(grep -c '^skip' "$O/suite_gpu.log") skipped"
-  grep -A8 '^not ok' "$O/suite_gpu.log" | head -60
+  step "tests: every example's CUDA variants and default, run --check (tests/suites/gpu.sh's CUDA part)"
+  declare -A small=([vadd]="-D N=1000" [matmul]="-D M=64 -D N=48 -D K=32" [conv2d]="-D H=9 -D W=7 -D CI=8 -D CO=16"
+    [softmax]="-D N=13 -D M=40" [transpose]="-D N=70 -D M=37" [blur]="-D H=50 -D W=70"
+    [batch_matmul]="-D BATCH=3 -D M=20 -D N=40 -D K=17" [scan]="-D B=100 -D N=300" [histogram]="-D N=100000"
+    [argmax]="-D M=100 -D N=200")
+  ok=0; bad=0
+  for f in examples/*.tex; do
+    name=$(basename "$f" .tex); grep -q '^network ' "$f" && continue
+    for v in default $(scripts/variants.sh "$f" cuda); do
+      s=""; [ $v = default ] || s="--schedule $v"
+      out=$(timeout 120 "$T" run "$f" --target cuda $s ${small[$name]} --check 2>&1)
+      if [ $? -eq 0 ] && grep -q 'check: .*: ok' <<<"$out"; then ok=$((ok + 1)); else bad=$((bad + 1)); echo "not ok - $name.$v"; head -8 <<<"$out"; fi
+    done
+  done
+  echo "cuda run --check: $ok ok, $bad not ok"
+  [ -n "$SUITE" ] && { timeout 240 bash tests/suites/gpu.sh > "$O/suite_gpu.log" 2>&1
+    echo "gpu.sh: $(grep -c '^ok' "$O/suite_gpu.log") ok, $(grep -c '^not ok' "$O/suite_gpu.log") not ok"; }
+  step "tests: tests/suites/deploy.sh (the CUDA library: net_run_device, top-5 as the CPU library's)"
+  timeout 180 bash tests/suites/deploy.sh > "$O/suite_deploy.log" 2>&1
+  echo "deploy.sh: $(grep -c '^ok' "$O/suite_deploy.log") ok, $(grep -c '^not ok' "$O/suite_deploy.log") not ok"
+  grep -A6 '^not ok' "$O/suite_deploy.log" | head -30; grep 'CUDA' "$O/suite_deploy.log"
+  step "tests: networks on CUDA (GPU default, one CUDA graph) against the interpreter, -D HW=${CHECK_HW:-112}"
+  for net in resnet18 mobilenet; do
+    timeout 150 "$T" run examples/$net.tex --target cuda -D HW=${CHECK_HW:-112} --check --records "$O/none.jsonl" 2>&1 | grep -E 'check:|MISMATCH|error|tasks'
+  done
   step "tests: random CUDA schedules against the interpreter"
   for k in "matmul:-D M=19 -D N=23 -D K=9" "conv2d:-D H=5 -D W=6 -D CI=3 -D CO=5" "softmax:-D N=7 -D M=11" \
            "transpose:-D N=13 -D M=9" "batch_matmul:-D BATCH=2 -D M=7 -D N=9 -D K=5" "blur:-D H=11 -D W=13"; do
@@ -66,9 +91,19 @@ fi
 
 if has nets; then
   for net in resnet18 mobilenet; do
-    step "nets: $net untuned"
-    timeout 150 "$T" bench examples/$net.tex --target cuda --records "$O/none.jsonl" --repeat 10 2>&1 | grep -E 'Measured|error' 
+    step "nets: $net untuned: GPU default in one CUDA graph; without the graph; --schedule bare"
+    timeout 150 "$T" bench examples/$net.tex --target cuda --records "$O/none.jsonl" --repeat 20 2>&1 | grep -E 'Measured|error'
+    TEXC_CUDA_GRAPH=0 timeout 150 "$T" bench examples/$net.tex --target cuda --records "$O/none.jsonl" --repeat 20 2>&1 | grep -E 'Measured|error'
+    timeout 150 "$T" bench examples/$net.tex --target cuda --schedule bare --repeat 20 2>&1 | grep -E 'Measured|error'
   done
+  timeout 150 "$T" bench examples/resnet18.tex --target cuda --records "$O/none.jsonl" --repeat 10 -v 2>&1 | grep -A40 '^ ID'
   timeout 120 $PY bench/gpu_anchor.py nets
+fi
+
+if has nettune; then
+  step "nettune: resnet18 for ${NET_TUNE_TIME:-120s}"
+  timeout 400 "$T" tune examples/resnet18.tex --target cuda --time ${NET_TUNE_TIME:-120s} --records "$O/r18.jsonl" > "$O/nettune.log" 2>&1
+  echo "rc=$?; $(wc -l < "$O/r18.jsonl") records"; grep -E 'Estimated total|Trials' "$O/nettune.log" | tail -3
+  timeout 150 "$T" bench examples/resnet18.tex --target cuda --records "$O/r18.jsonl" --repeat 20 2>&1 | grep -E 'Measured|error'
 fi
 step "done"

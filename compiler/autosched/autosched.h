@@ -180,6 +180,11 @@ void sketch_mutate(const SketchSet *s, Rng *r, Cand *c);
 bool sketch_crossover(const SketchSet *s, Rng *r, const Cand *a, const Cand *b, Cand *out);
 /* The candidate as LANGUAGE.md steps, one per line; malloc'd. */
 char *sketch_render(const SketchSet *s, const Cand *c);
+/* The untuned schedule of a network task on a GPU target: sketch 1 (shared-memory tiles)
+ * when K has one, else sketch 0, annotated by the best of a fixed set of random draws under
+ * a shape heuristic (gpu_default_score); the same text on every run. NULL when K has no
+ * sketch (the kernel's own GPU default then applies). */
+char *sketch_gpu_default(Kernel *k, Target t);
 
 /* ---------------------------------------------------------------- measure.c */
 

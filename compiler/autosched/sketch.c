@@ -20,6 +20,7 @@
 #include "autosched.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1645,4 +1646,79 @@ char *sketch_render(const SketchSet *ss, const Cand *c) {
   }
   if (!t.s) t.s = strdup("");
   return t.s;
+}
+
+/* ---------------------------------------------------------------- the GPU network default */
+
+static double log2_dist(double x, double want) { return fabs(log2(x > 0 ? x / want : 1e-9)); }
+
+/* How close genes G of GPU plan P come to a shape that runs well on recent NVIDIA GPUs
+ * without measuring (higher is better): about 256 threads per block, a register tile of
+ * about 16 outputs per thread (4 for the global-load tiling), at least 256 blocks (two or
+ * more per multiprocessor of a large GPU) while the work allows, shared tiles staged over a
+ * reduction step of about 16, 16-byte fetches and padded rows. */
+static double gpu_default_score(const Plan *p, const int *g) {
+  double threads = 1, acc = 1, blocks = 1, red = 1, s = 0;
+  switch (p->kind) {
+  case PLAN_GPU_SHARED: {
+    for (int d = 0; d < p->ns; d++) {
+      const int *a = g + d * GLEVELS;
+      threads *= a[1];
+      acc *= (double)a[0] * a[2] * a[3];
+      blocks *= (double)p->s[d].extent / ((double)a[0] * a[1] * a[2] * a[3]);
+    }
+    for (int d = 0; d < p->nr; d++) red *= (double)g[p->ns * GLEVELS + d * GRLEVELS] * g[p->ns * GLEVELS + d * GRLEVELS + 1];
+    const int *f = g + p->ns * GLEVELS + p->nr * GRLEVELS;
+    s = -0.7 * log2_dist(acc, 16) - 0.5 * log2_dist(red, 16) + 0.3 * f[0] + 0.2 * f[2] + 0.2 * f[3] +
+        0.1 * (f[1] == 2) + 0.1 * (f[4] == 2);
+    break;
+  }
+  case PLAN_TILE:
+  case PLAN_FUSED:
+    for (int d = 0; d < p->ns; d++) {
+      const int *a = g + d * SLEVELS;
+      threads *= a[0];
+      acc *= a[1];
+      blocks *= (double)p->s[d].extent / ((double)a[0] * a[1]);
+    }
+    s = -0.7 * log2_dist(acc, 4);
+    break;
+  case PLAN_SIMPLE: {
+    double total = 1;
+    for (int d = 0; d < p->ns; d++) total *= (double)p->s[d].extent;
+    threads = fmin(32 << (g[0] % 5), total);
+    blocks = total / threads;
+    break;
+  }
+  default:
+    return 0;
+  }
+  return s - log2_dist(threads, 256) - 1.5 * fmax(0, log2(256 / fmax(blocks, 1)));
+}
+
+char *sketch_gpu_default(Kernel *k, Target t) {
+  SketchSet *ss = sketch_new(k, t, 1);
+  if (!ss || !is_gpu(ss)) {
+    sketch_free(ss);
+    return NULL;
+  }
+  int pick = 0; /* the shared-memory sketch when there is one */
+  for (int i = 0; i < ss->n; i++)
+    if (ss->sk[i].shared && strcmp(ss->sk[i].name, "xreduce") != 0) {
+      pick = i;
+      break;
+    }
+  Rng r = {.s = 0x7e8c}; /* fixed: the same default on every run */
+  Cand best = {0}, c;
+  double best_score = -INFINITY;
+  for (int i = 0; i < 512; i++) {
+    sketch_sample_of(ss, pick, &r, &c);
+    const Sketch *s = &ss->sk[pick];
+    double score = 0;
+    for (int j = 0; j < s->nplans; j++) score += gpu_default_score(&s->plans[j], c.genes + s->plans[j].gene0);
+    if (score > best_score) best_score = score, best = c;
+  }
+  char *text = sketch_render(ss, &best);
+  sketch_free(ss);
+  return text;
 }

@@ -71,16 +71,23 @@ static void dump(const NetTensor *t, const float *data, const char *name) {
 typedef enum { SRC_RECORD, SRC_DEFAULT, SRC_NONE, SRC_ERROR } SchedSource;
 static const char *const sched_source_names[] = {"record", "default", "none", "error"};
 
-/* The steps of task T on the CLI's target: the best record, else the CPU default of
- * network_sched.c (when it applies), else the GPU default or none. `--schedule bare`:
- * neither records nor the CPU default. */
-static SchedSource task_steps(Cli *c, Network *n, int t, Vec *steps) {
+/* The default text of task kernel K on TARGET: network_sched.c's on a CPU, the sketch
+ * heuristic's on a GPU (sketch_gpu_default); NULL when none applies. */
+static const char *task_default_text(Kernel *k, Target target) {
+  return backend_for(target)->device == DEVICE_CPU ? net_default_steps(k) : sketch_gpu_default(k, target);
+}
+
+/* The steps of task T on the CLI's target: the best record, else the network default of
+ * task_default_text (when it applies and builds; *TEXT gets it), else the kernel's own
+ * default (GPU) or none. `--schedule bare`: neither records nor the network default. */
+static SchedSource task_steps(Cli *c, Network *n, int t, Vec *steps, const char **text_out) {
+  *text_out = NULL;
   Kernel *k = n->groups[n->tasks[t].group]->kernel;
   bool bare = c->schedule != NULL; /* `--schedule bare` (net_run_cli allows no other) */
   if (!bare && net_task_best(n, t, c->o.target, c->records, steps) >= 0) return SRC_RECORD;
   const Backend *be = backend_for(c->o.target);
-  if (be->default_steps) return be->default_steps(k, c->o.target, steps) ? SRC_DEFAULT : SRC_ERROR;
-  const char *text = bare ? NULL : net_default_steps(k);
+  const char *text = bare ? NULL : task_default_text(k, c->o.target);
+  if (!text && be->default_steps) return be->default_steps(k, c->o.target, steps) ? SRC_DEFAULT : SRC_ERROR;
   if (!text) return SRC_NONE;
   bool quiet = diag_silent;
   int errors = diag_errors();
@@ -88,11 +95,13 @@ static SchedSource task_steps(Cli *c, Network *n, int t, Vec *steps) {
   Vec v = {0};
   bool ok = parse_steps("<default>", text, &v) && sched_build(k, c->o.target, &v);
   diag_silent = quiet;
-  if (!ok) { /* a form network_sched.c did not foresee: the bare default */
+  if (!ok) { /* a form the default did not foresee: the bare default */
     if (errors == 0) diag_reset();
+    if (be->default_steps) return be->default_steps(k, c->o.target, steps) ? SRC_DEFAULT : SRC_ERROR;
     return SRC_NONE;
   }
   *steps = v;
+  *text_out = text;
   return SRC_DEFAULT;
 }
 
@@ -103,7 +112,8 @@ static LoweredFunc **lower_tasks(Cli *c, Network *n, int *ntuned) {
   for (int t = 0; t < n->ntasks; t++) {
     Kernel *k = n->groups[n->tasks[t].group]->kernel;
     Vec steps = {0};
-    SchedSource src = task_steps(c, n, t, &steps);
+    const char *text;
+    SchedSource src = task_steps(c, n, t, &steps, &text);
     if (src == SRC_ERROR) return NULL;
     if (src == SRC_RECORD) (*ntuned)++;
     fns[t] = drv_lower(c, k, c->o.target, &steps);
@@ -392,11 +402,11 @@ static void print_tasks(Network *n) {
 static void print_steps(Cli *c, Network *n) {
   for (int t = 0; t < n->ntasks; t++) {
     Vec steps = {0};
-    SchedSource src = task_steps(c, n, t, &steps);
+    const char *text;
+    SchedSource src = task_steps(c, n, t, &steps, &text);
     Kernel *k = n->groups[n->tasks[t].group]->kernel;
     printf("%s# task %d: %s (%s)\n", t ? "\n" : "", t, k->name, sched_source_names[src]);
-    const char *text = src == SRC_RECORD ? net_task_record_text(n, t, c->o.target, c->records)
-                       : src == SRC_DEFAULT && backend_for(c->o.target)->device == DEVICE_CPU ? net_default_steps(k) : NULL;
+    if (src == SRC_RECORD) text = net_task_record_text(n, t, c->o.target, c->records);
     if (text) tune_print_block(stdout, k->name, sched_source_names[src], target_names[c->o.target], text);
   }
 }
