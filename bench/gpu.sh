@@ -9,6 +9,9 @@
 #           tuned kernel beside cuBLAS
 #   nets    resnet18 and mobilenet untuned (with and without the CUDA graph, and the bare
 #           kernels' default) beside torchvision's in eager mode and CUDA graphs
+#   defaults per task: the GPU network default (TEXC_GPU_DEFAULT_BLOCKS in WANTS) and bare
+#   onnx    torchvision's ONNX_MODELS exported here: texc on CUDA against onnxruntime's result,
+#           untuned and bare latency; ONNX_TUNE tuned for ONNX_TUNE_TIME
 #   nettune `texc tune` of resnet18 for NET_TUNE_TIME, then its measured latency
 # SECTIONS="tests bench" picks some. Each step has its own time limit; the log is OUTDIR/log.
 # With the device tool: ../shared/tools/gpu-bundle.sh, then carry .gpu and run
@@ -97,6 +100,40 @@ if has nets; then
     timeout 150 "$T" bench examples/$net.tex --target cuda --schedule bare --repeat 20 2>&1 | grep -E 'Measured|error'
   done
   timeout 150 "$T" bench examples/resnet18.tex --target cuda --records "$O/none.jsonl" --repeat 10 -v 2>&1 | grep -A40 '^ ID'
+  timeout 120 $PY bench/gpu_anchor.py nets
+fi
+
+if has defaults; then # per task: the GPU network default for each TEXC_GPU_DEFAULT_BLOCKS in WANTS, and bare
+  for net in resnet18 mobilenet; do
+    for w in ${WANTS:-512} bare; do
+      step "defaults: $net $w"
+      if [ $w = bare ]; then a="--schedule bare"; else a="--records $O/none.jsonl"; fi
+      TEXC_GPU_DEFAULT_BLOCKS=$w timeout 100 "$T" bench examples/$net.tex --target cuda $a --repeat 10 -v 2>&1 | grep -E '^ +[0-9]+  t|^sum|Measured|error'
+    done
+  done
+fi
+
+if has onnx; then # torchvision models exported on this machine (scripts/export_models.py)
+  M=$O/models
+  step "onnx: export ${ONNX_MODELS:=resnet18 mobilenet_v2}"
+  timeout 120 $PY -W ignore scripts/export_models.py "$M" $ONNX_MODELS 2>&1 | tail -3
+  for m in $ONNX_MODELS; do
+    step "onnx: $m on CUDA against onnxruntime's result; untuned default and bare"
+    timeout 120 "$T" run "$M/$m.onnx" --target cuda --input "$M/$m.in.npy" --expect "$M/$m.ref.npy" --records "$O/none.jsonl" 2>&1 | grep -E 'expect|error'
+    timeout 100 "$T" bench "$M/$m.onnx" --target cuda --records "$O/none.jsonl" --repeat 20 2>&1 | grep -E 'Measured|error'
+    timeout 100 "$T" bench "$M/$m.onnx" --target cuda --schedule bare --repeat 20 2>&1 | grep -E 'Measured|error'
+  done
+  for m in $ONNX_TUNE; do
+    step "onnx: tune $m for ${ONNX_TUNE_TIME:-60s}"
+    timeout 300 "$T" tune "$M/$m.onnx" --target cuda --time ${ONNX_TUNE_TIME:-60s} --records "$O/$m.jsonl" > "$O/tune_$m.log" 2>&1
+    echo "rc=$?"; grep -E 'Estimated total' "$O/tune_$m.log" | tail -1
+    timeout 120 "$T" run "$M/$m.onnx" --target cuda --input "$M/$m.in.npy" --expect "$M/$m.ref.npy" --records "$O/$m.jsonl" 2>&1 | grep -E 'expect|error'
+    timeout 100 "$T" bench "$M/$m.onnx" --target cuda --records "$O/$m.jsonl" --repeat 20 2>&1 | grep -E 'Measured|error'
+  done
+fi
+
+if has anchors; then
+  step "anchors: torchvision resnet18 and mobilenet_v2"
   timeout 120 $PY bench/gpu_anchor.py nets
 fi
 

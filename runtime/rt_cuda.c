@@ -33,6 +33,7 @@ typedef void *CUgraphExec;
 enum {
   ATTR_MAX_THREADS_PER_BLOCK = 1,
   ATTR_MAX_SHARED_PER_BLOCK = 8,
+  ATTR_MULTIPROCESSOR_COUNT = 16,
   ATTR_L2_CACHE_SIZE = 38,
   ATTR_CC_MAJOR = 75,
   ATTR_CC_MINOR = 76,
@@ -189,6 +190,7 @@ static void query_here(int id, QueryAnswer *a) {
   if (cu.device_attr(&v, ATTR_CC_MINOR, dev) == 0) a->cc_minor = v;
   if (cu.device_attr(&v, ATTR_MAX_THREADS_PER_BLOCK, dev) == 0) a->lim.max_threads_per_block = v;
   if (cu.device_attr(&v, ATTR_MAX_SHARED_PER_BLOCK, dev) == 0) a->lim.max_shared_bytes = v;
+  if (cu.device_attr(&v, ATTR_MULTIPROCESSOR_COUNT, dev) == 0) a->lim.multiprocessors = v;
   a->rc = 0;
 }
 
@@ -214,6 +216,7 @@ int rt_cuda_query(int id, int *cc_major, int *cc_minor, GpuLimits *lim) {
   if (cc_minor && a.cc_minor >= 0) *cc_minor = a.cc_minor;
   if (lim && a.lim.max_threads_per_block > 0) lim->max_threads_per_block = a.lim.max_threads_per_block;
   if (lim && a.lim.max_shared_bytes > 0) lim->max_shared_bytes = a.lim.max_shared_bytes;
+  if (lim && a.lim.multiprocessors > 0) lim->multiprocessors = a.lim.multiprocessors;
   return 0;
 }
 

@@ -11,6 +11,7 @@ struct RtModule;
 typedef struct GpuLimits {
   int max_threads_per_block;
   int max_shared_bytes;
+  int multiprocessors; /* CUDA SMs, OpenCL compute units; 0: unknown (no device) */
 } GpuLimits;
 
 /* Launch extents and temp sizes are RPN programs over the symbolic sizes: code[2i] is an

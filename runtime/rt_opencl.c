@@ -158,8 +158,11 @@ static void query_here(const char *spec, QueryAnswer *a) {
   a->id = i;
   size_t wg = 0;
   cl_ulong local = 0;
+  cl_uint units = 0;
   clGetDeviceInfo(devices[i].id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
   clGetDeviceInfo(devices[i].id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL);
+  clGetDeviceInfo(devices[i].id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
+  if (units) a->lim.multiprocessors = units > 65536 ? 65536 : (int)units;
   if (wg) a->lim.max_threads_per_block = (int)wg;
   if (local) a->lim.max_shared_bytes = (int)(local > (1u << 30) ? (1u << 30) : local);
 }
@@ -179,6 +182,7 @@ int rt_opencl_query(const char *spec, int *id, GpuLimits *lim) {
   if (id) *id = a.id;
   if (lim && a.lim.max_threads_per_block > 0) lim->max_threads_per_block = a.lim.max_threads_per_block;
   if (lim && a.lim.max_shared_bytes > 0) lim->max_shared_bytes = a.lim.max_shared_bytes;
+  if (lim && a.lim.multiprocessors > 0) lim->multiprocessors = a.lim.multiprocessors;
   return 0;
 }
 

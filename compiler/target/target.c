@@ -64,11 +64,13 @@ const DeviceInfo *target_device_info(Target t, const Options *o) {
 }
 
 GpuLimits gpu_limits(Target t, const Options *o) {
-  if (backend_for(t)->device != DEVICE_GPU) return (GpuLimits){0, 0};
-  if (o && o->gpu.max_threads_per_block > 0 && o->gpu.max_shared_bytes > 0) return o->gpu;
+  if (backend_for(t)->device != DEVICE_GPU) return (GpuLimits){0, 0, 0};
+  if (o && o->gpu.max_threads_per_block > 0 && o->gpu.max_shared_bytes > 0 && o->gpu.multiprocessors > 0)
+    return o->gpu;
   GpuLimits lim = target_device_info(t, o)->gpu;
   if (o && o->gpu.max_threads_per_block > 0) lim.max_threads_per_block = o->gpu.max_threads_per_block;
   if (o && o->gpu.max_shared_bytes > 0) lim.max_shared_bytes = o->gpu.max_shared_bytes;
+  if (o && o->gpu.multiprocessors > 0) lim.multiprocessors = o->gpu.multiprocessors;
   return lim;
 }
 

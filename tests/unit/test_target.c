@@ -13,7 +13,8 @@ static const char *vadd = "const N = 256\n"
                           "  C[i] = A[i] + B[i]\n}\n";
 
 static bool same_limits(GpuLimits a, GpuLimits b) {
-  return a.max_threads_per_block == b.max_threads_per_block && a.max_shared_bytes == b.max_shared_bytes;
+  return a.max_threads_per_block == b.max_threads_per_block && a.max_shared_bytes == b.max_shared_bytes &&
+         a.multiprocessors == b.multiprocessors;
 }
 
 static void test_rows(void) {
@@ -32,7 +33,7 @@ static void test_rows(void) {
       check(xprintf("%s: runs on a GPU runtime device", n), be->rt_device == RT_CUDA || be->rt_device == RT_OPENCL);
     } else {
       check(xprintf("%s: a CPU target has no GPU limits", n),
-            same_limits(gpu_limits((Target)t, NULL), (GpuLimits){0, 0}));
+            same_limits(gpu_limits((Target)t, NULL), (GpuLimits){0, 0, 0}));
       check(xprintf("%s: a CPU target runs on the CPU runtime device", n), be->rt_device == RT_CPU);
     }
     for (int u = 0; u < t; u++)
@@ -102,15 +103,15 @@ static void test_limits(void) {
     lim = gpu_limits((Target)t, &o);
     check(xprintf("%s: one override replaces one field", be->name),
           lim.max_threads_per_block == 77 && lim.max_shared_bytes == d->gpu.max_shared_bytes);
-    o.gpu = (GpuLimits){33, 99};
+    o.gpu = (GpuLimits){33, 99, 5};
     check(xprintf("%s: both overrides", be->name), same_limits(gpu_limits((Target)t, &o), o.gpu));
   }
   /* The runtime's own queries agree: the limits are the device's, not a copy. */
-  GpuLimits q = {0, 0};
+  GpuLimits q = {0, 0, 0};
   int id;
   if (rt_opencl_query(NULL, &id, &q) == 0)
     check("opencl: the limits are the runtime query's", same_limits(gpu_limits(TARGET_OPENCL, NULL), q));
-  q = (GpuLimits){0, 0};
+  q = (GpuLimits){0, 0, 0};
   if (rt_cuda_query(0, NULL, NULL, &q) == 0)
     check("cuda: the limits are the runtime query's", same_limits(gpu_limits(TARGET_CUDA, NULL), q));
   /* The host CPU: LLVM's features give its widest vector register. */
