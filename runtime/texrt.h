@@ -75,7 +75,9 @@ int rt_seq_is_graph(const RtSeq *s); /* 1 when runs replay a device graph */
 void rt_seq_free(RtSeq *s);
 
 /* Timing, as TVM's time_evaluator: each of REPEAT measurements runs the function NUMBER
- * times (NUMBER grows until a measurement lasts MIN_REPEAT_MS) after one warm-up call. */
+ * times (NUMBER grows until a measurement lasts MIN_REPEAT_MS) after one warm-up call. On a
+ * GPU the NUMBER calls are launched back to back and the device synchronised once at the
+ * end of the measurement, as the kernels of a forward pass run. */
 typedef struct RtTiming {
   double mean_ms, median_ms, stdev_ms, min_ms;
   int repeat, number;
