@@ -29,6 +29,7 @@ typedef unsigned long long CUdeviceptr;
 typedef void *CUstream;
 typedef void *CUgraph;
 typedef void *CUgraphExec;
+typedef void *CUevent;
 
 enum {
   ATTR_MAX_THREADS_PER_BLOCK = 1,
@@ -69,10 +70,16 @@ static struct {
   CUresult (*graph_launch)(CUgraphExec, CUstream);
   CUresult (*graph_exec_destroy)(CUgraphExec);
   CUresult (*graph_destroy)(CUgraph);
+  /* optional: the device's clock for timing (all or none) */
+  CUresult (*event_create)(CUevent *, unsigned);
+  CUresult (*event_record)(CUevent, CUstream);
+  CUresult (*event_sync)(CUevent);
+  CUresult (*event_elapsed)(float *, CUevent, CUevent);
 } cu;
 
 enum { STREAM_NON_BLOCKING = 1, CAPTURE_MODE_RELAXED = 2 };
 static bool cu_graphs; /* the driver has every graph entry point above */
+static bool cu_events; /* and every event entry point */
 
 static int cu_state;      /* 0 untried, 1 ready, -1 unusable */
 static char cu_why[256];  /* why it is unusable */
@@ -130,6 +137,13 @@ static int cu_load(void) {
   *(void **)&cu.graph_exec_destroy = sym(h, "cuGraphExecDestroy", &graphs);
   *(void **)&cu.graph_destroy = sym(h, "cuGraphDestroy", &graphs);
   cu_graphs = graphs;
+  bool events = true;
+  *(void **)&cu.event_create = sym(h, "cuEventCreate", &events);
+  *(void **)&cu.event_record = sym(h, "cuEventRecord", &events);
+  *(void **)&cu.event_sync = sym(h, "cuEventSynchronize", &events);
+  *(void **)&cu.event_elapsed = dlsym(h, "cuEventElapsedTime_v2"); /* CUDA 12.8+ */
+  if (!cu.event_elapsed) *(void **)&cu.event_elapsed = sym(h, "cuEventElapsedTime", &events);
+  cu_events = events;
   if (!ok) {
     snprintf(cu_why, sizeof cu_why, "no CUDA device: libcuda.so.1 lacks driver API entry points");
     return 1;
@@ -521,8 +535,33 @@ static int cuda_graph_run(int id, void *p) {
   return rc != 0;
 }
 
+/* ----------------------------------------------------------- timing */
+
+/* Per device: two events around the launches on the legacy stream, made at first use. */
+static CUevent ev_start[16], ev_stop[16];
+
+static int cuda_timer_start(int id) {
+  if (!cu_events || cu_use(id)) return 1;
+  if (!ev_stop[id]) {
+    if (cu.event_create(&ev_start[id], 0) || cu.event_create(&ev_stop[id], 0)) {
+      ev_start[id] = ev_stop[id] = NULL;
+      cu_events = false; /* the wall clock from now on */
+      return 1;
+    }
+  }
+  return cu.event_record(ev_start[id], NULL) != 0;
+}
+
+static double cuda_timer_stop(int id) {
+  float ms = -1;
+  if (cu_use(id) || !ev_stop[id] || cu.event_record(ev_stop[id], NULL) || cu.event_sync(ev_stop[id]) ||
+      cu.event_elapsed(&ms, ev_start[id], ev_stop[id]))
+    return -1;
+  return ms;
+}
+
 const RtDeviceOps rt_cuda_ops = {
     .exists = cuda_exists, .name = cuda_name, .alloc = cuda_alloc, .free = cuda_free,
     .to_device = cuda_to_device, .to_host = cuda_to_host, .sync = cuda_sync,
     .flush_cache = cuda_flush_cache, .graph_new = cuda_graph_new, .graph_run = cuda_graph_run,
-    .graph_free = cuda_graph_free};
+    .graph_free = cuda_graph_free, .timer_start = cuda_timer_start, .timer_stop = cuda_timer_stop};

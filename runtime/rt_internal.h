@@ -50,6 +50,11 @@ typedef struct RtDeviceOps {
   void *(*graph_new)(int id, RtFunc *const *fns, RtTensor **const *args, const int *nargs, int n);
   int (*graph_run)(int id, void *graph);
   void (*graph_free)(int id, void *graph);
+  /* Optional (CUDA): the device's own clock over the work launched between TIMER_START and
+   * TIMER_STOP (events on the launches' stream). TIMER_STOP waits for that work and returns
+   * milliseconds, or a negative number when the device cannot say. */
+  int (*timer_start)(int id);
+  double (*timer_stop)(int id);
 } RtDeviceOps;
 /* Hidden: a library that links no GPU code keeps its weak references to them inside
  * (resolved to NULL at link time), not as dynamic symbols a program could bind. */

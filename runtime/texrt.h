@@ -77,7 +77,9 @@ void rt_seq_free(RtSeq *s);
 /* Timing, as TVM's time_evaluator: each of REPEAT measurements runs the function NUMBER
  * times (NUMBER grows until a measurement lasts MIN_REPEAT_MS) after one warm-up call. On a
  * GPU the NUMBER calls are launched back to back and the device synchronised once at the
- * end of the measurement, as the kernels of a forward pass run. */
+ * end of the measurement, as the kernels of a forward pass run; on CUDA the device's own
+ * clock (two events around the launches) times them, so that the host's launch latency and
+ * wait are not counted (the wall clock where the driver has no events). */
 typedef struct RtTiming {
   double mean_ms, median_ms, stdev_ms, min_ms;
   int repeat, number;
