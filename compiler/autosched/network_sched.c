@@ -288,8 +288,42 @@ static int64_t patch_bytes(const Op *pad, const Op *a, const Op *o, int64_t tw) 
   return khkw / kw * (tw * stride + kw - 1) * ci * 4;
 }
 
+/* Winograd's products (network.c's winograd_product: 16 matrix products over the channels,
+ * M[a, e, n, ty, tx, co] += V[a, e, n, ty, tx, ci] * U[a, e, ci, co]): the register tile of
+ * the CPU (TW blocks of a row x NR channels, as a convolution's rows x channels) accumulated
+ * in a local buffer with the channel reduction outside it; one parallel loop over the 16
+ * (a, e) planes and the channel blocks, so that a chunk reads its U[a, e] block from cache
+ * for every row of blocks. NULL when K is not that kernel. */
+static char *winograd_product_steps(Kernel *k) {
+  Op *o = k->outputs[0]->op;
+  if (!strstr(k->name, "winograd_product") || k->nops != 1 || o->ndim != 6 || o->nred != 1) return NULL;
+  int64_t tx = extent(o, 4), co = extent(o, 5), tw, nr;
+  if (!tx || !co) return NULL;
+  register_tile(target_cpu(NULL), tx, co, &tw, &nr);
+  const char *O = o->name, *ax[6], *ci = o->raxes[0]->name;
+  for (int d = 0; d < 6; d++) ax[d] = o->axes[d]->name;
+  char *s = xstrdup("");
+  step(&s, xprintf("%s_l = cache_write(%s, local)", O, O));
+  step(&s, xprintf("%s_c0, %s_c1 = split(%s.%s, %lld)", O, O, O, ax[5], (long long)nr));
+  step(&s, xprintf("%s_t0, %s_t1 = split(%s.%s, %lld)", O, O, O, ax[4], (long long)tw));
+  step(&s, xprintf("reorder(%s.%s, %s.%s, %s_c0, %s.%s, %s.%s, %s_t0, %s_t1, %s_c1)", O, ax[0], O, ax[1], O, O, ax[2], O,
+                   ax[3], O, O, O));
+  step(&s, xprintf("%s_f1 = fuse(%s.%s, %s.%s)", O, O, ax[0], O, ax[1]));
+  step(&s, xprintf("%s_f2 = fuse(%s_f1, %s_c0)", O, O, O));
+  step(&s, xprintf("parallel(%s_f2)", O));
+  step(&s, xprintf("vectorize(%s_c1)", O));
+  step(&s, xprintf("compute_at(%s_l, %s, %s_t0)", O, O, O));
+  step(&s, xprintf("reorder(%s_l.%s, %s_l.%s, %s_l.%s, %s_l.%s, %s_l.%s, %s_l.%s, %s_l.%s)", O, ax[0], O, ax[1], O, ax[2],
+                   O, ax[3], O, ci, O, ax[4], O, ax[5]));
+  step(&s, xprintf("unroll(%s_l.%s)", O, ax[4]));
+  step(&s, xprintf("vectorize(%s_l.%s)", O, ax[5]));
+  return s;
+}
+
 char *net_default_steps(Kernel *k) {
   if (k->noutputs != 1 || !k->outputs[0]->op) return NULL;
+  char *wp = winograd_product_steps(k);
+  if (wp) return wp;
   Op *o = k->outputs[0]->op;
   bool ok;
   Op *a = find_anchor(k, o, &ok);

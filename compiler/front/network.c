@@ -460,6 +460,127 @@ static void pack_weight(Loader *L, NetNode *nd) {
   }
 }
 
+/* ---- Winograd convolutions ------------------------------------------------------- */
+
+bool net_winograd(void) {
+  const char *env = getenv("TEXC_NET_WINOGRAD");
+  if (env && strcmp(env, "0") == 0) return false;
+  return !target_cli_options || backend_for(target_cli_options->target)->device == DEVICE_CPU;
+}
+
+/* Winograd's F(2x2, 3x3) (Lavin and Gray, 2015): each 2 x 2 block of outputs of a 3 x 3
+ * convolution from a 4 x 4 block of input, by 16 products per channel pair instead of 36.
+ * Four operators, so that the transformed input V and the products M are network tensors
+ * (planned in the arena: a run allocates nothing) and each part gets the default schedule
+ * of its form (network_sched.c):
+ *   winograd_weights  U = G g G^T, once at load (a folded group, as packed weights)
+ *   winograd_input    V = B^T d B per 4 x 4 block (the padding and the row transform inlined)
+ *   winograd_product  M: 16 matrix products over the channels, M[a, e] = V[a, e] U[a, e]
+ *   winograd_output   Y = A^T M A (the convolution's fused tail, batch norm, relu, joins it)
+ * with B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1],
+ * A^T = [1 1 1 0; 0 1 -1 -1], written out as selects. Odd heights and widths compute a last
+ * half block that Y drops. */
+static const char winograd_src[] =
+    "kernel winograd_weights(K: f32[3, 3, CI, CO]) -> U: f32[4, 4, CI, CO] {\n"
+    "  tensor G: f32[4, 3, CI, CO]\n"
+    "  G[a, x, ci, co] = a == 0 ? K[0, x, ci, co] : a == 3 ? K[2, x, ci, co] : a == 1 ? 0.5 * (K[0, x, ci, co] + K[1, x, ci, co] + K[2, x, ci, co]) : 0.5 * (K[0, x, ci, co] - K[1, x, ci, co] + K[2, x, ci, co])\n"
+    "  U[a, e, ci, co] = e == 0 ? G[a, 0, ci, co] : e == 3 ? G[a, 2, ci, co] : e == 1 ? 0.5 * (G[a, 0, ci, co] + G[a, 1, ci, co] + G[a, 2, ci, co]) : 0.5 * (G[a, 0, ci, co] - G[a, 1, ci, co] + G[a, 2, ci, co])\n"
+    "}\n"
+    "kernel winograd_input(X: f32[N, H, W, CI]) -> V: f32[4, 4, N, (H + 1) / 2, (W + 1) / 2, CI] {\n"
+    "  tensor P: f32[N, 2 * ((H + 1) / 2) + 2, 2 * ((W + 1) / 2) + 2, CI]\n"
+    "  P[n, h, w, c] = h >= 1 && h <= H && w >= 1 && w <= W ? X[n, h - 1, w - 1, c] : 0.0\n"
+    "  tensor T: f32[4, N, (H + 1) / 2, (W + 1) / 2, 4, CI]\n"
+    "  T[a, n, ty, tx, j, c] = a == 0 ? P[n, 2 * ty, 2 * tx + j, c] - P[n, 2 * ty + 2, 2 * tx + j, c] : a == 1 ? P[n, 2 * ty + 1, 2 * tx + j, c] + P[n, 2 * ty + 2, 2 * tx + j, c] : a == 2 ? P[n, 2 * ty + 2, 2 * tx + j, c] - P[n, 2 * ty + 1, 2 * tx + j, c] : P[n, 2 * ty + 1, 2 * tx + j, c] - P[n, 2 * ty + 3, 2 * tx + j, c]\n"
+    "  V[a, e, n, ty, tx, c] = e == 0 ? T[a, n, ty, tx, 0, c] - T[a, n, ty, tx, 2, c] : e == 1 ? T[a, n, ty, tx, 1, c] + T[a, n, ty, tx, 2, c] : e == 2 ? T[a, n, ty, tx, 2, c] - T[a, n, ty, tx, 1, c] : T[a, n, ty, tx, 1, c] - T[a, n, ty, tx, 3, c]\n"
+    "}\n"
+    "kernel winograd_product(V: f32[4, 4, N, TY, TX, CI], U: f32[4, 4, CI, CO]) -> M: f32[4, 4, N, TY, TX, CO] {\n"
+    "  M[a, e, n, ty, tx, co] += V[a, e, n, ty, tx, ci] * U[a, e, ci, co]\n"
+    "}\n"
+    "kernel winograd_output(M: f32[4, 4, N, (H + 1) / 2, (W + 1) / 2, CO]) -> Y: f32[N, H, W, CO] {\n"
+    "  tensor O: f32[2, 4, N, (H + 1) / 2, (W + 1) / 2, CO]\n"
+    "  O[p, e, n, ty, tx, co] = p == 0 ? M[0, e, n, ty, tx, co] + M[1, e, n, ty, tx, co] + M[2, e, n, ty, tx, co] : M[1, e, n, ty, tx, co] - M[2, e, n, ty, tx, co] - M[3, e, n, ty, tx, co]\n"
+    "  Y[n, y, x, co] = x % 2 == 0 ? O[y % 2, 0, n, y / 2, x / 2, co] + O[y % 2, 1, n, y / 2, x / 2, co] + O[y % 2, 2, n, y / 2, x / 2, co] : O[y % 2, 1, n, y / 2, x / 2, co] - O[y % 2, 2, n, y / 2, x / 2, co] - O[y % 2, 3, n, y / 2, x / 2, co]\n"
+    "}\n";
+
+/* Operator I of winograd_src (0 weights, 1 input, 2 product, 3 output). */
+static Ast *winograd_kernel(int i) {
+  static Ast *f;
+  if (!f && !(f = parse_string("<winograd>", winograd_src))) die("network: the Winograd kernels do not parse");
+  return VEC_AT(f->list, i);
+}
+
+/* The value bound to NAME in ND's environment, or DEF. */
+static int64_t env_get(const NetNode *nd, const char *name, int64_t def) {
+  for (int i = 0; i < nd->nenv; i++)
+    if (strcmp(nd->env[i].name, name) == 0) return nd->env[i].value;
+  return def;
+}
+
+/* Is ND a convolution that Winograd's F(2x2, 3x3) computes: stdlib's conv2d_nhwc (or the
+ * ONNX importer's conv2d_nhwc_pad) with a 3 x 3 filter that is a weight, stride 1,
+ * dilation 1, padding 1 on every side, and at least 16 channels in and out (fewer leave the
+ * transforms' cost uncovered)? */
+static bool winograd_fits(const NetNode *nd) {
+  bool pad = strcmp(nd->op, "conv2d_nhwc_pad") == 0;
+  if ((strcmp(nd->op, "conv2d_nhwc") != 0 && !pad) || nd->nargs != 2 || nd->args[1]->kind != NT_WEIGHT) return false;
+  const NetTensor *k = nd->args[1];
+  if (k->ndim != 4 || k->shape[0] != 3 || k->shape[1] != 3 || k->shape[2] < 16 || k->shape[3] < 16) return false;
+  const char *one[] = {"SH", "SW", "DH", "DW"};
+  for (int i = 0; i < 4; i++)
+    if (env_get(nd, one[i], 1) != 1) return false;
+  const char *pads[] = {"PT", "PL", "PB", "PR", "PH", "PW"};
+  for (int i = pad ? 0 : 4; i < (pad ? 4 : 6); i++)
+    if (env_get(nd, pads[i], 0) != 1) return false;
+  return true;
+}
+
+/* A node of operator I (winograd_kernel) on the NARGS tensors ARGS, its sizes the NENV
+ * bindings (name, value) of ENV, writing a new tensor NAME of shape SHAPE; pushed before
+ * BEFORE, the node that reads it. */
+static NetTensor *winograd_node(Loader *L, NetNode *before, int i, NetTensor **args, int nargs,
+                                const NetBinding *env, int nenv, const char *name, int nd, const int64_t *shape) {
+  static const char *const ops[] = {"winograd_weights", "winograd_input", "winograd_product"};
+  NetNode *w = xalloc(sizeof *w);
+  w->op = ops[i];
+  w->loc = before->loc;
+  w->kernel = winograd_kernel(i);
+  w->args = xalloc(sizeof(NetTensor *) * (size_t)nargs);
+  memcpy(w->args, args, sizeof(NetTensor *) * (size_t)nargs);
+  w->nargs = nargs;
+  w->packed_arg = -1;
+  for (int j = 0; j < nenv; j++) env_push(&w->env, &w->nenv, env[j].name, env[j].value);
+  w->out = new_tensor(L, name, NT_VALUE, nd, shape); /* not an identifier: no call can name it */
+  w->out->producer = L->net->nnodes;
+  before->out->producer++; /* BEFORE goes after W */
+  for (int j = 0; j < nargs; j++) args[j]->nuses++;
+  push_node(L->net, w);
+  return w->out;
+}
+
+/* ND (when winograd_fits, on a CPU target, unless TEXC_NET_WINOGRAD=0) computed by
+ * Winograd: the filter's transform, the input's and the products as three nodes before
+ * it, and ND itself the output transform of the products. */
+static void winograd(Loader *L, NetNode *nd) {
+  if (!net_winograd() || !winograd_fits(nd)) return;
+  NetTensor *x = nd->args[0], *k = nd->args[1];
+  int64_t n = x->shape[0], h = x->shape[1], w = x->shape[2], ci = k->shape[2], co = k->shape[3];
+  int64_t ty = (h + 1) / 2, tx = (w + 1) / 2;
+  NetBinding we[] = {{"CI", ci}, {"CO", co}}, ie[] = {{"N", n}, {"H", h}, {"W", w}, {"CI", ci}},
+             pe[] = {{"N", n}, {"TY", ty}, {"TX", tx}, {"CI", ci}, {"CO", co}};
+  NetTensor *u = winograd_node(L, nd, 0, &k, 1, we, 2, xprintf("%s.winograd", k->name), 4, (int64_t[]){4, 4, ci, co});
+  NetTensor *v = winograd_node(L, nd, 1, &x, 1, ie, 4, xprintf("%s.winograd_in", nd->out->name), 6,
+                               (int64_t[]){4, 4, n, ty, tx, ci});
+  NetTensor *m = winograd_node(L, nd, 2, (NetTensor *[]){v, u}, 2, pe, 5, xprintf("%s.winograd_m", nd->out->name), 6,
+                               (int64_t[]){4, 4, n, ty, tx, co});
+  nd->args[0] = m;
+  nd->nargs = 1;
+  nd->op = "winograd_output";
+  nd->kernel = winograd_kernel(3);
+  nd->env = NULL, nd->nenv = 0;
+  const NetBinding oe[] = {{"N", n}, {"H", h}, {"W", w}, {"CO", co}};
+  for (int j = 0; j < 4; j++) env_push(&nd->env, &nd->nenv, oe[j].name, oe[j].value);
+}
+
 /* One call `y = op(args)` of the body as a node. false: reported. */
 static bool add_call(Loader *L, const Ast *st) {
   if (st->list.len != 1) {
@@ -486,6 +607,7 @@ static bool add_call(Loader *L, const Ast *st) {
   if (!unify(st, nd) || !call_output(L, st, nd)) return false;
   nd->elementwise = is_elementwise(d->kernel);
   nd->packed_arg = -1;
+  winograd(L, nd);
   pack_weight(L, nd);
   for (int i = 0; i < nd->nargs; i++) nd->args[i]->nuses++;
   push_node(L->net, nd);

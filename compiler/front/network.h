@@ -104,6 +104,9 @@ Network *net_load(const char *file, const char *name, Define *defs, int ndefs);
 /* Weight packing (NETWORKS.md, "Packed weights"): on unless TEXC_NET_PACK=0 or the target
  * of the command line is not a CPU. */
 bool net_packing(void);
+/* Winograd F(2x2, 3x3) for 3 x 3 stride-1 convolutions (NETWORKS.md, "Winograd"): on
+ * unless TEXC_NET_WINOGRAD=0 or the target of the command line is not a CPU. */
+bool net_winograd(void);
 /* Does PATH parse, and hold a `network`? (Quiet: a file that does not parse says no.) */
 bool net_is_network_file(const char *path);
 

@@ -3,7 +3,9 @@
 # right there: a conv + relu task compiled with `--mtriple aarch64-linux-gnu` (NEON register
 # tiles, the padded patch per tile) is linked with the CPU runtime by aarch64-linux-gnu-gcc and
 # run under qemu-aarch64-static against a plain C reference (the filter packed by the
-# network's folded pack_weights task first when it has one). Skipped without those tools.
+# network's folded pack_weights task first when it has one). The direct convolution's
+# default (TEXC_NET_WINOGRAD=0: these 3 x 3 convolutions would otherwise run as Winograd's).
+# Skipped without those tools.
 # Environment: $TEXC (the texc binary). Prints ok / not ok / skip lines.
 TEXC=${TEXC:-build/texc}
 ok() { echo "ok - cross: $1"; }
@@ -63,7 +65,7 @@ network n(x: f32[1, $1, $1, $2], w: f32[3, 3, $2, $2]) -> y: f32[1, $1, $1, $2] 
 }
 TEX
   name="aarch64 network default ${1}x${1}x$2 conv+relu under qemu"
-  if "$TEXC" "$T/n.tex" --emit obj --mtriple aarch64-linux-gnu -o "$T/n.o" --records "$T/none.jsonl" 2>"$T/err" &&
+  if TEXC_NET_WINOGRAD=0 "$TEXC" "$T/n.tex" --emit obj --mtriple aarch64-linux-gnu -o "$T/n.o" --records "$T/none.jsonl" 2>"$T/err" &&
      $CC -O1 -static -D_GNU_SOURCE -Iruntime -o "$T/drv" "$T/drv.c" "$T/n.o" runtime/rt_cpu.c -lpthread -lm 2>>"$T/err" &&
      TEX_NUM_THREADS=2 timeout 300 $QEMU "$T/drv" "$1" "$2" >"$T/out" 2>>"$T/err"; then
     ok "$name ($(cat "$T/out"))"
