@@ -3,9 +3,9 @@
 # right there: a conv + relu task compiled with `--mtriple aarch64-linux-gnu` (NEON register
 # tiles, the padded patch per tile) is linked with the CPU runtime by aarch64-linux-gnu-gcc and
 # run under qemu-aarch64-static against a plain C reference (the filter packed by the
-# network's folded pack_weights task first when it has one). The direct convolution's
-# default (TEXC_NET_WINOGRAD=0: these 3 x 3 convolutions would otherwise run as Winograd's).
-# Skipped without those tools.
+# network's folded pack_weights task first when it has one); the same for the Winograd
+# default of 3 x 3 convolutions (its four tasks), then the direct convolution's default
+# (TEXC_NET_WINOGRAD=0). Skipped without those tools.
 # Environment: $TEXC (the texc binary). Prints ok / not ok / skip lines.
 TEXC=${TEXC:-build/texc}
 ok() { echo "ok - cross: $1"; }
@@ -54,6 +54,65 @@ int main(int argc, char **argv) {
   return maxerr < 1e-4 ? 0 : 1;
 }
 C
+# The same check of the Winograd default (NETWORKS.md): its four tasks called in order (the
+# filter transform, the input transform, the products, the output transform with relu),
+# even and odd sizes.
+cat >"$T/wdrv.c" <<'C'
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+int t0_winograd_input(const float *x, float *v);
+int t1_winograd_product(const float *v, const float *u, float *m);
+int t2_winograd_output_relu(const float *m, float *y);
+int t3_winograd_weights(const float *w, float *u);
+int main(int argc, char **argv) {
+  int H = atoi(argv[1]), C = atoi(argv[2]), B = (H + 1) / 2;
+  float *x = malloc(sizeof(float) * H * H * C), *w = malloc(sizeof(float) * 9 * C * C),
+        *y = malloc(sizeof(float) * H * H * C), *u = malloc(sizeof(float) * 16 * C * C),
+        *v = malloc(sizeof(float) * 16 * B * B * C), *m = malloc(sizeof(float) * 16 * B * B * C);
+  for (long i = 0; i < (long)H * H * C; i++) x[i] = (float)((i * 7919) % 13) / 13.0f - 0.4f;
+  for (long i = 0; i < 9L * C * C; i++) w[i] = (float)((i * 104729) % 17) / 17.0f - 0.5f;
+  if (t3_winograd_weights(w, u) || t0_winograd_input(x, v) || t1_winograd_product(v, u, m) ||
+      t2_winograd_output_relu(m, y))
+    return 2;
+  double maxerr = 0;
+  for (int h = 0; h < H; h++)
+    for (int ww = 0; ww < H; ww++)
+      for (int co = 0; co < C; co++) {
+        double s = 0;
+        for (int rh = 0; rh < 3; rh++)
+          for (int rw = 0; rw < 3; rw++) {
+            int ih = h + rh - 1, iw = ww + rw - 1;
+            if (ih < 0 || ih >= H || iw < 0 || iw >= H) continue;
+            for (int ci = 0; ci < C; ci++)
+              s += x[((long)ih * H + iw) * C + ci] * w[((rh * 3 + rw) * (long)C + ci) * C + co];
+          }
+        double ref = s > 0 ? s : 0, e = fabs(y[((long)h * H + ww) * C + co] - ref) / (1 + fabs(ref));
+        if (e > maxerr) maxerr = e;
+      }
+  printf("max rel err %.3g\n", maxerr);
+  return maxerr < 1e-4 ? 0 : 1;
+}
+C
+for shape in "14 32" "7 64" "28 16"; do
+  set -- $shape
+  cat >"$T/w.tex" <<TEX
+import "nn/conv2d.tex"
+import "nn/elementwise.tex"
+network n(x: f32[1, $1, $1, $2], w: f32[3, 3, $2, $2]) -> y: f32[1, $1, $1, $2] {
+  a = conv2d_nhwc(x, w, PH = 1, PW = 1)
+  y = relu(a)
+}
+TEX
+  name="aarch64 network default ${1}x${1}x$2 conv+relu as Winograd under qemu"
+  if "$TEXC" "$T/w.tex" --emit obj --mtriple aarch64-linux-gnu -o "$T/w.o" --records "$T/none.jsonl" 2>"$T/err" &&
+     $CC -O1 -static -D_GNU_SOURCE -Iruntime -o "$T/wdrv" "$T/wdrv.c" "$T/w.o" runtime/rt_cpu.c -lpthread -lm 2>>"$T/err" &&
+     TEX_NUM_THREADS=2 timeout 300 $QEMU "$T/wdrv" "$1" "$2" >"$T/out" 2>>"$T/err"; then
+    ok "$name ($(cat "$T/out"))"
+  else
+    bad "$name: $(head -3 "$T/err" "$T/out" | tr '\n' ' ')"
+  fi
+done
 for shape in "56 16" "14 64" "7 32" "28 24"; do
   set -- $shape
   cat >"$T/n.tex" <<TEX
