@@ -85,24 +85,24 @@ static SchedSource task_steps(Cli *c, Network *n, int t, Vec *steps, const char 
   Kernel *k = n->groups[n->tasks[t].group]->kernel;
   bool bare = c->schedule != NULL; /* `--schedule bare` (net_run_cli allows no other) */
   if (!bare && net_task_best(n, t, c->o.target, c->records, steps) >= 0) return SRC_RECORD;
-  const Backend *be = backend_for(c->o.target);
   const char *text = bare ? NULL : task_default_text(k, c->o.target);
-  if (!text && be->default_steps) return be->default_steps(k, c->o.target, steps) ? SRC_DEFAULT : SRC_ERROR;
-  if (!text) return SRC_NONE;
-  bool quiet = diag_silent;
-  int errors = diag_errors();
-  diag_silent = true;
-  Vec v = {0};
-  bool ok = parse_steps("<default>", text, &v) && sched_build(k, c->o.target, &v);
-  diag_silent = quiet;
-  if (!ok) { /* a form the default did not foresee: the bare default */
-    if (errors == 0) diag_reset();
-    if (be->default_steps) return be->default_steps(k, c->o.target, steps) ? SRC_DEFAULT : SRC_ERROR;
-    return SRC_NONE;
+  if (text) {
+    bool quiet = diag_silent;
+    int errors = diag_errors();
+    diag_silent = true;
+    Vec v = {0};
+    bool ok = parse_steps("<default>", text, &v) && sched_build(k, c->o.target, &v);
+    diag_silent = quiet;
+    if (ok) {
+      *steps = v;
+      *text_out = text;
+      return SRC_DEFAULT;
+    }
+    if (errors == 0) diag_reset(); /* a form the default did not foresee: the bare default */
   }
-  *steps = v;
-  *text_out = text;
-  return SRC_DEFAULT;
+  const Backend *be = backend_for(c->o.target);
+  if (be->default_steps) return be->default_steps(k, c->o.target, steps) ? SRC_DEFAULT : SRC_ERROR;
+  return SRC_NONE;
 }
 
 /* One lowered function per task, for the CLI's target. NULL on errors (reported). */
@@ -288,7 +288,7 @@ static bool exec_init(Cli *c, Network *n, LoweredFunc **fns, Exec *e) {
   }
   for (int k = 0; k < n->ngroups; k++) /* the folded groups (packed weights), once */
     if (n->groups[k]->folded && exec_group(e, k)) return false;
-  return exec_sequence(e) || (fprintf(stderr, "texc: error: %s\n", rt_last_error()), false);
+  if (exec_sequence(e)) return true;
 rt_error:
   fprintf(stderr, "texc: error: %s\n", rt_last_error());
   return false;
