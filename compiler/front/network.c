@@ -397,6 +397,28 @@ static void push_node(Network *n, NetNode *nd) {
   n->nodes = ns;
 }
 
+/* A node of operator OP (its A_KERNEL KERNEL) on the NARGS tensors ARGS, its sizes the NENV
+ * bindings of ENV, writing a new tensor NAME of shape SHAPE (not an identifier: no call can
+ * name it), pushed before BEFORE, the node that reads it. Returns that tensor. */
+static NetTensor *insert_node(Loader *L, NetNode *before, const char *op, Ast *kernel, NetTensor **args, int nargs,
+                              const NetBinding *env, int nenv, const char *name, int nd, const int64_t *shape) {
+  NetNode *w = xalloc(sizeof *w);
+  w->op = op;
+  w->loc = before->loc;
+  w->kernel = kernel;
+  w->args = xalloc(sizeof(NetTensor *) * (size_t)nargs);
+  memcpy(w->args, args, sizeof(NetTensor *) * (size_t)nargs);
+  w->nargs = nargs;
+  w->packed_arg = -1;
+  for (int j = 0; j < nenv; j++) env_push(&w->env, &w->nenv, env[j].name, env[j].value);
+  w->out = new_tensor(L, name, NT_VALUE, nd, shape);
+  w->out->producer = L->net->nnodes;
+  before->out->producer++; /* BEFORE goes after W */
+  for (int j = 0; j < nargs; j++) args[j]->nuses++;
+  push_node(L->net, w);
+  return w->out;
+}
+
 /* ---- packed weights -------------------------------------------------------------- */
 
 bool net_packing(void) {
@@ -435,25 +457,9 @@ static void pack_weight(Loader *L, NetNode *nd) {
     int64_t b = pack_block_of(nd, a);
     if (!b) continue;
     NetTensor *w = nd->args[a];
-    NetNode *pk = xalloc(sizeof *pk);
-    pk->op = "pack_weights";
-    pk->loc = nd->loc;
-    pk->kernel = pack_kernel();
-    pk->args = xalloc(sizeof(NetTensor *));
-    pk->args[0] = w;
-    pk->nargs = 1;
-    pk->packed_arg = -1;
-    const char *dims[] = {"KH", "KW", "CI", "CO"};
-    for (int d = 0; d < 4; d++) env_push(&pk->env, &pk->nenv, dims[d], w->shape[d]);
-    env_push(&pk->env, &pk->nenv, "B", b);
+    const NetBinding env[] = {{"KH", w->shape[0]}, {"KW", w->shape[1]}, {"CI", w->shape[2]}, {"CO", w->shape[3]}, {"B", b}};
     int64_t shape[5] = {w->shape[3] / b, w->shape[0], w->shape[1], w->shape[2], b};
-    /* not an identifier: no call can name it */
-    pk->out = new_tensor(L, xprintf("%s.packed", w->name), NT_VALUE, 5, shape);
-    pk->out->producer = L->net->nnodes;
-    nd->out->producer++; /* ND goes after PK */
-    w->nuses++;
-    push_node(L->net, pk);
-    nd->args[a] = pk->out;
+    nd->args[a] = insert_node(L, nd, "pack_weights", pack_kernel(), &w, 1, env, 5, xprintf("%s.packed", w->name), 5, shape);
     nd->packed_arg = a;
     nd->pack_block = b;
     return; /* one filter per call */
@@ -511,9 +517,8 @@ static Ast *winograd_kernel(int i) {
 
 /* The value bound to NAME in ND's environment, or DEF. */
 static int64_t env_get(const NetNode *nd, const char *name, int64_t def) {
-  for (int i = 0; i < nd->nenv; i++)
-    if (strcmp(nd->env[i].name, name) == 0) return nd->env[i].value;
-  return def;
+  NetBinding *e = env_find(nd->env, nd->nenv, name);
+  return e ? e->value : def;
 }
 
 /* Is ND a convolution that Winograd's F(2x2, 3x3) computes: stdlib's conv2d_nhwc (or the
@@ -534,29 +539,6 @@ static bool winograd_fits(const NetNode *nd) {
   return true;
 }
 
-/* A node of operator I (winograd_kernel) on the NARGS tensors ARGS, its sizes the NENV
- * bindings (name, value) of ENV, writing a new tensor NAME of shape SHAPE; pushed before
- * BEFORE, the node that reads it. */
-static NetTensor *winograd_node(Loader *L, NetNode *before, int i, NetTensor **args, int nargs,
-                                const NetBinding *env, int nenv, const char *name, int nd, const int64_t *shape) {
-  static const char *const ops[] = {"winograd_weights", "winograd_input", "winograd_product"};
-  NetNode *w = xalloc(sizeof *w);
-  w->op = ops[i];
-  w->loc = before->loc;
-  w->kernel = winograd_kernel(i);
-  w->args = xalloc(sizeof(NetTensor *) * (size_t)nargs);
-  memcpy(w->args, args, sizeof(NetTensor *) * (size_t)nargs);
-  w->nargs = nargs;
-  w->packed_arg = -1;
-  for (int j = 0; j < nenv; j++) env_push(&w->env, &w->nenv, env[j].name, env[j].value);
-  w->out = new_tensor(L, name, NT_VALUE, nd, shape); /* not an identifier: no call can name it */
-  w->out->producer = L->net->nnodes;
-  before->out->producer++; /* BEFORE goes after W */
-  for (int j = 0; j < nargs; j++) args[j]->nuses++;
-  push_node(L->net, w);
-  return w->out;
-}
-
 /* ND (when winograd_fits, on a CPU target, unless TEXC_NET_WINOGRAD=0) computed by
  * Winograd: the filter's transform, the input's and the products as three nodes before
  * it, and ND itself the output transform of the products. */
@@ -567,11 +549,12 @@ static void winograd(Loader *L, NetNode *nd) {
   int64_t ty = (h + 1) / 2, tx = (w + 1) / 2;
   NetBinding we[] = {{"CI", ci}, {"CO", co}}, ie[] = {{"N", n}, {"H", h}, {"W", w}, {"CI", ci}},
              pe[] = {{"N", n}, {"TY", ty}, {"TX", tx}, {"CI", ci}, {"CO", co}};
-  NetTensor *u = winograd_node(L, nd, 0, &k, 1, we, 2, xprintf("%s.winograd", k->name), 4, (int64_t[]){4, 4, ci, co});
-  NetTensor *v = winograd_node(L, nd, 1, &x, 1, ie, 4, xprintf("%s.winograd_in", nd->out->name), 6,
-                               (int64_t[]){4, 4, n, ty, tx, ci});
-  NetTensor *m = winograd_node(L, nd, 2, (NetTensor *[]){v, u}, 2, pe, 5, xprintf("%s.winograd_m", nd->out->name), 6,
-                               (int64_t[]){4, 4, n, ty, tx, co});
+  NetTensor *u = insert_node(L, nd, "winograd_weights", winograd_kernel(0), &k, 1, we, 2,
+                             xprintf("%s.winograd", k->name), 4, (int64_t[]){4, 4, ci, co});
+  NetTensor *v = insert_node(L, nd, "winograd_input", winograd_kernel(1), &x, 1, ie, 4,
+                             xprintf("%s.winograd_in", nd->out->name), 6, (int64_t[]){4, 4, n, ty, tx, ci});
+  NetTensor *m = insert_node(L, nd, "winograd_product", winograd_kernel(2), (NetTensor *[]){v, u}, 2, pe, 5,
+                             xprintf("%s.winograd_m", nd->out->name), 6, (int64_t[]){4, 4, n, ty, tx, co});
   nd->args[0] = m;
   nd->nargs = 1;
   nd->op = "winograd_output";
