@@ -1182,6 +1182,13 @@ static void split_reductions(Text *t, const Plan *p, const char *st, const int *
   }
 }
 
+/* Threads per block of a GPU SIMPLE plan under genes G: 32 to 512, at most its iterations. */
+static int64_t simple_gpu_threads(const Plan *p, const int *g) {
+  int64_t total = 1, th = 32 << (g[0] % 5);
+  for (int d = 0; d < p->ns; d++) total *= p->s[d].extent;
+  return th < total ? th : total;
+}
+
 static void render_simple_gpu(const Plan *p, const int *g, Text *t) {
   const char *st = p->op->name;
   char cur[NM];
@@ -1192,11 +1199,7 @@ static void render_simple_gpu(const Plan *p, const int *g, Text *t) {
     emit(t, "%s = fuse(%s, %s.%s)", f, cur, st, p->s[d].name);
     nm(cur, "%s", f);
   }
-  int64_t total = 1;
-  for (int d = 0; d < p->ns; d++) total *= p->s[d].extent;
-  int th = 32 << (g[0] % 5);
-  if (th > total) th = (int)total;
-  emit(t, "%s_b, %s_t = split(%s, %d)", st, st, cur, th);
+  emit(t, "%s_b, %s_t = split(%s, %lld)", st, st, cur, (long long)simple_gpu_threads(p, g));
   emit(t, "bind(%s_b, blockIdx.x)", st);
   emit(t, "bind(%s_t, threadIdx.x)", st);
 }
@@ -1661,9 +1664,9 @@ static double gpu_default_score(const Plan *p, const int *g, double want_blocks)
   double threads = 1, acc = 1, blocks = 1, red = 1, s = 0;
   switch (p->kind) {
   case PLAN_GPU_SHARED: {
+    threads = (double)gpu_threads(p, g);
     for (int d = 0; d < p->ns; d++) {
       const int *a = g + d * GLEVELS;
-      threads *= a[1];
       acc *= (double)a[0] * a[2] * a[3];
       blocks *= (double)p->s[d].extent / ((double)a[0] * a[1] * a[2] * a[3]);
     }
@@ -1683,13 +1686,11 @@ static double gpu_default_score(const Plan *p, const int *g, double want_blocks)
     }
     s = -0.5 * log2_dist(acc, 4);
     break;
-  case PLAN_SIMPLE: {
-    double total = 1;
-    for (int d = 0; d < p->ns; d++) total *= (double)p->s[d].extent;
-    threads = fmin(32 << (g[0] % 5), total);
-    blocks = total / threads;
+  case PLAN_SIMPLE:
+    threads = (double)simple_gpu_threads(p, g);
+    for (int d = 0; d < p->ns; d++) blocks *= (double)p->s[d].extent;
+    blocks /= threads;
     break;
-  }
   default:
     return 0;
   }
