@@ -19,22 +19,49 @@ T=$(mktemp -d /tmp/texc-cross-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 cd "$(dirname "$0")/../.."
 cat >"$T/drv.c" <<'C'
-/* relu(conv 3x3, padding 1) of NHWC x and HWIO w against a plain loop; argv: H C */
+/* relu(conv 3x3, padding 1) of NHWC x and HWIO w by the network's tasks, against a plain
+ * loop; argv: H C. Direct: the conv task, after the filter is packed as [C / B, 3, 3, C, B]
+ * (a folded task, NETWORKS.md) when it has one. -DWINOGRAD: the Winograd default's four
+ * tasks in order (filter transform, input transform, products, output transform + relu). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef WINOGRAD
+int t0_winograd_input(const float *x, float *v);
+int t1_winograd_product(const float *v, const float *u, float *m);
+int t2_winograd_output_relu(const float *m, float *y);
+int t3_winograd_weights(const float *w, float *u);
+static int run(const float *x, const float *w, float *y, int H, int C, const char **how) {
+  long B = (H + 1) / 2;
+  float *u = malloc(sizeof(float) * 16 * C * C), *v = malloc(sizeof(float) * 16 * B * B * C),
+        *m = malloc(sizeof(float) * 16 * B * B * C);
+  *how = "";
+  return t3_winograd_weights(w, u) || t0_winograd_input(x, v) || t1_winograd_product(v, u, m) ||
+         t2_winograd_output_relu(m, y);
+}
+#else
 int t0_conv2d_nhwc_relu(const float *in0, const float *in1, float *out);
-/* the filter packed as [C / B, 3, 3, C, B] (a folded task, NETWORKS.md), when C > B */
 int t1_pack_weights(const float *in0, float *out) __attribute__((weak));
+static int run(const float *x, const float *w, float *y, int H, int C, const char **how) {
+  (void)H;
+  float *wp = (float *)w;
+  *how = "";
+  if (t1_pack_weights) {
+    if (t1_pack_weights(w, wp = malloc(sizeof(float) * 9 * C * C))) return 1;
+    *how = ", packed filter";
+  }
+  return t0_conv2d_nhwc_relu(x, wp, y);
+}
+#endif
 int main(int argc, char **argv) {
+  if (argc < 3) return 2;
   int H = atoi(argv[1]), C = atoi(argv[2]);
   float *x = malloc(sizeof(float) * H * H * C), *w = malloc(sizeof(float) * 9 * C * C),
         *y = malloc(sizeof(float) * H * H * C);
   for (long i = 0; i < (long)H * H * C; i++) x[i] = (float)((i * 7919) % 13) / 13.0f - 0.4f;
   for (long i = 0; i < 9L * C * C; i++) w[i] = (float)((i * 104729) % 17) / 17.0f - 0.5f;
-  float *wp = w;
-  if (t1_pack_weights && (t1_pack_weights(w, wp = malloc(sizeof(float) * 9 * C * C)))) return 2;
-  if (argc < 3 || t0_conv2d_nhwc_relu(x, wp, y)) return 2;
+  const char *how;
+  if (run(x, w, y, H, C, &how)) return 2;
   double maxerr = 0;
   for (int h = 0; h < H; h++)
     for (int ww = 0; ww < H; ww++)
@@ -50,85 +77,29 @@ int main(int argc, char **argv) {
         double ref = s > 0 ? s : 0, e = fabs(y[((long)h * H + ww) * C + co] - ref) / (1 + fabs(ref));
         if (e > maxerr) maxerr = e;
       }
-  printf("max rel err %.3g%s\n", maxerr, wp != w ? ", packed filter" : "");
+  printf("max rel err %.3g%s\n", maxerr, how);
   return maxerr < 1e-4 ? 0 : 1;
 }
 C
-# The same check of the Winograd default (NETWORKS.md): its four tasks called in order (the
-# filter transform, the input transform, the products, the output transform with relu),
-# even and odd sizes.
-cat >"$T/wdrv.c" <<'C'
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-int t0_winograd_input(const float *x, float *v);
-int t1_winograd_product(const float *v, const float *u, float *m);
-int t2_winograd_output_relu(const float *m, float *y);
-int t3_winograd_weights(const float *w, float *u);
-int main(int argc, char **argv) {
-  int H = atoi(argv[1]), C = atoi(argv[2]), B = (H + 1) / 2;
-  float *x = malloc(sizeof(float) * H * H * C), *w = malloc(sizeof(float) * 9 * C * C),
-        *y = malloc(sizeof(float) * H * H * C), *u = malloc(sizeof(float) * 16 * C * C),
-        *v = malloc(sizeof(float) * 16 * B * B * C), *m = malloc(sizeof(float) * 16 * B * B * C);
-  for (long i = 0; i < (long)H * H * C; i++) x[i] = (float)((i * 7919) % 13) / 13.0f - 0.4f;
-  for (long i = 0; i < 9L * C * C; i++) w[i] = (float)((i * 104729) % 17) / 17.0f - 0.5f;
-  if (t3_winograd_weights(w, u) || t0_winograd_input(x, v) || t1_winograd_product(v, u, m) ||
-      t2_winograd_output_relu(m, y))
-    return 2;
-  double maxerr = 0;
-  for (int h = 0; h < H; h++)
-    for (int ww = 0; ww < H; ww++)
-      for (int co = 0; co < C; co++) {
-        double s = 0;
-        for (int rh = 0; rh < 3; rh++)
-          for (int rw = 0; rw < 3; rw++) {
-            int ih = h + rh - 1, iw = ww + rw - 1;
-            if (ih < 0 || ih >= H || iw < 0 || iw >= H) continue;
-            for (int ci = 0; ci < C; ci++)
-              s += x[((long)ih * H + iw) * C + ci] * w[((rh * 3 + rw) * (long)C + ci) * C + co];
-          }
-        double ref = s > 0 ? s : 0, e = fabs(y[((long)h * H + ww) * C + co] - ref) / (1 + fabs(ref));
-        if (e > maxerr) maxerr = e;
-      }
-  printf("max rel err %.3g\n", maxerr);
-  return maxerr < 1e-4 ? 0 : 1;
-}
-C
-for shape in "14 32" "7 64" "28 16"; do
-  set -- $shape
-  cat >"$T/w.tex" <<TEX
-import "nn/conv2d.tex"
-import "nn/elementwise.tex"
-network n(x: f32[1, $1, $1, $2], w: f32[3, 3, $2, $2]) -> y: f32[1, $1, $1, $2] {
-  a = conv2d_nhwc(x, w, PH = 1, PW = 1)
-  y = relu(a)
-}
-TEX
-  name="aarch64 network default ${1}x${1}x$2 conv+relu as Winograd under qemu"
-  if "$TEXC" "$T/w.tex" --emit obj --mtriple aarch64-linux-gnu -o "$T/w.o" --records "$T/none.jsonl" 2>"$T/err" &&
-     $CC -O1 -static -D_GNU_SOURCE -Iruntime -o "$T/wdrv" "$T/wdrv.c" "$T/w.o" runtime/rt_cpu.c -lpthread -lm 2>>"$T/err" &&
-     TEX_NUM_THREADS=2 timeout 300 $QEMU "$T/wdrv" "$1" "$2" >"$T/out" 2>>"$T/err"; then
-    ok "$name ($(cat "$T/out"))"
-  else
-    bad "$name: $(head -3 "$T/err" "$T/out" | tr '\n' ' ')"
-  fi
-done
-for shape in "56 16" "14 64" "7 32" "28 24"; do
-  set -- $shape
+# check WINOGRAD H C: the default of conv+relu on H x H x C compiled for aarch64, run under qemu.
+check() {
   cat >"$T/n.tex" <<TEX
 import "nn/conv2d.tex"
 import "nn/elementwise.tex"
-network n(x: f32[1, $1, $1, $2], w: f32[3, 3, $2, $2]) -> y: f32[1, $1, $1, $2] {
+network n(x: f32[1, $2, $2, $3], w: f32[3, 3, $3, $3]) -> y: f32[1, $2, $2, $3] {
   a = conv2d_nhwc(x, w, PH = 1, PW = 1)
   y = relu(a)
 }
 TEX
-  name="aarch64 network default ${1}x${1}x$2 conv+relu under qemu"
-  if TEXC_NET_WINOGRAD=0 "$TEXC" "$T/n.tex" --emit obj --mtriple aarch64-linux-gnu -o "$T/n.o" --records "$T/none.jsonl" 2>"$T/err" &&
-     $CC -O1 -static -D_GNU_SOURCE -Iruntime -o "$T/drv" "$T/drv.c" "$T/n.o" runtime/rt_cpu.c -lpthread -lm 2>>"$T/err" &&
-     TEX_NUM_THREADS=2 timeout 300 $QEMU "$T/drv" "$1" "$2" >"$T/out" 2>>"$T/err"; then
-    ok "$name ($(cat "$T/out"))"
+  local name="aarch64 network default ${2}x${2}x$3 conv+relu" def=""
+  if [ "$1" = 1 ]; then name="$name as Winograd"; def=-DWINOGRAD; fi
+  if TEXC_NET_WINOGRAD=$1 "$TEXC" "$T/n.tex" --emit obj --mtriple aarch64-linux-gnu -o "$T/n.o" --records "$T/none.jsonl" 2>"$T/err" &&
+     $CC -O1 -static -D_GNU_SOURCE $def -Iruntime -o "$T/drv" "$T/drv.c" "$T/n.o" runtime/rt_cpu.c -lpthread -lm 2>>"$T/err" &&
+     TEX_NUM_THREADS=2 timeout 300 $QEMU "$T/drv" "$2" "$3" >"$T/out" 2>>"$T/err"; then
+    ok "$name under qemu ($(cat "$T/out"))"
   else
-    bad "$name: $(head -3 "$T/err" "$T/out" | tr '\n' ' ')"
+    bad "$name under qemu: $(head -3 "$T/err" "$T/out" | tr '\n' ' ')"
   fi
-done
+}
+for shape in "14 32" "7 64" "28 16"; do check 1 $shape; done
+for shape in "56 16" "14 64" "7 32" "28 24"; do check 0 $shape; done
