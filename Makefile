@@ -110,4 +110,9 @@ asan: deps
 clean:
 	rm -rf build build-asan
 
+# `make -s print-VAR` prints a variable: tests/fuzz/pipeline.sh builds the same sources and
+# links the same libraries as texc (with libFuzzer), so it asks here instead of keeping a copy.
+print-%:
+	@echo $($*)
+
 .PHONY: all unit-tests deps test demo bench asan clean aarch64-server mpi

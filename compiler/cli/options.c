@@ -205,8 +205,10 @@ static bool parse_decimal(const char *s, long long *v) {
 static void add_define(Cli *c, const char *arg) {
   const char *eq = strchr(arg, '=');
   long long v;
-  if (!eq || eq == arg || !parse_decimal(eq + 1, &v))
+  if (!eq || eq == arg || !parse_decimal(eq + 1, &v)) {
+    if (eq && eq != arg && errno == ERANGE) fail("-D %s: the value does not fit in 64 bits", arg);
     fail("-D expects NAME=INTEGER, not '%s'", arg);
+  }
   if (c->ndefs == MAX_DEFINES) fail("more than %d -D options", MAX_DEFINES);
   c->defs[c->ndefs++] = (Define){xstrndup(arg, (size_t)(eq - arg)), v, false};
 }

@@ -133,6 +133,10 @@ static void import_one(Ast *imp, const char *dir, Imports *im) {
   char *path = locate(imp, dir);
   if (!path) return;
   const char *key = canonical(path);
+  if (!is_tex_name(key)) { /* a link named x.tex to a file that is not one: quote none of it */
+    diag_error(imp->loc, "only .tex files can be imported: '%s' leads to '%s'", imp->sval, key);
+    return;
+  }
   imp->name = path;
   for (int i = 0; i < im->depth; i++)
     if (strcmp(im->stack[i].key, key) == 0) {

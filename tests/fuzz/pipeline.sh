@@ -14,9 +14,12 @@ B=${B:-build-fuzz}
 MODE=${1:-60}
 OUT=$B/fuzzp
 mkdir -p "$OUT/corpus" "$OUT/obj" "$OUT/seeds"
-make -s --no-print-directory B="$B" "$B/gen/parser.c" "$B/gen/lexer.c" >/dev/null
+mk() { make -s --no-print-directory B="$B" "$@"; }
+GEN_SRC=$(mk print-GEN_SRC)
+# shellcheck disable=SC2086
+mk $GEN_SRC >/dev/null
 LLVM_CFLAGS=$(llvm-config-19 --cflags | sed 's/-std=[^ ]*//')
-LIBS="$(llvm-config-19 --ldflags --libs) $(llvm-config-19 --system-libs) -lxgboost -lcjson -lOpenCL -ldl -lpthread -lm"
+LIBS=$(mk print-LDLIBS)
 CC=clang
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 FLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fPIC -Icompiler -Iruntime -I$B/gen -Wno-unused-function"
@@ -29,7 +32,7 @@ fi
 
 # Objects, rebuilt when their source or a header is newer (all but main.c).
 objs=()
-for src in compiler/*/*.c runtime/*.c $B/gen/lexer.c $B/gen/parser.c; do
+for src in $(mk print-COMPILER_SRC) $(mk print-RUNTIME_SRC) $GEN_SRC; do
   [ "$src" = compiler/cli/main.c ] && continue
   o="$OUT/obj/$(echo "$src" | tr / _).o"
   objs+=("$o")

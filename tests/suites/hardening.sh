@@ -113,6 +113,11 @@ expect "import of a file that is not .tex" 10 1 "only .tex files can be imported
 expect "a file that is not .tex is not quoted" 10 1 "/etc/passwd:1:1: error" -- /etc/passwd
 if grep -q '^root:' "$TMP/out"; then echo "not ok - hardening: /etc/passwd's first line was quoted"
 else echo "ok - hardening: /etc/passwd's first line is not quoted"; fi
+ln -sf /etc/passwd "$TMP/passwd.tex"
+printf 'import "passwd.tex"\n' >"$TMP/link.tex"
+expect "a .tex link to a file that is not .tex is not imported" 10 1 "leads to '/etc/passwd'" -- "$TMP/link.tex"
+if grep -q '^root:' "$TMP/out"; then echo "not ok - hardening: a link's target /etc/passwd was quoted"
+else echo "ok - hardening: a link's target /etc/passwd is not quoted"; fi
 
 # Resource limits.
 expect "a shape whose byte size overflows int64" 10 1 "overflow.tex:1:10: error: A has too many elements" -- "$TMP/overflow.tex" --emit ir
