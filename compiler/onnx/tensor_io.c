@@ -6,7 +6,8 @@
  *                 padded to 64 bytes, then the raw data
  *   .safetensors  8-byte little-endian header length N, N bytes of JSON
  *                 {"NAME": {"dtype": "F32", "shape": [..], "data_offsets": [b, e]}, ...},
- *                 then the data (offsets from the end of the header)
+ *                 then the data (offsets from the end of the header), every byte of it in
+ *                 exactly one tensor (safetensors' own rule: no gap, nothing after the last)
  *
  * Only f32 is read as such; .npy of f64 and f16 are rounded to f32, of integers converted
  * when every value is exact in f32 (else an error).
@@ -247,6 +248,34 @@ static bool st_entry(const char *path, const cJSON *e, const unsigned char *data
   return true;
 }
 
+/* A tensor's bytes in the data of a safetensors file. */
+typedef struct Span {
+  const char *name;
+  double begin, end;
+} Span;
+
+static int span_cmp(const void *a, const void *b) {
+  const Span *x = a, *y = b;
+  return x->begin < y->begin ? -1 : x->begin > y->begin ? 1 : (x->end > y->end) - (x->end < y->end);
+}
+
+/* Do the N spans S (sorted here) index the DLEN bytes of data exactly: one after the
+ * other from byte 0, no gap, no overlap, nothing after the last? What safetensors' own
+ * reader asks (MetadataIncompleteBuffer). Else the error. */
+static bool spans_cover(const char *path, Span *s, int n, size_t dlen) {
+  qsort(s, (size_t)n, sizeof *s, span_cmp);
+  double at = 0;
+  for (int i = 0; i < n; i++) {
+    if (s[i].begin > at)
+      return fail(path, xprintf("bytes %.0f..%.0f of the data are in no tensor (a gap before '%s')", at, s[i].begin, s[i].name));
+    if (s[i].begin < at) return fail(path, xprintf("tensors '%s' and '%s' overlap", s[i - 1].name, s[i].name));
+    at = s[i].end;
+  }
+  if (at < (double)dlen)
+    return fail(path, xprintf("%.0f bytes after the last tensor (a corrupt file, or another network's)", (double)dlen - at));
+  return true;
+}
+
 bool safetensors_read(const char *path, WeightSet *w) {
   size_t len;
   unsigned char *b = (unsigned char *)read_file(path, &len);
@@ -259,12 +288,17 @@ bool safetensors_read(const char *path, WeightSet *w) {
   w->file = path;
   const cJSON *e;
   bool ok = true;
+  size_t dlen = len - 8 - (size_t)hlen;
+  Span *spans = xalloc(sizeof *spans * (size_t)(cJSON_GetArraySize(root) + 1));
   cJSON_ArrayForEach(e, root) {
     if (strcmp(e->string, "__metadata__") == 0) continue;
     HostTensor t;
-    if (!(ok = st_entry(path, e, b + 8 + hlen, len - 8 - (size_t)hlen, &t))) break;
+    if (!(ok = st_entry(path, e, b + 8 + hlen, dlen, &t))) break;
+    const cJSON *of = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
+    spans[w->n] = (Span){t.name, cJSON_GetArrayItem(of, 0)->valuedouble, cJSON_GetArrayItem(of, 1)->valuedouble};
     ws_add(w, t);
   }
+  if (ok) ok = spans_cover(path, spans, w->n, dlen);
   cJSON_Delete(root);
   free(b);
   return ok;
