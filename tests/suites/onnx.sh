@@ -142,7 +142,7 @@ for f in x_v2 x_i64; do  # .npy format 2.0; integers exact in f32
 done
 expect_error "npy not exact in f32" "x_inexact.npy: element 0 (16777217) is not exact as f32" "$TEXC" run "$B/net.tex" --input "$B/x_inexact.npy"
 out=$("$TEXC" run "$B/net.tex" --input "$B/x.npy" --expect "$B/x.npy" 2>&1); rc=$?
-[ $rc -eq 1 ] && grep -q "MISMATCH at element" <<<"$out" && echo "ok - onnx --expect catches a mismatch" || echo "not ok - onnx --expect catches a mismatch: $out"
+[ $rc -eq 1 ] && grep -q "MISMATCH in y at flat index 1: got 1, expected -2" <<<"$out" && grep -q "expect .*: FAILED" <<<"$out" && echo "ok - onnx --expect catches a mismatch" || echo "not ok - onnx --expect catches a mismatch: $out"
 head -c 80 "$B/net.safetensors" > "$B/short.safetensors"
 expect_error "truncated weights" "short.safetensors: tensor .w.: data_offsets \\[0, 24\\] outside" "$TEXC" run "$B/net.tex" --weights "$B/short.safetensors"
 { cat "$B/net.safetensors"; printf abcdefgh; } > "$B/long.safetensors"
