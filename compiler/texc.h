@@ -676,6 +676,8 @@ bool compare_outputs(const LoweredFunc *f, void **got, void **ref, CompareResult
 char *compare_mismatch(const CompareResult *r);
 /* `  MISMATCH in ...` when failed, then `  check: max abs err A, max rel err R, rel L2 E: ok`. */
 void compare_print(FILE *out, const CompareResult *r);
+/* The same with WHAT for "check" (`  expect REF.npy: max abs err ...`). */
+void compare_print_as(FILE *out, const char *what, const CompareResult *r);
 
 /* ===================================================================== */
 /* targets — one table per target (compiler/target/target.c holds the rows) */

@@ -198,6 +198,44 @@ static bool entry_fits(const StEntry *e, const RtNetTensor *t, const char *path,
   return true;
 }
 
+static int by_begin(const void *a, const void *b) {
+  const StEntry *x = *(const StEntry *const *)a, *y = *(const StEntry *const *)b;
+  return x->begin < y->begin ? -1 : x->begin > y->begin ? 1 : (x->end > y->end) - (x->end < y->end);
+}
+
+/* Do the N entries ES index the DATA_LEN bytes of data exactly: one after the other from
+ * byte 0, no gap, no overlap, nothing after the last? What safetensors' own reader asks
+ * (MetadataIncompleteBuffer): a file with stray bytes is not this network's, or corrupt.
+ * Else the error. */
+static bool entries_cover(const StEntry *es, int n, const char *path, int64_t data_len) {
+  const StEntry **by = malloc(sizeof *by * (size_t)(n + 1));
+  if (!by) {
+    rt_set_error("weights file %s: out of memory", path);
+    return false;
+  }
+  for (int i = 0; i < n; i++) by[i] = &es[i];
+  qsort(by, (size_t)n, sizeof *by, by_begin);
+  int64_t at = 0;
+  bool ok = true;
+  for (int i = 0; ok && i < n; i++) {
+    if (by[i]->begin > at)
+      rt_set_error("weights file %s: bytes %lld..%lld of the data are in no tensor (a gap before '%s')", path,
+                   (long long)at, (long long)by[i]->begin, by[i]->name);
+    else if (by[i]->begin < at)
+      rt_set_error("weights file %s: tensors '%s' and '%s' overlap", path, by[i - 1]->name, by[i]->name);
+    ok = by[i]->begin == at;
+    at = by[i]->end;
+  }
+  if (ok && at > data_len)
+    rt_set_error("weights file %s: the tensors need %lld bytes of data, the file has %lld (a truncated or corrupt file)",
+                 path, (long long)at, (long long)data_len), ok = false;
+  if (ok && at < data_len)
+    rt_set_error("weights file %s: %lld bytes after the last tensor (a corrupt file, or another network's)", path,
+                 (long long)(data_len - at)), ok = false;
+  free(by);
+  return ok;
+}
+
 /* The whole of PATH (malloc'd) and its size; NULL after the error. */
 static unsigned char *read_file(const char *path, int64_t *size) {
   FILE *f = fopen(path, "rb");
@@ -241,6 +279,7 @@ static bool load_weights(const RtNetDesc *d, const char *path, unsigned char *bl
     ok = e && entry_fits(e, t, path, data_len);
     if (ok) memcpy(blob + t->offset, buf + 8 + hlen + e->begin, (size_t)t->nbytes);
   }
+  if (ok) ok = entries_cover(es, n, path, data_len);
   free(es);
   free(buf);
   return ok;

@@ -1,5 +1,6 @@
 /* driver.h — what the command line's files share: the parsed command line (options.c),
- * the pipeline (pipeline.c) and the commands (driver.c, run.c, randsched.c, network_run.c). */
+ * the pipeline (pipeline.c) and the commands (driver.c, run.c, kernel_io.c, randsched.c,
+ * network_run.c). */
 #ifndef DRIVER_H
 #define DRIVER_H
 #include "texc.h"
@@ -44,6 +45,13 @@ int drv_execute(Cli *c, LoweredFunc *f, void **args, bool interp, double *ms);
 bool drv_compare(const LoweredFunc *f, void **got, void **ref, bool quiet);
 /* The reference: the default schedule of K, interpreted, on ARGS (copied). */
 void **drv_reference(Cli *c, Kernel *k, void **args, const LoweredFunc *like);
+
+/* kernel_io.c: `texc run KERNEL.tex --input A.npy --output C.npy --expect R.npy`. Each false
+ * (or NULL) after an error. */
+bool kio_check(Cli *c, Program *p);              /* one kernel, and no more files than it has tensors */
+Program *kio_bind_sizes(Cli *c, Program *p);     /* symbolic sizes without -D from the inputs' shapes */
+bool kio_read_inputs(Cli *c, const LoweredFunc *f, void **args);   /* into F's host ARGS */
+bool kio_write_outputs(Cli *c, const LoweredFunc *f, void **args); /* --output, then --expect */
 
 /* network_run.c: `texc NET.tex`, `texc run NET.tex`, `texc bench NET.tex`. */
 int net_run_cli(Cli *c);

@@ -487,34 +487,23 @@ static void print_output(Exec *e) {
   printf("\n");
 }
 
-/* --output OUT.npy and --expect REF: the result written, compared (|got - ref| <=
- * 1e-5 + 1e-3 |ref| everywhere, ONNX's backend tests' rtol). false: reported. */
+/* --output OUT.npy and --expect REF: the result written, compared as --check compares
+ * (compare_values: f32 tolerances, rel L2; docs/CLI.md). false: reported. */
 static bool write_and_compare(Cli *c, Exec *e) {
   NetTensor *o = e->n->output;
-  if (!c->output && !c->expect) return true;
+  if (!c->noutputs && !c->nexpects) return true;
   HostTensor h = {.name = o->name, .ndim = o->ndim, .data = download(e, o)};
   memcpy(h.shape, o->shape, sizeof(int64_t) * (size_t)o->ndim);
-  if (c->output && !npy_write(c->output, &h)) return false;
-  if (!c->expect) return true;
+  if (c->noutputs && !npy_write(c->outputs[0], &h)) return false;
+  if (!c->nexpects) return true;
   HostTensor ref;
-  if (!tensor_file_read(c->expect, &ref)) return false;
+  if (!tensor_file_read(c->expects[0], &ref)) return false;
   ref.name = "the expected result";
-  bool ok = same_shape(&ref, o, c->expect, "result");
-  double worst = 0;
-  int64_t bad = -1;
-  for (int64_t i = 0; ok && i < numel(o); i++) {
-    double g = h.data[i], r = ref.data[i], err = fabs(g - r);
-    if (isnan(r) ? !isnan(g) : !(err <= 1e-5 + 1e-3 * fabs(r))) {
-      bad = i;
-      break;
-    }
-    if (err > worst) worst = err;
-  }
-  if (ok && bad >= 0) {
-    printf("  expect %s: MISMATCH at element %lld: got %.9g, want %.9g\n", c->expect, (long long)bad, h.data[bad], ref.data[bad]);
-    ok = false;
-  } else if (ok) {
-    printf("  expect %s: ok (max abs err %.3g)\n", c->expect, worst);
+  bool ok = same_shape(&ref, o, c->expects[0], "result");
+  if (ok) {
+    CompareResult r = {0};
+    ok = compare_values(h.data, ref.data, DT_F32, numel(o), o->name, &r);
+    compare_print_as(stdout, xprintf("expect %s", c->expects[0]), &r);
   }
   free(ref.data);
   return ok;
@@ -648,6 +637,11 @@ int net_run_cli(Cli *c) {
   c->ninputs = kept;
   for (int i = 0; i < c->ndefs; i++)
     if (!c->defs[i].used) diag_warning((Loc){0}, "-D %s: no constant of that name in %s", c->defs[i].name, c->file);
+  if (c->noutputs > 1 || c->nexpects > 1) {
+    fprintf(stderr, "texc: error: %d --output and %d --expect files, but network %s has one output\n", c->noutputs,
+            c->nexpects, n->name);
+    return 1;
+  }
   if (c->schedule && strcmp(c->schedule, "bare") != 0) {
     fprintf(stderr, "texc: error: --schedule %s: a network takes only `--schedule bare` (the default "
             "schedule of every task, no records, no CPU default)\n", c->schedule);

@@ -47,6 +47,8 @@ typedef enum {
   OV_OLEVEL,   /* -O0 .. -O3 into int */
   OV_PASS,     /* a lowering pass name or "all" (const char *) */
   OV_INPUT,    /* a file appended to inputs */
+  OV_OUTPUT,   /* a file appended to outputs */
+  OV_EXPECT,   /* a file appended to expects */
   OV_EXTERN,   /* a shared library loaded now (dlopen, RTLD_GLOBAL): extern kernels */
 } ArgKind;
 
@@ -73,10 +75,12 @@ static const OptSpec options[] = {
     {"--name", "NAME", OV_STR, F(name), B(CMD_COMPILE),
      "networks, --emit so|header: the library's entry point (default: from -o libNAME.so)"},
     {"--input", "X.npy", OV_INPUT, 0, B(CMD_RUN),
-     "networks: an input (.npy; or an ONNX TensorProto .pb); again for the next parameter"},
-    {"--output", "OUT.npy", OV_STR, F(output), B(CMD_RUN), "networks: write the result as .npy"},
-    {"--expect", "REF.npy", OV_STR, F(expect), B(CMD_RUN),
-     "networks: compare the result with REF (.npy or .pb); exit 1 when it differs"},
+     "an input (.npy; networks: or an ONNX TensorProto .pb); again for the next input parameter"},
+    {"--output", "OUT.npy", OV_OUTPUT, 0, B(CMD_RUN),
+     "write the result as .npy (kernels: again for the next output)"},
+    {"--expect", "REF.npy", OV_EXPECT, 0, B(CMD_RUN),
+     "compare the result with REF (.npy; networks: or .pb) as --check does; exit 1 when it differs "
+     "(kernels: again for the next output)"},
     {"--emit", "KIND", OV_STR, F(emit), B(CMD_COMPILE),
      "ast ir llvm asm obj so header cuda ptx ptx-info opencl (networks: tasks steps)"},
     {"--target", "T", OV_TARGET, F(o.target), BUILDS, "llvm (default), cuda or opencl"},
@@ -213,6 +217,12 @@ static void add_define(Cli *c, const char *arg) {
   c->defs[c->ndefs++] = (Define){xstrndup(arg, (size_t)(eq - arg)), v, false};
 }
 
+/* FILE appended to the N files of LIST (option OPT, at most MAX_INPUTS). */
+static void add_file(const char **list, int *n, const char *opt, const char *file) {
+  if (*n == MAX_INPUTS) fail("more than %d %s files", MAX_INPUTS, opt);
+  list[(*n)++] = file;
+}
+
 /* Store V, the value of option S, into C. */
 static void set_value(Cli *c, const OptSpec *s, const char *v) {
   void *p = (char *)c + s->field;
@@ -253,10 +263,9 @@ static void set_value(Cli *c, const OptSpec *s, const char *v) {
     if (v[0] < '0' || v[0] > '3' || v[1]) fail("unknown option '-O%s' (-O0 .. -O3)", v);
     *(int *)p = v[0] - '0';
     break;
-  case OV_INPUT:
-    if (c->ninputs == MAX_INPUTS) fail("more than %d --input files", MAX_INPUTS);
-    c->inputs[c->ninputs++] = v;
-    break;
+  case OV_INPUT: add_file(c->inputs, &c->ninputs, s->name, v); break;
+  case OV_OUTPUT: add_file(c->outputs, &c->noutputs, s->name, v); break;
+  case OV_EXPECT: add_file(c->expects, &c->nexpects, s->name, v); break;
   case OV_EXTERN: {
     /* a bare file name is the file here, not a search of the library path */
     const char *path = strchr(v, '/') || access(v, F_OK) != 0 ? v : xprintf("./%s", v);

@@ -45,11 +45,14 @@ typedef struct Cli {
   bool check_all, quiet, deterministic;
   int max_errors;              /* stop after this many errors (0: never) */
   const char *runner;          /* tune --runner: measure through a texc-measure-server */
-  /* networks: weights and tensor files (docs/NETWORKS.md) */
+  /* tensor files (docs/CLI.md "Tensor files"; networks: docs/NETWORKS.md) and weights */
   const char *weights;         /* --weights F.safetensors */
-  const char *inputs[MAX_INPUTS]; /* --input X.npy, in the network's parameter order */
+  const char *inputs[MAX_INPUTS]; /* --input X.npy, in the kernel's or network's parameter order */
   int ninputs;
-  const char *output, *expect; /* --output OUT.npy, --expect REF.npy|.pb */
+  const char *outputs[MAX_INPUTS]; /* --output OUT.npy, per output in order (networks: one) */
+  int noutputs;
+  const char *expects[MAX_INPUTS]; /* --expect REF.npy (networks: or .pb), per output in order */
+  int nexpects;
   const char *name;            /* --name: a network library's entry point (deploy/) */
   Ast *ast;                    /* drv_load's parse of FILE */
 } Cli;

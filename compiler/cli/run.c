@@ -1,5 +1,6 @@
-/* run.c — `texc run` and `texc bench`: random inputs, compiled or interpreted execution,
- * comparison with the reference interpreter, timing tables. */
+/* run.c — `texc run` and `texc bench`: random inputs (or --input files: kernel_io.c),
+ * compiled or interpreted execution, comparison with the reference interpreter, timing
+ * tables. */
 #include "driver.h"
 
 #include <math.h>
@@ -150,20 +151,24 @@ void **drv_reference(Cli *c, Kernel *k, void **args, const LoweredFunc *like) {
 
 static const char *variant_label(Variant *v) { return v ? v->name : "default"; }
 
-/* Run F (kernel K under variant V) once; with --check compare with the reference. */
+/* Run F (kernel K under variant V) once, on --input files where given, else random
+ * inputs; with --check compare with the reference; then --output and --expect. */
 static bool run_kernel(Cli *c, Kernel *k, LoweredFunc *f, Variant *v) {
   if (!drv_fits(f, c->check ? 3 : 1)) return false;
   void **args = drv_host_args(f);
+  if (!kio_read_inputs(c, f, args)) return false;
   void **before = c->check ? drv_copy_args(f, args) : NULL;
   double ms = 0;
   bool interp = c->interp;
   if (drv_execute(c, f, args, interp, &ms)) return false;
   printf("%s [%s, %s%s]: %.3f ms\n", k->name, variant_label(v), target_names[c->o.target],
          interp ? ", interpreted" : "", ms);
-  if (!c->check) return true;
-  void **ref = drv_reference(c, k, before, f);
-  if (!ref) return false;
-  return drv_compare(f, args, ref, false);
+  bool ok = true;
+  if (c->check) {
+    void **ref = drv_reference(c, k, before, f);
+    ok = ref && drv_compare(f, args, ref, false);
+  }
+  return kio_write_outputs(c, f, args) && ok;
 }
 
 bool drv_sizes_bound(Kernel *k) {
@@ -177,6 +182,7 @@ bool drv_sizes_bound(Kernel *k) {
  * before any runs, so that no device is initialised in this process before a fork: a
  * CUDA context does not survive one, and OpenCL drivers' threads do not either. */
 int drv_run(Cli *c, Program *p) {
+  if (!kio_check(c, p) || !(p = kio_bind_sizes(c, p))) return 1; /* --input, --output, --expect */
   bool ok = true;
   for (int i = 0; i < p->nkernels; i++)
     if (drv_selected(c, p->kernels[i]) && !drv_sizes_bound(p->kernels[i])) ok = false;

@@ -1,5 +1,6 @@
 /* compare.c — the one check of computed results against the reference interpreter's:
- * `texc run --check`, fuzz-schedule, the tuner's check and networks' --check.
+ * `texc run --check`, fuzz-schedule, the tuner's check and networks' --check; and
+ * against a file, `texc run --expect REF.npy` (kernels and networks).
  *
  * Per output, two tests (both must pass):
  *   elementwise: integers and bools exactly; floats |got - ref| <= rtol*|ref| + atol*S,
@@ -119,8 +120,10 @@ char *compare_mismatch(const CompareResult *r) {
   return xprintf("%s: rel L2 error %.3g above %.3g", r->name, r->l2, r->l2_threshold);
 }
 
-void compare_print(FILE *out, const CompareResult *r) {
+void compare_print_as(FILE *out, const char *what, const CompareResult *r) {
   if (r->failed) fprintf(out, "  MISMATCH in %s\n", compare_mismatch(r));
-  fprintf(out, "  check: max abs err %.3g, max rel err %.3g, rel L2 %.3g: %s\n", r->max_abs, r->max_rel,
+  fprintf(out, "  %s: max abs err %.3g, max rel err %.3g, rel L2 %.3g: %s\n", what, r->max_abs, r->max_rel,
           r->rel_l2, r->failed ? "FAILED" : "ok");
 }
+
+void compare_print(FILE *out, const CompareResult *r) { compare_print_as(out, "check", r); }

@@ -35,8 +35,24 @@ int64_t ht_numel(const HostTensor *t);
 HostTensor *ws_find(const WeightSet *w, const char *name);
 void ws_add(WeightSet *w, HostTensor t);
 
+/* A .npy array as stored (kernels' --input and --expect: any dtype, no conversion). */
+typedef struct NpyArray {
+  DType dtype;     /* DT_COUNT: a numpy dtype texc has not (u16, u64) */
+  char kind;       /* numpy's: 'f', 'i', 'u' or 'b' (bool) */
+  int size;        /* bytes per element */
+  int ndim;
+  int64_t shape[HT_MAX_DIMS];
+  void *data;      /* little-endian, row-major; malloc'd */
+} NpyArray;
+
 /* tensor_io.c — each false after an error naming PATH (diag_error). */
+bool npy_read_array(const char *path, NpyArray *a);
+/* A's dtype and shape as texc writes a type, "f32[2, 3]" (numpy's name when texc has none). */
+char *npy_type_text(const NpyArray *a);
+/* npy_read_array converted to f32 (networks): f64 and f16 rounded, integers exact. */
 bool npy_read(const char *path, HostTensor *t);
+/* NDIM x SHAPE elements of DT at DATA as a .npy file (version 1.0). */
+bool npy_write_array(const char *path, DType dt, int ndim, const int64_t *shape, const void *data);
 bool npy_write(const char *path, const HostTensor *t);
 bool safetensors_read(const char *path, WeightSet *w);
 bool safetensors_write(const char *path, const WeightSet *w);

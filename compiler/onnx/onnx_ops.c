@@ -1273,6 +1273,31 @@ static bool op_batch_norm(Imp *I) {
   return true;
 }
 
+/* Gather of run-time X along axis A by the constant indices IX (wrapped: IV, taken over)
+ * of any rank or count: the indices become a weight, exact in f32, that the kernel reads
+ * (clamped: the bounds checker's proof; they are in range already). OS: the output shape,
+ * X's dims before A, IX's, X's after A. */
+static bool gather_table(Imp *I, Val *x, int a, const Val *ix, double *iv, const int64_t *os) {
+  int r = x->ndim, no = r - 1 + ix->ndim;
+  if (x->shape[a] > (1 << 24)) return free(iv), imp_unsupported(I, "run-time Gather on an axis of more than 2^24 elements");
+  Val *t = xalloc(sizeof *t);
+  *t = (Val){.name = xprintf("%s_indices", ix->name), .dtype = OT_FLOAT, .ndim = ix->ndim, .c = iv};
+  memcpy(t->shape, ix->shape, sizeof(int64_t) * (size_t)ix->ndim);
+  char *sel = xstrdup(""), *acc = xstrdup("");
+  for (int d = 0; d < ix->ndim; d++) sel = xprintf("%s%si%d", sel, d ? ", " : "", a + d);
+  sel = xprintf("clamp(i32(I[%s]), 0, %lld)", sel, (long long)x->shape[a] - 1);
+  for (int d = 0, od = 0; d < r; d++) {
+    acc = xprintf("%s%s%s", acc, d ? ", " : "", d == a ? sel : xprintf("i%d", od));
+    od += d == a ? ix->ndim : 1;
+  }
+  Val *o = net_out(I, 0, no, os);
+  const char *kn = imp_kernel(I, "gather", xprintf("(X: %s, I: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", ty(x), ty(t), ty(o),
+                                                   idx("i", no), acc));
+  const char *tx = imp_tensor(I, x);
+  imp_call(I, o->tex, kn, xprintf("%s, %s", tx, imp_tensor(I, t)));
+  return true;
+}
+
 static bool op_gather(Imp *I) {
   if (!attrs_known(I, "axis") || !one_output(I)) return false;
   Val *x = in(I, 0), *ix = const_in(I, 1, "indices");
@@ -1287,10 +1312,11 @@ static bool op_gather(Imp *I) {
   for (int d = 0; d < ix->ndim; d++) os[k++] = ix->shape[d];
   for (int d = a + 1; d < r; d++) os[k++] = x->shape[d];
   int64_t ni = val_numel(ix);
+  double *iv = vals(ni); /* negative indices wrapped (ix itself may feed other nodes) */
   for (int64_t i = 0; i < ni; i++) {
-    double v = ix->c[i] < 0 ? ix->c[i] + (double)x->shape[a] : ix->c[i];
-    if (v < 0 || v >= (double)x->shape[a]) return imp_error(I, "index %.0f outside axis %d of size %lld", ix->c[i], a, (long long)x->shape[a]);
-    ix->c[i] = v;
+    iv[i] = ix->c[i] < 0 ? ix->c[i] + (double)x->shape[a] : ix->c[i];
+    if (iv[i] < 0 || iv[i] >= (double)x->shape[a])
+      return free(iv), imp_error(I, "index %.0f outside axis %d of size %lld", ix->c[i], a, (long long)x->shape[a]);
   }
   if (x->c) {
     int64_t outer = 1, inner = 1, pos = 0;
@@ -1299,18 +1325,20 @@ static bool op_gather(Imp *I) {
     double *c = vals(outer * ni * inner);
     for (int64_t o = 0; o < outer; o++)
       for (int64_t i = 0; i < ni; i++, pos += inner)
-        memcpy(c + pos, x->c + (o * x->shape[a] + (int64_t)ix->c[i]) * inner, sizeof(double) * (size_t)inner);
+        memcpy(c + pos, x->c + (o * x->shape[a] + (int64_t)iv[i]) * inner, sizeof(double) * (size_t)inner);
+    free(iv);
     const_out(I, 0, x->dtype, no, os, c);
     return true;
   }
-  if (ix->ndim > 1 || ni > 64) return imp_unsupported(I, "run-time Gather with more than a vector of 64 indices");
+  if (ix->ndim > 1 || ni > 64) return gather_table(I, x, a, ix, iv, os);
   /* the index at output axis a: a literal (scalar) or a chain of choices */
-  char *sel = ix->ndim == 0 ? xprintf("%.0f", ix->c[0]) : xstrdup("");
+  char *sel = ix->ndim == 0 ? xprintf("%.0f", iv[0]) : xstrdup("");
   if (ix->ndim == 1) {
     for (int64_t i = ni - 1; i >= 0; i--)
-      sel = i == ni - 1 ? xprintf("%.0f", ix->c[i]) : xprintf("i%d == %lld ? %.0f : %s", a, (long long)i, ix->c[i], sel);
+      sel = i == ni - 1 ? xprintf("%.0f", iv[i]) : xprintf("i%d == %lld ? %.0f : %s", a, (long long)i, iv[i], sel);
     sel = xprintf("(%s)", sel);
   }
+  free(iv);
   char *acc = xstrdup("");
   for (int d = 0, od = 0; d < r; d++) {
     acc = xprintf("%s%s%s", acc, d ? ", " : "", d == a ? sel : xprintf("i%d", od));

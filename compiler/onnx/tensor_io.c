@@ -6,7 +6,8 @@
  *                 padded to 64 bytes, then the raw data
  *   .safetensors  8-byte little-endian header length N, N bytes of JSON
  *                 {"NAME": {"dtype": "F32", "shape": [..], "data_offsets": [b, e]}, ...},
- *                 then the data (offsets from the end of the header)
+ *                 then the data (offsets from the end of the header), every byte of it in
+ *                 exactly one tensor (safetensors' own rule: no gap, nothing after the last)
  *
  * Only f32 is read as such; .npy of f64 and f16 are rounded to f32, of integers converted
  * when every value is exact in f32 (else an error).
@@ -125,7 +126,17 @@ static bool to_f32(const unsigned char *p, char kind, int size, int64_t n, float
   return true;
 }
 
-bool npy_read(const char *path, HostTensor *t) {
+/* The texc dtype of a numpy KIND/SIZE, or DT_COUNT (u16, u64: none). */
+static DType npy_dtype(char kind, int size) {
+  switch (kind) {
+  case 'f': return size == 2 ? DT_F16 : size == 4 ? DT_F32 : DT_F64;
+  case 'i': return size == 1 ? DT_I8 : size == 2 ? DT_I16 : size == 4 ? DT_I32 : DT_I64;
+  case 'u': return size == 1 ? DT_U8 : size == 4 ? DT_U32 : DT_COUNT;
+  default: return DT_BOOL;
+  }
+}
+
+bool npy_read_array(const char *path, NpyArray *a) {
   size_t len;
   unsigned char *b = (unsigned char *)read_file(path, &len);
   if (!b) return fail(path, "cannot read the file");
@@ -143,34 +154,69 @@ bool npy_read(const char *path, HostTensor *t) {
     return free(b), fail(path, xprintf("dtype %.*s is not supported (f32, f64, f16, integers)",
                                        (int)(strchr(descr + 1, '\'') ? strchr(descr + 1, '\'') - descr + 1 : 1), descr));
   if (strncmp(fo, "False", 5) != 0) return free(b), fail(path, "fortran_order arrays are not supported");
-  memset(t, 0, sizeof *t);
+  memset(a, 0, sizeof *a);
   for (const char *p = sh + 1; *p && *p != ')';) {
     while (*p == ' ' || *p == ',') p++;
     if (*p == ')') break;
     char *end;
     long long d = strtoll(p, &end, 10);
-    if (end == p || d < 0 || t->ndim == HT_MAX_DIMS) return free(b), fail(path, "a bad shape in the .npy header");
-    t->shape[t->ndim++] = d;
+    if (end == p || d < 0 || a->ndim == HT_MAX_DIMS) return free(b), fail(path, "a bad shape in the .npy header");
+    a->shape[a->ndim++] = d;
     p = end;
   }
   int64_t n;
-  if (!shape_numel(t->shape, t->ndim, &n)) return free(b), fail(path, "the .npy shape is too large");
+  if (!shape_numel(a->shape, a->ndim, &n)) return free(b), fail(path, "the .npy shape is too large");
   size_t data = hstart + hlen;
   if (len - data != (size_t)n * (size_t)size)
     return free(b), fail(path, xprintf("the data is %zu bytes, but shape and dtype say %lld", len - data, (long long)n * size));
+  a->kind = kind;
+  a->size = size;
+  a->dtype = npy_dtype(kind, size);
+  a->data = malloc((size_t)n * (size_t)size + 1);
+  if (!a->data) die_oom((size_t)n * (size_t)size);
+  memcpy(a->data, b + data, (size_t)n * (size_t)size);
+  free(b);
+  return true;
+}
+
+char *npy_type_text(const NpyArray *a) {
+  char *s = a->kind == 'b' ? xstrdup("bool") : xprintf("%c%d", a->kind, a->size * 8);
+  for (int d = 0; d < a->ndim; d++) s = xprintf("%s%s%lld", s, d ? ", " : "[", (long long)a->shape[d]);
+  return xprintf("%s%s", s, a->ndim ? "]" : "[]");
+}
+
+bool npy_read(const char *path, HostTensor *t) {
+  NpyArray a;
+  if (!npy_read_array(path, &a)) return false;
+  memset(t, 0, sizeof *t);
+  t->ndim = a.ndim;
+  memcpy(t->shape, a.shape, sizeof a.shape);
+  int64_t n = ht_numel(t);
   t->data = malloc(sizeof(float) * (size_t)(n ? n : 1));
   const char *why = NULL;
-  bool ok = to_f32(b + data, kind, size, n, t->data, &why);
-  free(b);
-  if (!ok) return fail(path, why);
+  bool ok = to_f32(a.data, a.kind, a.size, n, t->data, &why);
+  free(a.data);
+  if (!ok) return free(t->data), fail(path, why);
   t->name = path;
   return true;
 }
 
-bool npy_write(const char *path, const HostTensor *t) {
-  char *shape = xstrdup("");
-  for (int d = 0; d < t->ndim; d++) shape = xprintf("%s%lld,%s", shape, (long long)t->shape[d], d + 1 < t->ndim ? " " : "");
-  char *dict = xprintf("{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }", shape);
+/* The numpy descr of texc dtype T. */
+static const char *npy_descr_of(DType t) {
+  static const char *const d[DT_COUNT] = {
+      [DT_BOOL] = "|b1", [DT_I8] = "|i1", [DT_I16] = "<i2", [DT_I32] = "<i4", [DT_I64] = "<i8",
+      [DT_U8] = "|u1",   [DT_U32] = "<u4", [DT_F16] = "<f2", [DT_F32] = "<f4", [DT_F64] = "<f8"};
+  return d[t];
+}
+
+bool npy_write_array(const char *path, DType dt, int ndim, const int64_t *shape, const void *data) {
+  char *sh = xstrdup("");
+  int64_t n = 1;
+  for (int d = 0; d < ndim; d++) {
+    sh = xprintf("%s%lld,%s", sh, (long long)shape[d], d + 1 < ndim ? " " : "");
+    n *= shape[d];
+  }
+  char *dict = xprintf("{'descr': '%s', 'fortran_order': False, 'shape': (%s), }", npy_descr_of(dt), sh);
   size_t hlen = strlen(dict) + 1, pad = (64 - (10 + hlen) % 64) % 64;
   FILE *f = fopen(path, "wb");
   if (!f) return fail(path, "cannot write the file");
@@ -179,9 +225,13 @@ bool npy_write(const char *path, const HostTensor *t) {
   fputs(dict, f);
   for (size_t i = 0; i < pad; i++) fputc(' ', f);
   fputc('\n', f);
-  fwrite(t->data, sizeof(float), (size_t)ht_numel(t), f);
+  fwrite(data, (size_t)dtype_bytes(dt), (size_t)n, f);
   if (fclose(f) != 0) return fail(path, "cannot write the file");
   return true;
+}
+
+bool npy_write(const char *path, const HostTensor *t) {
+  return npy_write_array(path, DT_F32, t->ndim, t->shape, t->data);
 }
 
 /* ---- safetensors ----------------------------------------------------------------- */
@@ -247,6 +297,34 @@ static bool st_entry(const char *path, const cJSON *e, const unsigned char *data
   return true;
 }
 
+/* A tensor's bytes in the data of a safetensors file. */
+typedef struct Span {
+  const char *name;
+  double begin, end;
+} Span;
+
+static int span_cmp(const void *a, const void *b) {
+  const Span *x = a, *y = b;
+  return x->begin < y->begin ? -1 : x->begin > y->begin ? 1 : (x->end > y->end) - (x->end < y->end);
+}
+
+/* Do the N spans S (sorted here) index the DLEN bytes of data exactly: one after the
+ * other from byte 0, no gap, no overlap, nothing after the last? What safetensors' own
+ * reader asks (MetadataIncompleteBuffer). Else the error. */
+static bool spans_cover(const char *path, Span *s, int n, size_t dlen) {
+  qsort(s, (size_t)n, sizeof *s, span_cmp);
+  double at = 0;
+  for (int i = 0; i < n; i++) {
+    if (s[i].begin > at)
+      return fail(path, xprintf("bytes %.0f..%.0f of the data are in no tensor (a gap before '%s')", at, s[i].begin, s[i].name));
+    if (s[i].begin < at) return fail(path, xprintf("tensors '%s' and '%s' overlap", s[i - 1].name, s[i].name));
+    at = s[i].end;
+  }
+  if (at < (double)dlen)
+    return fail(path, xprintf("%.0f bytes after the last tensor (a corrupt file, or another network's)", (double)dlen - at));
+  return true;
+}
+
 bool safetensors_read(const char *path, WeightSet *w) {
   size_t len;
   unsigned char *b = (unsigned char *)read_file(path, &len);
@@ -259,12 +337,17 @@ bool safetensors_read(const char *path, WeightSet *w) {
   w->file = path;
   const cJSON *e;
   bool ok = true;
+  size_t dlen = len - 8 - (size_t)hlen;
+  Span *spans = xalloc(sizeof *spans * (size_t)(cJSON_GetArraySize(root) + 1));
   cJSON_ArrayForEach(e, root) {
     if (strcmp(e->string, "__metadata__") == 0) continue;
     HostTensor t;
-    if (!(ok = st_entry(path, e, b + 8 + hlen, len - 8 - (size_t)hlen, &t))) break;
+    if (!(ok = st_entry(path, e, b + 8 + hlen, dlen, &t))) break;
+    const cJSON *of = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
+    spans[w->n] = (Span){t.name, cJSON_GetArrayItem(of, 0)->valuedouble, cJSON_GetArrayItem(of, 1)->valuedouble};
     ws_add(w, t);
   }
+  if (ok) ok = spans_cover(path, spans, w->n, dlen);
   cJSON_Delete(root);
   free(b);
   return ok;

@@ -151,10 +151,13 @@ out=$(run_classify "$OUT/ext" --save-output "$OUT/yw.npy" 2>&1)
 if [ -s "$OUT/w.safetensors" ] && cmp -s <(tail -c 40 "$OUT/yw.npy") <(tail -c 40 "$OUT/y.npy"); then
   echo "ok - --weights FILE: written, read by create(), the same result"
 else echo "not ok - --weights FILE: written, read by create(), the same result"; sed 's/^/  # /' <<<"$out" "$OUT/w.log" | head -5; fi
-# A weights file of the wrong size (truncated), a wrong shape, a missing file: clear errors.
+# A weights file of the wrong size (truncated, or 8 bytes too long), a wrong shape, a missing
+# file: clear errors.
 head -c -100 "$OUT/w.safetensors" >"$OUT/short.safetensors"
 LC_ALL=C sed 's/"fc_b":{"dtype":"F32","shape":\[10\]/"fc_b":{"dtype":"F32","shape":[11]/' "$OUT/w.safetensors" >"$OUT/shape.safetensors"
+{ cat "$OUT/w.safetensors"; printf abcdefgh; } >"$OUT/long.safetensors"
 for bad in "short:tensor '[a-z0-9_]*' needs bytes .* (a truncated or corrupt file)" \
+           "long:8 bytes after the last tensor" \
            "shape:tensor 'fc_b' is \[11\], the network needs \[10\]" \
            "missing:cannot open weights file"; do
   f="$OUT/${bad%%:*}.safetensors"

@@ -142,9 +142,11 @@ for f in x_v2 x_i64; do  # .npy format 2.0; integers exact in f32
 done
 expect_error "npy not exact in f32" "x_inexact.npy: element 0 (16777217) is not exact as f32" "$TEXC" run "$B/net.tex" --input "$B/x_inexact.npy"
 out=$("$TEXC" run "$B/net.tex" --input "$B/x.npy" --expect "$B/x.npy" 2>&1); rc=$?
-[ $rc -eq 1 ] && grep -q "MISMATCH at element" <<<"$out" && echo "ok - onnx --expect catches a mismatch" || echo "not ok - onnx --expect catches a mismatch: $out"
+[ $rc -eq 1 ] && grep -q "MISMATCH in y at flat index 1: got 1, expected -2" <<<"$out" && grep -q "expect .*: FAILED" <<<"$out" && echo "ok - onnx --expect catches a mismatch" || echo "not ok - onnx --expect catches a mismatch: $out"
 head -c 80 "$B/net.safetensors" > "$B/short.safetensors"
 expect_error "truncated weights" "short.safetensors: tensor .w.: data_offsets \\[0, 24\\] outside" "$TEXC" run "$B/net.tex" --weights "$B/short.safetensors"
+{ cat "$B/net.safetensors"; printf abcdefgh; } > "$B/long.safetensors"
+expect_error "weights with 8 bytes after the last tensor" "long.safetensors: 8 bytes after the last tensor" "$TEXC" run "$B/net.tex" --weights "$B/long.safetensors"
 "$TEXC" import "$B/good.onnx" -o "$B/other.tex" >/dev/null
 sed -i 's/w: f32\[2, 3\]/w: f32[3, 2]/; s/mul_2x3(x, w)/mul_2x3(x, x)/; s/add_2d(t, w)/add_2d(t, x)/' "$B/other.tex"
 expect_error "weights shape" "other.safetensors: tensor 'w' is \[2, 3\], but the network's parameter w is \[3, 2\]" "$TEXC" run "$B/other.tex"

@@ -1,7 +1,8 @@
 /* test_rt_net.c — runtime/rt_net.c without the compiler: a hand-made two-call network
  * (y = (x + w) + w, the middle tensor in the arena) run from embedded weights and from
- * safetensors files; a truncated file, a wrong shape or dtype, a missing tensor and random
- * corruptions of the header are errors at create, never a crash. */
+ * safetensors files; a truncated file, bytes after the last tensor or between two, a wrong
+ * shape or dtype, a missing tensor and random corruptions of the header are errors at
+ * create (and, for the byte layout, in texc's own reader), never a crash. */
 #include "onnx/onnx.h"
 #include "rt_net.h"
 #include "unit.h"
@@ -54,6 +55,35 @@ static const char *write_weights(const char *name, int64_t n, const float *data)
   return safetensors_write(path, &w) ? path : NULL;
 }
 
+/* A safetensors file of header JSON (padded to 8 bytes) and DATA_LEN bytes of 1.0f. */
+static const char *write_raw(const char *json, size_t data_len) {
+  static int count;
+  char *path = xprintf("/tmp/test_rt_net_raw_%d_%d.safetensors", (int)getpid(), count++);
+  size_t n = strlen(json), pad = (8 - n % 8) % 8;
+  FILE *f = fopen(path, "wb");
+  if (!f) return NULL;
+  for (int i = 0; i < 8; i++) fputc((int)(((n + pad) >> (8 * i)) & 255), f);
+  fputs(json, f);
+  for (size_t i = 0; i < pad; i++) fputc(' ', f);
+  const float one = 1;
+  for (size_t i = 0; i < data_len / 4; i++) fwrite(&one, 4, 1, f);
+  fclose(f);
+  return path;
+}
+
+/* Does texc's own reader (compiler/onnx/tensor_io.c) refuse PATH with WHAT? */
+static bool compiler_refuses(const char *path, const char *what) {
+  WeightSet w;
+  int before = diag_errors();
+  bool silent = diag_silent;
+  diag_silent = true;
+  bool read = safetensors_read(path, &w);
+  diag_silent = silent;
+  bool ok = !read && diag_errors() > before && strstr(diag_last(), what) != NULL;
+  if (!ok) printf("  # texc: %s: %s\n", path, read ? "read" : diag_last());
+  return ok;
+}
+
 static bool fails_with(const char *path, const char *what) {
   RtNet *n = rt_net_create(&desc, path);
   bool ok = !n && strstr(rt_last_error(), what) != NULL;
@@ -76,6 +106,25 @@ int main(void) {
   check("rt_net: a wrong shape", fails_with(shape, "tensor 'w' is [3], the network needs [4]"));
   check("rt_net: a missing tensor", fails_with(missing, "no tensor 'w' (a weight of network tiny)"));
   check("rt_net: a missing file", fails_with("/nonexistent/w.safetensors", "cannot open weights file"));
+  /* every byte of the data in exactly one tensor (safetensors' own rule) */
+  const char *longer = write_raw("{\"w\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 24);
+  const char *gap = write_raw("{\"w\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[8,24]}}", 24);
+  const char *overlap = write_raw("{\"w\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
+                                  "\"v\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}", 16);
+  const char *exact = write_raw("{\"w\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 16);
+  check("rt_net: 8 bytes after the last tensor", fails_with(longer, "8 bytes after the last tensor"));
+  check("rt_net: a gap before the tensor", fails_with(gap, "bytes 0..8 of the data are in no tensor"));
+  check("rt_net: overlapping tensors", fails_with(overlap, "tensors 'w' and 'v' overlap"));
+  static const float ones[4] = {1, 1, 1, 1};
+  n = rt_net_create(&desc, exact);
+  check("rt_net: a hand-written file that indexes every byte", runs(n, ones));
+  rt_net_destroy(n);
+  check("texc: 8 bytes after the last tensor", compiler_refuses(longer, "8 bytes after the last tensor"));
+  check("texc: a gap before the tensor", compiler_refuses(gap, "bytes 0..8 of the data are in no tensor"));
+  check("texc: overlapping tensors", compiler_refuses(overlap, "tensors 'w' and 'v' overlap"));
+  WeightSet ws;
+  check("texc: a hand-written file that indexes every byte", safetensors_read(exact, &ws) && ws.n == 1);
+  unlink(longer), unlink(gap), unlink(overlap), unlink(exact);
   /* the file's bytes, truncated and corrupted */
   FILE *f = fopen(good, "rb");
   unsigned char buf[4096];

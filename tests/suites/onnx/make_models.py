@@ -55,8 +55,9 @@ def node(op, inputs, outputs, name, **attrs):
             field(3, name) + field(4, op) + b"".join(field(5, attr(k, v)) for k, v in attrs.items()))
 
 
-def int_init(name, values):  # a 1-D int64 initializer
-    return ivar(1, len(values)) + ivar(2, 7) + field(7, b"".join(varint(v) for v in values)) + field(8, name)
+def int_init(name, values, shape=None):  # an int64 initializer (1-D unless SHAPE)
+    dims = b"".join(ivar(1, d) for d in (shape or [len(values)]))
+    return dims + ivar(2, 7) + field(7, b"".join(varint(v) for v in values)) + field(8, name)
 
 
 def model(nodes, inits, inputs, outputs, opset=13):
@@ -223,10 +224,36 @@ def act(out):
     npy(out + "/act_ref.npy", "<f4", (1, 2, 1, 1), struct.pack("<2f", *ref))
 
 
+def gather(out):
+    """Gather of a run-time [5, 3] input by constant 2-D indices (one negative) along axis 0,
+    and by [2, 3] indices along axis 1 (of a [2, 5, 3] input), with their results here;
+    and an index out of range."""
+    x = [float(v) for v in range(15)]
+    npy(out + "/gx.npy", "<f4", (5, 3), struct.pack("<15f", *x))
+    rows = [0, 4, 3, 4]  # [[0, -1], [3, 4]]
+    ref = [x[3 * r + c] for r in rows for c in range(3)]
+    npy(out + "/gather2d_ref.npy", "<f4", (2, 2, 3), struct.pack("<12f", *ref))
+    open(out + "/gather2d.onnx", "wb").write(model(
+        [node("Gather", ["x", "ix"], ["y"], "ga", axis=0)], [int_init("ix", [0, -1, 3, 4], [2, 2])],
+        [value_info("x", [5, 3])], [value_info("y", [2, 2, 3])]))
+    x3 = [float(v) for v in range(30)]  # [2, 5, 3]
+    npy(out + "/gx3.npy", "<f4", (2, 5, 3), struct.pack("<30f", *x3))
+    ix = [1, 1, -5, 2, 4, 0]  # [2, 3] along axis 1: y[a, i, j, c] = x[a, ix[i, j], c]
+    ref = [x3[15 * a + 3 * (v % 5) + c] for a in range(2) for v in ix for c in range(3)]
+    npy(out + "/gather_axis1_ref.npy", "<f4", (2, 2, 3, 3), struct.pack("<36f", *ref))
+    open(out + "/gather_axis1.onnx", "wb").write(model(
+        [node("Gather", ["x", "ix"], ["y"], "ga1", axis=1)], [int_init("ix", ix, [2, 3])],
+        [value_info("x", [2, 5, 3])], [value_info("y", [2, 2, 3, 3])]))
+    open(out + "/gather_range.onnx", "wb").write(model(
+        [node("Gather", ["x", "ix"], ["y"], "gr", axis=0)], [int_init("ix", [0, 5, 1, 2], [2, 2])],
+        [value_info("x", [5, 3])], [value_info("y", [2, 2, 3])]))
+
+
 def main(out):
     act(out)
     cnn(out)
     block(out)
+    gather(out)
     x, y = value_info("x", [2, 3]), value_info("y", [2, 3])
     w = initializer("w", [2, 3], [0.5, -1, 2, 0.25, 3, -2])
     files = {
