@@ -798,8 +798,9 @@ GpuLimits gpu_limits(Target t, const Options *o);
 /* autosched/ — the auto-scheduler, records, `texc tune`, `texc records`  */
 /* ===================================================================== */
 
-/* `texc tune FILE` (P: FILE loaded) and `texc records show|best|distill ...`, as the
- * command line C (cli/options.h) says. Return the process exit status. */
+/* `texc tune FILE` (P: FILE loaded) and `texc records show|best|distill ...` of a readable
+ * log (report and plot are report/'s), as the command line C (cli/options.h) says. Return
+ * the process exit status. */
 struct Cli;
 int tune_main(struct Cli *c, Program *p);
 int records_main(struct Cli *c);
