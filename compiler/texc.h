@@ -702,7 +702,7 @@ typedef enum { DEVICE_CPU, DEVICE_GPU } DeviceKind;
 
 /* What the device of a target can do: from the device when there is one (queried once,
  * cached), else the target's defaults (target.c writes the GPU ones, once). */
-/* What a CPU offers generated code (target.c cpu_describe, llvm.c llvm_query): from the
+/* What a CPU offers generated code (llvm.c: llvm_query, cpu_describe): from the
  * host (LLVM's host features, sysfs caches) or, under --mcpu/--mtriple, from the named CPU. */
 typedef struct CpuInfo {
   int lanes;            /* f32 lanes of the widest vector register (16 AVX-512, 8 AVX2, 4 NEON) */
@@ -735,6 +735,10 @@ typedef struct Backend {
   bool allows_parallel;      /* parallel: loops over CPU threads */
   bool allows_vectorize;
   bool kernel_scopes;        /* a temp inside a kernel takes shared/local memory by where it is */
+  /* The dtypes (bit 1u << DType) whose atomic add, and atomic max and min, its kernels
+   * have (gpu_source.c emits them): a scatter's reduction bound to threads updates its
+   * output atomically only in these (sched/schedule.c); 0: none. */
+  unsigned atomic_add, atomic_minmax;
   const char *default_emit;  /* --emit kind when -o's extension names none */
   /* The steps of the default schedule of K when it has no variant for this target;
    * NULL: none (every stage at the root, no annotations). */
@@ -759,7 +763,7 @@ const DeviceInfo *target_device_info(Target t, const Options *o);
 /* target.c: the CPU that O compiles for (NULL: the command line's options, else the host),
  * never NULL: its facts, its micro-kernel (mr x nr) derived from lanes and registers. */
 const CpuInfo *target_cpu(const Options *o);
-/* Fill C's micro-kernel (mr, nr) from its lanes and vregs: NV = max(2, 12 / lanes) vectors
+/* llvm.c: fill C's micro-kernel (mr, nr) from its lanes and vregs: NV = max(2, 12 / lanes) vectors
  * of columns, as many rows as fit with NV B vectors and the A broadcasts in the registers. */
 void cpu_describe(CpuInfo *c);
 /* The options of this process's command line (set once by cli_parse; NULL in tests). */
@@ -775,7 +779,7 @@ struct RtDevice target_device(Target t);
 bool gpu_default_steps(Kernel *k, Target t, Vec *steps);
 /* gpu_check.c: checks of a lowered GPU function against the device's limits: every
  * store under a blockIdx loop, threads per block, shared memory. Diagnostics at the
- * step that made the offending loop. */
+ * step that made the offending loop. LIMITS: gpu_limits' (never 0; no defaults here). */
 bool gpu_check(const LoweredFunc *fn, const GpuLimits *limits);
 
 /* GPU back ends. target/gpu_source.c prints CUDA C / OpenCL C for lowered GPU functions
@@ -792,16 +796,18 @@ char *cg_nvrtc_compile(const char *src, const char *arch);
  * else beside the texc binary or up to two folders above it), or NULL. */
 const char *cg_runtime_archive(void);
 
-/* target.c: the limits to check T's functions against: the device's (target_device_info),
- * each replaced by O->gpu's when that is not 0; zero on a CPU target. */
+/* target.c: the limits to check T's functions against: the device's (target_device_info;
+ * a limit it does not give, gpu_default_limits'), each replaced by O->gpu's when that is
+ * not 0; zero on a CPU target. */
 GpuLimits gpu_limits(Target t, const Options *o);
 
 /* ===================================================================== */
 /* autosched/ — the auto-scheduler, records, `texc tune`, `texc records`  */
 /* ===================================================================== */
 
-/* `texc tune FILE` (P: FILE loaded) and `texc records show|best|distill ...`, as the
- * command line C (cli/options.h) says. Return the process exit status. */
+/* `texc tune FILE` (P: FILE loaded) and `texc records show|best|distill ...` of a readable
+ * log (report and plot are report/'s), as the command line C (cli/options.h) says. Return
+ * the process exit status. */
 struct Cli;
 int tune_main(struct Cli *c, Program *p);
 int records_main(struct Cli *c);

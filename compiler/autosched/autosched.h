@@ -231,9 +231,13 @@ typedef struct Measurer {
 } Measurer;
 
 Measurer measurer_local(const MeasureOpts *o);
-/* The measurer every tune of this process uses instead of a local one, when set: texc-mpi's
- * ranks (compiler/dist/mpi/). Its MeasureOpts are the tune's; its ctx is never freed. */
+/* The measurer every tune of this process uses instead of a local one, when set by the
+ * caller that started it: `tune --runner`'s (cli/driver.c, compiler/dist/) or texc-mpi's
+ * ranks (compiler/dist/mpi/). Its MeasureOpts are the tune's; its ctx is never freed here. */
 extern Measurer *tune_shared_measurer;
+struct Cli;
+/* The MeasureOpts of `texc tune` with the options of C (repeat, jobs, timeouts). */
+MeasureOpts tune_measure_opts(const struct Cli *c);
 /* Compare the candidate (step text) with the interpreter on small sizes in a child
  * process. 1: matches; 0: wrong (MSG says how); -1: could not check. */
 int measure_check(const Task *task, const char *text, bool small, char *msg, size_t msgsz);

@@ -23,6 +23,7 @@
 #include "front/network.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A constant extent of dimension D of OP's output; 0 when it is not constant. */
@@ -366,4 +367,16 @@ int64_t net_pack_block(int64_t w, int64_t c) {
   register_tile(cpu, w, c, &tw, &v);
   if (v < cpu->lanes || v % cpu->lanes || c % v || c == v) return 0;
   return v;
+}
+
+/* An environment switch NAME: on unless set to "0" (before/after measurements). */
+static bool env_on(const char *name) {
+  const char *env = getenv(name);
+  return !env || strcmp(env, "0") != 0;
+}
+
+NetRewrites net_rewrites(Target t) {
+  bool cpu = backend_for(t)->device == DEVICE_CPU;
+  return (NetRewrites){.winograd = cpu && env_on("TEXC_NET_WINOGRAD"),
+                       .pack_block = cpu && env_on("TEXC_NET_PACK") ? net_pack_block : NULL};
 }

@@ -26,7 +26,6 @@
 
 #include "autosched/autosched.h"
 #include "cli/options.h"
-#include "dist/dist.h"
 
 /* ---- the records cache ----------------------------------------------------------- */
 
@@ -385,9 +384,10 @@ static void tune_round(const Network *n, const NetTuneArgs *a, int i, int trials
   measurer_done(&m);
 }
 
-static int net_tune(Cli *c) {
+int net_tune_main(Cli *c) {
   NetTuneArgs a = args_of(c);
-  Network *n = net_load(a.file, a.network, a.defs, a.ndefs);
+  NetRewrites rw = net_rewrites(a.target);
+  Network *n = net_load(a.file, a.network, a.defs, a.ndefs, &rw);
   if (!n) return 1;
   while (n->ntasks > 0 && n->tasks[n->ntasks - 1].folded) n->ntasks--; /* run once at load (they come last): not tuned */
   TaskState *st = xalloc(sizeof *st * (size_t)(n->ntasks + 1));
@@ -436,20 +436,3 @@ static int net_tune(Cli *c) {
   return records_close(a.log) ? 0 : 1;
 }
 
-int net_tune_main(Cli *c) {
-  if (!c->runner) return net_tune(c);
-  /* --runner: every task's candidates measured there (compiler/dist/) */
-  NetTuneArgs a = args_of(c);
-  Measurer local = measurer_of(&a), runner = {0};
-  free(local.ctx);
-  if (a.target != TARGET_LLVM) {
-    fprintf(stderr, "texc tune: error: --runner measures llvm (CPU) candidates only\n");
-    return 1;
-  }
-  if (!runner_start(c->runner, &local.o, &runner)) return 1;
-  tune_shared_measurer = &runner;
-  int rc = net_tune(c);
-  tune_shared_measurer = NULL;
-  runner_stop(&runner);
-  return rc;
-}

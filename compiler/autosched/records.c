@@ -8,7 +8,6 @@
  * fails stops the tune with an error, every record written before it kept. */
 #include "autosched.h"
 #include "cli/options.h"
-#include "report/report.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -466,12 +465,7 @@ static int records_distill(const RecordList *l, const char *out) {
 }
 
 int records_main(Cli *c) {
-  const char *cmd = c->action, *path = c->file, *out = c->out; /* checked by cli_parse */
-  if (access(path, R_OK) != 0) {
-    fprintf(stderr, "texc: error: cannot read %s: %s\n", path, strerror(errno));
-    return 1;
-  }
-  if (!strcmp(cmd, "report") || !strcmp(cmd, "plot")) return report_main(c);
+  const char *cmd = c->action, *path = c->file, *out = c->out; /* checked by cli_parse and drv_main */
   RecordList l = {0};
   records_load(path, &l);
   int rc = 0;

@@ -1,7 +1,6 @@
 /* tune.c — `texc tune FILE ...` and tune_auto_steps (`schedule K.V = auto`). */
 #include "autosched.h"
 #include "cli/options.h"
-#include "dist/dist.h"
 
 #include <limits.h>
 #include <math.h>
@@ -17,7 +16,6 @@ Measurer *tune_shared_measurer;
 /* The tuner's settings: the command line's (cli/options.c), or tune_auto_steps' own. */
 typedef struct TuneArgs {
   const char *file, *kernel, *records;
-  const char *runner; /* --runner: measure through a texc-measure-server (compiler/dist/) */
   Target target;
   int trials, repeat, batch, jobs;
   double time_s, min_repeat_ms, run_timeout_s;
@@ -34,8 +32,7 @@ static TuneArgs args_of(const Cli *c) {
                     .batch = c->batch, .jobs = c->jobs, .time_s = c->time_s,
                     .min_repeat_ms = c->min_repeat_ms, .run_timeout_s = c->run_timeout_s,
                     .seed = c->seed, .defs = (Define *)c->defs, .ndefs = c->ndefs,
-                    .check_all = c->check_all, .quiet = c->quiet, .deterministic = c->deterministic,
-                    .runner = c->runner};
+                    .check_all = c->check_all, .quiet = c->quiet, .deterministic = c->deterministic};
 }
 
 /* Fill TASK for kernel K; false (reported) when it cannot be tuned. */
@@ -81,12 +78,17 @@ static SearchOpts search_opts(const TuneArgs *a) {
   return s;
 }
 
-/* Tune one kernel, measured by RUNNER (NULL: here); prints the best block. Returns false
- * when nothing succeeded. */
-static bool tune_kernel(const TuneArgs *a, Task *t, const RecordList *prior, Measurer *runner) {
+MeasureOpts tune_measure_opts(const Cli *c) {
+  TuneArgs a = args_of(c);
+  return measure_opts(&a);
+}
+
+/* Tune one kernel, measured by tune_shared_measurer when it is set (a runner, texc-mpi's
+ * ranks), else here; prints the best block. Returns false when nothing succeeded. */
+static bool tune_kernel(const TuneArgs *a, Task *t, const RecordList *prior) {
   MeasureOpts mo = measure_opts(a);
-  if (!runner) runner = tune_shared_measurer;
-  Measurer m = runner ? *runner : measurer_local(&mo);
+  Measurer *shared = tune_shared_measurer;
+  Measurer m = shared ? *shared : measurer_local(&mo);
   m.o = mo;
   SearchOpts so = search_opts(a);
   SearchResult res;
@@ -98,7 +100,7 @@ static bool tune_kernel(const TuneArgs *a, Task *t, const RecordList *prior, Mea
             target_names[t->target], t->workload, t->flops / 1e9, a->trials,
             a->time_s > 0 ? " at most" : "");
   bool ok = tune_search(t, &m, &so, prior, &res);
-  if (runner) runner->lost = m.lost;
+  if (shared) shared->lost = m.lost;
   else free(m.ctx);
   if (m.lost) {
     fprintf(stderr, "texc tune: error: no runner (or rank) is left to measure: stopped %s after %d trials (%d errors); "
@@ -137,19 +139,6 @@ int tune_main(Cli *c, Program *p) {
   RecordList prior = {0};
   records_load(a.records, &prior);
   int rc = 0;
-  Measurer runner = {0};
-  if (a.runner) {
-    MeasureOpts mo = measure_opts(&a);
-    if (tg != TARGET_LLVM) {
-      fprintf(stderr, "texc tune: error: --runner measures llvm (CPU) candidates only\n");
-      rc = 1;
-    } else if (!runner_start(a.runner, &mo, &runner)) rc = 1;
-    if (rc) {
-      reclist_free(&prior);
-      records_close(a.log);
-      return 1;
-    }
-  }
   for (int i = 0; i < p->nkernels; i++) { /* drv_load checked that --kernel names one */
     Kernel *k = p->kernels[i];
     if (a.kernel && strcmp(k->name, a.kernel)) continue;
@@ -159,10 +148,10 @@ int tune_main(Cli *c, Program *p) {
       continue;
     }
     t.opts = c->o; /* -O, --mcpu, --opencl-device as for run and bench */
-    if (!tune_kernel(&a, &t, &prior, a.runner ? &runner : NULL)) rc = 1;
-    if (records_failed(a.log) || runner.lost) break; /* reported; the records before it are kept */
+    if (!tune_kernel(&a, &t, &prior)) rc = 1;
+    if (records_failed(a.log) || (tune_shared_measurer && tune_shared_measurer->lost))
+      break; /* reported; the records before it are kept */
   }
-  if (a.runner) runner_stop(&runner);
   reclist_free(&prior);
   if (!records_close(a.log)) rc = 1;
   return rc;

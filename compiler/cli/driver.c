@@ -5,19 +5,24 @@
  *
  * The commands and their options are in options.c (one table); `texc CMD --help`.
  *   compile: cmd_compile here; run, bench: run.c; fuzz-schedule: randsched.c;
- *   tune: autosched/tune.c; records: autosched/records.c; network files: network_run.c
- *   and autosched/network_tune.c.
+ *   tune: autosched/tune.c (--runner: started here, dist/runner.c); records:
+ *   autosched/records.c, report|plot report/report.c; network files: network_run.c and
+ *   autosched/network_tune.c.
  */
 #include "driver.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "front/network.h" /* networks: network*.c */
-#include "onnx/onnx.h"         /* models: onnx/ */
+#include "autosched/autosched.h" /* tune_shared_measurer */
+#include "dist/dist.h"              /* tune --runner */
+#include "front/network.h"          /* networks: network*.c */
+#include "onnx/onnx.h"              /* models: onnx/ */
+#include "report/report.h"          /* records report|plot */
 #include "texrt.h"
 
 /* Where stdlib/ is: beside the binary's folder (build/texc -> stdlib), else ./stdlib. */
@@ -87,6 +92,36 @@ static int measure_server(char **argv) {
   return 1;
 }
 
+/* `texc records ACTION LOG`: report and plot are report/'s, show, best and distill
+ * autosched/records.c's. */
+static int cmd_records(Cli *c) {
+  if (access(c->file, R_OK) != 0) {
+    fprintf(stderr, "texc: error: cannot read %s: %s\n", c->file, strerror(errno));
+    return 1;
+  }
+  if (!strcmp(c->action, "report") || !strcmp(c->action, "plot")) return report_main(c);
+  return records_main(c);
+}
+
+/* `texc tune` of the kernels of P, or of the network of C's file when P is NULL. With
+ * --runner, the runner (compiler/dist/) is started here and measures every candidate as
+ * the tuner's shared measurer. */
+static int cmd_tune(Cli *c, Program *p) {
+  if (!c->runner) return p ? tune_main(c, p) : net_tune_main(c);
+  if (c->o.target != TARGET_LLVM) {
+    fprintf(stderr, "texc tune: error: --runner measures llvm (CPU) candidates only\n");
+    return 1;
+  }
+  MeasureOpts mo = tune_measure_opts(c);
+  Measurer runner = {0};
+  if (!runner_start(c->runner, &mo, &runner)) return 1;
+  tune_shared_measurer = &runner;
+  int rc = p ? tune_main(c, p) : net_tune_main(c);
+  tune_shared_measurer = NULL;
+  runner_stop(&runner);
+  return rc;
+}
+
 int drv_main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "measure-server") == 0) return measure_server(argv + 1);
   find_stdlib(argv[0]);
@@ -95,11 +130,11 @@ int drv_main(int argc, char **argv) {
   cli_parse(&c, argc, argv);                             /* options.c */
   fill_int_edges = c.int_edges;
   onnx_random_weights(c.random_weights);
-  if (c.cmd == CMD_RECORDS) return records_main(&c);     /* no .tex file */
+  if (c.cmd == CMD_RECORDS) return cmd_records(&c);      /* no .tex file */
   if (c.cmd == CMD_IMPORT) return onnx_import_main(c.file, c.out, c.defs, c.ndefs); /* onnx/ */
   if (c.cmd == CMD_COMPILE && c.emit && strcmp(c.emit, "ast") == 0) return emit_ast(&c); /* any file */
   if (onnx_is_model(c.file) || net_is_network_file(c.file)) { /* networks: network*.c */
-    if (c.cmd == CMD_TUNE) return net_tune_main(&c);
+    if (c.cmd == CMD_TUNE) return cmd_tune(&c, NULL);
     return net_run_cli(&c);
   }
   Program *p = drv_load(&c);                             /* 1. parse + check */
@@ -109,7 +144,7 @@ int drv_main(int argc, char **argv) {
   case CMD_RUN: return drv_run(&c, p);                   /* ... -> build -> call (--check) */
   case CMD_BENCH: return drv_bench(&c, p);               /* ... -> build -> time */
   case CMD_FUZZ: return drv_fuzz_schedule(&c, p);        /* random steps -> interpret */
-  case CMD_TUNE: return tune_main(&c, p);                /* searched steps -> measure */
+  case CMD_TUNE: return cmd_tune(&c, p);                 /* searched steps -> measure */
   default: return 1;
   }
 }

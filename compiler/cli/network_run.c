@@ -629,7 +629,8 @@ static int cmd_bench(Cli *c, Network *n) {
 
 int net_run_cli(Cli *c) {
   onnx_bind_inputs(c->inputs, c->ninputs);
-  Network *n = net_load(c->file, c->kernel, c->defs, c->ndefs);
+  NetRewrites rw = net_rewrites(c->o.target);
+  Network *n = net_load(c->file, c->kernel, c->defs, c->ndefs, &rw);
   if (!n || diag_errors()) return 1;
   int kept = 0; /* the inputs folded in at import are no parameters */
   for (int i = 0; i < c->ninputs; i++)

@@ -190,6 +190,7 @@ typedef struct Loader {
   Vec scope;      /* NetTensor*: the latest tensor of each name is found last */
   NetBinding *consts;
   int nconsts;
+  const NetRewrites *rw; /* the caller's rewrites for its target; NULL: none */
 } Loader;
 
 static NetTensor *lookup(Loader *L, const char *name) {
@@ -421,12 +422,6 @@ static NetTensor *insert_node(Loader *L, NetNode *before, const char *op, Ast *k
 
 /* ---- packed weights -------------------------------------------------------------- */
 
-bool net_packing(void) {
-  const char *env = getenv("TEXC_NET_PACK");
-  if (env && strcmp(env, "0") == 0) return false;
-  return !target_cli_options || backend_for(target_cli_options->target)->device == DEVICE_CPU;
-}
-
 /* The operator that packs a [KH, KW, CI, CO] filter into CO / B blocks of B channels, each
  * block's weights contiguous in the order a register tile reads them (ci innermost but the
  * B channels): TVM's x86 NCHWc kernels and oneDNN's blocked weights do the same. */
@@ -441,20 +436,21 @@ static Ast *pack_kernel(void) {
 
 /* Is argument A of node ND a filter to pack: a weight [KH, KW, CI, CO] of a reduction whose
  * output's innermost extent is CO (an NHWC convolution, plain or grouped)? Its block, or 0. */
-static int64_t pack_block_of(const NetNode *nd, int a) {
+static int64_t pack_block_of(const Loader *L, const NetNode *nd, int a) {
   const NetTensor *w = nd->args[a], *o = nd->out;
   if (nd->elementwise || w->kind != NT_WEIGHT || w->ndim != 4 || o->ndim != 4 || a == 0) return 0;
   if (w->shape[3] != o->shape[3]) return 0;
-  return net_pack_block(o->shape[2], o->shape[3]);
+  return L->rw->pack_block(o->shape[2], o->shape[3]);
 }
 
 /* A filter argument of ND (above) replaced by a pack node's output, which ND reads as
- * [co / B, kh, kw, ci, co % B] (emit_node). The pack node's group has only a weight as its
- * input: it is folded, computed once at load (NetGroup.folded). */
+ * [co / B, kh, kw, ci, co % B] (emit_node), when the caller packs (NetRewrites.pack_block).
+ * The pack node's group has only a weight as its input: it is folded, computed once at
+ * load (NetGroup.folded). */
 static void pack_weight(Loader *L, NetNode *nd) {
-  if (!net_packing()) return;
+  if (!L->rw || !L->rw->pack_block) return;
   for (int a = 1; a < nd->nargs; a++) {
-    int64_t b = pack_block_of(nd, a);
+    int64_t b = pack_block_of(L, nd, a);
     if (!b) continue;
     NetTensor *w = nd->args[a];
     const NetBinding env[] = {{"KH", w->shape[0]}, {"KW", w->shape[1]}, {"CI", w->shape[2]}, {"CO", w->shape[3]}, {"B", b}};
@@ -467,12 +463,6 @@ static void pack_weight(Loader *L, NetNode *nd) {
 }
 
 /* ---- Winograd convolutions ------------------------------------------------------- */
-
-bool net_winograd(void) {
-  const char *env = getenv("TEXC_NET_WINOGRAD");
-  if (env && strcmp(env, "0") == 0) return false;
-  return !target_cli_options || backend_for(target_cli_options->target)->device == DEVICE_CPU;
-}
 
 /* Winograd's F(2x2, 3x3) (Lavin and Gray, 2015): each 2 x 2 block of outputs of a 3 x 3
  * convolution from a 4 x 4 block of input, by 16 products per channel pair instead of 36.
@@ -539,11 +529,11 @@ static bool winograd_fits(const NetNode *nd) {
   return true;
 }
 
-/* ND (when winograd_fits, on a CPU target, unless TEXC_NET_WINOGRAD=0) computed by
+/* ND (when winograd_fits and the caller asks for it, NetRewrites.winograd) computed by
  * Winograd: the filter's transform, the input's and the products as three nodes before
  * it, and ND itself the output transform of the products. */
 static void winograd(Loader *L, NetNode *nd) {
-  if (!net_winograd() || !winograd_fits(nd)) return;
+  if (!L->rw || !L->rw->winograd || !winograd_fits(nd)) return;
   NetTensor *x = nd->args[0], *k = nd->args[1];
   int64_t n = x->shape[0], h = x->shape[1], w = x->shape[2], ci = k->shape[2], co = k->shape[3];
   int64_t ty = (h + 1) / 2, tx = (w + 1) / 2;
@@ -868,13 +858,13 @@ static Ast *parse_network_file(const char *file, Define *defs, int ndefs, Weight
   return parse_string(tex, im.text);
 }
 
-Network *net_load(const char *file, const char *name, Define *defs, int ndefs) {
+Network *net_load(const char *file, const char *name, Define *defs, int ndefs, const NetRewrites *rw) {
   WeightSet *weights;
   for (int i = 0; i < ndefs; i++) defs[i].used = false;
   Ast *ast = parse_network_file(file, defs, ndefs, &weights);
   Ast *hdr = ast ? pick_network(ast, name) : NULL, *result;
   if (!hdr) return NULL;
-  Loader L = {0};
+  Loader L = {.rw = rw};
   L.net = xalloc(sizeof *L.net);
   L.net->name = hdr->name;
   L.net->file = file;

@@ -96,17 +96,22 @@ typedef struct Network {
 } Network;
 
 /* network.c */
+/* The rewrites of a network's convolutions that the loader makes for the target it is
+ * loaded for. The caller that knows the target decides them (autosched/network_sched.c
+ * net_rewrites), so that front/ asks no target and no tuner. */
+typedef struct NetRewrites {
+  /* 3 x 3 stride-1 convolutions by Winograd F(2x2, 3x3) (NETWORKS.md, "Winograd") */
+  bool winograd;
+  /* The block B in which a convolution with an output of W columns and C channels reads
+   * its filter packed (NETWORKS.md, "Packed weights"), 0: not packed; NULL: no packing. */
+  int64_t (*pack_block)(int64_t w, int64_t c);
+} NetRewrites;
 /* Load network NAME of FILE (NULL: the file's only network; `--kernel NAME` picks one
  * of several): parse, instantiate, fuse, check every group. NULL on errors (reported at
  * the call's line). DEFS override constants of the network's file. An ONNX model
- * (FILE.onnx) is imported in memory first (docs/ONNX.md), its weights in Network.weights. */
-Network *net_load(const char *file, const char *name, Define *defs, int ndefs);
-/* Weight packing (NETWORKS.md, "Packed weights"): on unless TEXC_NET_PACK=0 or the target
- * of the command line is not a CPU. */
-bool net_packing(void);
-/* Winograd F(2x2, 3x3) for 3 x 3 stride-1 convolutions (NETWORKS.md, "Winograd"): on
- * unless TEXC_NET_WINOGRAD=0 or the target of the command line is not a CPU. */
-bool net_winograd(void);
+ * (FILE.onnx) is imported in memory first (docs/ONNX.md), its weights in Network.weights.
+ * RW: the rewrites to make (NULL: none, every call as written). */
+Network *net_load(const char *file, const char *name, Define *defs, int ndefs, const NetRewrites *rw);
 /* Does PATH parse, and hold a `network`? (Quiet: a file that does not parse says no.) */
 bool net_is_network_file(const char *path);
 
@@ -138,5 +143,8 @@ char *net_default_steps(Kernel *k);
  * default register tile (whole vectors of the CPU compiled for); 0: no packing (C is one
  * block, or not a multiple of one). */
 int64_t net_pack_block(int64_t w, int64_t c);
+/* The rewrites net_load makes for target T: on a CPU, Winograd (unless TEXC_NET_WINOGRAD=0)
+ * and filters packed in net_pack_block's blocks (unless TEXC_NET_PACK=0); none on GPUs. */
+NetRewrites net_rewrites(Target t);
 
 #endif

@@ -567,15 +567,14 @@ static bool parse_bind_axis(const Ast *a, ForKind *k) {
   return false;
 }
 
-/* Whether a scatter's updates can be atomic on GPU target T (gpu_source.c): +=, max=,
- * min= on i32 and u32, += on f32; on CUDA also i64 and f64 +=, i64 max= and min=. */
+/* Whether a scatter's updates can be atomic on GPU target T: +=, max= or min= on a dtype
+ * whose atomic the target's row lists (Backend.atomic_add, atomic_minmax). */
 static bool gpu_atomic_ok(const Op *op, Target t) {
-  DType d = op->out->dtype;
-  bool cuda = t == TARGET_CUDA;
-  bool num = d == DT_I32 || d == DT_U32 || (cuda && d == DT_I64);
+  const Backend *be = backend_for(t);
+  unsigned d = 1u << op->out->dtype;
   if (!op->scatter) return false;
-  if (op->rop == RED_SUM) return num || d == DT_F32 || (cuda && d == DT_F64);
-  return (op->rop == RED_MAX || op->rop == RED_MIN) && num;
+  if (op->rop == RED_SUM) return (be->atomic_add & d) != 0;
+  return (op->rop == RED_MAX || op->rop == RED_MIN) && (be->atomic_minmax & d);
 }
 
 static bool step_bind(StepCtx *c) {

@@ -143,8 +143,7 @@ static bool check_host(const Stmt *s, const GpuLimits *lim) {
 }
 
 bool gpu_check(const LoweredFunc *fn, const GpuLimits *limits) {
-  GpuLimits lim = {1024, 48 * 1024, 0};
-  if (limits && limits->max_threads_per_block > 0) lim.max_threads_per_block = limits->max_threads_per_block;
-  if (limits && limits->max_shared_bytes > 0) lim.max_shared_bytes = limits->max_shared_bytes;
-  return check_host(fn->body, &lim);
+  if (!limits || limits->max_threads_per_block <= 0 || limits->max_shared_bytes <= 0)
+    die("gpu_check: no limits (gpu_limits gives the device's or target.c's defaults)");
+  return check_host(fn->body, limits);
 }

@@ -757,9 +757,10 @@ static void region_barrier(Gen *g, const Stmt *region) {
 
 static void stmt(Gen *g, Stmt *s);
 
-/* A scatter's update from threads, buf[idx] = buf[idx] OP v (schedule.c's gpu_atomic_ok
- * says which): CUDA's atomicAdd/Max/Min; OpenCL's atomic_add/max/min on 32-bit integers
- * and, for f32 +=, a compare-and-swap loop on the bit pattern. */
+/* A scatter's update from threads, buf[idx] = buf[idx] OP v (the Backend rows' atomic_add
+ * and atomic_minmax say which, as schedule.c's gpu_atomic_ok reads them): CUDA's
+ * atomicAdd/Max/Min; OpenCL's atomic_add/max/min on 32-bit integers and, for f32 +=, a
+ * compare-and-swap loop on the bit pattern. */
 static void atomic_store(Gen *g, Stmt *s, const char *name, const char *idx) {
   BinOp how;
   Expr *v = ir_update_operand(s, &how);

@@ -1701,6 +1701,18 @@ static bool in_list(const char *const *l, const char *s) {
   return false;
 }
 
+void cpu_describe(CpuInfo *c) {
+  if (c->lanes < 1) c->lanes = 1;
+  if (c->vregs < 4) c->vregs = 4;
+  int nv = c->lanes >= 6 ? 2 : 12 / c->lanes; /* a B panel of >= 12 floats, >= 2 vectors */
+  if (nv < 2) nv = 2;
+  int rows = 1; /* rows x nv accumulators, nv B vectors, one broadcast (x86) or A vector per
+                   LANES rows (lane-indexed FMA) */
+  while ((rows + 1) * nv + nv + (rows + c->lanes) / c->lanes <= c->vregs) rows++;
+  c->mr = rows;
+  c->nr = nv * c->lanes;
+}
+
 /* The CPU that --mcpu/--mtriple name (no host facts): architecture from the triple, vector
  * extensions from the CPU's name; caches typical of such a CPU. */
 static void cross_cpu(const Options *o, CpuInfo *c) {

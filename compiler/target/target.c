@@ -8,7 +8,9 @@
  * are the only copy and serve only when there is none.
  *
  * A new target: its enum value in texc.h (before TARGET_COUNT) with an extern for its row,
- * a file with the row (e.g. target/metal.c), and its name and row in the two lists here.
+ * a file with the row (e.g. target/metal.c), its row in the table here and its name in
+ * util.c's target_names; docs/DESIGN.md lists the rest ("Adding a backend"). The rows
+ * call nothing in this file (no file cycle: scripts/depgraph.py).
  */
 #include "texc.h"
 #include "texrt.h"
@@ -68,6 +70,8 @@ GpuLimits gpu_limits(Target t, const Options *o) {
   if (o && o->gpu.max_threads_per_block > 0 && o->gpu.max_shared_bytes > 0 && o->gpu.multiprocessors > 0)
     return o->gpu;
   GpuLimits lim = target_device_info(t, o)->gpu;
+  if (lim.max_threads_per_block <= 0) lim.max_threads_per_block = gpu_default_limits.max_threads_per_block;
+  if (lim.max_shared_bytes <= 0) lim.max_shared_bytes = gpu_default_limits.max_shared_bytes;
   if (o && o->gpu.max_threads_per_block > 0) lim.max_threads_per_block = o->gpu.max_threads_per_block;
   if (o && o->gpu.max_shared_bytes > 0) lim.max_shared_bytes = o->gpu.max_shared_bytes;
   if (o && o->gpu.multiprocessors > 0) lim.multiprocessors = o->gpu.multiprocessors;
@@ -76,18 +80,6 @@ GpuLimits gpu_limits(Target t, const Options *o) {
 
 const Options *target_cli_options;
 
-void cpu_describe(CpuInfo *c) {
-  if (c->lanes < 1) c->lanes = 1;
-  if (c->vregs < 4) c->vregs = 4;
-  int nv = c->lanes >= 6 ? 2 : 12 / c->lanes; /* a B panel of >= 12 floats, >= 2 vectors */
-  if (nv < 2) nv = 2;
-  int rows = 1; /* rows x nv accumulators, nv B vectors, one broadcast (x86) or A vector per
-                   LANES rows (lane-indexed FMA) */
-  while ((rows + 1) * nv + nv + (rows + c->lanes) / c->lanes <= c->vregs) rows++;
-  c->mr = rows;
-  c->nr = nv * c->lanes;
-}
-
 const CpuInfo *target_cpu(const Options *o) {
   if (!o) o = target_cli_options;
   return &target_device_info(TARGET_LLVM, o)->cpu;
@@ -95,4 +87,5 @@ const CpuInfo *target_cpu(const Options *o) {
 
 RtDevice target_device(Target t) { return (RtDevice){(RtDeviceKind)backend_for(t)->rt_device, 0}; }
 
+_Static_assert(DT_COUNT <= 32, "Backend.atomic_add and atomic_minmax hold a bit per dtype");
 _Static_assert(ARITH_SIZE_MAX == RT_SIZE_MAX, "the proofs assume the sizes the runtime accepts");

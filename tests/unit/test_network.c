@@ -28,7 +28,8 @@ static Network *load_named(const char *src, const char *name) {
   diag_reset();
   bool quiet = diag_silent;
   diag_silent = true;
-  Network *n = net_load(path, name, NULL, 0);
+  NetRewrites rw = net_rewrites(TARGET_LLVM);
+  Network *n = net_load(path, name, NULL, 0, &rw);
   diag_silent = quiet;
   unlink(path);
   return n;
@@ -95,7 +96,7 @@ static void test_cold_params(void) {
   /* 128 channels: more than one register tile's channels on every CPU (AVX2 takes 16 or
    * 32, AVX-512 up to 64), so the filter is packed whatever the host */
   check("cold: the 3x3 filter of 128 channels is packed (a folded group's output)",
-        !net_packing() || packed >= 1);
+        !net_rewrites(TARGET_LLVM).pack_block || packed >= 1);
 }
 
 /* conv + batch_norm + relu fuse; a value with two uses ends its group; the residual add
@@ -222,7 +223,7 @@ static void test_default_schedule(void) {
   for (int k = 0; k < n->ngroups && nrun < 16; k++)
     if (n->groups[k]->folded) nfolded++;
     else run[nrun++] = n->groups[k];
-  check("default: the 64-channel filter is packed, once at load", nfolded == (net_packing() ? 1 : 0));
+  check("default: the 64-channel filter is packed, once at load", nfolded == (net_rewrites(TARGET_LLVM).pack_block ? 1 : 0));
   if (getenv("TEST_VERBOSE"))
     for (int k = 0; k < n->ngroups; k++) printf("%s", net_default_steps(n->groups[k]->kernel));
   const char *names[] = {"conv + bn + relu", "depthwise + relu", "1x1 conv, weights dominate",

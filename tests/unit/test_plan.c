@@ -52,7 +52,8 @@ static bool plan_sound(const Network *n, const NetPlan *p) {
 static void test_network(const char *file, const char *hw) {
   Define d = {"HW", 0, false};
   d.value = strtoll(hw, NULL, 10);
-  Network *n = net_load(file, NULL, &d, 1);
+  NetRewrites rw = net_rewrites(TARGET_LLVM);
+  Network *n = net_load(file, NULL, &d, 1, &rw);
   check(xprintf("plan: %s -D HW=%s loads", file, hw), n != NULL);
   if (!n) return;
   NetPlan p;

@@ -31,10 +31,13 @@ static void test_rows(void) {
       check(xprintf("%s: a GPU target binds, has kernel scopes, runs no CPU threads", n),
             be->allows_bind && be->kernel_scopes && !be->allows_parallel);
       check(xprintf("%s: runs on a GPU runtime device", n), be->rt_device == RT_CUDA || be->rt_device == RT_OPENCL);
+      check(xprintf("%s: atomic add and max/min on i32 and u32 at least", n),
+            (be->atomic_add & be->atomic_minmax & (1u << DT_I32 | 1u << DT_U32)) == (1u << DT_I32 | 1u << DT_U32));
     } else {
       check(xprintf("%s: a CPU target has no GPU limits", n),
             same_limits(gpu_limits((Target)t, NULL), (GpuLimits){0, 0, 0}));
       check(xprintf("%s: a CPU target runs on the CPU runtime device", n), be->rt_device == RT_CPU);
+      check(xprintf("%s: a CPU target lists no GPU atomics", n), !be->atomic_add && !be->atomic_minmax);
     }
     for (int u = 0; u < t; u++)
       check(xprintf("%s: a name distinct from %s's", n, target_names[u]),

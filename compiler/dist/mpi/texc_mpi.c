@@ -229,7 +229,8 @@ typedef struct Known {
 /* The tasks this rank can measure: every kernel of FILE, or every task of the network. */
 static bool load_tasks(Cli *c, Known *k) {
   if (onnx_is_model(c->file) || net_is_network_file(c->file)) {
-    Network *net = net_load(c->file, c->kernel, c->defs, c->ndefs);
+    NetRewrites rw = net_rewrites(c->o.target);
+    Network *net = net_load(c->file, c->kernel, c->defs, c->ndefs, &rw);
     if (!net) return false;
     k->tasks = calloc((size_t)net->ntasks + 1, sizeof *k->tasks);
     for (int i = 0; i < net->ntasks; i++) {
