@@ -37,6 +37,7 @@ static const char *const command_help[CMD_COUNT] = {
 typedef enum {
   OV_FLAG,     /* bool, no value */
   OV_STR,      /* const char * */
+  OV_LIST,     /* const char *: given again, the values joined by newlines */
   OV_COUNT,    /* int, 0 .. 1e9 */
   OV_POS,      /* int, 1 .. 1e9 */
   OV_U64,      /* uint64_t */
@@ -115,8 +116,9 @@ static const OptSpec options[] = {
     {"--round", "N", OV_POS, F(round), B(CMD_TUNE), "networks: trials per round of a task (16)"},
     {"--batch", "N", OV_POS, F(batch), B(CMD_TUNE), "candidates measured per search round (16)"},
     {"--jobs", "N", OV_POS, F(jobs), B(CMD_TUNE), "candidates built at once (default: cores)"},
-    {"--runner", "R", OV_STR, F(runner), B(CMD_TUNE),
-     "measure on R: ssh://[USER@]HOST[:PORT][/PATH] or exec:COMMAND (a texc-measure-server)"},
+    {"--runner", "R", OV_LIST, F(runner), B(CMD_TUNE),
+     "measure on R: ssh://[USER@]HOST[:PORT][/PATH] or exec:COMMAND (a texc-measure-server); "
+     "again for more runners, each candidate to whichever is free"},
     {"--run-timeout", "DURATION", OV_DURATION, F(run_timeout_s), B(CMD_TUNE) | B(CMD_FUZZ),
      "longest run of one candidate (tune: 10s) or trial (fuzz-schedule: 60s)"},
     {"--seed", "S", OV_U64, F(seed), B(CMD_TUNE) | B(CMD_FUZZ), "random seed (tune: 1, fuzz: 0)"},
@@ -230,6 +232,7 @@ static void set_value(Cli *c, const OptSpec *s, const char *v) {
   switch (s->kind) {
   case OV_FLAG: *(bool *)p = true; break;
   case OV_STR: *(const char **)p = v; break;
+  case OV_LIST: *(const char **)p = *(const char **)p ? xprintf("%s\n%s", *(const char **)p, v) : v; break;
   case OV_COUNT:
   case OV_POS:
     if (!parse_decimal(v, &x) || x < (s->kind == OV_POS) || x > 1000000000)

@@ -1,8 +1,9 @@
 /* dist.h — measuring somewhere else (compiler/dist/, docs/TUNING.md).
  *
  *   runner.c   `texc tune --runner SPEC`: a Measurer that builds each candidate here (for
- *              --mtriple/--mcpu), sends the shared object to a texc-measure-server started
- *              once over ssh (or as a local command) and reads back its times
+ *              --mtriple/--mcpu), sends the shared object to a free one of the
+ *              texc-measure-servers started once over ssh (or as local commands) and
+ *              reads back its times
  *   wire.c     the frames both sides speak (wire.h)
  *   server/    texc-measure-server, the program on the board (runtime and libc only)
  */
@@ -11,14 +12,18 @@
 
 #include "autosched/autosched.h"
 
-/* Start the runner of SPEC ("ssh://[USER@]HOST[:PORT][/PATH/TO/texc-measure-server]" or
- * "exec:SHELL COMMAND") and wait for the server's hello; false (reported) when it does not
- * answer. The Measurer then measures through it and sets m->lost when the connection dies:
- * the candidate in flight is an error record with the reason, the rest TE_UNMEASURED. */
+/* Start the runners of SPEC, one a line (--runner given again), each
+ * "ssh://[USER@]HOST[:PORT][/PATH/TO/texc-measure-server]" or "exec:SHELL COMMAND", and
+ * wait for each server's hello; one that does not answer is reported and left out; false
+ * (reported) when a line is no runner or none answers. The Measurer then measures through
+ * them, each candidate on whichever is free. A runner whose connection dies costs its
+ * candidate in flight (an error record with the reason); when the last one is lost it
+ * sets m->lost and the candidates not sent are TE_UNMEASURED. */
 bool runner_start(const char *spec, const MeasureOpts *o, Measurer *out);
-/* Tell the server to quit, wait for it (killed after a few seconds) and free M's runner. */
+/* Tell the servers to quit, wait for them (killed after a few seconds), remove the
+ * artifacts' folder and free M's runners. */
 void runner_stop(Measurer *m);
-/* The runner's name and the reason it was lost ("" while it is alive). */
+/* The lost runners' names and reasons ("" while all are alive). */
 const char *runner_lost_reason(const Measurer *m);
 
 #endif

@@ -2,18 +2,23 @@
  * runs elsewhere (a board over ssh, an emulator, another process), started once for the
  * whole tune.
  *
- * Each batch: the candidates are built here in parallel child processes (lower, emit an
- * object for --mtriple/--mcpu, link it into a shared object with ld.lld: no toolchain of
- * the board's is needed); then, one at a time, each shared object goes to the server in a
- * request frame (wire.h) and its answer becomes the record. The server forks a child per
+ * SPEC may name several runners, one a line (--runner given again): a pool.
+ *
+ * Each batch, a group of --jobs candidates at a time: the candidates are built here in
+ * parallel child processes (lower, emit an object for --mtriple/--mcpu, link it into a
+ * shared object with ld.lld: no toolchain of the board's is needed); then each shared
+ * object goes, in a request frame (wire.h), to whichever runner is free, one candidate
+ * per runner at a time, and its answer becomes the record. The server forks a child per
  * candidate, so a crash there is an error record. A connection that closes, breaks or
- * stays silent past the candidate's limits loses the runner: the candidate in flight is
- * an error record naming why, the ones not sent yet are TE_UNMEASURED (dropped by the
- * search, so a later tune measures them), and Measurer.lost stops the search.
+ * stays silent past the candidate's limits loses that runner: its candidate in flight is
+ * an error record naming why, and the others go on. With none left, the candidates not
+ * sent are TE_UNMEASURED (dropped by the search, so a later tune measures them) and
+ * Measurer.lost stops the search.
  */
 #include "dist.h"
 #include "wire.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -29,6 +34,7 @@
 #define EXPORT_PREFIX "texc_cand_" /* kernels are exported as this + name (no clashes) */
 #define HELLO_TIMEOUT_S 60          /* ssh login and an emulator's start */
 #define ANSWER_SLACK_S 30           /* transfer and the server's own work, past its limits */
+#define MAX_RUNNERS 32
 
 typedef struct Runner {
   char spec[512], why[512]; /* WHY: why it was lost ("" while alive) */
@@ -36,11 +42,33 @@ typedef struct Runner {
   int to, from;             /* the server's stdin, its stdout */
   char cpu[256], isa[256];
   int threads, next_id;
-  char dir[64];             /* a temporary folder for the artifacts */
   char workload[17];        /* the task BEST_MS belongs to (measure.c's LocalCtx) */
   double best_ms;
-  int count, crash_at, hang_at; /* TEXC_TUNE_INJECT, as the local measurer */
+  int busy;                 /* the candidate in flight (its index in the group), -1: none */
+  double deadline, wait_s;  /* its answer is late after DEADLINE (WAIT_S after sending) */
+  struct timespec sent;
 } Runner;
+
+/* Measurer.ctx: the runners of one tune. */
+typedef struct Pool {
+  Runner *r[MAX_RUNNERS];
+  int n;
+  char dir[512];                /* $TMPDIR/texc-runner-XXXXXX: the artifacts */
+  int count, crash_at, hang_at; /* TEXC_TUNE_INJECT, counted over the pool */
+  char why[1024];               /* the lost runners and their reasons */
+} Pool;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int alive_runners(const Pool *p) {
+  int n = 0;
+  for (int i = 0; i < p->n; i++) n += !p->r[i]->why[0];
+  return n;
+}
 
 /* ---------------------------------------------------------------- the connection */
 
@@ -74,11 +102,18 @@ static bool spec_argv(const char *spec, char *buf, size_t bufsz, char **argv, in
   return true;
 }
 
-static void lose(Runner *r, Measurer *m, const char *fmt, const char *detail) {
+/* R is lost (WHY: FMT with DETAIL); the search stops when it was the last of P. */
+static void lose(Pool *p, Runner *r, Measurer *m, const char *fmt, const char *detail) {
   if (r->why[0]) return;
   snprintf(r->why, sizeof r->why, fmt, detail);
-  m->lost = true;
-  fprintf(stderr, "texc tune: error: runner %s: %s\n", r->spec, r->why);
+  int left = alive_runners(p);
+  if (left == 0) m->lost = true;
+  size_t len = strlen(p->why);
+  snprintf(p->why + len, sizeof p->why - len, "%s%s: %s", len ? "; " : "", r->spec, r->why);
+  if (p->n > 1)
+    fprintf(stderr, "texc tune: error: runner %s: %s; %d runner(s) left\n", r->spec, r->why, left);
+  else
+    fprintf(stderr, "texc tune: error: runner %s: %s\n", r->spec, r->why);
   if (r->pid > 0) kill(r->pid, SIGKILL); /* ssh, or the local command's shell */
 }
 
@@ -195,13 +230,13 @@ static void set_error(Record *r, int code, const char *msg) {
 
 /* Build TEXTS[0..n) in parallel children; INFO[i]: the child's report (NULL when it died:
  * then OUT[i] holds the error). */
-static void build_group(Runner *r, const Measurer *m, const Task *task, char **texts, int n,
+static void build_group(Pool *pool, const Measurer *m, const Task *task, char **texts, int n,
                         int base, char **info, Record *out) {
   pid_t pid[64];
   int fd[64];
   for (int i = 0; i < n; i++) {
-    char so[128];
-    snprintf(so, sizeof so, "%s/c%d.so", r->dir, base + i);
+    char so[600];
+    snprintf(so, sizeof so, "%s/c%d.so", pool->dir, base + i);
     int p[2];
     info[i] = NULL;
     if (pipe(p)) {
@@ -263,7 +298,7 @@ static double run_limit(const Measurer *m, double best_ms) {
 
 /* Send one request (HDR lines so far, the shared object and INPUTS) and read its answer;
  * false when the runner is lost (reported). */
-static bool exchange(Runner *r, Measurer *m, WireText *hdr, const unsigned char *so, uint64_t nso,
+static bool exchange(Pool *p, Runner *r, Measurer *m, WireText *hdr, const unsigned char *so, uint64_t nso,
                      const void *inputs, uint64_t nin, double limit_s, char **ans,
                      unsigned char **pl, uint64_t *npl) {
   wire_put(hdr, "id", "%d", ++r->next_id);
@@ -275,12 +310,12 @@ static bool exchange(Runner *r, Measurer *m, WireText *hdr, const unsigned char 
   free(buf);
   char why[256];
   if (!sent) {
-    lose(r, m, "the connection was closed (%s)", "writing a request failed");
+    lose(p, r, m, "the connection was closed (%s)", "writing a request failed");
     return false;
   }
   int got = wire_read(r->from, limit_s + m->o.build_timeout_s + ANSWER_SLACK_S, ans, pl, npl, why, sizeof why);
   if (got != 1) {
-    lose(r, m, "%s", why);
+    lose(p, r, m, "%s", why);
     return false;
   }
   return true;
@@ -315,19 +350,26 @@ static void answer_record(Runner *r, const char *ans, Record *rec) {
   rec->gpu = strdup("");
 }
 
-static void measure_one(Runner *r, Measurer *m, const char *info, int idx, uint64_t cold,
-                        Record *out) {
-  char so[128];
-  snprintf(so, sizeof so, "%s/c%d.so", r->dir, idx);
+/* Send candidate I of the group (INFO: its build report; its shared object cSO.so) to R.
+ * 1: sent (R is busy with it); 0: not sendable (OUT holds the error); -1: R is lost and
+ * the candidate is still here for another runner. */
+static int send_one(Pool *p, Runner *r, Measurer *m, const Task *task, const char *info, int i,
+                    int so_index, Record *out) {
+  char so[600];
+  snprintf(so, sizeof so, "%s/c%d.so", p->dir, so_index);
   uint64_t nso = 0;
   unsigned char *bytes = slurp(so, &nso);
-  unlink(so);
   if (!bytes || !nso) {
     free(bytes);
+    unlink(so);
     set_error(out, TE_COMPILE, "the linked candidate is missing");
-    return;
+    return 0;
   }
-  int k = r->count++;
+  if (strcmp(r->workload, task->workload)) { /* another task: its own best */
+    snprintf(r->workload, sizeof r->workload, "%s", task->workload);
+    r->best_ms = 0;
+  }
+  int k = p->count++;
   double limit = run_limit(m, r->best_ms);
   WireText h = {0};
   wire_put(&h, "op", "measure");
@@ -335,65 +377,125 @@ static void measure_one(Runner *r, Measurer *m, const char *info, int idx, uint6
   wire_put(&h, "repeat", "%d", m->o.repeat);
   wire_put(&h, "min_repeat_ms", "%g", m->o.min_repeat_ms);
   wire_put(&h, "best_ms", "%.9g", m->o.full ? 0 : r->best_ms);
-  wire_put(&h, "cold", "%llu", (unsigned long long)cold);
+  wire_put(&h, "cold", "%llu", (unsigned long long)task->cold_args);
   wire_put(&h, "timeout_s", "%.3f", limit);
   wire_put(&h, "build_timeout_s", "%g", m->o.build_timeout_s);
-  wire_put(&h, "inject", "%d", k == r->crash_at ? 1 : k == r->hang_at ? 2 : 0);
-  char *ans = NULL;
-  unsigned char *pl = NULL;
-  uint64_t npl;
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  if (exchange(r, m, &h, bytes, nso, NULL, 0, limit, &ans, &pl, &npl)) {
-    answer_record(r, ans, out);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (getenv("TEXC_TUNE_DEBUG")) { /* the round trip against the times measured there */
-      double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6, run = 0;
-      for (int i = 0; i < out->ncosts; i++) run += out->costs[i];
-      fprintf(stderr, "[runner] candidate %d: %llu bytes, round trip %.1f ms, timed runs %.1f ms\n",
-              k, (unsigned long long)nso, ms, run);
-    }
-    double ms = rec_cost(out);
-    if (!isinf(ms) && (r->best_ms <= 0 || ms < r->best_ms)) r->best_ms = ms;
-  } else {
-    char why[600];
-    snprintf(why, sizeof why, "the runner was lost: %s", r->why);
-    set_error(out, TE_RUNTIME, why);
-  }
-  free(ans);
-  free(pl);
+  wire_put(&h, "inject", "%d", k == p->crash_at ? 1 : k == p->hang_at ? 2 : 0);
+  wire_put(&h, "id", "%d", ++r->next_id);
+  wire_put(&h, "so_bytes", "%llu", (unsigned long long)nso);
+  bool sent = wire_write(r->to, h.s, bytes, nso);
   free(bytes);
   wire_text_free(&h);
+  if (!sent) {
+    lose(p, r, m, "the connection was closed (%s)", "writing a request failed");
+    return -1;
+  }
+  unlink(so);
+  clock_gettime(CLOCK_MONOTONIC, &r->sent);
+  r->busy = i;
+  r->wait_s = limit + m->o.build_timeout_s + ANSWER_SLACK_S;
+  r->deadline = now_s() + r->wait_s;
+  return 1;
+}
+
+/* R's answer to its candidate in flight into OUT, or R lost with OUT an error naming why. */
+static void take_answer(Pool *p, Runner *r, Measurer *m, Record *out) {
+  char *ans = NULL, why[256];
+  unsigned char *pl = NULL;
+  uint64_t npl;
+  double left = r->deadline - now_s();
+  int got = wire_read(r->from, left > 0.1 ? left : 0.1, &ans, &pl, &npl, why, sizeof why);
+  r->busy = -1;
+  if (got != 1) {
+    if (got < 0) snprintf(why, sizeof why, "no answer in %.0f s", r->wait_s);
+    lose(p, r, m, "%s", why);
+    char msg[1100];
+    snprintf(msg, sizeof msg, "the runner %s was lost: %s", r->spec, r->why);
+    set_error(out, TE_RUNTIME, msg);
+    return;
+  }
+  answer_record(r, ans, out);
+  if (getenv("TEXC_TUNE_DEBUG")) { /* the round trip against the times measured there */
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (t1.tv_sec - r->sent.tv_sec) * 1e3 + (t1.tv_nsec - r->sent.tv_nsec) / 1e6, run = 0;
+    for (int i = 0; i < out->ncosts; i++) run += out->costs[i];
+    fprintf(stderr, "[runner] %s: round trip %.1f ms, timed runs %.1f ms\n", r->spec, ms, run);
+  }
+  double ms = rec_cost(out);
+  if (!isinf(ms) && (r->best_ms <= 0 || ms < r->best_ms)) r->best_ms = ms;
+  free(ans);
+  free(pl);
+}
+
+/* Wait (up to the first deadline) for the busy runners' answers; take those that came and
+ * lose the runners past their deadline. */
+static void wait_answers(Pool *p, Measurer *m, Record *out) {
+  struct pollfd pf[MAX_RUNNERS];
+  Runner *who[MAX_RUNNERS];
+  int n = 0;
+  double first = INFINITY;
+  for (int j = 0; j < p->n; j++)
+    if (p->r[j]->busy >= 0) {
+      who[n] = p->r[j];
+      pf[n++] = (struct pollfd){p->r[j]->from, POLLIN, 0};
+      if (p->r[j]->deadline < first) first = p->r[j]->deadline;
+    }
+  double left = first - now_s();
+  if (poll(pf, (nfds_t)n, left > 0 ? (int)(left * 1000) + 1 : 0) < 0 && errno != EINTR) return;
+  for (int i = 0; i < n; i++)
+    if (pf[i].revents || now_s() > who[i]->deadline) take_answer(p, who[i], m, &out[who[i]->busy]);
+}
+
+/* Measure the built candidates of a group (READY[i]: built, OUT[i] to fill; BASE: the
+ * first one's artifact number) on whichever runners are free. */
+static void dispatch(Pool *p, Measurer *m, const Task *task, char **info, const bool *ready,
+                     int k, int base, Record *out) {
+  int next = 0;
+  for (;;) {
+    for (int j = 0; j < p->n; j++) {
+      while (next < k && !ready[next]) next++;
+      Runner *r = p->r[j];
+      if (next == k || r->why[0] || r->busy >= 0) continue;
+      if (send_one(p, r, m, task, info[next], next, base + next, &out[next]) >= 0) next++;
+    }
+    bool busy = false;
+    for (int j = 0; j < p->n; j++) busy |= p->r[j]->busy >= 0;
+    if (!busy) break;
+    wait_answers(p, m, out);
+  }
+  for (; next < k; next++) /* no runner is left: measured by a later tune */
+    if (ready[next]) {
+      char so[600];
+      snprintf(so, sizeof so, "%s/c%d.so", p->dir, base + next);
+      unlink(so);
+      out[next].error = TE_UNMEASURED;
+    }
 }
 
 static void measure_remote(Measurer *m, const Task *task, char **texts, int n, Record *out) {
-  Runner *r = m->ctx;
-  if (strcmp(r->workload, task->workload)) { /* another task: its own best */
-    snprintf(r->workload, sizeof r->workload, "%s", task->workload);
-    r->best_ms = 0;
-  }
+  Pool *p = m->ctx;
   int jobs = m->o.jobs > 0 ? (m->o.jobs < 64 ? m->o.jobs : 64) : 1;
   char *info[64];
+  bool ready[64];
   for (int g = 0; g < n; g += jobs) {
     int k = n - g < jobs ? n - g : jobs;
     if (m->lost) {
       for (int i = g; i < n; i++) out[i].error = TE_UNMEASURED;
       return;
     }
-    build_group(r, m, task, texts + g, k, g, info, out + g);
+    build_group(p, m, task, texts + g, k, g, info, out + g);
     for (int i = 0; i < k; i++) {
       int code = info[i] ? (int)wire_num(info[i], "code", TE_COMPILE) : -2;
-      char msg[512];
+      ready[i] = info[i] && code == TE_OK;
       if (info[i] && code != TE_OK) {
+        char msg[512];
         wire_get(info[i], "msg", msg, sizeof msg);
         set_error(&out[g + i], code, msg);
-      } else if (info[i] && m->lost) {
-        out[g + i].error = TE_UNMEASURED;
-      } else if (info[i]) {
-        measure_one(r, m, info[i], g + i, task->cold_args, &out[g + i]);
       }
-      free(info[i]);
     }
+    dispatch(p, m, task, info, ready, k, g, out + g);
+    for (int i = 0; i < k; i++) free(info[i]);
   }
 }
 
@@ -401,10 +503,10 @@ static void measure_remote(Measurer *m, const Task *task, char **texts, int n, R
 
 /* In the check's child: build TEXT, run it there on seeded random inputs, compare the
  * outputs with the interpreter's run of the default schedule here. */
-static int check_child(Runner *r, Measurer *m, const Task *task, const char *text, char *msg,
-                       size_t sz) {
-  char so[128];
-  snprintf(so, sizeof so, "%s/check.so", r->dir);
+static int check_child(Pool *pool, Runner *r, Measurer *m, const Task *task, const char *text,
+                       char *msg, size_t sz) {
+  char so[600];
+  snprintf(so, sizeof so, "%s/check.so", pool->dir);
   int p[2];
   if (pipe(p)) return -1;
   LoweredFunc *fn = NULL;
@@ -451,7 +553,7 @@ static int check_child(Runner *r, Measurer *m, const Task *task, const char *tex
   char *ans;
   unsigned char *pl;
   uint64_t npl;
-  if (!bytes || !exchange(r, m, &h, bytes, nso, in, nin, m->o.run_timeout_s, &ans, &pl, &npl))
+  if (!bytes || !exchange(pool, r, m, &h, bytes, nso, in, nin, m->o.run_timeout_s, &ans, &pl, &npl))
     return snprintf(msg, sz, "the runner was lost"), -2;
   if (wire_num(ans, "error", 3) != TE_OK) {
     char why[200];
@@ -472,11 +574,14 @@ static int check_child(Runner *r, Measurer *m, const Task *task, const char *tex
 }
 
 /* Measurer.check: on small sizes here (the schedule's semantics); at the task's sizes
- * there, through the runner (the board's code against the interpreter). */
+ * there, through the first runner alive (the board's code against the interpreter). */
 static int runner_check(Measurer *m, const Task *task, const char *text, bool small, char *msg,
                         size_t sz) {
-  Runner *r = m->ctx;
-  if (small || m->lost) return measure_check(task, text, small, msg, sz);
+  Pool *pool = m->ctx;
+  Runner *r = NULL;
+  for (int j = 0; j < pool->n && !r; j++)
+    if (!pool->r[j]->why[0]) r = pool->r[j];
+  if (small || !r) return measure_check(task, text, small, msg, sz);
   int p[2];
   if (pipe(p)) return -1;
   fflush(stdout);
@@ -486,7 +591,7 @@ static int runner_check(Measurer *m, const Task *task, const char *text, bool sm
     close(p[0]);
     diag_silent = true;
     char m2[256] = "";
-    int rc = check_child(r, m, task, text, m2, sizeof m2);
+    int rc = check_child(pool, r, m, task, text, m2, sizeof m2);
     char out[300];
     int len = snprintf(out, sizeof out, "%d %s", rc, m2);
     if (write(p[1], out, (size_t)len) != len) _exit(1);
@@ -502,7 +607,7 @@ static int runner_check(Measurer *m, const Task *task, const char *text, bool sm
   snprintf(msg, sz, "%s", sp ? sp + 1 : "the check's child died");
   free(got);
   if (rc == -2) { /* the child may have died mid-frame: the stream cannot be trusted */
-    lose(r, m, "the interpreter check lost the connection (%s)", msg);
+    lose(pool, r, m, "the interpreter check lost the connection (%s)", msg);
     return -1;
   }
   return rc;
@@ -510,29 +615,39 @@ static int runner_check(Measurer *m, const Task *task, const char *text, bool sm
 
 /* ---------------------------------------------------------------- start and stop */
 
-static void parse_inject(Runner *r) {
-  r->crash_at = r->hang_at = -1;
-  const char *e = getenv("TEXC_TUNE_INJECT"), *p;
-  if (e && (p = strstr(e, "crash:"))) r->crash_at = atoi(p + 6);
-  if (e && (p = strstr(e, "hang:"))) r->hang_at = atoi(p + 5);
+static void parse_inject(Pool *p) {
+  p->crash_at = p->hang_at = -1;
+  const char *e = getenv("TEXC_TUNE_INJECT"), *at;
+  if (e && (at = strstr(e, "crash:"))) p->crash_at = atoi(at + 6);
+  if (e && (at = strstr(e, "hang:"))) p->hang_at = atoi(at + 5);
 }
 
-bool runner_start(const char *spec, const MeasureOpts *o, Measurer *out) {
-  char buf[512], *argv[48];
-  if (!spec_argv(spec, buf, sizeof buf, argv, 48)) {
-    fprintf(stderr, "texc tune: error: --runner %s: expected ssh://[USER@]HOST[:PORT][/PATH] or exec:COMMAND\n", spec);
-    return false;
+/* Quit R's server (killed after the 5 s that END_S leaves), free R. */
+static void stop_one(Runner *r, double end_s) {
+  close(r->from);
+  while (r->pid > 0 && waitpid(r->pid, NULL, WNOHANG) != r->pid) {
+    if (now_s() > end_s) {
+      kill(r->pid, SIGKILL), waitpid(r->pid, NULL, 0);
+      break;
+    }
+    nanosleep(&(struct timespec){0, 50000000}, NULL);
   }
+  free(r);
+}
+
+/* Start the server of SPEC and read its hello; NULL (reported) when it does not answer. */
+static Runner *start_one(const char *spec) {
+  char buf[512], *argv[48];
+  spec_argv(spec, buf, sizeof buf, argv, 48);
   Runner *r = calloc(1, sizeof *r);
   snprintf(r->spec, sizeof r->spec, "%s", spec);
-  snprintf(r->dir, sizeof r->dir, "/tmp/texc-runner-XXXXXX");
+  r->busy = -1;
   int in[2], outp[2];
-  if (!mkdtemp(r->dir) || pipe(in) || pipe(outp)) {
-    fprintf(stderr, "texc tune: error: --runner: cannot create a pipe or a temporary folder\n");
+  if (pipe(in) || pipe(outp)) {
+    fprintf(stderr, "texc tune: error: --runner %s: cannot create a pipe\n", spec);
     free(r);
-    return false;
+    return NULL;
   }
-  signal(SIGPIPE, SIG_IGN); /* a dead connection is an error return, not a signal */
   fflush(stdout);
   fflush(stderr);
   r->pid = fork();
@@ -549,49 +664,100 @@ bool runner_start(const char *spec, const MeasureOpts *o, Measurer *out) {
   r->to = in[1], r->from = outp[0];
   fcntl(r->to, F_SETFD, FD_CLOEXEC);
   fcntl(r->from, F_SETFD, FD_CLOEXEC);
-  *out = (Measurer){measure_remote, r, *o, .check = runner_check};
-  char *hello;
-  unsigned char *pl;
+  char *hello = NULL, why[256];
+  unsigned char *pl = NULL;
   uint64_t n;
-  char why[256];
   if (wire_read(r->from, HELLO_TIMEOUT_S, &hello, &pl, &n, why, sizeof why) != 1 ||
       !strstr(hello, "server texc-measure-server")) {
     fprintf(stderr, "texc tune: error: runner %s: no texc-measure-server answered (%s)\n", spec,
             r->pid > 0 ? why : "fork failed");
-    runner_stop(out);
-    return false;
+    close(r->to);
+    stop_one(r, now_s());
+    free(hello);
+    free(pl);
+    return NULL;
   }
   wire_get(hello, "cpu", r->cpu, sizeof r->cpu);
   wire_get(hello, "isa", r->isa, sizeof r->isa);
   r->threads = (int)wire_num(hello, "threads", 1);
-  parse_inject(r);
   fprintf(stderr, "runner %s: %s (%s), %d threads\n", spec, r->cpu, r->isa, r->threads);
   free(hello);
   free(pl);
+  return r;
+}
+
+/* Every SPEC of SPECS (one a line) a runner; false (reported) when one is not. */
+static bool specs_valid(const char *specs) {
+  char one[512], buf[512], *argv[48];
+  for (const char *s = specs; *s;) {
+    size_t len = strcspn(s, "\n");
+    snprintf(one, sizeof one, "%.*s", (int)len, s);
+    if (!spec_argv(one, buf, sizeof buf, argv, 48)) {
+      fprintf(stderr, "texc tune: error: --runner %s: expected ssh://[USER@]HOST[:PORT][/PATH] or exec:COMMAND\n", one);
+      return false;
+    }
+    s += len + (s[len] == '\n');
+  }
   return true;
 }
 
-void runner_stop(Measurer *m) {
-  Runner *r = m->ctx;
-  if (!r) return;
-  if (!r->why[0]) wire_write(r->to, "op quit\n", NULL, 0);
-  close(r->to);
-  close(r->from);
-  for (int i = 0; r->pid > 0 && i < 50; i++) { /* 5 s to leave, then killed */
-    if (waitpid(r->pid, NULL, WNOHANG) == r->pid) {
-      r->pid = 0;
+bool runner_start(const char *spec, const MeasureOpts *o, Measurer *out) {
+  if (!specs_valid(spec)) return false;
+  Pool *p = calloc(1, sizeof *p);
+  const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  snprintf(p->dir, sizeof p->dir, "%s/texc-runner-XXXXXX", tmp);
+  if (!mkdtemp(p->dir)) {
+    fprintf(stderr, "texc tune: error: --runner: cannot create a folder in %s\n", tmp);
+    free(p);
+    return false;
+  }
+  signal(SIGPIPE, SIG_IGN); /* a dead connection is an error return, not a signal */
+  *out = (Measurer){measure_remote, p, *o, .check = runner_check};
+  char one[512];
+  for (const char *s = spec; *s;) {
+    size_t len = strcspn(s, "\n");
+    snprintf(one, sizeof one, "%.*s", (int)len, s);
+    s += len + (s[len] == '\n');
+    if (p->n == MAX_RUNNERS) {
+      fprintf(stderr, "texc tune: error: more than %d runners\n", MAX_RUNNERS);
       break;
     }
-    struct timespec ts = {0, 100000000};
-    nanosleep(&ts, NULL);
+    Runner *r = start_one(one); /* one that does not answer is left out */
+    if (r) p->r[p->n++] = r;
   }
-  if (r->pid > 0) kill(r->pid, SIGKILL), waitpid(r->pid, NULL, 0);
-  rmdir(r->dir);
-  free(r);
+  parse_inject(p);
+  if (p->n == 0) runner_stop(out);
+  return p->n > 0;
+}
+
+/* Remove DIR and the files in it (artifacts left by a lost runner). */
+static void remove_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d));) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    char path[800];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    unlink(path);
+  }
+  if (d) closedir(d);
+  rmdir(dir);
+}
+
+void runner_stop(Measurer *m) {
+  Pool *p = m->ctx;
+  if (!p) return;
+  for (int j = 0; j < p->n; j++) { /* all told first, then each waited for */
+    if (!p->r[j]->why[0]) wire_write(p->r[j]->to, "op quit\n", NULL, 0);
+    close(p->r[j]->to);
+  }
+  double end = now_s() + 5;
+  for (int j = 0; j < p->n; j++) stop_one(p->r[j], end);
+  remove_dir(p->dir);
+  free(p);
   m->ctx = NULL;
 }
 
 const char *runner_lost_reason(const Measurer *m) {
-  const Runner *r = m->ctx;
-  return r ? r->why : "";
+  const Pool *p = m->ctx;
+  return p ? p->why : "";
 }

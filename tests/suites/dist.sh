@@ -7,6 +7,7 @@ TEXC=${TEXC:-build/texc}
 BIN=$(dirname "$TEXC")
 SERVER="$(cd "$BIN" && pwd)/texc-measure-server"
 T=$(mktemp -d /tmp/texc-dist-XXXXXX)
+mkdir "$T/tmp" && export TMPDIR="$T/tmp" # the runners: none may leave its folder (9.)
 SSHD_PID=
 cleanup() {
   [ -n "$SSHD_PID" ] && kill "$SSHD_PID" 2>/dev/null
@@ -109,6 +110,41 @@ out=$(cd "$(dirname "$0")/../.." && "$TEXC" tune "$T/small.tex" --trials 6 --rou
   [ "$(field "$T/net.jsonl" network.name | sort -u)" = small ] && [ "$(field "$T/net.jsonl" target.threads | sort -u)" = 1 ]
 check "a network tune through --runner (the server's thread count recorded)" $?
 
+# 5c. several runners: each candidate to whichever is free (two local servers, told apart
+# by their thread counts); one killed mid-tune costs only its candidate in flight
+cat >"$T/die.sh" <<EOF
+#!/bin/sh
+# a measure server killed (SIGKILL) once the records log \$1 has \$2 lines: while it
+# measures a candidate (its forked child is there) when that comes within 0.5 s
+exec 3<&0
+"$SERVER" <&3 3<&- & p=\$!
+until [ "\$(cat "\$1" 2>/dev/null | wc -l)" -ge \$2 ] || ! kill -0 \$p 2>/dev/null; do sleep 0.05; done
+for i in \$(seq 25); do pgrep -P \$p >/dev/null && break; sleep 0.02; done
+kill -9 \$p; wait \$p
+EOF
+chmod +x "$T/die.sh"
+"$TEXC" tune "$T/mm.tex" --trials 16 --batch 8 --seed 5 --quiet --records "$T/two.jsonl" \
+  --runner "exec:TEX_NUM_THREADS=1 $SERVER" --runner "exec:TEX_NUM_THREADS=2 $SERVER" >/dev/null 2>"$T/e5"; rc=$?
+n1=$(field "$T/two.jsonl" target.threads | grep -c '^1$'); n2=$(field "$T/two.jsonl" target.threads | grep -c '^2$')
+[ $rc = 0 ] && [ "$(valid_log "$T/two.jsonl")" = 16 ] && [ "$(field "$T/two.jsonl" error | sort -u)" = 0 ] &&
+  [ "$n1" -ge 1 ] && [ "$n2" -ge 1 ] && [ "$(grep -c '^runner exec:' "$T/e5")" = 2 ]
+check "two runners: both measure (16 candidates: $n1 on one, $n2 on the other)" $?
+"$TEXC" tune "$T/mm.tex" --trials 48 --batch 8 --seed 6 --min-repeat-ms 30 --quiet --records "$T/one-left.jsonl" \
+  --runner "exec:TEX_NUM_THREADS=1 $SERVER" --runner "exec:TEX_NUM_THREADS=2 $T/die.sh $T/one-left.jsonl 8" >/dev/null 2>"$T/e6"; rc=$?
+n2=$(field "$T/one-left.jsonl" target.threads | grep -c '^2$')
+n_lost=$(grep -c '"error_msg":"the runner exec:.*die.sh .* was lost' "$T/one-left.jsonl")
+tail -n 8 "$T/one-left.jsonl" >"$T/tail.jsonl"
+[ $rc = 0 ] && [ "$(valid_log "$T/one-left.jsonl")" = 48 ] && [ "$n2" -ge 1 ] && [ "$n_lost" -le 1 ] &&
+  grep -q "runner exec:.*die.sh .*: the connection was closed.*; 1 runner(s) left" "$T/e6" &&
+  [ "$(field "$T/tail.jsonl" target.threads | sort -u)" = 1 ]
+check "two runners, one killed mid-tune: the other finishes all 48 ($n2 measured there before, $n_lost lost in flight)" $?
+"$TEXC" tune "$T/mm.tex" --trials 400 --batch 8 --seed 7 --min-repeat-ms 30 --quiet --records "$T/none-left.jsonl" \
+  --runner "exec:$T/die.sh $T/none-left.jsonl 8" --runner "exec:$T/die.sh $T/none-left.jsonl 16" >/dev/null 2>"$T/e7"; rc=$?
+n=$(valid_log "$T/none-left.jsonl" 2>/dev/null)
+[ $rc = 1 ] && grep -q "no runner (or rank) is left" "$T/e7" && [ "${n:-0}" -ge 1 ] && [ "$n" -lt 400 ] &&
+  [ "$(grep -c 'runner(s) left' "$T/e7")" = 2 ]
+check "two runners, both killed: exit 1, 'no runner is left', $n records kept" $?
+
 # 6. ssh: an sshd of our own on a loopback port (own host key, authorized_keys, config)
 SSHD=$(command -v sshd || echo /usr/sbin/sshd)
 if [ ! -x "$SSHD" ] || ! command -v ssh >/dev/null || ! command -v ssh-keygen >/dev/null; then
@@ -184,3 +220,7 @@ else
     [ "$(field "$T/a64.jsonl" machine.isa | sort -u)" = aarch64 ]
   check "--mtriple aarch64 under qemu: 12 candidates, every one checked against the interpreter" $?
 fi
+
+# 9. no runner left its artifacts behind (a lost one's built candidates included)
+left=$(ls -d "$TMPDIR"/texc-runner-* 2>/dev/null | wc -l)
+[ "$left" = 0 ]; check "no texc-runner-* folder left in TMPDIR ($left)" $?

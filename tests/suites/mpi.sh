@@ -107,3 +107,25 @@ wait $MP; rc=$?
 n=$(valid_log "$T/abort.jsonl" 2>/dev/null)
 [ $rc != 0 ] && [ -n "$n" ] && [ "$n" -ge 4 ]
 check "a rank killed without --enable-recovery: the job ends (exit $rc), $n whole records kept" $?
+
+# 7. one GPU per rank: an OpenCL tune on the ranks (PoCL has one device, so every rank
+# takes device 0:0); its records as texc's alone, each rank naming its device
+if ! clinfo -l 2>/dev/null | grep -q 'Device'; then
+  skip "opencl on the ranks" "no OpenCL device"
+else
+  CL=(tune "$T/mm.tex" --target opencl --trials 8 --batch 4 --seed 5 --deterministic --quiet)
+  "$TEXC" "${CL[@]}" --records "$T/cl1.jsonl" >/dev/null 2>&1
+  "${RUN[@]}" -n 3 "$MPI" "${CL[@]}" --records "$T/cl3.jsonl" >/dev/null 2>"$T/e7"; rc=$?
+  [ $rc = 0 ] && [ "$(valid_log "$T/cl3.jsonl")" = 8 ] && diff <(sched_err "$T/cl1.jsonl") <(sched_err "$T/cl3.jsonl") >/dev/null &&
+    [ "$(field "$T/cl3.jsonl" target.name | sort -u)" = opencl ] && [ "$(field "$T/cl3.jsonl" error | sort -u)" = 0 ]
+  check "-n 3 --target opencl: 8 candidates measured on the ranks, the records of texc alone" $?
+  [ "$(grep -c 'measuring rank [12] here): opencl device 0 of 1 (--opencl-device 0:0)' "$T/e7")" = 2 ]
+  check "-n 3 --target opencl: each rank names its device (0:0, the only one)" $?
+fi
+# the rule for a node of N devices: measuring rank R takes device (R - 1) mod N
+# (TEXC_MPI_GPUS pretends N; ranks 1 2 3 with N = 2 take 0 1 0; PoCL has no 0:1, so
+# rank 2's candidates are error records naming that device)
+"${RUN[@]}" -x TEXC_MPI_GPUS=2 -n 4 "$MPI" tune "$T/mm.tex" --target opencl --trials 2 --batch 4 --quiet \
+  --records "$T/rule.jsonl" >/dev/null 2>"$T/e8"
+got=$(sed -n 's/^texc-mpi: rank \([0-9]\) (measuring rank \1 here): opencl device \([0-9]\) of 2 .*/\1:\2/p' "$T/e8" | sort | tr '\n' ' ')
+[ "$got" = "1:0 2:1 3:0 " ]; check "GPUs per rank: with 2 devices, measuring ranks 1 2 3 take 0 1 0 ($got)" $?

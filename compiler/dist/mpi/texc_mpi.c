@@ -15,6 +15,10 @@
  * the whole job when one of its processes dies unless it runs with --enable-recovery;
  * the records log stays whole either way (one write(2) per record).
  *
+ * A GPU tune (--target cuda or opencl) gives each measuring rank one device of its node:
+ * the R-th measuring rank there (1-based) takes device (R - 1) mod N of the node's N
+ * (gpu_for_rank).
+ *
  * Kept out of texc itself so that the plain build needs no MPI. Built by `make mpi`.
  */
 #include <mpi.h>
@@ -25,6 +29,8 @@
 #include "dist/wire.h"
 #include "front/network.h"
 #include "onnx/onnx.h"
+#include "rt_gpu.h"
+#include "rt_internal.h"
 
 #include <math.h>
 #include <sched.h>
@@ -133,7 +139,7 @@ static bool send_req(MpiCtx *c, Measurer *m, int w, const Task *task, const char
 /* The answer in R->buf into OUT. */
 static void answer(MpiCtx *c, Rank *r, Record *out) {
   const char *a = r->buf;
-  char msg[512], costs[1024], cpu[256], isa[256];
+  char msg[512], costs[1024], cpu[256], host[256], isa[256], gpu[256];
   out->error = (int)wire_num(a, "error", TE_RUNTIME);
   wire_get(a, "msg", msg, sizeof msg);
   out->error_msg = strdup(msg);
@@ -145,7 +151,9 @@ static void answer(MpiCtx *c, Rank *r, Record *out) {
   }
   wire_get(a, "cpu", cpu, sizeof cpu);
   wire_get(a, "isa", isa, sizeof isa);
-  out->cpu = strdup(cpu), out->host = strdup(cpu), out->isa = strdup(isa), out->gpu = strdup("");
+  if (!wire_get(a, "host", host, sizeof host)) snprintf(host, sizeof host, "%s", cpu);
+  if (!wire_get(a, "gpu", gpu, sizeof gpu)) gpu[0] = 0;
+  out->cpu = strdup(cpu), out->host = strdup(host), out->isa = strdup(isa), out->gpu = strdup(gpu);
   out->threads = (int)wire_num(a, "threads", 1);
 }
 
@@ -219,6 +227,74 @@ static Measurer measurer_mpi(int size) {
   return (Measurer){.measure = measure_mpi, .ctx = c};
 }
 
+/* ================================================================ one GPU per rank */
+
+typedef struct DeviceCount {
+  int platform, n; /* OpenCL: the platform of the named device; its devices (CUDA: all) */
+} DeviceCount;
+
+/* In a child (rt_in_child): this process initialises no GPU runtime before it chose. */
+static void count_child(void *ctx, void *out) {
+  const Cli *c = ctx;
+  DeviceCount *d = out;
+  *d = (DeviceCount){0, 0};
+  if (c->o.target == TARGET_CUDA) {
+    while (d->n < 64 && rt_cuda_query(d->n, NULL, NULL, NULL) == 0) d->n++;
+    return;
+  }
+  int want, id;
+  if (rt_opencl_query(c->o.opencl_device, &want, NULL)) return;
+  for (int p = 0; p < 64; p++) { /* "P:D" for P:0, P:1 ... until one is not there */
+    int n = 0;
+    char spec[32];
+    for (;; n++) {
+      snprintf(spec, sizeof spec, "%d:%d", p, n);
+      if (rt_opencl_query(spec, &id, NULL)) break;
+      if (id == want) d->platform = p;
+    }
+    if (n == 0) break;
+    if (d->platform == p) d->n = n;
+  }
+}
+
+/* The device of the R-th (1-based) measuring rank of a node with N devices. */
+static int device_of(int r, int n) { return n > 0 && r > 0 ? (r - 1) % n : 0; }
+
+/* For a GPU tune: this rank (the LOCAL-th measuring rank of its node, 1-based) takes its
+ * device: CUDA through CUDA_VISIBLE_DEVICES (set before CUDA starts here; an entry of the
+ * list when one is set already), OpenCL through --opencl-device P:D on the platform of
+ * the device the command line names (the first by default). TEXC_MPI_GPUS=N pretends the
+ * node has N devices (tests); TEXC_MPI_PIN=0 leaves the choice to the command line. */
+static void gpu_for_rank(Cli *c, int local) {
+  const char *off = getenv("TEXC_MPI_PIN"), *fake = getenv("TEXC_MPI_GPUS");
+  bool cuda = c->o.target == TARGET_CUDA;
+  if ((!cuda && c->o.target != TARGET_OPENCL) || (off && !strcmp(off, "0"))) return;
+  DeviceCount d = {0, fake ? atoi(fake) : 0};
+  if (!fake && rt_in_child(count_child, c, &d, sizeof d)) d.n = 0;
+  int rank, dev = device_of(local, d.n);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  char name[300];
+  if (d.n == 0) {
+    snprintf(name, sizeof name, "none found: the command line's");
+  } else if (cuda) { /* entry DEV of the list CUDA_VISIBLE_DEVICES holds, else ordinal DEV */
+    char list[256];
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    snprintf(list, sizeof list, "%s", vis ? vis : "");
+    char *pick = strtok(list, ",");
+    for (int i = 0; i < dev && pick; i++) pick = strtok(NULL, ",");
+    if (!pick) snprintf(list, sizeof list, "%d", dev), pick = list;
+    setenv("CUDA_VISIBLE_DEVICES", pick, 1);
+    snprintf(name, sizeof name, "%d of %d (CUDA_VISIBLE_DEVICES=%s)", dev, d.n, pick);
+  } else {
+    char *spec = malloc(32);
+    snprintf(spec, 32, "%d:%d", d.platform, dev);
+    c->o.opencl_device = spec;
+    snprintf(name, sizeof name, "%d of %d (--opencl-device %s)", dev, d.n, spec);
+  }
+  fprintf(stderr, "texc-mpi: rank %d (measuring rank %d here): %s device %s\n", rank, local,
+          target_names[c->o.target], name);
+}
+
 /* ================================================================ ranks >= 1: measuring */
 
 typedef struct Known {
@@ -238,6 +314,7 @@ static bool load_tasks(Cli *c, Known *k) {
       t->kernel = net->groups[net->tasks[i].group]->kernel;
       t->target = c->o.target;
       t->opts = (Options){.target = c->o.target, .opt_level = 3}; /* as network_tune.c */
+      t->opts.opencl_device = c->o.opencl_device; /* this rank's (gpu_for_rank) */
       snprintf(t->workload, sizeof t->workload, "%016llx", (unsigned long long)net->tasks[i].key);
     }
     return true;
@@ -296,15 +373,20 @@ static void serve(const Known *k, Measurer *local, const char *req, WireText *a)
   for (int i = 0; i < r.ncosts && len < sizeof costs - 32; i++)
     len += (size_t)snprintf(costs + len, sizeof costs - len, "%s%.9g", i ? " " : "", r.costs[i]);
   wire_put(a, "costs", "%s", costs);
-  wire_put(a, "cpu", "%s", rt_cpu_name());
+  /* as search.c's fill_record here: a GPU record's "cpu" is its target */
+  bool gpu = t && backend_for(t->target)->device == DEVICE_GPU;
+  wire_put(a, "cpu", "%s", gpu ? target_names[t->target] : rt_cpu_name());
+  wire_put(a, "host", "%s", rt_cpu_name());
+  wire_put(a, "gpu", "%s", tune_gpu_name());
   wire_put(a, "isa", "%s", rt_cpu_isa());
   wire_put(a, "threads", "%d", tune_threads());
   rec_free(&r);
 }
 
-static int worker_main(int argc, char **argv) {
+static int worker_main(int argc, char **argv, int node_rank) {
   Cli c;
   cli_parse(&c, argc, argv);
+  gpu_for_rank(&c, node_rank);
   Known k = {0};
   bool ok = c.cmd == CMD_TUNE && load_tasks(&c, &k);
   MeasureOpts o = {.repeat = 3, .run_timeout_s = 10, .build_timeout_s = 20, .jobs = 1};
@@ -338,6 +420,19 @@ static int worker_main(int argc, char **argv) {
   return 0;
 }
 
+/* Which measuring rank of its node this one is (1-based; rank 0 measures nothing): the
+ * ranks of a node in world order, less rank 0 where it runs there. Collective. */
+static int local_measuring_rank(int rank) {
+  MPI_Comm node;
+  int here = 0, lowest = rank;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+    return rank;
+  MPI_Comm_rank(node, &here);
+  MPI_Allreduce(&rank, &lowest, 1, MPI_INT, MPI_MIN, node);
+  MPI_Comm_free(&node);
+  return lowest == 0 ? here : here + 1;
+}
+
 /* Pin rank R's process to its share of this node's cores (OMPI_COMM_WORLD_LOCAL_RANK of
  * LOCAL_SIZE), and its kernels' threads to that share; TEXC_MPI_PIN=0: neither. */
 static void pin(int rank) {
@@ -363,9 +458,10 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int local = local_measuring_rank(rank);
   pin(rank);
   if (rank > 0) {
-    int rc = worker_main(argc, argv);
+    int rc = worker_main(argc, argv, local);
     MPI_Finalize();
     return rc;
   }
