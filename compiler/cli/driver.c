@@ -108,8 +108,9 @@ static int cmd_records(Cli *c) {
  * the tuner's shared measurer. */
 static int cmd_tune(Cli *c, Program *p) {
   if (!c->runner) return p ? tune_main(c, p) : net_tune_main(c);
-  if (c->o.target != TARGET_LLVM) {
-    fprintf(stderr, "texc tune: error: --runner measures llvm (CPU) candidates only\n");
+  if (c->o.target != TARGET_LLVM && c->o.target != TARGET_OPENCL) {
+    fprintf(stderr, "texc tune: error: --runner measures llvm (CPU) and opencl candidates; "
+                    "tune --target %s on the machine that has the device\n", target_names[c->o.target]);
     return 1;
   }
   MeasureOpts mo = tune_measure_opts(c);

@@ -1,9 +1,9 @@
 /* dist.h — measuring somewhere else (compiler/dist/, docs/TUNING.md).
  *
- *   runner.c   `texc tune --runner SPEC`: a Measurer that builds each candidate here (for
- *              --mtriple/--mcpu), sends the shared object to a free one of the
- *              texc-measure-servers started once over ssh (or as local commands) and
- *              reads back its times
+ *   runner.c   `texc tune --runner SPEC`: a Measurer that builds each candidate here (a
+ *              shared object for --mtriple/--mcpu, or OpenCL C and its launch plan for
+ *              --target opencl), sends it to a free one of the texc-measure-servers
+ *              started once over ssh (or as local commands) and reads back its times
  *   wire.c     the frames both sides speak (wire.h)
  *   server/    texc-measure-server, the program on the board (runtime and libc only)
  */

@@ -5,17 +5,21 @@
  * SPEC may name several runners, one a line (--runner given again): a pool.
  *
  * Each batch, a group of --jobs candidates at a time: the candidates are built here in
- * parallel child processes (lower, emit an object for --mtriple/--mcpu, link it into a
- * shared object with ld.lld: no toolchain of the board's is needed); then each shared
- * object goes, in a request frame (wire.h), to whichever runner is free, one candidate
- * per runner at a time, and its answer becomes the record. The server forks a child per
- * candidate, so a crash there is an error record. A connection that closes, breaks or
- * stays silent past the candidate's limits loses that runner: its candidate in flight is
- * an error record naming why, and the others go on. With none left, the candidates not
+ * parallel child processes into artifacts: for --target llvm, lowered, emitted as an
+ * object for --mtriple/--mcpu and linked into a shared object with ld.lld (no toolchain of
+ * the board's is needed); for --target opencl, the OpenCL C and launch plan that the local
+ * OpenCL back end builds (target/gpu_source.c), which the server's OpenCL driver compiles
+ * for the board's GPU. Then each artifact goes, in a request frame (wire.h), to whichever
+ * runner is free, one candidate per runner at a time, and its answer becomes the record.
+ * The server forks a child per candidate, so a failed build or a crash there is an error
+ * record. A connection that closes, breaks or stays silent past the candidate's limits
+ * loses that runner: its candidate in flight is an error record naming why, and the
+ * others go on. With none left, the candidates not
  * sent are TE_UNMEASURED (dropped by the search, so a later tune measures them) and
  * Measurer.lost stops the search.
  */
 #include "dist.h"
+#include "rt_gpu.h"
 #include "wire.h"
 
 #include <dirent.h>
@@ -41,10 +45,12 @@ typedef struct Runner {
   pid_t pid;
   int to, from;             /* the server's stdin, its stdout */
   char cpu[256], isa[256];
+  char artifacts[64];       /* the hello's artifact kinds ("": an older server, "so" only) */
   int threads, next_id;
   char workload[17];        /* the task BEST_MS belongs to (measure.c's LocalCtx) */
   double best_ms;
   int busy;                 /* the candidate in flight (its index in the group), -1: none */
+  bool opencl_in_flight;    /* it is an OpenCL candidate */
   double deadline, wait_s;  /* its answer is late after DEADLINE (WAIT_S after sending) */
   struct timespec sent;
 } Runner;
@@ -55,6 +61,7 @@ typedef struct Pool {
   int n;
   char dir[512];                /* $TMPDIR/texc-runner-XXXXXX: the artifacts */
   int count, crash_at, hang_at; /* TEXC_TUNE_INJECT, counted over the pool */
+  int bad_source_at;            /* TEXC_TUNE_INJECT=badsource:N: OpenCL C that does not build */
   char why[1024];               /* the lost runners and their reasons */
 } Pool;
 
@@ -137,11 +144,67 @@ static int run_cmd(char **argv) {
   return pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
 }
 
-/* In a child: TEXT for TASK lowered, emitted as an object for the task's --mtriple/--mcpu
- * and linked into SO. Writes to FD "CODE\nMESSAGE\n" and, when built, the request's
- * "func"/"arg" lines; *FN (for the caller) when it is the check's child. */
-static void build_so(const Task *task, const char *text, const char *so, int fd,
-                     LoweredFunc **fnp) {
+/* FN as a shared object at ART (an object for the task's --mtriple/--mcpu, linked by
+ * ld.lld); the request's "func" line into T. TE_OK, or an error code with MSG. */
+static int emit_so(const Task *task, LoweredFunc *fn, const char *art, WireText *t, char *msg,
+                   size_t sz) {
+  Options o = task->opts;
+  o.prefix = EXPORT_PREFIX;
+  o.so_object = true; /* linked below into the .so the server opens */
+  char obj[700];
+  snprintf(obj, sizeof obj, "%s.o", art);
+  if (!backend_for(task->target)->emit(&fn, 1, "obj", obj, &o))
+    return snprintf(msg, sz, "%s", diag_last()[0] ? diag_last() : "emit failed"), TE_COMPILE;
+  const char *ld = getenv("TEXC_LD") ? getenv("TEXC_LD") : "ld.lld";
+  char *argv[] = {(char *)ld, "-shared", "-z", "nodelete", "-o", (char *)art, obj, NULL};
+  int rc = run_cmd(argv);
+  unlink(obj);
+  if (rc != 0) return snprintf(msg, sz, "linking the candidate with %s failed (set TEXC_LD)", ld), TE_COMPILE;
+  wire_put(t, "func", EXPORT_PREFIX "%s", fn->name);
+  return TE_OK;
+}
+
+/* FN's OpenCL C at ART and, into T, the request's "artifact", "func", "opencl_device" and
+ * launch plan lines: what target/opencl.c builds locally, for the server to build there. */
+static int emit_opencl(const Task *task, LoweredFunc *fn, const char *art, WireText *t, char *msg,
+                       size_t sz) {
+  RtGpuFunc *plans;
+  char *src = cg_gpu_source(&fn, 1, TARGET_OPENCL, &plans);
+  if (!src) return snprintf(msg, sz, "%s", diag_last()[0] ? diag_last() : "no OpenCL C"), TE_COMPILE;
+  FILE *f = fopen(art, "w");
+  bool written = f && fputs(src, f) >= 0;
+  if (f && fclose(f)) written = false;
+  if (!written) return snprintf(msg, sz, "cannot write %s", art), TE_COMPILE;
+  wire_put(t, "artifact", WIRE_ARTIFACT_OPENCL);
+  wire_put(t, "func", "%s", plans[0].name);
+  if (task->opts.opencl_device && task->opts.opencl_device[0])
+    wire_put(t, "opencl_device", "%s", task->opts.opencl_device);
+  if (!wire_put_gpu_plan(t, &plans[0]))
+    return snprintf(msg, sz, "the launch plan is too large for a request"), TE_COMPILE;
+  return TE_OK;
+}
+
+/* One "arg KIND BYTES NDIM DIMS..." line per parameter of FN into T. */
+static void put_args(const LoweredFunc *fn, WireText *t) {
+  for (int i = 0; i < fn->nparams; i++) {
+    Buffer *b = fn->params[i];
+    char dims[256] = "";
+    size_t len = 0;
+    for (int d = 0; d < b->ndim; d++) {
+      int64_t v = 0;
+      ir_is_const(b->shape[d], &v);
+      len += (size_t)snprintf(dims + len, sizeof dims - len, " %lld", (long long)v);
+    }
+    wire_put(t, "arg", "%c %d %d%s", i < fn->ninputs ? fill_kind(b->dtype) : 'o',
+             dtype_bytes(b->dtype), b->ndim, dims);
+  }
+}
+
+/* In a child: TEXT for TASK lowered and built into the artifact ART (emit_so, emit_opencl).
+ * Writes to FD "code CODE\nmsg MESSAGE\n" and, when built, the request's lines ("func",
+ * "arg", ...); *FN (for the caller) when it is the check's child. */
+static void build_artifact(const Task *task, const char *text, const char *art, int fd,
+                           LoweredFunc **fnp) {
   diag_silent = true;
   diag_reset();
   Vec steps = {0};
@@ -155,42 +218,16 @@ static void build_so(const Task *task, const char *text, const char *so, int fd,
     if (!fn) err = TE_INSTANTIATE;
   }
   if (err) snprintf(msg, sizeof msg, "%s", diag_last()[0] ? diag_last() : "schedule does not apply");
-  Options o = task->opts;
-  o.prefix = EXPORT_PREFIX;
-  o.so_object = true; /* linked below into the .so the server opens */
-  char obj[300];
-  snprintf(obj, sizeof obj, "%s.o", so);
-  if (!err && !backend_for(task->target)->emit(&fn, 1, "obj", obj, &o)) {
-    err = TE_COMPILE;
-    snprintf(msg, sizeof msg, "%s", diag_last()[0] ? diag_last() : "emit failed");
-  }
-  const char *ld = getenv("TEXC_LD") ? getenv("TEXC_LD") : "ld.lld";
-  char *argv[] = {(char *)ld, "-shared", "-z", "nodelete", "-o", (char *)so, obj, NULL};
-  if (!err && run_cmd(argv) != 0) {
-    err = TE_COMPILE;
-    snprintf(msg, sizeof msg, "linking the candidate with %s failed (set TEXC_LD)", ld);
-  }
-  unlink(obj);
-  WireText t = {0};
+  WireText req = {0}, t = {0};
+  if (!err && task->target == TARGET_OPENCL) err = emit_opencl(task, fn, art, &req, msg, sizeof msg);
+  else if (!err) err = emit_so(task, fn, art, &req, msg, sizeof msg);
+  if (!err) put_args(fn, &req);
   wire_put(&t, "code", "%d", err);
   wire_put(&t, "msg", "%s", msg);
-  if (!err) {
-    wire_put(&t, "func", EXPORT_PREFIX "%s", fn->name);
-    for (int i = 0; i < fn->nparams; i++) {
-      Buffer *b = fn->params[i];
-      char dims[256] = "";
-      size_t len = 0;
-      for (int d = 0; d < b->ndim; d++) {
-        int64_t v = 0;
-        ir_is_const(b->shape[d], &v);
-        len += (size_t)snprintf(dims + len, sizeof dims - len, " %lld", (long long)v);
-      }
-      wire_put(&t, "arg", "%c %d %d%s", i < fn->ninputs ? fill_kind(b->dtype) : 'o',
-               dtype_bytes(b->dtype), b->ndim, dims);
-    }
-  }
-  if (write(fd, t.s, t.len) != (ssize_t)t.len) _exit(1);
+  if (write(fd, t.s, t.len) != (ssize_t)t.len || (!err && write(fd, req.s, req.len) != (ssize_t)req.len))
+    _exit(1);
   wire_text_free(&t);
+  wire_text_free(&req);
   if (fnp) *fnp = fn;
 }
 
@@ -236,7 +273,7 @@ static void build_group(Pool *pool, const Measurer *m, const Task *task, char **
   int fd[64];
   for (int i = 0; i < n; i++) {
     char so[600];
-    snprintf(so, sizeof so, "%s/c%d.so", pool->dir, base + i);
+    snprintf(so, sizeof so, "%s/c%d.art", pool->dir, base + i);
     int p[2];
     info[i] = NULL;
     if (pipe(p)) {
@@ -249,7 +286,7 @@ static void build_group(Pool *pool, const Measurer *m, const Task *task, char **
     pid[i] = fork();
     if (pid[i] == 0) {
       close(p[0]);
-      build_so(task, texts[i], so, p[1], NULL);
+      build_artifact(task, texts[i], so, p[1], NULL);
       _exit(0);
     }
     close(p[1]);
@@ -321,15 +358,23 @@ static bool exchange(Pool *p, Runner *r, Measurer *m, WireText *hdr, const unsig
   return true;
 }
 
-/* Copy the function's name and its arguments' shapes ("func", "arg" lines) of INFO into H. */
-static void put_signature(WireText *h, const char *info) {
-  char line[512];
-  for (int i = 0; wire_get_nth(info, "func", i, line, sizeof line); i++) wire_put(h, "func", "%s", line);
-  for (int i = 0; wire_get_nth(info, "arg", i, line, sizeof line); i++) wire_put(h, "arg", "%s", line);
+/* Copy the request's lines of the build report INFO (all but "code" and "msg": the
+ * function's name, its arguments' shapes, an OpenCL artifact's kind, device and launch
+ * plan) into H. */
+static void put_request_lines(WireText *h, const char *info) {
+  for (const char *l = info; *l;) {
+    size_t len = strcspn(l, "\n"), klen = strcspn(l, " \n");
+    char key[64];
+    snprintf(key, sizeof key, "%.*s", (int)klen, l);
+    if (strcmp(key, "code") && strcmp(key, "msg") && klen < len)
+      wire_put(h, key, "%.*s", (int)(len - klen - 1), l + klen + 1);
+    l += len + (l[len] == '\n');
+  }
 }
 
-/* The answer ANS into REC. */
-static void answer_record(Runner *r, const char *ans, Record *rec) {
+/* The answer ANS into REC; OPENCL: it was measured on the server's OpenCL device (the
+ * answer's "device"), a CPU candidate on its CPU. */
+static void answer_record(Runner *r, const char *ans, bool opencl, Record *rec) {
   char msg[512], costs[1024];
   rec->error = (int)wire_num(ans, "error", TE_RUNTIME);
   wire_get(ans, "msg", msg, sizeof msg);
@@ -343,26 +388,42 @@ static void answer_record(Runner *r, const char *ans, Record *rec) {
     rec->costs[rec->ncosts] = c, p = end;
   }
   if (rec->error == TE_OK && rec->ncosts == 0) set_error(rec, TE_RUNTIME, "the server sent no times");
-  rec->cpu = strdup(r->cpu);
-  rec->threads = r->threads;
+  char device[256];
+  wire_get(ans, "device", device, sizeof device);
+  if (!opencl) rec->cpu = strdup(r->cpu), rec->threads = r->threads; /* else as local: "opencl" */
   rec->host = strdup(r->cpu);
   rec->isa = strdup(r->isa);
-  rec->gpu = strdup("");
+  rec->gpu = strdup(device);
 }
 
-/* Send candidate I of the group (INFO: its build report; its shared object cSO.so) to R.
+/* False (R lost, with the reason) when R's server cannot run TASK's artifacts: an OpenCL
+ * candidate needs a server whose hello lists them. */
+static bool runs_target(Pool *p, Runner *r, Measurer *m, const Task *task) {
+  if (task->target != TARGET_OPENCL) return true;
+  char kinds[sizeof r->artifacts];
+  snprintf(kinds, sizeof kinds, "%s", r->artifacts);
+  for (char *save, *w = strtok_r(kinds, " ", &save); w; w = strtok_r(NULL, " ", &save))
+    if (!strcmp(w, WIRE_ARTIFACT_OPENCL)) return true;
+  lose(p, r, m, "%s", !r->artifacts[0]
+                          ? "its texc-measure-server predates OpenCL candidates (it runs CPU shared objects only): install this texc's server there"
+                          : "its texc-measure-server was built without OpenCL (artifacts: so): --target opencl needs one linked with an OpenCL loader");
+  return false;
+}
+
+/* Send candidate I of the group (INFO: its build report; its artifact cART.art) to R.
  * 1: sent (R is busy with it); 0: not sendable (OUT holds the error); -1: R is lost and
  * the candidate is still here for another runner. */
 static int send_one(Pool *p, Runner *r, Measurer *m, const Task *task, const char *info, int i,
-                    int so_index, Record *out) {
+                    int art_index, Record *out) {
+  if (!runs_target(p, r, m, task)) return -1;
   char so[600];
-  snprintf(so, sizeof so, "%s/c%d.so", p->dir, so_index);
+  snprintf(so, sizeof so, "%s/c%d.art", p->dir, art_index);
   uint64_t nso = 0;
   unsigned char *bytes = slurp(so, &nso);
   if (!bytes || !nso) {
     free(bytes);
     unlink(so);
-    set_error(out, TE_COMPILE, "the linked candidate is missing");
+    set_error(out, TE_COMPILE, "the built candidate is missing");
     return 0;
   }
   if (strcmp(r->workload, task->workload)) { /* another task: its own best */
@@ -370,10 +431,16 @@ static int send_one(Pool *p, Runner *r, Measurer *m, const Task *task, const cha
     r->best_ms = 0;
   }
   int k = p->count++;
+  if (k == p->bad_source_at && task->target == TARGET_OPENCL) { /* test hook: no OpenCL C */
+    static const char junk[] = "\nthis line is not OpenCL C\n";
+    bytes = realloc(bytes, (size_t)nso + sizeof junk);
+    memcpy(bytes + nso, junk, sizeof junk - 1);
+    nso += sizeof junk - 1;
+  }
   double limit = run_limit(m, r->best_ms);
   WireText h = {0};
   wire_put(&h, "op", "measure");
-  put_signature(&h, info);
+  put_request_lines(&h, info);
   wire_put(&h, "repeat", "%d", m->o.repeat);
   wire_put(&h, "min_repeat_ms", "%g", m->o.min_repeat_ms);
   wire_put(&h, "best_ms", "%.9g", m->o.full ? 0 : r->best_ms);
@@ -393,6 +460,7 @@ static int send_one(Pool *p, Runner *r, Measurer *m, const Task *task, const cha
   unlink(so);
   clock_gettime(CLOCK_MONOTONIC, &r->sent);
   r->busy = i;
+  r->opencl_in_flight = task->target == TARGET_OPENCL;
   r->wait_s = limit + m->o.build_timeout_s + ANSWER_SLACK_S;
   r->deadline = now_s() + r->wait_s;
   return 1;
@@ -414,7 +482,7 @@ static void take_answer(Pool *p, Runner *r, Measurer *m, Record *out) {
     set_error(out, TE_RUNTIME, msg);
     return;
   }
-  answer_record(r, ans, out);
+  answer_record(r, ans, r->opencl_in_flight, out);
   if (getenv("TEXC_TUNE_DEBUG")) { /* the round trip against the times measured there */
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -467,7 +535,7 @@ static void dispatch(Pool *p, Measurer *m, const Task *task, char **info, const 
   for (; next < k; next++) /* no runner is left: measured by a later tune */
     if (ready[next]) {
       char so[600];
-      snprintf(so, sizeof so, "%s/c%d.so", p->dir, base + next);
+      snprintf(so, sizeof so, "%s/c%d.art", p->dir, base + next);
       unlink(so);
       out[next].error = TE_UNMEASURED;
     }
@@ -506,11 +574,11 @@ static void measure_remote(Measurer *m, const Task *task, char **texts, int n, R
 static int check_child(Pool *pool, Runner *r, Measurer *m, const Task *task, const char *text,
                        char *msg, size_t sz) {
   char so[600];
-  snprintf(so, sizeof so, "%s/check.so", pool->dir);
+  snprintf(so, sizeof so, "%s/check.art", pool->dir);
   int p[2];
   if (pipe(p)) return -1;
   LoweredFunc *fn = NULL;
-  build_so(task, text, so, p[1], &fn);
+  build_artifact(task, text, so, p[1], &fn);
   close(p[1]);
   char *info = read_until_eof(p[0], 5);
   close(p[0]);
@@ -547,7 +615,7 @@ static int check_child(Pool *pool, Runner *r, Measurer *m, const Task *task, con
   unlink(so);
   WireText h = {0};
   wire_put(&h, "op", "run");
-  put_signature(&h, info);
+  put_request_lines(&h, info);
   wire_put(&h, "timeout_s", "%g", m->o.run_timeout_s);
   wire_put(&h, "build_timeout_s", "%g", m->o.build_timeout_s);
   char *ans;
@@ -620,6 +688,7 @@ static void parse_inject(Pool *p) {
   const char *e = getenv("TEXC_TUNE_INJECT"), *at;
   if (e && (at = strstr(e, "crash:"))) p->crash_at = atoi(at + 6);
   if (e && (at = strstr(e, "hang:"))) p->hang_at = atoi(at + 5);
+  p->bad_source_at = e && (at = strstr(e, "badsource:")) ? atoi(at + 10) : -1;
 }
 
 /* Quit R's server (killed after the 5 s that END_S leaves), free R. */
@@ -679,6 +748,7 @@ static Runner *start_one(const char *spec) {
   }
   wire_get(hello, "cpu", r->cpu, sizeof r->cpu);
   wire_get(hello, "isa", r->isa, sizeof r->isa);
+  wire_get(hello, "artifacts", r->artifacts, sizeof r->artifacts);
   r->threads = (int)wire_num(hello, "threads", 1);
   fprintf(stderr, "runner %s: %s (%s), %d threads\n", spec, r->cpu, r->isa, r->threads);
   free(hello);

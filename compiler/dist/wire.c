@@ -1,5 +1,6 @@
 /* wire.c — frames of the measure protocol (wire.h). libc only. */
 #include "wire.h"
+#include "rt_gpu.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -64,6 +65,119 @@ double wire_num(const char *hdr, const char *key, double def) {
   double d = strtod(v, &end);
   return end == v ? def : d;
 }
+
+/* ---------------------------------------------------------------- launch plans */
+
+#define PLAN_LINE 4000 /* under wire_put's limit */
+
+/* Append " N CODE..." of E to BUF (LEN so far); false when it does not fit. */
+static bool put_expr(char *buf, size_t *len, const RtGpuExpr *e) {
+  *len += (size_t)snprintf(buf + *len, PLAN_LINE - *len, " %d", e->n);
+  for (int i = 0; i < 2 * e->n && *len < PLAN_LINE; i++)
+    *len += (size_t)snprintf(buf + *len, PLAN_LINE - *len, " %lld", (long long)e->code[i]);
+  return *len < PLAN_LINE;
+}
+
+bool wire_put_gpu_plan(WireText *t, const RtGpuFunc *f) {
+  char buf[PLAN_LINE];
+  size_t len = 0;
+  wire_put(t, "gpu_func", "%s %d %d %d %d", f->name, f->nparams, f->nsizes, f->ntemps, f->nkernels);
+  for (int i = 0; i < f->ntemps; i++) {
+    len = 0;
+    if (!put_expr(buf, &len, &f->temp_bytes[i])) return false;
+    wire_put(t, "gpu_temp", "%s", buf + 1);
+  }
+  for (int k = 0; k < f->nkernels; k++) {
+    const RtGpuKernel *kk = &f->kernels[k];
+    len = (size_t)snprintf(buf, sizeof buf, "%s %d", kk->name, kk->nargs);
+    for (int a = 0; a < kk->nargs && len < sizeof buf; a++)
+      len += (size_t)snprintf(buf + len, sizeof buf - len, " %d", kk->args[a]);
+    if (len >= sizeof buf) return false;
+    wire_put(t, "gpu_kernel", "%s", buf);
+    for (int d = 0; d < 6; d++) {
+      len = 0;
+      if (!put_expr(buf, &len, d < 3 ? &kk->grid[d] : &kk->block[d - 3])) return false;
+      wire_put(t, "gpu_extent", "%s", buf + 1);
+    }
+  }
+  return true;
+}
+
+/* The INDEX-th KEY line of HDR as an expression into *E; false when missing or malformed. */
+static bool get_expr(const char *hdr, const char *key, int index, RtGpuExpr *e) {
+  char buf[PLAN_LINE + 1], *p = buf, *end;
+  if (!wire_get_nth(hdr, key, index, buf, sizeof buf)) return false;
+  long n = strtol(p, &end, 10);
+  if (end == p || n < 0 || n > 1024) return false;
+  e->n = (int)n;
+  e->code = calloc(2 * (size_t)n + 1, sizeof *e->code);
+  for (long i = 0; i < 2 * n; i++) {
+    p = end;
+    e->code[i] = strtoll(p, &end, 10);
+    if (end == p) return false;
+  }
+  return true;
+}
+
+/* The INDEX-th gpu_kernel line of HDR into *K; false when missing or malformed. */
+static bool get_kernel(const char *hdr, int index, RtGpuKernel *k) {
+  char buf[PLAN_LINE + 1], name[256], *end;
+  int at = 0;
+  if (!wire_get_nth(hdr, "gpu_kernel", index, buf, sizeof buf) ||
+      sscanf(buf, "%255s %d%n", name, &k->nargs, &at) != 2 || k->nargs < 0 || k->nargs > 4096)
+    return false;
+  k->name = strdup(name);
+  k->args = calloc((size_t)k->nargs + 1, sizeof *k->args);
+  for (int a = 0; a < k->nargs; a++) {
+    const char *p = buf + at;
+    k->args[a] = (int)strtol(p, &end, 10);
+    if (end == p) return false;
+    at = (int)(end - buf);
+  }
+  for (int d = 0; d < 6; d++)
+    if (!get_expr(hdr, "gpu_extent", 6 * index + d, d < 3 ? &k->grid[d] : &k->block[d - 3])) return false;
+  return true;
+}
+
+bool wire_get_gpu_plan(const char *hdr, RtGpuFunc *f, char *why, size_t whysz) {
+  char buf[512], name[256];
+  *f = (RtGpuFunc){0};
+  if (!wire_get(hdr, "gpu_func", buf, sizeof buf)) {
+    snprintf(why, whysz, "the request has no launch plan (gpu_func)");
+    return false;
+  }
+  if (sscanf(buf, "%255s %d %d %d %d", name, &f->nparams, &f->nsizes, &f->ntemps, &f->nkernels) != 5 ||
+      f->ntemps < 0 || f->nkernels < 0 || f->ntemps > 4096 || f->nkernels > 4096) {
+    snprintf(why, whysz, "a malformed launch plan: gpu_func %s", buf);
+    return false;
+  }
+  f->name = strdup(name);
+  f->temp_bytes = calloc((size_t)f->ntemps + 1, sizeof *f->temp_bytes);
+  f->kernels = calloc((size_t)f->nkernels + 1, sizeof *f->kernels);
+  bool ok = true;
+  for (int i = 0; ok && i < f->ntemps; i++) ok = get_expr(hdr, "gpu_temp", i, &f->temp_bytes[i]);
+  for (int k = 0; ok && k < f->nkernels; k++) ok = get_kernel(hdr, k, &f->kernels[k]);
+  if (!ok) {
+    snprintf(why, whysz, "a malformed launch plan (gpu_temp, gpu_kernel or gpu_extent lines)");
+    wire_free_gpu_plan(f);
+  }
+  return ok;
+}
+
+void wire_free_gpu_plan(RtGpuFunc *f) {
+  for (int i = 0; f->temp_bytes && i < f->ntemps; i++) free(f->temp_bytes[i].code);
+  for (int k = 0; f->kernels && k < f->nkernels; k++) {
+    free((char *)f->kernels[k].name);
+    free(f->kernels[k].args);
+    for (int d = 0; d < 3; d++) free(f->kernels[k].grid[d].code), free(f->kernels[k].block[d].code);
+  }
+  free((char *)f->name);
+  free(f->temp_bytes);
+  free(f->kernels);
+  *f = (RtGpuFunc){0};
+}
+
+/* ---------------------------------------------------------------- frames */
 
 static bool write_all(int fd, const void *p, size_t n) {
   const char *c = p;

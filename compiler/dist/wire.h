@@ -22,6 +22,12 @@
 #define WIRE_MAX_HEADER (1u << 20)
 #define WIRE_MAX_PAYLOAD ((uint64_t)1 << 32)
 #define WIRE_VERSION 1
+/* The artifact kinds a request's `artifact` line may name (none: "so"); a server's hello
+ * lists those it runs in its `artifacts` line (none: an older server, "so" only). */
+#define WIRE_ARTIFACT_SO "so"
+#define WIRE_ARTIFACT_OPENCL "opencl"
+
+struct RtGpuFunc; /* runtime/rt_gpu.h */
 
 /* A growing header text. */
 typedef struct WireText {
@@ -40,6 +46,16 @@ bool wire_get(const char *hdr, const char *key, char *buf, size_t n);
 double wire_num(const char *hdr, const char *key, double def);
 /* The INDEX-th line (0-based) of HDR with key KEY: its value (up to the newline) in BUF. */
 bool wire_get_nth(const char *hdr, const char *key, int index, char *buf, size_t n);
+
+/* An OpenCL artifact's launch plan (runtime/rt_gpu.h: kernels, launch extents, temps) as
+ * header lines: `gpu_func NAME NPARAMS NSIZES NTEMPS NKERNELS`, one `gpu_temp N CODE...` per
+ * temp, and per kernel `gpu_kernel NAME NARGS ARGS...` followed by six `gpu_extent N
+ * CODE...` (grid x y z, block x y z). false when a line does not fit. */
+bool wire_put_gpu_plan(WireText *t, const struct RtGpuFunc *f);
+/* The plan of HDR's gpu_* lines into *F (names and arrays malloc'd: wire_free_gpu_plan);
+ * false with WHY when HDR has none or a malformed one. */
+bool wire_get_gpu_plan(const char *hdr, struct RtGpuFunc *f, char *why, size_t whysz);
+void wire_free_gpu_plan(struct RtGpuFunc *f);
 
 /* Write one frame to FD (all of it, retrying short writes); false when the other end is
  * gone (SIGPIPE is the caller's to ignore). PAYLOAD may be NULL when N is 0. */

@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/suites/dist.sh — measuring elsewhere (compiler/dist/, docs/TUNING.md): the
 # measure server, `texc tune --runner exec:` and `ssh://` (an sshd started here on a
-# loopback port), a lost connection, an aarch64 server under qemu-user.
+# loopback port), a lost connection, an aarch64 server under qemu-user, OpenCL candidates
+# measured by the server's OpenCL (PoCL).
 # Environment: $TEXC (the texc binary). Prints ok / not ok / skip lines.
 TEXC=${TEXC:-build/texc}
 BIN=$(dirname "$TEXC")
@@ -219,7 +220,39 @@ else
   [ $rc = 0 ] && [ "$(wc -l <"$T/a64.jsonl")" = 12 ] && [ "$(field "$T/a64.jsonl" error | sort -u)" = 0 ] &&
     [ "$(field "$T/a64.jsonl" machine.isa | sort -u)" = aarch64 ]
   check "--mtriple aarch64 under qemu: 12 candidates, every one checked against the interpreter" $?
+  # built without OpenCL: its hello says so, and an OpenCL tune through it stops with why
+  out=$("$TEXC" tune "$T/mm.tex" --target opencl --trials 2 --records "$T/a64-ocl.jsonl" --runner "exec:$Q" 2>&1); rc=$?
+  [ $rc = 1 ] && grep -q "built without OpenCL" <<<"$out" && grep -q "^artifacts so$" <<<"$($Q --check 2>&1)"
+  check "aarch64 server without OpenCL: --target opencl through it is a clear error" $?
 fi
+
+# 8b. --target opencl: each candidate's OpenCL C and launch plan go to the server, whose
+# OpenCL (PoCL here) builds and times it; --check-all runs each there against the
+# interpreter here; OpenCL C that does not build there is one error record
+OCL_DEV=$("$SERVER" --check 2>/dev/null | sed -n 's/^opencl 0 //p')
+if [ -z "$OCL_DEV" ]; then
+  skip "opencl runner" "no OpenCL device (apt-get install pocl-opencl-icd)"
+else
+  OCL=(tune "$T/mm.tex" --target opencl -D M=64 -D N=64 -D K=64 --trials 6 --batch 6 --seed 5 --check-all --quiet)
+  "$TEXC" "${OCL[@]}" --records "$T/ocl-local.jsonl" >/dev/null 2>&1
+  "$TEXC" "${OCL[@]}" --records "$T/ocl.jsonl" --runner "exec:$SERVER" >/dev/null 2>"$T/e8"; rc=$?
+  # the local records have no machine.gpu (only NVIDIA's is read here); the server names
+  # the OpenCL device it measured on
+  [ $rc = 0 ] && [ "$(valid_log "$T/ocl.jsonl")" = 6 ] && [ "$(field "$T/ocl.jsonl" error | sort -u)" = 0 ] &&
+    diff <(sched_err "$T/ocl-local.jsonl") <(sched_err "$T/ocl.jsonl") >/dev/null &&
+    [ "$(field "$T/ocl.jsonl" machine.gpu | sort -u)" = "$OCL_DEV" ] && [ "$(field "$T/ocl.jsonl" target.cpu | sort -u)" = opencl ]
+  check "--target opencl --runner: the 6 candidates of local, built, timed and checked on the server's $OCL_DEV" $?
+  TEXC_SERVER_INJECT_WRONG=1 "$TEXC" "${OCL[@]}" --trials 3 --records "$T/ocl-wrong.jsonl" --runner "exec:$SERVER" >/dev/null 2>&1
+  [ "$(field "$T/ocl-wrong.jsonl" error | sort -u)" = 4 ] && grep -q 'wrong result against the interpreter' "$T/ocl-wrong.jsonl"
+  check "--target opencl --check-all: the server's outputs are what is checked" $?
+  TEXC_TUNE_INJECT=badsource:2 "$TEXC" "${OCL[@]}" --records "$T/ocl-bad.jsonl" --runner "exec:$SERVER" >/dev/null 2>&1; rc=$?
+  [ $rc = 0 ] && [ "$(valid_log "$T/ocl-bad.jsonl")" = 6 ] && [ "$(field "$T/ocl-bad.jsonl" error | sort | uniq -c | awk '{print $1 ":" $2}' | tr '\n' ' ')" = "5:0 1:2 " ] &&
+    grep -q '"error_msg":"OpenCL program build failed on ' "$T/ocl-bad.jsonl"
+  check "--target opencl: OpenCL C that fails to build on the server is one error record, the tune goes on" $?
+fi
+out=$("$TEXC" tune "$T/mm.tex" --target cuda --trials 2 --records "$T/cuda.jsonl" --runner "exec:$SERVER" 2>&1); rc=$?
+[ $rc = 1 ] && grep -q "measures llvm (CPU) and opencl candidates" <<<"$out"
+check "--target cuda --runner: a clear error" $?
 
 # 9. no runner left its artifacts behind (a lost one's built candidates included)
 left=$(ls -d "$TMPDIR"/texc-runner-* 2>/dev/null | wc -l)

@@ -1,7 +1,9 @@
 /* test_wire.c — the measure protocol's frames (compiler/dist/wire.c): header lines, a
- * round trip through a pipe, a broken frame, end of file and a timeout. */
+ * round trip through a pipe, a broken frame, end of file and a timeout; an OpenCL
+ * artifact's launch plan as header lines. */
 #include "unit.h"
 #include "dist/wire.h"
+#include "rt_gpu.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,8 +60,50 @@ static void test_frames(void) {
   close(p[0]);
 }
 
+static bool same_expr(const RtGpuExpr *a, const RtGpuExpr *b) {
+  return a->n == b->n && !memcmp(a->code, b->code, sizeof(int64_t) * 2 * (size_t)a->n);
+}
+
+static bool same_plan(const RtGpuFunc *a, const RtGpuFunc *b) {
+  bool ok = !strcmp(a->name, b->name) && a->nparams == b->nparams && a->nsizes == b->nsizes &&
+            a->ntemps == b->ntemps && a->nkernels == b->nkernels;
+  for (int t = 0; ok && t < a->ntemps; t++) ok = same_expr(&a->temp_bytes[t], &b->temp_bytes[t]);
+  for (int k = 0; ok && k < a->nkernels; k++) {
+    const RtGpuKernel *x = &a->kernels[k], *y = &b->kernels[k];
+    ok = !strcmp(x->name, y->name) && x->nargs == y->nargs &&
+         !memcmp(x->args, y->args, sizeof(int) * (size_t)x->nargs);
+    for (int d = 0; ok && d < 3; d++) ok = same_expr(&x->grid[d], &y->grid[d]) && same_expr(&x->block[d], &y->block[d]);
+  }
+  return ok;
+}
+
+static void test_gpu_plan(void) {
+  int64_t c4[] = {RPN_CONST, 4}, csz[] = {RPN_SIZE, 0, RPN_CONST, 63, RPN_ADD, 0, RPN_CONST, 64, RPN_DIV, 0},
+          cneg[] = {RPN_CONST, -3};
+  RtGpuExpr one = {0, NULL}, four = {1, c4}, blocks = {5, csz}, neg = {1, cneg};
+  RtGpuKernel ks[2] = {{"k0", {blocks, one, one}, {four, one, one}, 3, (int[]){0, 1, -1}},
+                       {"k1_reduce", {four, four, one}, {neg, one, four}, 1, (int[]){2}}};
+  RtGpuExpr temps[1] = {blocks};
+  RtGpuFunc f = {"matmul", 2, 1, 1, 2, temps, ks}, g;
+  WireText t = {0};
+  wire_put(&t, "op", "measure");
+  char why[128];
+  bool put = wire_put_gpu_plan(&t, &f);
+  check("wire: a launch plan round trip (temps, kernels, extents, size arguments)",
+        put && wire_get_gpu_plan(t.s, &g, why, sizeof why) && same_plan(&f, &g));
+  wire_free_gpu_plan(&g);
+  char *cut = strstr(t.s, "gpu_extent 0\ngpu_extent 0\n"); /* from k0's grid y on, missing */
+  if (cut) *cut = 0;
+  check("wire: a launch plan with lines missing is refused with a reason",
+        cut && !wire_get_gpu_plan(t.s, &g, why, sizeof why) && strstr(why, "malformed"));
+  check("wire: a request without a plan says so",
+        !wire_get_gpu_plan("op measure\n", &g, why, sizeof why) && strstr(why, "no launch plan"));
+  wire_text_free(&t);
+}
+
 int main(void) {
   test_header();
   test_frames();
+  test_gpu_plan();
   return failures != 0;
 }

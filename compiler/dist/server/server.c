@@ -1,13 +1,16 @@
 /* server.c — texc-measure-server: times compiled candidates for `texc tune --runner`
  * (docs/TUNING.md). It reads request frames (wire.h) on stdin and answers each on stdout;
  * it links texc's runtime and libc only, so it can be cross-built for a board that has no
- * compiler. Every candidate is loaded and timed in a forked child: a candidate that
- * crashes or hangs is an error answer, the server goes on.
+ * compiler. A candidate is a shared object (CPU code) or OpenCL C with its launch plan,
+ * which the runtime's OpenCL (the device's own compiler) builds here. Every candidate is
+ * loaded and timed in a forked child: a candidate that fails to build, crashes or hangs is
+ * an error answer, the server goes on.
  *
  *   texc-measure-server            serve on stdin/stdout (started by ssh or a local command)
  *   texc-measure-server --check    print what this machine has: CPU, ISA, threads, OpenCL
  */
 #include "../wire.h"
+#include "rt_gpu.h"
 #include "texrt.h"
 
 #include <errno.h>
@@ -22,6 +25,12 @@
 
 #define MAX_ARGS 64
 #define MAX_COSTS 16
+
+/* rt_opencl.c: absent from a server built without OpenCL (make aarch64-server). */
+#pragma weak rt_opencl_module
+#pragma weak rt_opencl_query
+
+static char device_name[256]; /* in the child: the OpenCL device measured on ("": the CPU) */
 
 /* ORDER TuneError (compiler/autosched/autosched.h): the codes the client records. */
 enum { E_OK = 0, E_COMPILE = 2, E_RUNTIME = 3, E_BUILD_TIMEOUT = 5, E_RUN_TIMEOUT = 6 };
@@ -41,6 +50,7 @@ static void machine_header(WireText *t, bool opencl) {
   wire_put(t, "cpu", "%s", rt_cpu_name());
   wire_put(t, "isa", "%s", rt_cpu_isa());
   wire_put(t, "threads", "%d", rt_num_threads());
+  wire_put(t, "artifacts", WIRE_ARTIFACT_SO "%s", rt_opencl_module ? " " WIRE_ARTIFACT_OPENCL : "");
   for (int i = 0; opencl && i < 8 && rt_device_exists((RtDevice){RT_OPENCL, i}); i++)
     wire_put(t, "opencl", "%d %s", i, rt_device_name((RtDevice){RT_OPENCL, i}));
 }
@@ -98,17 +108,25 @@ static int parse_args(const char *hdr, Arg *a) {
   return n;
 }
 
-/* Report to the parent: "ERROR\nMESSAGE\nCOSTS\0" then the outputs' bytes (op run). */
+/* Report to the parent: "ERROR\nMESSAGE\nCOSTS\nDEVICE\0" then the outputs' bytes (op run). */
 static _Noreturn void child_report(int fd, int err, const char *msg, const double *c, int nc,
                                    RtTensor **out, int nout) {
   char buf[2048];
-  size_t len = (size_t)snprintf(buf, sizeof buf, "%d\n%s\n", err, msg);
+  snprintf(buf, sizeof buf - 256, "%d\n%s", err, msg);
+  for (char *p = strchr(buf, '\n') + 1; *p; p++) /* one line (an OpenCL build log has many) */
+    if (*p == '\n') *p = ' ';
+  size_t len = strlen(buf);
+  buf[len++] = '\n', buf[len] = 0;
   for (int i = 0; i < nc && len < sizeof buf - 32; i++)
     len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%.9g", i ? " " : "", c[i]);
+  if (len < sizeof buf - 2)
+    len += (size_t)snprintf(buf + len, sizeof buf - len, "\n%.*s", (int)(sizeof buf - len - 2), device_name);
   if (write(fd, buf, len + 1) != (ssize_t)(len + 1)) _exit(1);
   for (int i = 0; i < nout; i++) {
     void *h = malloc((size_t)out[i]->nbytes + 1);
     rt_tensor_to_host(h, out[i]);
+    if (i == 0 && getenv("TEXC_SERVER_INJECT_WRONG")) /* test hook: a wrong board */
+      ((unsigned char *)h)[out[i]->dtype_bytes - 1] ^= 0x40;
     for (int64_t off = 0; off < out[i]->nbytes;) {
       ssize_t w = write(fd, (char *)h + off, (size_t)(out[i]->nbytes - off));
       if (w <= 0) _exit(1);
@@ -118,43 +136,95 @@ static _Noreturn void child_report(int fd, int err, const char *msg, const doubl
   _exit(0);
 }
 
-/* Load the shared object at PATH, make the tensors, tell the parent 'B' (built), then time
- * (op measure) or run once and send the outputs (op run). */
-static _Noreturn void child_main(const char *hdr, const char *path, const unsigned char *inputs,
-                                 uint64_t ninputs, int fd) {
-  char func[256], op[16];
+/* The OpenCL C ART (NART bytes) built on the request's `opencl_device` (none: the first)
+ * with its launch plan, as the local measurer builds it (target/opencl.c); *DEV: that
+ * device. NULL with MSG. */
+static RtFunc *load_opencl(const char *hdr, const char *func, const unsigned char *art,
+                           uint64_t nart, RtDevice *dev, char *msg, size_t sz) {
+  char spec[256], why[256];
+  int id = 0;
+  RtGpuFunc plan;
+  if (!rt_opencl_module) return snprintf(msg, sz, "this texc-measure-server was built without OpenCL"), NULL;
+  const char *device = wire_get(hdr, "opencl_device", spec, sizeof spec) && spec[0] ? spec : NULL;
+  if (rt_opencl_query(device, &id, NULL)) return snprintf(msg, sz, "%s", rt_last_error()), NULL;
+  if (!wire_get_gpu_plan(hdr, &plan, why, sizeof why)) return snprintf(msg, sz, "%s", why), NULL;
+  char *src = malloc((size_t)nart + 1);
+  memcpy(src, art, (size_t)nart);
+  src[nart] = 0;
+  RtModule *m = rt_opencl_module(src, device, &plan, 1); /* copies the plan */
+  RtFunc *f = m ? rt_module_func(m, func) : NULL;
+  if (!f) snprintf(msg, sz, "%s", rt_last_error());
+  wire_free_gpu_plan(&plan);
+  free(src);
+  *dev = (RtDevice){RT_OPENCL, id};
+  snprintf(device_name, sizeof device_name, "%s", rt_device_name(*dev));
+  return f;
+}
+
+/* The candidate's function: the shared object at PATH (artifact so), or the OpenCL C ART
+ * (artifact opencl); *DEV: where its tensors live. NULL with MSG. */
+static RtFunc *load_candidate(const char *hdr, const char *path, const unsigned char *art,
+                              uint64_t nart, RtDevice *dev, char *msg, size_t sz) {
+  char func[256], kind[32];
   wire_get(hdr, "func", func, sizeof func);
+  *dev = (RtDevice){RT_CPU, 0};
+  if (!wire_get(hdr, "artifact", kind, sizeof kind) || !strcmp(kind, WIRE_ARTIFACT_SO)) {
+    RtModule *m = rt_module_load(path);
+    RtFunc *f = m ? rt_module_func(m, func) : NULL;
+    if (!f) snprintf(msg, sz, "%s", rt_last_error());
+    return f;
+  }
+  if (!strcmp(kind, WIRE_ARTIFACT_OPENCL)) return load_opencl(hdr, func, art, nart, dev, msg, sz);
+  snprintf(msg, sz, "this texc-measure-server does not run %s artifacts (a newer texc sent it: update the server)", kind);
+  return NULL;
+}
+
+/* Tensors for the NA arguments A on DEV, as the local measurer makes them: inputs the
+ * request's bytes INPUTS (op run) or random, outputs zeroed; outputs' in OUTS. Reports
+ * (exits) on failure. */
+static int make_tensors(const Arg *a, int na, RtDevice dev, bool run, const unsigned char *inputs,
+                        uint64_t ninputs, RtTensor **t, RtTensor **outs, int fd) {
+  int nout = 0;
+  uint64_t off = 0;
+  for (int i = 0; i < na; i++) {
+    t[i] = rt_tensor_alloc(dev, a[i].bytes, a[i].ndim, a[i].shape);
+    if (!t[i]) child_report(fd, E_RUNTIME, rt_last_error(), NULL, 0, NULL, 0);
+    uint64_t nb = (uint64_t)t[i]->nbytes;
+    unsigned char *h = calloc(1, (size_t)nb + 1);
+    if (a[i].kind == 'o') outs[nout++] = t[i];
+    else if (!run) fill(h, a[i].kind, a[i].bytes, a[i].count, (uint64_t)i + 1);
+    else if (off + nb <= ninputs) memcpy(h, inputs + off, (size_t)nb), off += nb;
+    else child_report(fd, E_RUNTIME, "the request holds too few input bytes", NULL, 0, NULL, 0);
+    rt_tensor_from_host(t[i], h);
+    free(h);
+  }
+  return nout;
+}
+
+/* Load the candidate (the shared object at PATH, or the OpenCL C ART), make the tensors,
+ * tell the parent 'B' (built), then time (op measure) or run once and send the outputs
+ * (op run). A GPU candidate's first launch is part of its build, as in the local measurer
+ * (measure.c: PoCL compiles the work-group function for its local size there). */
+static _Noreturn void child_main(const char *hdr, const char *path, const unsigned char *art,
+                                 uint64_t nart, const unsigned char *inputs, uint64_t ninputs, int fd) {
+  char op[16], msg[2048];
   wire_get(hdr, "op", op, sizeof op);
   bool run = strcmp(op, "run") == 0;
   Arg a[MAX_ARGS];
   int na = parse_args(hdr, a);
-  RtModule *m = rt_module_load(path);
-  RtFunc *f = m ? rt_module_func(m, func) : NULL;
-  if (!f) child_report(fd, E_COMPILE, rt_last_error(), NULL, 0, NULL, 0);
+  RtDevice dev;
+  RtFunc *f = load_candidate(hdr, path, art, nart, &dev, msg, sizeof msg);
+  if (!f) child_report(fd, E_COMPILE, msg, NULL, 0, NULL, 0);
   RtTensor *t[MAX_ARGS], *outs[MAX_ARGS];
-  int nout = 0;
-  uint64_t off = 0;
-  for (int i = 0; i < na; i++) {
-    t[i] = rt_tensor_alloc((RtDevice){RT_CPU, 0}, a[i].bytes, a[i].ndim, a[i].shape);
-    if (!t[i]) child_report(fd, E_RUNTIME, rt_last_error(), NULL, 0, NULL, 0);
-    if (a[i].kind == 'o') {
-      outs[nout++] = t[i];
-      continue;
-    }
-    if (run && off + (uint64_t)t[i]->nbytes <= ninputs) {
-      rt_tensor_from_host(t[i], inputs + off);
-      off += (uint64_t)t[i]->nbytes;
-    } else if (!run) fill(t[i]->data, a[i].kind, a[i].bytes, a[i].count, (uint64_t)i + 1);
-    else child_report(fd, E_RUNTIME, "the request holds too few input bytes", NULL, 0, NULL, 0);
-  }
+  int nout = make_tensors(a, na, dev, run, inputs, ninputs, t, outs, fd);
+  if (dev.kind != RT_CPU && !run && rt_func_call(f, t, na, NULL, 0))
+    child_report(fd, E_RUNTIME, rt_last_error(), NULL, 0, NULL, 0);
   if (write(fd, "B", 1) != 1) _exit(1);
   int inject = (int)wire_num(hdr, "inject", 0);
   if (inject == 1) raise(SIGSEGV);
   if (inject == 2) for (;;) pause();
   if (run) {
     if (rt_func_call(f, t, na, NULL, 0)) child_report(fd, E_RUNTIME, rt_last_error(), NULL, 0, NULL, 0);
-    if (getenv("TEXC_SERVER_INJECT_WRONG") && nout) /* test hook: a wrong board */
-      rt_func_call(f, t, na, NULL, 0), ((unsigned char *)outs[0]->data)[outs[0]->dtype_bytes - 1] ^= 0x40;
     child_report(fd, E_OK, "", NULL, 0, outs, nout);
   }
   double costs[MAX_COSTS]; /* as the local measurer times: rt_time_candidate_cold */
@@ -197,7 +267,8 @@ static int collect(int fd, pid_t pid, double build_s, double run_s, char **buf, 
   }
 }
 
-/* Handle one request: write the shared object, run the child, answer. */
+/* Handle one request: write the artifact (the shared object's loader needs a file), run
+ * the child, answer. */
 static void serve_one(int out, const char *hdr, const unsigned char *pl, uint64_t n) {
   WireText ans = {0};
   char id[32], path[256];
@@ -222,7 +293,7 @@ static void serve_one(int out, const char *hdr, const unsigned char *pl, uint64_
   if (pid == 0) {
     close(p[0]);
     close(out);
-    child_main(hdr, path, pl + so, n - so, p[1]);
+    child_main(hdr, path, pl, so, pl + so, n - so, p[1]);
   }
   close(p[1]);
   char *buf;
@@ -247,13 +318,16 @@ static void serve_one(int out, const char *hdr, const unsigned char *pl, uint64_
   } else if (text == len) {
     wire_put(&ans, "error", "%d", E_RUNTIME);
     wire_put(&ans, "msg", "the candidate exited with status %d", WEXITSTATUS(st));
-  } else { /* "ERROR\nMESSAGE\nCOSTS" */
+  } else { /* "ERROR\nMESSAGE\nCOSTS\nDEVICE" */
     char *msg = strchr(buf, '\n'), *costs = msg ? strchr(msg + 1, '\n') : NULL;
+    char *dev = costs ? strchr(costs + 1, '\n') : NULL;
     if (msg) *msg++ = 0;
     if (costs) *costs++ = 0;
+    if (dev) *dev++ = 0;
     wire_put(&ans, "error", "%s", buf);
     wire_put(&ans, "msg", "%s", msg ? msg : "");
     wire_put(&ans, "costs", "%s", costs ? costs : "");
+    if (dev && *dev) wire_put(&ans, "device", "%s", dev);
     outputs = (const unsigned char *)buf + text + 1, nout = len - text - 1;
   }
   wire_write(out, ans.s, outputs, nout);
