@@ -33,6 +33,17 @@ static int64_t extent(const Op *op, int d) {
 }
 
 /* The largest of CANDIDATES (descending, 0-terminated) that divides N; 1 if none. */
+/* The axis of O's register-tile rows: the one before the channels (d - 2), or, when that
+ * one has extent 1, the nearest longer axis before it (a transformer's [S, 1, C] products
+ * would otherwise get one-row tiles). */
+static int row_axis(const Op *o) {
+  int d = o->ndim;
+  if (d < 2 || extent(o, d - 2) > 1) return d - 2;
+  for (int i = d - 3; i >= 0; i--)
+    if (extent(o, i) > 1) return i;
+  return d - 2;
+}
+
 static int64_t pick_divisor(int64_t n, const int *candidates) {
   for (int i = 0; candidates[i]; i++)
     if (n >= candidates[i] && n % candidates[i] == 0) return candidates[i];
@@ -87,11 +98,12 @@ static void register_tile(const CpuInfo *cpu, int64_t w, int64_t c, int64_t *tw,
   int64_t best_acc = 0, best_loads = 0;
   *tw = 1;
   *v = pick_divisor(c, small);
+  for (int tail = 0; tail < 2 && best_acc < 8; tail++)
   for (int from_memory = 0; from_memory < 2 && best_acc < 8; from_memory++) {
     for (int nv = 1; nv <= 4; nv++) {
-      if (c % ((int64_t)nv * L)) continue;
+      if (c % ((int64_t)nv * L) && (!tail || c < (int64_t)nv * L)) continue;
       for (int64_t rows = 1; rows <= (w > 0 ? w : 1) && rows <= 16; rows++) {
-        if (w > 0 && w % rows) continue;
+        if (w > 0 && w % rows && !tail) continue;
         int64_t regs = from_memory ? rows * nv + 2 : rows * nv + nv + (rows + L - 1) / L;
         if (regs > R) break;
         int64_t acc = rows * nv, loads = nv + rows;
@@ -184,9 +196,10 @@ static const char *tile_output(char **s, Op *o, bool channels_first, const Op *c
     c_outer = xprintf("%s_c0", on);
     inner = xprintf(", %s_c1", on);
   }
-  const char *w_outer = d >= 2 ? xprintf("%s.%s", on, o->axes[d - 2]->name) : NULL;
+  int r = row_axis(o);
+  const char *w_outer = d >= 2 ? xprintf("%s.%s", on, o->axes[r]->name) : NULL;
   if (tw > 1) {
-    const char *w = o->axes[d - 2]->name;
+    const char *w = o->axes[r]->name;
     step(s, xprintf("%s_w0, %s_w1 = split(%s.%s, %lld)", on, on, on, w, (long long)tw));
     w_outer = xprintf("%s_w0", on);
     inner = xprintf(", %s_w1%s", on, inner);
@@ -202,12 +215,13 @@ static const char *tile_output(char **s, Op *o, bool channels_first, const Op *c
   /* the outer loops in order, then the tile */
   const char *outer[NET_MAX_DIMS + 2];
   int n = 0;
-  channels_first = channels_first && d >= 3;
+  channels_first = channels_first && d >= 3 && r == d - 2;
   if (channels_first) {
     outer[n++] = xprintf("%s.%s", on, o->axes[0]->name);
     outer[n++] = c_outer;
   }
-  for (int i = channels_first ? 1 : 0; i < d - 2; i++) outer[n++] = xprintf("%s.%s", on, o->axes[i]->name);
+  for (int i = channels_first ? 1 : 0; i < d - 1; i++)
+    if (i != r) outer[n++] = xprintf("%s.%s", on, o->axes[i]->name);
   if (w_outer) outer[n++] = w_outer;
   if (!channels_first) outer[n++] = c_outer;
   char *order = xstrdup(outer[0]);
@@ -235,14 +249,15 @@ static const char *tile_output(char **s, Op *o, bool channels_first, const Op *c
 static void schedule_anchor(char **s, Op *a, Op *o, const char *at, int64_t v, int64_t tw) {
   if (at) step(s, xprintf("compute_at(%s, %s, %s)", a->name, o->name, at));
   const char *an = a->name;
-  int d = a->ndim;
+  int d = a->ndim, ra = row_axis(a);
   /* reorder: [outer spatial], reductions, [row], [channel] */
   char *r = xstrdup("");
   if (at)
-    for (int i = 0; i < d - 2; i++) r = xprintf("%s%s.%s, ", r, an, a->axes[i]->name);
+    for (int i = 0; i < d - 1; i++)
+      if (i != ra) r = xprintf("%s%s.%s, ", r, an, a->axes[i]->name);
   for (int i = 0; i < a->nred; i++) r = xprintf("%s%s.%s, ", r, an, a->raxes[i]->name);
   if (at) {
-    if (d >= 2) r = xprintf("%s%s.%s, ", r, an, a->axes[d - 2]->name);
+    if (d >= 2) r = xprintf("%s%s.%s, ", r, an, a->axes[ra]->name);
     r = xprintf("%s%s.%s", r, an, a->axes[d - 1]->name);
   } else {
     if (tw == 1 && v == 1) return; /* no tile: the reductions are innermost already */
@@ -250,7 +265,7 @@ static void schedule_anchor(char **s, Op *a, Op *o, const char *at, int64_t v, i
     if (v > 1) r = xprintf("%s%s_c1", r, an);
   }
   step(s, xprintf("reorder(%s)", r));
-  const char *row = at ? xprintf("%s.%s", an, d >= 2 ? a->axes[d - 2]->name : "") : xprintf("%s_w1", an);
+  const char *row = at ? xprintf("%s.%s", an, d >= 2 ? a->axes[ra]->name : "") : xprintf("%s_w1", an);
   const char *col = at ? xprintf("%s.%s", an, a->axes[d - 1]->name) : xprintf("%s_c1", an);
   if (tw > 1) step(s, xprintf("unroll(%s)", row));
   if (v > 1 && at) step(s, xprintf("vectorize(%s)", col));
@@ -347,8 +362,8 @@ char *net_default_steps(Kernel *k) {
    * rows divide by 4 (8 of its 16 ymm registers accumulate), 14 x 32 on AVX-512 (7 x 64 for 7
    * rows), 8 x 12 on NEON */
   int64_t v, tw;
-  register_tile(target_cpu(NULL), o->ndim >= 3 ? extent(o, o->ndim - 2) : 0, extent(o, o->ndim - 1), &tw, &v);
-  if (pad && patch_bytes(pad, a, o, tw) * 2 > target_cpu(NULL)->l1d) {
+  register_tile(target_cpu(NULL), o->ndim >= 2 ? extent(o, row_axis(o)) : 0, extent(o, o->ndim - 1), &tw, &v);
+  if (pad && (row_axis(o) != o->ndim - 2 || patch_bytes(pad, a, o, tw) * 2 > target_cpu(NULL)->l1d)) {
     step(&s, xprintf("compute_inline(%s)", pad->name));
     pad = NULL;
   }

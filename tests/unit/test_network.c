@@ -242,6 +242,33 @@ static void test_default_schedule(void) {
         nrun == 6 && net_default_steps(run[5]->kernel) == NULL);
 }
 
+/* Products as a transformer imports them: [S, 1, K] x [K, N] (the row tile goes on S, the
+ * axis before the channels being 1), a 2-D dense (a row tile too), and a batch of products
+ * whose rows (S = 13) and channels (19) nothing divides (tails on both). */
+static void test_default_products(void) {
+  const char *src = "kernel seq(A: f32[S, B, K], W: f32[K, N]) -> Y: f32[S, B, N] {\n"
+                    "  Y[s, b, j] += A[s, b, k] * W[k, j]\n}\n"
+                    "kernel mm(A: f32[M, K], W: f32[K, N]) -> Y: f32[M, N] {\n  Y[i, j] += A[i, k] * W[k, j]\n}\n"
+                    "kernel bmm(A: f32[H, S, K], B: f32[H, K, T]) -> Y: f32[H, S, T] {\n"
+                    "  Y[h, i, j] += A[h, i, k] * B[h, k, j]\n}\n"
+                    "network p1(x: f32[13, 1, 24], w: f32[24, 64]) -> o: f32[13, 1, 64] {\n  o = seq(x, w)\n}\n"
+                    "network p2(x: f32[10, 24], w: f32[24, 32]) -> o: f32[10, 32] {\n  o = mm(x, w)\n}\n"
+                    "network p3(x: f32[2, 13, 24], y: f32[2, 24, 19]) -> o: f32[2, 13, 19] {\n  o = bmm(x, y)\n}\n";
+  const char *nets[] = {"p1", "p2", "p3"}, *what[] = {"[13, 1, 24] x [24, 64]", "[10, 24] x [24, 32]",
+                                                      "[2, 13, 24] x [2, 24, 19]"};
+  for (int i = 0; i < 3; i++) {
+    Network *n = load_named(src, nets[i]);
+    NetGroup *g = n && n->ngroups == 1 ? n->groups[0] : NULL;
+    const char *text = g ? net_default_steps(g->kernel) : NULL, *why = "no network";
+    bool ok = g && default_matches(g, &why);
+    check(xprintf("products: %s: parallel, vectorized, same values%s%s", what[i], ok ? "" : ": ", ok ? "" : why), ok);
+    if (getenv("TEST_VERBOSE") && text) printf("%s", text);
+    if (i == 0) /* the row tile on S (the axis before the channels is 1) */
+      check("products: [S, 1, K] x [K, N] tiles rows of S", text && strstr(text, "_w0, ") && strstr(text, ".s, "));
+    if (i == 1) check("products: a 2-D product has a row tile", text && strstr(text, "_w0, "));
+  }
+}
+
 /* Weights: deterministic, scaled by fan-in; scales near 1; the input in [-1, 1). */
 static void test_weights(void) {
   Network *n = load(HEADER
@@ -275,6 +302,7 @@ int main(void) {
   test_fusion();
   test_errors();
   test_default_schedule();
+  test_default_products();
   test_weights();
   return failures ? 1 : 0;
 }
