@@ -582,14 +582,24 @@ static int print_profile(Cli *c, Exec *e) {
   return 0;
 }
 
-/* `bench --json`: the measured latency (MS sorted, C->repeat runs) and the estimate. */
+/* `bench --json`: the document of a kernel file's bench (drv_bench_json), with one result,
+ * the network's forward pass (MS sorted, C->repeat runs), in the same fields as a kernel's
+ * rows, and the estimate when every task has a record. */
 static int bench_json(Cli *c, Network *n, const double *ms, double est, int missing) {
   cJSON *o = drv_bench_json(c);
   cJSON_AddStringToObject(o, "network", n->name);
-  cJSON_AddNumberToObject(o, "median_ms", ms[c->repeat / 2]);
-  cJSON_AddNumberToObject(o, "min_ms", ms[0]);
-  cJSON_AddNumberToObject(o, "runs", c->repeat);
-  if (!missing) cJSON_AddNumberToObject(o, "estimated_ms", est);
+  cJSON *r = cJSON_CreateObject();
+  cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "results"), r);
+  double sum = 0;
+  for (int i = 0; i < c->repeat; i++) sum += ms[i];
+  cJSON_AddStringToObject(r, "kernel", n->name);
+  cJSON_AddStringToObject(r, "schedule", "network");
+  cJSON_AddNumberToObject(r, "median_ms", ms[c->repeat / 2]);
+  cJSON_AddNumberToObject(r, "min_ms", ms[0]);
+  cJSON_AddNumberToObject(r, "mean_ms", sum / c->repeat);
+  cJSON_AddNumberToObject(r, "runs", c->repeat);
+  cJSON_AddNumberToObject(r, "calls_per_run", 1);
+  if (!missing) cJSON_AddNumberToObject(r, "estimated_ms", est);
   char *s = cJSON_Print(o);
   printf("%s\n", s);
   free(s);

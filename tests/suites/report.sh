@@ -149,6 +149,18 @@ ok = ok and 0 < r["min_ms"] <= r["median_ms"] and r["gflops"] > 0 and r["gbs"] >
 sys.exit(0 if ok else 1)
 PY
 check "bench --json: machine, median, min, runs, GFLOP/s, GB/s" $?
+# a network's document has the same shape: one result, the forward pass
+"$TEXC" bench examples/mobilenet.tex -D HW=32 --json --repeat 3 >"$T/bn.json" 2>/dev/null &&
+  python3 - "$T/bn.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["results"]
+ok = d["machine"]["cpu"] and d["network"] == "mobilenet" and len(r) == 1
+ok = ok and r[0]["kernel"] == "mobilenet" and r[0]["schedule"] == "network" and r[0]["runs"] == 3
+ok = ok and 0 < r[0]["min_ms"] <= r[0]["median_ms"] and r[0]["mean_ms"] > 0
+sys.exit(0 if ok else 1)
+PY
+check "bench --json of a network: the same document, one result" $?
 
 # 7. rendered by headless Chromium: a PNG that is not blank and shows the curves
 browser=$(command -v chromium || command -v chromium-browser)
