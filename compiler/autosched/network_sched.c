@@ -95,20 +95,27 @@ static void step(char **s, const char *line) {
 static void register_tile(const CpuInfo *cpu, int64_t w, int64_t c, int64_t *tw, int64_t *v) {
   static const int small[] = {32, 16, 8, 4, 0};
   int L = cpu->lanes, R = cpu->vregs;
-  int64_t best_acc = 0, best_loads = 0;
+  int64_t best = 0, best_loads = 0; /* the tile's elements (rows x channels), its loads */
   *tw = 1;
   *v = pick_divisor(c, small);
-  for (int tail = 0; tail < 2 && best_acc < 8; tail++)
-  for (int from_memory = 0; from_memory < 2 && best_acc < 8; from_memory++) {
-    for (int nv = 1; nv <= 4; nv++) {
-      if (c % ((int64_t)nv * L) && (!tail || c < (int64_t)nv * L)) continue;
-      for (int64_t rows = 1; rows <= (w > 0 ? w : 1) && rows <= 16; rows++) {
-        if (w > 0 && w % rows && !tail) continue;
-        int64_t regs = from_memory ? rows * nv + 2 : rows * nv + nv + (rows + L - 1) / L;
-        if (regs > R) break;
-        int64_t acc = rows * nv, loads = nv + rows;
-        if (acc > best_acc || (acc == best_acc && loads < best_loads))
-          best_acc = acc, best_loads = loads, *tw = rows, *v = (int64_t)nv * L;
+  /* tiles of whole vectors that divide the rows and the channels; else of half vectors
+   * (AVX-512's 24 channels as 3 x 8); else whole vectors with tails (197 rows, 19 channels) */
+  for (int pass = 0; pass < 3 && best < 8 * L; pass++) {
+    int lanes = pass == 1 ? L / 2 : L;
+    bool tail = pass == 2;
+    if (lanes < 4) continue;
+    for (int from_memory = 0; from_memory < 2 && best < 8 * L; from_memory++) {
+      for (int nv = 1; nv <= 4; nv++) {
+        int64_t width = (int64_t)nv * lanes;
+        if (c % width && (!tail || c < width)) continue;
+        for (int64_t rows = 1; rows <= (w > 0 ? w : 1) && rows <= 16; rows++) {
+          if (w > 0 && w % rows && !tail) continue;
+          int64_t regs = from_memory ? rows * nv + 2 : rows * nv + nv + (rows + L - 1) / L;
+          if (regs > R) break;
+          int64_t el = rows * width, loads = nv + rows;
+          if (el > best || (el == best && loads < best_loads))
+            best = el, best_loads = loads, *tw = rows, *v = width;
+        }
       }
     }
   }

@@ -244,7 +244,8 @@ static void test_default_schedule(void) {
 
 /* Products as a transformer imports them: [S, 1, K] x [K, N] (the row tile goes on S, the
  * axis before the channels being 1), a 2-D dense (a row tile too), and a batch of products
- * whose rows (S = 13) and channels (19) nothing divides (tails on both). */
+ * whose rows (S = 13) and channels (19) nothing divides (tails on both), and 24 channels
+ * (half vectors on AVX-512). */
 static void test_default_products(void) {
   const char *src = "kernel seq(A: f32[S, B, K], W: f32[K, N]) -> Y: f32[S, B, N] {\n"
                     "  Y[s, b, j] += A[s, b, k] * W[k, j]\n}\n"
@@ -253,10 +254,11 @@ static void test_default_products(void) {
                     "  Y[h, i, j] += A[h, i, k] * B[h, k, j]\n}\n"
                     "network p1(x: f32[13, 1, 24], w: f32[24, 64]) -> o: f32[13, 1, 64] {\n  o = seq(x, w)\n}\n"
                     "network p2(x: f32[10, 24], w: f32[24, 32]) -> o: f32[10, 32] {\n  o = mm(x, w)\n}\n"
-                    "network p3(x: f32[2, 13, 24], y: f32[2, 24, 19]) -> o: f32[2, 13, 19] {\n  o = bmm(x, y)\n}\n";
-  const char *nets[] = {"p1", "p2", "p3"}, *what[] = {"[13, 1, 24] x [24, 64]", "[10, 24] x [24, 32]",
-                                                      "[2, 13, 24] x [2, 24, 19]"};
-  for (int i = 0; i < 3; i++) {
+                    "network p3(x: f32[2, 13, 24], y: f32[2, 24, 19]) -> o: f32[2, 13, 19] {\n  o = bmm(x, y)\n}\n"
+                    "network p4(x: f32[12, 40], w: f32[40, 24]) -> o: f32[12, 24] {\n  o = mm(x, w)\n}\n";
+  const char *nets[] = {"p1", "p2", "p3", "p4"}, *what[] = {"[13, 1, 24] x [24, 64]", "[10, 24] x [24, 32]",
+                                                            "[2, 13, 24] x [2, 24, 19]", "[12, 40] x [40, 24]"};
+  for (int i = 0; i < 4; i++) {
     Network *n = load_named(src, nets[i]);
     NetGroup *g = n && n->ngroups == 1 ? n->groups[0] : NULL;
     const char *text = g ? net_default_steps(g->kernel) : NULL, *why = "no network";
