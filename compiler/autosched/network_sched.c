@@ -32,7 +32,6 @@ static int64_t extent(const Op *op, int d) {
   return ir_is_const(op->out->shape[d], &v) ? v : 0;
 }
 
-/* The largest of CANDIDATES (descending, 0-terminated) that divides N; 1 if none. */
 /* The axis of O's register-tile rows: the one before the channels (d - 2), or, when that
  * one has extent 1, the nearest longer axis before it (a transformer's [S, 1, C] products
  * would otherwise get one-row tiles). */
@@ -44,6 +43,7 @@ static int row_axis(const Op *o) {
   return d - 2;
 }
 
+/* The largest of CANDIDATES (descending, 0-terminated) that divides N; 1 if none. */
 static int64_t pick_divisor(int64_t n, const int *candidates) {
   for (int i = 0; candidates[i]; i++)
     if (n >= candidates[i] && n % candidates[i] == 0) return candidates[i];
@@ -369,8 +369,9 @@ char *net_default_steps(Kernel *k) {
    * rows divide by 4 (8 of its 16 ymm registers accumulate), 14 x 32 on AVX-512 (7 x 64 for 7
    * rows), 8 x 12 on NEON */
   int64_t v, tw;
-  register_tile(target_cpu(NULL), o->ndim >= 2 ? extent(o, row_axis(o)) : 0, extent(o, o->ndim - 1), &tw, &v);
-  if (pad && (row_axis(o) != o->ndim - 2 || patch_bytes(pad, a, o, tw) * 2 > target_cpu(NULL)->l1d)) {
+  int r = row_axis(o);
+  register_tile(target_cpu(NULL), o->ndim >= 2 ? extent(o, r) : 0, extent(o, o->ndim - 1), &tw, &v);
+  if (pad && (r != o->ndim - 2 || patch_bytes(pad, a, o, tw) * 2 > target_cpu(NULL)->l1d)) {
     step(&s, xprintf("compute_inline(%s)", pad->name));
     pad = NULL;
   }

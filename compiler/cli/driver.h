@@ -38,6 +38,8 @@ bool drv_fits(const LoweredFunc *f, int copies);
  * a garbage pattern so that a point a schedule forgets to write is caught. */
 void **drv_host_args(const LoweredFunc *f);
 void **drv_copy_args(const LoweredFunc *f, void **args);
+/* The bytes of parameter I of F (its sizes constant). */
+size_t drv_param_bytes(const LoweredFunc *f, int i);
 /* Run F on ARGS (host memory) with the interpreter or the target's compiled code;
  * *MS gets the time of the call. 0 on success. */
 int drv_execute(Cli *c, LoweredFunc *f, void **args, bool interp, double *ms);

@@ -113,10 +113,6 @@ static bool same_type(const LoweredFunc *f, int i, const NpyArray *a, const char
   return same;
 }
 
-static size_t param_bytes(const LoweredFunc *f, int i) {
-  return (size_t)ir_buffer_numel(f->params[i], f, NULL) * (size_t)dtype_bytes(f->params[i]->dtype);
-}
-
 bool kio_read_inputs(Cli *c, const LoweredFunc *f, void **args) {
   bool ok = true;
   for (int i = 0; i < c->ninputs; i++) {
@@ -125,7 +121,7 @@ bool kio_read_inputs(Cli *c, const LoweredFunc *f, void **args) {
       ok = false;
       continue;
     }
-    if (same_type(f, i, &a, c->inputs[i])) memcpy(args[i], a.data, param_bytes(f, i));
+    if (same_type(f, i, &a, c->inputs[i])) memcpy(args[i], a.data, drv_param_bytes(f, i));
     else ok = false;
     free(a.data);
   }

@@ -28,6 +28,10 @@ static int64_t param_numel(const LoweredFunc *f, int i) {
   return n;
 }
 
+size_t drv_param_bytes(const LoweredFunc *f, int i) {
+  return (size_t)param_numel(f, i) * (size_t)dtype_bytes(f->params[i]->dtype);
+}
+
 /* Bytes of F's tensors, every parameter once (what a call reads and writes); -1 when a
  * size is symbolic. */
 static double tensor_bytes(const LoweredFunc *f) {
@@ -80,7 +84,7 @@ void **drv_host_args(const LoweredFunc *f) {
 void **drv_copy_args(const LoweredFunc *f, void **args) {
   void **copy = xalloc(sizeof(void *) * (size_t)f->nparams);
   for (int i = 0; i < f->nparams; i++) {
-    size_t bytes = (size_t)param_numel(f, i) * (size_t)dtype_bytes(f->params[i]->dtype);
+    size_t bytes = drv_param_bytes(f, i);
     copy[i] = xalloc(bytes ? bytes : 1);
     memcpy(copy[i], args[i], bytes);
   }
