@@ -448,7 +448,7 @@ int rt_seq_run(RtSeq *s) {
 
 /* ------------------------------------------------------------------ timing */
 
-static double now_ms(void) {
+double rt_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
@@ -488,12 +488,12 @@ static double time_batch(RtFunc *f, RtTensor **args, int nargs, const int64_t *s
   }
   if (flush && ops && ops->flush_cache) ops->flush_cache(f->device.id);
   bool clocked = ops && ops->timer_start && ops->timer_start(f->device.id) == 0;
-  double t0 = now_ms();
+  double t0 = rt_now_ms();
   for (int i = 0; i < number; i++) /* GPU: launched back to back, one sync below */
     if (func_launch(f, args, nargs, sizes, nsizes)) return -1;
   double device_ms = clocked ? ops->timer_stop(f->device.id) : -1;
   if (ops && ops->sync && ops->sync(f->device.id)) return -1;
-  double wall_ms = now_ms() - t0;
+  double wall_ms = rt_now_ms() - t0;
   return device_ms > 0 && device_ms <= wall_ms ? device_ms : wall_ms;
 }
 

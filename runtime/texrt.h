@@ -122,4 +122,7 @@ void rt_parallel_for(int64_t n, RtTask task, void *closure);
  * assume it; rt_func_call and every compiled CPU function refuse other values. */
 #define RT_SIZE_MAX ((int64_t)1 << 40)
 
+/* Milliseconds of the monotonic clock (for intervals): the one clock of texc and its runtime. */
+double rt_now_ms(void);
+
 #endif

@@ -29,12 +29,6 @@ typedef struct Go {
   int inject;     /* test hook: 1 crash, 2 hang */
 } Go;
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* ---------------------------------------------------------------- building in a child */
 
 /* Tensors for FN's parameters on DEV, inputs filled with random data. */
@@ -128,11 +122,11 @@ static _Noreturn void child_main(const Task *task, const char *text, const Measu
   diag_silent = true;
   Msg m = {.phase = 1};
   RtTensor **args = NULL;
-  double t0 = now_ms();
+  double t0 = rt_now_ms();
   RtFunc *f = child_build(task, text, &args, &m);
   if (getenv("TEXC_TUNE_DEBUG"))
     fprintf(stderr, "[child %d] built in %.1f ms (cpu %.1f ms): %s\n", (int)getpid(),
-            now_ms() - t0, clock() * 1e3 / CLOCKS_PER_SEC, m.error ? m.text : "ok");
+            rt_now_ms() - t0, clock() * 1e3 / CLOCKS_PER_SEC, m.error ? m.text : "ok");
   if (write(wfd, &m, sizeof m) != sizeof m || !f) _exit(0);
   Go go;
   if (read(rfd, &go, sizeof go) != sizeof go) _exit(0);
@@ -239,11 +233,11 @@ static void measure_group(Measurer *me, const Task *task, char **texts, int n, R
       set_error(&out[i], TE_RUNTIME, "fork failed");
       ch[i].done = true;
     }
-  double deadline = now_ms() + me->o.build_timeout_s * 1e3;
+  double deadline = rt_now_ms() + me->o.build_timeout_s * 1e3;
   for (int i = 0; i < n; i++) {
     if (ch[i].done) continue;
     Msg m = {0};
-    int r = recv_msg(&ch[i], fmax(0.01, (deadline - now_ms()) / 1e3), &m);
+    int r = recv_msg(&ch[i], fmax(0.01, (deadline - rt_now_ms()) / 1e3), &m);
     char why[256] = "";
     if (r == 1 && m.error == TE_OK) {
       ch[i].built = true;

@@ -21,7 +21,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "autosched/autosched.h"
@@ -174,12 +173,6 @@ typedef struct TaskState {
   int trials;
   bool visited;           /* had a round in this run */
 } TaskState;
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* The next task: one not yet tuned at all, else the largest gradient. */
 static int pick_task(const Network *n, const TaskState *st, int round) {
@@ -396,13 +389,13 @@ int net_tune_main(Cli *c) {
   if (!a.log) return 1;
   refresh(n, &a, st);
   printf("network %s: %d calls, %d tasks; records %s\n", n->name, n->nnodes, n->ntasks, a.records);
-  double t0 = now_s();
+  double t0 = (rt_now_ms() / 1e3);
   int used = 0;
   TuneProgress pg;
   progress_start(&pg);
   print_table(n, st, 0, 0);
   for (int r = 1; used < a.trials && !records_failed(a.log) && !measurers_lost(); r++) {
-    if (a.time_s > 0 && now_s() - t0 > a.time_s) break;
+    if (a.time_s > 0 && (rt_now_ms() / 1e3) - t0 > a.time_s) break;
     progress_end(&pg);
     int i = pick_task(n, st, a.round);
     int k = a.trials - used < a.round ? a.trials - used : a.round;
@@ -417,7 +410,7 @@ int net_tune_main(Cli *c) {
     st[i].visited = true;
     if (st[i].trials == before) st[i].trials = before + k; /* nothing recorded: do not loop */
     used += k;
-    print_table(n, st, now_s() - t0, used);
+    print_table(n, st, (rt_now_ms() / 1e3) - t0, used);
     progress_show(&pg, "network", used, a.trials, total_latency(n, st), 0, a.time_s);
   }
   progress_end(&pg);
@@ -431,7 +424,7 @@ int net_tune_main(Cli *c) {
     printf("\nmeasuring the best schedules of every task again\n");
     remeasure_best(n, &a);
     refresh(n, &a, st);
-    print_table(n, st, now_s() - t0, used);
+    print_table(n, st, (rt_now_ms() / 1e3) - t0, used);
   }
   return records_close(a.log) ? 0 : 1;
 }

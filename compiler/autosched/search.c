@@ -301,12 +301,6 @@ static void verify_best(Search *s, Measurer *m, Record *r, bool check_all) {
   }
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void progress(Search *s, int round, int measured) {
   if (s->o->quiet) return;
   double gf = s->best_ms < INFINITY && s->task->flops > 0 ? s->task->flops / (s->best_ms * 1e6) : 0;
@@ -469,36 +463,36 @@ bool tune_search(Task *task, Measurer *m, const SearchOpts *o, const RecordList 
   arena_swap(wold);
   arena_free(war);
   retrain(&s);
-  double t0 = now_s();
+  double t0 = (rt_now_ms() / 1e3);
   progress_start(&s.pg);
   int batch_n = o->batch > 0 ? o->batch : 16;
   Entry *batch = calloc((size_t)batch_n, sizeof *batch);
   for (int round = 1, stall = 0;
        res->measured < o->trials && stall < 3 && !s.log_failed && !m->lost; round++) {
-    if (o->time_s > 0 && now_s() - t0 > o->time_s) break;
+    if (o->time_s > 0 && (rt_now_ms() / 1e3) - t0 > o->time_s) break;
     Arena *ar = arena_new(), *old = arena_swap(ar);
     int want = o->trials - res->measured < batch_n ? o->trials - res->measured : batch_n;
-    double tp = now_s();
+    double tp = (rt_now_ms() / 1e3);
     int n = pick_batch(&s, batch, want);
-    double tm = now_s();
+    double tm = (rt_now_ms() / 1e3);
     stall = n == 0 ? stall + 1 : 0;
     measure_batch(&s, m, batch, n, res);
     free_entries(batch, n);
     arena_swap(old);
     arena_free(ar);
-    double tr = now_s();
+    double tr = (rt_now_ms() / 1e3);
     retrain(&s);
     if (getenv("TEXC_TUNE_DEBUG")) {
       progress_end(&s.pg);
       fprintf(stderr, "[round %d] pick %.0f ms, measure %.0f ms, train %.0f ms\n", round,
-              (tm - tp) * 1e3, (tr - tm) * 1e3, (now_s() - tr) * 1e3);
+              (tm - tp) * 1e3, (tr - tm) * 1e3, ((rt_now_ms() / 1e3) - tr) * 1e3);
     }
     progress(&s, round, res->measured);
   }
   progress_end(&s.pg);
   free(batch);
   if (!o->deterministic && o->trials >= RETIME_MIN_TRIALS && s.ntop > 1 && !s.log_failed && !m->lost &&
-      (o->time_s <= 0 || now_s() - t0 < o->time_s)) {
+      (o->time_s <= 0 || (rt_now_ms() / 1e3) - t0 < o->time_s)) {
     Arena *ar = arena_new(), *old = arena_swap(ar);
     retime_top(&s, m);
     arena_swap(old);

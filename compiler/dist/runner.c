@@ -65,12 +65,6 @@ typedef struct Pool {
   char why[1024];               /* the lost runners and their reasons */
 } Pool;
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int alive_runners(const Pool *p) {
   int n = 0;
   for (int i = 0; i < p->n; i++) n += !p->r[i]->why[0];
@@ -462,7 +456,7 @@ static int send_one(Pool *p, Runner *r, Measurer *m, const Task *task, const cha
   r->busy = i;
   r->opencl_in_flight = task->target == TARGET_OPENCL;
   r->wait_s = limit + m->o.build_timeout_s + ANSWER_SLACK_S;
-  r->deadline = now_s() + r->wait_s;
+  r->deadline = (rt_now_ms() / 1e3) + r->wait_s;
   return 1;
 }
 
@@ -471,7 +465,7 @@ static void take_answer(Pool *p, Runner *r, Measurer *m, Record *out) {
   char *ans = NULL, why[256];
   unsigned char *pl = NULL;
   uint64_t npl;
-  double left = r->deadline - now_s();
+  double left = r->deadline - (rt_now_ms() / 1e3);
   int got = wire_read(r->from, left > 0.1 ? left : 0.1, &ans, &pl, &npl, why, sizeof why);
   r->busy = -1;
   if (got != 1) {
@@ -509,10 +503,10 @@ static void wait_answers(Pool *p, Measurer *m, Record *out) {
       pf[n++] = (struct pollfd){p->r[j]->from, POLLIN, 0};
       if (p->r[j]->deadline < first) first = p->r[j]->deadline;
     }
-  double left = first - now_s();
+  double left = first - (rt_now_ms() / 1e3);
   if (poll(pf, (nfds_t)n, left > 0 ? (int)(left * 1000) + 1 : 0) < 0 && errno != EINTR) return;
   for (int i = 0; i < n; i++)
-    if (pf[i].revents || now_s() > who[i]->deadline) take_answer(p, who[i], m, &out[who[i]->busy]);
+    if (pf[i].revents || (rt_now_ms() / 1e3) > who[i]->deadline) take_answer(p, who[i], m, &out[who[i]->busy]);
 }
 
 /* Measure the built candidates of a group (READY[i]: built, OUT[i] to fill; BASE: the
@@ -695,7 +689,7 @@ static void parse_inject(Pool *p) {
 static void stop_one(Runner *r, double end_s) {
   close(r->from);
   while (r->pid > 0 && waitpid(r->pid, NULL, WNOHANG) != r->pid) {
-    if (now_s() > end_s) {
+    if ((rt_now_ms() / 1e3) > end_s) {
       kill(r->pid, SIGKILL), waitpid(r->pid, NULL, 0);
       break;
     }
@@ -741,7 +735,7 @@ static Runner *start_one(const char *spec) {
     fprintf(stderr, "texc tune: error: runner %s: no texc-measure-server answered (%s)\n", spec,
             r->pid > 0 ? why : "fork failed");
     close(r->to);
-    stop_one(r, now_s());
+    stop_one(r, (rt_now_ms() / 1e3));
     free(hello);
     free(pl);
     return NULL;
@@ -820,7 +814,7 @@ void runner_stop(Measurer *m) {
     if (!p->r[j]->why[0]) wire_write(p->r[j]->to, "op quit\n", NULL, 0);
     close(p->r[j]->to);
   }
-  double end = now_s() + 5;
+  double end = (rt_now_ms() / 1e3) + 5;
   for (int j = 0; j < p->n; j++) stop_one(p->r[j], end);
   remove_dir(p->dir);
   free(p);

@@ -1,6 +1,7 @@
 /* wire.c — frames of the measure protocol (wire.h). libc only. */
 #include "wire.h"
 #include "rt_gpu.h"
+#include "texrt.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -8,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 void wire_put(WireText *t, const char *key, const char *fmt, ...) {
@@ -200,18 +200,12 @@ bool wire_write(int fd, const char *hdr, const void *payload, uint64_t n) {
          (n == 0 || write_all(fd, payload, (size_t)n));
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Read N bytes before DEADLINE (< 0: none). 1 read, 0 EOF or error, -1 timeout. */
 static int read_all(int fd, void *p, size_t n, double deadline) {
   char *c = p;
   while (n) {
     if (deadline >= 0) {
-      double left = deadline - now_s();
+      double left = deadline - (rt_now_ms() / 1e3);
       if (left <= 0) return -1;
       struct pollfd pf = {fd, POLLIN, 0};
       int r = poll(&pf, 1, (int)(left * 1000) + 1);
@@ -229,7 +223,7 @@ static int read_all(int fd, void *p, size_t n, double deadline) {
 
 int wire_read(int fd, double timeout_s, char **hdr, unsigned char **payload, uint64_t *n,
               char *why, size_t whysz) {
-  double deadline = timeout_s < 0 ? -1 : now_s() + timeout_s;
+  double deadline = timeout_s < 0 ? -1 : (rt_now_ms() / 1e3) + timeout_s;
   unsigned char head[16];
   *hdr = NULL, *payload = NULL, *n = 0;
   int r = read_all(fd, head, sizeof head, deadline);

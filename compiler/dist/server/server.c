@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_ARGS 64
@@ -34,12 +33,6 @@ static char device_name[256]; /* in the child: the OpenCL device measured on (""
 
 /* ORDER TuneError (compiler/autosched/autosched.h): the codes the client records. */
 enum { E_OK = 0, E_COMPILE = 2, E_RUNTIME = 3, E_BUILD_TIMEOUT = 5, E_RUN_TIMEOUT = 6 };
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* ---------------------------------------------------------------- this machine */
 
@@ -243,10 +236,10 @@ static _Noreturn void child_main(const char *hdr, const char *path, const unsign
 static int collect(int fd, pid_t pid, double build_s, double run_s, char **buf, size_t *len) {
   size_t cap = 4096;
   *buf = malloc(cap), *len = 0;
-  double deadline = now_ms() + build_s * 1e3;
+  double deadline = rt_now_ms() + build_s * 1e3;
   bool built = false;
   for (;;) {
-    double left = deadline - now_ms();
+    double left = deadline - rt_now_ms();
     struct pollfd p = {fd, POLLIN, 0};
     int r = left > 0 ? poll(&p, 1, (int)left + 1) : 0;
     if (r < 0 && errno == EINTR) continue;
@@ -260,7 +253,7 @@ static int collect(int fd, pid_t pid, double build_s, double run_s, char **buf, 
     if (n <= 0) return 1;
     if (!built && *len == 0 && (*buf)[0] == 'B') {
       built = true;
-      deadline = now_ms() + run_s * 1e3;
+      deadline = rt_now_ms() + run_s * 1e3;
       memmove(*buf, *buf + 1, (size_t)--n);
     }
     *len += (size_t)n;
