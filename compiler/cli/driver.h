@@ -38,7 +38,7 @@ bool drv_fits(const LoweredFunc *f, int copies);
  * a garbage pattern so that a point a schedule forgets to write is caught. */
 void **drv_host_args(const LoweredFunc *f);
 void **drv_copy_args(const LoweredFunc *f, void **args);
-/* The bytes of parameter I of F (its sizes constant). */
+/* pipeline.c: the bytes of parameter I of F (its sizes constant). */
 size_t drv_param_bytes(const LoweredFunc *f, int i);
 /* Run F on ARGS (host memory) with the interpreter or the target's compiled code;
  * *MS gets the time of the call. 0 on success. */

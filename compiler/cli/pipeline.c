@@ -107,3 +107,8 @@ RtFunc *drv_build(Cli *c, LoweredFunc *f, RtModule **m) {
   return fn;
 }
 
+size_t drv_param_bytes(const LoweredFunc *f, int i) {
+  int64_t n = ir_buffer_numel(f->params[i], f, NULL);
+  if (n < 0) die("size of %s is not constant", f->params[i]->name);
+  return (size_t)n * (size_t)dtype_bytes(f->params[i]->dtype);
+}

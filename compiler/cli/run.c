@@ -28,10 +28,6 @@ static int64_t param_numel(const LoweredFunc *f, int i) {
   return n;
 }
 
-size_t drv_param_bytes(const LoweredFunc *f, int i) {
-  return (size_t)param_numel(f, i) * (size_t)dtype_bytes(f->params[i]->dtype);
-}
-
 /* Bytes of F's tensors, every parameter once (what a call reads and writes); -1 when a
  * size is symbolic. */
 static double tensor_bytes(const LoweredFunc *f) {
