@@ -4,6 +4,8 @@
 # oneDNN's convolution, timed by bench/bench.c in one process, ROUNDS (3) interleaved rounds;
 # with OLD_TEXC also that build's defaults (rows "old"). Prints medians per layer, the
 # geometric mean of oneDNN ms / texc ms and the machine. Not part of `make test`.
+# TEXC_FLAGS: more texc options ("--mcpu haswell": AVX2 code on an AVX-512 host, beside
+# ONEDNN_MAX_CPU_ISA=AVX2 for oneDNN).
 B=${1:-build}
 OLD=$2
 cd "$(dirname "$0")/.."
@@ -16,6 +18,7 @@ cc -O2 -std=c11 -D_GNU_SOURCE -Iruntime -o "$OUT/bench" bench/bench.c "$B/libtex
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores," \
   "ISA $(grep -o -w -E 'avx512f|avx2|fma|asimd' /proc/cpuinfo | sort -u | tr '\n' ' ');" \
   "$(date -u '+%F %H:%M') UTC; load $(cut -d' ' -f1-3 /proc/loadavg); $TEX_NUM_THREADS threads"
+[ -n "$TEXC_FLAGS$ONEDNN_MAX_CPU_ISA" ] && echo "texc flags: ${TEXC_FLAGS:-none}; oneDNN ISA limit: ${ONEDNN_MAX_CPU_ISA:-none}"
 : >"$OUT/man1"
 while read -r name h w ci co k s pad; do
   oh=$(((h + 2 * pad - k) / s + 1))
@@ -28,9 +31,11 @@ network $name(x: f32[1, $h, $w, $ci], w: f32[$k, $k, $ci, $co]) -> y: f32[1, $oh
 }
 TEX
   none=$OUT/none.jsonl
-  "$B/texc" "$OUT/$name.tex" --emit so --name net -o "$OUT/$name.so" --records "$none" || continue
+  # shellcheck disable=SC2086
+  "$B/texc" "$OUT/$name.tex" $TEXC_FLAGS --emit so --name net -o "$OUT/$name.so" --records "$none" || continue
   echo "netconvrelu default $name $h $w $ci $co $k $s $pad $OUT/$name.so" >>"$OUT/man1"
-  if [ -n "$OLD" ] && "$OLD" "$OUT/$name.tex" --emit so --name net -o "$OUT/${name}_old.so" --records "$none"; then
+  # shellcheck disable=SC2086
+  if [ -n "$OLD" ] && "$OLD" "$OUT/$name.tex" $TEXC_FLAGS --emit so --name net -o "$OUT/${name}_old.so" --records "$none"; then
     echo "netconvrelu old $name $h $w $ci $co $k $s $pad $OUT/${name}_old.so" >>"$OUT/man1"
   fi
 done <<'LAYERS'

@@ -11,7 +11,9 @@
 # final line) are apart, and how far the host drifted between rounds (the anchor's spread).
 # Measured in rounds because a shared host drifts by more than 10% over seconds
 # (bench/RESULTS.md, "One measured truth"). Not part of `make test`.
-#   env: TRIALS (200), ROUNDS (5), TEXC (default BUILD/texc), KERNELS ("matmul conv_l2b")
+#   env: TRIALS (200), ROUNDS (5), TEXC (default BUILD/texc), KERNELS ("matmul conv_l2b"),
+#        TEXC_FLAGS (more texc options, e.g. "--mcpu haswell": AVX2 code on an AVX-512 host;
+#        with ONEDNN_MAX_CPU_ISA=AVX2 oneDNN's anchor is limited the same way)
 B=${1:-build}
 TRIALS=${TRIALS:-200}
 ROUNDS=${ROUNDS:-5}
@@ -26,6 +28,7 @@ cc -O2 -std=c11 -D_GNU_SOURCE -Iruntime -o "$OUT/bench" bench/bench.c "$B/libtex
   -lopenblas -ldnnl -ldl -lpthread -lm || exit 1
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores;" \
   "$(date -u '+%F %H:%M') UTC; load $(cut -d' ' -f1-3 /proc/loadavg); $TEX_NUM_THREADS threads; $TRIALS trials; $ROUNDS rounds"
+[ -n "$TEXC_FLAGS$ONEDNN_MAX_CPU_ISA" ] && echo "texc flags: ${TEXC_FLAGS:-none}; oneDNN ISA limit: ${ONEDNN_MAX_CPU_ISA:-none}"
 
 # one NAME FILE MANIFEST_FIELDS FLOPS -D ...: tune once, then ROUNDS rounds of the three ways
 one() {
@@ -33,7 +36,8 @@ one() {
   local R=$OUT/$name.jsonl kern
   kern=$(echo "$fields" | cut -d' ' -f1)
   rm -f "$R"
-  "$TEXC" tune "$file" "$@" --trials "$TRIALS" --seed 1 --records "$R" >"$OUT/$name.tune" 2>&1 ||
+  # shellcheck disable=SC2086
+  "$TEXC" tune "$file" "$@" $TEXC_FLAGS --trials "$TRIALS" --seed 1 --records "$R" >"$OUT/$name.tune" 2>&1 ||
     { echo "$name: tune failed"; return; }
   # the tuner's figure: its last line "# KERNEL: MS ms" (the chosen best measured once more,
   # after the choice); and the least median of the records (what the search saw: optimistic)
@@ -42,7 +46,8 @@ one() {
   rec_ms=$("$TEXC" records best "$R" | awk '/^# workload/ {print $(NF - 1); exit}')
   # the chosen schedule's steps, for truth_probe
   "$TEXC" records best "$R" | sed -n '/{$/,/^}/p' | sed '1d;$d;s/^ *//' >"$OUT/$name.steps"
-  "$TEXC" "$file" "$@" --schedule tuned --records "$R" --emit so -o "$OUT/$name.so" || return
+  # shellcheck disable=SC2086
+  "$TEXC" "$file" "$@" $TEXC_FLAGS --schedule tuned --records "$R" --emit so -o "$OUT/$name.so" || return
   printf '%s tuned %s %s\n' "$kern" "$(echo "$fields" | cut -d' ' -f2-)" "$OUT/$name.so" >"$OUT/$name.man"
   local defs=() a
   for a in "$@"; do [ "$a" != -D ] && defs+=("$a"); done
@@ -51,8 +56,9 @@ one() {
   local r probe bench lib anchor
   : >"$OUT/$name.rounds"
   for r in $(seq "$ROUNDS"); do
-    probe=$(bench/truth_probe.sh "$B" tuner50 "$file" "$kern" "$OUT/$name.steps" "${defs[@]}" | awk '{print $2}')
-    bench=$("$TEXC" bench "$file" "$@" --schedule tuned --records "$R" --repeat 7 2>&1 | awk '$2 == "tuned" {print $3}')
+    probe=$(TEXC_MCPU=$(echo " $TEXC_FLAGS" | sed -n 's/.* --mcpu[ =]\([^ ]*\).*/\1/p') bench/truth_probe.sh "$B" tuner50 "$file" "$kern" "$OUT/$name.steps" "${defs[@]}" | awk '{print $2}')
+    # shellcheck disable=SC2086
+    bench=$("$TEXC" bench "$file" "$@" $TEXC_FLAGS --schedule tuned --records "$R" --repeat 7 2>&1 | awk '$2 == "tuned" {print $3}')
     "$OUT/bench" "$OUT/$name.man" >"$OUT/$name.lib" 2>&1
     lib=$(awk '$0 ~ / tuned / {for (i = 1; i < NF; i++) if ($i == "tuned") {print $(i + 1); exit}}' "$OUT/$name.lib")
     anchor=$(awk '$0 ~ / tuned / {for (i = 1; i < NF; i++) if ($i == "tuned") {print $(i + 2); exit}}' "$OUT/$name.lib")

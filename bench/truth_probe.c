@@ -85,7 +85,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "truth_probe: no kernel %s or steps\n", argv[3]);
     return 1;
   }
-  Options o = {.target = TARGET_LLVM, .opt_level = 3};
+  /* TEXC_MCPU: compile for that CPU (bench/truth.sh passes --mcpu of TEXC_FLAGS) */
+  Options o = {.target = TARGET_LLVM, .opt_level = 3, .mcpu = getenv("TEXC_MCPU")};
   double ms = -1;
   if (!strncmp(mode, "tuner", 5)) {
     Task t = {.file = file, .path = argv[2], .defs = defs, .ndefs = ndefs, .kernel = k, .target = TARGET_LLVM, .opts = o};

@@ -125,11 +125,15 @@ int net_tune_main(struct Cli *c);
 /* The best recorded latency (ms) of task T for TARGET in RECORDS, or -1. When STEPS is
  * not NULL it gets the record's steps. */
 double net_task_best(const Network *n, int task, Target target, const char *records, Vec *steps);
-/* The parameters of group G (bit i: parameter i < 52, as the wire's numbers are doubles)
- * that a forward pass has evicted from the caches by the time G runs again: weights and what
- * is folded from them at load (packed filters). The tuner times a task with them cold
- * (Task.cold_args); its other inputs were just written by their producers, and stay warm. */
-uint64_t net_cold_params(const Network *n, const NetGroup *g);
+/* The parameters of group G (bit i: parameter i < 52, as the wire's numbers are doubles; the
+ * output is parameter G->ninputs) that a forward pass has evicted from the caches by the
+ * time G runs: weights and what is folded from them at load (packed filters), activations
+ * written before the group run just before G (a residual's other input), and G's output
+ * (an arena slot last written long before). The tuner times a task with them cold
+ * (Task.cold_args); the producer's output, just written, stays warm. None when
+ * CACHE_BYTES > 0 holds all the weights a pass reads: they stay in that cache, and so does
+ * the rest. */
+uint64_t net_cold_params(const Network *n, const NetGroup *g, int64_t cache_bytes);
 /* The steps text of that best record (arena), or NULL. */
 const char *net_task_record_text(const Network *n, int task, Target target, const char *records);
 
