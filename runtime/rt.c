@@ -480,7 +480,7 @@ static void evict(const void *p, int64_t n) {
 static double time_batch(RtFunc *f, RtTensor **args, int nargs, const int64_t *sizes, int nsizes,
                          int number, uint64_t cold) {
   const RtDeviceOps *ops = device_ops(f->device.kind);
-  if (cold && number > 1) { /* every call cold, as each runs once per forward pass */
+  if (cold && number > 1 && f->device.kind == RT_CPU) { /* each call cold, as in a pass */
     double sum = 0;
     for (int i = 0; i < number; i++) {
       double ms = time_batch(f, args, nargs, sizes, nsizes, 1, cold);

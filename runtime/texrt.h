@@ -98,7 +98,7 @@ int rt_time_candidate(RtFunc *f, RtTensor **args, int nargs, int repeat, double 
  * caches before every timed measurement (x86 clflush, aarch64 dc civac; elsewhere nothing):
  * a network task's weights, which the rest of a forward pass evicts before the task runs
  * again (TVM's cache flush of the inputs). With MIN_REPEAT_MS, every call of a batch is
- * cold (each evicted, only the calls timed). */
+ * cold on the CPU (each evicted, only the calls timed); on a device, the first. */
 int rt_time_candidate_cold(RtFunc *f, RtTensor **args, int nargs, uint64_t cold, int repeat,
                            double min_repeat_ms, double best_ms, double *costs, int max);
 

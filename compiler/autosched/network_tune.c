@@ -151,6 +151,7 @@ static int task_trials(const Network *n, int task, Target target, const char *pa
 typedef struct NetTuneArgs {
   const char *file, *records, *network; /* --kernel NAME: which network of the file */
   Target target;
+  Options o; /* -O, --mcpu, --mtriple, --opencl-device: as kernels are tuned and networks run */
   int trials, round, repeat, jobs;
   double time_s;
   uint64_t seed;
@@ -160,7 +161,7 @@ typedef struct NetTuneArgs {
 } NetTuneArgs;
 
 static NetTuneArgs args_of(const Cli *c) {
-  return (NetTuneArgs){.file = c->file, .records = c->records, .target = c->o.target,
+  return (NetTuneArgs){.file = c->file, .records = c->records, .target = c->o.target, .o = c->o,
                        .trials = c->trials, .round = c->round, .repeat = c->repeat,
                        .jobs = c->jobs, .time_s = c->time_s, .seed = c->seed, .network = c->kernel,
                        .defs = (Define *)c->defs, .ndefs = c->ndefs};
@@ -253,13 +254,21 @@ static int64_t weight_bytes(const Network *n) {
   return bytes;
 }
 
-uint64_t net_cold_params(const Network *n, const NetGroup *g, int64_t cache_bytes) {
-  if (cache_bytes > 0 && weight_bytes(n) <= cache_bytes) return 0;
+uint64_t net_cold_params(const Network *n, const NetGroup *g, const CpuInfo *cpu) {
+  uint64_t cold = 0;
+  if (!cpu) { /* a device: its cache is flushed whole, when a task reads weights */
+    for (int p = 0; p < g->ninputs && p < 52; p++) {
+      const NetTensor *t = g->inputs[p];
+      bool folded = t->producer >= 0 && n->groups[n->nodes[t->producer]->group]->folded;
+      if (t->kind == NT_WEIGHT || folded) cold |= (uint64_t)1 << p;
+    }
+    return cold;
+  }
+  if (cpu->l3 > 0 && weight_bytes(n) <= cpu->l3 * 3 / 4) return 0;
   int k = 0, prev = -1; /* G's place in the run, and the group run just before it */
   while (k < n->ngroups && n->groups[k] != g) k++;
   for (int j = k - 1; j >= 0 && prev < 0; j--)
     if (!n->groups[j]->folded) prev = j;
-  uint64_t cold = 0;
   for (int p = 0; p < g->ninputs && p < 52; p++) {
     const NetTensor *t = g->inputs[p];
     int by = t->producer >= 0 ? n->nodes[t->producer]->group : -1;
@@ -276,16 +285,12 @@ static Task task_of(const Network *n, const NetTuneArgs *a, int i) {
   memset(&t, 0, sizeof t);
   t.kernel = g->kernel;
   t.target = a->target;
-  t.opts = (Options){.target = a->target, .opt_level = 3};
+  t.opts = a->o; /* compiled for the CPU (--mcpu, --mtriple) or device the run will use */
   key_hex(g->key, t.workload);
   t.flops = n->tasks[i].flops;
   t.network = n->name;
   t.weight = n->tasks[i].weight;
-  /* On a CPU whose last-level cache holds every weight, a pass leaves them there: the task
-   * is timed warm (mobilenet's 17 MB in a 32 MB L3 run at their warm speed in the pass);
-   * else they come from memory (resnet18's 47 MB), and are evicted before each call. */
-  const CpuInfo *cpu = backend_for(a->target)->device == DEVICE_CPU ? target_cpu(NULL) : NULL;
-  t.cold_args = net_cold_params(n, g, cpu ? cpu->l3 * 3 / 4 : 0);
+  t.cold_args = net_cold_params(n, g, backend_for(a->target)->device == DEVICE_CPU ? target_cpu(NULL) : NULL);
   return t;
 }
 

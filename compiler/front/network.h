@@ -125,15 +125,17 @@ int net_tune_main(struct Cli *c);
 /* The best recorded latency (ms) of task T for TARGET in RECORDS, or -1. When STEPS is
  * not NULL it gets the record's steps. */
 double net_task_best(const Network *n, int task, Target target, const char *records, Vec *steps);
-/* The parameters of group G (bit i: parameter i < 52, as the wire's numbers are doubles; the
- * output is parameter G->ninputs) that a forward pass has evicted from the caches by the
- * time G runs: weights and what is folded from them at load (packed filters), activations
- * written before the group run just before G (a residual's other input), and G's output
- * (an arena slot last written long before). The tuner times a task with them cold
- * (Task.cold_args); the producer's output, just written, stays warm. None when
- * CACHE_BYTES > 0 holds all the weights a pass reads: they stay in that cache, and so does
- * the rest. */
-uint64_t net_cold_params(const Network *n, const NetGroup *g, int64_t cache_bytes);
+/* The parameters of group G (bit i: parameter i < 52, as the wire's numbers are doubles;
+ * the output is parameter G->ninputs) that the tuner times cold (Task.cold_args), as a
+ * forward pass leaves them when G runs on CPU (NULL: on a device).
+ * - CPU: weights and what is folded from them at load (packed filters), activations written
+ *   before the group run just before G (the network's input, a residual's shortcut), and
+ *   G's output (an arena slot last written long before); the producer's output, just
+ *   written, stays warm. None at all when 3/4 of CPU's L3 holds every weight a pass reads:
+ *   they, and the rest, stay in that cache (mobilenet's 17 MB in a 32 MB L3).
+ * - A device (its whole cache flushed once a batch when any bit is set): the weights and
+ *   what is folded from them. */
+uint64_t net_cold_params(const Network *n, const NetGroup *g, const CpuInfo *cpu);
 /* The steps text of that best record (arena), or NULL. */
 const char *net_task_record_text(const Network *n, int task, Target target, const char *records);
 

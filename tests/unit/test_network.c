@@ -84,7 +84,8 @@ static void test_cold_params(void) {
   for (int gi = 0; gi < n->ngroups; gi++) {
     NetGroup *g = n->groups[gi];
     if (g->folded) continue;
-    uint64_t cold = net_cold_params(n, g, 0);
+    CpuInfo small = {.l3 = 0}, large = {.l3 = (int64_t)1 << 40};
+    uint64_t cold = net_cold_params(n, g, &small);
     for (int p = 0; p < g->ninputs; p++) {
       const NetTensor *t = g->inputs[p];
       bool just_written = t->producer >= 0 && n->nodes[t->producer]->group == prev;
@@ -95,7 +96,14 @@ static void test_cold_params(void) {
     }
     checked++;
     right += (cold >> g->ninputs & 1) == 1; /* the output */
-    check("cold: a cache holding every weight keeps all warm", net_cold_params(n, g, (int64_t)1 << 40) == 0);
+    check("cold: a cache holding every weight keeps all warm", net_cold_params(n, g, &large) == 0);
+    uint64_t dev = net_cold_params(n, g, NULL);
+    for (int p = 0; p < g->ninputs; p++) {
+      const NetTensor *t = g->inputs[p];
+      bool w = t->kind == NT_WEIGHT || (t->kind == NT_VALUE && strstr(t->name, ".packed"));
+      checked++;
+      right += (dev >> p & 1) == w; /* on a device: the weights only */
+    }
     prev = gi;
   }
   printf("# cold: %d parameters, %d right, %d packed filters, %d shortcuts\n", checked, right, packed, shortcut);
