@@ -349,6 +349,51 @@ static char *winograd_product_steps(Kernel *k) {
   return s;
 }
 
+/* Row-wise kernels of several reductions (softmax: a row's max, its exponentials, their
+ * sum, the quotients; layer normalisation: mean, variance, the normalised row): every stage
+ * either has the output's shape or is a statistic of its rows (the output's leading axes).
+ * One parallel loop over the output's rows (its leading axes fused), each stage computed
+ * at it for its row, the full-width stages' rows vectorized; the statistics stay serial
+ * reductions over the row. NULL when K does not have that form. (Without it such a kernel
+ * ran serial and scalar: vit_b_16's softmax of 12 x 197 x 197 took 1.08 ms.) */
+static char *rowwise_steps(Kernel *k, Op *o) {
+  int d = o->ndim, L = target_cpu(NULL)->lanes;
+  if (d < 2 || k->nops < 2) return NULL;
+  for (int i = 0; i < k->nops; i++) {
+    Op *p = k->ops[i];
+    if (p == o) continue;
+    if (p->ndim != d && p->ndim != d - 1) return NULL;
+    if (p->ndim == d && p->nred) return NULL;
+    for (int a = 0; a < p->ndim; a++)
+      if (!extent(p, a) || extent(p, a) != extent(o, a)) return NULL;
+  }
+  if (o->nred) return NULL;
+  const char *on = o->name;
+  char *s = xstrdup("");
+  const char *row = xprintf("%s.%s", on, o->axes[0]->name);
+  for (int a = 1; a < d - 1; a++) {
+    const char *f = xprintf("%s_r%d", on, a);
+    step(&s, xprintf("%s = fuse(%s, %s.%s)", f, row, on, o->axes[a]->name));
+    row = f;
+  }
+  step(&s, xprintf("parallel(%s)", row));
+  bool vec = extent(o, d - 1) >= L;
+  if (vec) {
+    step(&s, xprintf("%s_v0, %s_v1 = split(%s.%s, %d)", on, on, on, o->axes[d - 1]->name, L));
+    step(&s, xprintf("vectorize(%s_v1)", on));
+  }
+  for (int i = 0; i < k->nops; i++) {
+    Op *p = k->ops[i];
+    if (p == o) continue;
+    step(&s, xprintf("compute_at(%s, %s, %s)", p->name, on, row));
+    if (vec && p->ndim == d) {
+      step(&s, xprintf("%s_v0, %s_v1 = split(%s.%s, %d)", p->name, p->name, p->name, p->axes[d - 1]->name, L));
+      step(&s, xprintf("vectorize(%s_v1)", p->name));
+    }
+  }
+  return s;
+}
+
 char *net_default_steps(Kernel *k) {
   if (k->noutputs != 1 || !k->outputs[0]->op) return NULL;
   char *wp = winograd_product_steps(k);
@@ -356,7 +401,8 @@ char *net_default_steps(Kernel *k) {
   Op *o = k->outputs[0]->op;
   bool ok;
   Op *a = find_anchor(k, o, &ok);
-  if (!ok || o->ndim < 1) return NULL;
+  if (!ok) return rowwise_steps(k, o);
+  if (o->ndim < 1) return NULL;
   for (int d = 0; d < o->ndim; d++)
     if (!extent(o, d)) return NULL;
   char *s = xstrdup("");

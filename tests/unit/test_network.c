@@ -255,8 +255,12 @@ static void test_default_schedule(void) {
         text && strstr(text, "reorder(out.n, out_c0, out.y"));
   text = net_default_steps(run[0]->kernel);
   check("default: positions outermost otherwise", text && strstr(text, "reorder(out.n, out.h, out_w0, out_c0"));
-  check("default: softmax (two reductions) keeps the bare default",
-        nrun == 6 && net_default_steps(run[5]->kernel) == NULL);
+  const char *why = "";
+  bool ok = nrun == 6 && default_matches(run[5], &why);
+  check(xprintf("default: softmax (two reductions, row-wise): parallel, vectorized, same values%s%s", ok ? "" : ": ",
+                ok ? "" : why), ok);
+  text = nrun == 6 ? net_default_steps(run[5]->kernel) : NULL;
+  check("default: softmax's stages computed at its row loop", text && strstr(text, "compute_at("));
 }
 
 /* Products as a transformer imports them: [S, 1, K] x [K, N] (the row tile goes on S, the
