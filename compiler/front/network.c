@@ -424,38 +424,52 @@ static NetTensor *insert_node(Loader *L, NetNode *before, const char *op, Ast *k
 
 /* The operator that packs a [KH, KW, CI, CO] filter into CO / B blocks of B channels, each
  * block's weights contiguous in the order a register tile reads them (ci innermost but the
- * B channels): TVM's x86 NCHWc kernels and oneDNN's blocked weights do the same. */
-static Ast *pack_kernel(void) {
-  static Ast *k;
-  if (k) return k;
-  Ast *f = parse_string("<pack>", "kernel pack_weights(K: f32[KH, KW, CI, CO]) -> Kp: f32[CO / B, KH, KW, CI, B] {\n"
-                                  "  Kp[o, h, w, c, b] = K[h, w, c, o * B + b]\n}\n");
+ * B channels): TVM's x86 NCHWc kernels and oneDNN's blocked weights do the same. A product's
+ * [K, N] weights pack the same way, into N / B panels of [K, B] (a GEMM's packed B). */
+static Ast *pack_kernel(int ndim) {
+  static Ast *k[2];
+  Ast **slot = &k[ndim == 2];
+  if (*slot) return *slot;
+  Ast *f = ndim == 2 ? parse_string("<pack>", "kernel pack_weights(K: f32[CI, CO]) -> Kp: f32[CO / B, CI, B] {\n"
+                                              "  Kp[o, c, b] = K[c, o * B + b]\n}\n")
+                     : parse_string("<pack>", "kernel pack_weights(K: f32[KH, KW, CI, CO]) -> Kp: f32[CO / B, KH, KW, CI, B] {\n"
+                                              "  Kp[o, h, w, c, b] = K[h, w, c, o * B + b]\n}\n");
   if (!f) die("network: the packing kernel does not parse");
-  return k = VEC_AT(f->list, 0);
+  return *slot = VEC_AT(f->list, 0);
 }
 
-/* Is argument A of node ND a filter to pack: a weight [KH, KW, CI, CO] of a reduction whose
- * output's innermost extent is CO (an NHWC convolution, plain or grouped)? Its block, or 0. */
+/* Is argument A of node ND weights to pack: a weight [KH, KW, CI, CO] or [K, CO] of a
+ * reduction whose output's innermost extent is CO (an NHWC convolution, plain or grouped; a
+ * dense layer or a product by a constant matrix)? Its block, or 0. Any such weight may be
+ * packed: emit_node rewrites its accesses to the packed layout, whatever they compute. */
 static int64_t pack_block_of(const Loader *L, const NetNode *nd, int a) {
   const NetTensor *w = nd->args[a], *o = nd->out;
-  if (nd->elementwise || w->kind != NT_WEIGHT || w->ndim != 4 || o->ndim != 4 || a == 0) return 0;
-  if (w->shape[3] != o->shape[3]) return 0;
-  return L->rw->pack_block(o->shape[2], o->shape[3]);
+  if (nd->elementwise || w->kind != NT_WEIGHT || a == 0 || o->ndim < 2) return 0;
+  if (w->ndim == 4 && o->ndim == 4 && w->shape[3] == o->shape[3]) return L->rw->pack_block(o->shape[2], o->shape[3]);
+  if (w->ndim != 2 || w->shape[1] != o->shape[o->ndim - 1]) return 0;
+  int64_t rows = o->shape[o->ndim - 2]; /* the register tile's rows: the nearest longer axis */
+  for (int d = o->ndim - 2; d >= 0 && rows == 1; d--) rows = o->shape[d];
+  return L->rw->pack_block(rows, o->shape[o->ndim - 1]);
 }
 
-/* A filter argument of ND (above) replaced by a pack node's output, which ND reads as
- * [co / B, kh, kw, ci, co % B] (emit_node), when the caller packs (NetRewrites.pack_block).
- * The pack node's group has only a weight as its input: it is folded, computed once at
- * load (NetGroup.folded). */
+/* A weight argument of ND (above) replaced by a pack node's output, which ND reads as
+ * [co / B, kh, kw, ci, co % B] or [co / B, k, co % B] (emit_node), when the caller packs
+ * (NetRewrites.pack_block). The pack node's group has only a weight as its input: it is
+ * folded, computed once at load (NetGroup.folded). */
 static void pack_weight(Loader *L, NetNode *nd) {
   if (!L->rw || !L->rw->pack_block) return;
   for (int a = 1; a < nd->nargs; a++) {
     int64_t b = pack_block_of(L, nd, a);
     if (!b) continue;
     NetTensor *w = nd->args[a];
-    const NetBinding env[] = {{"KH", w->shape[0]}, {"KW", w->shape[1]}, {"CI", w->shape[2]}, {"CO", w->shape[3]}, {"B", b}};
-    int64_t shape[5] = {w->shape[3] / b, w->shape[0], w->shape[1], w->shape[2], b};
-    nd->args[a] = insert_node(L, nd, "pack_weights", pack_kernel(), &w, 1, env, 5, xprintf("%s.packed", w->name), 5, shape);
+    int r = w->ndim;
+    const NetBinding env4[] = {{"KH", w->shape[0]}, {"KW", w->shape[1]}, {"CI", w->shape[2]}, {"CO", w->shape[3]}, {"B", b}};
+    const NetBinding env2[] = {{"CI", w->shape[0]}, {"CO", w->shape[1]}, {"B", b}};
+    int64_t shape[5] = {w->shape[r - 1] / b};
+    for (int d = 0; d < r - 1; d++) shape[1 + d] = w->shape[d];
+    shape[r] = b;
+    nd->args[a] = insert_node(L, nd, "pack_weights", pack_kernel(r), &w, 1, r == 4 ? env4 : env2, r == 4 ? 5 : 3,
+                              xprintf("%s.packed", w->name), r + 1, shape);
     nd->packed_arg = a;
     nd->pack_block = b;
     return; /* one filter per call */
@@ -648,9 +662,10 @@ static Ast *copy_ast(const Ast *a, const Subst *s) {
   c->list = copy_list(&a->list, s);
   c->list2 = copy_list(&a->list2, s);
   c->list3 = copy_list(&a->list3, s);
-  if (a->kind == A_ACCESS && s->packed && strcmp(a->name, s->packed) == 0 && c->list.len == 4) {
-    /* K[kh, kw, ci, co] -> Kp[co / B, kh, kw, ci, co % B] */
-    Ast *co = VEC_AT(c->list, 3), *blk = ast_new(A_INT, a->loc);
+  if (a->kind == A_ACCESS && s->packed && strcmp(a->name, s->packed) == 0 && (c->list.len == 4 || c->list.len == 2)) {
+    /* K[kh, kw, ci, co] -> Kp[co / B, kh, kw, ci, co % B]; K[k, co] -> Kp[co / B, k, co % B] */
+    int rank = c->list.len;
+    Ast *co = VEC_AT(c->list, rank - 1), *blk = ast_new(A_INT, a->loc);
     blk->ival = s->block;
     Ast *q = ast_new(A_BINARY, a->loc), *r = ast_new(A_BINARY, a->loc);
     q->op = '/', q->a = co, q->b = blk;
@@ -658,7 +673,7 @@ static Ast *copy_ast(const Ast *a, const Subst *s) {
     r->op = '%', r->a = copy_ast(co, &none), r->b = blk;
     Vec v = {0};
     vec_push(&v, q);
-    for (int d = 0; d < 3; d++) vec_push(&v, VEC_AT(c->list, d));
+    for (int d = 0; d < rank - 1; d++) vec_push(&v, VEC_AT(c->list, d));
     vec_push(&v, r);
     c->list = v;
   }

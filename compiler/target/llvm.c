@@ -73,6 +73,8 @@ typedef struct CG {
   int nbufs, capbufs;
   int lanes;                  /* > 1 inside a vectorized body */
   IrVar *vvar;                /* the vectorized loop's var */
+  LLVMValueRef mask;          /* inside a vectorized body: <lanes x i1> of the lanes whose
+                                 guards hold (NULL: all); loads and stores are masked by it */
   int nouts;                  /* outlined functions so far (for names) */
   int in_parallel;            /* > 0 inside an outlined parallel body */
   const char *sym_prefix;     /* of the kernels' symbols (kernel_symbol); NULL: none */
@@ -666,6 +668,35 @@ static LLVMValueRef load_scalar(CG *g, Buffer *buf, LLVMValueRef idx) {
   return from_mem(g, l, buf->dtype);
 }
 
+/* llvm.masked.* of vector type VT (and pointer type PT) under G's mask. */
+static LLVMValueRef masked_intrinsic(CG *g, const char *name, LLVMTypeRef vt, LLVMTypeRef pt, LLVMValueRef *args,
+                                     unsigned n) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMTypeRef tys[2] = {vt, pt};
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->mod, id, tys, 2);
+  return LLVMBuildCall2(g->b, LLVMIntrinsicGetType(g->ctx, id, tys, 2), fn, args, n, "");
+}
+
+/* A vector of L lanes of BUF from the lane pointers PTRS (lane by lane when there is no
+ * mask; a masked gather under one: lanes whose guards fail load nothing). */
+static LLVMValueRef gather(CG *g, Buffer *buf, LLVMValueRef idx) {
+  LLVMTypeRef et = mem_type(g, buf->dtype), vt = LLVMVectorType(et, (unsigned)g->lanes);
+  if (g->mask) {
+    LLVMValueRef base = lookup_buf(g, buf)->ptr;
+    LLVMValueRef ptrs = LLVMBuildInBoundsGEP2(g->b, et, base, &idx, 1, "");
+    LLVMValueRef args[4] = {ptrs, LLVMConstInt(g->i32, (unsigned)dtype_bytes(buf->dtype), 0), g->mask,
+                            LLVMConstNull(vt)};
+    return from_mem(g, masked_intrinsic(g, "llvm.masked.gather", vt, LLVMTypeOf(ptrs), args, 4), buf->dtype);
+  }
+  LLVMValueRef out = LLVMGetPoison(LLVMVectorType(reg_type(g, buf->dtype), (unsigned)g->lanes));
+  for (int i = 0; i < g->lanes; i++) {
+    LLVMValueRef li = LLVMConstInt(g->i32, (unsigned)i, 0);
+    LLVMValueRef x = load_scalar(g, buf, LLVMBuildExtractElement(g->b, idx, li, ""));
+    out = LLVMBuildInsertElement(g->b, out, x, li, "");
+  }
+  return out;
+}
+
 static LLVMValueRef emit_load(CG *g, Expr *e) {
   Buffer *buf = e->buf;
   bool vec = false;
@@ -675,20 +706,17 @@ static LLVMValueRef emit_load(CG *g, Expr *e) {
   case ACC_UNIFORM: return load_scalar(g, buf, lane0_index(g, e->args));
   case ACC_CONTIG: {
     LLVMTypeRef vt = LLVMVectorType(mem_type(g, buf->dtype), (unsigned)g->lanes);
-    LLVMValueRef l = LLVMBuildLoad2(g->b, vt, elem_ptr(g, buf, lane0_index(g, e->args)), "");
+    LLVMValueRef ptr = elem_ptr(g, buf, lane0_index(g, e->args));
+    if (g->mask) {
+      LLVMValueRef args[4] = {ptr, LLVMConstInt(g->i32, (unsigned)dtype_bytes(buf->dtype), 0), g->mask,
+                              LLVMConstNull(vt)};
+      return from_mem(g, masked_intrinsic(g, "llvm.masked.load", vt, g->ptr, args, 4), buf->dtype);
+    }
+    LLVMValueRef l = LLVMBuildLoad2(g->b, vt, ptr, "");
     LLVMSetAlignment(l, (unsigned)dtype_bytes(buf->dtype));
     return from_mem(g, l, buf->dtype);
   }
-  default: { /* lane by lane */
-    LLVMValueRef idx = emit_expr(g, e->args[0]);
-    LLVMValueRef out = LLVMGetPoison(LLVMVectorType(reg_type(g, buf->dtype), (unsigned)g->lanes));
-    for (int i = 0; i < g->lanes; i++) {
-      LLVMValueRef li = LLVMConstInt(g->i32, (unsigned)i, 0);
-      LLVMValueRef x = load_scalar(g, buf, LLVMBuildExtractElement(g->b, idx, li, ""));
-      out = LLVMBuildInsertElement(g->b, out, x, li, "");
-    }
-    return out;
-  }
+  default: return gather(g, buf, emit_expr(g, e->args[0])); /* lane by lane */
   }
 }
 
@@ -789,10 +817,17 @@ static void emit_store(CG *g, Stmt *s) {
   }
   v = splat(g, v);
   if (classify(s->args, g->vvar) == ACC_CONTIG) {
-    LLVMValueRef st = LLVMBuildStore(g->b, to_mem(g, v, buf->dtype), elem_ptr(g, buf, lane0_index(g, s->args)));
+    LLVMValueRef ptr = elem_ptr(g, buf, lane0_index(g, s->args)), m = to_mem(g, v, buf->dtype);
+    if (g->mask) {
+      LLVMValueRef args[4] = {m, ptr, LLVMConstInt(g->i32, (unsigned)dtype_bytes(buf->dtype), 0), g->mask};
+      masked_intrinsic(g, "llvm.masked.store", LLVMTypeOf(m), g->ptr, args, 4);
+      return;
+    }
+    LLVMValueRef st = LLVMBuildStore(g->b, m, ptr);
     LLVMSetAlignment(st, (unsigned)dtype_bytes(buf->dtype));
     return;
   }
+  if (g->mask) die("llvm codegen: a scattered store under a lane guard"); /* vectorizable() */
   LLVMValueRef idx = emit_expr(g, s->args[0]);
   for (int i = 0; i < g->lanes; i++) {
     LLVMValueRef li = LLVMConstInt(g->i32, (unsigned)i, 0);
@@ -853,8 +888,8 @@ static bool vec_expr_ok(const Expr *e, const IrVar *v, Accesses *acc) {
   return vec_expr_ok(e->a, v, acc) && vec_expr_ok(e->b, v, acc) && vec_expr_ok(e->c, v, acc);
 }
 
-/* Can statement S be emitted once on lanes of V? No inner loops or allocations, no
- * guards that depend on V. */
+/* Can statement S be emitted once on lanes of V? No inner loops or allocations; guards
+ * that depend on V become lane masks. */
 static bool vec_stmt_ok(const Stmt *s, const IrVar *v, Accesses *acc) {
   if (!s) return true;
   switch (s->kind) {
@@ -862,9 +897,8 @@ static bool vec_stmt_ok(const Stmt *s, const IrVar *v, Accesses *acc) {
     for (int i = 0; i < s->n; i++)
       if (!vec_stmt_ok(s->stmts[i], v, acc)) return false;
     return true;
-  case S_IF:
-    return !ir_uses_var(s->cond, v) && vec_expr_ok(s->cond, v, acc) && vec_stmt_ok(s->body, v, acc) &&
-           vec_stmt_ok(s->els, v, acc);
+  case S_IF: /* a guard on V masks the lanes of its branches (emit_if) */
+    return vec_expr_ok(s->cond, v, acc) && vec_stmt_ok(s->body, v, acc) && vec_stmt_ok(s->els, v, acc);
   case S_STORE:
     if (s->atomic) return false;
     for (int i = 0; i < s->nargs; i++)
@@ -1031,7 +1065,59 @@ static void emit_extern_call(CG *g, Stmt *s) {
   LLVMBuildStore(g->b, LLVMBuildSelect(g->b, fail, LLVMConstInt(g->i32, ERR_EXTERN, 0), err, ""), g->errp);
 }
 
+/* Inside a vectorized body: run BODY on the lanes of MASK (and the enclosing mask), and
+ * only when one of them is on, so that a uniform load in it (one address for all lanes)
+ * is performed only when the serial loop would perform it. */
+static void emit_masked(CG *g, LLVMValueRef mask, Stmt *body) {
+  if (!body) return;
+  LLVMValueRef outer = g->mask;
+  g->mask = outer ? LLVMBuildAnd(g->b, outer, mask, "") : mask;
+  unsigned id = LLVMLookupIntrinsicID("llvm.vector.reduce.or", 21);
+  LLVMTypeRef mt = LLVMTypeOf(g->mask);
+  LLVMValueRef any = LLVMBuildCall2(g->b, LLVMIntrinsicGetType(g->ctx, id, &mt, 1),
+                                    LLVMGetIntrinsicDeclaration(g->mod, id, &mt, 1), &g->mask, 1, "any");
+  LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "lanes.on");
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "lanes.end");
+  LLVMBuildCondBr(g->b, any, tb, jb);
+  LLVMPositionBuilderAtEnd(g->b, tb);
+  emit_stmt(g, body);
+  LLVMBuildBr(g->b, jb);
+  LLVMPositionBuilderAtEnd(g->b, jb);
+  g->mask = outer;
+}
+
+/* Split the conjuncts of a guard C into those that test the vectorized var (*LANES, and-ed)
+ * and the rest (*UNIFORM, and-ed): one branch for the latter, a mask for the former. */
+static void split_guard(CG *g, Expr *c, Expr **uniform, Expr **lanes) {
+  if (c->kind == E_BIN && c->op == OP_AND) {
+    split_guard(g, c->a, uniform, lanes);
+    split_guard(g, c->b, uniform, lanes);
+    return;
+  }
+  Expr **side = ir_uses_var(c, g->vvar) ? lanes : uniform;
+  *side = *side ? ir_bin(OP_AND, *side, c) : c;
+}
+
 static void emit_if(CG *g, Stmt *s) {
+  if (g->lanes > 1 && ir_uses_var(s->cond, g->vvar)) {
+    Expr *uniform = NULL, *lanes = NULL;
+    if (!s->els) split_guard(g, s->cond, &uniform, &lanes);
+    else lanes = s->cond;
+    if (uniform) { /* if (uniform) { lanes masked } */
+      Stmt inner = *s;
+      inner.cond = lanes;
+      Stmt outer = *s;
+      outer.cond = uniform;
+      outer.body = &inner;
+      outer.els = NULL;
+      emit_if(g, &outer);
+      return;
+    }
+    LLVMValueRef m = emit_expr(g, lanes);
+    emit_masked(g, m, s->body);
+    if (s->els) emit_masked(g, LLVMBuildNot(g->b, m, ""), s->els);
+    return;
+  }
   LLVMValueRef c = emit_expr(g, s->cond);
   if (is_vec(c)) die("llvm codegen: a guard depends on a vectorized var");
   LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "if.then");
