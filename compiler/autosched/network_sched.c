@@ -32,15 +32,21 @@ static int64_t extent(const Op *op, int d) {
   return ir_is_const(op->out->shape[d], &v) ? v : 0;
 }
 
-/* The axis of O's register-tile rows: the one before the channels (d - 2), or, when that
- * one has extent 1, the nearest longer axis before it (a transformer's [S, 1, C] products
- * would otherwise get one-row tiles). */
-static int row_axis(const Op *o) {
-  int d = o->ndim;
-  if (d < 2 || extent(o, d - 2) > 1) return d - 2;
+/* The axis of the register-tile rows of an output of D axes with extents EXT (0: not
+ * constant): the one before the channels (d - 2), or, when that one has extent 1, the
+ * nearest longer axis before it (a transformer's [S, 1, C] products would otherwise get
+ * one-row tiles). */
+static int row_dim(int d, const int64_t *ext) {
+  if (d < 2 || ext[d - 2] > 1) return d - 2;
   for (int i = d - 3; i >= 0; i--)
-    if (extent(o, i) > 1) return i;
+    if (ext[i] > 1) return i;
   return d - 2;
+}
+
+static int row_axis(const Op *o) {
+  int64_t ext[NET_MAX_DIMS + 2] = {0};
+  for (int i = 0; i < o->ndim && i < NET_MAX_DIMS + 2; i++) ext[i] = extent(o, i);
+  return row_dim(o->ndim, ext);
 }
 
 /* The largest of CANDIDATES (descending, 0-terminated) that divides N; 1 if none. */
@@ -358,7 +364,7 @@ static char *winograd_product_steps(Kernel *k) {
  * ran serial and scalar: vit_b_16's softmax of 12 x 197 x 197 took 1.08 ms.) */
 static char *rowwise_steps(Kernel *k, Op *o) {
   int d = o->ndim, L = target_cpu(NULL)->lanes;
-  if (d < 2 || k->nops < 2) return NULL;
+  if (d < 2 || k->nops < 2 || o->nred) return NULL;
   for (int i = 0; i < k->nops; i++) {
     Op *p = k->ops[i];
     if (p == o) continue;
@@ -367,7 +373,6 @@ static char *rowwise_steps(Kernel *k, Op *o) {
     for (int a = 0; a < p->ndim; a++)
       if (!extent(p, a) || extent(p, a) != extent(o, a)) return NULL;
   }
-  if (o->nred) return NULL;
   const char *on = o->name;
   char *s = xstrdup("");
   const char *row = xprintf("%s.%s", on, o->axes[0]->name);
@@ -436,10 +441,11 @@ char *net_default_steps(Kernel *k) {
   return s;
 }
 
-int64_t net_pack_block(int64_t w, int64_t c) {
-  int64_t tw, v;
+int64_t net_pack_block(const NetTensor *out) {
+  int64_t tw, v, c = out->shape[out->ndim - 1];
   const CpuInfo *cpu = target_cpu(NULL);
-  register_tile(cpu, w, c, &tw, &v);
+  if (out->ndim < 2) return 0;
+  register_tile(cpu, out->shape[row_dim(out->ndim, out->shape)], c, &tw, &v);
   if (v < cpu->lanes || v % cpu->lanes || c % v || c == v) return 0;
   return v;
 }

@@ -236,32 +236,27 @@ static void refresh(const Network *n, const NetTuneArgs *a, TaskState *st) {
 }
 
 /* Bytes of weights a forward pass reads: parameters and what is folded from them (packed
- * filters, Winograd's), as far as a group run per pass reads them (f32). */
+ * filters, Winograd's), as the groups run per pass read them (f32). */
 static int64_t weight_bytes(const Network *n) {
   int64_t bytes = 0;
-  for (int i = 0; i < n->ntensors; i++) {
-    const NetTensor *t = n->tensors[i];
-    bool folded = t->producer >= 0 && n->groups[n->nodes[t->producer]->group]->folded;
-    if (t->kind != NT_WEIGHT && !folded) continue;
-    bool read = false;
-    for (int k = 0; k < n->ngroups && !read; k++)
-      for (int p = 0; p < n->groups[k]->ninputs && !read && !n->groups[k]->folded; p++)
-        read = n->groups[k]->inputs[p] == t;
-    int64_t e = 4;
-    for (int d = 0; d < t->ndim; d++) e *= t->shape[d];
-    if (read) bytes += e;
-  }
+  bool *seen = xalloc(sizeof(bool) * (size_t)(n->ntensors + 1));
+  for (int k = 0; k < n->ngroups; k++)
+    for (int p = 0; p < n->groups[k]->ninputs && !n->groups[k]->folded; p++) {
+      const NetTensor *t = n->groups[k]->inputs[p];
+      if (seen[t->index] || (t->kind != NT_WEIGHT && !net_is_folded(n, t))) continue;
+      seen[t->index] = true;
+      int64_t e = 4;
+      for (int d = 0; d < t->ndim; d++) e *= t->shape[d];
+      bytes += e;
+    }
   return bytes;
 }
 
 uint64_t net_cold_params(const Network *n, const NetGroup *g, const CpuInfo *cpu) {
   uint64_t cold = 0;
   if (!cpu) { /* a device: its cache is flushed whole, when a task reads weights */
-    for (int p = 0; p < g->ninputs && p < 52; p++) {
-      const NetTensor *t = g->inputs[p];
-      bool folded = t->producer >= 0 && n->groups[n->nodes[t->producer]->group]->folded;
-      if (t->kind == NT_WEIGHT || folded) cold |= (uint64_t)1 << p;
-    }
+    for (int p = 0; p < g->ninputs && p < 52; p++)
+      if (g->inputs[p]->kind == NT_WEIGHT || net_is_folded(n, g->inputs[p])) cold |= (uint64_t)1 << p;
     return cold;
   }
   if (cpu->l3 > 0 && weight_bytes(n) <= cpu->l3 * 3 / 4) return 0;
@@ -423,13 +418,13 @@ int net_tune_main(Cli *c) {
   if (!a.log) return 1;
   refresh(n, &a, st);
   printf("network %s: %d calls, %d tasks; records %s\n", n->name, n->nnodes, n->ntasks, a.records);
-  double t0 = (rt_now_ms() / 1e3);
+  double t0 = rt_now_ms();
   int used = 0;
   TuneProgress pg;
   progress_start(&pg);
   print_table(n, st, 0, 0);
   for (int r = 1; used < a.trials && !records_failed(a.log) && !measurers_lost(); r++) {
-    if (a.time_s > 0 && (rt_now_ms() / 1e3) - t0 > a.time_s) break;
+    if (a.time_s > 0 && rt_now_ms() - t0 > a.time_s * 1e3) break;
     progress_end(&pg);
     int i = pick_task(n, st, a.round);
     int k = a.trials - used < a.round ? a.trials - used : a.round;
@@ -444,7 +439,7 @@ int net_tune_main(Cli *c) {
     st[i].visited = true;
     if (st[i].trials == before) st[i].trials = before + k; /* nothing recorded: do not loop */
     used += k;
-    print_table(n, st, (rt_now_ms() / 1e3) - t0, used);
+    print_table(n, st, (rt_now_ms() - t0) / 1e3, used);
     progress_show(&pg, "network", used, a.trials, total_latency(n, st), 0, a.time_s);
   }
   progress_end(&pg);
@@ -458,7 +453,7 @@ int net_tune_main(Cli *c) {
     printf("\nmeasuring the best schedules of every task again\n");
     remeasure_best(n, &a);
     refresh(n, &a, st);
-    print_table(n, st, (rt_now_ms() / 1e3) - t0, used);
+    print_table(n, st, (rt_now_ms() - t0) / 1e3, used);
   }
   return records_close(a.log) ? 0 : 1;
 }

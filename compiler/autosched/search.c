@@ -463,36 +463,36 @@ bool tune_search(Task *task, Measurer *m, const SearchOpts *o, const RecordList 
   arena_swap(wold);
   arena_free(war);
   retrain(&s);
-  double t0 = (rt_now_ms() / 1e3);
+  double t0 = rt_now_ms();
   progress_start(&s.pg);
   int batch_n = o->batch > 0 ? o->batch : 16;
   Entry *batch = calloc((size_t)batch_n, sizeof *batch);
   for (int round = 1, stall = 0;
        res->measured < o->trials && stall < 3 && !s.log_failed && !m->lost; round++) {
-    if (o->time_s > 0 && (rt_now_ms() / 1e3) - t0 > o->time_s) break;
+    if (o->time_s > 0 && rt_now_ms() - t0 > o->time_s * 1e3) break;
     Arena *ar = arena_new(), *old = arena_swap(ar);
     int want = o->trials - res->measured < batch_n ? o->trials - res->measured : batch_n;
-    double tp = (rt_now_ms() / 1e3);
+    double tp = rt_now_ms();
     int n = pick_batch(&s, batch, want);
-    double tm = (rt_now_ms() / 1e3);
+    double tm = rt_now_ms();
     stall = n == 0 ? stall + 1 : 0;
     measure_batch(&s, m, batch, n, res);
     free_entries(batch, n);
     arena_swap(old);
     arena_free(ar);
-    double tr = (rt_now_ms() / 1e3);
+    double tr = rt_now_ms();
     retrain(&s);
     if (getenv("TEXC_TUNE_DEBUG")) {
       progress_end(&s.pg);
       fprintf(stderr, "[round %d] pick %.0f ms, measure %.0f ms, train %.0f ms\n", round,
-              (tm - tp) * 1e3, (tr - tm) * 1e3, ((rt_now_ms() / 1e3) - tr) * 1e3);
+              tm - tp, tr - tm, rt_now_ms() - tr);
     }
     progress(&s, round, res->measured);
   }
   progress_end(&s.pg);
   free(batch);
   if (!o->deterministic && o->trials >= RETIME_MIN_TRIALS && s.ntop > 1 && !s.log_failed && !m->lost &&
-      (o->time_s <= 0 || (rt_now_ms() / 1e3) - t0 < o->time_s)) {
+      (o->time_s <= 0 || rt_now_ms() - t0 < o->time_s * 1e3)) {
     Arena *ar = arena_new(), *old = arena_swap(ar);
     retime_top(&s, m);
     arena_swap(old);

@@ -95,7 +95,7 @@ static bool lib_layout(const DeploySpec *s, Lib *l) {
   for (int i = 0; i < n->ntensors; i++) {
     NetTensor *t = n->tensors[i];
     if (t == n->output) l->kind[i] = K_OUTPUT;
-    else if (t->kind == NT_VALUE && t->producer >= 0 && n->groups[n->nodes[t->producer]->group]->folded) {
+    else if (net_is_folded(n, t)) {
       l->kind[i] = K_FOLDED, l->offset[i] = l->folded_bytes;
       l->folded_bytes += (numel(t) * 4 + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;
     }

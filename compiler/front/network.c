@@ -24,6 +24,10 @@
 
 /* ---- the file's networks ------------------------------------------------------ */
 
+bool net_is_folded(const Network *n, const NetTensor *t) {
+  return t->kind == NT_VALUE && t->producer >= 0 && n->groups[n->nodes[t->producer]->group]->folded;
+}
+
 bool net_is_network_file(const char *path) {
   bool quiet = diag_silent;
   int errors = diag_errors();
@@ -445,11 +449,9 @@ static Ast *pack_kernel(int ndim) {
 static int64_t pack_block_of(const Loader *L, const NetNode *nd, int a) {
   const NetTensor *w = nd->args[a], *o = nd->out;
   if (nd->elementwise || w->kind != NT_WEIGHT || a == 0 || o->ndim < 2) return 0;
-  if (w->ndim == 4 && o->ndim == 4 && w->shape[3] == o->shape[3]) return L->rw->pack_block(o->shape[2], o->shape[3]);
-  if (w->ndim != 2 || w->shape[1] != o->shape[o->ndim - 1]) return 0;
-  int64_t rows = o->shape[o->ndim - 2]; /* the register tile's rows: the nearest longer axis */
-  for (int d = o->ndim - 2; d >= 0 && rows == 1; d--) rows = o->shape[d];
-  return L->rw->pack_block(rows, o->shape[o->ndim - 1]);
+  bool filter = w->ndim == 4 && o->ndim == 4, matrix = w->ndim == 2;
+  if ((!filter && !matrix) || w->shape[w->ndim - 1] != o->shape[o->ndim - 1]) return 0;
+  return L->rw->pack_block(o);
 }
 
 /* A weight argument of ND (above) replaced by a pack node's output, which ND reads as

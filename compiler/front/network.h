@@ -102,9 +102,9 @@ typedef struct Network {
 typedef struct NetRewrites {
   /* 3 x 3 stride-1 convolutions by Winograd F(2x2, 3x3) (NETWORKS.md, "Winograd") */
   bool winograd;
-  /* The block B in which a convolution with an output of W columns and C channels reads
-   * its filter packed (NETWORKS.md, "Packed weights"), 0: not packed; NULL: no packing. */
-  int64_t (*pack_block)(int64_t w, int64_t c);
+  /* The block B in which a call with output OUT reads its weights packed (NETWORKS.md,
+   * "Packed weights"), 0: not packed; NULL: no packing. */
+  int64_t (*pack_block)(const NetTensor *out);
 } NetRewrites;
 /* Load network NAME of FILE (NULL: the file's only network; `--kernel NAME` picks one
  * of several): parse, instantiate, fuse, check every group. NULL on errors (reported at
@@ -114,6 +114,8 @@ typedef struct NetRewrites {
 Network *net_load(const char *file, const char *name, Define *defs, int ndefs, const NetRewrites *rw);
 /* Does PATH parse, and hold a `network`? (Quiet: a file that does not parse says no.) */
 bool net_is_network_file(const char *path);
+/* Is T computed once at load: the output of a folded group (packed or transformed weights)? */
+bool net_is_folded(const Network *n, const NetTensor *t);
 
 /* cli/network_run.c (net_run_cli is declared in cli/driver.h) */
 /* The deterministic data of a parameter tensor (host, f32), as NETWORKS.md describes. */
@@ -144,11 +146,11 @@ const char *net_task_record_text(const Network *n, int task, Target target, cons
  * stages inlined, the output tiled and parallel, the reduction computed per tile; NULL
  * when the kernel is not of that form (the default schedule applies). */
 char *net_default_steps(Kernel *k);
-/* The block B in which a convolution with an output of W columns and C channels reads
- * its [KH, KW, CI, C] weights packed as [C / B, KH, KW, CI, B]: the channels of the
- * default register tile (whole vectors of the CPU compiled for); 0: no packing (C is one
- * block, or not a multiple of one). */
-int64_t net_pack_block(int64_t w, int64_t c);
+/* The block B in which a call with output OUT (C channels innermost) reads its weights
+ * packed, [KH, KW, CI, C] as [C / B, KH, KW, CI, B] or [K, C] as [C / B, K, B]: the
+ * channels of the default register tile of OUT (its rows on the same axis, whole vectors of
+ * the CPU compiled for); 0: no packing (C is one block, or not a multiple of one). */
+int64_t net_pack_block(const NetTensor *out);
 /* The rewrites net_load makes for target T: on a CPU, Winograd (unless TEXC_NET_WINOGRAD=0)
  * and filters packed in net_pack_block's blocks (unless TEXC_NET_PACK=0); none on GPUs. */
 NetRewrites net_rewrites(Target t);

@@ -392,13 +392,11 @@ static LLVMValueRef fselect_lt(CG *g, LLVMValueRef x, double lim, bool below) {
 
 /* 2^N for integer lanes N in [-252, 254], as two normal powers of two multiplied into Y. */
 static LLVMValueRef scale_pow2(CG *g, LLVMValueRef y, LLVMValueRef n) {
-  LLVMTypeRef it = LLVMTypeOf(n);
   LLVMValueRef n1 = LLVMBuildAShr(g->b, n, const_like(n, LLVMConstInt(g->i32, 1, 0)), "");
   LLVMValueRef n2 = LLVMBuildSub(g->b, n, n1, "");
   LLVMValueRef bias = const_like(n, LLVMConstInt(g->i32, 127, 0)), sh = const_like(n, LLVMConstInt(g->i32, 23, 0));
   LLVMValueRef p1 = LLVMBuildBitCast(g->b, LLVMBuildShl(g->b, LLVMBuildAdd(g->b, n1, bias, ""), sh, ""), LLVMTypeOf(y), "");
   LLVMValueRef p2 = LLVMBuildBitCast(g->b, LLVMBuildShl(g->b, LLVMBuildAdd(g->b, n2, bias, ""), sh, ""), LLVMTypeOf(y), "");
-  (void)it;
   return LLVMBuildFMul(g->b, LLVMBuildFMul(g->b, y, p1, ""), p2, "");
 }
 
@@ -1072,10 +1070,7 @@ static void emit_masked(CG *g, LLVMValueRef mask, Stmt *body) {
   if (!body) return;
   LLVMValueRef outer = g->mask;
   g->mask = outer ? LLVMBuildAnd(g->b, outer, mask, "") : mask;
-  unsigned id = LLVMLookupIntrinsicID("llvm.vector.reduce.or", 21);
-  LLVMTypeRef mt = LLVMTypeOf(g->mask);
-  LLVMValueRef any = LLVMBuildCall2(g->b, LLVMIntrinsicGetType(g->ctx, id, &mt, 1),
-                                    LLVMGetIntrinsicDeclaration(g->mod, id, &mt, 1), &g->mask, 1, "any");
+  LLVMValueRef any = intrinsic1(g, "llvm.vector.reduce.or", g->mask, NULL);
   LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "lanes.on");
   LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "lanes.end");
   LLVMBuildCondBr(g->b, any, tb, jb);
