@@ -25,6 +25,7 @@ static const Pass passes[] = {
     {"bounds", pass_bounds},       /* bounds.c: bound inference, loop vars, guards */
     {"nests", pass_nests},         /* nests.c: the attach tree as one loop nest */
     {"vthreads", pass_vthreads},   /* vthreads.c: vthread loops injected (GPU) */
+    {"double-buffer", pass_double_buffer}, /* double_buffer.c: copies fetched a step ahead */
     {"simplify", pass_simplify},   /* arith/simplify.c: indices, guards, constants */
     {"tails", pass_tails},         /* tails.c: full tiles versioned without guards (CPU) */
     {"gpu-check", pass_gpu_check}, /* the target's check (target/gpu_check.c on GPUs) */

@@ -29,6 +29,9 @@ bool pass_bounds(LowerCtx *L);
 bool pass_nests(LowerCtx *L);
 /* vthreads.c: loops bound to vthread run inside one thread (GPU targets). */
 bool pass_vthreads(LowerCtx *L);
+/* double_buffer.c: loops at which double_buffer stages are computed run two iterations
+ * per trip over two buffers, each fetching the next iteration's copy ahead of its body. */
+bool pass_double_buffer(LowerCtx *L);
 /* tails.c: on CPU targets, loop bodies versioned so that full tiles run without the
  * guards and border selects that only their tail needs. */
 bool pass_tails(LowerCtx *L);

@@ -62,6 +62,7 @@ struct Stage {
   bool rfactored;      /* made to reduce over an rfactor stage */
   int64_t align_factor, align_offset; /* storage_align: row pitch % factor == offset (0: none) */
   Loc align_loc;
+  Loc double_buffer;   /* the double_buffer step (file NULL: none; lower/double_buffer.c) */
   Loc loc;
   /* lowering state */
   Expr *eff;           /* value with inlined stages substituted */

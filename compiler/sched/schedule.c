@@ -1177,6 +1177,22 @@ static bool step_storage_align(StepCtx *c) {
   return true;
 }
 
+/* double_buffer(S), TVM's: S, computed at a serial loop, gets a second buffer, and the
+ * iterations of that loop alternate between the two, each fetching the next iteration's
+ * copy while it computes from its own (lower/double_buffer.c). Where S is computed is
+ * judged on the final schedule (sched_check_attach). */
+static bool step_double_buffer(StepCtx *c) {
+  if (!count_args(c, 0, 1, 1)) return false;
+  Stage *st = find_stage_arg(c->s, c->arg[0]);
+  if (!st) return false;
+  if (st->output || st->op->out->kind != BUF_TEMP) {
+    diag_error(c->arg[0]->loc, "cannot double_buffer '%s': it is an output of the kernel", st->name);
+    return false;
+  }
+  st->double_buffer = c->loc;
+  return true;
+}
+
 /* auto_unroll(L, N), TVM's pragma auto_unroll_max_step: every serial loop nested in L
  * (in L's stage and in the stages computed inside it) whose constant extent times the
  * iterations of its body is at most N is unrolled when the nest is built (nests.c
@@ -1212,6 +1228,7 @@ static const struct {
     {"compute_root", step_compute_root}, {"cache_read", step_cache_read},
     {"cache_write", step_cache_write}, {"rfactor", step_rfactor},
     {"storage_align", step_storage_align}, {"auto_unroll", step_auto_unroll},
+    {"double_buffer", step_double_buffer},
 };
 
 /* What a failed step must not leave behind: copies of every stage and iter var. */
@@ -1299,6 +1316,27 @@ static bool init_encloses(Stage *p) {
   return true;
 }
 
+/* double_buffer(P) needs P computed at a loop whose iterations run one after another in
+ * one thread: serial or unrolled. */
+static bool double_buffer_loop(const Stage *p) {
+  if (p->attach != ATTACH_AT) {
+    diag_error(p->double_buffer, p->attach == ATTACH_INLINE
+                                     ? "double_buffer of '%s': it is inlined and has no buffer"
+                                     : "double_buffer of '%s': it must be computed at a loop (compute_at), "
+                                       "whose next iteration's copy it fetches ahead",
+               p->name);
+    return false;
+  }
+  ForKind k = p->at_iv->kind;
+  if (k != FOR_SERIAL && k != FOR_UNROLL) {
+    diag_error(p->double_buffer, "double_buffer of '%s': loop '%s', where it is computed, is %s%s; "
+               "double buffering overlaps consecutive iterations of a serial loop",
+               p->name, p->at_iv->name, forkind_is_gpu(k) ? "bound to " : "", forkind_names[k]);
+    return false;
+  }
+  return true;
+}
+
 bool sched_check_attach(Schedule *s) {
   for (int i = 0; i < s->stages.len; i++) {
     Stage *p = VEC_AT(s->stages, i), *x;
@@ -1310,6 +1348,7 @@ bool sched_check_attach(Schedule *s) {
                  p->name);
       return false;
     }
+    if (p->double_buffer.file && !double_buffer_loop(p)) return false;
     if (p->attach == ATTACH_AT && !init_encloses(p)) return false;
     if (p->attach != ATTACH_AT || attach_holds(s, p, &x)) continue;
     Loc at = p->attach_broken.file ? p->attach_broken : p->attach_loc;

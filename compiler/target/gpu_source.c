@@ -178,6 +178,7 @@ typedef struct Gen {
   bool divergent;
   Vec state;              /* Access* since the last barrier */
   Vec *log;               /* when set, every region's accesses are added too */
+  int mark;               /* with LOG: its length at the first barrier since set (-1: none) */
   int in_block;           /* scan: depth of blockIdx loops */
   int nvec;               /* vector temps printed so far */
   DType red_type;         /* element type of the kernel's allreduce scratch array */
@@ -739,14 +740,18 @@ static bool has_threads(const Gen *g) {
   return false;
 }
 
+/* A barrier: every access before it is ordered before every access after it. */
+static void barrier(Gen *g) {
+  line(g, "%s", g->d->barrier);
+  g->state = (Vec){0};
+  if (g->log && g->mark < 0) g->mark = g->log->len;
+}
+
 /* Before a region: a barrier when it conflicts with the state; then record it. */
 static void region_barrier(Gen *g, const Stmt *region) {
   Vec acc = {0};
   accesses(region, region, &acc);
-  if (conflicts(&g->state, &acc) && has_threads(g)) {
-    line(g, "%s", g->d->barrier);
-    g->state = (Vec){0};
-  }
+  if (conflicts(&g->state, &acc) && has_threads(g)) barrier(g);
   append_all(&g->state, &acc);
   if (g->log) append_all(g->log, &acc);
 }
@@ -1233,24 +1238,44 @@ static void region(Gen *g, Stmt *s) {
   line(g, "}");
 }
 
-/* A serial loop in uniform mode that holds regions: a barrier at the top of the body
- * when one iteration's regions conflict with the next one's. */
+/* A serial loop in uniform mode that holds regions. An iteration needs a barrier after
+ * the previous one where its regions conflict with it (placed inside, where the region
+ * asks); the first iteration may need one after what came before the loop: where the
+ * accesses before the loop's own first barrier conflict with those, it goes once before
+ * the loop, not in every iteration. */
 static void uniform_loop(Gen *g, Stmt *s) {
-  /* A dry run finds the regions of one iteration and what they access. */
   Str scratch = {0};
   Str *out = g->out;
-  Vec state = g->state, *log = g->log, body = {0};
+  Vec before = {0}, *log = g->log, body = {0}, again = {0};
+  int mark = g->mark;
+  append_all(&before, &g->state);
   g->out = &scratch;
-  g->log = &body;
+  g->log = &body; /* a dry run: what one iteration accesses */
   g->state = (Vec){0};
+  g->mark = -1;
   serial_loop(g, s);
+  g->log = &again; /* another, after an iteration: what comes before its first barrier */
+  g->state = (Vec){0};
+  append_all(&g->state, &body);
+  g->mark = -1;
+  serial_loop(g, s);
+  if (g->mark >= 0) again.len = g->mark;
   free(scratch.p);
   g->out = out;
   g->log = log;
-  g->state = state;
+  g->mark = mark;
+  if (conflicts(&before, &again) && has_threads(g)) {
+    barrier(g);
+    before = (Vec){0};
+  }
+  g->state = (Vec){0};
+  append_all(&g->state, &before);
   append_all(&g->state, &body); /* as the previous iteration left them */
   serial_loop(g, s);
   append_all(&g->state, &body);
+  int64_t n;
+  if (!ir_is_const(simplify(s->extent, &g->ranges), &n) || n < 1)
+    append_all(&g->state, &before); /* no iteration, no barrier inside */
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1510,32 +1535,39 @@ static void stmt(Gen *g, Stmt *s) {
       stmt(g, s->body);
     }
     return;
-  case S_IF:
+  case S_IF: {
     for (int i = 0; i < g->hoisted.len; i++)
       if (g->hoisted.data[i] == s) {
         stmt(g, s->body);
         return;
       }
+    /* A barrier inside runs only when its branch does: each branch starts from what came
+     * before, and after the if, that may still be unordered with what follows. */
+    Vec before = {0}, then = {0};
+    append_all(&before, &g->state);
     line(g, "if (%s) {", expr_str(g, simplify(s->cond, &g->ranges)));
     g->indent++;
     stmt(g, s->body);
     g->indent--;
+    append_all(&then, &g->state);
     if (s->els) {
+      g->state = (Vec){0};
+      append_all(&g->state, &before);
       line(g, "} else {");
       g->indent++;
       stmt(g, s->els);
       g->indent--;
     }
     line(g, "}");
+    append_all(&g->state, &then);
+    append_all(&g->state, &before);
     return;
+  }
   case S_SEQ:
     for (int i = 0; i < s->n; i++) stmt(g, s->stmts[i]);
     return;
   case S_BARRIER:
-    if (!g->divergent && has_threads(g)) {
-      line(g, "%s", g->d->barrier);
-      g->state = (Vec){0};
-    }
+    if (!g->divergent && has_threads(g)) barrier(g);
     return;
   default: die("codegen_c: bad statement kind %d", s->kind);
   }

@@ -1,0 +1,279 @@
+/* double_buffer.c — lowering pass `double_buffer` (TVM's InjectDoubleBuffer).
+ *
+ * A stage S computed at a serial loop `for (k, min, ext)` with double_buffer(S) gets a
+ * second buffer S_1, and consecutive iterations of the loop alternate between the two:
+ * iteration k fetches the copy for k + 1 into one buffer before it computes from the
+ * other. The loop runs two iterations per trip, so that each half names its buffers:
+ *
+ *   S = F(min)                                   before the loop (if ext > 0)
+ *   for (k_db, 0, (ext + 1) / 2)                 k = min + 2 * k_db
+ *     if (k + 1 < min + ext) S_1 = F(k + 1)
+ *     body(k) reading S
+ *     barrier
+ *     if (k + 2 < min + ext) S = F(k + 2)
+ *     if (k + 1 < min + ext) body(k + 1) reading S_1
+ *
+ * F is S's nest (its copy). On a GPU that is one barrier per iteration where one buffer
+ * needs two: the one written here, and the one that the printer's analysis
+ * (target/gpu_source.c) places before the copy into S_1 (after the previous trip's body
+ * read it); none between a copy and the body beside it, which reads the other buffer. The
+ * loads of the next copy are issued before the body, and nothing orders the body's reads
+ * of S after the stores into S_1, so the compiler may overlap them.
+ *
+ * The copies are made ahead of the body that precedes them, so F must read nothing that
+ * the loop writes, and the body must not write S; both are errors at the step. The
+ * guards vanish where the simplifier proves them (an even constant extent: all but the
+ * last trip's second copy). */
+#include "lower.h"
+
+#include <string.h>
+
+#define DB_MAX 8 /* double-buffered stages at one loop */
+
+typedef struct Db {
+  Stage *stage[DB_MAX];
+  Buffer *buf[DB_MAX], *alt[DB_MAX]; /* S and S_1 */
+  Stmt *fetch[DB_MAX];               /* F: S's nest */
+  int n;
+} Db;
+
+/* ---- buffers -------------------------------------------------------- */
+
+/* A second buffer like B: its shape, scope and row padding. */
+static Buffer *second_buffer(Buffer *b) {
+  Buffer *n = ir_buffer(xprintf("%s_1", b->name), b->dtype, b->ndim, b->shape, b->scope, b->kind);
+  n->op = b->op;
+  n->pad = b->pad;
+  return n;
+}
+
+static Buffer *swapped(Buffer **from, Buffer **to, int n, Buffer *b) {
+  for (int i = 0; i < n; i++)
+    if (from[i] == b) return to[i];
+  return b;
+}
+
+/* E with the loads of FROM[i] reading TO[i]. */
+static Expr *swap_expr(Buffer **from, Buffer **to, int n, Expr *e) {
+  if (!e || e->kind == E_INT || e->kind == E_FLOAT || e->kind == E_VAR) return e;
+  Expr *c = xalloc(sizeof *c);
+  *c = *e;
+  if (e->kind == E_LOAD) c->buf = swapped(from, to, n, e->buf);
+  c->a = swap_expr(from, to, n, e->a);
+  c->b = swap_expr(from, to, n, e->b);
+  c->c = swap_expr(from, to, n, e->c);
+  if (e->nargs) {
+    c->args = xalloc(sizeof(Expr *) * (size_t)e->nargs);
+    for (int i = 0; i < e->nargs; i++) c->args[i] = swap_expr(from, to, n, e->args[i]);
+  }
+  return c;
+}
+
+/* S with every access of FROM[i] going to TO[i]. */
+static Stmt *swap_stmt(Buffer **from, Buffer **to, int n, Stmt *s) {
+  if (!s) return NULL;
+  Stmt *c = xalloc(sizeof *c);
+  *c = *s;
+  c->min = swap_expr(from, to, n, s->min);
+  c->extent = swap_expr(from, to, n, s->extent);
+  c->value = swap_expr(from, to, n, s->value);
+  c->cond = swap_expr(from, to, n, s->cond);
+  if (s->nargs) {
+    c->args = xalloc(sizeof(Expr *) * (size_t)s->nargs);
+    for (int i = 0; i < s->nargs; i++) c->args[i] = swap_expr(from, to, n, s->args[i]);
+  }
+  if (s->kind == S_STORE || s->kind == S_ALLOC) c->buf = swapped(from, to, n, s->buf);
+  c->body = swap_stmt(from, to, n, s->body);
+  c->els = swap_stmt(from, to, n, s->els);
+  if (s->n) {
+    c->stmts = xalloc(sizeof(Stmt *) * (size_t)s->n);
+    for (int i = 0; i < s->n; i++) c->stmts[i] = swap_stmt(from, to, n, s->stmts[i]);
+  }
+  return c;
+}
+
+/* ---- what a statement reads and writes ------------------------------ */
+
+static bool expr_loads(const Expr *e, const Buffer *b) {
+  if (!e) return false;
+  if (e->kind == E_LOAD && e->buf == b) return true;
+  for (int i = 0; i < e->nargs; i++)
+    if (expr_loads(e->args[i], b)) return true;
+  return expr_loads(e->a, b) || expr_loads(e->b, b) || expr_loads(e->c, b);
+}
+
+static bool stmt_loads(const Stmt *s, const Buffer *b) {
+  if (!s) return false;
+  if (expr_loads(s->min, b) || expr_loads(s->extent, b) || expr_loads(s->value, b) ||
+      expr_loads(s->cond, b))
+    return true;
+  for (int i = 0; i < s->nargs; i++)
+    if (expr_loads(s->args[i], b)) return true;
+  for (int i = 0; s->kind == S_CALL && i < s->nin; i++)
+    if (s->bufs[i] == b) return true;
+  if (stmt_loads(s->body, b) || stmt_loads(s->els, b)) return true;
+  for (int i = 0; i < s->n; i++)
+    if (stmt_loads(s->stmts[i], b)) return true;
+  return false;
+}
+
+/* The buffers S stores into (extern calls' outputs included), appended to OUT. */
+static void stores_of(const Stmt *s, Vec *out) {
+  if (!s) return;
+  if (s->kind == S_STORE) vec_push(out, s->buf);
+  for (int i = s->nin; s->kind == S_CALL && i < s->nbufs; i++) vec_push(out, s->bufs[i]);
+  stores_of(s->body, out);
+  stores_of(s->els, out);
+  for (int i = 0; i < s->n; i++) stores_of(s->stmts[i], out);
+}
+
+static bool stores_into(const Stmt *s, const Buffer *b) {
+  Vec w = {0};
+  stores_of(s, &w);
+  for (int i = 0; i < w.len; i++)
+    if (w.data[i] == b) return true;
+  return false;
+}
+
+/* ---- the loop's parts ----------------------------------------------- */
+
+/* Is B the buffer of a stage of D (before or after vthreads, which may give it a copy
+ * with one more dimension)? Its index in D, or -1. */
+static int db_index(const Db *d, const Buffer *b) {
+  for (int i = 0; i < d->n; i++)
+    if (d->stage[i]->buf == b || (b->op && b->op == d->stage[i]->buf->op)) return i;
+  return -1;
+}
+
+/* BODY without the allocations of D's stages: each one's nest (the statements at the
+ * start of its allocation that store into it) goes to D->fetch, its buffer to D->buf. */
+static Stmt *take_fetches(Db *d, Stmt *s) {
+  if (!s || s->kind != S_ALLOC) return s;
+  int i = db_index(d, s->buf);
+  if (i < 0) {
+    Stmt *c = xalloc(sizeof *c);
+    *c = *s;
+    c->body = take_fetches(d, s->body);
+    return c;
+  }
+  Stmt *b = s->body, **parts = b && b->kind == S_SEQ ? b->stmts : &b;
+  int n = b && b->kind == S_SEQ ? b->n : 1, k = 0;
+  while (k < n && stores_into(parts[k], s->buf)) k++;
+  d->buf[i] = s->buf;
+  d->fetch[i] = ir_seq(parts, k);
+  return take_fetches(d, ir_seq(parts + k, n - k));
+}
+
+/* ---- the transformation --------------------------------------------- */
+
+static Stmt *at(Stmt *s, IrVar *v, Expr *k) { return ir_stmt_subst(s, &v, &k, 1); }
+
+/* S under COND (NULL: always); NULL when S is. */
+static Stmt *when(Expr *cond, Stmt *s) { return s && cond ? ir_if(cond, s, NULL) : s; }
+
+/* The statements of V in order; NULL when there are none. */
+static Stmt *group(const Vec *v) { return v->len ? ir_seq((Stmt **)v->data, v->len) : NULL; }
+
+/* Does the copy of D's stage I read anything that LOOP (whose body is REST plus the
+ * copies) writes? Diagnoses it. */
+static bool reads_nothing_written(LowerCtx *L, const Db *d, int i, Stmt *rest, const IrVar *v) {
+  Vec w = {0}; /* what the loop writes outside this copy (the copy's own inner stages are its own) */
+  stores_of(rest, &w);
+  for (int j = 0; j < d->n; j++)
+    if (j != i) stores_of(d->fetch[j], &w);
+  for (int j = 0; j < w.len; j++) {
+    Buffer *b = w.data[j];
+    if (b == d->buf[i] || !stmt_loads(d->fetch[i], b)) continue;
+    diag_error(d->stage[i]->double_buffer, "double_buffer of '%s': its copy reads '%s', which loop "
+               "'%s' writes, so the next iteration's copy cannot be made ahead",
+               d->stage[i]->name, b->name, v->name);
+    L->ok = false;
+    return false;
+  }
+  if (stores_into(rest, d->buf[i])) {
+    diag_error(d->stage[i]->double_buffer, "double_buffer of '%s': loop '%s' writes it beside its "
+               "copy; only a stage that the loop reads can be double-buffered", d->stage[i]->name,
+               v->name);
+    L->ok = false;
+    return false;
+  }
+  return true;
+}
+
+/* LOOP, at which D's stages are computed, double-buffered (the sketch at the top). */
+static Stmt *double_buffer(LowerCtx *L, Db *d, Stmt *loop, bool in_block) {
+  IrVar *v = loop->var;
+  Stmt *rest = take_fetches(d, loop->body);
+  for (int i = 0; i < d->n; i++) {
+    if (!d->fetch[i]) return loop; /* not allocated here (extent-1 nests fold away) */
+    if (!reads_nothing_written(L, d, i, rest, v)) return loop;
+  }
+  for (int i = 0; i < d->n; i++) d->alt[i] = second_buffer(d->buf[i]);
+  IrVar *t = ir_newvar(xprintf("%s_db", v->name), DT_I64);
+  Expr *ext = loop->extent, *k0 = ir_add(loop->min, ir_mul(ir_int(2), ir_var(t)));
+  Expr *k1 = ir_add(k0, ir_int(1)), *k2 = ir_add(k0, ir_int(2));
+  int64_t e;
+  bool known = ir_is_const(ext, &e);
+  Expr *g1 = known && e % 2 == 0 ? NULL : ir_bin(OP_LT, ir_add(ir_mul(ir_int(2), ir_var(t)), ir_int(1)), ext);
+  Expr *g2 = ir_bin(OP_LT, ir_add(ir_mul(ir_int(2), ir_var(t)), ir_int(2)), ext);
+  Vec first = {0}, next1 = {0}, next2 = {0};
+  for (int i = 0; i < d->n; i++) {
+    Buffer *one[1] = {d->buf[i]}, *other[1] = {d->alt[i]};
+    vec_push(&first, at(d->fetch[i], v, loop->min));
+    vec_push(&next1, swap_stmt(one, other, 1, at(d->fetch[i], v, k1)));
+    vec_push(&next2, at(d->fetch[i], v, k2));
+  }
+  Stmt *odd = swap_stmt(d->buf, d->alt, d->n, at(rest, v, k1));
+  /* the barrier after body(k) orders its reads of S before the next copy into S, and that
+   * copy into S_1 before body(k + 1), whether or not the guarded copy runs */
+  Stmt *trip[5] = {when(g1, group(&next1)), at(rest, v, k0), in_block ? ir_barrier() : NULL,
+                   when(g2, group(&next2)), when(g1, odd)};
+  Stmt *f = ir_for(t, ir_int(0), ir_floordiv(ir_add(ext, ir_int(1)), ir_int(2)), loop->for_kind,
+                   ir_seq(trip, 5));
+  f->loc = loop->loc;
+  Expr *nonempty = known && e > 0 ? NULL : ir_bin(OP_GT, ext, ir_int(0));
+  Stmt *s = ir_seq2(when(nonempty, group(&first)), f);
+  for (int i = d->n - 1; i >= 0; i--) {
+    s = ir_alloc(d->alt[i], s);
+    s = ir_alloc(d->buf[i], s);
+    s->loc = d->stage[i]->op->loc;
+  }
+  return s;
+}
+
+/* S with every loop at which double-buffered stages are computed transformed, inner
+ * loops first. IN_BLOCK: S is inside a blockIdx loop (a GPU kernel's, where barriers are). */
+static Stmt *walk(LowerCtx *L, Stmt *s, bool in_block) {
+  if (!s) return NULL;
+  Stmt *c = xalloc(sizeof *c);
+  *c = *s;
+  bool inner = in_block || (s->kind == S_FOR && s->for_kind >= FOR_BLOCK_X && s->for_kind <= FOR_BLOCK_Z);
+  c->body = walk(L, s->body, inner);
+  c->els = walk(L, s->els, inner);
+  if (s->n) {
+    c->stmts = xalloc(sizeof(Stmt *) * (size_t)s->n);
+    for (int i = 0; i < s->n; i++) c->stmts[i] = walk(L, s->stmts[i], inner);
+  }
+  if (s->kind != S_FOR) return c;
+  Db d = {0};
+  for (int i = 0; i < L->s->stages.len; i++) {
+    Stage *x = lower_stage(L, i);
+    if (!x->double_buffer.file || x->attach != ATTACH_AT || x->at_iv->loopvar != s->var) continue;
+    if (d.n == DB_MAX) {
+      diag_error(x->double_buffer, "double_buffer of '%s': more than %d double-buffered stages at "
+                 "loop '%s'", x->name, DB_MAX, x->at_iv->name);
+      L->ok = false;
+      return c;
+    }
+    d.stage[d.n++] = x;
+  }
+  return d.n ? double_buffer(L, &d, c, in_block) : c;
+}
+
+bool pass_double_buffer(LowerCtx *L) {
+  bool any = false;
+  for (int i = 0; i < L->s->stages.len; i++)
+    any = any || lower_stage(L, i)->double_buffer.file;
+  if (any) L->fn->body = walk(L, L->fn->body, false);
+  return L->ok;
+}
