@@ -132,7 +132,7 @@ void progress_format(char *buf, size_t n, const char *label, int done, int total
 
 /* ---------------------------------------------------------------- features.c */
 
-#define FEAT_N 86 /* layout: features.c's header */
+#define FEAT_N 87 /* layout: features.c's header */
 /* Fill V with FEAT_N features of FN (the store with the most work, plus totals). */
 void features_extract(const LoweredFunc *fn, float *v);
 /* A deterministic pseudo cost of a feature vector (for --deterministic searches). */

@@ -15,6 +15,8 @@
  *   85      GPU: the widest cross-thread reduction (threads of a block that combine into one
  *           element: a reduction store to global memory inside thread loops whose variables
  *           its indices do not use; the printer's tree in shared memory), 0 when none
+ *   86      GPU: 1 when a loop's shared tiles are double-buffered (the barrier that the
+ *           double_buffer pass writes between a trip's two halves), else 0
  */
 #include "autosched.h"
 
@@ -45,6 +47,7 @@ typedef struct Walk {
   /* GPU, maxima over the function: shared bytes live at once, threads per block, vthreads,
    * unrolled iterations, vector bytes, bank conflict degree; bytes stored into shared. */
   double max_shared, max_threads, max_vthreads, max_unroll, max_vec_bytes, max_bank, max_xred;
+  bool double_buffered;
   double shared_stored;
 } Walk;
 
@@ -388,7 +391,7 @@ static void walk(Walk *w, const Stmt *s) {
     *slot -= b;
     break;
   }
-  case S_BARRIER: break;
+  case S_BARRIER: w->double_buffered = true; break; /* only double_buffer writes one */
   default: break;
   }
 }
@@ -409,8 +412,9 @@ void features_extract(const LoweredFunc *fn, float *v) {
   v[GPU_FEATS + 5] = lg(w->shared_stored > 0 ? w->total_flops / w->shared_stored : 0);
   v[GPU_FEATS + 6] = lg(w->max_bank > 1 ? w->max_bank : 0);
   v[GPU_FEATS + 7] = lg(w->max_xred > 1 ? w->max_xred : 0);
+  v[GPU_FEATS + 8] = w->double_buffered;
 }
-_Static_assert(GPU_FEATS + 8 == FEAT_N, "the feature layout above");
+_Static_assert(GPU_FEATS + 9 == FEAT_N, "the feature layout above");
 
 /* A deterministic stand-in for a measured cost (ms, arbitrary scale) computed from FEAT:
  * flops spread over vector lanes (up to 16), unrolling (up to 8) and parallel iterations

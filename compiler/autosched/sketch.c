@@ -59,7 +59,8 @@ double rng_unit(Rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
  *                    reduction factors (R1, R2), then vectorized fetch, unroll (0: none,
  *                    1: S4, 2: S3 R2 S4, 3: R1 S3 R2 S4, all below the shared tiles' fetch),
  *                    vectorized register tile and store, padded shared rows (gpu_row_pad),
- *                    auto_unroll of the block's loops (an index into auto_unroll_steps).
+ *                    auto_unroll of the block's loops (an index into auto_unroll_steps),
+ *                    double-buffered shared tiles (gpu_double; 0 in the untuned default).
  *   PLAN_GPU_XREDUCE: threads T of the cross-thread reduction (a power of two), rows Y of
  *                    a block (threadIdx.y: 1, 2, 4 or 8; T x Y within the Target), unroll of
  *                    each thread's serial part (1, 2, 4 or 8). */
@@ -108,6 +109,7 @@ struct SketchSet {
   CpuInfo cpu; /* CPU: the machine the register tiles are derived from (target_cpu) */
   Op *rf_op; /* while building: the reduction given PLAN_RFACTOR, or NULL */
   bool xr;   /* while building: worthy reductions get PLAN_GPU_XREDUCE (xreduce_worthy) */
+  bool fixed; /* the untuned default (sketch_gpu_default): genes it has not measured stay 0 */
   Sketch sk[MAX_SKETCHES];
   int n;
 };
@@ -245,7 +247,7 @@ static bool plan_init(Plan *p, PlanKind kind, Op *op, Op *cons) {
   if (kind == PLAN_FUSED) p->pack = packable(p, op, &p->pack_rows);
   p->ngenes = kind == PLAN_SIMPLE    ? p->ns + 2
              : kind == PLAN_RFACTOR ? 2
-             : kind == PLAN_GPU_SHARED ? p->ns * GLEVELS + p->nr * GRLEVELS + 5
+             : kind == PLAN_GPU_SHARED ? p->ns * GLEVELS + p->nr * GRLEVELS + 6
              : kind == PLAN_GPU_XREDUCE ? 3
                                        : p->ns * SLEVELS + p->nr + 4;
   return true;
@@ -687,7 +689,12 @@ static int64_t gpu_row_pad(const Plan *p, const int *g, const Buffer *b, const i
   return len % 2 == 0 ? 1 : 0;
 }
 
-/* Shared bytes per block of P under genes G: every tensor it reads, staged (rows padded). */
+/* Whether genes G double-buffer P's shared tiles: two of each, the next reduction step's
+ * fetched into one while the block computes from the other (double_buffer). */
+static bool gpu_double(const Plan *p, const int *g) { return g[p->ns * GLEVELS + p->nr * GRLEVELS + 5]; }
+
+/* Shared bytes per block of P under genes G: every tensor it reads, staged (rows padded),
+ * twice when double-buffered. */
 static int64_t gpu_shared_bytes(const Plan *p, const int *g) {
   int64_t bytes = 0;
   for (int j = 0; j < p->op->nreads; j++) {
@@ -698,7 +705,7 @@ static int64_t gpu_shared_bytes(const Plan *p, const int *g) {
     if (pad) n = n / span[b->ndim - 1] * (span[b->ndim - 1] + pad);
     bytes += n * dtype_bytes(b->dtype);
   }
-  return bytes;
+  return gpu_double(p, g) ? 2 * bytes : bytes;
 }
 
 /* Whether genes G fit the Target's limits: threads per block, shared memory per block,
@@ -738,10 +745,12 @@ static void gpu_draw(Rng *r, const Plan *p, int *g) {
   g[f + 2] = rng_int(r, 4) != 0; /* vectorized register tile and store */
   g[f + 3] = rng_int(r, 2);      /* padded shared rows */
   g[f + 4] = rng_int(r, 5);      /* auto_unroll: auto_unroll_steps */
+  g[f + 5] = 0;                  /* double buffering: sample_gpu_shared */
 }
 
 /* Random genes of a GPU_SHARED plan that fit the Target, preferring at least a warp of
- * threads per block (the first fitting draw when none has). */
+ * threads per block (the first fitting draw when none has); then, but for the untuned
+ * default, double buffering half the time where the doubled tiles fit. */
 static void sample_gpu_shared(const SketchSet *ss, const Plan *p, Rng *r, int *g) {
   int tmp[CAND_MAX_GENES];
   bool have = false;
@@ -749,9 +758,13 @@ static void sample_gpu_shared(const SketchSet *ss, const Plan *p, Rng *r, int *g
     gpu_draw(r, p, tmp);
     if (!gpu_fits(ss, p, tmp)) continue;
     if (!have || gpu_threads(p, tmp) >= 32) memcpy(g, tmp, sizeof(int) * (size_t)p->ngenes), have = true;
-    if (gpu_threads(p, tmp) >= 32) return;
+    if (gpu_threads(p, tmp) >= 32) break;
   }
   if (!have) gpu_draw(r, p, g); /* nothing fits: lowering's gpu_check rejects it */
+  int f = p->ns * GLEVELS + p->nr * GRLEVELS;
+  if (ss->fixed) return;
+  g[f + 5] = rng_int(r, 2);
+  if (have && !gpu_fits(ss, p, g)) g[f + 5] = 0;
 }
 
 /* ---- GPU cross-thread reduction (PLAN_GPU_XREDUCE): genes */
@@ -989,7 +1002,7 @@ static void mutate_gpu_shared(const SketchSet *ss, const Plan *p, Rng *r, int *g
     int d = rng_int(r, p->nr);
     mutate_axis(r, p->r[d].extent, g + p->ns * GLEVELS + d * GRLEVELS, GRLEVELS, 4);
   } else {
-    int k = rng_int(r, 5);
+    int k = rng_int(r, 6);
     g[f + k] = k == 1 ? rng_int(r, 4) : k == 4 ? rng_int(r, 5) : !g[f + k];
   }
   if (!gpu_fits(ss, p, g)) memcpy(g, old, sizeof(int) * (size_t)p->ngenes);
@@ -1450,6 +1463,7 @@ static void render_fetch(const Plan *p, const int *g, const Buffer *b, const cha
     emit(t, "bind(%s_t, threadIdx.x)", sst);
   }
   if (v) emit(t, "vectorize(%s_v)", sst);
+  if (gpu_double(p, g)) emit(t, "double_buffer(%s)", sst);
 }
 
 /* The local stage LST of a GPU_SHARED plan: R0 R1 S3 R2 S4 with unrolling and a vector
@@ -1703,6 +1717,7 @@ char *sketch_gpu_default(Kernel *k, Target t) {
     sketch_free(ss);
     return NULL;
   }
+  ss->fixed = true;
   int pick = 0; /* the shared-memory sketch when there is one */
   for (int i = 0; i < ss->n; i++)
     if (ss->sk[i].shared && strcmp(ss->sk[i].name, "xreduce") != 0) {

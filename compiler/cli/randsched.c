@@ -2,7 +2,7 @@
  *
  * For every kernel, builds COUNT random step lists (split, tile, fuse, reorder, parallel,
  * vectorize, unroll, compute_at, compute_inline, compute_root, cache_read, cache_write,
- * rfactor, auto_unroll, storage_align) by asking the schedule for its loops (sched_describe) and proposing steps as
+ * rfactor, auto_unroll, storage_align, double_buffer) by asking the schedule for its loops (sched_describe) and proposing steps as
  * text; steps the schedule rejects are dropped. Every accepted schedule is lowered and run
  * by the interpreter (and compiled, unless --interp) and must match the default schedule's
  * interpreted result. A failure prints the schedule block that reproduces it.
@@ -141,7 +141,7 @@ static char *random_step(Trial *t) {
   if (!s || !s->nloops) return NULL;
   const char *l = any_loop(t, s);
   int i = rnd(&t->rng, (uint32_t)s->nloops), j;
-  switch (rnd(&t->rng, 18)) {
+  switch (rnd(&t->rng, 19)) {
   case 0: case 1: case 2: {
     const char *o = fresh_name(t), *in = fresh_name(t);
     if (rnd(&t->rng, 4) == 0) return xprintf("%s, %s = split(%s, parts = %d)", o, in, l, factor(t));
@@ -193,6 +193,7 @@ static char *random_step(Trial *t) {
     }
     return NULL;
   }
+  case 17: return xprintf("double_buffer(%s)", s->name);
   default: return xprintf("%s = rfactor(%s, %s)", fresh_name(t), s->name, l);
   }
 }

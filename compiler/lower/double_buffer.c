@@ -7,6 +7,7 @@
  *
  *   S = F(min)                                   before the loop (if ext > 0)
  *   for (k_db, 0, (ext + 1) / 2)                 k = min + 2 * k_db
+ *     barrier
  *     if (k + 1 < min + ext) S_1 = F(k + 1)
  *     body(k) reading S
  *     barrier
@@ -14,11 +15,10 @@
  *     if (k + 1 < min + ext) body(k + 1) reading S_1
  *
  * F is S's nest (its copy). On a GPU that is one barrier per iteration where one buffer
- * needs two: the one written here, and the one that the printer's analysis
- * (target/gpu_source.c) places before the copy into S_1 (after the previous trip's body
- * read it); none between a copy and the body beside it, which reads the other buffer. The
- * loads of the next copy are issued before the body, and nothing orders the body's reads
- * of S after the stores into S_1, so the compiler may overlap them.
+ * needs two, and the printer's analysis (target/gpu_source.c) adds none: nothing orders a
+ * copy and the body beside it, which reads the other buffer. So the loads of the next
+ * copy are issued before the body, and the compiler may overlap the two. (On CPUs the
+ * barriers are not written: one thread runs the block.)
  *
  * The copies are made ahead of the body that precedes them, so F must read nothing that
  * the loop writes, and the body must not write S; both are errors at the step. The
@@ -146,9 +146,20 @@ static int db_index(const Db *d, const Buffer *b) {
 }
 
 /* BODY without the allocations of D's stages: each one's nest (the statements at the
- * start of its allocation that store into it) goes to D->fetch, its buffer to D->buf. */
+ * start of its allocation that store into it) goes to D->fetch, its buffer to D->buf.
+ * The stages computed at a loop are allocations around the rest of its body, each
+ * holding its nest and then the next (nests.c wrap_attached). */
 static Stmt *take_fetches(Db *d, Stmt *s) {
-  if (!s || s->kind != S_ALLOC) return s;
+  if (!s || (s->kind != S_ALLOC && s->kind != S_SEQ)) return s;
+  if (s->kind == S_SEQ) { /* a stage's nest, then the allocations inside */
+    if (!s->n) return s;
+    Stmt *c = xalloc(sizeof *c);
+    *c = *s;
+    c->stmts = xalloc(sizeof(Stmt *) * (size_t)s->n);
+    memcpy(c->stmts, s->stmts, sizeof(Stmt *) * (size_t)s->n);
+    c->stmts[s->n - 1] = take_fetches(d, s->stmts[s->n - 1]);
+    return c;
+  }
   int i = db_index(d, s->buf);
   if (i < 0) {
     Stmt *c = xalloc(sizeof *c);
@@ -174,9 +185,9 @@ static Stmt *when(Expr *cond, Stmt *s) { return s && cond ? ir_if(cond, s, NULL)
 /* The statements of V in order; NULL when there are none. */
 static Stmt *group(const Vec *v) { return v->len ? ir_seq((Stmt **)v->data, v->len) : NULL; }
 
-/* Does the copy of D's stage I read anything that LOOP (whose body is REST plus the
- * copies) writes? Diagnoses it. */
-static bool reads_nothing_written(LowerCtx *L, const Db *d, int i, Stmt *rest, const IrVar *v) {
+/* Can the copy of D's stage I be made ahead: does it read nothing that the loop (whose
+ * body is REST plus the copies) writes, and does REST not write the stage? Diagnoses it. */
+static bool reads_nothing_written(LowerCtx *L, const Db *d, int i, Stmt *rest) {
   Vec w = {0}; /* what the loop writes outside this copy (the copy's own inner stages are its own) */
   stores_of(rest, &w);
   for (int j = 0; j < d->n; j++)
@@ -186,14 +197,14 @@ static bool reads_nothing_written(LowerCtx *L, const Db *d, int i, Stmt *rest, c
     if (b == d->buf[i] || !stmt_loads(d->fetch[i], b)) continue;
     diag_error(d->stage[i]->double_buffer, "double_buffer of '%s': its copy reads '%s', which loop "
                "'%s' writes, so the next iteration's copy cannot be made ahead",
-               d->stage[i]->name, b->name, v->name);
+               d->stage[i]->name, b->name, d->stage[i]->at_iv->name);
     L->ok = false;
     return false;
   }
   if (stores_into(rest, d->buf[i])) {
     diag_error(d->stage[i]->double_buffer, "double_buffer of '%s': loop '%s' writes it beside its "
                "copy; only a stage that the loop reads can be double-buffered", d->stage[i]->name,
-               v->name);
+               d->stage[i]->at_iv->name);
     L->ok = false;
     return false;
   }
@@ -205,8 +216,13 @@ static Stmt *double_buffer(LowerCtx *L, Db *d, Stmt *loop, bool in_block) {
   IrVar *v = loop->var;
   Stmt *rest = take_fetches(d, loop->body);
   for (int i = 0; i < d->n; i++) {
-    if (!d->fetch[i]) return loop; /* not allocated here (extent-1 nests fold away) */
-    if (!reads_nothing_written(L, d, i, rest, v)) return loop;
+    if (!d->fetch[i]) {
+      diag_error(d->stage[i]->double_buffer, "double_buffer of '%s': its copy is not at the top of "
+                 "loop '%s' (another stage's nest holds it?)", d->stage[i]->name, d->stage[i]->at_iv->name);
+      L->ok = false;
+      return loop;
+    }
+    if (!reads_nothing_written(L, d, i, rest)) return loop;
   }
   for (int i = 0; i < d->n; i++) d->alt[i] = second_buffer(d->buf[i]);
   IrVar *t = ir_newvar(xprintf("%s_db", v->name), DT_I64);
@@ -224,12 +240,15 @@ static Stmt *double_buffer(LowerCtx *L, Db *d, Stmt *loop, bool in_block) {
     vec_push(&next2, at(d->fetch[i], v, k2));
   }
   Stmt *odd = swap_stmt(d->buf, d->alt, d->n, at(rest, v, k1));
-  /* the barrier after body(k) orders its reads of S before the next copy into S, and that
-   * copy into S_1 before body(k + 1), whether or not the guarded copy runs */
-  Stmt *trip[5] = {when(g1, group(&next1)), at(rest, v, k0), in_block ? ir_barrier() : NULL,
-                   when(g2, group(&next2)), when(g1, odd)};
+  /* The barrier at the top orders the previous trip's body(k - 1) (reading S_1) and copy
+   * into S before this trip's copy into S_1 and body(k); the one after body(k) orders its
+   * reads of S before the next copy into S, and the copy into S_1 before body(k + 1).
+   * Both are unconditional: a barrier inside a guarded copy would not order what is
+   * around it when the guard fails. */
+  Stmt *sync = in_block ? ir_barrier() : NULL;
+  Stmt *trip[6] = {sync, when(g1, group(&next1)), at(rest, v, k0), sync, when(g2, group(&next2)), when(g1, odd)};
   Stmt *f = ir_for(t, ir_int(0), ir_floordiv(ir_add(ext, ir_int(1)), ir_int(2)), loop->for_kind,
-                   ir_seq(trip, 5));
+                   ir_seq(trip, 6));
   f->loc = loop->loc;
   Expr *nonempty = known && e > 0 ? NULL : ir_bin(OP_GT, ext, ir_int(0));
   Stmt *s = ir_seq2(when(nonempty, group(&first)), f);

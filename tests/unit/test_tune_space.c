@@ -217,7 +217,7 @@ static void explore_gpu(Kernel *k, Target t, const char *what, int n, bool nvrtc
   check(ss && sketch_count(ss) == 2, "gpu space: two sketches (global loads; shared tiles)");
   if (!ss) return;
   Rng r = {7};
-  int applies = 0, shared = 0, coop = 0, tried = 0, compiled = 0, fused = 0, padded = 0, au = 0;
+  int applies = 0, shared = 0, coop = 0, tried = 0, compiled = 0, fused = 0, padded = 0, au = 0, db = 0;
   for (int i = 0; i < n; i++) {
     Cand c;
     sketch_sample(ss, &r, &c);
@@ -227,7 +227,9 @@ static void explore_gpu(Kernel *k, Target t, const char *what, int n, bool nvrtc
     bool pad = strstr(text, "storage_align(") != NULL;
     padded += pad;
     au += strstr(text, "auto_unroll(") != NULL;
-    bool nv = nvrtc && sh && (tried < 4 || (pad && tried < 6));
+    bool dbl = strstr(text, "double_buffer(") != NULL;
+    db += dbl;
+    bool nv = nvrtc && sh && (tried < 4 || ((pad || dbl) && tried < 8));
     tried += nv;
     bool ok = gpu_lowers(k, t, text, nv ? &compiled : NULL);
     if (!ok) printf("# does not lower:\n%s", text);
@@ -240,12 +242,13 @@ static void explore_gpu(Kernel *k, Target t, const char *what, int n, bool nvrtc
   }
   sketch_free(ss);
   printf("# %s on %s: %d applied, %d with shared tiles (%d fetched by threads, %d with padded "
-         "rows, %d auto-unrolled) of %d; NVRTC %d of %d\n", what, target_names[t], applies, shared, coop,
-         padded, au, n, compiled, tried);
+         "rows, %d auto-unrolled, %d double-buffered) of %d; NVRTC %d of %d\n", what, target_names[t],
+         applies, shared, coop, padded, au, db, n, compiled, tried);
   check(applies == n, "gpu space: every candidate lowers within the Target's limits");
   check(shared >= n / 4 && coop == shared, "gpu space: shared tiles, fetched cooperatively");
   check(padded > 0 && padded < shared, "gpu space: some shared tiles with padded rows (storage_align)");
   check(au > 0 && au < shared, "gpu space: some with auto_unroll of the block's loops");
+  check(db > 0 && db < shared, "gpu space: some with double-buffered shared tiles");
   if (tried) check(compiled == tried, "gpu space: CUDA candidates compile with NVRTC");
   if (strcmp(what, "matmul + relu") == 0)
     check(fused == shared, "gpu space: the reduction in registers at its consumer's threads");
@@ -324,6 +327,12 @@ static void test_gpu_features(void) {
         "gpu features: storage_align removes the bank conflicts of column reads");
   check(ok && fabs(b[78] - log2(1 + 32 * 9 * 4 + 8 * 32 * 4)) < 1e-3,
         "gpu features: padded rows count in the shared bytes");
+  /* double_buffer: two of each tile, and the flag of feature 86 */
+  ok = features_of_two(k, TARGET_CUDA, xprintf("%s%s", xprintf(rows, ""), "double_buffer(AS)\ndouble_buffer(BS)\n"),
+                       xprintf(rows, ""), a, b);
+  printf("# double-buffered: shared %g bytes, flag %g; single: %g, %g\n", exp2(a[78]) - 1, a[86], exp2(b[78]) - 1, b[86]);
+  check(ok && fabs(a[78] - log2(1 + 2 * (32 * 8 * 4 + 8 * 32 * 4))) < 1e-3 && a[86] == 1 && b[86] == 0,
+        "gpu features: double-buffered tiles count twice and set the flag");
 }
 
 static void test_pseudo_cost(void) {

@@ -168,7 +168,7 @@ static void test_feature(void) {
   check(ok, "xreduce feature: both schedules lower");
   if (!ok) return;
   printf("# cross-thread width: %g and %g\n", exp2(a[85]) - 1, exp2(b[85]) - 1);
-  check(FEAT_N == 86 && fabs(a[85] - log2(257.0)) < 1e-3 && b[85] == 0,
+  check(FEAT_N >= 86 && fabs(a[85] - log2(257.0)) < 1e-3 && b[85] == 0,
         "xreduce feature: 256 threads combine one element; none without rfactor");
 }
 
