@@ -37,6 +37,7 @@ STEPS = [
     ("matmul", "gpu_vthread", "cuda", "bind to vthread: two elements per thread"),
     ("matmul", "gpu_coop", "cuda", "cooperative fetching: shared tiles copied by all threads, float4 each"),
     ("matmul", "gpu_pad", "cuda", "storage_align: the rows of a shared tile padded against bank conflicts"),
+    ("matmul", "gpu_db", "cuda", "double_buffer: the next step's tiles fetched into a second set before the compute"),
     ("blur", "root", "llvm", "the default placement: BX at the root"),
     ("blur", "inline", "llvm", "compute_inline"),
     ("blur", "at", "llvm", "compute_at a strip loop"),
