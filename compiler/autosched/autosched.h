@@ -47,6 +47,8 @@ typedef struct Record {
   char *kernel;
   char *target;     /* "llvm", "cuda", "opencl" */
   char *cpu;        /* target properties: device / cpu name and threads */
+  char *code;       /* what the code was compiled for beyond the target's name (rec_code):
+                     * "--mcpu haswell", "--mtriple aarch64-linux-gnu"; NULL or "": the host */
   int threads;
   char *schedule;   /* LANGUAGE.md steps, one per line */
   double costs[REC_MAX_COSTS];
@@ -91,8 +93,15 @@ bool records_write(RecordLog *log, const Record *r);
 /* fsync, close and free LOG (NULL: nothing); false (reported) when that or a write failed. */
 bool records_close(RecordLog *log);
 bool records_failed(const RecordLog *log); /* a write failed (reported) */
-/* The best successful record for WORKLOAD and TARGET, or NULL. */
-const Record *records_best(const RecordList *l, const char *workload, const char *target);
+/* "--mtriple T --mcpu C", either part only when given, "" for the host (and GPU targets,
+ * whose code does not depend on them): what O compiles CPU code for beyond the target's
+ * name. A record is used only where this is the same (records tuned for another CPU
+ * would be correct, but at another CPU's speed). From the current arena. */
+char *rec_code(const Options *o);
+/* Is R a record of WORKLOAD on TARGET compiled for CODE (rec_code; NULL as "")? */
+bool rec_is(const Record *r, const char *workload, const char *target, const char *code);
+/* The best successful record for WORKLOAD, TARGET and CODE, or NULL. */
+const Record *records_best(const RecordList *l, const char *workload, const char *target, const char *code);
 /* The target properties of this machine: threads (its CPU: rt_cpu_name, rt_cpu_isa). */
 int tune_threads(void);
 double tune_now(void); /* seconds since the epoch, to the millisecond */

@@ -51,16 +51,19 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* The successful records of TASK on TARGET, as indices into the log L; *N gets how many. */
-static int *task_records(const Network *n, int task, Target target, const RecordList *l, int *cnt) {
+/* Is R a record of TASK for the code O compiles (its target, --mcpu, --mtriple)? */
+static bool task_record(const Network *n, int task, const Options *o, const Record *r) {
   char w[17];
   key_hex(n->tasks[task].key, w);
+  return rec_is(r, w, target_names[o->target], rec_code(o));
+}
+
+/* The successful records of TASK for O, as indices into the log L; *N gets how many. */
+static int *task_records(const Network *n, int task, const Options *o, const RecordList *l, int *cnt) {
   int *idx = xalloc(sizeof(int) * (size_t)(l->n + 1));
   *cnt = 0;
   for (int i = 0; i < l->n; i++)
-    if (l->r[i].error == TE_OK && l->r[i].ncosts > 0 && !strcmp(l->r[i].workload, w) &&
-        !strcmp(l->r[i].target, target_names[target]))
-      idx[(*cnt)++] = i;
+    if (l->r[i].error == TE_OK && l->r[i].ncosts > 0 && task_record(n, task, o, &l->r[i])) idx[(*cnt)++] = i;
   return idx;
 }
 
@@ -86,10 +89,10 @@ static double pooled_median(const RecordList *l, const int *idx, int from, int c
 
 /* The best schedule of TASK: the least median over all measurements of one schedule, so a
  * schedule measured again (remeasure_best) is judged by all its runs, not its luckiest. */
-static const char *best_schedule(const Network *n, int task, Target target, const char *path, double *ms) {
+static const char *best_schedule(const Network *n, int task, const Options *o, const char *path, double *ms) {
   const RecordList *l = records(path, false);
   int cnt;
-  int *idx = task_records(n, task, target, l, &cnt);
+  int *idx = task_records(n, task, o, l, &cnt);
   const char *best = NULL;
   *ms = INFINITY;
   for (int k = 0; k < cnt; k++) {
@@ -103,41 +106,35 @@ static const char *best_schedule(const Network *n, int task, Target target, cons
   return best;
 }
 
-double net_task_best(const Network *n, int task, Target target, const char *path, Vec *steps) {
+double net_task_best(const Network *n, int task, const Options *o, const char *path, Vec *steps) {
   double ms;
-  const char *text = best_schedule(n, task, target, path, &ms);
+  const char *text = best_schedule(n, task, o, path, &ms);
   if (!text) return -1;
   if (steps && !parse_steps("<records>", text, steps)) return -1;
   return ms;
 }
 
-const char *net_task_record_text(const Network *n, int task, Target target, const char *path) {
+const char *net_task_record_text(const Network *n, int task, const Options *o, const char *path) {
   double ms;
-  const char *text = best_schedule(n, task, target, path, &ms);
+  const char *text = best_schedule(n, task, o, path, &ms);
   return text ? xstrdup(text) : NULL;
 }
 
-/* Does the log hold a record of TASK on TARGET with schedule TEXT? */
-static bool has_schedule(const Network *n, int task, Target target, const char *path, const char *text) {
-  char w[17];
-  key_hex(n->tasks[task].key, w);
+/* Does the log hold a record of TASK for O with schedule TEXT? */
+static bool has_schedule(const Network *n, int task, const Options *o, const char *path, const char *text) {
   const RecordList *l = records(path, false);
   for (int i = 0; i < l->n; i++)
-    if (!strcmp(l->r[i].workload, w) && !strcmp(l->r[i].target, target_names[target]) &&
-        !strcmp(l->r[i].schedule, text))
-      return true;
+    if (task_record(n, task, o, &l->r[i]) && !strcmp(l->r[i].schedule, text)) return true;
   return false;
 }
 
-/* Distinct schedules of TASK on TARGET in the log (successful or not): its trials so far
+/* Distinct schedules of TASK for O in the log (successful or not): its trials so far
  * (a schedule measured again by remeasure_best is not a new trial). */
-static int task_trials(const Network *n, int task, Target target, const char *path) {
-  char w[17];
-  key_hex(n->tasks[task].key, w);
+static int task_trials(const Network *n, int task, const Options *o, const char *path) {
   const RecordList *l = records(path, false);
   int *idx = xalloc(sizeof(int) * (size_t)(l->n + 1)), c = 0;
   for (int i = 0; i < l->n; i++) {
-    if (strcmp(l->r[i].workload, w) || strcmp(l->r[i].target, target_names[target])) continue;
+    if (!task_record(n, task, o, &l->r[i])) continue;
     bool seen = false;
     for (int j = 0; j < c && !seen; j++) seen = !strcmp(l->r[idx[j]].schedule, l->r[i].schedule);
     if (!seen) idx[c++] = i;
@@ -229,9 +226,9 @@ static double total_latency(const Network *n, const TaskState *st) {
 static void refresh(const Network *n, const NetTuneArgs *a, TaskState *st) {
   records(a->records, true);
   for (int i = 0; i < n->ntasks; i++) {
-    double ms = net_task_best(n, i, a->target, a->records, NULL);
+    double ms = net_task_best(n, i, &a->o, a->records, NULL);
     st[i].best = ms < 0 ? INFINITY : ms;
-    st[i].trials = task_trials(n, i, a->target, a->records);
+    st[i].trials = task_trials(n, i, &a->o, a->records);
   }
 }
 
@@ -322,6 +319,7 @@ static void measure_append(const Network *n, const NetTuneArgs *a, int i, char *
     r[j].workload = strdup(t.workload);
     r[j].kernel = strdup(t.kernel->name);
     r[j].target = strdup(target_names[t.target]);
+    r[j].code = strdup(rec_code(&t.opts));
     if (!r[j].cpu) r[j].cpu = strdup(rt_cpu_name()); /* else the measuring rank's */
     if (!r[j].threads) r[j].threads = tune_threads();
     r[j].schedule = strdup(texts[j]);
@@ -344,7 +342,7 @@ static void measure_append(const Network *n, const NetTuneArgs *a, int i, char *
 static bool measure_default(const Network *n, const NetTuneArgs *a, int i) {
   if (backend_for(a->target)->device != DEVICE_CPU) return false;
   char *text = net_default_steps(n->groups[n->tasks[i].group]->kernel);
-  if (!text || has_schedule(n, i, a->target, a->records, text)) return false;
+  if (!text || has_schedule(n, i, &a->o, a->records, text)) return false;
   measure_append(n, a, i, &text, 1, a->repeat);
   return true;
 }
@@ -358,7 +356,7 @@ static void remeasure_best(const Network *n, const NetTuneArgs *a) {
   for (int i = 0; i < n->ntasks && !records_failed(a->log) && !measurers_lost(); i++) {
     const RecordList *l = records(a->records, true);
     int cnt;
-    int *idx = task_records(n, i, a->target, l, &cnt);
+    int *idx = task_records(n, i, &a->o, l, &cnt);
     const char **text = xalloc(sizeof(char *) * (size_t)(cnt + 1));
     double *cost = xalloc(sizeof(double) * (size_t)(cnt + 1));
     int nd = 0;

@@ -52,7 +52,7 @@ double rec_cost(const Record *r) {
 }
 
 void rec_free(Record *r) {
-  free(r->workload); free(r->kernel); free(r->target); free(r->cpu);
+  free(r->workload); free(r->kernel); free(r->target); free(r->cpu); free(r->code);
   free(r->schedule); free(r->error_msg); free(r->version);
   free(r->host); free(r->isa); free(r->gpu); free(r->network);
   memset(r, 0, sizeof *r);
@@ -80,6 +80,7 @@ char *rec_to_json(const Record *r) {
   cJSON *t = cJSON_AddObjectToObject(o, "target");
   cJSON_AddStringToObject(t, "name", r->target ? r->target : "");
   cJSON_AddStringToObject(t, "cpu", r->cpu ? r->cpu : "");
+  if (r->code && *r->code) cJSON_AddStringToObject(t, "code", r->code);
   cJSON_AddNumberToObject(t, "threads", r->threads);
   cJSON_AddStringToObject(o, "schedule", r->schedule ? r->schedule : "");
   cJSON *c = cJSON_AddArrayToObject(o, "costs_ms");
@@ -129,6 +130,7 @@ static bool rec_fill(const cJSON *o, Record *r) {
   r->kernel = sdup(jstr(o, "kernel"));
   r->target = sdup(tn);
   r->cpu = sdup(jstr(t, "cpu"));
+  r->code = jstr(t, "code") ? sdup(jstr(t, "code")) : NULL;
   r->threads = (int)th;
   r->schedule = sdup(sch);
   r->error = (int)err;
@@ -365,21 +367,30 @@ static double schedule_cost(const RecordList *l, const Record *r) {
   return m;
 }
 
-const Record *records_best(const RecordList *l, const char *workload, const char *target) {
+char *rec_code(const Options *o) {
+  if (!o || backend_for(o->target)->device != DEVICE_CPU) return xstrdup("");
+  const char *t = o->mtriple && *o->mtriple ? o->mtriple : NULL, *c = o->mcpu && *o->mcpu ? o->mcpu : NULL;
+  return xprintf("%s%s%s%s%s", t ? "--mtriple " : "", t ? t : "", t && c ? " " : "", c ? "--mcpu " : "",
+                 c ? c : "");
+}
+
+bool rec_is(const Record *r, const char *workload, const char *target, const char *code) {
+  return !strcmp(r->workload, workload) && !strcmp(r->target, target) &&
+         !strcmp(r->code ? r->code : "", code ? code : "");
+}
+
+const Record *records_best(const RecordList *l, const char *workload, const char *target, const char *code) {
   double lo = INFINITY;
   for (int i = 0; i < l->n; i++) {
     const Record *r = &l->r[i];
-    if (r->error == TE_OK && !strcmp(r->workload, workload) && !strcmp(r->target, target))
-      lo = fmin(lo, rec_cost(r));
+    if (r->error == TE_OK && rec_is(r, workload, target, code)) lo = fmin(lo, rec_cost(r));
   }
   const Record *best = NULL;
   double bc = INFINITY;
   for (int i = 0; i < l->n && !isinf(lo); i++) {
     const Record *r = &l->r[i];
     /* only near-best records can be the best once their schedule's re-timings count */
-    if (r->error != TE_OK || strcmp(r->workload, workload) || strcmp(r->target, target) ||
-        rec_cost(r) > 2 * lo)
-      continue;
+    if (r->error != TE_OK || !rec_is(r, workload, target, code) || rec_cost(r) > 2 * lo) continue;
     double c = schedule_cost(l, r);
     if (!best || c < bc) best = r, bc = c;
   }
@@ -411,20 +422,20 @@ static void records_show(const RecordList *l) {
   }
 }
 
-/* Indices of the best record per (workload, target), in order of first appearance. */
+/* Indices of the best record per (workload, target, code), in order of first appearance. */
 static int best_per_task(const RecordList *l, int *idx) {
   int n = 0;
   for (int i = 0; i < l->n; i++) {
     const Record *r = &l->r[i];
     if (r->error != TE_OK) continue;
     int j = 0;
-    while (j < n && (strcmp(l->r[idx[j]].workload, r->workload) ||
-                     strcmp(l->r[idx[j]].target, r->target)))
-      j++;
+    while (j < n && !rec_is(&l->r[idx[j]], r->workload, r->target, r->code)) j++;
     if (j == n) idx[n++] = i;
   }
-  for (int j = 0; j < n; j++)
-    idx[j] = (int)(records_best(l, l->r[idx[j]].workload, l->r[idx[j]].target) - l->r);
+  for (int j = 0; j < n; j++) {
+    const Record *r = &l->r[idx[j]];
+    idx[j] = (int)(records_best(l, r->workload, r->target, r->code) - l->r);
+  }
   return n;
 }
 
@@ -445,7 +456,9 @@ static int records_best_cmd(const RecordList *l) {
   int n = best_per_task(l, idx);
   for (int i = 0; i < n; i++) {
     const Record *r = &l->r[idx[i]];
-    printf("# workload %s: %.4f ms%s\n", r->workload, schedule_cost(l, r), "");
+    bool code = r->code && *r->code;
+    printf("# workload %s: %.4f ms%s%s\n", r->workload, schedule_cost(l, r), code ? ", compiled with " : "",
+           code ? r->code : "");
     tune_print_block(stdout, r->kernel, "tuned", r->target, r->schedule);
   }
   free(idx);

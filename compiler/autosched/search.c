@@ -271,6 +271,7 @@ static void fill_record(const Task *t, const char *text, Record *r) {
   r->workload = strdup(t->workload);
   r->kernel = strdup(t->kernel->name);
   r->target = strdup(target_names[t->target]);
+  r->code = strdup(rec_code(&t->opts));
   if (!r->cpu) /* a runner (compiler/dist/) names the machine it measured on */
     r->cpu = strdup(backend_for(t->target)->device == DEVICE_CPU ? rt_cpu_name() : target_names[t->target]);
   if (!r->threads) r->threads = tune_threads();
@@ -313,8 +314,7 @@ static void progress(Search *s, int round, int measured) {
 static void warm_start(Search *s, const RecordList *prior) {
   for (int i = 0; prior && i < prior->n; i++) {
     const Record *r = &prior->r[i];
-    if (strcmp(r->workload, s->task->workload) || strcmp(r->target, target_names[s->task->target]))
-      continue;
+    if (!rec_is(r, s->task->workload, target_names[s->task->target], rec_code(&s->task->opts))) continue;
     seen_add(s, text_hash(r->schedule));
     float feat[FEAT_N];
     if (!(s->task->featurize ? s->task->featurize : tune_lower_features)(s->task, r->schedule, feat))

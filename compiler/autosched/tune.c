@@ -171,7 +171,7 @@ bool tune_auto_steps(Kernel *k, Target t, const Options *o, const char *records_
   task.opts.target = t;
   RecordList l = {0};
   records_load(path, &l);
-  const Record *best = records_best(&l, task.workload, target_names[t]);
+  const Record *best = records_best(&l, task.workload, target_names[t], rec_code(&task.opts));
   if (best) {
     bool ok = steps_from_text(best->schedule, steps);
     reclist_free(&l);

@@ -84,7 +84,7 @@ static SchedSource task_steps(Cli *c, Network *n, int t, Vec *steps, const char 
   *text_out = NULL;
   Kernel *k = n->groups[n->tasks[t].group]->kernel;
   bool bare = c->schedule != NULL; /* `--schedule bare` (net_run_cli allows no other) */
-  if (!bare && net_task_best(n, t, c->o.target, c->records, steps) >= 0) return SRC_RECORD;
+  if (!bare && net_task_best(n, t, &c->o, c->records, steps) >= 0) return SRC_RECORD;
   const char *text = bare ? NULL : task_default_text(k, c->o.target);
   if (text) {
     bool quiet = diag_silent;
@@ -374,7 +374,7 @@ static double estimate_ms(Cli *c, Network *n, int *missing) {
   *missing = 0;
   for (int t = 0; t < n->ntasks; t++) {
     if (n->tasks[t].folded) continue;
-    double ms = net_task_best(n, t, c->o.target, c->records, NULL);
+    double ms = net_task_best(n, t, &c->o, c->records, NULL);
     if (ms < 0) (*missing)++;
     else sum += ms * n->tasks[t].weight;
   }
@@ -406,7 +406,7 @@ static void print_steps(Cli *c, Network *n) {
     SchedSource src = task_steps(c, n, t, &steps, &text);
     Kernel *k = n->groups[n->tasks[t].group]->kernel;
     printf("%s# task %d: %s (%s)\n", t ? "\n" : "", t, k->name, sched_source_names[src]);
-    if (src == SRC_RECORD) text = net_task_record_text(n, t, c->o.target, c->records);
+    if (src == SRC_RECORD) text = net_task_record_text(n, t, &c->o, c->records);
     if (text) tune_print_block(stdout, k->name, sched_source_names[src], target_names[c->o.target], text);
   }
 }
@@ -569,7 +569,7 @@ static int print_profile(Cli *c, Exec *e) {
   for (int t = 0; t < n->ntasks; t++) {
     if (n->tasks[t].folded) continue;
     int w = n->tasks[t].weight;
-    double rec = net_task_best(n, t, c->o.target, c->records, NULL);
+    double rec = net_task_best(n, t, &c->o, c->records, NULL);
     char label[64];
     snprintf(label, sizeof label, "%s x%d", n->groups[n->tasks[t].group]->kernel->name, w);
     printf("%3d  %-44s  %12s  %12.4f  %12.4f\n", t, label, rec < 0 ? "-" : xprintf("%.4f", rec),

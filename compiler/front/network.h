@@ -124,9 +124,9 @@ void net_fill(const NetTensor *t, float *data);
 /* network_tune.c */
 struct Cli;
 int net_tune_main(struct Cli *c);
-/* The best recorded latency (ms) of task T for TARGET in RECORDS, or -1. When STEPS is
- * not NULL it gets the record's steps. */
-double net_task_best(const Network *n, int task, Target target, const char *records, Vec *steps);
+/* The best recorded latency (ms) of task T in RECORDS for the code O compiles (its target,
+ * --mcpu and --mtriple: rec_code), or -1. When STEPS is not NULL it gets the record's steps. */
+double net_task_best(const Network *n, int task, const Options *o, const char *records, Vec *steps);
 /* The parameters of group G (bit i: parameter i < 52, as the wire's numbers are doubles;
  * the output is parameter G->ninputs) that the tuner times cold (Task.cold_args), as a
  * forward pass leaves them when G runs on CPU (NULL: on a device).
@@ -139,7 +139,7 @@ double net_task_best(const Network *n, int task, Target target, const char *reco
  *   what is folded from them. */
 uint64_t net_cold_params(const Network *n, const NetGroup *g, const CpuInfo *cpu);
 /* The steps text of that best record (arena), or NULL. */
-const char *net_task_record_text(const Network *n, int task, Target target, const char *records);
+const char *net_task_record_text(const Network *n, int task, const Options *o, const char *records);
 
 /* network_sched.c */
 /* The untuned CPU schedule of a network task as step text (one step a line): elementwise

@@ -21,6 +21,7 @@
 /* One task of the log: the records of one (workload, target), in log order. */
 typedef struct TaskView {
   const char *workload, *target, *kernel;
+  const char *code;    /* rec_code of its records: "" for the host */
   const char *network; /* the network whose tune measured it; NULL: none recorded */
   int weight;
   int *idx, n, cap;    /* its records: indices into the log */
@@ -69,13 +70,13 @@ static int trial_numbers(const Report *rp, const TaskView *t, double *x) {
 
 static TaskView *task_of(Report *rp, const Record *r) {
   for (int i = 0; i < rp->nt; i++)
-    if (!strcmp(rp->t[i].workload, r->workload) && !strcmp(rp->t[i].target, r->target))
-      return &rp->t[i];
+    if (rec_is(r, rp->t[i].workload, rp->t[i].target, rp->t[i].code)) return &rp->t[i];
   rp->t = realloc(rp->t, sizeof *rp->t * (size_t)(rp->nt + 1));
   if (!rp->t) die("out of memory");
   TaskView *t = &rp->t[rp->nt++];
   memset(t, 0, sizeof *t);
   t->workload = r->workload, t->target = r->target, t->kernel = r->kernel;
+  t->code = r->code ? r->code : "";
   t->first_ms = INFINITY;
   return t;
 }
@@ -140,7 +141,7 @@ static void gather(Report *rp, const RecordList *l, const char *path) {
     t->trials = trial_numbers(rp, t, x);
     for (int k = 0; k < t->n; k++) rp->trial[t->idx[k]] = x[k];
     free(x);
-    t->best = records_best(l, t->workload, t->target);
+    t->best = records_best(l, t->workload, t->target, t->code);
     t->best_ms = INFINITY;
     if (t->best) t->best_ms = pooled_cost(rp, t, t->best->schedule);
   }
@@ -181,7 +182,7 @@ static int network_points(const Report *rp, const char *name, double **xt, doubl
   for (int i = 0; i < l->n; i++) {
     const Record *r = &l->r[i];
     int k = 0;
-    while (k < rp->nt && (strcmp(rp->t[k].workload, r->workload) || strcmp(rp->t[k].target, r->target))) k++;
+    while (k < rp->nt && !rec_is(r, rp->t[k].workload, rp->t[k].target, rp->t[k].code)) k++;
     if (k == rp->nt || !rp->t[k].network || strcmp(rp->t[k].network, name)) continue;
     if (rp->trial[i] > seen[k]) trials++, seen[k] = (int)rp->trial[i];
     best[k] = fmin(best[k], rec_cost(r));
@@ -254,6 +255,7 @@ static void task_row(FILE *f, const TaskView *t, int i) {
   html_escape(f, t->workload);
   fprintf(f, "</code></td><td>");
   html_escape(f, t->target);
+  if (*t->code) fputc(' ', f), html_escape(f, t->code);
   fprintf(f, "</td><td>%d</td><td>%d</td><td>", t->trials, errors);
   fmt_ms(f, t->first_ms);
   fprintf(f, "</td><td><b>");
@@ -321,6 +323,7 @@ static void task_section(FILE *f, const Report *rp, const TaskView *t, int i) {
   html_escape(f, t->workload);
   fprintf(f, "</code> on ");
   html_escape(f, t->target);
+  if (*t->code) fputc(' ', f), html_escape(f, t->code);
   if (t->network) {
     fprintf(f, ", in network ");
     html_escape(f, t->network);

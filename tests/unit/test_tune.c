@@ -26,6 +26,10 @@ static Record sample_record(int i) {
   r.costs[0] = 1.5 + i;
   r.costs[1] = 1.25 + i;
   r.ncosts = 2;
+  if (i == 1) { /* tuned for another CPU: the fastest, but not for the host */
+    r.code = strdup("--mcpu haswell");
+    r.costs[0] = r.costs[1] = 0.5;
+  }
   r.error = i == 3 ? TE_RUNTIME : TE_OK;
   if (r.error) r.ncosts = 0;
   r.error_msg = strdup(i == 3 ? "crashed (signal 11)" : "");
@@ -71,9 +75,19 @@ static void test_records(void) {
   check(l.n >= 4 && l.r[3].error == TE_RUNTIME && isinf(rec_mean_cost(&l.r[3])),
         "records: error record round trip");
   check(l.n >= 1 && fabs(rec_mean_cost(&l.r[0]) - 1.375) < 1e-12, "records: costs round trip");
-  const Record *b = records_best(&l, "00ff00ff00ff00ff", "llvm");
+  const Record *b = records_best(&l, "00ff00ff00ff00ff", "llvm", "");
   check(b && b == &l.r[0], "records: best per workload and target");
-  check(!records_best(&l, "00ff00ff00ff00ff", "cuda"), "records: no best for another target");
+  check(!records_best(&l, "00ff00ff00ff00ff", "cuda", ""), "records: no best for another target");
+  check(l.n >= 2 && !l.r[0].code && l.r[1].code && !strcmp(l.r[1].code, "--mcpu haswell"),
+        "records: the code's CPU round trip (none for the host)");
+  b = records_best(&l, "00ff00ff00ff00ff", "llvm", "--mcpu haswell");
+  check(b && b == &l.r[1], "records: a record tuned with --mcpu is the best only for that CPU");
+  Options o = {.target = TARGET_LLVM, .mcpu = "haswell"};
+  check(!strcmp(rec_code(&o), "--mcpu haswell"), "records: rec_code of --mcpu");
+  o.mtriple = "aarch64-linux-gnu";
+  check(!strcmp(rec_code(&o), "--mtriple aarch64-linux-gnu --mcpu haswell"), "records: rec_code of both");
+  o.target = TARGET_CUDA;
+  check(!strcmp(rec_code(&o), ""), "records: rec_code of a GPU target is empty");
   reclist_free(&l);
   unlink(path);
   /* a log that cannot be written: the first write fails, and so does everything after */
