@@ -743,12 +743,38 @@ static Ast *group_ast(Network *n, NetGroup *g) {
 
 /* ---- grouping -------------------------------------------------------------------- */
 
-/* Does node ND continue the group ending in tensor T (fusion of an elementwise tail)? */
-static bool fuses(const Network *n, const NetNode *nd, const NetTensor *t) {
-  if (!nd->elementwise || t->nuses != 1 || t == n->output) return false;
-  for (int i = 0; i < nd->nargs; i++)
-    if (nd->args[i] == t) return t->ndim == nd->out->ndim && !memcmp(t->shape, nd->out->shape, sizeof(int64_t) * (size_t)t->ndim);
-  return false;
+static bool same_shape(const NetTensor *a, const NetTensor *b) {
+  return a->ndim == b->ndim && !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim);
+}
+
+/* May node K join the nodes FIRST..K-1 (a group being formed): an elementwise node of the
+ * group's output's shape that reads some tensor the group makes, each at that shape (at
+ * the same index)? Its other arguments come from outside. */
+static bool joins(const Network *n, int first, int k) {
+  const NetNode *nd = n->nodes[k];
+  if (!nd->elementwise || !same_shape(nd->out, n->nodes[k - 1]->out)) return false;
+  bool reads = false;
+  for (int a = 0; a < nd->nargs; a++) {
+    int p = nd->args[a]->producer;
+    if (p < first || p >= k) continue;
+    if (!same_shape(nd->args[a], nd->out)) return false;
+    reads = true;
+  }
+  return reads;
+}
+
+/* Can nodes FIRST..LAST be one kernel: is every tensor they make but the last read only
+ * by them (and not the network's output)? Then those stay inside the kernel. */
+static bool closed(const Network *n, int first, int last) {
+  for (int j = first; j < last; j++) {
+    const NetTensor *t = n->nodes[j]->out;
+    if (t == n->output) return false;
+    int uses = 0;
+    for (int k = j + 1; k <= last; k++)
+      for (int a = 0; a < n->nodes[k]->nargs; a++) uses += n->nodes[k]->args[a] == t;
+    if (uses != t->nuses) return false;
+  }
+  return true;
 }
 
 static void group_add_input(NetGroup *g, NetTensor *t) {
@@ -759,19 +785,23 @@ static void group_add_input(NetGroup *g, NetTensor *t) {
   g->inputs = in;
 }
 
-/* Nodes into groups, in order; then each group's inputs and name. */
+/* Nodes into groups, in order: each group a node and the elementwise nodes after it that
+ * read what it makes, as many as can be closed (an activation that reads its input twice,
+ * x * sigmoid(x) or GELU's, is fused whole); then each group's inputs and name. */
 static void make_groups(Network *n) {
   n->groups = xalloc(sizeof(NetGroup *) * (size_t)(n->nnodes + 1));
-  for (int i = 0; i < n->nnodes; i++) {
-    NetNode *nd = n->nodes[i];
-    NetGroup *g = n->ngroups ? n->groups[n->ngroups - 1] : NULL;
-    if (!g || !fuses(n, nd, g->out)) {
-      g = n->groups[n->ngroups++] = xalloc(sizeof *g);
-      g->nodes = xalloc(sizeof(int) * (size_t)(n->nnodes + 1));
+  for (int i = 0; i < n->nnodes;) {
+    int last = i;
+    while (last + 1 < n->nnodes && joins(n, i, last + 1)) last++;
+    while (last > i && !closed(n, i, last)) last--;
+    NetGroup *g = n->groups[n->ngroups++] = xalloc(sizeof *g);
+    g->nodes = xalloc(sizeof(int) * (size_t)(last - i + 1));
+    for (int k = i; k <= last; k++) {
+      g->nodes[g->nnodes++] = k;
+      n->nodes[k]->group = n->ngroups - 1;
     }
-    g->nodes[g->nnodes++] = i;
-    g->out = nd->out;
-    nd->group = n->ngroups - 1;
+    g->out = n->nodes[last]->out;
+    i = last + 1;
   }
   for (int k = 0; k < n->ngroups; k++) {
     NetGroup *g = n->groups[k];

@@ -116,8 +116,10 @@ static void test_cold_params(void) {
         !net_rewrites(TARGET_LLVM).pack_block || packed >= 1);
 }
 
-/* conv + batch_norm + relu fuse; a value with two uses ends its group; the residual add
- * written after the shortcut fuses into the main path's convolution. */
+/* conv + batch_norm + relu fuse; the residual add written after the shortcut fuses into
+ * the main path's convolution; an activation that reads its input twice (relu + add after
+ * it, as x * sigmoid(x)) fuses whole; a value that a non-elementwise call reads too ends
+ * its group. */
 static void test_fusion(void) {
   Network *n = load(HEADER
       "network f(x: f32[1, 8, 8, 4], w: f32[3, 3, 4, 4], s: f32[4], t: f32[4], ws: f32[1, 1, 4, 4])\n"
@@ -128,15 +130,22 @@ static void test_fusion(void) {
       "  y = max_pool2d_nhwc(b)\n}\n");
   check("fusion: network loads", n != NULL);
   if (!n) return;
-  check("fusion: 4 groups", n->ngroups == 4);
-  if (n->ngroups != 4) return;
+  check("fusion: 3 groups", n->ngroups == 3);
+  if (n->ngroups != 3) return;
   check("fusion: the shortcut alone", n->groups[0]->nnodes == 1);
-  check("fusion: conv + batch_norm + add + relu in one group",
-        n->groups[1]->nnodes == 4 && strcmp(n->groups[1]->name, "conv2d_nhwc_batch_norm_add_relu") == 0);
+  check("fusion: conv + batch_norm + add + relu, and relu + add reading it twice, in one group",
+        n->groups[1]->nnodes == 6 && strcmp(n->groups[1]->name, "conv2d_nhwc_batch_norm_add_relu_relu_add") == 0);
   check("fusion: the shortcut is an input of the fused group", n->groups[1]->ninputs == 5);
-  check("fusion: a value read twice is not fused into (relu + add after it)",
-        n->groups[2]->nnodes == 2 && strcmp(n->groups[2]->name, "relu_add") == 0);
-  check("fusion: pooling is not elementwise", n->groups[3]->nnodes == 1 && !n->nodes[n->groups[3]->nodes[0]]->elementwise);
+  check("fusion: pooling is not elementwise", n->groups[2]->nnodes == 1 && !n->nodes[n->groups[2]->nodes[0]]->elementwise);
+  n = load(HEADER
+      "network g(x: f32[1, 8, 8, 4], w: f32[3, 3, 4, 4]) -> y: f32[1, 4, 4, 4] {\n"
+      "  a = conv2d_nhwc(x, w, PH = 1, PW = 1)\n  r = relu(a)\n  m = max_pool2d_nhwc(r)\n"
+      "  p = max_pool2d_nhwc(a)\n  y = add(m, p)\n}\n");
+  check("fusion: second network loads", n != NULL);
+  if (!n) return;
+  check("fusion: a value read by a pool too ends its group (conv | relu | pool | pool + add)",
+        n->ngroups == 4 && n->groups[0]->nnodes == 1 && n->groups[1]->nnodes == 1 &&
+            n->groups[3]->nnodes == 2);
 }
 
 static void test_errors(void) {
