@@ -4,7 +4,9 @@
 #           tests/suites/gpu.sh, OpenCL too), random GPU schedules checked against the
 #           interpreter (fuzz-schedule --target cuda), integer edges and vector paths, the
 #           deploy suite (the CUDA library), resnet18 and mobilenet --check at -D HW=112
-#   bench   matmul hand schedules at 1024 and 4096 beside cuBLAS (bench/gpu_anchor.py)
+#   bench   matmul hand schedules at 1024 and 4096 beside cuBLAS (bench/gpu_anchor.py), each
+#           shared-memory one with and without double_buffer (gpu_searched / _db, gpu_coop /
+#           gpu_db)
 #   tune    `texc tune` of matmul 1024 and 4096 for TUNE_TIME each; trials per second; the
 #           tuned kernel beside cuBLAS
 #   nets    resnet18 and mobilenet untuned (with and without the CUDA graph, and the bare
@@ -74,11 +76,13 @@ fi
 if has bench; then
   step "bench: matmul hand schedules"
   for n in 1024 4096; do
-    for v in default gpu shared gpu_fast; do
+    for v in default gpu shared gpu_fast gpu_searched gpu_searched_db; do
       s=""; [ $v = default ] || s="--schedule $v"
       timeout 60 "$T" bench examples/matmul.tex --target cuda $s $(mm $n) --repeat 5 2>&1 | grep -E '^matmul' | sed "s/^/$n /"
     done
-    timeout 60 "$T" bench docs/examples/matmul.tex --target cuda --schedule gpu_pad $(mm $n) --repeat 5 2>&1 | grep -E '^matmul' | sed "s/^/$n /"
+    for v in gpu_pad gpu_coop gpu_db; do
+      timeout 60 "$T" bench docs/examples/matmul.tex --target cuda --schedule $v $(mm $n) --repeat 5 2>&1 | grep -E '^matmul' | sed "s/^/$n /"
+    done
   done
   timeout 60 $PY bench/gpu_anchor.py matmul 1024 4096
 fi
