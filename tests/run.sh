@@ -9,12 +9,16 @@ export TEXC="$PWD/$B/texc" BUILD="$B" TEX_NUM_THREADS=${TEX_NUM_THREADS:-2}
 pass=0 fail=0 skip=0
 failed=()
 
-count() { # reads ok/not ok/skip lines from stdin, echoes them, tallies
+count() { # reads ok/not ok/skip lines from stdin, echoes the failures (and the indented
+           # details a suite prints after one, up to 40 lines), tallies
+  local detail=0
   while IFS= read -r line; do
     case "$line" in
-      "ok - "*) pass=$((pass + 1)) ;;
-      "not ok - "*) fail=$((fail + 1)); failed+=("${line#not ok - }"); echo "$line" ;;
-      "skip - "*) skip=$((skip + 1)) ;;
+      "ok - "*) pass=$((pass + 1)); detail=0 ;;
+      "not ok - "*) fail=$((fail + 1)); failed+=("${line#not ok - }"); echo "$line"; detail=40 ;;
+      "skip - "*) skip=$((skip + 1)); detail=0 ;;
+      " "*|$'\t'*) [ $detail -gt 0 ] && { echo "$line"; detail=$((detail - 1)); } ;;
+      *) detail=0 ;;
     esac
   done
 }

@@ -34,7 +34,8 @@ kernel matvec(A: f32[M, K], x: f32[K]) -> y: f32[M] {
 EOF
 
 # The schedules of the records in $1 whose steps bind an rfactored reduction to threadIdx.x,
-# one per line with the steps joined by ';', those of at most $2 threads (default: any).
+# one per line with the steps joined by ';', those of at most $2 threads per block (default:
+# any): the T of threadIdx.x times the rows Y on threadIdx.y (PoCL allows 4096, CUDA 1024).
 xr_schedules() { python3 -c '
 import json, sys
 for line in open(sys.argv[1]):
@@ -42,8 +43,10 @@ for line in open(sys.argv[1]):
     except Exception: continue
     s = r.get("schedule") or ""
     if r.get("error") != 0 or "rfactor(" not in s or "_kt, threadIdx.x)" not in s: continue
-    t = [int(l.split(",")[-1].strip(" )")) for l in s.splitlines() if "_kt = split(" in l]
-    if len(sys.argv) > 2 and t and t[0] > int(sys.argv[2]): continue
+    f = lambda tag: [int(l.split(",")[-1].strip(" )")) for l in s.splitlines() if tag in l and "split(" in l]
+    t, y = f("_kt = split("), f("_by = split(")
+    n = (t[0] if t else 1) * (y[0] if y and "threadIdx.y)" in s else 1)
+    if len(sys.argv) > 2 and n > int(sys.argv[2]): continue
     print(";".join(l for l in s.splitlines() if l.strip()))' "$@"; }
 
 for k in rowsum matvec; do
