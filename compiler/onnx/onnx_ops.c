@@ -906,8 +906,51 @@ static bool op_softmax(Imp *I, bool log_) {
   return true;
 }
 
+/* X's indices, as text, of the output point i0.. of a reshape to SHAPE, or NULL when the
+ * dimensions do not pair up. Dimensions of extent 1 are dropped (index 0 in X); the others
+ * pair up into groups of equal products in order, and within a group X's indices come from
+ * the group's own flat index: a dimension split in several reads X at their row-major
+ * combination, several merged into one divide it; no division by a stride outside the
+ * group ([197, 1, 2304] -> [197, 1, 3, 768] reads X[i0, 0, i2 * 768 + i3]). */
+static char *reshape_index(const Val *x, const int64_t *shape, int nd) {
+  int in[HT_MAX_DIMS], out[HT_MAX_DIMS], ni = 0, no = 0;
+  for (int d = 0; d < x->ndim; d++)
+    if (x->shape[d] != 1) in[ni++] = d;
+  for (int d = 0; d < nd; d++)
+    if (shape[d] != 1) out[no++] = d;
+  char *idxs[HT_MAX_DIMS];
+  for (int d = 0; d < x->ndim; d++) idxs[d] = xstrdup("0");
+  int a = 0, b = 0;
+  while (a < ni || b < no) {
+    if (a == ni || b == no) return NULL;
+    int a1 = a, b1 = b;
+    int64_t pa = x->shape[in[a1++]], pb = shape[out[b1++]];
+    while (pa != pb) {
+      if (pa < pb && a1 < ni) pa *= x->shape[in[a1++]];
+      else if (pb < pa && b1 < no) pb *= shape[out[b1++]];
+      else return NULL;
+    }
+    char *flat = NULL; /* the group's flat index over its output dimensions */
+    for (int k = b; k < b1; k++)
+      flat = flat ? xprintf("(%s) * %lld + i%d", flat, (long long)shape[out[k]], out[k]) : xprintf("i%d", out[k]);
+    int64_t stride = 1;
+    for (int k = a1 - 1; k >= a; k--) {
+      int d = in[k];
+      char *e = stride == 1 ? xprintf("%s", flat) : xprintf("(%s) / %lld", flat, (long long)stride);
+      if (k > a) e = xprintf("(%s) %% %lld", e, (long long)x->shape[d]);
+      idxs[d] = e;
+      stride *= x->shape[d];
+    }
+    a = a1, b = b1;
+  }
+  char *acc = xstrdup("");
+  for (int d = 0; d < x->ndim; d++) acc = xprintf("%s%s%s", acc, d ? ", " : "", idxs[d]);
+  return x->ndim ? acc : xstrdup("0");
+}
+
 /* X reshaped to SHAPE (same number of elements): folded, an alias when equal, else a
- * kernel reading X at the same flat index. */
+ * kernel reading X at the same flat index (reshape_index: within groups of paired
+ * dimensions where they pair up, else over the whole flat index). */
 static bool reshape_to(Imp *I, Val *x, const int64_t *shape, int nd) {
   Val tmp = {.ndim = nd};
   memcpy(tmp.shape, shape, sizeof(int64_t) * (size_t)nd);
@@ -921,21 +964,25 @@ static bool reshape_to(Imp *I, Val *x, const int64_t *shape, int nd) {
   }
   if (nd == x->ndim && !memcmp(shape, x->shape, sizeof(int64_t) * (size_t)nd)) return alias(I, x);
   Val *o = net_out(I, 0, nd, shape);
-  /* the flat index of the output point, then X's index of the same flat index */
-  char *flat = xstrdup("0");
-  for (int d = 0; d < nd; d++) flat = d ? xprintf("(%s) * %lld + i%d", flat, (long long)shape[d], d) : xstrdup("i0");
-  char *acc = xstrdup(""), *guard = xstrdup("");
-  int64_t stride = 1;
-  for (int d = x->ndim - 1; d >= 0; d--) {
-    char *e = stride == 1 ? xprintf("(%s)", flat) : xprintf("(%s) / %lld", flat, (long long)stride);
-    if (x->shape[d] == 1) e = xstrdup("0");
-    else if (d > 0) e = xprintf("%s %% %lld", e, (long long)x->shape[d]);
-    else guard = xprintf("%s < %lld", e, (long long)x->shape[0]); /* always true: for the checker */
-    acc = xprintf("%s%s%s", e, *acc ? ", " : "", acc);
-    stride *= x->shape[d];
+  char *rhs = reshape_index(x, shape, nd);
+  if (rhs) {
+    rhs = xprintf("X[%s]", rhs);
+  } else { /* the flat index of the output point, then X's index of the same flat index */
+    char *flat = xstrdup("0");
+    for (int d = 0; d < nd; d++) flat = d ? xprintf("(%s) * %lld + i%d", flat, (long long)shape[d], d) : xstrdup("i0");
+    char *acc = xstrdup(""), *guard = xstrdup("");
+    int64_t stride = 1;
+    for (int d = x->ndim - 1; d >= 0; d--) {
+      char *e = stride == 1 ? xprintf("(%s)", flat) : xprintf("(%s) / %lld", flat, (long long)stride);
+      if (x->shape[d] == 1) e = xstrdup("0");
+      else if (d > 0) e = xprintf("%s %% %lld", e, (long long)x->shape[d]);
+      else guard = xprintf("%s < %lld", e, (long long)x->shape[0]); /* always true: for the checker */
+      acc = xprintf("%s%s%s", e, *acc ? ", " : "", acc);
+      stride *= x->shape[d];
+    }
+    if (x->ndim == 0) acc = xstrdup("0");
+    rhs = *guard ? xprintf("%s ? X[%s] : 0.0", guard, acc) : xprintf("X[%s]", acc);
   }
-  if (x->ndim == 0) acc = xstrdup("0");
-  char *rhs = *guard ? xprintf("%s ? X[%s] : 0.0", guard, acc) : xprintf("X[%s]", acc);
   const char *k = imp_kernel(I, "reshape", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = %s\n}", ty(x), ty(o), idx("i", nd), rhs));
   imp_call(I, o->tex, k, imp_tensor(I, x));
   return true;
