@@ -237,14 +237,19 @@ static const char *tile_output(char **s, Op *o, bool channels_first, const Op *c
   int64_t ext[NET_MAX_DIMS + 2];
   int n = 0;
   int64_t c_ext = (extent(o, d - 1) + v - 1) / v / ci, w_ext = d >= 2 ? (extent(o, r) + tw - 1) / tw : 1;
-  channels_first = channels_first && d >= 3 && r == d - 2;
-  if (channels_first) {
+  /* channels first: after the batch when the rows are the axis before the channels (NHWC:
+   * n, channel tiles, h, row tiles); else (a product's [S, C] or [S, 1, C], whose rows are
+   * S) after every other axis, just outside the row tiles */
+  bool nhwc = channels_first && d >= 3 && r == d - 2, late = channels_first && d >= 2 && !nhwc;
+  if (nhwc) {
     ext[n] = extent(o, 0), outer[n++] = xprintf("%s.%s", on, o->axes[0]->name);
     ext[n] = c_ext, outer[n++] = c_outer;
   }
-  for (int i = channels_first ? 1 : 0; i < d - 1; i++)
+  for (int i = nhwc ? 1 : 0; i < d - 1; i++)
     if (i != r) ext[n] = extent(o, i), outer[n++] = xprintf("%s.%s", on, o->axes[i]->name);
+  if (late) ext[n] = c_ext, outer[n++] = c_outer;
   if (w_outer) ext[n] = w_ext, outer[n++] = w_outer;
+  channels_first = nhwc || late;
   if (!channels_first) ext[n] = c_ext, outer[n++] = c_outer;
   char *order = xstrdup(outer[0]);
   for (int i = 1; i < n; i++) order = xprintf("%s, %s", order, outer[i]);
