@@ -1,4 +1,4 @@
-/* double_buffer.c — lowering pass `double_buffer` (TVM's InjectDoubleBuffer).
+/* double_buffer.c — lowering pass `double-buffer` (TVM's InjectDoubleBuffer).
  *
  * A stage S computed at a serial loop `for (k, min, ext)` with double_buffer(S) gets a
  * second buffer S_1, and consecutive iterations of the loop alternate between the two:
@@ -21,9 +21,9 @@
  * barriers are not written: one thread runs the block.)
  *
  * The copies are made ahead of the body that precedes them, so F must read nothing that
- * the loop writes, and the body must not write S; both are errors at the step. The
- * guards vanish where the simplifier proves them (an even constant extent: all but the
- * last trip's second copy). */
+ * the loop writes, and the body must not write S; both are errors at the step. With an
+ * even constant extent the odd half needs no guard; the guard of the second copy stays
+ * (the last trip has none to make). */
 #include "lower.h"
 
 #include <string.h>
@@ -245,8 +245,8 @@ static Stmt *double_buffer(LowerCtx *L, Db *d, Stmt *loop, bool in_block) {
    * reads of S before the next copy into S, and the copy into S_1 before body(k + 1).
    * Both are unconditional: a barrier inside a guarded copy would not order what is
    * around it when the guard fails. */
-  Stmt *sync = in_block ? ir_barrier() : NULL;
-  Stmt *trip[6] = {sync, when(g1, group(&next1)), at(rest, v, k0), sync, when(g2, group(&next2)), when(g1, odd)};
+  Stmt *top = in_block ? ir_barrier() : NULL, *half = in_block ? ir_barrier() : NULL;
+  Stmt *trip[6] = {top, when(g1, group(&next1)), at(rest, v, k0), half, when(g2, group(&next2)), when(g1, odd)};
   Stmt *f = ir_for(t, ir_int(0), ir_floordiv(ir_add(ext, ir_int(1)), ir_int(2)), loop->for_kind,
                    ir_seq(trip, 6));
   f->loc = loop->loc;
