@@ -211,31 +211,19 @@ static bool reads_nothing_written(LowerCtx *L, const Db *d, int i, Stmt *rest) {
   return true;
 }
 
-/* LOOP, at which D's stages are computed, double-buffered (the sketch at the top). */
-static Stmt *double_buffer(LowerCtx *L, Db *d, Stmt *loop, bool in_block) {
-  IrVar *v = loop->var;
-  Stmt *rest = take_fetches(d, loop->body);
-  for (int i = 0; i < d->n; i++) {
-    if (!d->fetch[i]) {
-      diag_error(d->stage[i]->double_buffer, "double_buffer of '%s': its copy is not at the top of "
-                 "loop '%s' (another stage's nest holds it?)", d->stage[i]->name, d->stage[i]->at_iv->name);
-      L->ok = false;
-      return loop;
-    }
-    if (!reads_nothing_written(L, d, i, rest)) return loop;
-  }
-  for (int i = 0; i < d->n; i++) d->alt[i] = second_buffer(d->buf[i]);
-  IrVar *t = ir_newvar(xprintf("%s_db", v->name), DT_I64);
-  Expr *ext = loop->extent, *k0 = ir_add(loop->min, ir_mul(ir_int(2), ir_var(t)));
-  Expr *k1 = ir_add(k0, ir_int(1)), *k2 = ir_add(k0, ir_int(2));
+/* The loop of trips over LOOP's iterations (REST: its body without D's copies), each two
+ * iterations: the next copies into the second buffers, body(k), the copies after it into
+ * the first ones, body(k + 1) from the second (the sketch at the top). */
+static Stmt *trips(Db *d, Stmt *loop, Stmt *rest, bool in_block) {
+  IrVar *v = loop->var, *t = ir_newvar(xprintf("%s_db", loop->var->name), DT_I64);
+  Expr *ext = loop->extent, *two_t = ir_mul(ir_int(2), ir_var(t));
+  Expr *k0 = ir_add(loop->min, two_t), *k1 = ir_add(k0, ir_int(1)), *k2 = ir_add(k0, ir_int(2));
   int64_t e;
-  bool known = ir_is_const(ext, &e);
-  Expr *g1 = known && e % 2 == 0 ? NULL : ir_bin(OP_LT, ir_add(ir_mul(ir_int(2), ir_var(t)), ir_int(1)), ext);
-  Expr *g2 = ir_bin(OP_LT, ir_add(ir_mul(ir_int(2), ir_var(t)), ir_int(2)), ext);
-  Vec first = {0}, next1 = {0}, next2 = {0};
+  Expr *g1 = ir_is_const(ext, &e) && e % 2 == 0 ? NULL : ir_bin(OP_LT, ir_add(two_t, ir_int(1)), ext);
+  Expr *g2 = ir_bin(OP_LT, ir_add(two_t, ir_int(2)), ext);
+  Vec next1 = {0}, next2 = {0};
   for (int i = 0; i < d->n; i++) {
     Buffer *one[1] = {d->buf[i]}, *other[1] = {d->alt[i]};
-    vec_push(&first, at(d->fetch[i], v, loop->min));
     vec_push(&next1, swap_stmt(one, other, 1, at(d->fetch[i], v, k1)));
     vec_push(&next2, at(d->fetch[i], v, k2));
   }
@@ -247,11 +235,32 @@ static Stmt *double_buffer(LowerCtx *L, Db *d, Stmt *loop, bool in_block) {
    * around it when the guard fails. */
   Stmt *top = in_block ? ir_barrier() : NULL, *half = in_block ? ir_barrier() : NULL;
   Stmt *trip[6] = {top, when(g1, group(&next1)), at(rest, v, k0), half, when(g2, group(&next2)), when(g1, odd)};
-  Stmt *f = ir_for(t, ir_int(0), ir_floordiv(ir_add(ext, ir_int(1)), ir_int(2)), loop->for_kind,
-                   ir_seq(trip, 6));
+  Stmt *f = ir_for(t, ir_int(0), ir_floordiv(ir_add(ext, ir_int(1)), ir_int(2)), loop->for_kind, ir_seq(trip, 6));
   f->loc = loop->loc;
-  Expr *nonempty = known && e > 0 ? NULL : ir_bin(OP_GT, ext, ir_int(0));
-  Stmt *s = ir_seq2(when(nonempty, group(&first)), f);
+  return f;
+}
+
+/* LOOP, at which D's stages are computed, double-buffered: the first copies before the
+ * trips (guarded when the loop may run no iteration), both buffers allocated around. */
+static Stmt *double_buffer(LowerCtx *L, Db *d, Stmt *loop, bool in_block) {
+  Stmt *rest = take_fetches(d, loop->body);
+  for (int i = 0; i < d->n; i++) {
+    if (!d->fetch[i]) {
+      diag_error(d->stage[i]->double_buffer, "double_buffer of '%s': its copy is not at the top of "
+                 "loop '%s' (another stage's nest holds it?)", d->stage[i]->name, d->stage[i]->at_iv->name);
+      L->ok = false;
+      return loop;
+    }
+    if (!reads_nothing_written(L, d, i, rest)) return loop;
+  }
+  Vec first = {0};
+  for (int i = 0; i < d->n; i++) {
+    d->alt[i] = second_buffer(d->buf[i]);
+    vec_push(&first, at(d->fetch[i], loop->var, loop->min));
+  }
+  int64_t e;
+  Expr *nonempty = ir_is_const(loop->extent, &e) && e > 0 ? NULL : ir_bin(OP_GT, loop->extent, ir_int(0));
+  Stmt *s = ir_seq2(when(nonempty, group(&first)), trips(d, loop, rest, in_block));
   for (int i = d->n - 1; i >= 0; i--) {
     s = ir_alloc(d->alt[i], s);
     s = ir_alloc(d->buf[i], s);
