@@ -377,6 +377,12 @@ Buffer *ir_buffer(const char *name, DType t, int ndim, Expr **shape, Scope scope
 /* Replace every use of a var: MAP is parallel arrays VARS -> VALS of length N. */
 Expr *ir_subst(Expr *e, IrVar **vars, Expr **vals, int n);
 Stmt *ir_stmt_subst(Stmt *s, IrVar **vars, Expr **vals, int n);
+/* Every access of FROM[i] going to TO[i] instead (same indices): in E, and in a copy of S
+ * (its stores' and allocations' buffers too). */
+Expr *ir_buf_subst(Expr *e, Buffer **from, Buffer **to, int n);
+Stmt *ir_stmt_buf_subst(Stmt *s, Buffer **from, Buffer **to, int n);
+/* The first load of B in E (arguments before operands), or NULL. */
+const Expr *ir_first_load(const Expr *e, const Buffer *b);
 bool ir_equal(const Expr *a, const Expr *b);   /* structural */
 bool ir_uses_var(const Expr *e, const IrVar *v);
 /* The operand V of an update store S, buf[idx] = buf[idx] OP V (OP: + with the load

@@ -456,22 +456,6 @@ static char *pooled_steps(Kernel *k, Op *o, Op *a) {
   return s;
 }
 
-/* The load of B in E whose indices are all plain loop variables; NULL if there is none. */
-static const Expr *plain_load(const Expr *e, const Buffer *b) {
-  if (!e) return NULL;
-  if (e->kind == E_LOAD && e->buf == b) {
-    for (int i = 0; i < e->nargs; i++)
-      if (e->args[i]->kind != E_VAR) return NULL;
-    return e;
-  }
-  const Expr *sub[3] = {e->a, e->b, e->c}, *r;
-  for (int i = 0; i < 3; i++)
-    if ((r = plain_load(sub[i], b))) return r;
-  for (int i = 0; i < e->nargs; i++)
-    if ((r = plain_load(e->args[i], b))) return r;
-  return NULL;
-}
-
 /* A product's activation panel, copied per tile with padded rows (steps appended to *S):
  * when anchor A reads X[.., row, k] (X the kernel's first input; row the output's row
  * axis, k a reduction) and X's rows are a multiple of 4 KiB apart, the TW rows of a
@@ -482,9 +466,12 @@ static const Expr *plain_load(const Expr *e, const Buffer *b) {
 static void activation_panel(char **s, Kernel *k, Op *a, Op *o, const char *par, int64_t tw) {
   if (tw < 2 || k->ninputs < 1) return;
   const Buffer *x = k->inputs[0];
-  const Expr *ld = plain_load(a->value, x);
+  const Expr *ld = ir_first_load(a->value, x); /* the load cache_read names the panel's axes after */
   int64_t e;
   if (!ld || ld->nargs < 2 || !ir_is_const(x->shape[x->ndim - 1], &e) || (e * 4) % 4096) return;
+  for (int i = 0; i < ld->nargs; i++) /* plain, distinct indices: the axes keep their names */
+    for (int j = 0; j <= i; j++)
+      if (ld->args[i]->kind != E_VAR || (j < i && ld->args[j]->var == ld->args[i]->var)) return;
   const IrVar *row = ld->args[ld->nargs - 2]->var, *kv = ld->args[ld->nargs - 1]->var;
   bool is_row = row == a->axes[row_axis(a)], is_red = false;
   for (int i = 0; i < a->nred; i++) is_red = is_red || kv == a->raxes[i];

@@ -51,19 +51,28 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Is R a record of TASK for the code O compiles (its target, --mcpu, --mtriple)? */
-static bool task_record(const Network *n, int task, const Options *o, const Record *r) {
-  char w[17];
-  key_hex(n->tasks[task].key, w);
-  return rec_is(r, w, target_names[o->target], rec_code(o));
+/* What a record of a task for the code O compiles carries (rec_is): its workload, target
+ * and code (--mcpu, --mtriple), made once per walk over the log. */
+typedef struct TaskKey {
+  char workload[17];
+  const char *target, *code;
+} TaskKey;
+
+static TaskKey task_key(const Network *n, int task, const Options *o) {
+  TaskKey k = {.target = target_names[o->target], .code = rec_code(o)};
+  key_hex(n->tasks[task].key, k.workload);
+  return k;
 }
+
+static bool task_record(const TaskKey *k, const Record *r) { return rec_is(r, k->workload, k->target, k->code); }
 
 /* The successful records of TASK for O, as indices into the log L; *N gets how many. */
 static int *task_records(const Network *n, int task, const Options *o, const RecordList *l, int *cnt) {
+  TaskKey k = task_key(n, task, o);
   int *idx = xalloc(sizeof(int) * (size_t)(l->n + 1));
   *cnt = 0;
   for (int i = 0; i < l->n; i++)
-    if (l->r[i].error == TE_OK && l->r[i].ncosts > 0 && task_record(n, task, o, &l->r[i])) idx[(*cnt)++] = i;
+    if (l->r[i].error == TE_OK && l->r[i].ncosts > 0 && task_record(&k, &l->r[i])) idx[(*cnt)++] = i;
   return idx;
 }
 
@@ -123,8 +132,9 @@ const char *net_task_record_text(const Network *n, int task, const Options *o, c
 /* Does the log hold a record of TASK for O with schedule TEXT? */
 static bool has_schedule(const Network *n, int task, const Options *o, const char *path, const char *text) {
   const RecordList *l = records(path, false);
+  TaskKey k = task_key(n, task, o);
   for (int i = 0; i < l->n; i++)
-    if (task_record(n, task, o, &l->r[i]) && !strcmp(l->r[i].schedule, text)) return true;
+    if (task_record(&k, &l->r[i]) && !strcmp(l->r[i].schedule, text)) return true;
   return false;
 }
 
@@ -132,9 +142,10 @@ static bool has_schedule(const Network *n, int task, const Options *o, const cha
  * (a schedule measured again by remeasure_best is not a new trial). */
 static int task_trials(const Network *n, int task, const Options *o, const char *path) {
   const RecordList *l = records(path, false);
+  TaskKey k = task_key(n, task, o);
   int *idx = xalloc(sizeof(int) * (size_t)(l->n + 1)), c = 0;
   for (int i = 0; i < l->n; i++) {
-    if (!task_record(n, task, o, &l->r[i])) continue;
+    if (!task_record(&k, &l->r[i])) continue;
     bool seen = false;
     for (int j = 0; j < c && !seen; j++) seen = !strcmp(l->r[idx[j]].schedule, l->r[i].schedule);
     if (!seen) idx[c++] = i;

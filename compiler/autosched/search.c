@@ -312,9 +312,10 @@ static void progress(Search *s, int round, int measured) {
 
 /* Prior records of this task: skipped when met again, and rows for the model. */
 static void warm_start(Search *s, const RecordList *prior) {
+  const char *code = rec_code(&s->task->opts);
   for (int i = 0; prior && i < prior->n; i++) {
     const Record *r = &prior->r[i];
-    if (!rec_is(r, s->task->workload, target_names[s->task->target], rec_code(&s->task->opts))) continue;
+    if (!rec_is(r, s->task->workload, target_names[s->task->target], code)) continue;
     seen_add(s, text_hash(r->schedule));
     float feat[FEAT_N];
     if (!(s->task->featurize ? s->task->featurize : tune_lower_features)(s->task, r->schedule, feat))

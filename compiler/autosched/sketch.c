@@ -189,8 +189,6 @@ static int64_t mod_block(const Expr *e, const IrVar *v) {
   return b;
 }
 
-static const Expr *first_load_of(const Expr *e, const Buffer *b);
-
 /* The input of OP that a register tile reads along its vectors only, B[k, j] of a matmul:
  * every index a plain reduction variable, the last one the last spatial axis (so the
  * rows of the tile broadcast the other input). Such a B is read a row of NR floats per k,
@@ -201,7 +199,7 @@ static Buffer *packable(const Plan *p, const Op *op, int64_t *rows) {
   if (p->ns < 2 || p->nr < 1) return NULL;
   for (int j = 0; j < op->nreads; j++) {
     Buffer *b = op->reads[j];
-    const Expr *ld = first_load_of(op->value, b);
+    const Expr *ld = ir_first_load(op->value, b);
     if (!ld || b->ndim < 2 || b == op->out) continue;
     const Expr *last = ld->args[b->ndim - 1];
     bool ok = last->kind == E_VAR && last->var == op->axes[p->ns - 1];
@@ -761,8 +759,8 @@ static void sample_gpu_shared(const SketchSet *ss, const Plan *p, Rng *r, int *g
     if (gpu_threads(p, tmp) >= 32) break;
   }
   if (!have) gpu_draw(r, p, g); /* nothing fits: lowering's gpu_check rejects it */
-  int f = p->ns * GLEVELS + p->nr * GRLEVELS;
   if (ss->fixed) return;
+  int f = p->ns * GLEVELS + p->nr * GRLEVELS;
   g[f + 5] = rng_int(r, 2);
   if (have && !gpu_fits(ss, p, g)) g[f + 5] = 0;
 }
@@ -1408,19 +1406,8 @@ static void fuse_list(Text *t, const char *st, const char *tag, char names[][NM]
 
 /* The axis names of the cache_read stage of B for P's stage (schedule.c's cache_axes: the
  * indices of the first load of B where all are distinct plain names, else ax0, ax1, ...). */
-static const Expr *first_load_of(const Expr *e, const Buffer *b) {
-  if (!e) return NULL;
-  if (e->kind == E_LOAD && e->buf == b) return e;
-  const Expr *r = NULL;
-  for (int i = 0; i < e->nargs && !r; i++) r = first_load_of(e->args[i], b);
-  if (!r) r = first_load_of(e->a, b);
-  if (!r) r = first_load_of(e->b, b);
-  if (!r) r = first_load_of(e->c, b);
-  return r;
-}
-
 static void cache_axis_names(const Op *op, const Buffer *b, char names[][NM]) {
-  const Expr *ld = first_load_of(op->value, b);
+  const Expr *ld = ir_first_load(op->value, b);
   bool plain = ld != NULL;
   for (int d = 0; plain && d < b->ndim; d++) {
     plain &= ld->args[d]->kind == E_VAR;

@@ -244,25 +244,85 @@ Expr *ir_subst(Expr *e, IrVar **vars, Expr **vals, int n) {
   return c;
 }
 
-Stmt *ir_stmt_subst(Stmt *s, IrVar **vars, Expr **vals, int n) {
+static Buffer *buf_swapped(Buffer **from, Buffer **to, int n, Buffer *b) {
+  for (int i = 0; i < n; i++)
+    if (from[i] == b) return to[i];
+  return b;
+}
+
+/* Like ir_subst, for buffers: only the spine above a swapped load is rebuilt. */
+Expr *ir_buf_subst(Expr *e, Buffer **from, Buffer **to, int n) {
+  if (!e || e->kind == E_INT || e->kind == E_FLOAT || e->kind == E_VAR) return e;
+  Buffer *b = e->kind == E_LOAD ? buf_swapped(from, to, n, e->buf) : e->buf;
+  Expr *a = ir_buf_subst(e->a, from, to, n), *bb = ir_buf_subst(e->b, from, to, n), *cc = ir_buf_subst(e->c, from, to, n);
+  Expr **args = e->args;
+  for (int i = 0; i < e->nargs; i++) {
+    Expr *x = ir_buf_subst(e->args[i], from, to, n);
+    if (x == e->args[i]) continue;
+    if (args == e->args) args = copy_args(e->args, e->nargs);
+    args[i] = x;
+  }
+  if (b == e->buf && a == e->a && bb == e->b && cc == e->c && args == e->args) return e;
+  Expr *c = xalloc(sizeof *c);
+  *c = *e;
+  c->buf = b, c->a = a, c->b = bb, c->c = cc, c->args = args;
+  return c;
+}
+
+/* What a statement's copy substitutes: variables (VARS -> VALS) or buffers (FROM -> TO,
+ * its accesses and its own buffer, a store's or an allocation's). */
+typedef struct StmtSubst {
+  IrVar **vars;
+  Expr **vals;
+  Buffer **from, **to;
+  int n;
+} StmtSubst;
+
+static Expr *subst_expr(Expr *e, const StmtSubst *m) {
+  return m->from ? ir_buf_subst(e, m->from, m->to, m->n) : ir_subst(e, m->vars, m->vals, m->n);
+}
+
+static Stmt *stmt_subst(Stmt *s, const StmtSubst *m) {
   if (!s) return NULL;
   Stmt *c = xalloc(sizeof *c);
   *c = *s;
-  c->min = ir_subst(s->min, vars, vals, n);
-  c->extent = ir_subst(s->extent, vars, vals, n);
-  c->value = ir_subst(s->value, vars, vals, n);
-  c->cond = ir_subst(s->cond, vars, vals, n);
+  c->min = subst_expr(s->min, m);
+  c->extent = subst_expr(s->extent, m);
+  c->value = subst_expr(s->value, m);
+  c->cond = subst_expr(s->cond, m);
   if (s->nargs) {
     c->args = xalloc(sizeof(Expr *) * (size_t)s->nargs);
-    for (int i = 0; i < s->nargs; i++) c->args[i] = ir_subst(s->args[i], vars, vals, n);
+    for (int i = 0; i < s->nargs; i++) c->args[i] = subst_expr(s->args[i], m);
   }
-  c->body = ir_stmt_subst(s->body, vars, vals, n);
-  c->els = ir_stmt_subst(s->els, vars, vals, n);
+  if (m->from && (s->kind == S_STORE || s->kind == S_ALLOC)) c->buf = buf_swapped(m->from, m->to, m->n, s->buf);
+  c->body = stmt_subst(s->body, m);
+  c->els = stmt_subst(s->els, m);
   if (s->n) {
     c->stmts = xalloc(sizeof(Stmt *) * (size_t)s->n);
-    for (int i = 0; i < s->n; i++) c->stmts[i] = ir_stmt_subst(s->stmts[i], vars, vals, n);
+    for (int i = 0; i < s->n; i++) c->stmts[i] = stmt_subst(s->stmts[i], m);
   }
   return c;
+}
+
+Stmt *ir_stmt_subst(Stmt *s, IrVar **vars, Expr **vals, int n) {
+  StmtSubst m = {vars, vals, NULL, NULL, n};
+  return stmt_subst(s, &m);
+}
+
+Stmt *ir_stmt_buf_subst(Stmt *s, Buffer **from, Buffer **to, int n) {
+  StmtSubst m = {NULL, NULL, from, to, n};
+  return stmt_subst(s, &m);
+}
+
+const Expr *ir_first_load(const Expr *e, const Buffer *b) {
+  if (!e) return NULL;
+  if (e->kind == E_LOAD && e->buf == b) return e;
+  const Expr *r = NULL;
+  for (int i = 0; i < e->nargs && !r; i++) r = ir_first_load(e->args[i], b);
+  if (!r) r = ir_first_load(e->a, b);
+  if (!r) r = ir_first_load(e->b, b);
+  if (!r) r = ir_first_load(e->c, b);
+  return r;
 }
 
 Expr *ir_copy(Expr *e) { return ir_subst(e, NULL, NULL, 0); }

@@ -47,68 +47,15 @@ static Buffer *second_buffer(Buffer *b) {
   return n;
 }
 
-static Buffer *swapped(Buffer **from, Buffer **to, int n, Buffer *b) {
-  for (int i = 0; i < n; i++)
-    if (from[i] == b) return to[i];
-  return b;
-}
-
-/* E with the loads of FROM[i] reading TO[i]. */
-static Expr *swap_expr(Buffer **from, Buffer **to, int n, Expr *e) {
-  if (!e || e->kind == E_INT || e->kind == E_FLOAT || e->kind == E_VAR) return e;
-  Expr *c = xalloc(sizeof *c);
-  *c = *e;
-  if (e->kind == E_LOAD) c->buf = swapped(from, to, n, e->buf);
-  c->a = swap_expr(from, to, n, e->a);
-  c->b = swap_expr(from, to, n, e->b);
-  c->c = swap_expr(from, to, n, e->c);
-  if (e->nargs) {
-    c->args = xalloc(sizeof(Expr *) * (size_t)e->nargs);
-    for (int i = 0; i < e->nargs; i++) c->args[i] = swap_expr(from, to, n, e->args[i]);
-  }
-  return c;
-}
-
-/* S with every access of FROM[i] going to TO[i]. */
-static Stmt *swap_stmt(Buffer **from, Buffer **to, int n, Stmt *s) {
-  if (!s) return NULL;
-  Stmt *c = xalloc(sizeof *c);
-  *c = *s;
-  c->min = swap_expr(from, to, n, s->min);
-  c->extent = swap_expr(from, to, n, s->extent);
-  c->value = swap_expr(from, to, n, s->value);
-  c->cond = swap_expr(from, to, n, s->cond);
-  if (s->nargs) {
-    c->args = xalloc(sizeof(Expr *) * (size_t)s->nargs);
-    for (int i = 0; i < s->nargs; i++) c->args[i] = swap_expr(from, to, n, s->args[i]);
-  }
-  if (s->kind == S_STORE || s->kind == S_ALLOC) c->buf = swapped(from, to, n, s->buf);
-  c->body = swap_stmt(from, to, n, s->body);
-  c->els = swap_stmt(from, to, n, s->els);
-  if (s->n) {
-    c->stmts = xalloc(sizeof(Stmt *) * (size_t)s->n);
-    for (int i = 0; i < s->n; i++) c->stmts[i] = swap_stmt(from, to, n, s->stmts[i]);
-  }
-  return c;
-}
-
 /* ---- what a statement reads and writes ------------------------------ */
-
-static bool expr_loads(const Expr *e, const Buffer *b) {
-  if (!e) return false;
-  if (e->kind == E_LOAD && e->buf == b) return true;
-  for (int i = 0; i < e->nargs; i++)
-    if (expr_loads(e->args[i], b)) return true;
-  return expr_loads(e->a, b) || expr_loads(e->b, b) || expr_loads(e->c, b);
-}
 
 static bool stmt_loads(const Stmt *s, const Buffer *b) {
   if (!s) return false;
-  if (expr_loads(s->min, b) || expr_loads(s->extent, b) || expr_loads(s->value, b) ||
-      expr_loads(s->cond, b))
+  if (sched_reads(s->min, b) || sched_reads(s->extent, b) || sched_reads(s->value, b) ||
+      sched_reads(s->cond, b))
     return true;
   for (int i = 0; i < s->nargs; i++)
-    if (expr_loads(s->args[i], b)) return true;
+    if (sched_reads(s->args[i], b)) return true;
   for (int i = 0; s->kind == S_CALL && i < s->nin; i++)
     if (s->bufs[i] == b) return true;
   if (stmt_loads(s->body, b) || stmt_loads(s->els, b)) return true;
@@ -224,10 +171,10 @@ static Stmt *trips(Db *d, Stmt *loop, Stmt *rest, bool in_block) {
   Vec next1 = {0}, next2 = {0};
   for (int i = 0; i < d->n; i++) {
     Buffer *one[1] = {d->buf[i]}, *other[1] = {d->alt[i]};
-    vec_push(&next1, swap_stmt(one, other, 1, at(d->fetch[i], v, k1)));
+    vec_push(&next1, ir_stmt_buf_subst(at(d->fetch[i], v, k1), one, other, 1));
     vec_push(&next2, at(d->fetch[i], v, k2));
   }
-  Stmt *odd = swap_stmt(d->buf, d->alt, d->n, at(rest, v, k1));
+  Stmt *odd = ir_stmt_buf_subst(at(rest, v, k1), d->buf, d->alt, d->n);
   /* The barrier at the top orders the previous trip's body(k - 1) (reading S_1) and copy
    * into S before this trip's copy into S_1 and body(k); the one after body(k) orders its
    * reads of S before the next copy into S, and the copy into S_1 before body(k + 1).

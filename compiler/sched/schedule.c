@@ -770,33 +770,6 @@ static bool step_compute_root(StepCtx *c) {
 
 /* ---- cache_read, cache_write, rfactor -------------------------------- */
 
-/* E with every load of FROM reading TO instead (same indices). */
-static Expr *replace_buf(Expr *e, Buffer *from, Buffer *to) {
-  if (!e || !sched_reads(e, from)) return e;
-  Expr *n = xalloc(sizeof *n);
-  *n = *e;
-  if (e->kind == E_LOAD && e->buf == from) n->buf = to;
-  n->a = replace_buf(e->a, from, to);
-  n->b = replace_buf(e->b, from, to);
-  n->c = replace_buf(e->c, from, to);
-  if (e->nargs) {
-    n->args = xalloc(sizeof(Expr *) * (size_t)e->nargs);
-    for (int i = 0; i < e->nargs; i++) n->args[i] = replace_buf(e->args[i], from, to);
-  }
-  return n;
-}
-
-static const Expr *first_load(const Expr *e, const Buffer *b) {
-  if (!e) return NULL;
-  if (e->kind == E_LOAD && e->buf == b) return e;
-  const Expr *r = NULL;
-  for (int i = 0; i < e->nargs && !r; i++) r = first_load(e->args[i], b);
-  if (!r) r = first_load(e->a, b);
-  if (!r) r = first_load(e->b, b);
-  if (!r) r = first_load(e->c, b);
-  return r;
-}
-
 /* Axis names of a cache_read stage: C's plain index names of T, else ax0, ax1, ... */
 static IrVar **cache_axes(const Expr *load, int ndim) {
   IrVar **v = xalloc(sizeof(IrVar *) * (size_t)(ndim + 1));
@@ -859,7 +832,7 @@ static bool step_cache_read(StepCtx *c) {
   Scope sc;
   Stage *cs = t && scope_arg(c, c->arg[1], &sc) ? find_stage_arg(c->s, c->arg[2]) : NULL;
   if (!cs) return false;
-  const Expr *use = first_load(cs->op->value, t);
+  const Expr *use = ir_first_load(cs->op->value, t);
   if (use && t == cs->op->out && !scan_stage_ok(c, cs, "cache_read its own tensor in")) return false;
   if (!scatter_stage_ok(c, cs, "cache_read for")) return false;
   if (!use) {
@@ -872,7 +845,7 @@ static bool step_cache_read(StepCtx *c) {
   b->op = o;
   Op *co = xalloc(sizeof *co);
   *co = *cs->op;
-  co->value = replace_buf(cs->op->value, t, b);
+  co->value = ir_buf_subst(cs->op->value, &t, &b, 1);
   co->reads = xalloc(sizeof(Buffer *) * (size_t)(co->nreads + 1));
   for (int i = 0; i < co->nreads; i++) co->reads[i] = cs->op->reads[i] == t ? b : cs->op->reads[i];
   Stage *st = stage_new(c->s, o, c->loc);
@@ -1316,17 +1289,19 @@ static bool init_encloses(Stage *p) {
   return true;
 }
 
+/* STEP (STEP_LOC) of P needs P computed at a loop, which WHY says; diagnoses it when P is
+ * inlined or at the root. */
+static bool at_a_loop(const Stage *p, const char *step, Loc step_loc, const char *why) {
+  if (p->attach == ATTACH_AT) return true;
+  if (p->attach == ATTACH_INLINE) diag_error(step_loc, "%s of '%s': it is inlined and has no buffer", step, p->name);
+  else diag_error(step_loc, "%s of '%s': it must be computed at a loop (compute_at), %s", step, p->name, why);
+  return false;
+}
+
 /* double_buffer(P) needs P computed at a loop whose iterations run one after another in
  * one thread: serial or unrolled. */
 static bool double_buffer_loop(const Stage *p) {
-  if (p->attach != ATTACH_AT) {
-    diag_error(p->double_buffer, p->attach == ATTACH_INLINE
-                                     ? "double_buffer of '%s': it is inlined and has no buffer"
-                                     : "double_buffer of '%s': it must be computed at a loop (compute_at), "
-                                       "whose next iteration's copy it fetches ahead",
-               p->name);
-    return false;
-  }
+  if (!at_a_loop(p, "double_buffer", p->double_buffer, "whose next iteration's copy it fetches ahead")) return false;
   ForKind k = p->at_iv->kind;
   if (k != FOR_SERIAL && k != FOR_UNROLL) {
     diag_error(p->double_buffer, "double_buffer of '%s': loop '%s', where it is computed, is %s%s; "
@@ -1340,14 +1315,8 @@ static bool double_buffer_loop(const Stage *p) {
 bool sched_check_attach(Schedule *s) {
   for (int i = 0; i < s->stages.len; i++) {
     Stage *p = VEC_AT(s->stages, i), *x;
-    if (p->align_factor && p->attach != ATTACH_AT) { /* storage_align needs its own buffer */
-      diag_error(p->align_loc, p->attach == ATTACH_INLINE
-                                   ? "storage_align of '%s': it is inlined and has no buffer"
-                                   : "storage_align of '%s': it must be computed at a loop (compute_at), "
-                                     "where its own buffer is allocated",
-                 p->name);
-      return false;
-    }
+    /* storage_align needs its own buffer */
+    if (p->align_factor && !at_a_loop(p, "storage_align", p->align_loc, "where its own buffer is allocated")) return false;
     if (p->double_buffer.file && !double_buffer_loop(p)) return false;
     if (p->attach == ATTACH_AT && !init_encloses(p)) return false;
     if (p->attach != ATTACH_AT || attach_holds(s, p, &x)) continue;
