@@ -373,6 +373,16 @@ static char *winograd_product_steps(Kernel *k) {
   return s;
 }
 
+/* Can the statistic P (a reduction over the row) be computed L lanes at a time: one
+ * reduction axis of constant extent at least L, a sum, max or min that rfactor splits
+ * (no `where` over the indices, no update definition)? */
+static bool statistic_lanes(const Op *p, int L) {
+  int64_t e;
+  if (p->nred != 1 || p->rcond || p->init || p->scatter || p->is_scan) return false;
+  if (p->rop != RED_SUM && p->rop != RED_MAX && p->rop != RED_MIN) return false;
+  return ir_is_const(p->rext[0], &e) && e >= L;
+}
+
 /* Row-wise kernels of several reductions (softmax: a row's max, its exponentials, their
  * sum, the quotients; layer normalisation: mean, variance, the normalised row): every stage
  * either has the output's shape or is a statistic of its rows (the output's leading axes).
@@ -408,6 +418,17 @@ static char *rowwise_steps(Kernel *k, Op *o) {
   for (int i = 0; i < k->nops; i++) {
     Op *p = k->ops[i];
     if (p == o) continue;
+    if (vec && statistic_lanes(p, L)) {
+      /* the row's statistic by vectors: L partial results (a sum's or a max's lanes) over
+       * the row in steps of L, then the L lanes combined (vit's softmax of 12 x 197 x 197:
+       * 0.28 -> 0.12 ms, its max and sum had been serial scalar chains) */
+      const char *pn = p->name, *r = p->raxes[0]->name;
+      step(&s, xprintf("%s_ko, %s_kv = split(%s.%s, %d)", pn, pn, pn, r, L));
+      step(&s, xprintf("%s_rf = rfactor(%s, %s_kv)", pn, pn, pn));
+      step(&s, xprintf("compute_at(%s_rf, %s, %s)", pn, on, row));
+      step(&s, xprintf("reorder(%s_rf.%s_ko, %s_rf.%s_kv)", pn, pn, pn, pn));
+      step(&s, xprintf("vectorize(%s_rf.%s_kv)", pn, pn));
+    }
     step(&s, xprintf("compute_at(%s, %s, %s)", p->name, on, row));
     if (vec && p->ndim == d) {
       step(&s, xprintf("%s_v0, %s_v1 = split(%s.%s, %d)", p->name, p->name, p->name, p->axes[d - 1]->name, L));
