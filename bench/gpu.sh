@@ -6,7 +6,7 @@
 #           deploy suite (the CUDA library), resnet18 and mobilenet --check at -D HW=112
 #   bench   matmul hand schedules at 1024 and 4096 beside cuBLAS (bench/gpu_anchor.py), each
 #           shared-memory one with and without double_buffer (gpu_searched / _db, gpu_coop /
-#           gpu_db)
+#           gpu_db) and with its copies staged through registers (gpu_dbl, gpu_stage)
 #   tune    `texc tune` of matmul 1024 and 4096 for TUNE_TIME each; trials per second; the
 #           tuned kernel beside cuBLAS
 #   nets    resnet18 and mobilenet untuned (with and without the CUDA graph, and the bare
@@ -76,11 +76,11 @@ fi
 if has bench; then
   step "bench: matmul hand schedules"
   for n in 1024 4096; do
-    for v in default gpu shared gpu_fast gpu_searched gpu_searched_db; do
+    for v in default gpu shared gpu_fast gpu_searched gpu_searched_db gpu_stage; do
       s=""; [ $v = default ] || s="--schedule $v"
       timeout 60 "$T" bench examples/matmul.tex --target cuda $s $(mm $n) --repeat 5 2>&1 | grep -E '^matmul' | sed "s/^/$n /"
     done
-    for v in gpu_pad gpu_coop gpu_db; do
+    for v in gpu_pad gpu_coop gpu_db gpu_dbl; do
       timeout 60 "$T" bench docs/examples/matmul.tex --target cuda --schedule $v $(mm $n) --repeat 5 2>&1 | grep -E '^matmul' | sed "s/^/$n /"
     done
   done

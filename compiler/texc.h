@@ -319,6 +319,12 @@ struct Stmt {
    * max, min) and the back end does it as one atomic read-modify-write (llvm.c's
    * atomicrmw); everywhere else it reads as the plain store it equals. */
   bool atomic;
+  /* S_STORE of a copy made a step ahead (lower/double_buffer.c): it reads only what the
+   * loop does not write, and until the next barrier (or the end of its sequence) nothing
+   * reads or writes the element it stores. So a GPU printer may load its value where it
+   * stands and store it later, before that barrier (register staging, gpu_source.c); to
+   * everything else it is a plain store. */
+  bool prefetch;
   /* S_CALL */
   const char *callee;
   Buffer **bufs;

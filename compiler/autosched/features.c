@@ -16,7 +16,9 @@
  *           element: a reduction store to global memory inside thread loops whose variables
  *           its indices do not use; the printer's tree in shared memory), 0 when none
  *   86      GPU: 1 when a loop's shared tiles are double-buffered (the barrier that the
- *           double_buffer pass writes between a trip's two halves), else 0
+ *           double_buffer pass writes between a trip's two halves), 2 when their copies are
+ *           also staged through registers (double_buffer(S, local): stores marked
+ *           prefetch), else 0
  */
 #include "autosched.h"
 
@@ -47,7 +49,7 @@ typedef struct Walk {
   /* GPU, maxima over the function: shared bytes live at once, threads per block, vthreads,
    * unrolled iterations, vector bytes, bank conflict degree; bytes stored into shared. */
   double max_shared, max_threads, max_vthreads, max_unroll, max_vec_bytes, max_bank, max_xred;
-  bool double_buffered;
+  bool double_buffered, staged;
   double shared_stored;
 } Walk;
 
@@ -371,7 +373,10 @@ static void walk(Walk *w, const Stmt *s) {
   if (!s) return;
   switch (s->kind) {
   case S_FOR: walk_for(w, s); break;
-  case S_STORE: visit_store(w, s); break;
+  case S_STORE:
+    w->staged = w->staged || s->prefetch;
+    visit_store(w, s);
+    break;
   case S_IF:
     w->guards++;
     walk(w, s->body);
@@ -412,7 +417,7 @@ void features_extract(const LoweredFunc *fn, float *v) {
   v[GPU_FEATS + 5] = lg(w->shared_stored > 0 ? w->total_flops / w->shared_stored : 0);
   v[GPU_FEATS + 6] = lg(w->max_bank > 1 ? w->max_bank : 0);
   v[GPU_FEATS + 7] = lg(w->max_xred > 1 ? w->max_xred : 0);
-  v[GPU_FEATS + 8] = w->double_buffered;
+  v[GPU_FEATS + 8] = w->double_buffered ? 1 + w->staged : 0;
 }
 _Static_assert(GPU_FEATS + 9 == FEAT_N, "the feature layout above");
 

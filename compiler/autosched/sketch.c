@@ -35,6 +35,10 @@
 #define GLEVELS 4  /* GPU_SHARED: spatial factors vthread, thread, S3, S4 */
 #define GRLEVELS 2 /* GPU_SHARED: reduction factors R1, R2 */
 #define GPU_MAX_ACC 128 /* GPU_SHARED: accumulators per thread (registers; no limit is queried) */
+/* GPU_SHARED with staged copies (gpu_double 2): accumulators plus staging registers per
+ * thread. ptxas (sm_90, 255 registers) spilled examples/matmul.tex's 128 accumulators
+ * beside 40 staged words; without staging they take 214-224 registers. */
+#define GPU_MAX_HELD 144
 
 /* ---------------------------------------------------------------- rng */
 
@@ -60,7 +64,8 @@ double rng_unit(Rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
  *                    1: S4, 2: S3 R2 S4, 3: R1 S3 R2 S4, all below the shared tiles' fetch),
  *                    vectorized register tile and store, padded shared rows (gpu_row_pad),
  *                    auto_unroll of the block's loops (an index into auto_unroll_steps),
- *                    double-buffered shared tiles (gpu_double; 0 in the untuned default).
+ *                    double-buffered shared tiles (gpu_double: 0 no, 1 yes, 2 with their
+ *                    copies staged through registers; 0 in the untuned default).
  *   PLAN_GPU_XREDUCE: threads T of the cross-thread reduction (a power of two), rows Y of
  *                    a block (threadIdx.y: 1, 2, 4 or 8; T x Y within the Target), unroll of
  *                    each thread's serial part (1, 2, 4 or 8). */
@@ -688,13 +693,15 @@ static int64_t gpu_row_pad(const Plan *p, const int *g, const Buffer *b, const i
 }
 
 /* Whether genes G double-buffer P's shared tiles: two of each, the next reduction step's
- * fetched into one while the block computes from the other (double_buffer). */
-static bool gpu_double(const Plan *p, const int *g) { return g[p->ns * GLEVELS + p->nr * GRLEVELS + 5]; }
+ * fetched into one while the block computes from the other (double_buffer); 2: their
+ * copies staged through registers too (double_buffer(S, local)). */
+static int gpu_double(const Plan *p, const int *g) { return g[p->ns * GLEVELS + p->nr * GRLEVELS + 5]; }
 
 /* Shared bytes per block of P under genes G: every tensor it reads, staged (rows padded),
- * twice when double-buffered. */
-static int64_t gpu_shared_bytes(const Plan *p, const int *g) {
+ * twice when double-buffered; in *WORDS the 32-bit words of one copy of them all. */
+static int64_t gpu_shared_words(const Plan *p, const int *g, int64_t *words) {
   int64_t bytes = 0;
+  *words = 0;
   for (int j = 0; j < p->op->nreads; j++) {
     const Buffer *b = p->op->reads[j];
     int64_t span[MAX_AXES] = {0};
@@ -703,19 +710,24 @@ static int64_t gpu_shared_bytes(const Plan *p, const int *g) {
     if (pad) n = n / span[b->ndim - 1] * (span[b->ndim - 1] + pad);
     bytes += n * dtype_bytes(b->dtype);
   }
+  *words = bytes / 4;
   return gpu_double(p, g) ? 2 * bytes : bytes;
 }
 
+
 /* Whether genes G fit the Target's limits: threads per block, shared memory per block,
- * and at most GPU_MAX_ACC accumulators per thread (vthread copies included). */
+ * and at most GPU_MAX_ACC accumulators per thread (vthread copies included); with staged
+ * copies, at most GPU_MAX_HELD accumulators and staging registers (a thread stages its
+ * share of the copied words). */
 static bool gpu_fits(const SketchSet *ss, const Plan *p, const int *g) {
-  int64_t acc = 1;
+  int64_t acc = 1, words = 0, threads = gpu_threads(p, g);
   for (int d = 0; d < p->ns; d++) {
     const int *a = g + d * GLEVELS;
     acc *= (int64_t)a[0] * a[2] * a[3];
   }
-  return acc <= GPU_MAX_ACC && gpu_threads(p, g) <= ss->lim.max_threads_per_block &&
-         gpu_shared_bytes(p, g) <= ss->lim.max_shared_bytes;
+  int64_t bytes = gpu_shared_words(p, g, &words);
+  if (gpu_double(p, g) == 2 && acc + (words + threads - 1) / (threads > 0 ? threads : 1) > GPU_MAX_HELD) return false;
+  return acc <= GPU_MAX_ACC && threads <= ss->lim.max_threads_per_block && bytes <= ss->lim.max_shared_bytes;
 }
 
 /* One random draw of P's genes: per spatial axis S4 (<= 4), S3 (<= 8), threads (<= 64 on
@@ -748,7 +760,8 @@ static void gpu_draw(Rng *r, const Plan *p, int *g) {
 
 /* Random genes of a GPU_SHARED plan that fit the Target, preferring at least a warp of
  * threads per block (the first fitting draw when none has); then, but for the untuned
- * default, double buffering half the time where the doubled tiles fit. */
+ * default, double buffering two times in three (staged through registers half of those)
+ * where the doubled tiles (and the staging registers) fit. */
 static void sample_gpu_shared(const SketchSet *ss, const Plan *p, Rng *r, int *g) {
   int tmp[CAND_MAX_GENES];
   bool have = false;
@@ -761,8 +774,8 @@ static void sample_gpu_shared(const SketchSet *ss, const Plan *p, Rng *r, int *g
   if (!have) gpu_draw(r, p, g); /* nothing fits: lowering's gpu_check rejects it */
   if (ss->fixed) return;
   int f = p->ns * GLEVELS + p->nr * GRLEVELS;
-  g[f + 5] = rng_int(r, 2);
-  if (have && !gpu_fits(ss, p, g)) g[f + 5] = 0;
+  g[f + 5] = rng_int(r, 3);
+  while (have && g[f + 5] > 0 && !gpu_fits(ss, p, g)) g[f + 5]--;
 }
 
 /* ---- GPU cross-thread reduction (PLAN_GPU_XREDUCE): genes */
@@ -1001,7 +1014,7 @@ static void mutate_gpu_shared(const SketchSet *ss, const Plan *p, Rng *r, int *g
     mutate_axis(r, p->r[d].extent, g + p->ns * GLEVELS + d * GRLEVELS, GRLEVELS, 4);
   } else {
     int k = rng_int(r, 6);
-    g[f + k] = k == 1 ? rng_int(r, 4) : k == 4 ? rng_int(r, 5) : !g[f + k];
+    g[f + k] = k == 1 ? rng_int(r, 4) : k == 4 ? rng_int(r, 5) : k == 5 ? (g[f + k] + 1 + rng_int(r, 2)) % 3 : !g[f + k];
   }
   if (!gpu_fits(ss, p, g)) memcpy(g, old, sizeof(int) * (size_t)p->ngenes);
 }
@@ -1450,7 +1463,7 @@ static void render_fetch(const Plan *p, const int *g, const Buffer *b, const cha
     emit(t, "bind(%s_t, threadIdx.x)", sst);
   }
   if (v) emit(t, "vectorize(%s_v)", sst);
-  if (gpu_double(p, g)) emit(t, "double_buffer(%s)", sst);
+  if (gpu_double(p, g)) emit(t, gpu_double(p, g) == 2 ? "double_buffer(%s, local)" : "double_buffer(%s)", sst);
 }
 
 /* The local stage LST of a GPU_SHARED plan: R0 R1 S3 R2 S4 with unrolling and a vector

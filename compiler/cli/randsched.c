@@ -193,7 +193,7 @@ static char *random_step(Trial *t) {
     }
     return NULL;
   }
-  case 17: return xprintf("double_buffer(%s)", s->name);
+  case 17: return xprintf(rnd(&t->rng, 2) ? "double_buffer(%s, local)" : "double_buffer(%s)", s->name);
   default: return xprintf("%s = rfactor(%s, %s)", fresh_name(t), s->name, l);
   }
 }

@@ -20,6 +20,10 @@
  * copy are issued before the body, and the compiler may overlap the two. (On CPUs the
  * barriers are not written: one thread runs the block.)
  *
+ * With double_buffer(S, local) the copies made in the loop are marked (Stmt.prefetch):
+ * the GPU printer loads them into registers where they stand and stores them after the
+ * body beside them, so that the body's arithmetic hides the loads (target/gpu_source.c).
+ *
  * The copies are made ahead of the body that precedes them, so F must read nothing that
  * the loop writes, and the body must not write S; both are errors at the step. With an
  * even constant extent the odd half needs no guard; the guard of the second copy stays
@@ -124,6 +128,18 @@ static Stmt *take_fetches(Db *d, Stmt *s) {
 
 /* ---- the transformation --------------------------------------------- */
 
+/* S (a fresh copy of a copy's nest) with its stores marked as made ahead (Stmt.prefetch),
+ * when its stage asked for it (double_buffer(S, local)): the GPU printer then stages them
+ * through registers. */
+static Stmt *ahead(Stmt *s, bool mark) {
+  if (!s || !mark) return s;
+  if (s->kind == S_STORE) s->prefetch = true;
+  ahead(s->body, mark);
+  ahead(s->els, mark);
+  for (int i = 0; i < s->n; i++) ahead(s->stmts[i], mark);
+  return s;
+}
+
 static Stmt *at(Stmt *s, IrVar *v, Expr *k) { return ir_stmt_subst(s, &v, &k, 1); }
 
 /* S under COND (NULL: always); NULL when S is. */
@@ -171,8 +187,9 @@ static Stmt *trips(Db *d, Stmt *loop, Stmt *rest, bool in_block) {
   Vec next1 = {0}, next2 = {0};
   for (int i = 0; i < d->n; i++) {
     Buffer *one[1] = {d->buf[i]}, *other[1] = {d->alt[i]};
-    vec_push(&next1, ir_stmt_buf_subst(at(d->fetch[i], v, k1), one, other, 1));
-    vec_push(&next2, at(d->fetch[i], v, k2));
+    bool mark = d->stage[i]->stage_local;
+    vec_push(&next1, ahead(ir_stmt_buf_subst(at(d->fetch[i], v, k1), one, other, 1), mark));
+    vec_push(&next2, ahead(at(d->fetch[i], v, k2), mark));
   }
   Stmt *odd = ir_stmt_buf_subst(at(rest, v, k1), d->buf, d->alt, d->n);
   /* The barrier at the top orders the previous trip's body(k - 1) (reading S_1) and copy

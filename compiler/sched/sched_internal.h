@@ -63,6 +63,7 @@ struct Stage {
   int64_t align_factor, align_offset; /* storage_align: row pitch % factor == offset (0: none) */
   Loc align_loc;
   Loc double_buffer;   /* the double_buffer step (file NULL: none; lower/double_buffer.c) */
+  bool stage_local;    /* double_buffer(S, local): the next copy staged in registers (GPU) */
   Loc loc;
   /* lowering state */
   Expr *eff;           /* value with inlined stages substituted */

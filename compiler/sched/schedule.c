@@ -1152,15 +1152,26 @@ static bool step_storage_align(StepCtx *c) {
 
 /* double_buffer(S), TVM's: S, computed at a serial loop, gets a second buffer, and the
  * iterations of that loop alternate between the two, each fetching the next iteration's
- * copy while it computes from its own (lower/double_buffer.c). Where S is computed is
- * judged on the final schedule (sched_check_attach). */
+ * copy while it computes from its own (lower/double_buffer.c). double_buffer(S, local):
+ * on a GPU that copy is also staged through each thread's registers, loaded before the
+ * computation and stored to the second buffer after it (target/gpu_source.c). Where S is
+ * computed is judged on the final schedule (sched_check_attach). */
 static bool step_double_buffer(StepCtx *c) {
-  if (!count_args(c, 0, 1, 1)) return false;
+  if (!count_args(c, 0, 1, 2)) return false;
   Stage *st = find_stage_arg(c->s, c->arg[0]);
   if (!st) return false;
   if (st->output || st->op->out->kind != BUF_TEMP) {
     diag_error(c->arg[0]->loc, "cannot double_buffer '%s': it is an output of the kernel", st->name);
     return false;
+  }
+  if (c->narg == 2) {
+    const Ast *a = c->arg[1];
+    if (a->kind != A_NAME || strcmp(a->name, "local") != 0) {
+      diag_error(a->loc, "double_buffer's second argument is 'local' (stage the copy through "
+                 "registers), not this");
+      return false;
+    }
+    st->stage_local = true;
   }
   st->double_buffer = c->loc;
   return true;

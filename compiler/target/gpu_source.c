@@ -185,6 +185,9 @@ typedef struct Gen {
   const Stmt *promo;      /* a store kept in a register across the loops around it */
   const char *promo_name;
   Vec hoisted;            /* S_IF of the promoted nest whose test was printed outside it */
+  Vec staged;             /* Buffer*: register staging of prefetched copies (staged_seq) */
+  Vec stage_from, stage_to; /* Stmt*: each sequence staged, and what it was printed as */
+  bool staging;           /* printing a staged sequence (its own copies are not staged again) */
 } Gen;
 
 /* Every identifier made from a user's name is printed with a prefix (gpu_name), so that
@@ -1130,12 +1133,19 @@ static void thread_loop(Gen *g, Stmt *s) {
   line(g, "}");
 }
 
-static bool local_load(const Expr *e) {
+static bool is_staged(const Gen *g, const Buffer *b) {
+  for (int i = 0; i < g->staged.len; i++)
+    if (g->staged.data[i] == b) return true;
+  return false;
+}
+
+/* Does E load a thread's own local buffer (the staging registers of a fetch aside)? */
+static bool local_load(const Gen *g, const Expr *e) {
   if (!e) return false;
-  if (e->kind == E_LOAD && e->buf->scope == SCOPE_LOCAL) return true;
+  if (e->kind == E_LOAD && e->buf->scope == SCOPE_LOCAL && !is_staged(g, e->buf)) return true;
   for (int i = 0; i < e->nargs; i++)
-    if (local_load(e->args[i])) return true;
-  return local_load(e->a) || local_load(e->b) || local_load(e->c);
+    if (local_load(g, e->args[i])) return true;
+  return local_load(g, e->a) || local_load(g, e->b) || local_load(g, e->c);
 }
 
 static bool expr_uses_tvar(const Gen *g, const Expr *e) {
@@ -1150,12 +1160,12 @@ static bool coop_body(const Gen *g, const Stmt *s) {
   if (!s) return true;
   const Expr *es[3] = {s->min, s->extent, s->kind == S_IF ? s->cond : s->value};
   for (int i = 0; i < 3; i++)
-    if (es[i] && (local_load(es[i]) || expr_uses_tvar(g, es[i]))) return false;
+    if (es[i] && (local_load(g, es[i]) || expr_uses_tvar(g, es[i]))) return false;
   switch (s->kind) {
   case S_STORE:
     for (int d = 0; d < s->nargs; d++)
-      if (local_load(s->args[d]) || expr_uses_tvar(g, s->args[d])) return false;
-    return s->buf->scope == SCOPE_SHARED;
+      if (local_load(g, s->args[d]) || expr_uses_tvar(g, s->args[d])) return false;
+    return s->buf->scope == SCOPE_SHARED || is_staged(g, s->buf);
   case S_FOR: return coop_body(g, s->body);
   case S_IF: return coop_body(g, s->body) && coop_body(g, s->els);
   case S_SEQ:
@@ -1276,6 +1286,189 @@ static void uniform_loop(Gen *g, Stmt *s) {
   int64_t n;
   if (!ir_is_const(simplify(s->extent, &g->ranges), &n) || n < 1)
     append_all(&g->state, &before); /* no iteration, no barrier inside */
+}
+
+/* ---------------------------------------------------------------------- */
+/* Register staging of copies made ahead                                   */
+/* ---------------------------------------------------------------------- */
+
+/* A double-buffered loop (lower/double_buffer.c) copies the next step's tiles into the
+ * other shared buffers, S_1[..] = A[..] for each element a thread fetches, and then
+ * computes from the first ones. Printed in that order, each store to shared memory waits
+ * for its global load, and a warp issues in order: the body's first FMA waits behind it
+ * for the whole latency of global memory. With double_buffer(S, local) the copy is
+ * staged: the loads go to registers where the copy stands, the body follows, and the
+ * stores from those registers come after it, before the barrier that ends the step
+ * (Stmt.prefetch: nothing touches the elements until then), so that the body's FMAs hide
+ * the loads, as in cuBLAS's and CUTLASS's main loops. A copy's registers are a local
+ * array, indexed by its loops around the store other than its threads (made unrolled:
+ * the index is then a constant, and the array registers). Those registers add to the
+ * thread's (`ptxas -v` tells whether a tile then spills); a copy of more than
+ * STAGE_WORDS 32-bit words per thread is not staged. */
+enum { STAGE_WORDS = 128, STAGE_LOOPS = 16 };
+
+typedef struct StageLoops {
+  IrVar *var[STAGE_LOOPS];
+  int64_t min[STAGE_LOOPS], ext[STAGE_LOOPS];
+  int n;
+} StageLoops;
+
+/* Can S, a statement of a sequence, be staged: stores made ahead, under loops of constant
+ * bounds (serial, unrolled, vectorized, and thread loops that each thread runs once: a
+ * thread loop printed as a plain loop, one that a bound loop cannot rebind, would make
+ * every thread copy all of it) and ifs without else? Adds the words of registers it needs
+ * (COUNT: the iterations of the loops around it, threads aside) to *WORDS. THREADS: the
+ * thread dimensions bound by loops around S inside the copy (bits). */
+static bool stageable(const Gen *g, const Stmt *s, int64_t count, int depth, unsigned threads, int64_t *words) {
+  if (!s) return true;
+  switch (s->kind) {
+  case S_STORE:
+    if (!s->prefetch || s->atomic || s->nargs != 1) return false;
+    *words += count * ((dtype_bytes(s->buf->dtype) + 3) / 4);
+    return true;
+  case S_FOR: {
+    int64_t mn, ext;
+    bool thread = is_thread(s->for_kind);
+    if (!ir_is_const(s->min, &mn) || !ir_is_const(s->extent, &ext) || ext < 1 ||
+        (!thread && (ext > STAGE_WORDS || depth == STAGE_LOOPS)))
+      return false;
+    if (s->for_kind != FOR_SERIAL && s->for_kind != FOR_UNROLL && s->for_kind != FOR_VECTORIZE && !thread)
+      return false;
+    unsigned bit = thread ? 1u << thread_dim(s->for_kind) : 0;
+    if (thread && ((threads & bit) || !free_thread_loop(g, s))) return false;
+    return stageable(g, s->body, thread ? count : count * ext, thread ? depth : depth + 1, threads | bit, words);
+  }
+  case S_IF: return !s->els && stageable(g, s->body, count, depth, threads, words);
+  case S_SEQ:
+    for (int i = 0; i < s->n; i++)
+      if (!stageable(g, s->stmts[i], count, depth, threads, words)) return false;
+    return true;
+  default: return false;
+  }
+}
+
+/* S (stageable) as the loads into staging registers, returned, and the stores from them,
+ * in *POST; each store's registers a new local buffer, added to BUFS. */
+static Stmt *stage_split(Stmt *s, StageLoops *lp, Vec *bufs, Stmt **post) {
+  *post = NULL;
+  if (!s) return NULL;
+  Stmt *pre = xalloc(sizeof *pre), *after = xalloc(sizeof *after);
+  *pre = *s;
+  *after = *s;
+  switch (s->kind) {
+  case S_STORE: {
+    int64_t n = 1;
+    Expr *idx = ir_int(0);
+    for (int i = 0; i < lp->n; i++) {
+      n *= lp->ext[i];
+      idx = ir_add(ir_mul(idx, ir_int(lp->ext[i])), ir_sub(ir_var(lp->var[i]), ir_int(lp->min[i])));
+    }
+    Expr *shape = ir_int(n);
+    Buffer *b = ir_buffer(xprintf("%s_stage", s->buf->name), s->buf->dtype, 1, &shape, SCOPE_LOCAL, BUF_TEMP);
+    vec_push(bufs, b);
+    after->value = ir_load(b, &idx);
+    after->prefetch = false;
+    *post = after;
+    return ir_store(b, &idx, s->value);
+  }
+  case S_FOR: {
+    bool thread = is_thread(s->for_kind);
+    if (!thread) {
+      int64_t mn = 0, ext = 1;
+      ir_is_const(s->min, &mn);
+      ir_is_const(s->extent, &ext);
+      lp->var[lp->n] = s->var, lp->min[lp->n] = mn, lp->ext[lp->n] = ext;
+      lp->n++;
+      if (s->for_kind == FOR_SERIAL) pre->for_kind = after->for_kind = FOR_UNROLL;
+    }
+    pre->body = stage_split(s->body, lp, bufs, &after->body);
+    if (!thread) lp->n--;
+    *post = after->body ? after : NULL;
+    return pre;
+  }
+  case S_IF:
+    pre->body = stage_split(s->body, lp, bufs, &after->body);
+    *post = after->body ? after : NULL;
+    return pre;
+  case S_SEQ: {
+    Vec a = {0}, b = {0};
+    for (int i = 0; i < s->n; i++) {
+      Stmt *p;
+      vec_push(&a, stage_split(s->stmts[i], lp, bufs, &p));
+      if (p) vec_push(&b, p);
+    }
+    *post = b.len ? ir_seq((Stmt **)b.data, b.len) : NULL;
+    return ir_seq((Stmt **)a.data, a.len);
+  }
+  default: return s;
+  }
+}
+
+/* S, a statement of a sequence, with what can be staged of it split (stage_split) while
+ * *BUDGET words last: the whole of S, else the parts of a sequence or of an if's body one
+ * by one; the rest stays where it is. */
+static Stmt *stage_part(Gen *g, Stmt *s, Vec *bufs, Stmt **post, int64_t *budget) {
+  int64_t w = 0;
+  *post = NULL;
+  if (stageable(g, s, 1, 0, 0, &w) && w > 0 && w <= *budget) {
+    StageLoops lp = {0};
+    *budget -= w;
+    return stage_split(s, &lp, bufs, post);
+  }
+  if (s->kind == S_IF && !s->els) {
+    Stmt *pre = xalloc(sizeof *pre), *after = xalloc(sizeof *after);
+    *pre = *s;
+    *after = *s;
+    pre->body = stage_part(g, s->body, bufs, &after->body, budget);
+    *post = after->body ? after : NULL;
+    return pre;
+  }
+  if (s->kind == S_SEQ) {
+    Vec a = {0}, b = {0};
+    for (int i = 0; i < s->n; i++) {
+      Stmt *p;
+      vec_push(&a, stage_part(g, s->stmts[i], bufs, &p, budget));
+      if (p) vec_push(&b, p);
+    }
+    *post = b.len ? ir_seq((Stmt **)b.data, b.len) : NULL;
+    return ir_seq((Stmt **)a.data, a.len);
+  }
+  return s;
+}
+
+/* The sequence S with its copies made ahead staged (above): each one's loads where it
+ * stands, its stores before the next barrier of S or at its end; NULL when S has none to
+ * stage. The same statement is staged once, however many times a dry run prints it. */
+static Stmt *staged_seq(Gen *g, Stmt *s) {
+  if (g->divergent || g->staging || !has_threads(g)) return NULL;
+  for (int i = 0; i < g->stage_from.len; i++)
+    if (g->stage_from.data[i] == s) return g->stage_to.data[i];
+  Vec out = {0}, post = {0}, bufs = {0};
+  int64_t budget = STAGE_WORDS;
+  for (int i = 0; i <= s->n; i++) {
+    Stmt *c = i < s->n ? s->stmts[i] : NULL;
+    if (!c || c->kind == S_BARRIER) {
+      for (int j = 0; j < post.len; j++) vec_push(&out, post.data[j]);
+      post.len = 0;
+      budget = STAGE_WORDS;
+      if (c) vec_push(&out, c);
+      continue;
+    }
+    Stmt *p;
+    vec_push(&out, stage_part(g, c, &bufs, &p, &budget));
+    if (p) vec_push(&post, p);
+  }
+  Stmt *r = NULL;
+  if (bufs.len) {
+    r = ir_seq((Stmt **)out.data, out.len);
+    for (int i = 0; i < bufs.len; i++) {
+      r = ir_alloc(bufs.data[i], r);
+      vec_push(&g->staged, bufs.data[i]);
+    }
+  }
+  vec_push(&g->stage_from, s);
+  vec_push(&g->stage_to, r);
+  return r;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1563,9 +1756,17 @@ static void stmt(Gen *g, Stmt *s) {
     append_all(&g->state, &before);
     return;
   }
-  case S_SEQ:
+  case S_SEQ: {
+    Stmt *staged = staged_seq(g, s);
+    if (staged) {
+      g->staging = true;
+      stmt(g, staged);
+      g->staging = false;
+      return;
+    }
     for (int i = 0; i < s->n; i++) stmt(g, s->stmts[i]);
     return;
+  }
   case S_BARRIER:
     if (!g->divergent && has_threads(g)) barrier(g);
     return;
