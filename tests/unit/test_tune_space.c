@@ -217,7 +217,7 @@ static void explore_gpu(Kernel *k, Target t, const char *what, int n, bool nvrtc
   check(ss && sketch_count(ss) == 2, "gpu space: two sketches (global loads; shared tiles)");
   if (!ss) return;
   Rng r = {7};
-  int applies = 0, shared = 0, coop = 0, tried = 0, compiled = 0, fused = 0, padded = 0, au = 0, db = 0;
+  int applies = 0, shared = 0, coop = 0, tried = 0, compiled = 0, fused = 0, padded = 0, au = 0, db = 0, staged = 0;
   for (int i = 0; i < n; i++) {
     Cand c;
     sketch_sample(ss, &r, &c);
@@ -229,6 +229,7 @@ static void explore_gpu(Kernel *k, Target t, const char *what, int n, bool nvrtc
     au += strstr(text, "auto_unroll(") != NULL;
     bool dbl = strstr(text, "double_buffer(") != NULL;
     db += dbl;
+    staged += strstr(text, "_shared, local)") != NULL; /* double_buffer(X_shared, local) */
     bool nv = nvrtc && sh && (tried < 4 || ((pad || dbl) && tried < 8));
     tried += nv;
     bool ok = gpu_lowers(k, t, text, nv ? &compiled : NULL);
@@ -242,13 +243,14 @@ static void explore_gpu(Kernel *k, Target t, const char *what, int n, bool nvrtc
   }
   sketch_free(ss);
   printf("# %s on %s: %d applied, %d with shared tiles (%d fetched by threads, %d with padded "
-         "rows, %d auto-unrolled, %d double-buffered) of %d; NVRTC %d of %d\n", what, target_names[t],
-         applies, shared, coop, padded, au, db, n, compiled, tried);
+         "rows, %d auto-unrolled, %d double-buffered, %d of those staged) of %d; NVRTC %d of %d\n", what,
+         target_names[t], applies, shared, coop, padded, au, db, staged, n, compiled, tried);
   check(applies == n, "gpu space: every candidate lowers within the Target's limits");
   check(shared >= n / 4 && coop == shared, "gpu space: shared tiles, fetched cooperatively");
   check(padded > 0 && padded < shared, "gpu space: some shared tiles with padded rows (storage_align)");
   check(au > 0 && au < shared, "gpu space: some with auto_unroll of the block's loops");
   check(db > 0 && db < shared, "gpu space: some with double-buffered shared tiles");
+  check(staged > 0 && staged < db, "gpu space: some double-buffered copies staged through registers");
   if (tried) check(compiled == tried, "gpu space: CUDA candidates compile with NVRTC");
   if (strcmp(what, "matmul + relu") == 0)
     check(fused == shared, "gpu space: the reduction in registers at its consumer's threads");
@@ -333,6 +335,10 @@ static void test_gpu_features(void) {
   printf("# double-buffered: shared %g bytes, flag %g; single: %g, %g\n", exp2(a[78]) - 1, a[86], exp2(b[78]) - 1, b[86]);
   check(ok && fabs(a[78] - log2(1 + 2 * (32 * 8 * 4 + 8 * 32 * 4))) < 1e-3 && a[86] == 1 && b[86] == 0,
         "gpu features: double-buffered tiles count twice and set the flag");
+  /* double_buffer(S, local): the same tiles, the flag 2 */
+  ok = features_of_two(k, TARGET_CUDA, xprintf("%s%s", xprintf(rows, ""), "double_buffer(AS, local)\ndouble_buffer(BS, local)\n"),
+                       xprintf("%s%s", xprintf(rows, ""), "double_buffer(AS)\ndouble_buffer(BS)\n"), a, b);
+  check(ok && a[78] == b[78] && a[86] == 2 && b[86] == 1, "gpu features: staged copies set the flag to 2");
 }
 
 static void test_pseudo_cost(void) {
