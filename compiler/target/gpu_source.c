@@ -1347,14 +1347,23 @@ static bool stageable(const Gen *g, const Stmt *s, int64_t count, int depth, uns
   }
 }
 
-/* S (stageable) as the loads into staging registers, returned, and the stores from them,
- * in *POST; each store's registers a new local buffer, added to BUFS. */
-static Stmt *stage_split(Stmt *s, StageLoops *lp, Vec *bufs, Stmt **post) {
+/* S, a statement of a sequence, split into the loads into staging registers (returned)
+ * and the stores from them (*POST; NULL when nothing of S is staged), each staged store's
+ * registers a new local buffer (added to BUFS). With BUDGET, S is staged whole when it is
+ * stageable within *BUDGET words, which it takes, else the parts of a sequence or of an
+ * if's body one by one, and the rest stays where it is; without, S is stageable and LP
+ * holds the loops of its copy around it. */
+static Stmt *stage_split(Gen *g, Stmt *s, StageLoops *lp, Vec *bufs, Stmt **post, int64_t *budget) {
   *post = NULL;
   if (!s) return NULL;
-  Stmt *pre = xalloc(sizeof *pre), *after = xalloc(sizeof *after);
-  *pre = *s;
-  *after = *s;
+  if (budget) {
+    int64_t w = 0;
+    if (stageable(g, s, 1, 0, 0, &w) && w > 0 && w <= *budget) {
+      *budget -= w;
+      return stage_split(g, s, lp, bufs, post, NULL);
+    }
+    if (s->kind != S_SEQ && (s->kind != S_IF || s->els)) return s;
+  }
   switch (s->kind) {
   case S_STORE: {
     int64_t n = 1;
@@ -1366,14 +1375,20 @@ static Stmt *stage_split(Stmt *s, StageLoops *lp, Vec *bufs, Stmt **post) {
     Expr *shape = ir_int(n);
     Buffer *b = ir_buffer(xprintf("%s_stage", s->buf->name), s->buf->dtype, 1, &shape, SCOPE_LOCAL, BUF_TEMP);
     vec_push(bufs, b);
+    Stmt *after = xalloc(sizeof *after);
+    *after = *s;
     after->value = ir_load(b, &idx);
     after->prefetch = false;
     *post = after;
     return ir_store(b, &idx, s->value);
   }
-  case S_FOR: {
-    bool thread = is_thread(s->for_kind);
-    if (!thread) {
+  case S_FOR:
+  case S_IF: {
+    Stmt *pre = xalloc(sizeof *pre), *after = xalloc(sizeof *after);
+    *pre = *s;
+    *after = *s;
+    bool loop = s->kind == S_FOR && !is_thread(s->for_kind);
+    if (loop) {
       int64_t mn = 0, ext = 1;
       ir_is_const(s->min, &mn);
       ir_is_const(s->extent, &ext);
@@ -1381,20 +1396,16 @@ static Stmt *stage_split(Stmt *s, StageLoops *lp, Vec *bufs, Stmt **post) {
       lp->n++;
       if (s->for_kind == FOR_SERIAL) pre->for_kind = after->for_kind = FOR_UNROLL;
     }
-    pre->body = stage_split(s->body, lp, bufs, &after->body);
-    if (!thread) lp->n--;
+    pre->body = stage_split(g, s->body, lp, bufs, &after->body, budget);
+    if (loop) lp->n--;
     *post = after->body ? after : NULL;
     return pre;
   }
-  case S_IF:
-    pre->body = stage_split(s->body, lp, bufs, &after->body);
-    *post = after->body ? after : NULL;
-    return pre;
   case S_SEQ: {
     Vec a = {0}, b = {0};
     for (int i = 0; i < s->n; i++) {
       Stmt *p;
-      vec_push(&a, stage_split(s->stmts[i], lp, bufs, &p));
+      vec_push(&a, stage_split(g, s->stmts[i], lp, bufs, &p, budget));
       if (p) vec_push(&b, p);
     }
     *post = b.len ? ir_seq((Stmt **)b.data, b.len) : NULL;
@@ -1402,38 +1413,6 @@ static Stmt *stage_split(Stmt *s, StageLoops *lp, Vec *bufs, Stmt **post) {
   }
   default: return s;
   }
-}
-
-/* S, a statement of a sequence, with what can be staged of it split (stage_split) while
- * *BUDGET words last: the whole of S, else the parts of a sequence or of an if's body one
- * by one; the rest stays where it is. */
-static Stmt *stage_part(Gen *g, Stmt *s, Vec *bufs, Stmt **post, int64_t *budget) {
-  int64_t w = 0;
-  *post = NULL;
-  if (stageable(g, s, 1, 0, 0, &w) && w > 0 && w <= *budget) {
-    StageLoops lp = {0};
-    *budget -= w;
-    return stage_split(s, &lp, bufs, post);
-  }
-  if (s->kind == S_IF && !s->els) {
-    Stmt *pre = xalloc(sizeof *pre), *after = xalloc(sizeof *after);
-    *pre = *s;
-    *after = *s;
-    pre->body = stage_part(g, s->body, bufs, &after->body, budget);
-    *post = after->body ? after : NULL;
-    return pre;
-  }
-  if (s->kind == S_SEQ) {
-    Vec a = {0}, b = {0};
-    for (int i = 0; i < s->n; i++) {
-      Stmt *p;
-      vec_push(&a, stage_part(g, s->stmts[i], bufs, &p, budget));
-      if (p) vec_push(&b, p);
-    }
-    *post = b.len ? ir_seq((Stmt **)b.data, b.len) : NULL;
-    return ir_seq((Stmt **)a.data, a.len);
-  }
-  return s;
 }
 
 /* The sequence S with its copies made ahead staged (above): each one's loads where it
@@ -1454,8 +1433,9 @@ static Stmt *staged_seq(Gen *g, Stmt *s) {
       if (c) vec_push(&out, c);
       continue;
     }
+    StageLoops lp = {0};
     Stmt *p;
-    vec_push(&out, stage_part(g, c, &bufs, &p, &budget));
+    vec_push(&out, stage_split(g, c, &lp, &bufs, &p, &budget));
     if (p) vec_push(&post, p);
   }
   Stmt *r = NULL;
