@@ -281,6 +281,7 @@ typedef enum {
 } ForKind;
 extern const char *const forkind_names[]; /* "serial", ..., "blockIdx.x", "threadIdx.x", "vthread" */
 static inline bool forkind_is_gpu(ForKind k) { return k >= FOR_BLOCK_X; }
+static inline bool forkind_is_thread(ForKind k) { return k >= FOR_THREAD_X && k <= FOR_THREAD_Z; }
 
 #define STMT_KINDS(X)                                                               \
   X(S_FOR)     /* var in [min, min + extent), kind, body */                         \

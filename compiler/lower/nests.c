@@ -216,17 +216,19 @@ static Stmt *update_stmt(LowerCtx *L, Stage *x) {
 
 /* auto_unroll of a loop (schedule.c): the serial loops in S of at most N iterations in
  * all unrolled, innermost first (a loop that passes holds only loops that passed: their
- * iterations are fewer). Returns the iterations of S's statements when every loop in it
- * runs (a vectorized loop's body counted once: one vector operation); INT64_MAX when some
- * extent is not a constant. */
+ * iterations are fewer). Returns the iterations of S's statements that one thread runs
+ * when every loop in it runs: a vectorized loop's body counts once (one vector
+ * operation), and so does a thread-bound loop's (each thread runs one iteration of it, as
+ * TVM counts a thread extent; a cooperative copy's serial loop around it unrolls);
+ * INT64_MAX when some extent is not a constant. */
 static int64_t auto_unroll_marks(Stmt *s, int64_t n) {
   if (!s) return 0;
   int64_t size = 0, e, b;
   switch (s->kind) {
   case S_FOR:
     b = auto_unroll_marks(s->body, n);
+    if (s->for_kind == FOR_VECTORIZE || forkind_is_thread(s->for_kind)) return b;
     if (!ir_is_const(bnd_simplify(s->extent), &e) || e < 0 || b == INT64_MAX) return INT64_MAX;
-    if (s->for_kind == FOR_VECTORIZE) return b;
     if (__builtin_mul_overflow(e, b, &size)) return INT64_MAX;
     if (s->for_kind == FOR_SERIAL && size <= n) s->for_kind = FOR_UNROLL;
     return size;

@@ -593,7 +593,7 @@ static bool step_bind(StepCtx *c) {
   }
   /* After rfactor the remaining reduction (over the factored axis) may be bound to
    * threads: the GPU back ends emit a block reduction for it (TVM's allreduce). */
-  bool cross = iv->stage->rfactored && k >= FOR_THREAD_X && k <= FOR_THREAD_Z;
+  bool cross = iv->stage->rfactored && forkind_is_thread(k);
   int64_t e1 = 0;
   if (iv->reduce && iv->stage->op->scatter) { /* one part of extent 1: one thread does all */
     static_extents(iv->stage);
@@ -1180,7 +1180,8 @@ static bool step_double_buffer(StepCtx *c) {
 /* auto_unroll(L, N), TVM's pragma auto_unroll_max_step: every serial loop nested in L
  * (in L's stage and in the stages computed inside it) whose constant extent times the
  * iterations of its body is at most N is unrolled when the nest is built (nests.c
- * auto_unroll_marks); the loops a vectorized loop holds count once. L itself is not. */
+ * auto_unroll_marks); the loops a vectorized or a thread-bound loop holds count once (per
+ * thread, as TVM counts). L itself is not. */
 #define AUTO_UNROLL_MAX 4096
 static bool step_auto_unroll(StepCtx *c) {
   if (!count_args(c, 0, 2, 2)) return false;

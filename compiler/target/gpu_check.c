@@ -63,7 +63,7 @@ static void walk_for(Use *u, const Stmt *s, const Stmt *outer) {
                "outermost", s->var->name);
     u->ok = false;
   }
-  if (k >= FOR_THREAD_X && k <= FOR_THREAD_Z) {
+  if (forkind_is_thread(k)) {
     int64_t lo, hi;
     int d = k - FOR_THREAD_X;
     if (const_bounds(s->extent, &u->ranges, &lo, &hi) && hi > u->threads[d]) {

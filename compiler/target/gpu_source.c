@@ -571,7 +571,7 @@ static char *expr_str(Gen *g, const Expr *e) {
 static int block_dim(ForKind k) { return k - FOR_BLOCK_X; }
 static int thread_dim(ForKind k) { return k - FOR_THREAD_X; }
 static bool is_block(ForKind k) { return k >= FOR_BLOCK_X && k <= FOR_BLOCK_Z; }
-static bool is_thread(ForKind k) { return k >= FOR_THREAD_X && k <= FOR_THREAD_Z; }
+static bool is_thread(ForKind k) { return forkind_is_thread(k); }
 
 /* True when S contains a loop for which PRED holds. */
 static bool contains_loop(const Stmt *s, bool (*pred)(ForKind)) {
