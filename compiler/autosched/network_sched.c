@@ -10,8 +10,10 @@
  *   - every elementwise stage but the output inlined (batch norm and relu into the output;
  *     padding into the reduction unless its patch for one tile fits half the L1 cache: then
  *     it is computed at the tile, and the reduction's loads are unguarded);
- *   - the output tiled: innermost axis split by V channels, the one before it by TW rows,
- *     the register tile (micro-kernel) derived from the CPU's lanes and vector registers
+ *   - the output tiled: innermost axis split by V channels, the one before it by TW rows
+ *     (and, where those rows leave the registers short of a tile, as 7 rows on AVX2, the
+ *     axis before them by TH rows: tile_2d, the padding then computed whole first), the
+ *     register tile (micro-kernel) derived from the CPU's lanes and vector registers
  *     (target_cpu); all outer loops fused into one parallel loop;
  *   - the anchor computed at that parallel loop, one tile at a time: its reductions
  *     outside, the TW x V tile inside (rows unrolled, channels vectorized); with a padded
@@ -91,25 +93,68 @@ static void step(char **s, const char *line) {
   *s = xprintf("%s%s\n", *s, line);
 }
 
+/* A register tile over two row axes (TH rows of an axis of extent H, by TW of the W
+ * rows, by V channels) for an output whose tiles over the W rows alone give at most
+ * SINGLE accumulator elements in registers, fewer than 8 vectors: the most accumulators
+ * that fit the vector registers beside the tile's V / lanes weight vectors and one
+ * broadcast (an x86 FMA takes a broadcast once, then it is dead: 14 + 1 + 1 of AVX2's 16
+ * held without a spill), then TH dividing H, then fewer loads per FMA. TW divides W, V
+ * (whole vectors) divides C; TH need not divide H (the tail tile is guarded). E.g. AVX2,
+ * 7 x 7 outputs: 2 x 7 x 8 (14 accumulators), where the one-axis tile was 7 x 16 with its
+ * weight vectors read from memory, which LLVM kept in registers and spilled two
+ * accumulators instead (resnet's 7 x 7 x 256 -> 512 stride-2 convolution 0.90 -> 0.54 ms
+ * with its padding computed first, a 1 x 1 7 x 7 x 2048 -> 512 one 1.23 -> 0.60 ms).
+ * Returns false (tile unchanged) when no tile beats SINGLE. */
+static bool tile_2d(const CpuInfo *cpu, int64_t h, int64_t w, int64_t c, int64_t single, int64_t *th, int64_t *tw,
+                    int64_t *v) {
+  int L = cpu->lanes, R = cpu->vregs;
+  int64_t best = single, best_loads = 0;
+  bool found = false, best_divides = false;
+  for (int nv = 1; nv <= 4; nv++) {
+    int64_t width = (int64_t)nv * L;
+    if (c % width) continue;
+    for (int64_t rows = 1; rows <= w && rows <= 16; rows++) {
+      if (w % rows) continue;
+      for (int64_t t = 2; t <= h && t <= 16; t++) {
+        int64_t acc = t * rows * nv;
+        if (acc + nv + 1 > R) break;
+        int64_t el = acc * L, loads = nv + t * rows;
+        bool divides = h % t == 0;
+        if (el > best || (el == best && found && (divides > best_divides || (divides == best_divides && loads < best_loads)))) {
+          best = el, best_loads = loads, best_divides = divides, found = true;
+          *th = t, *tw = rows, *v = width;
+        }
+      }
+    }
+  }
+  return found;
+}
+
 /* The register tile of an output with W rows (0: no row axis) and C channels (innermost)
  * on CPU: *TW rows x *V channels of accumulators. Channels are whole vectors (1-4 of
  * CPU's lanes) when they divide C, rows a divisor of W; the pair with the most accumulators
  * that fits the vector registers beside its B vectors and A broadcasts (cpu_describe's
  * rule), ties to fewer loads per FMA. When that leaves fewer than 8 accumulators (too few
- * to hide the FMA latency: 2 pipes x 4 cycles; e.g. 7 rows on AVX2 give 7 x 8), the B
- * vectors are read from memory by the FMAs instead (accumulators + 2 registers): 7 x 16 on
- * AVX2 measured 1.4x faster than 7 x 8 on resnet's 7 x 7 x 512 convolution. C below a
+ * to hide the FMA latency: 2 pipes x 4 cycles; e.g. 7 rows on AVX2 give 7 x 8), a tile
+ * over a second axis (H, below) comes first; without one, the B vectors are meant to be
+ * read from memory by the FMAs (accumulators + 2 registers; LLVM in fact keeps them in
+ * registers and spills accumulators, see tile_2d): 7 x 16 on AVX2 measured 1.4x faster
+ * than 7 x 8 on resnet's 7 x 7 x 512 convolution. C below a
  * vector: the largest of 32..4 dividing it. Returns whether the B vectors come from memory:
  * such a tile fills every register, and its rows are then left to LLVM rather than unrolled
  * (resnet's 7 x 7 layers on AVX2, 7 x 16 tiles: stride 2 1.04 -> 0.78 ms, stride 1 2.0 ->
- * 1.5 ms; unrolled, the padding's selects spilled accumulators). */
-static bool register_tile(const CpuInfo *cpu, int64_t w, int64_t c, int64_t *tw, int64_t *v) {
+ * 1.5 ms; unrolled, the padding's selects spilled accumulators).
+ * With H > 1 (the extent of an axis before the rows, TH: NULL when there is none) a tile
+ * short of 8 accumulators in registers takes *TH rows of that axis too, when some such
+ * tile fits (see tile_2d); then nothing comes from memory. */
+static bool register_tile(const CpuInfo *cpu, int64_t h, int64_t w, int64_t c, int64_t *th, int64_t *tw,
+                          int64_t *v) {
   static const int small[] = {32, 16, 8, 4, 0};
   int L = cpu->lanes, R = cpu->vregs;
   bool memory = false;
   /* the best tile's elements (rows x channels); per k step its loads (broadcasts and weight
    * vectors), FMAs and all reads (the weights from memory read once per FMA) */
-  int64_t best = 0, best_loads = 0, best_fmas = 0, best_reads = 0;
+  int64_t best = 0, best_loads = 0, best_fmas = 0, best_reads = 0, in_registers = 0;
   *tw = 1;
   *v = pick_divisor(c, small);
   /* tiles of whole vectors that divide the rows and the channels; else of half vectors
@@ -141,10 +186,13 @@ static bool register_tile(const CpuInfo *cpu, int64_t w, int64_t c, int64_t *tw,
           }
           if (better)
             best = el, best_loads = loads, best_fmas = fmas, best_reads = reads, *tw = rows, *v = width, memory = from_memory;
+          if (better && !from_memory) in_registers = el;
         }
       }
     }
   }
+  if (th) *th = 1;
+  if (th && h > 1 && in_registers < 8 * L) memory = !tile_2d(cpu, h, w, c, in_registers, th, tw, v) && memory;
   return memory;
 }
 
@@ -180,6 +228,16 @@ static bool loads_last(const Expr *e, const Buffer *b, const IrVar *c) {
   for (int i = 0; i < e->nargs; i++)
     if (!loads_last(e->args[i], b, c)) return false;
   return loads_last(e->a, b, c) && loads_last(e->b, b, c) && loads_last(e->c, b, c);
+}
+
+/* Does no load in E read with both the variables H and C? Then the vectors along C (a
+ * convolution's weights) are the same for every H, and a tile over H shares them. */
+static bool shared_along(const Expr *e, const IrVar *h, const IrVar *c) {
+  if (!e) return true;
+  if (e->kind == E_LOAD && ir_uses_var(e, h) && ir_uses_var(e, c)) return false;
+  for (int i = 0; i < e->nargs; i++)
+    if (!shared_along(e->args[i], h, c)) return false;
+  return shared_along(e->a, h, c) && shared_along(e->b, h, c) && shared_along(e->c, h, c);
 }
 
 /* Is the anchor A channel-wise (a depthwise convolution): does every tensor it reads have
@@ -218,7 +276,7 @@ static bool channel_wise(const Op *a, const Op *o, int64_t tw, int64_t *bytes) {
  * is computed: the tiles of one group are neighbours in memory and their index arithmetic
  * is a loop's increment instead of divisions of the fused index. */
 static const char *tile_output(char **s, Op *o, bool channels_first, const Op *cw, bool patch, int64_t v,
-                               int64_t tw, bool elementwise, const char **inner_at) {
+                               int64_t th, int64_t tw, bool elementwise, const char **inner_at) {
   int d = o->ndim;
   const char *on = o->name;
   const char *c = o->axes[d - 1]->name;
@@ -232,12 +290,17 @@ static const char *tile_output(char **s, Op *o, bool channels_first, const Op *c
   }
   int r = row_axis(o);
   const char *w_outer = d >= 2 ? xprintf("%s.%s", on, o->axes[r]->name) : NULL;
+  if (th > 1) { /* a second row axis, before the rows (tile_2d) */
+    const char *hn = o->axes[r - 1]->name;
+    step(s, xprintf("%s_h0, %s_h1 = split(%s.%s, %lld)", on, on, on, hn, (long long)th));
+  }
   if (tw > 1) {
     const char *w = o->axes[r]->name;
     step(s, xprintf("%s_w0, %s_w1 = split(%s.%s, %lld)", on, on, on, w, (long long)tw));
     w_outer = xprintf("%s_w0", on);
     inner = xprintf(", %s_w1%s", on, inner);
   }
+  if (th > 1) inner = xprintf(", %s_h1%s", on, inner);
   int64_t bytes, ci = cw && channel_wise(cw, o, tw, &bytes) ? channel_group(o, v, tw, bytes) : 1;
   if (ci > 1) {
     step(s, xprintf("%s_co, %s_ci = split(%s, %lld)", on, on, c_outer, (long long)ci));
@@ -259,8 +322,11 @@ static const char *tile_output(char **s, Op *o, bool channels_first, const Op *c
     ext[n] = extent(o, 0), outer[n++] = xprintf("%s.%s", on, o->axes[0]->name);
     ext[n] = c_ext, outer[n++] = c_outer;
   }
-  for (int i = nhwc ? 1 : 0; i < d - 1; i++)
-    if (i != r) ext[n] = extent(o, i), outer[n++] = xprintf("%s.%s", on, o->axes[i]->name);
+  for (int i = nhwc ? 1 : 0; i < d - 1; i++) {
+    if (i == r) continue;
+    if (th > 1 && i == r - 1) ext[n] = (extent(o, i) + th - 1) / th, outer[n++] = xprintf("%s_h0", on);
+    else ext[n] = extent(o, i), outer[n++] = xprintf("%s.%s", on, o->axes[i]->name);
+  }
   if (late) ext[n] = c_ext, outer[n++] = c_outer;
   if (w_outer) ext[n] = w_ext, outer[n++] = w_outer;
   channels_first = nhwc || late;
@@ -297,16 +363,19 @@ static const char *tile_output(char **s, Op *o, bool channels_first, const Op *c
 /* The anchor A, attached at loop AT of O (NULL: A is the output, already tiled): its
  * reductions outside its tile, the tile's rows unrolled (with UNROLL) and channels
  * vectorized. */
-static void schedule_anchor(char **s, Op *a, Op *o, const char *at, int64_t v, int64_t tw, bool unroll) {
+static void schedule_anchor(char **s, Op *a, Op *o, const char *at, int64_t v, int64_t th, int64_t tw,
+                            bool unroll) {
   if (at) step(s, xprintf("compute_at(%s, %s, %s)", a->name, o->name, at));
   const char *an = a->name;
   int d = a->ndim, ra = row_axis(a);
-  /* reorder: [outer spatial], reductions, [row], [channel] */
+  bool two = at && th > 1 && ra >= 1; /* rows of two axes (tile_2d) */
+  /* reorder: [outer spatial], reductions, [second row axis], [row], [channel] */
   char *r = xstrdup("");
   if (at)
     for (int i = 0; i < d - 1; i++)
-      if (i != ra) r = xprintf("%s%s.%s, ", r, an, a->axes[i]->name);
+      if (i != ra && !(two && i == ra - 1)) r = xprintf("%s%s.%s, ", r, an, a->axes[i]->name);
   for (int i = 0; i < a->nred; i++) r = xprintf("%s%s.%s, ", r, an, a->raxes[i]->name);
+  if (two) r = xprintf("%s%s.%s, ", r, an, a->axes[ra - 1]->name);
   if (at) {
     if (d >= 2) r = xprintf("%s%s.%s, ", r, an, a->axes[ra]->name);
     r = xprintf("%s%s.%s", r, an, a->axes[d - 1]->name);
@@ -319,6 +388,7 @@ static void schedule_anchor(char **s, Op *a, Op *o, const char *at, int64_t v, i
   const char *row = at ? xprintf("%s.%s", an, d >= 2 ? a->axes[ra]->name : "") : xprintf("%s_w1", an);
   const char *col = at ? xprintf("%s.%s", an, a->axes[d - 1]->name) : xprintf("%s_c1", an);
   if (tw > 1 && unroll) step(s, xprintf("unroll(%s)", row));
+  if (two && unroll) step(s, xprintf("unroll(%s.%s)", an, a->axes[ra - 1]->name));
   if (v > 1 && at) step(s, xprintf("vectorize(%s)", col));
 }
 
@@ -366,7 +436,7 @@ static char *winograd_product_steps(Kernel *k) {
   if (!strstr(k->name, "winograd_product") || k->nops != 1 || o->ndim != 6 || o->nred != 1) return NULL;
   int64_t tx = extent(o, 4), co = extent(o, 5), tw, nr;
   if (!tx || !co) return NULL;
-  register_tile(target_cpu(NULL), tx, co, &tw, &nr);
+  register_tile(target_cpu(NULL), 0, tx, co, NULL, &tw, &nr);
   const char *O = o->name, *ax[6], *ci = o->raxes[0]->name;
   for (int d = 0; d < 6; d++) ax[d] = o->axes[d]->name;
   char *s = xstrdup("");
@@ -491,6 +561,25 @@ static char *pooled_steps(Kernel *k, Op *o, Op *a) {
   return s;
 }
 
+/* Padding PAD computed whole before the reduction: its outer axes but the last two fused
+ * into one parallel loop, its channels vectorized by LANES when they divide. */
+static void pad_root(char **s, const Op *pad, int lanes) {
+  const char *pn = pad->name;
+  int d = pad->ndim;
+  const char *fused = xprintf("%s.%s", pn, pad->axes[0]->name);
+  for (int i = 1; i < d - 2; i++) {
+    const char *f = xprintf("%s_f%d", pn, i);
+    step(s, xprintf("%s = fuse(%s, %s.%s)", f, fused, pn, pad->axes[i]->name));
+    fused = f;
+  }
+  step(s, xprintf("parallel(%s)", fused));
+  int64_t c = extent(pad, d - 1);
+  if (d >= 2 && lanes > 1 && c % lanes == 0) {
+    step(s, xprintf("%s_c0, %s_c1 = split(%s.%s, %d)", pn, pn, pn, pad->axes[d - 1]->name, lanes));
+    step(s, xprintf("vectorize(%s_c1)", pn));
+  }
+}
+
 char *net_default_steps(Kernel *k) {
   if (k->noutputs != 1 || !k->outputs[0]->op) return NULL;
   char *wp = winograd_product_steps(k);
@@ -520,10 +609,21 @@ char *net_default_steps(Kernel *k) {
   /* the micro-kernel of the CPU (target_cpu): e.g. 4 rows x 16 channels on AVX2 when the
    * rows divide by 4 (8 of its 16 ymm registers accumulate), 14 x 32 on AVX-512 (7 x 64 for 7
    * rows), 8 x 12 on NEON */
-  int64_t v, tw;
+  int64_t v, tw, th = 1;
   int r = row_axis(o);
-  bool memory = register_tile(target_cpu(NULL), o->ndim >= 2 ? extent(o, r) : 0, extent(o, o->ndim - 1), &tw, &v);
-  if (pad && (r != o->ndim - 2 || patch_bytes(pad, a, o, tw) * 2 > target_cpu(NULL)->l1d)) {
+  /* rows of a second axis too (tile_2d) when the anchor is a reduction computed per tile
+   * that reads its channel vectors independently of that axis (not a batched product) */
+  bool two = a && !cw && a->nred > 0 && !a->scatter && !a->is_scan && r >= 1 &&
+             shared_along(a->value, a->axes[r - 1], a->axes[a->ndim - 1]);
+  bool memory = register_tile(target_cpu(NULL), two ? extent(o, r - 1) : 0, o->ndim >= 2 ? extent(o, r) : 0,
+                              extent(o, o->ndim - 1), two ? &th : NULL, &tw, &v);
+  if (pad && th > 1) {
+    /* a tile of several rows of both axes would meet the border in most of its tiles, and
+     * tails.c's unguarded version would not serve them: the padding is computed first,
+     * whole (a copy of the input, small beside the convolution that such tiles serve) */
+    pad_root(&s, pad, target_cpu(NULL)->lanes);
+    pad = NULL;
+  } else if (pad && (r != o->ndim - 2 || patch_bytes(pad, a, o, tw) * 2 > target_cpu(NULL)->l1d)) {
     step(&s, xprintf("compute_inline(%s)", pad->name));
     pad = NULL;
   }
@@ -541,18 +641,19 @@ char *net_default_steps(Kernel *k) {
   }
   char *tiles = xstrdup("");
   const char *at = NULL;
-  const char *par = tile_output(&tiles, o, weights_dominate(k), cw ? a : NULL, pad && a && !own, v, tw, !a, &at);
+  const char *par = tile_output(&tiles, o, weights_dominate(k), cw ? a : NULL, pad && a && !own, v, th, tw, !a, &at);
   s = xprintf("%s%s", s, tiles);
   if (pad) step(&s, xprintf("compute_at(%s, %s, %s)", pad->name, o->name, par));
-  if (a) schedule_anchor(&s, a, o, a == o ? NULL : at ? at : par, v, tw, !memory);
+  if (a) schedule_anchor(&s, a, o, a == o ? NULL : at ? at : par, v, th, tw, !memory);
   return s;
 }
 
 int64_t net_pack_block(const NetTensor *out) {
-  int64_t tw, v, c = out->shape[out->ndim - 1];
+  int64_t th, tw, v, c = out->shape[out->ndim - 1];
   const CpuInfo *cpu = target_cpu(NULL);
   if (out->ndim < 2) return 0;
-  register_tile(cpu, out->shape[row_dim(out->ndim, out->shape)], c, &tw, &v);
+  int r = row_dim(out->ndim, out->shape);
+  register_tile(cpu, r >= 1 ? out->shape[r - 1] : 0, out->shape[r], c, &th, &tw, &v);
   if (v < cpu->lanes || v % cpu->lanes || c % v || c == v) return 0;
   return v;
 }
