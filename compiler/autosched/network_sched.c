@@ -98,7 +98,8 @@ static void step(char **s, const char *line) {
  * SINGLE accumulator elements in registers, fewer than 8 vectors: the most accumulators
  * that fit the vector registers beside the tile's V / lanes weight vectors and one
  * broadcast (an x86 FMA takes a broadcast once, then it is dead: 14 + 1 + 1 of AVX2's 16
- * held without a spill), then TH dividing H, then fewer loads per FMA. TW divides W, V
+ * held without a spill), then TH dividing H, then fewer loads per FMA, then more rows of
+ * the W axis (neighbours in memory). TW divides W, V
  * (whole vectors) divides C; TH need not divide H (the tail tile is guarded). E.g. AVX2,
  * 7 x 7 outputs: 2 x 7 x 8 (14 accumulators), where the one-axis tile was 7 x 16 with its
  * weight vectors read from memory, which LLVM kept in registers and spilled two
@@ -120,7 +121,8 @@ static bool tile_2d(const CpuInfo *cpu, int64_t h, int64_t w, int64_t c, int64_t
         if (acc + nv + 1 > R) break;
         int64_t el = acc * L, loads = nv + t * rows;
         bool divides = h % t == 0;
-        if (el > best || (el == best && found && (divides > best_divides || (divides == best_divides && loads < best_loads)))) {
+        if (el > best || (el == best && found && (divides > best_divides || (divides == best_divides && loads < best_loads) ||
+                                                   (divides == best_divides && loads == best_loads && rows > *tw)))) {
           best = el, best_loads = loads, best_divides = divides, found = true;
           *th = t, *tw = rows, *v = width;
         }
