@@ -120,9 +120,10 @@ static bool tile_2d(const CpuInfo *cpu, int64_t h, int64_t w, int64_t c, int64_t
         int64_t acc = t * rows * nv;
         if (acc + nv + 1 > R) break;
         int64_t el = acc * L, loads = nv + t * rows;
-        bool divides = h % t == 0;
-        if (el > best || (el == best && found && (divides > best_divides || (divides == best_divides && loads < best_loads) ||
-                                                   (divides == best_divides && loads == best_loads && rows > *tw)))) {
+        bool divides = h % t == 0, better = el > best;
+        if (el == best && found)
+          better = divides != best_divides ? divides : loads != best_loads ? loads < best_loads : rows > *tw;
+        if (better) {
           best = el, best_loads = loads, best_divides = divides, found = true;
           *th = t, *tw = rows, *v = width;
         }
@@ -563,8 +564,8 @@ static char *pooled_steps(Kernel *k, Op *o, Op *a) {
   return s;
 }
 
-/* Padding PAD computed whole before the reduction: its outer axes but the last two fused
- * into one parallel loop, its channels vectorized by LANES when they divide. */
+/* Padding PAD computed whole before the reduction: all its axes but the last two fused
+ * into one parallel loop, its channels (the last) vectorized by LANES when they divide. */
 static void pad_root(char **s, const Op *pad, int lanes) {
   const char *pn = pad->name;
   int d = pad->ndim;
