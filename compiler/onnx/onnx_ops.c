@@ -14,6 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Selu's default attributes (ONNX's operator text). */
+#define SELU_ALPHA 1.67326319217681884765625
+#define SELU_GAMMA 1.05070102214813232421875
+
 /* ---- the node -------------------------------------------------------------------- */
 
 static const Onnx__AttributeProto *attr(Imp *I, const char *name) {
@@ -212,8 +216,26 @@ static bool is_int(int dtype) {
   return dtype != OT_FLOAT && dtype != OT_DOUBLE;
 }
 
-/* One elementwise operation on folded values. */
-static double fold1(const char *op, int dt, double a, double b, double c, int64_t fmod_attr) {
+/* One elementwise operation on folded values, in double precision (rounded to the type
+ * by the caller); attributes from the node (I). */
+static double fold_value(Imp *I, const char *op, int dt, double a, double b, double c);
+
+/* Every operator fold_value knows: a constant input to any other is refused (it would
+ * otherwise fold as the identity: a wrong model, not an error). */
+static bool foldable(const char *op) {
+  static const char *const ops[] = {
+      "Add", "Sub", "Mul", "Div", "Mod", "Pow", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And",
+      "Or", "Max", "Min", "Where", "Neg", "Abs", "Not", "Sqrt", "Exp", "Log", "Relu", "Floor", "Ceil", "Reciprocal",
+      "Sigmoid", "Tanh", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Round", "Sign",
+      "Softplus", "Softsign", "HardSwish", "LeakyRelu", "HardSigmoid", "Elu", "Selu", "Celu", "ThresholdedRelu",
+      "Shrink", "Asinh", "Acosh", "Atanh", "PRelu", "Identity", "Cast"};
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (!strcmp(op, ops[i])) return true;
+  return false;
+}
+
+static double fold_value(Imp *I, const char *op, int dt, double a, double b, double c) {
+  int64_t fmod_attr = attr_i(I, "fmod", 0);
   if (!strcmp(op, "Add")) return a + b;
   if (!strcmp(op, "Sub")) return a - b;
   if (!strcmp(op, "Mul")) return a * b;
@@ -260,11 +282,32 @@ static double fold1(const char *op, int dt, double a, double b, double c, int64_
   if (!strcmp(op, "Sign")) return a > 0 ? 1 : a < 0 ? -1 : a;
   if (!strcmp(op, "Softplus")) return log1p(exp(a));
   if (!strcmp(op, "Softsign")) return a / (1 + fabs(a));
+  if (!strcmp(op, "HardSwish")) return a * fmax(0, fmin(1, a / 6 + 0.5));
+  if (!strcmp(op, "LeakyRelu")) return a >= 0 ? a : (float)attr_f(I, "alpha", 0.01) * a;
+  if (!strcmp(op, "HardSigmoid"))
+    return fmax(0, fmin(1, (float)attr_f(I, "alpha", 0.2) * a + (float)attr_f(I, "beta", 0.5)));
+  if (!strcmp(op, "Elu")) return a >= 0 ? a : (float)attr_f(I, "alpha", 1) * expm1(a);
+  if (!strcmp(op, "Selu"))
+    return (float)attr_f(I, "gamma", SELU_GAMMA) * (a > 0 ? a : (float)attr_f(I, "alpha", SELU_ALPHA) * expm1(a));
+  if (!strcmp(op, "Celu")) {
+    double al = (float)attr_f(I, "alpha", 1);
+    return fmax(0, a) + fmin(0, al * expm1(a / al));
+  }
+  if (!strcmp(op, "ThresholdedRelu")) return a > (float)attr_f(I, "alpha", 1) ? a : 0;
+  if (!strcmp(op, "Shrink")) {
+    double l = (float)attr_f(I, "lambd", 0.5), bias = (float)attr_f(I, "bias", 0);
+    return a < -l ? a + bias : a > l ? a - bias : 0;
+  }
+  if (!strcmp(op, "Asinh")) return asinh(a);
+  if (!strcmp(op, "Acosh")) return acosh(a);
+  if (!strcmp(op, "Atanh")) return atanh(a);
+  if (!strcmp(op, "PRelu")) return a < 0 ? b * a : a;
   return a; /* Identity, Cast */
 }
 
 /* Elementwise over constant inputs with broadcasting. */
 static bool fold_ew(Imp *I, const char *op) {
+  if (!foldable(op)) return imp_unsupported(I, "%s of constants (not folded at import)", op);
   Val *x[3] = {0};
   int n = nin(I) < 3 ? nin(I) : 3;
   int no = 0;
@@ -288,7 +331,7 @@ static bool fold_ew(Imp *I, const char *op) {
     double a = x[0]->c[bidx(x[0]->shape, x[0]->ndim, ix, no)];
     double b = n > 1 ? x[1]->c[bidx(x[1]->shape, x[1]->ndim, ix, no)] : 0;
     double cc = n > 2 ? x[2]->c[bidx(x[2]->shape, x[2]->ndim, ix, no)] : 0;
-    c[i] = typed(logic ? OT_BOOL : dt, fold1(op, dt, a, b, cc, attr_i(I, "fmod", 0)));
+    c[i] = typed(logic ? OT_BOOL : dt, fold_value(I, op, dt, a, b, cc));
   }
   const_out(I, 0, logic ? OT_BOOL : dt, no, os, c);
   return true;
@@ -809,13 +852,24 @@ static bool reduce(Imp *I, Val *x, const bool *mask, bool keep, const char *kind
     sshape[nsd++] = 1;
   }
   const char *acc = xprintf("X[%s]", rhs);
-  if (!strcmp(kind, "sumsq")) acc = xprintf("%s * %s", acc, acc);
-  const char *op = !strcmp(kind, "max") ? "max=" : !strcmp(kind, "min") ? "min=" : "+=";
+  if (!strcmp(kind, "sumsq") || !strcmp(kind, "l2")) acc = xprintf("%s * %s", acc, acc);
+  if (!strcmp(kind, "l1")) acc = xprintf("abs(%s)", acc);
+  const char *op = !strcmp(kind, "max") ? "max=" : !strcmp(kind, "min") ? "min=" : !strcmp(kind, "prod") ? "*=" : "+=";
+  /* what the sum S becomes (NULL: the reduction is the result) */
+  const char *post = !strcmp(kind, "mean")     ? xprintf("S[%s] / %s", sidx, flit((double)cnt))
+                     : !strcmp(kind, "l2")     ? xprintf("sqrt(S[%s])", sidx)
+                     : !strcmp(kind, "logsum") ? xprintf("log(S[%s])", sidx)
+                                               : NULL;
   Val *o = net_out(I, 0, no, os);
   char *body;
-  if (!strcmp(kind, "mean")) {
-    body = xprintf("  tensor S: f32[%s]\n  S[%s] += %s where %s\n  Y[%s] = S[%s] / %s", dims_text(sshape, nsd), slhs, acc,
-                   where, lhs, sidx, flit((double)cnt));
+  if (!strcmp(kind, "logsumexp")) { /* log(sum(exp(x - max))) + max */
+    body = xprintf("  tensor M: f32[%s]\n  tensor S: f32[%s]\n  M[%s] max= %s where %s\n"
+                   "  S[%s] += exp(%s - M[%s]) where %s\n  Y[%s] = M[%s] + log(S[%s])",
+                   dims_text(sshape, nsd), dims_text(sshape, nsd), slhs, acc, where, slhs, acc, sidx, where, lhs, sidx,
+                   sidx);
+  } else if (post) {
+    body = xprintf("  tensor S: f32[%s]\n  S[%s] += %s where %s\n  Y[%s] = %s", dims_text(sshape, nsd), slhs, acc,
+                   where, lhs, post);
   } else {
     body = xprintf("  Y[%s] %s %s where %s", lhs, op, acc, where);
   }
@@ -1610,6 +1664,225 @@ static bool fold_only(Imp *I, const char *op) {
   return one_output(I) && fold_ew(I, op);
 }
 
+/* ---- activations, n-ary sums, layout operators ------------------------------------ */
+
+/* Elu Selu Celu ThresholdedRelu Shrink: EXPR over $0 with their float attributes. */
+static bool op_activation(Imp *I, const char *op) {
+  double alpha = (float)attr_f(I, "alpha", !strcmp(op, "Selu") ? SELU_ALPHA : 1);
+  const char *a = flit(alpha), *e;
+  if (!strcmp(op, "Elu")) {
+    if (!attrs_known(I, "alpha")) return false;
+    e = xprintf("$0 >= 0.0 ? $0 : %s * expm1($0)", a);
+  } else if (!strcmp(op, "Selu")) {
+    if (!attrs_known(I, "alpha,gamma")) return false;
+    const char *g = flit((float)attr_f(I, "gamma", SELU_GAMMA));
+    e = xprintf("%s * ($0 > 0.0 ? $0 : %s * expm1($0))", g, a);
+  } else if (!strcmp(op, "Celu")) {
+    if (!attrs_known(I, "alpha")) return false;
+    e = xprintf("max(0.0, $0) + min(0.0, %s * expm1($0 / %s))", a, a);
+  } else if (!strcmp(op, "ThresholdedRelu")) {
+    if (!attrs_known(I, "alpha")) return false;
+    e = xprintf("$0 > %s ? $0 : 0.0", a);
+  } else { /* Shrink */
+    if (!attrs_known(I, "bias,lambd")) return false;
+    double l = (float)attr_f(I, "lambd", 0.5), b = (float)attr_f(I, "bias", 0);
+    e = xprintf("$0 < %s ? $0 + %s : ($0 > %s ? $0 - %s : 0.0)", flit(-l), flit(b), flit(l), flit(b));
+  }
+  return unary(I, op, e);
+}
+
+/* PRelu: X where X >= 0, else slope x X (the slope broadcast to X). */
+static bool op_prelu(Imp *I) {
+  Val *x[2] = {float_in(I, 0), NULL};
+  if (!attrs_known(I, "") || !x[0] || !(x[1] = float_in(I, 1)) || !one_output(I)) return false;
+  if (x[0]->c && x[1]->c) return fold_ew(I, "PRelu");
+  if (x[0]->c) return imp_unsupported(I, "PRelu of a constant");
+  return ew(I, "prelu", x, 2, "$0 < 0.0 ? $1 * $0 : $0");
+}
+
+/* Sum and Mean of 1 to 8 inputs, broadcast. */
+static bool op_sum_mean(Imp *I, bool mean) {
+  int n = nin(I);
+  if (!attrs_known(I, "") || !one_output(I)) return false;
+  if (n < 1 || n > 8) return imp_unsupported(I, "%d inputs (1 to 8)", n);
+  Val *x[8];
+  bool run_time = false;
+  char *e = xstrdup("$0");
+  for (int k = 0; k < n; k++) {
+    if (!(x[k] = float_in(I, k))) return false;
+    run_time |= !x[k]->c;
+    if (k) e = xprintf("%s + $%d", e, k);
+  }
+  if (!run_time) return imp_unsupported(I, "%s of constants only (not folded at import)", mean ? "Mean" : "Sum");
+  if (mean) e = xprintf("(%s) / %s", e, flit(n));
+  else if (n == 1) e = xstrdup("$0 + 0.0");
+  return ew(I, mean ? "mean" : "sum", x, n, e);
+}
+
+/* Pad: constant (its value from input 3, constant or not, or the attribute), reflect or edge; pads from
+ * input 2 (opset >= 11; axes from input 4) or the attribute; negative pads crop. */
+static bool op_pad(Imp *I) {
+  bool old = I->opset < 11;
+  if (!attrs_known(I, old ? "mode,pads,value" : "mode") || !one_output(I)) return false;
+  Val *x = float_in(I, 0);
+  if (!x) return false;
+  if (x->c) return imp_unsupported(I, "Pad of a constant");
+  int r = x->ndim;
+  int64_t pads[2 * HT_MAX_DIMS], b[HT_MAX_DIMS] = {0}, e[HT_MAX_DIMS] = {0};
+  int axes[HT_MAX_DIMS], na = r, np;
+  double value = 0;
+  Val *cv = NULL; /* constant_value computed at run time */
+  for (int d = 0; d < r; d++) axes[d] = d;
+  if (old) {
+    np = attr_ints(I, "pads", pads, 2 * HT_MAX_DIMS);
+    value = (float)attr_f(I, "value", 0);
+  } else {
+    Val *pv = const_in(I, 1, "pads"), *av = in(I, 3);
+    if (!pv) return false;
+    np = (int)val_numel(pv) > 2 * HT_MAX_DIMS ? 2 * HT_MAX_DIMS : (int)val_numel(pv);
+    for (int i = 0; i < np; i++) pads[i] = (int64_t)pv->c[i];
+    if (in(I, 2)) { /* a constant, or a float scalar computed at run time */
+      if (!(cv = float_in(I, 2))) return false;
+      if (val_numel(cv) != 1) return imp_error(I, "constant_value is not a scalar");
+      if (cv->c) value = (float)cv->c[0], cv = NULL;
+    }
+    if (av) {
+      if (!(av = const_in(I, 3, "axes"))) return false;
+      na = (int)val_numel(av) > r ? r : (int)val_numel(av);
+      for (int i = 0; i < na; i++)
+        if ((axes[i] = axis_of(I, (int64_t)av->c[i], r)) < 0) return false;
+    }
+  }
+  if (np != 2 * na) return imp_error(I, "%d pads for %d axes (2 each)", np, na);
+  for (int i = 0; i < na; i++) b[axes[i]] = pads[i], e[axes[i]] = pads[na + i];
+  const char *mode = attr_s(I, "mode", "constant");
+  bool constant = !strcmp(mode, "constant"), reflect = !strcmp(mode, "reflect"), edge = !strcmp(mode, "edge");
+  if (!constant && !reflect && !edge) return imp_unsupported(I, "mode '%s'", mode);
+  int64_t os[HT_MAX_DIMS];
+  char *src = xstrdup(""), *cond = xstrdup("");
+  for (int d = 0; d < r; d++) {
+    int64_t n = x->shape[d];
+    os[d] = n + b[d] + e[d];
+    if (os[d] <= 0) return imp_unsupported(I, "an empty result (axis %d)", d);
+    if (!constant && (b[d] < 0 || e[d] < 0)) return imp_unsupported(I, "negative pads in mode '%s'", mode);
+    if (reflect && (b[d] > n - 1 || e[d] > n - 1))
+      return imp_unsupported(I, "reflect pads of more than the axis' extent - 1 (axis %d)", d);
+    char *i = b[d] ? xprintf("(i%d - %lld)", d, (long long)b[d]) : xprintf("i%d", d);
+    char *at = i;
+    if (b[d] > 0 || e[d] > 0) {
+      if (constant) {
+        if (b[d] > 0) cond = xprintf("%s%s%s >= 0", cond, *cond ? " && " : "", i);
+        if (e[d] > 0) cond = xprintf("%s%s%s < %lld", cond, *cond ? " && " : "", i, (long long)n);
+      } else if (edge) {
+        at = xprintf("clamp(%s, 0, %lld)", i, (long long)(n - 1));
+      } else { /* reflect: -1 -> 1, n -> n - 2 (clamped for the bounds proof; it changes nothing) */
+        at = xprintf("clamp(%lld - abs(%lld - abs(%s)), 0, %lld)", (long long)(n - 1), (long long)(n - 1), i,
+                     (long long)(n - 1));
+      }
+    }
+    src = xprintf("%s%s%s", src, d ? ", " : "", at);
+  }
+  Val *o = net_out(I, 0, r, os);
+  char *rhs = xprintf("X[%s]", r ? src : "0"), *params = xprintf("X: %s", ty(x)), *args = xstrdup(imp_tensor(I, x));
+  if (*cond && cv) {
+    params = xprintf("%s, V: %s", params, ty(cv));
+    args = xprintf("%s, %s", args, imp_tensor(I, cv));
+    char *zero = xstrdup("0");
+    for (int d = 1; d < cv->ndim; d++) zero = xprintf("%s, 0", zero);
+    rhs = xprintf("%s ? %s : V[%s]", cond, rhs, zero);
+  } else if (*cond) {
+    rhs = xprintf("%s ? %s : %s", cond, rhs, flit(value));
+  }
+  const char *k = imp_kernel(I, "pad", xprintf("(%s) -> Y: %s {\n  Y[%s] = %s\n}", params, ty(o), idx("i", r), rhs));
+  imp_call(I, o->tex, k, args);
+  return true;
+}
+
+/* DepthToSpace (DCR, CRD) and SpaceToDepth of an NCHW tensor, blocks of B x B. */
+static bool op_depth_space(Imp *I, bool to_space) {
+  if (!attrs_known(I, to_space ? "blocksize,mode" : "blocksize") || !one_output(I)) return false;
+  Val *x = float_in(I, 0);
+  if (!x) return false;
+  if (x->c) return imp_unsupported(I, "a constant input");
+  if (x->ndim != 4) return imp_error(I, "the input has rank %d (4)", x->ndim);
+  long long b = attr_i(I, "blocksize", 0), n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
+  if (b < 1) return imp_error(I, "blocksize %lld", b);
+  const char *mode = attr_s(I, "mode", "DCR"), *rhs;
+  int64_t os[4];
+  if (to_space) {
+    if (strcmp(mode, "DCR") && strcmp(mode, "CRD")) return imp_unsupported(I, "mode '%s'", mode);
+    if (c % (b * b)) return imp_error(I, "%lld channels are not a multiple of blocksize^2 = %lld", c, b * b);
+    long long cp = c / (b * b);
+    os[0] = n, os[1] = cp, os[2] = h * b, os[3] = w * b;
+    rhs = !strcmp(mode, "DCR") ? xprintf("X[i0, ((i2 %% %lld) * %lld + i3 %% %lld) * %lld + i1, i2 / %lld, i3 / %lld]", b, b, b, cp, b, b)
+                               : xprintf("X[i0, i1 * %lld + (i2 %% %lld) * %lld + i3 %% %lld, i2 / %lld, i3 / %lld]", b * b, b, b, b, b, b);
+  } else {
+    if (h % b || w % b) return imp_error(I, "H x W %lld x %lld is not a multiple of blocksize %lld", h, w, b);
+    os[0] = n, os[1] = c * b * b, os[2] = h / b, os[3] = w / b;
+    rhs = xprintf("X[i0, i1 %% %lld, i2 * %lld + (i1 / %lld) / %lld, i3 * %lld + (i1 / %lld) %% %lld]", c, b, c, b, b, c, b);
+  }
+  Val *o = net_out(I, 0, 4, os);
+  const char *k = imp_kernel(I, to_space ? "depth_to_space" : "space_to_depth",
+                             xprintf("(X: %s) -> Y: %s {\n  Y[i0, i1, i2, i3] = %s\n}", ty(x), ty(o), rhs));
+  imp_call(I, o->tex, k, imp_tensor(I, x));
+  return true;
+}
+
+/* Tile: each axis repeated (repeats from input 2, a constant). */
+static bool op_tile(Imp *I) {
+  if (!attrs_known(I, "") || !one_output(I)) return false;
+  Val *x = float_in(I, 0), *rv = x ? const_in(I, 1, "repeats") : NULL;
+  if (!rv) return false;
+  if (x->c) return imp_unsupported(I, "Tile of a constant");
+  int r = x->ndim;
+  if (val_numel(rv) != r) return imp_error(I, "%lld repeats for rank %d", (long long)val_numel(rv), r);
+  int64_t os[HT_MAX_DIMS];
+  char *src = xstrdup("");
+  for (int d = 0; d < r; d++) {
+    int64_t k = (int64_t)rv->c[d];
+    if (k < 1) return imp_unsupported(I, "%lld repeats (axis %d)", (long long)k, d);
+    os[d] = x->shape[d] * k;
+    src = xprintf("%s%s%s", src, d ? ", " : "", k > 1 ? xprintf("i%d %% %lld", d, (long long)x->shape[d]) : xprintf("i%d", d));
+  }
+  if (!r) return alias(I, x);
+  Val *o = net_out(I, 0, r, os);
+  const char *k = imp_kernel(I, "tile", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", ty(x), ty(o), idx("i", r), src));
+  imp_call(I, o->tex, k, imp_tensor(I, x));
+  return true;
+}
+
+/* InstanceNormalization: each (n, c) normalized over the spatial axes, then scale[c] and
+ * bias[c]. */
+static bool op_instance_norm(Imp *I) {
+  if (!attrs_known(I, "epsilon") || !one_output(I)) return false;
+  Val *x = float_in(I, 0), *sc = x ? float_in(I, 1) : NULL, *bi = sc ? float_in(I, 2) : NULL;
+  if (!bi) return false;
+  if (x->c) return imp_unsupported(I, "a constant input");
+  int r = x->ndim;
+  if (r < 3) return imp_error(I, "the input has rank %d (N, C and spatial axes)", r);
+  int64_t c = x->shape[1], cnt = 1;
+  if (sc->ndim != 1 || bi->ndim != 1 || sc->shape[0] != c || bi->shape[0] != c)
+    return imp_error(I, "scale and B must be vectors of %lld values", (long long)c);
+  char *ridx = xstrdup("i0, i1"), *where = xstrdup("");
+  for (int d = 2; d < r; d++) {
+    cnt *= x->shape[d];
+    ridx = xprintf("%s, r%d", ridx, d);
+    where = xprintf("%s%sr%d in 0..%lld", where, d > 2 ? ", " : "", d, (long long)x->shape[d]);
+  }
+  char *all = idx("i", r), *nc = xprintf("%lld, %lld", (long long)x->shape[0], (long long)c);
+  Val *o = net_out(I, 0, r, x->shape);
+  char *body = xprintf("  tensor S: f32[%s]\n  tensor Mu: f32[%s]\n  tensor V: f32[%s]\n"
+                       "  S[i0, i1] += X[%s] where %s\n  Mu[i0, i1] = S[i0, i1] / %s\n"
+                       "  V[i0, i1] += (X[%s] - Mu[i0, i1]) * (X[%s] - Mu[i0, i1]) where %s\n"
+                       "  Y[%s] = (X[%s] - Mu[i0, i1]) / sqrt(V[i0, i1] / %s + %s) * Sc[i1] + B[i1]",
+                       nc, nc, nc, ridx, where, flit((double)cnt), ridx, ridx, where, all, all, flit((double)cnt),
+                       flit((float)attr_f(I, "epsilon", 1e-5)));
+  const char *k = imp_kernel(I, "instance_norm", xprintf("(X: %s, Sc: f32[%lld], B: f32[%lld]) -> Y: %s {\n%s\n}", ty(x),
+                                                        (long long)c, (long long)c, ty(o), body));
+  imp_call(I, o->tex, k, xprintf("%s, %s, %s", imp_tensor(I, x), imp_tensor(I, sc), imp_tensor(I, bi)));
+  return true;
+}
+
 /* ---- the table ------------------------------------------------------------------- */
 
 bool onnx_op_known(const char *op) {
@@ -1621,7 +1894,9 @@ bool onnx_op_known(const char *op) {
       "ReduceSumSquare", "Softmax", "LogSoftmax", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
       "Concat", "Gemm", "MatMul", "BatchNormalization", "Gather", "Slice", "Expand", "Cast", "Identity", "Dropout",
       "Split", "LayerNormalization", "ConvTranspose", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
-      "Sinh", "Cosh", "Round", "Sign", "Softplus", "Softsign"};
+      "Sinh", "Cosh", "Round", "Sign", "Softplus", "Softsign", "Asinh", "Acosh", "Atanh", "Elu", "Selu", "Celu",
+      "ThresholdedRelu", "Shrink", "PRelu", "Sum", "Mean", "ReduceL1", "ReduceL2", "ReduceLogSum",
+      "ReduceLogSumExp", "ReduceProd", "Pad", "DepthToSpace", "SpaceToDepth", "Tile", "InstanceNormalization"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
   return false;
@@ -1642,6 +1917,14 @@ static const struct {
     {"Cast", 1, 6, "Cast-1 names the type `to` as a string"},
     {"Dropout", 1, 7, "Dropout-1 and -6 drop at random unless is_test is set"},
     {"Expand", 8, 0, NULL},
+    {"Tile", 1, 6, "Tile-1 takes the tiles and the axis as inputs"},
+    {"Pad", 2, 0, NULL},
+    {"Asinh", 9, 0, NULL},
+    {"Acosh", 9, 0, NULL},
+    {"Atanh", 9, 0, NULL},
+    {"Shrink", 9, 0, NULL},
+    {"Celu", 12, 0, NULL},
+    {"ThresholdedRelu", 10, 0, NULL},
     {"Erf", 9, 0, NULL},
     {"Sign", 9, 0, NULL},
     {"Sinh", 9, 0, NULL},
@@ -1695,6 +1978,10 @@ bool onnx_op(Imp *I) {
       {"Asin", "asin($0)"},         {"Acos", "acos($0)"},       {"Atan", "atan($0)"},         {"Sinh", "sinh($0)"},
       {"Cosh", "cosh($0)"},         {"Round", "round($0)"},     {"Sign", "sign($0)"},
       {"Softplus", "log1p(exp($0))"}, {"Softsign", "$0 / (1.0 + abs($0))"},
+      /* accurate near 0 (log1p) and for negative x (asinh is odd) */
+      {"Asinh", "sign($0) * log1p(abs($0) + $0 * $0 / (1.0 + sqrt($0 * $0 + 1.0)))"},
+      {"Acosh", "log1p($0 - 1.0 + sqrt(($0 - 1.0) * ($0 + 1.0)))"},
+      {"Atanh", "0.5 * (log1p($0) - log1p(-$0))"},
   };
   for (size_t i = 0; i < sizeof un / sizeof un[0]; i++)
     if (!strcmp(op, un[i][0])) return attrs_known(I, "") && unary(I, op, un[i][1]);
@@ -1734,6 +2021,22 @@ bool onnx_op(Imp *I) {
   if (!strcmp(op, "ReduceMax")) return op_reduce(I, "max");
   if (!strcmp(op, "ReduceMin")) return op_reduce(I, "min");
   if (!strcmp(op, "ReduceSumSquare")) return op_reduce(I, "sumsq");
+  if (!strcmp(op, "ReduceL1")) return op_reduce(I, "l1");
+  if (!strcmp(op, "ReduceL2")) return op_reduce(I, "l2");
+  if (!strcmp(op, "ReduceLogSum")) return op_reduce(I, "logsum");
+  if (!strcmp(op, "ReduceLogSumExp")) return op_reduce(I, "logsumexp");
+  if (!strcmp(op, "ReduceProd")) return op_reduce(I, "prod");
+  if (!strcmp(op, "Elu") || !strcmp(op, "Selu") || !strcmp(op, "Celu") || !strcmp(op, "ThresholdedRelu") ||
+      !strcmp(op, "Shrink"))
+    return op_activation(I, op);
+  if (!strcmp(op, "PRelu")) return op_prelu(I);
+  if (!strcmp(op, "Sum")) return op_sum_mean(I, false);
+  if (!strcmp(op, "Mean")) return op_sum_mean(I, true);
+  if (!strcmp(op, "Pad")) return op_pad(I);
+  if (!strcmp(op, "DepthToSpace")) return op_depth_space(I, true);
+  if (!strcmp(op, "SpaceToDepth")) return op_depth_space(I, false);
+  if (!strcmp(op, "Tile")) return op_tile(I);
+  if (!strcmp(op, "InstanceNormalization")) return op_instance_norm(I);
   if (!strcmp(op, "Softmax")) return op_softmax(I, false);
   if (!strcmp(op, "LogSoftmax")) return op_softmax(I, true);
   if (!strcmp(op, "Reshape")) return op_reshape(I);

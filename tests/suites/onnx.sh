@@ -124,6 +124,14 @@ expect_error "symbolic batch without -D: input of batch 1" "x.npy: input 'x' is 
 # Transpose against plain Python
 out=$("$TEXC" run "$B/block.onnx" --input "$B/block_x.npy" --expect "$B/block_ref.npy" --check 2>&1)
 grep -q "expect .*: ok" <<<"$out" && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx block = Python reference" || echo "not ok - onnx block = Python reference: $out"
+# PRelu, Pad (reflect; constant, negative pads, a constant_value input), InstanceNormalization,
+# Elu, Tile, DepthToSpace, Sum, Mean after a Conv (channels last inside), and HardSwish and
+# LeakyRelu of a constant (folded at import: they once folded as the identity); Pad-2's
+# attributes (edge, constant)
+for m in layout_ops pad_old; do
+  out=$("$TEXC" run "$B/$m.onnx" --input "$B/${m}_x.npy" --expect "$B/${m}_ref.npy" --check 2>&1)
+  grep -q "expect .*: ok" <<<"$out" && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx $m = Python reference" || echo "not ok - onnx $m = Python reference: $out"
+done
 out=$("$TEXC" bench "$B/cnn.onnx" --repeat 2 2>&1)
 grep -q "Measured latency" <<<"$out" && echo "ok - onnx bench MODEL.onnx" || echo "not ok - onnx bench MODEL.onnx: $out"
 

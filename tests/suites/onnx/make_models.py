@@ -47,6 +47,8 @@ def attr(name, v):
         return field(1, name) + b"".join(ivar(8, x) for x in v) + ivar(20, 7)
     if isinstance(v, float):
         return field(1, name) + varint(2 << 3 | 5) + struct.pack("<f", v) + ivar(20, 1)
+    if isinstance(v, str):
+        return field(1, name) + field(4, v) + ivar(20, 3)
     return field(1, name) + ivar(3, v) + ivar(20, 2)
 
 
@@ -249,8 +251,88 @@ def gather(out):
         [value_info("x", [5, 3])], [value_info("y", [2, 2, 3])]))
 
 
+def layout_ops(out):
+    """Conv (so the rest runs on a channels-last tensor), PRelu with a [C, 1, 1] slope, Pad
+    (reflect; constant with negative pads), InstanceNormalization, Elu, Tile, DepthToSpace,
+    Mean, and a constant folded through HardSwish and LeakyRelu; the result computed here."""
+    import math
+    C, H, W = 4, 4, 5
+    f32 = lambda v: struct.unpack("<f", struct.pack("<f", v))[0]
+    x = rand(2 * H * W, 21, 1.0)
+    wc, bc = rand(C * 2, 22, 1.0), rand(C, 23, 0.2)
+    slope = [0.25, 0.1, -0.5, 0.75]
+    sc, bi = [1.5, 0.5, 1.0, 2.0], [0.1, -0.2, 0.0, 0.3]
+    kc = [f32(-4.0 + 9.0 * i / 27) for i in range(28)]  # HardSwish(k) + LeakyRelu(k, 0.1), broadcast on the last axis
+    t = [[[sum(wc[o * 2 + i] * x[(i * H + h) * W + w] for i in range(2)) + bc[o] for w in range(W)] for h in range(H)]
+         for o in range(C)]  # 1x1 conv: [C][H][W]
+    t = [[[v if v >= 0 else slope[c] * v for v in row] for row in t[c]] for c in range(C)]  # PRelu
+    def refl(i, n):
+        i = abs(i)
+        return n - 1 - abs(n - 1 - i)
+    t = [[[t[c][refl(h - 1, H)][refl(w - 2, W)] for w in range(W + 3)] for h in range(H + 3)] for c in range(C)]  # Pad reflect [1, 2] / [2, 1]
+    H2, W2 = H + 3, W + 3
+    n = []
+    for c in range(C):  # InstanceNormalization
+        vals = [v for row in t[c] for v in row]
+        mu = sum(vals) / len(vals)
+        var = sum((v - mu) ** 2 for v in vals) / len(vals)
+        n.append([[(v - mu) / math.sqrt(var + 1e-5) * sc[c] + bi[c] for v in row] for row in t[c]])
+    e = [[[v if v >= 0 else 0.7 * math.expm1(v) for v in row] for row in n[c]] for c in range(C)]  # Elu 0.7
+    # Pad constant 0.3, pads begin [0, 0, -1, 1], end [0, 0, 0, -2]: H2 - 1 rows, W2 - 1 columns
+    pc = [[[0.3 if w == 0 else e[c][h + 1][w - 1] for w in range(W2 - 1)] for h in range(H2 - 1)] for c in range(C)]
+    H3, W3 = H2 - 1, W2 - 1
+    tl = [[[pc[c][h][w % W3] for w in range(2 * W3)] for h in range(H3)] for c in range(C)]  # Tile [1, 1, 1, 2]
+    W4 = 2 * W3
+    d2s = [[tl[(h % 2) * 2 + w % 2][h // 2][w // 2] for w in range(2 * W4)] for h in range(2 * H3)]  # DepthToSpace 2 (DCR)
+    hs = [f32(v * max(0.0, min(1.0, v / 6 + 0.5)) + (v if v >= 0 else f32(0.1) * v)) for v in kc]
+    ref = [(d2s[h][w] + hs[w]) / 2 + 1.0 for h in range(2 * H3) for w in range(2 * W4)]  # Mean(d, k2, ...) below
+    # Mean(d + hs, 2.0 broadcast): (d + hs + 2) / 2 = (d + hs) / 2 + 1
+    k_tensor = ivar(1, 28) + ivar(2, 1) + field(4, struct.pack("<28f", *kc)) + field(8, "kc")
+    const_node = (field(2, "k") + field(3, "const") + field(4, "Constant") +
+                  field(5, field(1, "value") + field(5, k_tensor) + ivar(20, 4)))
+    nodes = [
+        node("Conv", ["x", "wc", "bc"], ["c"], "conv", kernel_shape=[1, 1]),
+        node("PRelu", ["c", "slope"], ["p"], "prelu"),
+        node("Pad", ["p", "pads_r"], ["r"], "pad_reflect", mode="reflect"),
+        node("InstanceNormalization", ["r", "sc", "bi"], ["n"], "inorm", epsilon=1e-5),
+        node("Elu", ["n"], ["e"], "elu", alpha=0.7),
+        node("Pad", ["e", "pads_c", "cval"], ["pc"], "pad_const"),
+        node("Tile", ["pc", "reps"], ["tl"], "tile"),
+        node("DepthToSpace", ["tl"], ["d"], "d2s", blocksize=2),
+        const_node,
+        node("HardSwish", ["k"], ["k1"], "hswish"),
+        node("LeakyRelu", ["k"], ["k2"], "leaky", alpha=0.1),
+        node("Sum", ["d", "k1", "k2"], ["s"], "sum"),
+        node("Mean", ["s", "two"], ["y"], "mean"),
+    ]
+    inits = [initializer("wc", [C, 2, 1, 1], wc), initializer("bc", [C], bc), initializer("slope", [C, 1, 1], slope),
+             int_init("pads_r", [0, 0, 1, 2, 0, 0, 2, 1]), initializer("sc", [C], sc), initializer("bi", [C], bi),
+             int_init("pads_c", [0, 0, -1, 1, 0, 0, 0, -2]), initializer("cval", [], [0.3]), int_init("reps", [1, 1, 1, 2]),
+             initializer("two", [], [2.0])]
+    ys = (1, 1, 2 * H3, 2 * W4)
+    open(out + "/layout_ops.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, 2, H, W])], [value_info("y", list(ys))],
+                                                     opset=14))
+    npy(out + "/layout_ops_x.npy", "<f4", (1, 2, H, W), struct.pack("<%df" % len(x), *x))
+    npy(out + "/layout_ops_ref.npy", "<f4", ys, struct.pack("<%df" % len(ref), *ref))
+
+
+def pad_old(out):
+    """Pad-2 (opset 10: pads, mode and value as attributes): edge, then constant 1.5."""
+    x = rand(3 * 4, 24, 1.0)  # [1, 1, 3, 4]
+    e = [[x[min(max(h - 2, 0), 2) * 4 + min(max(w - 1, 0), 3)] for w in range(4 + 4)] for h in range(3 + 3)]  # [2, 1] / [1, 3]
+    ref = [1.5 if h == 0 or w >= 8 else e[h - 1][w] for h in range(6 + 1) for w in range(8 + 1)]  # [1, 0] / [0, 1]
+    nodes = [node("Pad", ["x"], ["e"], "edge", mode="edge", pads=[0, 0, 2, 1, 0, 0, 1, 3]),
+             node("Pad", ["e"], ["y"], "const", pads=[0, 0, 1, 0, 0, 0, 0, 1], value=1.5)]
+    open(out + "/pad_old.onnx", "wb").write(model(nodes, [], [value_info("x", [1, 1, 3, 4])], [value_info("y", [1, 1, 7, 9])],
+                                                  opset=10))
+    npy(out + "/pad_old_x.npy", "<f4", (1, 1, 3, 4), struct.pack("<12f", *x))
+    npy(out + "/pad_old_ref.npy", "<f4", (1, 1, 7, 9), struct.pack("<63f", *ref))
+
+
 def main(out):
     act(out)
+    layout_ops(out)
+    pad_old(out)
     cnn(out)
     block(out)
     gather(out)
