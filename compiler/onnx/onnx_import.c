@@ -296,8 +296,27 @@ static int64_t symbolic_size(Imp *I, const char *name) {
   return v;
 }
 
-/* A graph input or output's type into DTYPE, SHAPE; false: reported. */
-static bool value_type(Imp *I, const Onnx__ValueInfoProto *vi, const char *what, int *dtype, int *nd, int64_t *shape) {
+/* Is the symbolic dimension NAME of an output free: neither given with -D nor a dimension of
+ * a graph input of G? Then the graph computes it (an exporter that could not infer a shape
+ * names each output dimension after the node: `DepthToSpace73_dim_3`). */
+static bool free_output_dim(Imp *I, const Onnx__GraphProto *g, const char *name) {
+  if (!*name) return true;
+  for (int i = 0; i < I->ndefs; i++)
+    if (strcmp(I->defs[i].name, name) == 0) return false;
+  for (size_t i = 0; i < g->n_input; i++) {
+    const Onnx__TypeProto *tp = g->input[i]->type;
+    const Onnx__TensorShapeProto *sh = tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? tp->tensor_type->shape : NULL;
+    for (size_t d = 0; sh && d < sh->n_dim; d++)
+      if (sh->dim[d]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && !strcmp(sh->dim[d]->dim_param, name))
+        return false;
+  }
+  return true;
+}
+
+/* A graph input or output's type into DTYPE, SHAPE; false: reported. With OUT_OF (an
+ * output's graph), a free symbolic dimension (free_output_dim) is 0: the node's. */
+static bool value_type(Imp *I, const Onnx__ValueInfoProto *vi, const char *what, int *dtype, int *nd, int64_t *shape,
+                       const Onnx__GraphProto *out_of) {
   const Onnx__TypeProto *tp = vi->type;
   if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) return imp_error(I, "%s '%s' has no type", what, vi->name);
   if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
@@ -311,7 +330,12 @@ static bool value_type(Imp *I, const Onnx__ValueInfoProto *vi, const char *what,
   for (size_t d = 0; d < sh->n_dim; d++) {
     const Onnx__TensorShapeProto__Dimension *dim = sh->dim[d];
     if (dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
-      shape[d] = symbolic_size(I, dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? dim->dim_param : "");
+      const char *name = dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? dim->dim_param : "";
+      if (out_of && free_output_dim(I, out_of, name)) {
+        shape[d] = 0;
+        continue;
+      }
+      shape[d] = symbolic_size(I, name);
       if (shape[d] < 1) return imp_error(I, "%s '%s': -D %s=%lld: a size must be at least 1", what, vi->name, dim->dim_param, (long long)shape[d]);
       continue;
     }
@@ -437,7 +461,7 @@ static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
     int64_t shape[HT_MAX_DIMS];
     if (!vi->name || !*vi->name) return imp_error(I, "graph input %zu has no name", i);
     Val *init = imp_val(I, vi->name);
-    if (!value_type(I, vi, "input", &dtype, &nd, shape)) return false;
+    if (!value_type(I, vi, "input", &dtype, &nd, shape, NULL)) return false;
     if (init) continue; /* an initializer listed as an input (IR < 4): a constant */
     Val *v = new_val(I, vi->name, dtype, nd, shape);
     if (dtype != OT_FLOAT && k < nbound) {
@@ -517,9 +541,11 @@ static bool load_output(Imp *I, const Onnx__GraphProto *g, const char **name, co
   const Onnx__ValueInfoProto *vi = g->output[0];
   int dtype, nd;
   int64_t shape[HT_MAX_DIMS];
-  if (!value_type(I, vi, "output", &dtype, &nd, shape)) return false;
+  if (!value_type(I, vi, "output", &dtype, &nd, shape, g)) return false;
   Val *v = imp_val(I, vi->name);
   if (!v) return imp_error(I, "output '%s' is computed by no node", vi->name);
+  for (int d = 0; d < nd && nd == v->ndim; d++)
+    if (!shape[d]) shape[d] = v->shape[d]; /* a free symbolic dimension: the graph's */
   if (dtype != OT_FLOAT || v->dtype != OT_FLOAT) return imp_unsupported(I, "output '%s' is not float", vi->name);
   if (nd != v->ndim || (nd && memcmp(shape, v->shape, sizeof(int64_t) * (size_t)nd)))
     return imp_error(I, "output '%s' is declared %s but its node makes %s", vi->name,

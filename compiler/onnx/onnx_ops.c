@@ -1883,6 +1883,179 @@ static bool op_instance_norm(Imp *I) {
   return true;
 }
 
+/* ---- Resize and Upsample ----------------------------------------------------------- */
+
+/* The floats of attribute NAME into OUT (at most MAX); their number, -1 when absent. */
+static int attr_floats(Imp *I, const char *name, double *out, int max) {
+  const Onnx__AttributeProto *a = attr(I, name);
+  if (!a) return -1;
+  int n = (int)a->n_floats < max ? (int)a->n_floats : max;
+  for (int i = 0; i < n; i++) out[i] = a->floats[i];
+  return n;
+}
+
+/* Where output coordinate X of an axis resized from IN points by SCALE falls in the input,
+ * by ONNX's coordinate_transformation_mode CT. OUT is the resized length as ONNX's
+ * reference takes it: IN x SCALE unrounded when scales are given, else the size (so an
+ * align_corners downsample of 4 by 0.6 maps 1 to 3 / 1.4, not 3 / 1). */
+static double resize_coord(const char *ct, double x, double scale, int64_t in, double out) {
+  if (!strcmp(ct, "asymmetric")) return x / scale;
+  if (!strcmp(ct, "align_corners")) return out == 1 ? 0 : x * (double)(in - 1) / (out - 1);
+  if (!strcmp(ct, "pytorch_half_pixel")) return out > 1 ? (x + 0.5) / scale - 0.5 : 0;
+  if (!strcmp(ct, "tf_half_pixel_for_nn")) return (x + 0.5) / scale;
+  return (x + 0.5) / scale - 0.5; /* half_pixel */
+}
+
+/* The input index nearest to coordinate X by ONNX's nearest_mode NM, within 0..IN-1. */
+static int64_t resize_nearest(const char *nm, double x, int64_t in) {
+  double f = floor(x), r;
+  if (!strcmp(nm, "floor")) r = f;
+  else if (!strcmp(nm, "ceil")) r = ceil(x);
+  else if (x - f == 0.5) r = !strcmp(nm, "round_prefer_ceil") ? f + 1 : f;
+  else r = floor(x + 0.5);
+  return r < 0 ? 0 : r > (double)(in - 1) ? in - 1 : (int64_t)r;
+}
+
+/* Resize X (at most 3 of its axes resized) to OS, by SCALE per axis (BY_SIZE: OS was
+ * given, SCALE derived from it): nearest (an index
+ * table per resized axis) or linear (per resized axis a table of the lower and upper
+ * neighbours and the weight of the upper: 2^k terms). A channels-last X stays so when its
+ * N and C are not resized. */
+static bool resize_to(Imp *I, Val *x, const int64_t *os, const double *scale, bool by_size, bool linear,
+                      const char *ct, const char *nm) {
+  int r = x->ndim, k = 0, ax[HT_MAX_DIMS];
+  for (int d = 0; d < r; d++)
+    if (os[d] != x->shape[d] || scale[d] != 1) ax[k++] = d;
+  if (!k) return alias(I, x);
+  if (k > 3) return imp_unsupported(I, "%d resized axes (at most 3)", k);
+  bool nhwc = x->nhwc && r == 4 && os[0] == x->shape[0] && os[1] == x->shape[1];
+  /* the tensor's axis t holds logical axis lg[t] */
+  int lg[HT_MAX_DIMS];
+  for (int t = 0; t < r; t++) lg[t] = nhwc ? (int[]){0, 2, 3, 1}[t] : t;
+  int64_t ts[HT_MAX_DIMS], tin[HT_MAX_DIMS];
+  for (int t = 0; t < r; t++) ts[t] = os[lg[t]], tin[t] = x->shape[lg[t]];
+  char *params = xprintf("X: f32[%s]", dims_text(tin, r)), *args = xstrdup(nhwc ? imp_tensor_nhwc(I, x) : imp_tensor(I, x));
+  char *pos[HT_MAX_DIMS][2];  /* per tensor axis: the source index (lower, upper) */
+  char *wt[HT_MAX_DIMS] = {0}; /* per tensor axis: the upper's weight (linear) */
+  for (int t = 0; t < r; t++) {
+    int d = lg[t];
+    pos[t][0] = pos[t][1] = xprintf("i%d", t);
+    bool resized = false;
+    for (int j = 0; j < k; j++) resized |= ax[j] == d;
+    if (!resized) continue;
+    int64_t in = x->shape[d], out = os[d];
+    Val *tab = xalloc(sizeof *tab);
+    *tab = (Val){.name = xprintf("%s_resize%d", I->node->output[0], d), .dtype = OT_FLOAT, .ndim = linear ? 2 : 1,
+                 .shape = {linear ? 3 : out, out}, .c = vals(linear ? 3 * out : out)};
+    for (int64_t i = 0; i < out; i++) {
+      double c = resize_coord(ct, (double)i, scale[d], in, by_size ? (double)out : (double)in * scale[d]);
+      if (!linear) {
+        tab->c[i] = (double)resize_nearest(nm, c, in);
+        continue;
+      }
+      c = c < 0 ? 0 : c > (double)(in - 1) ? (double)(in - 1) : c;
+      double lo = floor(c);
+      tab->c[i] = lo, tab->c[out + i] = lo + 1 < (double)in ? lo + 1 : lo, tab->c[2 * out + i] = c - lo;
+    }
+    const char *tn = xprintf("T%d", t);
+    params = xprintf("%s, %s: %s", params, tn, ty(tab));
+    args = xprintf("%s, %s", args, imp_tensor(I, tab));
+    if (linear) {
+      for (int h = 0; h < 2; h++) pos[t][h] = xprintf("clamp(i32(%s[%d, i%d]), 0, %lld)", tn, h, t, (long long)(in - 1));
+      wt[t] = xprintf("%s[2, i%d]", tn, t);
+    } else {
+      pos[t][0] = pos[t][1] = xprintf("clamp(i32(%s[i%d]), 0, %lld)", tn, t, (long long)(in - 1));
+    }
+  }
+  char *e = xstrdup("");
+  for (int corner = 0; corner < (linear ? 1 << k : 1); corner++) {
+    char *w = xstrdup(""), *at = xstrdup("");
+    for (int t = 0, j = 0; t < r; t++) {
+      int hi = 0;
+      if (wt[t]) {
+        hi = corner >> j++ & 1;
+        w = xprintf("%s%s%s", w, *w ? " * " : "", hi ? wt[t] : xprintf("(1.0 - %s)", wt[t]));
+      }
+      at = xprintf("%s%s%s", at, t ? ", " : "", pos[t][hi]);
+    }
+    e = xprintf("%s%s%s%sX[%s]", e, corner ? " + " : "", w, *w ? " * " : "", at);
+  }
+  Val *o = net_out(I, 0, r, ts);
+  const char *kn = imp_kernel(I, linear ? "resize_linear" : "resize_nearest",
+                              xprintf("(%s) -> Y: %s {\n  Y[%s] = %s\n}", params, ty(o), idx("i", r), e));
+  imp_call(I, o->tex, kn, args);
+  if (nhwc) { /* back to the logical shape */
+    memcpy(o->shape, os, sizeof(int64_t) * 4);
+    o->nhwc = true;
+  }
+  return true;
+}
+
+/* Resize (opset >= 10) and Upsample (7 to 9): nearest and linear; scales or sizes constant. */
+static bool op_resize(Imp *I, bool upsample) {
+  bool old = upsample || I->opset < 11;
+  if (!one_output(I)) return false;
+  if (upsample ? !attrs_known(I, I->opset < 9 ? "mode,scales" : "mode")
+               : !attrs_known(I, old ? "mode"
+                                     : "mode,coordinate_transformation_mode,nearest_mode,cubic_coeff_a,exclude_outside,"
+                                       "extrapolation_value,antialias,axes,keep_aspect_ratio_policy"))
+    return false;
+  Val *x = float_in(I, 0);
+  if (!x) return false;
+  if (x->c) return imp_unsupported(I, "%s of a constant", upsample ? "Upsample" : "Resize");
+  int r = x->ndim;
+  const char *mode = attr_s(I, "mode", "nearest");
+  bool linear = !strcmp(mode, "linear");
+  if (!linear && strcmp(mode, "nearest")) return imp_unsupported(I, "mode '%s'", mode);
+  const char *ct = old ? "asymmetric" : attr_s(I, "coordinate_transformation_mode", "half_pixel");
+  const char *nm = old ? "floor" : attr_s(I, "nearest_mode", "round_prefer_floor");
+  if (!strcmp(ct, "tf_crop_and_resize")) return imp_unsupported(I, "coordinate_transformation_mode '%s'", ct);
+  if (attr_i(I, "antialias", 0)) return imp_unsupported(I, "antialias");
+  if (strcmp(attr_s(I, "keep_aspect_ratio_policy", "stretch"), "stretch"))
+    return imp_unsupported(I, "keep_aspect_ratio_policy '%s'", attr_s(I, "keep_aspect_ratio_policy", ""));
+  int axes[HT_MAX_DIMS], na = r;
+  int64_t av[HT_MAX_DIMS];
+  for (int d = 0; d < r; d++) axes[d] = d;
+  int nav = attr_ints(I, "axes", av, HT_MAX_DIMS);
+  if (nav >= 0) {
+    na = nav;
+    for (int i = 0; i < na; i++)
+      if ((axes[i] = axis_of(I, av[i], r)) < 0) return false;
+  }
+  double scale[HT_MAX_DIMS], given[HT_MAX_DIMS];
+  int64_t os[HT_MAX_DIMS];
+  for (int d = 0; d < r; d++) scale[d] = 1, os[d] = x->shape[d];
+  int ns = -1;
+  Val *sv = upsample && I->opset < 9 ? NULL : in(I, old ? 1 : 2), *zv = old ? NULL : in(I, 3);
+  if (upsample && I->opset < 9) ns = attr_floats(I, "scales", given, HT_MAX_DIMS);
+  else if (sv && !(sv = const_in(I, old ? 1 : 2, "scales"))) return false;
+  if (sv && val_numel(sv) > 0) {
+    ns = (int)val_numel(sv) > HT_MAX_DIMS ? HT_MAX_DIMS : (int)val_numel(sv);
+    for (int i = 0; i < ns; i++) given[i] = sv->c[i];
+  }
+  if (zv && !(zv = const_in(I, 3, "sizes"))) return false;
+  if (zv && val_numel(zv) > 0) {
+    if (ns > 0) return imp_error(I, "both scales and sizes");
+    if (val_numel(zv) != na) return imp_error(I, "%lld sizes for %d axes", (long long)val_numel(zv), na);
+    for (int i = 0; i < na; i++) {
+      int d = axes[i];
+      os[d] = (int64_t)zv->c[i];
+      if (os[d] < 1) return imp_unsupported(I, "an empty result (axis %d)", d);
+      scale[d] = (double)os[d] / (double)x->shape[d];
+    }
+  } else {
+    if (ns != na) return imp_error(I, "%d scales for %d axes", ns, na);
+    for (int i = 0; i < na; i++) {
+      int d = axes[i];
+      if (!(given[i] > 0)) return imp_error(I, "scale %g (axis %d)", given[i], d);
+      scale[d] = given[i];
+      os[d] = (int64_t)floor((double)x->shape[d] * given[i]);
+      if (os[d] < 1) return imp_unsupported(I, "an empty result (axis %d)", d);
+    }
+  }
+  return resize_to(I, x, os, scale, zv && val_numel(zv) > 0, linear, ct, nm);
+}
+
 /* ---- the table ------------------------------------------------------------------- */
 
 bool onnx_op_known(const char *op) {
@@ -1896,7 +2069,8 @@ bool onnx_op_known(const char *op) {
       "Split", "LayerNormalization", "ConvTranspose", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
       "Sinh", "Cosh", "Round", "Sign", "Softplus", "Softsign", "Asinh", "Acosh", "Atanh", "Elu", "Selu", "Celu",
       "ThresholdedRelu", "Shrink", "PRelu", "Sum", "Mean", "ReduceL1", "ReduceL2", "ReduceLogSum",
-      "ReduceLogSumExp", "ReduceProd", "Pad", "DepthToSpace", "SpaceToDepth", "Tile", "InstanceNormalization"};
+      "ReduceLogSumExp", "ReduceProd", "Pad", "DepthToSpace", "SpaceToDepth", "Tile", "InstanceNormalization",
+      "Resize", "Upsample"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
   return false;
@@ -1918,6 +2092,8 @@ static const struct {
     {"Dropout", 1, 7, "Dropout-1 and -6 drop at random unless is_test is set"},
     {"Expand", 8, 0, NULL},
     {"Tile", 1, 6, "Tile-1 takes the tiles and the axis as inputs"},
+    {"Resize", 10, 0, NULL},
+    {"Upsample", 1, 7, "Upsample-1 takes height_scale and width_scale"},
     {"Pad", 2, 0, NULL},
     {"Asinh", 9, 0, NULL},
     {"Acosh", 9, 0, NULL},
@@ -2037,6 +2213,8 @@ bool onnx_op(Imp *I) {
   if (!strcmp(op, "SpaceToDepth")) return op_depth_space(I, false);
   if (!strcmp(op, "Tile")) return op_tile(I);
   if (!strcmp(op, "InstanceNormalization")) return op_instance_norm(I);
+  if (!strcmp(op, "Resize")) return op_resize(I, false);
+  if (!strcmp(op, "Upsample")) return op_resize(I, true);
   if (!strcmp(op, "Softmax")) return op_softmax(I, false);
   if (!strcmp(op, "LogSoftmax")) return op_softmax(I, true);
   if (!strcmp(op, "Reshape")) return op_reshape(I);

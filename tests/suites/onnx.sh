@@ -127,8 +127,9 @@ grep -q "expect .*: ok" <<<"$out" && grep -q "check: .*: ok" <<<"$out" && echo "
 # PRelu, Pad (reflect; constant, negative pads, a constant_value input), InstanceNormalization,
 # Elu, Tile, DepthToSpace, Sum, Mean after a Conv (channels last inside), and HardSwish and
 # LeakyRelu of a constant (folded at import: they once folded as the identity); Pad-2's
-# attributes (edge, constant)
-for m in layout_ops pad_old; do
+# attributes (edge, constant); Resize (linear half_pixel by scales, nearest align_corners
+# round_prefer_ceil to sizes) after a Conv, and Upsample-9 (linear)
+for m in layout_ops pad_old resize upsample; do
   out=$("$TEXC" run "$B/$m.onnx" --input "$B/${m}_x.npy" --expect "$B/${m}_ref.npy" --check 2>&1)
   grep -q "expect .*: ok" <<<"$out" && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx $m = Python reference" || echo "not ok - onnx $m = Python reference: $out"
 done

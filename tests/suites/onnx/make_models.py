@@ -329,10 +329,77 @@ def pad_old(out):
     npy(out + "/pad_old_ref.npy", "<f4", (1, 1, 7, 9), struct.pack("<63f", *ref))
 
 
+def resize_coord(ct, x, scale, n, m):
+    if ct == "asymmetric":
+        return x / scale
+    if ct == "align_corners":
+        return 0.0 if m == 1 else x * (n - 1) / (m - 1)
+    return (x + 0.5) / scale - 0.5  # half_pixel
+
+
+def resize_axis(v, n, m, scale, ct, linear, nm="round_prefer_floor"):
+    """One axis of a resize: v(i) reads input index i; returns output m values as functions."""
+    import math
+    out = []
+    for i in range(m):
+        c = resize_coord(ct, i, scale, n, m)
+        if linear:
+            c = min(max(c, 0.0), n - 1.0)
+            lo = math.floor(c)
+            hi = min(lo + 1, n - 1)
+            out.append([(lo, 1 - (c - lo)), (hi, c - lo)])
+        else:
+            f = math.floor(c)
+            r = (f + 1 if nm == "round_prefer_ceil" else f) if c - f == 0.5 else math.floor(c + 0.5)
+            out.append([(min(max(r, 0), n - 1), 1.0)])
+    return out
+
+
+def resize2d(t, H, W, m_h, m_w, s_h, s_w, ct, linear, nm="round_prefer_floor"):
+    """t[c][h][w] resized on H and W."""
+    ah, aw = resize_axis(None, H, m_h, s_h, ct, linear, nm), resize_axis(None, W, m_w, s_w, ct, linear, nm)
+    return [[[sum(wh * ww * t[c][h][w] for h, wh in ah[i] for w, ww in aw[j]) for j in range(m_w)] for i in range(m_h)]
+            for c in range(len(t))]
+
+
+def resize(out):
+    """Resize after a Conv (channels last inside): linear half_pixel by scales [1, 1, 2, 1.5],
+    then nearest align_corners round_prefer_ceil to sizes [1, 2, 4, 9]; Upsample-9 linear by
+    [1, 1, 2, 2]; the results computed here."""
+    H, W = 3, 4
+    x = rand(2 * H * W, 31, 1.0)
+    wc = rand(4, 32, 1.0)
+    t = [[[sum(wc[o * 2 + i] * x[(i * H + h) * W + w] for i in range(2)) for w in range(W)] for h in range(H)]
+         for o in range(2)]
+    a = resize2d(t, H, W, 6, 6, 2.0, 1.5, "half_pixel", True)
+    b = resize2d(a, 6, 6, 4, 9, 4 / 6, 9 / 6, "align_corners", False, "round_prefer_ceil")
+    ref = [max(v, 0.0) for c in b for row in c for v in row]
+    nodes = [node("Conv", ["x", "wc"], ["c"], "conv", kernel_shape=[1, 1]),
+             node("Resize", ["c", "", "scales"], ["a"], "up", mode="linear"),
+             node("Resize", ["a", "", "", "sizes"], ["b"], "down", mode="nearest",
+                  coordinate_transformation_mode="align_corners", nearest_mode="round_prefer_ceil"),
+             node("Relu", ["b"], ["y"], "relu")]
+    inits = [initializer("wc", [2, 2, 1, 1], wc), initializer("scales", [4], [1.0, 1.0, 2.0, 1.5]),
+             int_init("sizes", [1, 2, 4, 9])]
+    # the output's H and W symbolic, as an exporter writes what it could not infer: the graph's
+    open(out + "/resize.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, 2, H, W])],
+                                                 [value_info("y", [1, 2, "Resize_dim_2", "Resize_dim_3"])]))
+    npy(out + "/resize_x.npy", "<f4", (1, 2, H, W), struct.pack("<%df" % len(x), *x))
+    npy(out + "/resize_ref.npy", "<f4", (1, 2, 4, 9), struct.pack("<%df" % len(ref), *ref))
+    u = rand(6, 33, 1.0)  # [1, 1, 2, 3]
+    ref = [v for c in resize2d([[u[0:3], u[3:6]]], 2, 3, 4, 6, 2.0, 2.0, "asymmetric", True) for row in c for v in row]
+    open(out + "/upsample.onnx", "wb").write(model(
+        [node("Upsample", ["x", "scales"], ["y"], "up", mode="linear")], [initializer("scales", [4], [1.0, 1.0, 2.0, 2.0])],
+        [value_info("x", [1, 1, 2, 3])], [value_info("y", [1, 1, 4, 6])], opset=9))
+    npy(out + "/upsample_x.npy", "<f4", (1, 1, 2, 3), struct.pack("<6f", *u))
+    npy(out + "/upsample_ref.npy", "<f4", (1, 1, 4, 6), struct.pack("<24f", *ref))
+
+
 def main(out):
     act(out)
     layout_ops(out)
     pad_old(out)
+    resize(out)
     cnn(out)
     block(out)
     gather(out)
