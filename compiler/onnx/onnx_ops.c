@@ -228,7 +228,7 @@ static bool foldable(const char *op) {
       "Or", "Max", "Min", "Where", "Neg", "Abs", "Not", "Sqrt", "Exp", "Log", "Relu", "Floor", "Ceil", "Reciprocal",
       "Sigmoid", "Tanh", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Round", "Sign",
       "Softplus", "Softsign", "HardSwish", "LeakyRelu", "HardSigmoid", "Elu", "Selu", "Celu", "ThresholdedRelu",
-      "Shrink", "Asinh", "Acosh", "Atanh", "PRelu", "Identity", "Cast"};
+      "Shrink", "Asinh", "Acosh", "Atanh", "Mish", "PRelu", "Identity", "Cast"};
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
     if (!strcmp(op, ops[i])) return true;
   return false;
@@ -301,6 +301,7 @@ static double fold_value(Imp *I, const char *op, int dt, double a, double b, dou
   if (!strcmp(op, "Asinh")) return asinh(a);
   if (!strcmp(op, "Acosh")) return acosh(a);
   if (!strcmp(op, "Atanh")) return atanh(a);
+  if (!strcmp(op, "Mish")) return a * tanh(log1p(exp(a)));
   if (!strcmp(op, "PRelu")) return a < 0 ? b * a : a;
   return a; /* Identity, Cast */
 }
@@ -1883,6 +1884,279 @@ static bool op_instance_norm(Imp *I) {
   return true;
 }
 
+/* LRN: each value over (bias + alpha / size x the sum of squares of SIZE neighbouring
+ * channels)^beta (the window cut at the edges). */
+static bool op_lrn(Imp *I) {
+  if (!attrs_known(I, "alpha,beta,bias,size") || !one_output(I)) return false;
+  Val *x = float_in(I, 0);
+  if (!x) return false;
+  if (x->c) return imp_unsupported(I, "LRN of a constant");
+  int r = x->ndim;
+  long long size = attr_i(I, "size", 0), c = r >= 2 ? x->shape[1] : 0, lo = (size - 1) / 2;
+  if (r < 3) return imp_error(I, "the input has rank %d (N, C and spatial axes)", r);
+  if (size < 1) return imp_error(I, "size %lld", size);
+  /* the window: channels i1 - lo .. i1 - lo + size - 1 */
+  char *all = idx("i", r), *ch = xprintf("i1 + q - %lld", lo), *nb = xprintf("i0, %s", ch);
+  for (int d = 2; d < r; d++) nb = xprintf("%s, i%d", nb, d);
+  Val *o = net_out(I, 0, r, x->shape);
+  char *body = xprintf("  tensor S: %s\n  S[%s] += %s >= 0 && %s < %lld ? X[%s] * X[%s] : 0.0 where q in 0..%lld\n"
+                       "  Y[%s] = X[%s] / pow(%s + %s * S[%s], %s)",
+                       ty(x), all, ch, ch, c, nb, nb, size, all, all, flit((float)attr_f(I, "bias", 1)),
+                       flit((float)attr_f(I, "alpha", 1e-4) / (double)size), all, flit((float)attr_f(I, "beta", 0.75)));
+  const char *k = imp_kernel(I, "lrn", xprintf("(X: %s) -> Y: %s {\n%s\n}", ty(x), ty(o), body));
+  imp_call(I, o->tex, k, imp_tensor(I, x));
+  return true;
+}
+
+/* GatherElements with constant indices: Y[i] = X[i with axis a replaced by I[i]]. */
+static bool op_gather_elements(Imp *I) {
+  if (!attrs_known(I, "axis") || !one_output(I)) return false;
+  Val *x = float_in(I, 0), *ix = x ? const_in(I, 1, "indices") : NULL;
+  if (!ix) return false;
+  if (x->c) return imp_unsupported(I, "GatherElements of a constant");
+  int r = x->ndim, a = axis_of(I, attr_i(I, "axis", 0), r);
+  if (a < 0) return false;
+  if (ix->ndim != r) return imp_error(I, "indices of rank %d for data of rank %d", ix->ndim, r);
+  for (int d = 0; d < r; d++)
+    if (ix->shape[d] > x->shape[d] && d != a) return imp_error(I, "indices larger than the data on axis %d", d);
+  int64_t n = val_numel(ix), len = x->shape[a];
+  Val *t = xalloc(sizeof *t);
+  *t = (Val){.name = xprintf("%s_indices", ix->name), .dtype = OT_FLOAT, .ndim = r, .c = vals(n)};
+  memcpy(t->shape, ix->shape, sizeof(int64_t) * (size_t)r);
+  for (int64_t i = 0; i < n; i++) {
+    double v = ix->c[i] < 0 ? ix->c[i] + (double)len : ix->c[i];
+    if (v < 0 || v >= (double)len) return imp_error(I, "index %.0f outside axis %d of size %lld", ix->c[i], a, (long long)len);
+    t->c[i] = v;
+  }
+  char *at = xstrdup("");
+  for (int d = 0; d < r; d++)
+    at = xprintf("%s%s%s", at, d ? ", " : "", d == a ? xprintf("clamp(i32(T[%s]), 0, %lld)", idx("i", r), (long long)len - 1)
+                                                     : xprintf("i%d", d));
+  Val *o = net_out(I, 0, r, ix->shape);
+  const char *k = imp_kernel(I, "gather_elements", xprintf("(X: %s, T: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", ty(x), ty(t),
+                                                           ty(o), idx("i", r), at));
+  imp_call(I, o->tex, k, xprintf("%s, %s", imp_tensor(I, x), imp_tensor(I, t)));
+  return true;
+}
+
+/* Hardmax: 1 at the first largest value along the axis (opset >= 13; before, over the
+ * flattened axes from it), 0 elsewhere. */
+static bool op_hardmax(Imp *I) {
+  if (!attrs_known(I, "axis") || !one_output(I)) return false;
+  Val *x = float_in(I, 0);
+  if (!x) return false;
+  if (x->c) return imp_unsupported(I, "Hardmax of a constant");
+  int r = x->ndim, a = axis_of(I, attr_i(I, "axis", I->opset >= 13 ? -1 : 1), r ? r : 1);
+  if (a < 0) return false;
+  char *kept = xstrdup(""), *kdims = xstrdup(""), *src = xstrdup(""), *where = xstrdup(""), *pos = xstrdup("");
+  int nk = 0;
+  for (int d = 0; d < r; d++) {
+    bool red = I->opset >= 13 ? d == a : d >= a;
+    src = xprintf("%s%s%s%d", src, d ? ", " : "", red ? "r" : "i", d);
+    if (red) {
+      where = xprintf("%s%sr%d in 0..%lld", where, *where ? ", " : "", d, (long long)x->shape[d]);
+      pos = *pos ? xprintf("(%s) * %lld + i%d", pos, (long long)x->shape[d], d) : xprintf("i%d", d);
+    } else {
+      kept = xprintf("%s%si%d", kept, nk ? ", " : "", d);
+      kdims = xprintf("%s%s%lld", kdims, nk++ ? ", " : "", (long long)x->shape[d]);
+    }
+  }
+  char *klhs = kept;
+  if (!nk) kdims = xstrdup("1"), kept = xstrdup("0"), klhs = xstrdup("z0");
+  Val *o = net_out(I, 0, r, x->shape);
+  char *body = xprintf("  tensor A: i64[%s]\n  A[%s] argmax= X[%s] where %s\n  Y[%s] = %s == A[%s] ? 1.0 : 0.0", kdims, klhs,
+                       src, where, idx("i", r), pos, kept);
+  const char *k = imp_kernel(I, "hardmax", xprintf("(X: %s) -> Y: %s {\n%s\n}", ty(x), ty(o), body));
+  imp_call(I, o->tex, k, imp_tensor(I, x));
+  return true;
+}
+
+/* Einsum without ellipses: the equation is the kernel (`ij,jk->ik`: Y[i, k] += X0[i, j] *
+ * X1[j, k]); without `->`, the letters that appear once, in alphabetical order. */
+static bool op_einsum(Imp *I) {
+  if (!attrs_known(I, "equation") || !one_output(I)) return false;
+  const char *eq = attr_s(I, "equation", "");
+  if (strstr(eq, "...")) return imp_unsupported(I, "an ellipsis in the equation");
+  int n = nin(I);
+  if (n < 1 || n > 8) return imp_unsupported(I, "%d inputs (1 to 8)", n);
+  int64_t size[128] = {0};
+  int count[128] = {0};
+  char terms[9][HT_MAX_DIMS + 1];
+  int nt = 0, len = 0;
+  const char *p = eq;
+  bool arrow = false;
+  for (;; p++) { /* the input terms, then the output's */
+    char ch = *p;
+    if (ch == ' ') continue;
+    if (ch == ',' || ch == '-' || !ch) {
+      if (nt >= 9) return imp_error(I, "equation '%s': too many terms", eq);
+      terms[nt][len] = 0, nt++, len = 0;
+      if (ch == '-') {
+        if (p[1] != '>') return imp_error(I, "equation '%s'", eq);
+        p++, arrow = true;
+      }
+      if (!ch) break;
+      continue;
+    }
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')) || len >= HT_MAX_DIMS)
+      return imp_error(I, "equation '%s': '%c'", eq, ch);
+    terms[nt][len++] = ch;
+  }
+  int nin_terms = arrow ? nt - 1 : nt;
+  if (nin_terms != n) return imp_error(I, "equation '%s' has %d operands, the node %d inputs", eq, nin_terms, n);
+  Val *x[8];
+  char *params = xstrdup(""), *args = xstrdup(""), *prod = xstrdup("");
+  for (int k = 0; k < n; k++) {
+    if (!(x[k] = float_in(I, k))) return false;
+    const char *t = terms[k];
+    if ((int)strlen(t) != x[k]->ndim) return imp_error(I, "operand %d '%s' for a tensor of rank %d", k + 1, t, x[k]->ndim);
+    char *at = xstrdup("");
+    for (int d = 0; t[d]; d++) {
+      int c = (unsigned char)t[d];
+      if (size[c] && size[c] != x[k]->shape[d])
+        return imp_error(I, "'%c' is %lld and %lld", t[d], (long long)size[c], (long long)x[k]->shape[d]);
+      size[c] = x[k]->shape[d], count[c]++;
+      at = xprintf("%s%se_%c", at, d ? ", " : "", t[d]);
+    }
+    params = xprintf("%s%sX%d: %s", params, k ? ", " : "", k, ty(x[k]));
+    args = xprintf("%s%s%s", args, k ? ", " : "", imp_tensor(I, x[k]));
+    prod = xprintf("%s%sX%d[%s]", prod, k ? " * " : "", k, x[k]->ndim ? at : "0");
+  }
+  char out[HT_MAX_DIMS + 1];
+  if (arrow) {
+    snprintf(out, sizeof out, "%s", terms[nt - 1]);
+    for (int d = 0; out[d]; d++)
+      if (!count[(unsigned char)out[d]]) return imp_error(I, "equation '%s': output '%c' is in no operand", eq, out[d]);
+  } else {
+    int m = 0;
+    for (int c = 'A'; c <= 'z'; c++)
+      if (count[c] == 1 && m < HT_MAX_DIMS) out[m++] = (char)c;
+    out[m] = 0;
+  }
+  int no = (int)strlen(out);
+  int64_t os[HT_MAX_DIMS];
+  char *lhs = xstrdup(""), *where = xstrdup("");
+  bool in_out[128] = {0};
+  for (int d = 0; d < no; d++) {
+    os[d] = size[(unsigned char)out[d]], in_out[(unsigned char)out[d]] = true;
+    lhs = xprintf("%s%se_%c", lhs, d ? ", " : "", out[d]);
+  }
+  for (int c = 'A'; c <= 'z'; c++)
+    if (count[c] && !in_out[c]) where = xprintf("%s%se_%c in 0..%lld", where, *where ? ", " : "", c, (long long)size[c]);
+  if (!no) lhs = xstrdup("z0");
+  Val *o = net_out(I, 0, no, os);
+  const char *k = imp_kernel(I, "einsum", xprintf("(%s) -> Y: %s {\n  Y[%s] %s %s%s%s\n}", params, ty(o), lhs,
+                                                  *where ? "+=" : "=", prod, *where ? " where " : "", where));
+  imp_call(I, o->tex, k, args);
+  return true;
+}
+
+/* CumSum along a constant axis: inclusive or exclusive, forward or reverse. */
+static bool op_cumsum(Imp *I) {
+  if (!attrs_known(I, "exclusive,reverse") || !one_output(I)) return false;
+  Val *x = float_in(I, 0), *av = x ? const_in(I, 1, "axis") : NULL;
+  if (!av) return false;
+  if (x->c) return imp_unsupported(I, "CumSum of a constant");
+  if (val_numel(av) != 1) return imp_error(I, "axis is not a scalar");
+  int r = x->ndim, a = axis_of(I, (int64_t)av->c[0], r);
+  if (a < 0) return false;
+  bool ex = attr_i(I, "exclusive", 0), rev = attr_i(I, "reverse", 0);
+  long long n = x->shape[a];
+  char *src = xstrdup("");
+  for (int d = 0; d < r; d++) src = xprintf("%s%s%s", src, d ? ", " : "", d == a ? "q" : xprintf("i%d", d));
+  const char *range = rev ? xprintf("i%d%s..%lld", a, ex ? " + 1" : "", n) : xprintf("0..i%d%s", a, ex ? "" : " + 1");
+  Val *o = net_out(I, 0, r, x->shape);
+  const char *k = imp_kernel(I, "cumsum", xprintf("(X: %s) -> Y: %s {\n  Y[%s] += X[%s] where q in %s\n}", ty(x), ty(o),
+                                                  idx("i", r), src, range));
+  imp_call(I, o->tex, k, imp_tensor(I, x));
+  return true;
+}
+
+/* Size: the number of elements of any value (shapes are static): a constant. */
+static bool op_size(Imp *I) {
+  Val *x = in(I, 0);
+  if (!x) return imp_error(I, "input 1 is missing");
+  if (!attrs_known(I, "") || !one_output(I)) return false;
+  double *c = vals(1);
+  c[0] = (double)val_numel(x);
+  const_out(I, 0, OT_INT64, 0, NULL, c);
+  return true;
+}
+
+/* Trilu: the lower (upper = 0) or upper triangle of the last two axes from diagonal k
+ * (input 2, a constant; 0 when absent), the rest 0. */
+static bool op_trilu(Imp *I) {
+  if (!attrs_known(I, "upper") || !one_output(I)) return false;
+  Val *x = in(I, 0), *kv = in(I, 1);
+  if (!x) return imp_error(I, "input 1 is missing");
+  if (kv && !(kv = const_in(I, 1, "k"))) return false;
+  int r = x->ndim;
+  if (r < 2) return imp_error(I, "the input has rank %d (at least 2)", r);
+  long long k = kv ? (long long)kv->c[0] : 0;
+  bool upper = attr_i(I, "upper", 1) != 0;
+  if (x->c) { /* folded: a causal mask made by the exporter */
+    int64_t n = val_numel(x), rows = x->shape[r - 2], cols = x->shape[r - 1];
+    double *c = vals(n);
+    for (int64_t i = 0; i < n; i++) {
+      long long row = (long long)(i / cols % rows), col = (long long)(i % cols);
+      c[i] = (upper ? col - row >= k : col - row <= k) ? x->c[i] : 0;
+    }
+    const_out(I, 0, x->dtype, r, x->shape, c);
+    return true;
+  }
+  if (x->dtype != OT_FLOAT) return imp_unsupported(I, "input 1 of element type %d (networks are f32)", x->dtype);
+  char *all = idx("i", r);
+  Val *o = net_out(I, 0, r, x->shape);
+  const char *kn = imp_kernel(I, "trilu", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = i%d - i%d %s %lld ? X[%s] : 0.0\n}", ty(x), ty(o), all,
+                                                 r - 1, r - 2, upper ? ">=" : "<=", k, all));
+  imp_call(I, o->tex, kn, imp_tensor(I, x));
+  return true;
+}
+
+/* MeanVarianceNormalization: (X - mean) / sqrt(variance + 1e-9) over AXES (default 0, 2, 3). */
+static bool op_mvn(Imp *I) {
+  if (!attrs_known(I, "axes") || !one_output(I)) return false;
+  Val *x = float_in(I, 0);
+  if (!x) return false;
+  if (x->c) return imp_unsupported(I, "a constant input");
+  int r = x->ndim;
+  int64_t axes[HT_MAX_DIMS] = {0, 2, 3};
+  int na = attr_ints(I, "axes", axes, HT_MAX_DIMS);
+  if (na < 0) na = 3;
+  bool mask[HT_MAX_DIMS] = {0};
+  for (int i = 0; i < na; i++) {
+    int a = axis_of(I, axes[i], r);
+    if (a < 0) return false;
+    mask[a] = true;
+  }
+  char *ridx = xstrdup(""), *where = xstrdup(""), *kept = xstrdup(""), *kdims = xstrdup("");
+  int64_t cnt = 1;
+  int nk = 0;
+  for (int d = 0; d < r; d++) {
+    ridx = xprintf("%s%s%s%d", ridx, d ? ", " : "", mask[d] ? "r" : "i", d);
+    if (mask[d]) {
+      cnt *= x->shape[d];
+      where = xprintf("%s%sr%d in 0..%lld", where, *where ? ", " : "", d, (long long)x->shape[d]);
+    } else {
+      kept = xprintf("%s%si%d", kept, nk ? ", " : "", d);
+      kdims = xprintf("%s%s%lld", kdims, nk++ ? ", " : "", (long long)x->shape[d]);
+    }
+  }
+  char *klhs = kept;
+  if (!nk) kdims = xstrdup("1"), kept = xstrdup("0"), klhs = xstrdup("z0");
+  char *all = idx("i", r);
+  Val *o = net_out(I, 0, r, x->shape);
+  char *body = xprintf("  tensor S: f32[%s]\n  tensor Mu: f32[%s]\n  tensor V: f32[%s]\n"
+                       "  S[%s] += X[%s] where %s\n  Mu[%s] = S[%s] / %s\n"
+                       "  V[%s] += (X[%s] - Mu[%s]) * (X[%s] - Mu[%s]) where %s\n"
+                       "  Y[%s] = (X[%s] - Mu[%s]) / sqrt(V[%s] / %s + 1e-9)",
+                       kdims, kdims, kdims, klhs, ridx, where, klhs, kept, flit((double)cnt), klhs, ridx, kept, ridx, kept,
+                       where, all, all, kept, kept, flit((double)cnt));
+  const char *kn = imp_kernel(I, "mvn", xprintf("(X: %s) -> Y: %s {\n%s\n}", ty(x), ty(o), body));
+  imp_call(I, o->tex, kn, imp_tensor(I, x));
+  return true;
+}
+
 /* ---- Resize and Upsample ----------------------------------------------------------- */
 
 /* The floats of attribute NAME into OUT (at most MAX); their number, -1 when absent. */
@@ -2070,7 +2344,8 @@ bool onnx_op_known(const char *op) {
       "Sinh", "Cosh", "Round", "Sign", "Softplus", "Softsign", "Asinh", "Acosh", "Atanh", "Elu", "Selu", "Celu",
       "ThresholdedRelu", "Shrink", "PRelu", "Sum", "Mean", "ReduceL1", "ReduceL2", "ReduceLogSum",
       "ReduceLogSumExp", "ReduceProd", "Pad", "DepthToSpace", "SpaceToDepth", "Tile", "InstanceNormalization",
-      "Resize", "Upsample"};
+      "Resize", "Upsample", "LRN", "GatherElements", "Hardmax", "Einsum", "CumSum", "Size", "Trilu",
+      "MeanVarianceNormalization", "Mish"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
   return false;
@@ -2093,6 +2368,13 @@ static const struct {
     {"Expand", 8, 0, NULL},
     {"Tile", 1, 6, "Tile-1 takes the tiles and the axis as inputs"},
     {"Resize", 10, 0, NULL},
+    {"GatherElements", 11, 0, NULL},
+    {"Einsum", 12, 0, NULL},
+    {"Size", 1, 0, NULL},
+    {"Trilu", 14, 0, NULL},
+    {"MeanVarianceNormalization", 9, 0, NULL},
+    {"Mish", 18, 0, NULL},
+    {"CumSum", 11, 0, NULL},
     {"Upsample", 1, 7, "Upsample-1 takes height_scale and width_scale"},
     {"Pad", 2, 0, NULL},
     {"Asinh", 9, 0, NULL},
@@ -2158,6 +2440,7 @@ bool onnx_op(Imp *I) {
       {"Asinh", "sign($0) * log1p(abs($0) + $0 * $0 / (1.0 + sqrt($0 * $0 + 1.0)))"},
       {"Acosh", "log1p($0 - 1.0 + sqrt(($0 - 1.0) * ($0 + 1.0)))"},
       {"Atanh", "0.5 * (log1p($0) - log1p(-$0))"},
+      {"Mish", "$0 * tanh(log1p(exp($0)))"},
   };
   for (size_t i = 0; i < sizeof un / sizeof un[0]; i++)
     if (!strcmp(op, un[i][0])) return attrs_known(I, "") && unary(I, op, un[i][1]);
@@ -2215,6 +2498,14 @@ bool onnx_op(Imp *I) {
   if (!strcmp(op, "InstanceNormalization")) return op_instance_norm(I);
   if (!strcmp(op, "Resize")) return op_resize(I, false);
   if (!strcmp(op, "Upsample")) return op_resize(I, true);
+  if (!strcmp(op, "LRN")) return op_lrn(I);
+  if (!strcmp(op, "GatherElements")) return op_gather_elements(I);
+  if (!strcmp(op, "Hardmax")) return op_hardmax(I);
+  if (!strcmp(op, "Einsum")) return op_einsum(I);
+  if (!strcmp(op, "CumSum")) return op_cumsum(I);
+  if (!strcmp(op, "Size")) return op_size(I);
+  if (!strcmp(op, "Trilu")) return op_trilu(I);
+  if (!strcmp(op, "MeanVarianceNormalization")) return op_mvn(I);
   if (!strcmp(op, "Softmax")) return op_softmax(I, false);
   if (!strcmp(op, "LogSoftmax")) return op_softmax(I, true);
   if (!strcmp(op, "Reshape")) return op_reshape(I);

@@ -395,11 +395,44 @@ def resize(out):
     npy(out + "/upsample_ref.npy", "<f4", (1, 1, 4, 6), struct.pack("<24f", *ref))
 
 
+def einsum_cumsum(out):
+    """Einsum (a batched product with a weight, a contraction to a vector, and a row sum),
+    CumSum (reverse, exclusive, on axis 1), Trilu of a constant (folded: a mask),
+    ReduceLogSumExp and Mish; the result here."""
+    import math
+    B, T, J, K = 2, 3, 4, 5
+    x = rand(B * T * J, 41, 1.0)
+    w, v = rand(J * K, 42, 1.0), rand(K, 43, 1.0)
+    e = [[[sum(x[(b * T + i) * J + j] * w[j * K + k] for j in range(J)) for k in range(K)] for i in range(T)]
+         for b in range(B)]  # bij,jk->bik
+    c = [[[sum(e[b][q][k] for q in range(i + 1, T)) for k in range(K)] for i in range(T)] for b in range(B)]
+    mask = [[1.0 if k - i >= 1 else 0.0 for k in range(K)] for i in range(T)]  # triu, k = 1
+    pre = [sum(c[b][i][k] * v[k] for k in range(K)) + sum(e[b][i][k] * mask[i][k] for k in range(K)) +
+           math.log(sum(math.exp(e[b][i][k]) for k in range(K))) for b in range(B) for i in range(T)]
+    ref = [a * math.tanh(math.log1p(math.exp(a))) for a in pre]
+    nodes = [node("Einsum", ["x", "w"], ["e"], "mm", equation="bij,jk->bik"),
+             node("CumSum", ["e", "axis"], ["c"], "cs", reverse=1, exclusive=1),
+             node("Einsum", ["c", "v"], ["cv"], "dot", equation="bik, k -> bi"),
+             node("Trilu", ["ones", "one"], ["mask"], "triu", upper=1),
+             node("Mul", ["e", "mask"], ["em"], "masked"),
+             node("Einsum", ["em"], ["es"], "rowsum", equation="bik->bi"),
+             node("ReduceLogSumExp", ["e", "ax2"], ["lse"], "lse", keepdims=0),
+             node("Sum", ["cv", "es", "lse"], ["pre"], "sum"),
+             node("Mish", ["pre"], ["y"], "mish")]
+    inits = [initializer("w", [J, K], w), initializer("v", [K], v), int_init("axis", [1], []),
+             initializer("ones", [T, K], [1.0] * (T * K)), int_init("one", [1], []), int_init("ax2", [2])]
+    open(out + "/einsum_cumsum.onnx", "wb").write(model(nodes, inits, [value_info("x", [B, T, J])], [value_info("y", [B, T])],
+                                                        opset=18))
+    npy(out + "/einsum_cumsum_x.npy", "<f4", (B, T, J), struct.pack("<%df" % len(x), *x))
+    npy(out + "/einsum_cumsum_ref.npy", "<f4", (B, T), struct.pack("<%df" % len(ref), *ref))
+
+
 def main(out):
     act(out)
     layout_ops(out)
     pad_old(out)
     resize(out)
+    einsum_cumsum(out)
     cnn(out)
     block(out)
     gather(out)
