@@ -1971,69 +1971,102 @@ static bool op_hardmax(Imp *I) {
   return true;
 }
 
-/* Einsum without ellipses: the equation is the kernel (`ij,jk->ik`: Y[i, k] += X0[i, j] *
- * X1[j, k]); without `->`, the letters that appear once, in alphabetical order. */
+/* Einsum: the equation is the kernel (`ij,jk->ik`: Y[i, k] += X0[i, j] * X1[j, k]); without
+ * `->`, the output is the ellipsis' axes, then the letters that appear once, sorted. An
+ * ellipsis stands for the axes an operand has beyond its letters, right-aligned across the
+ * operands and broadcast (an axis of 1 read at 0); they are named '0'..'7' here. */
 static bool op_einsum(Imp *I) {
   if (!attrs_known(I, "equation") || !one_output(I)) return false;
   const char *eq = attr_s(I, "equation", "");
-  if (strstr(eq, "...")) return imp_unsupported(I, "an ellipsis in the equation");
   int n = nin(I);
   if (n < 1 || n > 8) return imp_unsupported(I, "%d inputs (1 to 8)", n);
   int64_t size[128] = {0};
   int count[128] = {0};
-  char terms[9][HT_MAX_DIMS + 1];
+  char terms[9][HT_MAX_DIMS + 2];
   int nt = 0, len = 0;
-  const char *p = eq;
   bool arrow = false;
-  for (;; p++) { /* the input terms, then the output's */
+  for (const char *p = eq;; p++) { /* the input terms, then the output's; '.' for an ellipsis */
     char ch = *p;
     if (ch == ' ') continue;
     if (ch == ',' || ch == '-' || !ch) {
       if (nt >= 9) return imp_error(I, "equation '%s': too many terms", eq);
       terms[nt][len] = 0, nt++, len = 0;
       if (ch == '-') {
-        if (p[1] != '>') return imp_error(I, "equation '%s'", eq);
+        if (p[1] != '>' || arrow) return imp_error(I, "equation '%s'", eq);
         p++, arrow = true;
       }
       if (!ch) break;
       continue;
     }
-    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')) || len >= HT_MAX_DIMS)
+    if (ch == '.') {
+      if (strncmp(p, "...", 3) || memchr(terms[nt], '.', (size_t)len)) return imp_error(I, "equation '%s'", eq);
+      p += 2;
+    } else if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'))) {
       return imp_error(I, "equation '%s': '%c'", eq, ch);
+    }
+    if (len > HT_MAX_DIMS) return imp_unsupported(I, "equation '%s': more than 8 axes", eq);
     terms[nt][len++] = ch;
   }
   int nin_terms = arrow ? nt - 1 : nt;
   if (nin_terms != n) return imp_error(I, "equation '%s' has %d operands, the node %d inputs", eq, nin_terms, n);
   Val *x[8];
-  char *params = xstrdup(""), *args = xstrdup(""), *prod = xstrdup("");
+  int ell = 0; /* the ellipsis' axes: the most any operand has */
   for (int k = 0; k < n; k++) {
     if (!(x[k] = float_in(I, k))) return false;
-    const char *t = terms[k];
-    if ((int)strlen(t) != x[k]->ndim) return imp_error(I, "operand %d '%s' for a tensor of rank %d", k + 1, t, x[k]->ndim);
+    int letters = (int)strlen(terms[k]), dots = strchr(terms[k], '.') != NULL;
+    int e = x[k]->ndim - (letters - dots);
+    if (dots ? e < 0 : e != 0) return imp_error(I, "operand %d '%s' for a tensor of rank %d", k + 1, terms[k], x[k]->ndim);
+    if (e > ell) ell = e;
+  }
+  /* expand each ellipsis to its axes' names, right-aligned: '0' + ell - e .. '0' + ell - 1 */
+  char full[9][2 * HT_MAX_DIMS + 1];
+  for (int t = 0; t < nt; t++) {
+    int m = 0, e = t < n ? x[t]->ndim - ((int)strlen(terms[t]) - 1) : ell;
+    for (const char *c = terms[t]; *c; c++)
+      if (*c == '.')
+        for (int a = ell - e; a < ell; a++) full[t][m++] = (char)('0' + a);
+      else
+        full[t][m++] = *c;
+    full[t][m] = 0;
+  }
+  for (int k = 0; k < n; k++)
+    for (int d = 0; full[k][d]; d++) {
+      int c = (unsigned char)full[k][d];
+      int64_t v = x[k]->shape[d];
+      bool broadcast = c < 'A';
+      if (size[c] && size[c] != v && !(broadcast && (v == 1 || size[c] == 1)))
+        return imp_error(I, "'%c' is %lld and %lld", full[k][d], (long long)size[c], (long long)v);
+      if (v > size[c]) size[c] = v;
+      count[c]++;
+    }
+  char *params = xstrdup(""), *args = xstrdup(""), *prod = xstrdup("");
+  for (int k = 0; k < n; k++) {
     char *at = xstrdup("");
-    for (int d = 0; t[d]; d++) {
-      int c = (unsigned char)t[d];
-      if (size[c] && size[c] != x[k]->shape[d])
-        return imp_error(I, "'%c' is %lld and %lld", t[d], (long long)size[c], (long long)x[k]->shape[d]);
-      size[c] = x[k]->shape[d], count[c]++;
-      at = xprintf("%s%se_%c", at, d ? ", " : "", t[d]);
+    for (int d = 0; full[k][d]; d++) {
+      int c = (unsigned char)full[k][d];
+      bool one = x[k]->shape[d] == 1 && size[c] > 1; /* broadcast: read at 0 */
+      at = one ? xprintf("%s%s0", at, d ? ", " : "") : xprintf("%s%se_%c", at, d ? ", " : "", full[k][d]);
     }
     params = xprintf("%s%sX%d: %s", params, k ? ", " : "", k, ty(x[k]));
     args = xprintf("%s%s%s", args, k ? ", " : "", imp_tensor(I, x[k]));
     prod = xprintf("%s%sX%d[%s]", prod, k ? " * " : "", k, x[k]->ndim ? at : "0");
   }
-  char out[HT_MAX_DIMS + 1];
+  char out[2 * HT_MAX_DIMS + 1];
   if (arrow) {
-    snprintf(out, sizeof out, "%s", terms[nt - 1]);
+    if (ell && !strchr(terms[nt - 1], '.')) /* numpy's rule: the axes cannot vanish silently */
+      return imp_error(I, "equation '%s': the output drops the ellipsis' %d axes", eq, ell);
+    snprintf(out, sizeof out, "%s", full[nt - 1]);
     for (int d = 0; out[d]; d++)
       if (!count[(unsigned char)out[d]]) return imp_error(I, "equation '%s': output '%c' is in no operand", eq, out[d]);
   } else {
     int m = 0;
+    for (int a = 0; a < ell; a++) out[m++] = (char)('0' + a);
     for (int c = 'A'; c <= 'z'; c++)
       if (count[c] == 1 && m < HT_MAX_DIMS) out[m++] = (char)c;
     out[m] = 0;
   }
   int no = (int)strlen(out);
+  if (no > HT_MAX_DIMS) return imp_unsupported(I, "an output of more than 8 axes");
   int64_t os[HT_MAX_DIMS];
   char *lhs = xstrdup(""), *where = xstrdup("");
   bool in_out[128] = {0};
@@ -2041,7 +2074,7 @@ static bool op_einsum(Imp *I) {
     os[d] = size[(unsigned char)out[d]], in_out[(unsigned char)out[d]] = true;
     lhs = xprintf("%s%se_%c", lhs, d ? ", " : "", out[d]);
   }
-  for (int c = 'A'; c <= 'z'; c++)
+  for (int c = '0'; c <= 'z'; c++)
     if (count[c] && !in_out[c]) where = xprintf("%s%se_%c in 0..%lld", where, *where ? ", " : "", c, (long long)size[c]);
   if (!no) lhs = xstrdup("z0");
   Val *o = net_out(I, 0, no, os);

@@ -396,7 +396,8 @@ def resize(out):
 
 
 def einsum_cumsum(out):
-    """Einsum (a batched product with a weight, a contraction to a vector, and a row sum),
+    """Einsum (a batched product with a weight, a contraction to a vector, and a row sum
+    through an ellipsis),
     CumSum (reverse, exclusive, on axis 1), Trilu of a constant (folded: a mask),
     ReduceLogSumExp and Mish; the result here."""
     import math
@@ -415,7 +416,7 @@ def einsum_cumsum(out):
              node("Einsum", ["c", "v"], ["cv"], "dot", equation="bik, k -> bi"),
              node("Trilu", ["ones", "one"], ["mask"], "triu", upper=1),
              node("Mul", ["e", "mask"], ["em"], "masked"),
-             node("Einsum", ["em"], ["es"], "rowsum", equation="bik->bi"),
+             node("Einsum", ["em"], ["es"], "rowsum", equation="...k->..."),
              node("ReduceLogSumExp", ["e", "ax2"], ["lse"], "lse", keepdims=0),
              node("Sum", ["cv", "es", "lse"], ["pre"], "sum"),
              node("Mish", ["pre"], ["y"], "mish")]
