@@ -722,7 +722,7 @@ typedef struct CpuInfo {
   int vregs;            /* architectural vector registers (32, 16, 32) */
   bool fma;             /* fused multiply-add */
   int64_t l1d, l2, l3;  /* data cache bytes: L1 and L2 per core, L3 in all */
-  int cores;
+  int cores;           /* the threads its code runs with (rt_num_threads: TEX_NUM_THREADS, else the cores) */
   int mr, nr;           /* the micro-kernel: MR rows x NR f32 columns (NR / lanes vectors) of
                            accumulators in registers, from lanes and vregs (cpu_describe) */
   const char *source;   /* "host", or the --mcpu / --mtriple it was derived from */

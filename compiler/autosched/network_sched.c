@@ -105,7 +105,10 @@ static void step(char **s, const char *line) {
  * weight vectors read from memory, which LLVM kept in registers and spilled two
  * accumulators instead (resnet's 7 x 7 x 256 -> 512 stride-2 convolution 0.90 -> 0.54 ms
  * with its padding computed first, a 1 x 1 7 x 7 x 2048 -> 512 one 1.23 -> 0.60 ms).
- * Returns false (tile unchanged) when no tile beats SINGLE. */
+ * A tile must leave every core 4 of the H / TH x W / TW x C / V tiles (the parallel loop's
+ * chunks): AVX-512's 7 x 7 x 16 output would otherwise run as 2 chunks of 4 x 7 x 16 (0.07
+ * -> 0.16 ms measured, its padding copied too). Returns false (tile unchanged) when no tile
+ * beats SINGLE. */
 static bool tile_2d(const CpuInfo *cpu, int64_t h, int64_t w, int64_t c, int64_t single, int64_t *th, int64_t *tw,
                     int64_t *v) {
   int L = cpu->lanes, R = cpu->vregs;
@@ -119,7 +122,8 @@ static bool tile_2d(const CpuInfo *cpu, int64_t h, int64_t w, int64_t c, int64_t
       for (int64_t t = 2; t <= h && t <= 16; t++) {
         int64_t acc = t * rows * nv;
         if (acc + nv + 1 > R) break;
-        int64_t el = acc * L, loads = nv + t * rows;
+        int64_t el = acc * L, loads = nv + t * rows, chunks = (h + t - 1) / t * (w / rows) * (c / width);
+        if (chunks < 4 * (int64_t)(cpu->cores > 0 ? cpu->cores : 1)) continue;
         bool divides = h % t == 0, better = el > best;
         if (el == best && found)
           better = divides != best_divides ? divides : loads != best_loads ? loads < best_loads : rows > *tw;
@@ -564,6 +568,17 @@ static char *pooled_steps(Kernel *k, Op *o, Op *a) {
   return s;
 }
 
+/* The FLOPs of anchor A (2 per multiply-add: O's elements x A's reduction) per element of
+ * the padded input PAD. */
+static double flops_per_element(const Op *a, const Op *o, const Op *pad) {
+  double red = 1, out = 1, in = 1;
+  int64_t e;
+  for (int i = 0; i < a->nred; i++) red *= ir_is_const(a->rext[i], &e) ? (double)e : 1;
+  for (int d = 0; d < o->ndim; d++) out *= (double)extent(o, d);
+  for (int d = 0; d < pad->ndim; d++) in *= (double)extent(pad, d);
+  return in > 0 ? 2 * red * out / in : 0;
+}
+
 /* Padding PAD computed whole before the reduction: all its axes but the last two fused
  * into one parallel loop, its channels (the last) vectorized by LANES when they divide. */
 static void pad_root(char **s, const Op *pad, int lanes) {
@@ -620,11 +635,19 @@ char *net_default_steps(Kernel *k) {
              shared_along(a->value, a->axes[r - 1], a->axes[a->ndim - 1]);
   bool memory = register_tile(target_cpu(NULL), two ? extent(o, r - 1) : 0, o->ndim >= 2 ? extent(o, r) : 0,
                               extent(o, o->ndim - 1), two ? &th : NULL, &tw, &v);
-  if (pad && th > 1) {
+  if (pad && th > 1 && flops_per_element(a, o, pad) >= 32) {
     /* a tile of several rows of both axes would meet the border in most of its tiles, and
      * tails.c's unguarded version would not serve them: the padding is computed first,
-     * whole (a copy of the input, small beside the convolution that such tiles serve) */
+     * whole. The copy costs a load and a store per padded element; measured in AVX2 code
+     * against the padding inlined, it paid at 55 FLOPs of the convolution per element (14 x
+     * 14 x 1024 -> 7 x 7 x 16: 0.13-0.20 against 0.25 ms), 220 (x 32 -> x 64: 0.016 against
+     * 0.025; x 256 -> x 64: 0.13 against 0.22) and 1764 (resnet's x 256 -> x 512: 0.52
+     * against 0.89). Below 32 (fewer output channels than any such tile holds) the copy
+     * would rival the convolution: inlined. */
     pad_root(&s, pad, target_cpu(NULL)->lanes);
+    pad = NULL;
+  } else if (pad && th > 1) {
+    step(&s, xprintf("compute_inline(%s)", pad->name));
     pad = NULL;
   } else if (pad && (r != o->ndim - 2 || patch_bytes(pad, a, o, tw) * 2 > target_cpu(NULL)->l1d)) {
     step(&s, xprintf("compute_inline(%s)", pad->name));

@@ -1900,7 +1900,7 @@ static void cross_cpu(const Options *o, CpuInfo *c) {
   bool x86 = !strncmp(t, "x86_64", 6) || (t[0] == 'i' && t[2] == '8' && t[3] == '6');
   const char *mcpu = o->mcpu ? o->mcpu : "";
   *c = (CpuInfo){.lanes = 4, .vregs = 16, .l1d = 32 << 10, .l2 = 512 << 10, .l3 = 16 << 20,
-                 .cores = (int)sysconf(_SC_NPROCESSORS_ONLN), .source = o->mcpu ? o->mcpu : o->mtriple};
+                 .cores = rt_num_threads(), .source = o->mcpu ? o->mcpu : o->mtriple};
   if (arm) { /* NEON: 32 x 128-bit, FMA */
     c->vregs = 32, c->fma = true, c->l2 = 1 << 20;
   } else if (x86 && in_list(cpus_avx512, mcpu)) {
@@ -1928,7 +1928,7 @@ static bool llvm_query(const Options *o, DeviceInfo *d) {
   *c = (CpuInfo){.lanes = 4, .vregs = arm || has_feature(f, "+avx512f") ? 32 : 16,
                  .fma = arm || has_feature(f, "+fma"), .l1d = sysfs_cache(1, true),
                  .l2 = sysfs_cache(2, false), .l3 = sysfs_cache(3, false),
-                 .cores = (int)sysconf(_SC_NPROCESSORS_ONLN), .source = "host"};
+                 .cores = rt_num_threads(), .source = "host"};
   static const struct {
     const char *feature;
     int bits;

@@ -263,7 +263,10 @@ static void test_default_schedule(void) {
   check("default: channel tiles outermost when the weights are larger",
         text && strstr(text, "reorder(out.n, out_c0, out.y"));
   text = net_default_steps(run[0]->kernel);
-  check("default: positions outermost otherwise", text && strstr(text, "reorder(out.n, out.h, out_w0, out_c0"));
+  /* (7 rows of 16 channels: a register tile over rows of h too where the rows alone leave
+   * the registers short, as on AVX2 and AVX-512: out_h0) */
+  check("default: positions outermost otherwise",
+        text && (strstr(text, "reorder(out.n, out.h, out_w0, out_c0") || strstr(text, "reorder(out.n, out_h0, out_w0, out_c0")));
   const char *why = "";
   bool ok = nrun == 6 && default_matches(run[5], &why);
   check(xprintf("default: softmax (two reductions, row-wise): parallel, vectorized, same values%s%s", ok ? "" : ": ",
