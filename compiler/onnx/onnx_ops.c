@@ -1638,14 +1638,21 @@ static bool op_expand(Imp *I) {
   return ew_to(I, "expand", &x, 1, "$0", shape, nd);
 }
 
+static bool as_mask(Imp *I, bool ok);
+
 static bool op_cast(Imp *I) {
   if (!attrs_known(I, "to,saturate") || !one_output(I)) return false;
   Val *x = in(I, 0);
   if (!x) return imp_error(I, "input 1 is missing");
   int to = (int)attr_i(I, "to", 0);
   if (x->c) return fold_ew(I, "Cast");
+  if (to == OT_BOOL && x->dtype == OT_FLOAT) return as_mask(I, ew(I, "to_bool", &x, 1, "$0 != 0.0 ? 1.0 : 0.0"));
+  if (to == OT_BOOL && x->dtype == OT_BOOL) return alias(I, x);
   if (to != OT_FLOAT) return imp_unsupported(I, "a run-time Cast to element type %d (networks are f32)", to);
-  return alias(I, x);
+  if (x->dtype != OT_FLOAT && x->dtype != OT_BOOL) return imp_unsupported(I, "a run-time Cast from element type %d", x->dtype);
+  if (!alias(I, x)) return false;
+  ((Val *)VEC_AT(I->vals, I->vals.len - 1))->dtype = OT_FLOAT; /* a mask's 0 and 1 as floats */
+  return true;
 }
 
 static bool op_dropout(Imp *I) {
@@ -1656,13 +1663,66 @@ static bool op_dropout(Imp *I) {
   return x ? alias(I, x) : imp_error(I, "input 1 is missing");
 }
 
-/* Folding of the constant-only forms and the comparisons (no run-time form). */
+/* Folding of the constant-only forms (Mod: no run-time form). */
 static bool fold_only(Imp *I, const char *op) {
   for (int k = 0; k < nin(I); k++) {
     Val *v = in(I, k);
     if (v && !v->c) return imp_unsupported(I, "%s on run-time tensors (only folded at import)", op);
   }
   return one_output(I) && fold_ew(I, op);
+}
+
+/* ---- run-time masks ---------------------------------------------------------------
+ * A boolean computed at run time (a comparison of float tensors) is an f32 tensor of 0 and
+ * 1 whose value is labelled OT_BOOL: Where, Not, And, Or and Cast read it; an arithmetic
+ * operator refuses it (float_in), as ONNX's types do; a graph output refuses it (not float). */
+
+/* Input K as a condition: a constant, or a run-time mask. */
+static Val *mask_in(Imp *I, int k) {
+  Val *v = in(I, k);
+  if (!v) return imp_error(I, "input %d is missing", k + 1), NULL;
+  if (!v->c && v->dtype != OT_BOOL)
+    return imp_unsupported(I, "input %d of element type %d as a condition (a comparison's result is)", k + 1, v->dtype), NULL;
+  return v;
+}
+
+/* The output just made by ew: a mask. */
+static bool as_mask(Imp *I, bool ok) {
+  if (ok) ((Val *)VEC_AT(I->vals, I->vals.len - 1))->dtype = OT_BOOL;
+  return ok;
+}
+
+/* Equal Less Greater LessOrEqual GreaterOrEqual Not And Or: folded when every input is a
+ * constant, else a mask kernel. */
+static bool op_logic(Imp *I, const char *op) {
+  if (!attrs_known(I, "") || !one_output(I)) return false;
+  bool run_time = false;
+  for (int k = 0; k < nin(I); k++) run_time |= in(I, k) && !in(I, k)->c;
+  if (!run_time) return fold_ew(I, op);
+  static const char *const cmp[][2] = {{"Equal", "=="}, {"Less", "<"}, {"Greater", ">"}, {"LessOrEqual", "<="},
+                                       {"GreaterOrEqual", ">="}};
+  for (size_t i = 0; i < sizeof cmp / sizeof cmp[0]; i++)
+    if (!strcmp(op, cmp[i][0])) {
+      Val *x[2] = {float_in(I, 0), NULL};
+      if (!x[0] || !(x[1] = float_in(I, 1))) return false;
+      return as_mask(I, ew(I, lower(op), x, 2, xprintf("$0 %s $1 ? 1.0 : 0.0", cmp[i][1])));
+    }
+  if (!strcmp(op, "Not")) {
+    Val *x = mask_in(I, 0);
+    return x && as_mask(I, ew(I, "not", &x, 1, "$0 == 0.0 ? 1.0 : 0.0"));
+  }
+  Val *x[2] = {mask_in(I, 0), NULL};
+  if (!x[0] || !(x[1] = mask_in(I, 1))) return false;
+  return as_mask(I, ew(I, lower(op), x, 2, !strcmp(op, "And") ? "$0 != 0.0 && $1 != 0.0 ? 1.0 : 0.0" : "$0 != 0.0 || $1 != 0.0 ? 1.0 : 0.0"));
+}
+
+/* Where: folded for constants; else a kernel (the condition a constant or a run-time mask). */
+static bool op_where(Imp *I) {
+  if (!attrs_known(I, "") || !one_output(I)) return false;
+  Val *c = in(I, 0), *a = in(I, 1), *b = in(I, 2);
+  if (c && a && b && c->c && a->c && b->c) return fold_ew(I, "Where");
+  Val *x[3] = {mask_in(I, 0), float_in(I, 1), float_in(I, 2)};
+  return x[0] && x[1] && x[2] && ew(I, "where", x, 3, "$0 != 0.0 ? $1 : $2");
 }
 
 /* ---- activations, n-ary sums, layout operators ------------------------------------ */
@@ -2378,7 +2438,7 @@ bool onnx_op_known(const char *op) {
       "ThresholdedRelu", "Shrink", "PRelu", "Sum", "Mean", "ReduceL1", "ReduceL2", "ReduceLogSum",
       "ReduceLogSumExp", "ReduceProd", "Pad", "DepthToSpace", "SpaceToDepth", "Tile", "InstanceNormalization",
       "Resize", "Upsample", "LRN", "GatherElements", "Hardmax", "Einsum", "CumSum", "Size", "Trilu",
-      "MeanVarianceNormalization", "Mish"};
+      "MeanVarianceNormalization", "Mish", "LessOrEqual", "GreaterOrEqual"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
   return false;
@@ -2407,6 +2467,8 @@ static const struct {
     {"Trilu", 14, 0, NULL},
     {"MeanVarianceNormalization", 9, 0, NULL},
     {"Mish", 18, 0, NULL},
+    {"LessOrEqual", 12, 0, NULL},
+    {"GreaterOrEqual", 12, 0, NULL},
     {"CumSum", 11, 0, NULL},
     {"Upsample", 1, 7, "Upsample-1 takes height_scale and width_scale"},
     {"Pad", 2, 0, NULL},
@@ -2489,15 +2551,12 @@ bool onnx_op(Imp *I) {
   if (!strcmp(op, "Shape")) return op_shape(I);
   if (!strcmp(op, "ConstantOfShape")) return attrs_known(I, "value") && op_constant_of_shape(I);
   if (!strcmp(op, "Range")) return op_range(I);
-  if (!strcmp(op, "Where") && in(I, 0) && in(I, 0)->c && (!in(I, 1) || !in(I, 1)->c || !in(I, 2) || !in(I, 2)->c)) {
-    Val *x[3] = {in(I, 0), float_in(I, 1), float_in(I, 2)};
-    return attrs_known(I, "") && x[1] && x[2] && one_output(I) && ew(I, "where", x, 3, "$0 != 0.0 ? $1 : $2");
-  }
   if (!strcmp(op, "Split")) return op_split(I);
   if (!strcmp(op, "LayerNormalization")) return op_layer_norm(I);
-  if (!strcmp(op, "Equal") || !strcmp(op, "Where") || !strcmp(op, "Less") || !strcmp(op, "Greater") || !strcmp(op, "Not") ||
-      !strcmp(op, "And") || !strcmp(op, "Or"))
-    return attrs_known(I, "") && fold_only(I, op);
+  if (!strcmp(op, "Where")) return op_where(I);
+  if (!strcmp(op, "Equal") || !strcmp(op, "Less") || !strcmp(op, "Greater") || !strcmp(op, "LessOrEqual") ||
+      !strcmp(op, "GreaterOrEqual") || !strcmp(op, "Not") || !strcmp(op, "And") || !strcmp(op, "Or"))
+    return op_logic(I, op);
   if (!strcmp(op, "Mod")) return attrs_known(I, "fmod") && fold_only(I, op);
   if (!strcmp(op, "LeakyRelu")) return op_leaky_relu(I);
   if (!strcmp(op, "HardSigmoid")) return op_hard_sigmoid(I);

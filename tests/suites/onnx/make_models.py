@@ -428,12 +428,40 @@ def einsum_cumsum(out):
     npy(out + "/einsum_cumsum_ref.npy", "<f4", (B, T), struct.pack("<%df" % len(ref), *ref))
 
 
+def masks(out):
+    """Comparisons of run-time tensors as masks: Greater, LessOrEqual, Or, Not, And, Equal, a
+    Cast to bool and back, and Where with a run-time condition (ONNX's form of a hand-written
+    activation `torch.where(x > a, x, b * x)`); the result here."""
+    x = rand(2 * 6, 51, 1.0)
+    x[3] = 0.0  # a zero: Cast to bool gives false
+    ref = []
+    for v in x:
+        g, le = v > 0.3, v <= -0.4
+        keep = not (g or le)  # Not(Or(...))
+        w = v if keep else v * 0.1
+        nz = v != 0.0  # Cast(x, BOOL)
+        a = 1.0 if (nz and g) else 0.0  # Cast(And(nz, g), FLOAT)
+        ref.append(w + a + 1.0)  # + Cast(Equal(x, x), FLOAT)
+    tenth = initializer("tenth", [], [0.1])
+    nodes = [node("Greater", ["x", "hi"], ["g"], "gt"), node("LessOrEqual", ["x", "lo"], ["le"], "le"),
+             node("Or", ["g", "le"], ["o"], "or"), node("Not", ["o"], ["keep"], "not"),
+             node("Mul", ["x", "tenth"], ["small"], "mul"), node("Where", ["keep", "x", "small"], ["w"], "where"),
+             node("Cast", ["x"], ["nz"], "to_bool", to=9), node("And", ["nz", "g"], ["both"], "and"),
+             node("Cast", ["both"], ["a"], "to_float", to=1), node("Equal", ["x", "x"], ["eq"], "eq"),
+             node("Cast", ["eq"], ["one"], "eq_float", to=1), node("Sum", ["w", "a", "one"], ["y"], "sum")]
+    inits = [initializer("hi", [], [0.3]), initializer("lo", [], [-0.4]), tenth]
+    open(out + "/masks.onnx", "wb").write(model(nodes, inits, [value_info("x", [2, 6])], [value_info("y", [2, 6])]))
+    npy(out + "/masks_x.npy", "<f4", (2, 6), struct.pack("<12f", *x))
+    npy(out + "/masks_ref.npy", "<f4", (2, 6), struct.pack("<12f", *ref))
+
+
 def main(out):
     act(out)
     layout_ops(out)
     pad_old(out)
     resize(out)
     einsum_cumsum(out)
+    masks(out)
     cnn(out)
     block(out)
     gather(out)
