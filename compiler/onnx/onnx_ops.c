@@ -435,12 +435,25 @@ static int shape_from(Imp *I, Val *v, int64_t *out) {
   return n;
 }
 
+/* A result shape the importer can hold: no negative dimension, at most 2^30 elements (4 GiB
+ * of f32; a scale or a repeat count from a corrupt model would otherwise ask for more memory
+ * than the machine has). false: reported. */
+static bool shape_ok(Imp *I, const int64_t *s, int nd) {
+  int64_t n = 1;
+  for (int d = 0; d < nd; d++) {
+    if (s[d] < 0) return imp_error(I, "a negative dimension (%lld)", (long long)s[d]);
+    if (s[d] > ((int64_t)1 << 30) || (n *= s[d]) > ((int64_t)1 << 30))
+      return imp_unsupported(I, "a result of more than 2^30 elements");
+  }
+  return true;
+}
+
 static bool op_constant_of_shape(Imp *I) {
   Val *s = const_in(I, 0, "shape");
   if (!s) return false;
   int64_t shape[HT_MAX_DIMS];
   int nd = shape_from(I, s, shape);
-  if (nd < 0) return false;
+  if (nd < 0 || !shape_ok(I, shape, nd)) return false;
   double v = 0;
   int dt = OT_FLOAT;
   const Onnx__AttributeProto *a = attr(I, "value");
@@ -466,7 +479,9 @@ static bool op_range(Imp *I) {
   if (!d) return false;
   double st = s->c[0], lim = l->c[0], de = d->c[0];
   if (de == 0) return imp_error(I, "delta is 0");
-  int64_t n = (int64_t)fmax(ceil((lim - st) / de), 0);
+  double len = fmax(ceil((lim - st) / de), 0);
+  if (!(len <= (double)((int64_t)1 << 30))) return imp_unsupported(I, "a result of more than 2^30 elements");
+  int64_t n = (int64_t)len;
   double *c = vals(n);
   for (int64_t i = 0; i < n; i++) c[i] = typed(s->dtype, st + (double)i * de);
   const_out(I, 0, s->dtype, 1, &n, c);
@@ -486,6 +501,7 @@ static bool ew_to(Imp *I, const char *base, Val **x, int n, const char *expr, co
   }
   for (int k = 0; k < n; k++)
     if (!broadcast(I, os, no, x[k]->shape, x[k]->ndim, os, &no)) return false;
+  if (!shape_ok(I, os, no)) return false;
   char *params = xstrdup(""), *args = xstrdup(""), *e = xstrdup(expr);
   int np = 0;
   for (int k = 0; k < n; k++) {
@@ -1622,7 +1638,7 @@ static bool op_expand(Imp *I) {
   if (x->c) {
     int no;
     int64_t os[HT_MAX_DIMS];
-    if (!broadcast(I, x->shape, x->ndim, shape, nd, os, &no)) return false;
+    if (!broadcast(I, x->shape, x->ndim, shape, nd, os, &no) || !shape_ok(I, os, no)) return false;
     Val tmp = {.ndim = no};
     memcpy(tmp.shape, os, sizeof os);
     int64_t total = val_numel(&tmp), ix[HT_MAX_DIMS];
@@ -1823,6 +1839,8 @@ static bool op_pad(Imp *I) {
   char *src = xstrdup(""), *cond = xstrdup("");
   for (int d = 0; d < r; d++) {
     int64_t n = x->shape[d];
+    if (b[d] > ((int64_t)1 << 30) || e[d] > ((int64_t)1 << 30) || b[d] < -n || e[d] < -n)
+      return imp_unsupported(I, "pads of %lld and %lld on an axis of %lld", (long long)b[d], (long long)e[d], (long long)n);
     os[d] = n + b[d] + e[d];
     if (os[d] <= 0) return imp_unsupported(I, "an empty result (axis %d)", d);
     if (!constant && (b[d] < 0 || e[d] < 0)) return imp_unsupported(I, "negative pads in mode '%s'", mode);
@@ -1843,6 +1861,7 @@ static bool op_pad(Imp *I) {
     }
     src = xprintf("%s%s%s", src, d ? ", " : "", at);
   }
+  if (!shape_ok(I, os, r)) return false;
   Val *o = net_out(I, 0, r, os);
   char *rhs = xprintf("X[%s]", r ? src : "0"), *params = xprintf("X: %s", ty(x)), *args = xstrdup(imp_tensor(I, x));
   if (*cond && cv) {
@@ -1902,10 +1921,12 @@ static bool op_tile(Imp *I) {
   for (int d = 0; d < r; d++) {
     int64_t k = (int64_t)rv->c[d];
     if (k < 1) return imp_unsupported(I, "%lld repeats (axis %d)", (long long)k, d);
+    if (k > ((int64_t)1 << 30)) return imp_unsupported(I, "a result of more than 2^30 elements");
     os[d] = x->shape[d] * k;
     src = xprintf("%s%s%s", src, d ? ", " : "", k > 1 ? xprintf("i%d %% %lld", d, (long long)x->shape[d]) : xprintf("i%d", d));
   }
   if (!r) return alias(I, x);
+  if (!shape_ok(I, os, r)) return false;
   Val *o = net_out(I, 0, r, os);
   const char *k = imp_kernel(I, "tile", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", ty(x), ty(o), idx("i", r), src));
   imp_call(I, o->tex, k, imp_tensor(I, x));
@@ -2406,8 +2427,8 @@ static bool op_resize(Imp *I, bool upsample) {
     if (val_numel(zv) != na) return imp_error(I, "%lld sizes for %d axes", (long long)val_numel(zv), na);
     for (int i = 0; i < na; i++) {
       int d = axes[i];
+      if (!(zv->c[i] >= 1 && zv->c[i] <= (double)((int64_t)1 << 30))) return imp_unsupported(I, "size %g (axis %d)", zv->c[i], d);
       os[d] = (int64_t)zv->c[i];
-      if (os[d] < 1) return imp_unsupported(I, "an empty result (axis %d)", d);
       scale[d] = (double)os[d] / (double)x->shape[d];
     }
   } else {
@@ -2415,11 +2436,13 @@ static bool op_resize(Imp *I, bool upsample) {
     for (int i = 0; i < na; i++) {
       int d = axes[i];
       if (!(given[i] > 0)) return imp_error(I, "scale %g (axis %d)", given[i], d);
+      double len = floor((double)x->shape[d] * given[i]);
+      if (!(len >= 1 && len <= (double)((int64_t)1 << 30))) return imp_unsupported(I, "an axis of %g elements (axis %d)", len, d);
       scale[d] = given[i];
-      os[d] = (int64_t)floor((double)x->shape[d] * given[i]);
-      if (os[d] < 1) return imp_unsupported(I, "an empty result (axis %d)", d);
+      os[d] = (int64_t)len;
     }
   }
+  if (!shape_ok(I, os, r)) return false;
   return resize_to(I, x, os, scale, zv && val_numel(zv) > 0, linear, ct, nm);
 }
 

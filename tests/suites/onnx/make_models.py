@@ -494,6 +494,10 @@ def main(out):
                            node("Concat", ["x", "c"], ["y"], "concat")], [], [x], [value_info("y", [2, 5])],
                           opset=3),
         "unknown_op.onnx": model([node("Frobnicate", ["x"], ["y"], "frob")], [], [x], [y]),
+        # a scale that asks for 3e9 columns (found by mutating the resize model: the tables
+        # of such a Resize took all the memory): refused
+        "resize_huge.onnx": model([node("Resize", ["x", "", "scales"], ["y"], "up")],
+                                  [initializer("scales", [2], [1.0, 1e9])], [x], [value_info("y", [2, 3000000000])]),
         "undefined.onnx": model([node("Add", ["x", "nowhere"], ["y"], "add")], [], [x], [y]),
     }
     for name, data in files.items():
