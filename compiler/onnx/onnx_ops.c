@@ -1798,30 +1798,26 @@ static bool op_sum_mean(Imp *I, bool mean) {
 
 /* Pad: constant (its value from input 3, constant or not, or the attribute), reflect or edge; pads from
  * input 2 (opset >= 11; axes from input 4) or the attribute; negative pads crop. */
-static bool op_pad(Imp *I) {
+/* Pad's amounts for a rank-R input into B (before) and E (after) per axis, its constant
+ * value into *VALUE, or into *CV when it is computed at run time. false: reported. */
+static bool pad_amounts(Imp *I, int r, int64_t *b, int64_t *e, double *value, Val **cv) {
   bool old = I->opset < 11;
-  if (!attrs_known(I, old ? "mode,pads,value" : "mode") || !one_output(I)) return false;
-  Val *x = float_in(I, 0);
-  if (!x) return false;
-  if (x->c) return imp_unsupported(I, "Pad of a constant");
-  int r = x->ndim;
-  int64_t pads[2 * HT_MAX_DIMS], b[HT_MAX_DIMS] = {0}, e[HT_MAX_DIMS] = {0};
+  int64_t pads[2 * HT_MAX_DIMS];
   int axes[HT_MAX_DIMS], na = r, np;
-  double value = 0;
-  Val *cv = NULL; /* constant_value computed at run time */
-  for (int d = 0; d < r; d++) axes[d] = d;
+  for (int d = 0; d < r; d++) axes[d] = d, b[d] = e[d] = 0;
+  *value = 0, *cv = NULL;
   if (old) {
     np = attr_ints(I, "pads", pads, 2 * HT_MAX_DIMS);
-    value = (float)attr_f(I, "value", 0);
+    *value = (float)attr_f(I, "value", 0);
   } else {
     Val *pv = const_in(I, 1, "pads"), *av = in(I, 3);
     if (!pv) return false;
     np = (int)val_numel(pv) > 2 * HT_MAX_DIMS ? 2 * HT_MAX_DIMS : (int)val_numel(pv);
     for (int i = 0; i < np; i++) pads[i] = (int64_t)pv->c[i];
     if (in(I, 2)) { /* a constant, or a float scalar computed at run time */
-      if (!(cv = float_in(I, 2))) return false;
-      if (val_numel(cv) != 1) return imp_error(I, "constant_value is not a scalar");
-      if (cv->c) value = (float)cv->c[0], cv = NULL;
+      if (!(*cv = float_in(I, 2))) return false;
+      if (val_numel(*cv) != 1) return imp_error(I, "constant_value is not a scalar");
+      if ((*cv)->c) *value = (float)(*cv)->c[0], *cv = NULL;
     }
     if (av) {
       if (!(av = const_in(I, 3, "axes"))) return false;
@@ -1832,6 +1828,18 @@ static bool op_pad(Imp *I) {
   }
   if (np != 2 * na) return imp_error(I, "%d pads for %d axes (2 each)", np, na);
   for (int i = 0; i < na; i++) b[axes[i]] = pads[i], e[axes[i]] = pads[na + i];
+  return true;
+}
+
+static bool op_pad(Imp *I) {
+  if (!attrs_known(I, I->opset < 11 ? "mode,pads,value" : "mode") || !one_output(I)) return false;
+  Val *x = float_in(I, 0), *cv;
+  if (!x) return false;
+  if (x->c) return imp_unsupported(I, "Pad of a constant");
+  int r = x->ndim;
+  int64_t b[HT_MAX_DIMS], e[HT_MAX_DIMS];
+  double value;
+  if (!pad_amounts(I, r, b, e, &value, &cv)) return false;
   const char *mode = attr_s(I, "mode", "constant");
   bool constant = !strcmp(mode, "constant"), reflect = !strcmp(mode, "reflect"), edge = !strcmp(mode, "edge");
   if (!constant && !reflect && !edge) return imp_unsupported(I, "mode '%s'", mode);
@@ -2052,112 +2060,126 @@ static bool op_hardmax(Imp *I) {
   return true;
 }
 
-/* Einsum: the equation is the kernel (`ij,jk->ik`: Y[i, k] += X0[i, j] * X1[j, k]); without
- * `->`, the output is the ellipsis' axes, then the letters that appear once, sorted. An
- * ellipsis stands for the axes an operand has beyond its letters, right-aligned across the
- * operands and broadcast (an axis of 1 read at 0); they are named '0'..'7' here. */
-static bool op_einsum(Imp *I) {
-  if (!attrs_known(I, "equation") || !one_output(I)) return false;
-  const char *eq = attr_s(I, "equation", "");
-  int n = nin(I);
-  if (n < 1 || n > 8) return imp_unsupported(I, "%d inputs (1 to 8)", n);
-  int64_t size[128] = {0};
-  int count[128] = {0};
+/* An Einsum equation: its terms (inputs', then the output's after `->`; '.' stands for an
+ * ellipsis), then with the operands known each term with its ellipsis expanded to the axes
+ * named '0' + ELL - e .. '0' + ELL - 1 (right-aligned), and each axis' size and count. */
+typedef struct Einsum {
   char terms[9][HT_MAX_DIMS + 2];
-  int nt = 0, len = 0;
-  bool arrow = false;
-  for (const char *p = eq;; p++) { /* the input terms, then the output's; '.' for an ellipsis */
+  char full[9][2 * HT_MAX_DIMS + 1];
+  int nt, ell;
+  bool arrow;
+  int64_t size[128];
+  int count[128];
+} Einsum;
+
+static bool einsum_parse(Imp *I, const char *eq, Einsum *E) {
+  int len = 0;
+  for (const char *p = eq;; p++) {
     char ch = *p;
     if (ch == ' ') continue;
     if (ch == ',' || ch == '-' || !ch) {
-      if (nt >= 9) return imp_error(I, "equation '%s': too many terms", eq);
-      terms[nt][len] = 0, nt++, len = 0;
+      if (E->nt >= 9) return imp_error(I, "equation '%s': too many terms", eq);
+      E->terms[E->nt][len] = 0, E->nt++, len = 0;
       if (ch == '-') {
-        if (p[1] != '>' || arrow) return imp_error(I, "equation '%s'", eq);
-        p++, arrow = true;
+        if (p[1] != '>' || E->arrow) return imp_error(I, "equation '%s'", eq);
+        p++, E->arrow = true;
       }
-      if (!ch) break;
+      if (!ch) return true;
       continue;
     }
     if (ch == '.') {
-      if (strncmp(p, "...", 3) || memchr(terms[nt], '.', (size_t)len)) return imp_error(I, "equation '%s'", eq);
+      if (strncmp(p, "...", 3) || memchr(E->terms[E->nt], '.', (size_t)len)) return imp_error(I, "equation '%s'", eq);
       p += 2;
     } else if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'))) {
       return imp_error(I, "equation '%s': '%c'", eq, ch);
     }
     if (len > HT_MAX_DIMS) return imp_unsupported(I, "equation '%s': more than 8 axes", eq);
-    terms[nt][len++] = ch;
+    E->terms[E->nt][len++] = ch;
   }
-  int nin_terms = arrow ? nt - 1 : nt;
-  if (nin_terms != n) return imp_error(I, "equation '%s' has %d operands, the node %d inputs", eq, nin_terms, n);
-  Val *x[8];
-  int ell = 0; /* the ellipsis' axes: the most any operand has */
+}
+
+/* The operands X[0..N) against E's terms: the ellipsis' axes, the expanded terms, sizes
+ * (an ellipsis axis of 1 broadcasts) and counts. */
+static bool einsum_axes(Imp *I, const char *eq, Val **x, int n, Einsum *E) {
   for (int k = 0; k < n; k++) {
-    if (!(x[k] = float_in(I, k))) return false;
-    int letters = (int)strlen(terms[k]), dots = strchr(terms[k], '.') != NULL;
+    int letters = (int)strlen(E->terms[k]), dots = strchr(E->terms[k], '.') != NULL;
     int e = x[k]->ndim - (letters - dots);
-    if (dots ? e < 0 : e != 0) return imp_error(I, "operand %d '%s' for a tensor of rank %d", k + 1, terms[k], x[k]->ndim);
-    if (e > ell) ell = e;
+    if (dots ? e < 0 : e != 0) return imp_error(I, "operand %d '%s' for a tensor of rank %d", k + 1, E->terms[k], x[k]->ndim);
+    if (e > E->ell) E->ell = e;
   }
-  /* expand each ellipsis to its axes' names, right-aligned: '0' + ell - e .. '0' + ell - 1 */
-  char full[9][2 * HT_MAX_DIMS + 1];
-  for (int t = 0; t < nt; t++) {
-    int m = 0, e = t < n ? x[t]->ndim - ((int)strlen(terms[t]) - 1) : ell;
-    for (const char *c = terms[t]; *c; c++)
+  for (int t = 0; t < E->nt; t++) {
+    int m = 0, e = t < n ? x[t]->ndim - ((int)strlen(E->terms[t]) - 1) : E->ell;
+    for (const char *c = E->terms[t]; *c; c++)
       if (*c == '.')
-        for (int a = ell - e; a < ell; a++) full[t][m++] = (char)('0' + a);
+        for (int a = E->ell - e; a < E->ell; a++) E->full[t][m++] = (char)('0' + a);
       else
-        full[t][m++] = *c;
-    full[t][m] = 0;
+        E->full[t][m++] = *c;
+    E->full[t][m] = 0;
   }
   for (int k = 0; k < n; k++)
-    for (int d = 0; full[k][d]; d++) {
-      int c = (unsigned char)full[k][d];
-      int64_t v = x[k]->shape[d];
-      bool broadcast = c < 'A';
-      if (size[c] && size[c] != v && !(broadcast && (v == 1 || size[c] == 1)))
-        return imp_error(I, "'%c' is %lld and %lld", full[k][d], (long long)size[c], (long long)v);
-      if (v > size[c]) size[c] = v;
-      count[c]++;
+    for (int d = 0; E->full[k][d]; d++) {
+      int c = (unsigned char)E->full[k][d];
+      int64_t v = x[k]->shape[d], *sz = &E->size[c];
+      if (*sz && *sz != v && !(c < 'A' && (v == 1 || *sz == 1)))
+        return imp_error(I, "equation '%s': '%c' is %lld and %lld", eq, E->full[k][d], (long long)*sz, (long long)v);
+      if (v > *sz) *sz = v;
+      E->count[c]++;
     }
+  return true;
+}
+
+/* Einsum: the equation is the kernel (`ij,jk->ik`: Y[i, k] += X0[i, j] * X1[j, k]); without
+ * `->`, the output is the ellipsis' axes, then the letters that appear once, sorted. An
+ * ellipsis stands for the axes an operand has beyond its letters, right-aligned across the
+ * operands and broadcast (an axis of 1 read at 0). */
+static bool op_einsum(Imp *I) {
+  if (!attrs_known(I, "equation") || !one_output(I)) return false;
+  const char *eq = attr_s(I, "equation", "");
+  int n = nin(I);
+  if (n < 1 || n > 8) return imp_unsupported(I, "%d inputs (1 to 8)", n);
+  Einsum *E = xalloc(sizeof *E);
+  if (!einsum_parse(I, eq, E)) return false;
+  if ((E->arrow ? E->nt - 1 : E->nt) != n)
+    return imp_error(I, "equation '%s' has %d operands, the node %d inputs", eq, E->arrow ? E->nt - 1 : E->nt, n);
+  Val *x[8];
+  for (int k = 0; k < n; k++)
+    if (!(x[k] = float_in(I, k))) return false;
+  if (!einsum_axes(I, eq, x, n, E)) return false;
   char *params = xstrdup(""), *args = xstrdup(""), *prod = xstrdup("");
   for (int k = 0; k < n; k++) {
     char *at = xstrdup("");
-    for (int d = 0; full[k][d]; d++) {
-      int c = (unsigned char)full[k][d];
-      bool one = x[k]->shape[d] == 1 && size[c] > 1; /* broadcast: read at 0 */
-      at = one ? xprintf("%s%s0", at, d ? ", " : "") : xprintf("%s%se_%c", at, d ? ", " : "", full[k][d]);
+    for (int d = 0; E->full[k][d]; d++) {
+      int c = (unsigned char)E->full[k][d];
+      bool one = x[k]->shape[d] == 1 && E->size[c] > 1; /* broadcast: read at 0 */
+      at = one ? xprintf("%s%s0", at, d ? ", " : "") : xprintf("%s%se_%c", at, d ? ", " : "", E->full[k][d]);
     }
     params = xprintf("%s%sX%d: %s", params, k ? ", " : "", k, ty(x[k]));
     args = xprintf("%s%s%s", args, k ? ", " : "", imp_tensor(I, x[k]));
     prod = xprintf("%s%sX%d[%s]", prod, k ? " * " : "", k, x[k]->ndim ? at : "0");
   }
   char out[2 * HT_MAX_DIMS + 1];
-  if (arrow) {
-    if (ell && !strchr(terms[nt - 1], '.')) /* numpy's rule: the axes cannot vanish silently */
-      return imp_error(I, "equation '%s': the output drops the ellipsis' %d axes", eq, ell);
-    snprintf(out, sizeof out, "%s", full[nt - 1]);
-    for (int d = 0; out[d]; d++)
-      if (!count[(unsigned char)out[d]]) return imp_error(I, "equation '%s': output '%c' is in no operand", eq, out[d]);
+  int no = 0;
+  if (E->arrow) {
+    if (E->ell && !strchr(E->terms[E->nt - 1], '.')) /* numpy's rule: the axes cannot vanish silently */
+      return imp_error(I, "equation '%s': the output drops the ellipsis' %d axes", eq, E->ell);
+    for (const char *c = E->full[E->nt - 1]; *c; c++)
+      if (!E->count[(unsigned char)*c]) return imp_error(I, "equation '%s': output '%c' is in no operand", eq, *c);
+      else out[no++] = *c;
   } else {
-    int m = 0;
-    for (int a = 0; a < ell; a++) out[m++] = (char)('0' + a);
+    for (int a = 0; a < E->ell; a++) out[no++] = (char)('0' + a);
     for (int c = 'A'; c <= 'z'; c++)
-      if (count[c] == 1 && m < HT_MAX_DIMS) out[m++] = (char)c;
-    out[m] = 0;
+      if (E->count[c] == 1 && no < HT_MAX_DIMS) out[no++] = (char)c;
   }
-  int no = (int)strlen(out);
   if (no > HT_MAX_DIMS) return imp_unsupported(I, "an output of more than 8 axes");
   int64_t os[HT_MAX_DIMS];
-  char *lhs = xstrdup(""), *where = xstrdup("");
+  char *lhs = xstrdup(no ? "" : "z0"), *where = xstrdup("");
   bool in_out[128] = {0};
   for (int d = 0; d < no; d++) {
-    os[d] = size[(unsigned char)out[d]], in_out[(unsigned char)out[d]] = true;
+    os[d] = E->size[(unsigned char)out[d]], in_out[(unsigned char)out[d]] = true;
     lhs = xprintf("%s%se_%c", lhs, d ? ", " : "", out[d]);
   }
   for (int c = '0'; c <= 'z'; c++)
-    if (count[c] && !in_out[c]) where = xprintf("%s%se_%c in 0..%lld", where, *where ? ", " : "", c, (long long)size[c]);
-  if (!no) lhs = xstrdup("z0");
+    if (E->count[c] && !in_out[c]) where = xprintf("%s%se_%c in 0..%lld", where, *where ? ", " : "", c, (long long)E->size[c]);
   Val *o = net_out(I, 0, no, os);
   const char *k = imp_kernel(I, "einsum", xprintf("(%s) -> Y: %s {\n  Y[%s] %s %s%s%s\n}", params, ty(o), lhs,
                                                   *where ? "+=" : "=", prod, *where ? " where " : "", where));
@@ -2304,6 +2326,27 @@ static int64_t resize_nearest(const char *nm, double x, int64_t in) {
   return r < 0 ? 0 : r > (double)(in - 1) ? in - 1 : (int64_t)r;
 }
 
+/* The table of axis D resized from IN to OUT (by SCALE; BY_SIZE: OUT was given): per
+ * output index the nearest input index, or (LINEAR) rows of the lower and upper neighbours
+ * and the upper's weight. */
+static Val *resize_table(Imp *I, int d, int64_t in, int64_t out, double scale, bool by_size, bool linear, const char *ct,
+                         const char *nm) {
+  Val *tab = xalloc(sizeof *tab);
+  *tab = (Val){.name = xprintf("%s_resize%d", I->node->output[0], d), .dtype = OT_FLOAT, .ndim = linear ? 2 : 1,
+               .shape = {linear ? 3 : out, out}, .c = vals(linear ? 3 * out : out)};
+  for (int64_t i = 0; i < out; i++) {
+    double c = resize_coord(ct, (double)i, scale, in, by_size ? (double)out : (double)in * scale);
+    if (!linear) {
+      tab->c[i] = (double)resize_nearest(nm, c, in);
+      continue;
+    }
+    c = c < 0 ? 0 : c > (double)(in - 1) ? (double)(in - 1) : c;
+    double lo = floor(c);
+    tab->c[i] = lo, tab->c[out + i] = lo + 1 < (double)in ? lo + 1 : lo, tab->c[2 * out + i] = c - lo;
+  }
+  return tab;
+}
+
 /* Resize X (at most 3 of its axes resized) to OS, by SCALE per axis (BY_SIZE: OS was
  * given, SCALE derived from it): nearest (an index
  * table per resized axis) or linear (per resized axis a table of the lower and upper
@@ -2331,20 +2374,8 @@ static bool resize_to(Imp *I, Val *x, const int64_t *os, const double *scale, bo
     bool resized = false;
     for (int j = 0; j < k; j++) resized |= ax[j] == d;
     if (!resized) continue;
-    int64_t in = x->shape[d], out = os[d];
-    Val *tab = xalloc(sizeof *tab);
-    *tab = (Val){.name = xprintf("%s_resize%d", I->node->output[0], d), .dtype = OT_FLOAT, .ndim = linear ? 2 : 1,
-                 .shape = {linear ? 3 : out, out}, .c = vals(linear ? 3 * out : out)};
-    for (int64_t i = 0; i < out; i++) {
-      double c = resize_coord(ct, (double)i, scale[d], in, by_size ? (double)out : (double)in * scale[d]);
-      if (!linear) {
-        tab->c[i] = (double)resize_nearest(nm, c, in);
-        continue;
-      }
-      c = c < 0 ? 0 : c > (double)(in - 1) ? (double)(in - 1) : c;
-      double lo = floor(c);
-      tab->c[i] = lo, tab->c[out + i] = lo + 1 < (double)in ? lo + 1 : lo, tab->c[2 * out + i] = c - lo;
-    }
+    int64_t in = x->shape[d];
+    Val *tab = resize_table(I, d, in, os[d], scale[d], by_size, linear, ct, nm);
     const char *tn = xprintf("T%d", t);
     params = xprintf("%s, %s: %s", params, tn, ty(tab));
     args = xprintf("%s, %s", args, imp_tensor(I, tab));
@@ -2379,29 +2410,12 @@ static bool resize_to(Imp *I, Val *x, const int64_t *os, const double *scale, bo
   return true;
 }
 
-/* Resize (opset >= 10) and Upsample (7 to 9): nearest and linear; scales or sizes constant. */
-static bool op_resize(Imp *I, bool upsample) {
+/* Resize's (Upsample's) output shape OS of X and the SCALE per axis, from constant scales
+ * (an attribute for Upsample before opset 9) or sizes (*BY_SIZE), over the axes attribute
+ * (opset 18) or all. false: reported. */
+static bool resize_shape(Imp *I, const Val *x, bool upsample, int64_t *os, double *scale, bool *by_size) {
   bool old = upsample || I->opset < 11;
-  if (!one_output(I)) return false;
-  if (upsample ? !attrs_known(I, I->opset < 9 ? "mode,scales" : "mode")
-               : !attrs_known(I, old ? "mode"
-                                     : "mode,coordinate_transformation_mode,nearest_mode,cubic_coeff_a,exclude_outside,"
-                                       "extrapolation_value,antialias,axes,keep_aspect_ratio_policy"))
-    return false;
-  Val *x = float_in(I, 0);
-  if (!x) return false;
-  if (x->c) return imp_unsupported(I, "%s of a constant", upsample ? "Upsample" : "Resize");
-  int r = x->ndim;
-  const char *mode = attr_s(I, "mode", "nearest");
-  bool linear = !strcmp(mode, "linear");
-  if (!linear && strcmp(mode, "nearest")) return imp_unsupported(I, "mode '%s'", mode);
-  const char *ct = old ? "asymmetric" : attr_s(I, "coordinate_transformation_mode", "half_pixel");
-  const char *nm = old ? "floor" : attr_s(I, "nearest_mode", "round_prefer_floor");
-  if (!strcmp(ct, "tf_crop_and_resize")) return imp_unsupported(I, "coordinate_transformation_mode '%s'", ct);
-  if (attr_i(I, "antialias", 0)) return imp_unsupported(I, "antialias");
-  if (strcmp(attr_s(I, "keep_aspect_ratio_policy", "stretch"), "stretch"))
-    return imp_unsupported(I, "keep_aspect_ratio_policy '%s'", attr_s(I, "keep_aspect_ratio_policy", ""));
-  int axes[HT_MAX_DIMS], na = r;
+  int r = x->ndim, axes[HT_MAX_DIMS], na = r;
   int64_t av[HT_MAX_DIMS];
   for (int d = 0; d < r; d++) axes[d] = d;
   int nav = attr_ints(I, "axes", av, HT_MAX_DIMS);
@@ -2410,8 +2424,7 @@ static bool op_resize(Imp *I, bool upsample) {
     for (int i = 0; i < na; i++)
       if ((axes[i] = axis_of(I, av[i], r)) < 0) return false;
   }
-  double scale[HT_MAX_DIMS], given[HT_MAX_DIMS];
-  int64_t os[HT_MAX_DIMS];
+  double given[HT_MAX_DIMS];
   for (int d = 0; d < r; d++) scale[d] = 1, os[d] = x->shape[d];
   int ns = -1;
   Val *sv = upsample && I->opset < 9 ? NULL : in(I, old ? 1 : 2), *zv = old ? NULL : in(I, 3);
@@ -2442,8 +2455,36 @@ static bool op_resize(Imp *I, bool upsample) {
       os[d] = (int64_t)len;
     }
   }
-  if (!shape_ok(I, os, r)) return false;
-  return resize_to(I, x, os, scale, zv && val_numel(zv) > 0, linear, ct, nm);
+  *by_size = zv && val_numel(zv) > 0;
+  return shape_ok(I, os, r);
+}
+
+/* Resize (opset >= 10) and Upsample (7 to 9): nearest and linear; scales or sizes constant. */
+static bool op_resize(Imp *I, bool upsample) {
+  bool old = upsample || I->opset < 11;
+  if (!one_output(I)) return false;
+  if (upsample ? !attrs_known(I, I->opset < 9 ? "mode,scales" : "mode")
+               : !attrs_known(I, old ? "mode"
+                                     : "mode,coordinate_transformation_mode,nearest_mode,cubic_coeff_a,exclude_outside,"
+                                       "extrapolation_value,antialias,axes,keep_aspect_ratio_policy"))
+    return false;
+  Val *x = float_in(I, 0);
+  if (!x) return false;
+  if (x->c) return imp_unsupported(I, "%s of a constant", upsample ? "Upsample" : "Resize");
+  const char *mode = attr_s(I, "mode", "nearest");
+  bool linear = !strcmp(mode, "linear");
+  if (!linear && strcmp(mode, "nearest")) return imp_unsupported(I, "mode '%s'", mode);
+  const char *ct = old ? "asymmetric" : attr_s(I, "coordinate_transformation_mode", "half_pixel");
+  const char *nm = old ? "floor" : attr_s(I, "nearest_mode", "round_prefer_floor");
+  if (!strcmp(ct, "tf_crop_and_resize")) return imp_unsupported(I, "coordinate_transformation_mode '%s'", ct);
+  if (attr_i(I, "antialias", 0)) return imp_unsupported(I, "antialias");
+  if (strcmp(attr_s(I, "keep_aspect_ratio_policy", "stretch"), "stretch"))
+    return imp_unsupported(I, "keep_aspect_ratio_policy '%s'", attr_s(I, "keep_aspect_ratio_policy", ""));
+  double scale[HT_MAX_DIMS];
+  int64_t os[HT_MAX_DIMS];
+  bool by_size = false;
+  if (!resize_shape(I, x, upsample, os, scale, &by_size)) return false;
+  return resize_to(I, x, os, scale, by_size, linear, ct, nm);
 }
 
 /* ---- the table ------------------------------------------------------------------- */
