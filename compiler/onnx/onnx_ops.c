@@ -2293,6 +2293,158 @@ static bool op_mvn(Imp *I) {
   return true;
 }
 
+/* ---- ScatterND, ScatterElements ---------------------------------------------------
+ * With constant indices, a scatter is a gather from the output's side: a table per
+ * position of the data (ScatterND: of its first K axes) names the update that lands there,
+ * or -1; a position that several updates reach (add, mul, max, min) has one table per
+ * update, D in all. */
+
+#define SCATTER_MAX_HITS 8
+
+/* The update tables: for each of the P positions, the updates that land there (their
+ * numbers, in order) in T[j * P + pos], -1 past the last; *D: the most at one position. */
+typedef struct ScatterMap {
+  int64_t p;
+  int d;
+  double *t;
+} ScatterMap;
+
+static bool scatter_hit(Imp *I, ScatterMap *m, int64_t pos, double what) {
+  int j = 0;
+  while (j < SCATTER_MAX_HITS && m->t[(int64_t)j * m->p + pos] >= 0) j++;
+  if (j == SCATTER_MAX_HITS) return imp_unsupported(I, "more than %d updates of one position", SCATTER_MAX_HITS);
+  m->t[(int64_t)j * m->p + pos] = what;
+  if (j + 1 > m->d) m->d = j + 1;
+  return true;
+}
+
+/* Y = X with the updates folded in by REDUCTION: AT(j) is U's index expression for table j
+ * (a string with "%s" for that table's access), POS the tables' index. */
+static char *scatter_expr(const char *reduction, int d, const char *pos, const char *uat[SCATTER_MAX_HITS],
+                          const char *xat) {
+  char *e = xprintf("X[%s]", xat);
+  bool none = !strcmp(reduction, "none");
+  for (int j = 0; j < d; j++) {
+    const char *hit = xprintf("T%d[%s] >= 0.0", j, pos), *u = xprintf("U[%s]", uat[j]);
+    if (none) e = xprintf("(%s ? %s : %s)", hit, u, e);
+    else if (!strcmp(reduction, "add")) e = xprintf("%s + (%s ? %s : 0.0)", e, hit, u);
+    else if (!strcmp(reduction, "mul")) e = xprintf("%s * (%s ? %s : 1.0)", e, hit, u);
+    else e = xprintf("(%s ? %s(%s, %s) : %s)", hit, reduction, e, u, e); /* max, min */
+  }
+  return e;
+}
+
+/* The kernel: X, U, the D tables of shape TS (TN axes), Y = EXPR. */
+static bool scatter_call(Imp *I, Val *x, Val *u, ScatterMap *m, const int64_t *ts, int tn, const char *expr) {
+  char *params = xprintf("X: %s, U: %s", ty(x), ty(u)), *args = xprintf("%s, %s", imp_tensor(I, x), imp_tensor(I, u));
+  for (int j = 0; j < m->d; j++) {
+    Val *t = xalloc(sizeof *t);
+    *t = (Val){.name = xprintf("%s_scatter%d", I->node->output[0], j), .dtype = OT_FLOAT, .ndim = tn, .c = vals(m->p)};
+    memcpy(t->shape, ts, sizeof(int64_t) * (size_t)tn);
+    memcpy(t->c, m->t + (int64_t)j * m->p, sizeof(double) * (size_t)m->p);
+    params = xprintf("%s, T%d: %s", params, j, ty(t));
+    args = xprintf("%s, %s", args, imp_tensor(I, t));
+  }
+  Val *o = net_out(I, 0, x->ndim, x->shape);
+  const char *k = imp_kernel(I, "scatter", xprintf("(%s) -> Y: %s {\n  Y[%s] = %s\n}", params, ty(o), idx("i", x->ndim), expr));
+  imp_call(I, o->tex, k, args);
+  return true;
+}
+
+/* The reduction attribute (none, add, mul; max, min from opset 18). */
+static const char *scatter_reduction(Imp *I) {
+  const char *r = attr_s(I, "reduction", "none");
+  if (strcmp(r, "none") && strcmp(r, "add") && strcmp(r, "mul") && strcmp(r, "max") && strcmp(r, "min"))
+    return imp_unsupported(I, "reduction '%s'", r), NULL;
+  return r;
+}
+
+/* ScatterND with constant indices: update row q (of indices' leading axes) replaces (or
+ * reduces into) the slice of the data at the index tuple indices[q]. */
+static bool op_scatter_nd(Imp *I) {
+  if (!attrs_known(I, "reduction") || !one_output(I)) return false;
+  const char *red = scatter_reduction(I);
+  Val *x = red ? float_in(I, 0) : NULL, *ix = x ? const_in(I, 1, "indices") : NULL, *u = ix ? float_in(I, 2) : NULL;
+  if (!u) return false;
+  if (x->c) return imp_unsupported(I, "ScatterND into a constant");
+  int r = x->ndim, q = ix->ndim - 1;
+  int64_t k = q >= 0 ? ix->shape[q] : 0, rows = 1;
+  if (q < 0 || k < 1 || k > r) return imp_error(I, "indices of shape [%s] for data of rank %d", dims_text(ix->shape, ix->ndim), r);
+  for (int i = 0; i < q; i++) rows *= ix->shape[i];
+  if (u->ndim != q + r - (int)k) return imp_error(I, "updates of rank %d (%d expected)", u->ndim, q + r - (int)k);
+  ScatterMap m = {.p = 1};
+  for (int d = 0; d < k; d++) m.p *= x->shape[d];
+  m.t = vals(m.p * SCATTER_MAX_HITS);
+  for (int64_t i = 0; i < m.p * SCATTER_MAX_HITS; i++) m.t[i] = -1;
+  for (int64_t row = 0; row < rows; row++) {
+    int64_t pos = 0;
+    for (int d = 0; d < k; d++) {
+      double v = ix->c[row * k + d], n = (double)x->shape[d];
+      if (v < 0) v += n;
+      if (v < 0 || v >= n) return imp_error(I, "index %.0f outside axis %d of size %.0f", ix->c[row * k + d], d, n);
+      pos = pos * x->shape[d] + (int64_t)v;
+    }
+    if (!scatter_hit(I, &m, pos, (double)row)) return false;
+  }
+  /* U[row as indices' leading axes, the data's axes from k]; row from the table */
+  const char *pos = xstrdup(""), *xat = idx("i", r), *uat[SCATTER_MAX_HITS];
+  for (int d = 0; d < k; d++) pos = xprintf("%s%si%d", pos, d ? ", " : "", d);
+  for (int j = 0; j < m.d; j++) {
+    char *at = xstrdup("");
+    int64_t stride = rows;
+    for (int i = 0; i < q; i++) {
+      stride /= ix->shape[i];
+      at = xprintf("%s%sclamp(i32(T%d[%s]) / %lld %% %lld, 0, %lld)", at, i ? ", " : "", j, pos, (long long)stride,
+                   (long long)ix->shape[i], (long long)ix->shape[i] - 1);
+    }
+    for (int d = (int)k; d < r; d++) at = xprintf("%s%si%d", at, *at ? ", " : "", d);
+    uat[j] = q ? at : xprintf("0%s%s", r > k ? ", " : "", at);
+  }
+  return scatter_call(I, x, u, &m, x->shape, (int)k, scatter_expr(red, m.d, pos, uat, xat));
+}
+
+/* ScatterElements (and Scatter, opsets 9-10) with constant indices along AXIS: update i
+ * lands at i with its axis coordinate replaced by indices[i]; the table holds, per data
+ * position, that coordinate of i. */
+static bool op_scatter_elements(Imp *I) {
+  if (!attrs_known(I, "axis,reduction") || !one_output(I)) return false;
+  const char *red = scatter_reduction(I);
+  Val *x = red ? float_in(I, 0) : NULL, *ix = x ? const_in(I, 1, "indices") : NULL, *u = ix ? float_in(I, 2) : NULL;
+  if (!u) return false;
+  if (x->c) return imp_unsupported(I, "ScatterElements into a constant");
+  int r = x->ndim, a = axis_of(I, attr_i(I, "axis", 0), r);
+  if (a < 0) return false;
+  if (ix->ndim != r || u->ndim != r || memcmp(ix->shape, u->shape, sizeof(int64_t) * (size_t)r))
+    return imp_error(I, "indices [%s] and updates [%s] must have one shape, of the data's rank", dims_text(ix->shape, ix->ndim), dims_text(u->shape, u->ndim));
+  for (int d = 0; d < r; d++)
+    if (ix->shape[d] > x->shape[d] && d != a) return imp_error(I, "indices larger than the data on axis %d", d);
+  ScatterMap m = {.p = val_numel(x)};
+  m.t = vals(m.p * SCATTER_MAX_HITS);
+  for (int64_t i = 0; i < m.p * SCATTER_MAX_HITS; i++) m.t[i] = -1;
+  int64_t n = val_numel(ix), c[HT_MAX_DIMS];
+  for (int64_t i = 0; i < n; i++) {
+    int64_t rem = i, pos = 0;
+    for (int d = r - 1; d >= 0; d--) c[d] = rem % ix->shape[d], rem /= ix->shape[d];
+    double v = ix->c[i], len = (double)x->shape[a];
+    if (v < 0) v += len;
+    if (v < 0 || v >= len) return imp_error(I, "index %.0f outside axis %d of size %.0f", ix->c[i], a, len);
+    int64_t at_a = c[a];
+    c[a] = (int64_t)v;
+    for (int d = 0; d < r; d++) pos = pos * x->shape[d] + c[d];
+    if (!scatter_hit(I, &m, pos, (double)at_a)) return false;
+  }
+  const char *xat = idx("i", r), *uat[SCATTER_MAX_HITS];
+  for (int j = 0; j < m.d; j++) {
+    char *at = xstrdup("");
+    for (int d = 0; d < r; d++)
+      at = xprintf("%s%s%s", at, d ? ", " : "",
+                   d == a ? xprintf("clamp(i32(T%d[%s]), 0, %lld)", j, xat, (long long)ix->shape[a] - 1)
+                          : xprintf("clamp(i%d, 0, %lld)", d, (long long)ix->shape[d] - 1));
+    uat[j] = at;
+  }
+  return scatter_call(I, x, u, &m, x->shape, r, scatter_expr(red, m.d, xat, uat, xat));
+}
+
 /* ---- Resize and Upsample ----------------------------------------------------------- */
 
 /* The floats of attribute NAME into OUT (at most MAX); their number, -1 when absent. */
@@ -2502,7 +2654,8 @@ bool onnx_op_known(const char *op) {
       "ThresholdedRelu", "Shrink", "PRelu", "Sum", "Mean", "ReduceL1", "ReduceL2", "ReduceLogSum",
       "ReduceLogSumExp", "ReduceProd", "Pad", "DepthToSpace", "SpaceToDepth", "Tile", "InstanceNormalization",
       "Resize", "Upsample", "LRN", "GatherElements", "Hardmax", "Einsum", "CumSum", "Size", "Trilu",
-      "MeanVarianceNormalization", "Mish", "LessOrEqual", "GreaterOrEqual"};
+      "MeanVarianceNormalization", "Mish", "LessOrEqual", "GreaterOrEqual", "ScatterND", "ScatterElements",
+      "Scatter"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
   return false;
@@ -2532,6 +2685,9 @@ static const struct {
     {"MeanVarianceNormalization", 9, 0, NULL},
     {"Mish", 18, 0, NULL},
     {"LessOrEqual", 12, 0, NULL},
+    {"ScatterND", 11, 0, NULL},
+    {"ScatterElements", 11, 0, NULL},
+    {"Scatter", 9, 0, NULL},
     {"GreaterOrEqual", 12, 0, NULL},
     {"CumSum", 11, 0, NULL},
     {"Upsample", 1, 7, "Upsample-1 takes height_scale and width_scale"},
@@ -2662,6 +2818,8 @@ bool onnx_op(Imp *I) {
   if (!strcmp(op, "Size")) return op_size(I);
   if (!strcmp(op, "Trilu")) return op_trilu(I);
   if (!strcmp(op, "MeanVarianceNormalization")) return op_mvn(I);
+  if (!strcmp(op, "ScatterND")) return op_scatter_nd(I);
+  if (!strcmp(op, "ScatterElements") || !strcmp(op, "Scatter")) return op_scatter_elements(I);
   if (!strcmp(op, "Softmax")) return op_softmax(I, false);
   if (!strcmp(op, "LogSoftmax")) return op_softmax(I, true);
   if (!strcmp(op, "Reshape")) return op_reshape(I);

@@ -131,8 +131,9 @@ grep -q "expect .*: ok" <<<"$out" && grep -q "check: .*: ok" <<<"$out" && echo "
 # attributes (edge, constant); Resize (linear half_pixel by scales, nearest align_corners
 # round_prefer_ceil to sizes) after a Conv, and Upsample-9 (linear); Einsum, CumSum (reverse,
 # exclusive) and ReduceLogSumExp, whose node tests are float64, Trilu of a constant, Mish;
-# comparisons, Not/And/Or, Cast and Where on run-time masks
-for m in layout_ops pad_old resize upsample einsum_cumsum masks; do
+# comparisons, Not/And/Or, Cast and Where on run-time masks; ScatterND and ScatterElements
+# (duplicate indices, add) with constant indices
+for m in layout_ops pad_old resize upsample einsum_cumsum masks scatter; do
   out=$("$TEXC" run "$B/$m.onnx" --input "$B/${m}_x.npy" --expect "$B/${m}_ref.npy" --check 2>&1)
   grep -q "expect .*: ok" <<<"$out" && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx $m = Python reference" || echo "not ok - onnx $m = Python reference: $out"
 done

@@ -455,6 +455,32 @@ def masks(out):
     npy(out + "/masks_ref.npy", "<f4", (2, 6), struct.pack("<12f", *ref))
 
 
+def scatter(out):
+    """ScatterND (rows replaced), ScatterElements along axis 1 with duplicate indices and
+    reduction add, and along axis 0 (none), with constant indices; the result here."""
+    x = rand(3 * 4, 61, 1.0)  # [3, 4]
+    u1 = rand(2 * 4, 62, 1.0)  # rows for indices [[2], [0]]
+    u2 = rand(2 * 3, 63, 1.0)  # [2, 3], indices [[1, 0, 3], [1, 1, 2]] on axis 1, add
+    u3 = rand(2, 64, 1.0)  # [2, 1], indices [[0], [2]] on axis 0
+    a = [row[:] for row in [x[0:4], x[4:8], x[8:12]]]
+    a[2], a[0] = u1[0:4], u1[4:8]
+    ix2 = [[1, 0, 3], [1, 1, 2]]
+    for i in range(2):
+        for j in range(3):
+            a[i][ix2[i][j]] += u2[i * 3 + j]
+    for i, r in enumerate([0, 2]):  # along axis 0: a[ix3[i][0]][0] = u3[i][0]
+        a[r][0] = u3[i]
+    ref = [v for row in a for v in row]
+    nodes = [node("ScatterND", ["x", "ix1", "u1"], ["a"], "snd"),
+             node("ScatterElements", ["a", "ix2", "u2"], ["b"], "se_add", axis=1, reduction="add"),
+             node("ScatterElements", ["b", "ix3", "u3"], ["y"], "se")]
+    inits = [int_init("ix1", [2, 0], [2, 1]), initializer("u1", [2, 4], u1), int_init("ix2", [1, 0, 3, 1, 1, 2], [2, 3]),
+             initializer("u2", [2, 3], u2), int_init("ix3", [0, 2], [2, 1]), initializer("u3", [2, 1], u3)]
+    open(out + "/scatter.onnx", "wb").write(model(nodes, inits, [value_info("x", [3, 4])], [value_info("y", [3, 4])], opset=16))
+    npy(out + "/scatter_x.npy", "<f4", (3, 4), struct.pack("<12f", *x))
+    npy(out + "/scatter_ref.npy", "<f4", (3, 4), struct.pack("<12f", *ref))
+
+
 def main(out):
     act(out)
     layout_ops(out)
@@ -462,6 +488,7 @@ def main(out):
     resize(out)
     einsum_cumsum(out)
     masks(out)
+    scatter(out)
     cnn(out)
     block(out)
     gather(out)
