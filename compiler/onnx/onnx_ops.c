@@ -837,23 +837,52 @@ static bool op_pool(Imp *I, bool max) {
   return true;
 }
 
+/* The axes MASK of X reduced, as kernel text: X's index with r (reduced) and i (kept)
+ * names, the reduced ranges, the kept indices (KEPT, as a read; KLHS, as a written
+ * tensor's: z0 over [1] when nothing is kept) and dimensions, and the reduced count. */
+typedef struct Reduced {
+  char *src, *where, *kept, *klhs, *kdims;
+  int64_t cnt;
+} Reduced;
+
+static Reduced reduced_axes(const Val *x, const bool *mask) {
+  Reduced R = {xstrdup(""), xstrdup(""), xstrdup(""), NULL, xstrdup(""), 1};
+  int nk = 0;
+  for (int d = 0; d < x->ndim; d++) {
+    R.src = xprintf("%s%s%s%d", R.src, d ? ", " : "", mask[d] ? "r" : "i", d);
+    if (mask[d]) {
+      R.cnt *= x->shape[d];
+      R.where = xprintf("%s%sr%d in 0..%lld", R.where, *R.where ? ", " : "", d, (long long)x->shape[d]);
+    } else {
+      R.kept = xprintf("%s%si%d", R.kept, nk ? ", " : "", d);
+      R.kdims = xprintf("%s%s%lld", R.kdims, nk++ ? ", " : "", (long long)x->shape[d]);
+    }
+  }
+  R.klhs = R.kept;
+  if (!nk) R.kdims = xstrdup("1"), R.kept = xstrdup("0"), R.klhs = xstrdup("z0");
+  return R;
+}
+
+/* A normalization's body: X less its mean over the axes MASK, over the root of their
+ * variance + EPS (text), then TAIL (the scale and bias, or nothing). LayerNormalization,
+ * InstanceNormalization and MeanVarianceNormalization. */
+static char *norm_body(const Val *x, const bool *mask, const char *eps, const char *tail) {
+  Reduced R = reduced_axes(x, mask);
+  char *all = idx("i", x->ndim), *n = flit((double)R.cnt);
+  return xprintf("  tensor S: f32[%s]\n  tensor Mu: f32[%s]\n  tensor V: f32[%s]\n"
+                 "  S[%s] += X[%s] where %s\n  Mu[%s] = S[%s] / %s\n"
+                 "  V[%s] += (X[%s] - Mu[%s]) * (X[%s] - Mu[%s]) where %s\n"
+                 "  Y[%s] = (X[%s] - Mu[%s]) / sqrt(V[%s] / %s + %s)%s",
+                 R.kdims, R.kdims, R.kdims, R.klhs, R.src, R.where, R.klhs, R.kept, n, R.klhs, R.src, R.kept, R.src,
+                 R.kept, R.where, all, all, R.kept, R.kept, n, eps, tail);
+}
+
 /* Reductions of X over the axes MASK: KIND "sum", "mean", "max", "min", "sumsq"; keepdims. */
 static bool reduce(Imp *I, Val *x, const bool *mask, bool keep, const char *kind) {
   int r = x->ndim, no = 0;
   int64_t os[HT_MAX_DIMS];
-  char *lhs = xstrdup(""), *rhs = xstrdup(""), *where = xstrdup(""), *sidx = xstrdup("");
-  int64_t cnt = 1;
-  int nsd = 0;
-  int64_t sshape[HT_MAX_DIMS];
+  char *lhs = xstrdup(""); /* Y's index: the kept axes, and the reduced ones as z (KEEP) */
   for (int d = 0; d < r; d++) {
-    rhs = xprintf("%s%s%s%d", rhs, d ? ", " : "", mask[d] ? "r" : "i", d);
-    if (mask[d]) {
-      cnt *= x->shape[d];
-      where = xprintf("%s%sr%d in 0..%lld", where, *where ? ", " : "", d, (long long)x->shape[d]);
-    } else {
-      sidx = xprintf("%s%si%d", sidx, nsd ? ", " : "", d);
-      sshape[nsd++] = x->shape[d];
-    }
     if (mask[d] && !keep) continue;
     lhs = xprintf("%s%s%s%d", lhs, no ? ", " : "", mask[d] ? "z" : "i", d);
     os[no++] = mask[d] ? 1 : x->shape[d];
@@ -862,12 +891,10 @@ static bool reduce(Imp *I, Val *x, const bool *mask, bool keep, const char *kind
     lhs = xstrdup("z0");
     os[0] = 1;
   }
-  char *slhs = sidx; /* S's own index: names (a full reduction: z0 over [1]) */
-  if (!nsd) {
-    slhs = xstrdup("z0");
-    sidx = xstrdup("0");
-    sshape[nsd++] = 1;
-  }
+  /* S, the sum before POST: indexed by the kept axes (a full reduction: z0 over [1]) */
+  Reduced R = reduced_axes(x, mask);
+  char *rhs = R.src, *where = R.where, *sidx = R.kept, *slhs = R.klhs, *sdims = R.kdims;
+  int64_t cnt = R.cnt;
   const char *acc = xprintf("X[%s]", rhs);
   if (!strcmp(kind, "sumsq") || !strcmp(kind, "l2")) acc = xprintf("%s * %s", acc, acc);
   if (!strcmp(kind, "l1")) acc = xprintf("abs(%s)", acc);
@@ -882,10 +909,10 @@ static bool reduce(Imp *I, Val *x, const bool *mask, bool keep, const char *kind
   if (!strcmp(kind, "logsumexp")) { /* log(sum(exp(x - max))) + max */
     body = xprintf("  tensor M: f32[%s]\n  tensor S: f32[%s]\n  M[%s] max= %s where %s\n"
                    "  S[%s] += exp(%s - M[%s]) where %s\n  Y[%s] = M[%s] + log(S[%s])",
-                   dims_text(sshape, nsd), dims_text(sshape, nsd), slhs, acc, where, slhs, acc, sidx, where, lhs, sidx,
+                   sdims, sdims, slhs, acc, where, slhs, acc, sidx, where, lhs, sidx,
                    sidx);
   } else if (post) {
-    body = xprintf("  tensor S: f32[%s]\n  S[%s] += %s where %s\n  Y[%s] = %s", dims_text(sshape, nsd), slhs, acc,
+    body = xprintf("  tensor S: f32[%s]\n  S[%s] += %s where %s\n  Y[%s] = %s", sdims, slhs, acc,
                    where, lhs, post);
   } else {
     body = xprintf("  Y[%s] %s %s where %s", lhs, op, acc, where);
@@ -949,23 +976,10 @@ static bool op_softmax(Imp *I, bool log_) {
   int a = axis_of(I, attr_i(I, "axis", I->opset >= 13 ? -1 : 1), x->ndim ? x->ndim : 1);
   if (a < 0) return false;
   int r = x->ndim;
-  char *all = idx("i", r), *ridx = xstrdup(""), *where = xstrdup(""), *sd = xstrdup("");
-  int ns = 0;
-  for (int d = 0; d < r; d++) {
-    bool red = I->opset >= 13 ? d == a : d >= a;
-    ridx = xprintf("%s%s%s%d", ridx, d ? ", " : "", red ? "r" : "i", d);
-    if (red) where = xprintf("%s%sr%d in 0..%lld", where, *where ? ", " : "", d, (long long)x->shape[d]);
-    else sd = xprintf("%s%s%lld", sd, ns++ ? ", " : "", (long long)x->shape[d]);
-  }
-  char *sidx = xstrdup("");
-  for (int d = 0, k = 0; d < r; d++)
-    if (!(I->opset >= 13 ? d == a : d >= a)) sidx = xprintf("%s%si%d", sidx, k++ ? ", " : "", d);
-  char *slhs = sidx;
-  if (!ns) {
-    sd = xstrdup("1");
-    sidx = xstrdup("0");
-    slhs = xstrdup("z0");
-  }
+  bool mask[HT_MAX_DIMS] = {0};
+  for (int d = 0; d < r; d++) mask[d] = I->opset >= 13 ? d == a : d >= a;
+  Reduced R = reduced_axes(x, mask);
+  char *all = idx("i", r), *ridx = R.src, *where = R.where, *sd = R.kdims, *sidx = R.kept, *slhs = R.klhs;
   Val *o = net_out(I, 0, x->ndim, x->shape);
   char *body = xprintf("  tensor M: f32[%s]\n  tensor E: f32[%s]\n  tensor S: f32[%s]\n"
                        "  M[%s] max= X[%s] where %s\n  E[%s] = exp(X[%s] - M[%s])\n  S[%s] += E[%s] where %s\n",
@@ -1542,22 +1556,8 @@ static bool op_layer_norm(Imp *I) {
   if (x->c) return imp_unsupported(I, "a constant input");
   int r = x->ndim, a = axis_of(I, attr_i(I, "axis", -1), r);
   if (a < 0) return false;
-  int64_t cnt = 1;
-  char *oidx = xstrdup(""), *ridx = xstrdup(""), *where = xstrdup(""), *odims = xstrdup("");
-  int no = 0;
-  for (int d = 0; d < r; d++) {
-    ridx = xprintf("%s%s%s%d", ridx, d ? ", " : "", d >= a ? "r" : "i", d);
-    if (d >= a) {
-      cnt *= x->shape[d];
-      where = xprintf("%s%sr%d in 0..%lld", where, *where ? ", " : "", d, (long long)x->shape[d]);
-    } else {
-      oidx = xprintf("%s%si%d", oidx, no ? ", " : "", d);
-      odims = xprintf("%s%s%lld", odims, no++ ? ", " : "", (long long)x->shape[d]);
-    }
-  }
-  char *olhs = oidx;
-  if (!no) olhs = xstrdup("z0"), oidx = xstrdup("0"), odims = xstrdup("1");
-  char *all = idx("i", r);
+  bool mask[HT_MAX_DIMS] = {0};
+  for (int d = a; d < r; d++) mask[d] = true;
   Val *o = net_out(I, 0, r, x->shape);
   char *params = xprintf("X: %s, Sc: %s", ty(x), ty(sc)), *args = xprintf("%s, %s", imp_tensor(I, x), imp_tensor(I, sc));
   const char *bterm = "";
@@ -1566,12 +1566,8 @@ static bool op_layer_norm(Imp *I) {
     args = xprintf("%s, %s", args, imp_tensor(I, b));
     bterm = xprintf(" + %s", baccess("B", b, x->shape, r));
   }
-  char *body = xprintf("  tensor S: f32[%s]\n  tensor Mu: f32[%s]\n  tensor V: f32[%s]\n"
-                       "  S[%s] += X[%s] where %s\n  Mu[%s] = S[%s] / %s\n"
-                       "  V[%s] += (X[%s] - Mu[%s]) * (X[%s] - Mu[%s]) where %s\n"
-                       "  Y[%s] = (X[%s] - Mu[%s]) / sqrt(V[%s] / %s + %s) * %s%s",
-                       odims, odims, odims, olhs, ridx, where, olhs, oidx, flit((double)cnt), olhs, ridx, oidx, ridx, oidx, where,
-                       all, all, oidx, oidx, flit((double)cnt), flit((float)attr_f(I, "epsilon", 1e-5)), baccess("Sc", sc, x->shape, r), bterm);
+  char *body = norm_body(x, mask, flit((float)attr_f(I, "epsilon", 1e-5)),
+                         xprintf(" * %s%s", baccess("Sc", sc, x->shape, r), bterm));
   const char *kn = imp_kernel(I, "layer_norm", xprintf("(%s) -> Y: %s {\n%s\n}", params, ty(o), body));
   imp_call(I, o->tex, kn, args);
   return true;
@@ -1950,23 +1946,13 @@ static bool op_instance_norm(Imp *I) {
   if (x->c) return imp_unsupported(I, "a constant input");
   int r = x->ndim;
   if (r < 3) return imp_error(I, "the input has rank %d (N, C and spatial axes)", r);
-  int64_t c = x->shape[1], cnt = 1;
+  int64_t c = x->shape[1];
   if (sc->ndim != 1 || bi->ndim != 1 || sc->shape[0] != c || bi->shape[0] != c)
     return imp_error(I, "scale and B must be vectors of %lld values", (long long)c);
-  char *ridx = xstrdup("i0, i1"), *where = xstrdup("");
-  for (int d = 2; d < r; d++) {
-    cnt *= x->shape[d];
-    ridx = xprintf("%s, r%d", ridx, d);
-    where = xprintf("%s%sr%d in 0..%lld", where, d > 2 ? ", " : "", d, (long long)x->shape[d]);
-  }
-  char *all = idx("i", r), *nc = xprintf("%lld, %lld", (long long)x->shape[0], (long long)c);
+  bool mask[HT_MAX_DIMS] = {0};
+  for (int d = 2; d < r; d++) mask[d] = true;
   Val *o = net_out(I, 0, r, x->shape);
-  char *body = xprintf("  tensor S: f32[%s]\n  tensor Mu: f32[%s]\n  tensor V: f32[%s]\n"
-                       "  S[i0, i1] += X[%s] where %s\n  Mu[i0, i1] = S[i0, i1] / %s\n"
-                       "  V[i0, i1] += (X[%s] - Mu[i0, i1]) * (X[%s] - Mu[i0, i1]) where %s\n"
-                       "  Y[%s] = (X[%s] - Mu[i0, i1]) / sqrt(V[i0, i1] / %s + %s) * Sc[i1] + B[i1]",
-                       nc, nc, nc, ridx, where, flit((double)cnt), ridx, ridx, where, all, all, flit((double)cnt),
-                       flit((float)attr_f(I, "epsilon", 1e-5)));
+  char *body = norm_body(x, mask, flit((float)attr_f(I, "epsilon", 1e-5)), " * Sc[i1] + B[i1]");
   const char *k = imp_kernel(I, "instance_norm", xprintf("(X: %s, Sc: f32[%lld], B: f32[%lld]) -> Y: %s {\n%s\n}", ty(x),
                                                         (long long)c, (long long)c, ty(o), body));
   imp_call(I, o->tex, k, xprintf("%s, %s, %s", imp_tensor(I, x), imp_tensor(I, sc), imp_tensor(I, bi)));
@@ -2037,21 +2023,13 @@ static bool op_hardmax(Imp *I) {
   if (x->c) return imp_unsupported(I, "Hardmax of a constant");
   int r = x->ndim, a = axis_of(I, attr_i(I, "axis", I->opset >= 13 ? -1 : 1), r ? r : 1);
   if (a < 0) return false;
-  char *kept = xstrdup(""), *kdims = xstrdup(""), *src = xstrdup(""), *where = xstrdup(""), *pos = xstrdup("");
-  int nk = 0;
-  for (int d = 0; d < r; d++) {
-    bool red = I->opset >= 13 ? d == a : d >= a;
-    src = xprintf("%s%s%s%d", src, d ? ", " : "", red ? "r" : "i", d);
-    if (red) {
-      where = xprintf("%s%sr%d in 0..%lld", where, *where ? ", " : "", d, (long long)x->shape[d]);
+  bool mask[HT_MAX_DIMS] = {0};
+  char *pos = xstrdup(""); /* the position along the reduced axes, row-major */
+  for (int d = 0; d < r; d++)
+    if ((mask[d] = I->opset >= 13 ? d == a : d >= a))
       pos = *pos ? xprintf("(%s) * %lld + i%d", pos, (long long)x->shape[d], d) : xprintf("i%d", d);
-    } else {
-      kept = xprintf("%s%si%d", kept, nk ? ", " : "", d);
-      kdims = xprintf("%s%s%lld", kdims, nk++ ? ", " : "", (long long)x->shape[d]);
-    }
-  }
-  char *klhs = kept;
-  if (!nk) kdims = xstrdup("1"), kept = xstrdup("0"), klhs = xstrdup("z0");
+  Reduced R = reduced_axes(x, mask);
+  char *kdims = R.kdims, *klhs = R.klhs, *src = R.src, *where = R.where, *kept = R.kept;
   Val *o = net_out(I, 0, r, x->shape);
   char *body = xprintf("  tensor A: i64[%s]\n  A[%s] argmax= X[%s] where %s\n  Y[%s] = %s == A[%s] ? 1.0 : 0.0", kdims, klhs,
                        src, where, idx("i", r), pos, kept);
@@ -2265,29 +2243,8 @@ static bool op_mvn(Imp *I) {
     if (a < 0) return false;
     mask[a] = true;
   }
-  char *ridx = xstrdup(""), *where = xstrdup(""), *kept = xstrdup(""), *kdims = xstrdup("");
-  int64_t cnt = 1;
-  int nk = 0;
-  for (int d = 0; d < r; d++) {
-    ridx = xprintf("%s%s%s%d", ridx, d ? ", " : "", mask[d] ? "r" : "i", d);
-    if (mask[d]) {
-      cnt *= x->shape[d];
-      where = xprintf("%s%sr%d in 0..%lld", where, *where ? ", " : "", d, (long long)x->shape[d]);
-    } else {
-      kept = xprintf("%s%si%d", kept, nk ? ", " : "", d);
-      kdims = xprintf("%s%s%lld", kdims, nk++ ? ", " : "", (long long)x->shape[d]);
-    }
-  }
-  char *klhs = kept;
-  if (!nk) kdims = xstrdup("1"), kept = xstrdup("0"), klhs = xstrdup("z0");
-  char *all = idx("i", r);
   Val *o = net_out(I, 0, r, x->shape);
-  char *body = xprintf("  tensor S: f32[%s]\n  tensor Mu: f32[%s]\n  tensor V: f32[%s]\n"
-                       "  S[%s] += X[%s] where %s\n  Mu[%s] = S[%s] / %s\n"
-                       "  V[%s] += (X[%s] - Mu[%s]) * (X[%s] - Mu[%s]) where %s\n"
-                       "  Y[%s] = (X[%s] - Mu[%s]) / sqrt(V[%s] / %s + 1e-9)",
-                       kdims, kdims, kdims, klhs, ridx, where, klhs, kept, flit((double)cnt), klhs, ridx, kept, ridx, kept,
-                       where, all, all, kept, kept, flit((double)cnt));
+  char *body = norm_body(x, mask, "1e-9", "");
   const char *kn = imp_kernel(I, "mvn", xprintf("(X: %s) -> Y: %s {\n%s\n}", ty(x), ty(o), body));
   imp_call(I, o->tex, kn, imp_tensor(I, x));
   return true;
