@@ -646,10 +646,7 @@ char *net_default_steps(Kernel *k) {
      * would rival the convolution: inlined. */
     pad_root(&s, pad, target_cpu(NULL)->lanes);
     pad = NULL;
-  } else if (pad && th > 1) {
-    step(&s, xprintf("compute_inline(%s)", pad->name));
-    pad = NULL;
-  } else if (pad && (r != o->ndim - 2 || patch_bytes(pad, a, o, tw) * 2 > target_cpu(NULL)->l1d)) {
+  } else if (pad && (th > 1 || r != o->ndim - 2 || patch_bytes(pad, a, o, tw) * 2 > target_cpu(NULL)->l1d)) {
     step(&s, xprintf("compute_inline(%s)", pad->name));
     pad = NULL;
   }

@@ -435,6 +435,8 @@ static int shape_from(Imp *I, Val *v, int64_t *out) {
   return n;
 }
 
+#define MAX_RESULT ((int64_t)1 << 30) /* elements of one result at most: shape_ok */
+
 /* A result shape the importer can hold: no negative dimension, at most 2^30 elements (4 GiB
  * of f32; a scale or a repeat count from a corrupt model would otherwise ask for more memory
  * than the machine has). false: reported. */
@@ -442,7 +444,7 @@ static bool shape_ok(Imp *I, const int64_t *s, int nd) {
   int64_t n = 1;
   for (int d = 0; d < nd; d++) {
     if (s[d] < 0) return imp_error(I, "a negative dimension (%lld)", (long long)s[d]);
-    if (s[d] > ((int64_t)1 << 30) || (n *= s[d]) > ((int64_t)1 << 30))
+    if (s[d] > MAX_RESULT || (n *= s[d]) > MAX_RESULT)
       return imp_unsupported(I, "a result of more than 2^30 elements");
   }
   return true;
@@ -480,7 +482,7 @@ static bool op_range(Imp *I) {
   double st = s->c[0], lim = l->c[0], de = d->c[0];
   if (de == 0) return imp_error(I, "delta is 0");
   double len = fmax(ceil((lim - st) / de), 0);
-  if (!(len <= (double)((int64_t)1 << 30))) return imp_unsupported(I, "a result of more than 2^30 elements");
+  if (!(len <= (double)MAX_RESULT)) return imp_unsupported(I, "a result of more than 2^30 elements");
   int64_t n = (int64_t)len;
   double *c = vals(n);
   for (int64_t i = 0; i < n; i++) c[i] = typed(s->dtype, st + (double)i * de);
@@ -1843,7 +1845,7 @@ static bool op_pad(Imp *I) {
   char *src = xstrdup(""), *cond = xstrdup("");
   for (int d = 0; d < r; d++) {
     int64_t n = x->shape[d];
-    if (b[d] > ((int64_t)1 << 30) || e[d] > ((int64_t)1 << 30) || b[d] < -n || e[d] < -n)
+    if (b[d] > MAX_RESULT || e[d] > MAX_RESULT || b[d] < -n || e[d] < -n)
       return imp_unsupported(I, "pads of %lld and %lld on an axis of %lld", (long long)b[d], (long long)e[d], (long long)n);
     os[d] = n + b[d] + e[d];
     if (os[d] <= 0) return imp_unsupported(I, "an empty result (axis %d)", d);
@@ -1925,7 +1927,7 @@ static bool op_tile(Imp *I) {
   for (int d = 0; d < r; d++) {
     int64_t k = (int64_t)rv->c[d];
     if (k < 1) return imp_unsupported(I, "%lld repeats (axis %d)", (long long)k, d);
-    if (k > ((int64_t)1 << 30)) return imp_unsupported(I, "a result of more than 2^30 elements");
+    if (k > MAX_RESULT) return imp_unsupported(I, "a result of more than 2^30 elements");
     os[d] = x->shape[d] * k;
     src = xprintf("%s%s%s", src, d ? ", " : "", k > 1 ? xprintf("i%d %% %lld", d, (long long)x->shape[d]) : xprintf("i%d", d));
   }
@@ -2549,7 +2551,7 @@ static bool resize_shape(Imp *I, const Val *x, bool upsample, int64_t *os, doubl
     if (val_numel(zv) != na) return imp_error(I, "%lld sizes for %d axes", (long long)val_numel(zv), na);
     for (int i = 0; i < na; i++) {
       int d = axes[i];
-      if (!(zv->c[i] >= 1 && zv->c[i] <= (double)((int64_t)1 << 30))) return imp_unsupported(I, "size %g (axis %d)", zv->c[i], d);
+      if (!(zv->c[i] >= 1 && zv->c[i] <= (double)MAX_RESULT)) return imp_unsupported(I, "size %g (axis %d)", zv->c[i], d);
       os[d] = (int64_t)zv->c[i];
       scale[d] = (double)os[d] / (double)x->shape[d];
     }
@@ -2559,7 +2561,7 @@ static bool resize_shape(Imp *I, const Val *x, bool upsample, int64_t *os, doubl
       int d = axes[i];
       if (!(given[i] > 0)) return imp_error(I, "scale %g (axis %d)", given[i], d);
       double len = floor((double)x->shape[d] * given[i]);
-      if (!(len >= 1 && len <= (double)((int64_t)1 << 30))) return imp_unsupported(I, "an axis of %g elements (axis %d)", len, d);
+      if (!(len >= 1 && len <= (double)MAX_RESULT)) return imp_unsupported(I, "an axis of %g elements (axis %d)", len, d);
       scale[d] = given[i];
       os[d] = (int64_t)len;
     }
