@@ -7,7 +7,7 @@
  *            loaded through the driver, weights uploaded once), the folded tensors (packed
  *            weights) computed by the first NINIT calls
  *   run      the calls in order on views into the arena; the caller's pointers for the
- *            inputs and the output (CUDA with host pointers: copied through device
+ *            inputs and the outputs (CUDA with host pointers: copied through device
  *            buffers allocated at create). The calls are one sequence (rt_seq_new: on CUDA
  *            one graph, replayed with one synchronisation), made at the first run and again
  *            when the input or output pointers change.
@@ -33,7 +33,7 @@ struct RtNet {
   RtTensor *views;      /* per tensor: where it is (data set at create, inputs per run) */
   RtTensor ***args;     /* per call: pointers into VIEWS */
   RtTensor *arena, *folded, *weights_dev;
-  RtTensor **in_dev, *out_dev; /* CUDA with host pointers: the staging buffers */
+  RtTensor **in_dev, **out_dev; /* CUDA with host pointers: the staging buffers */
   void *weights_host;   /* read from a file (malloc'd), or NULL */
   RtSeq *seq;           /* the run's calls, made for the pointers in SEQ_PTRS */
   void **seq_ptrs;      /* per tensor: the data pointer the sequence was made with */
@@ -335,7 +335,7 @@ static bool place_weights(RtNet *net, const char *path, const unsigned char **ho
   return net->weights_dev && rt_tensor_from_host(net->weights_dev, *host) == 0;
 }
 
-/* VIEWS and ARGS: every tensor where it lives (inputs and output: set per run). */
+/* VIEWS and ARGS: every tensor where it lives (inputs and outputs: set per run). */
 static bool make_views(RtNet *net, const unsigned char *weights) {
   const RtNetDesc *d = net->d;
   for (int i = 0; i < d->ntensors; i++) {
@@ -356,14 +356,14 @@ static bool make_views(RtNet *net, const unsigned char *weights) {
   return true;
 }
 
-/* CUDA with host pointers: a device buffer per input and one for the output. */
+/* CUDA with host pointers: a device buffer per input and per output. */
 static bool make_staging(RtNet *net) {
   const RtNetDesc *d = net->d;
   if (net->dev.kind == RT_CPU) return true;
   for (int i = 0; i < d->ntensors; i++) {
     const RtNetTensor *t = &d->tensors[i];
     if (t->kind == RT_NET_INPUT && !(net->in_dev[t->offset] = alloc_bytes(net->dev, t->nbytes))) return false;
-    if (t->kind == RT_NET_OUTPUT && !(net->out_dev = alloc_bytes(net->dev, t->nbytes))) return false;
+    if (t->kind == RT_NET_OUTPUT && !(net->out_dev[t->offset] = alloc_bytes(net->dev, t->nbytes))) return false;
   }
   return true;
 }
@@ -380,9 +380,10 @@ RtNet *rt_net_create(const RtNetDesc *d, const char *weights_path) {
   net->views = calloc((size_t)d->ntensors + 1, sizeof *net->views);
   net->args = calloc((size_t)d->ncalls + 1, sizeof *net->args);
   net->in_dev = calloc((size_t)d->ninputs + 1, sizeof *net->in_dev);
+  net->out_dev = calloc((size_t)d->noutputs + 1, sizeof *net->out_dev);
   net->seq_ptrs = calloc((size_t)d->ntensors + 1, sizeof *net->seq_ptrs);
   const unsigned char *weights = NULL;
-  bool ok = net->fns && net->views && net->args && net->in_dev && net->seq_ptrs;
+  bool ok = net->fns && net->views && net->args && net->in_dev && net->out_dev && net->seq_ptrs;
   if (!ok) rt_set_error("%s: out of memory", d->name);
   ok = ok && load_module(net) && place_weights(net, weights_path, &weights);
   ok = ok && (net->arena = alloc_bytes(net->dev, d->arena_bytes)) != NULL;
@@ -426,7 +427,7 @@ static bool sequence(RtNet *net) {
   return net->seq != NULL;
 }
 
-int rt_net_run(RtNet *net, const void *const *inputs, void *output, int on_device) {
+int rt_net_run(RtNet *net, const void *const *inputs, void *const *outputs, int on_device) {
   const RtNetDesc *d = net->d;
   bool stage = net->dev.kind != RT_CPU && !on_device;
   if (on_device && net->dev.kind == RT_CPU) {
@@ -438,10 +439,12 @@ int rt_net_run(RtNet *net, const void *const *inputs, void *output, int on_devic
     if (t->kind == RT_NET_INPUT) {
       if (stage && rt_tensor_from_host(net->in_dev[t->offset], inputs[t->offset])) return 1;
       net->views[i].data = stage ? net->in_dev[t->offset]->data : (void *)inputs[t->offset];
-    } else if (t->kind == RT_NET_OUTPUT) net->views[i].data = stage ? net->out_dev->data : output;
+    } else if (t->kind == RT_NET_OUTPUT) net->views[i].data = stage ? net->out_dev[t->offset]->data : outputs[t->offset];
   }
   if (!sequence(net) || rt_seq_run(net->seq)) return 1;
-  return stage ? rt_tensor_to_host(output, net->out_dev) : 0;
+  for (int o = 0; stage && o < d->noutputs; o++)
+    if (rt_tensor_to_host(outputs[o], net->out_dev[o])) return 1;
+  return 0;
 }
 
 void rt_net_destroy(RtNet *net) {
@@ -450,7 +453,7 @@ void rt_net_destroy(RtNet *net) {
   free(net->seq_ptrs);
   for (int c = 0; net->args && c < net->d->ncalls; c++) free(net->args[c]);
   for (int i = 0; net->in_dev && i < net->d->ninputs; i++) rt_tensor_free(net->in_dev[i]);
-  rt_tensor_free(net->out_dev);
+  for (int i = 0; net->out_dev && i < net->d->noutputs; i++) rt_tensor_free(net->out_dev[i]);
   rt_tensor_free(net->arena);
   rt_tensor_free(net->folded);
   rt_tensor_free(net->weights_dev);
@@ -458,18 +461,19 @@ void rt_net_destroy(RtNet *net) {
   free(net->weights_host);
   free(net->args);
   free(net->in_dev);
+  free(net->out_dev);
   free(net->views);
   free(net->fns);
   free(net);
 }
 
-/* The one-shot entry `NAME(inputs..., output)`: a context created on the first call and
+/* The one-shot entry `NAME(inputs..., outputs...)`: a context created on the first call and
  * kept in *SLOT; calls are serialised (they share its arena). */
-int rt_net_oneshot(const RtNetDesc *d, RtNet **slot, const void *const *inputs, void *output) {
+int rt_net_oneshot(const RtNetDesc *d, RtNet **slot, const void *const *inputs, void *const *outputs) {
   static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
   pthread_mutex_lock(&lock);
   if (!*slot) *slot = rt_net_create(d, NULL);
-  int rc = *slot ? rt_net_run(*slot, inputs, output, 0) : 1;
+  int rc = *slot ? rt_net_run(*slot, inputs, outputs, 0) : 1;
   pthread_mutex_unlock(&lock);
   return rc;
 }

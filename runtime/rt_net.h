@@ -2,8 +2,8 @@
  * from `texc NET --emit so` holds (compiler/deploy/deploy.c writes the tables as C) and
  * rt_net.c runs. Not public: the library's own header (`--emit header`) is.
  *
- * Every tensor is f32 and lives in one of five places: the caller's input or output
- * pointer, the weights (one block: embedded in the library, or read from a safetensors
+ * Every tensor is f32 and lives in one of five places: one of the caller's input or output
+ * pointers, the weights (one block: embedded in the library, or read from a safetensors
  * file at create), the folded block (tensors computed from the weights alone, such as
  * packed filters: the first NINIT calls write them once at create), or the arena, one
  * block whose offsets the compiler planned so that tensors that are never live at the same
@@ -22,7 +22,7 @@ enum {
   RT_NET_INPUT,  /* the caller's input pointer number OFFSET */
   RT_NET_WEIGHT, /* the weights block at byte OFFSET */
   RT_NET_VALUE,  /* the arena at byte OFFSET */
-  RT_NET_OUTPUT, /* the caller's output pointer */
+  RT_NET_OUTPUT, /* the caller's output pointer number OFFSET */
   RT_NET_FOLDED  /* the folded block at byte OFFSET: computed from the weights at create */
 };
 
@@ -45,11 +45,10 @@ typedef struct RtNetCall {
 typedef struct RtNetDesc {
   const char *name;
   RtDeviceKind device;       /* RT_CPU or RT_CUDA */
-  int ntensors, ncalls, nfuncs, ninputs;
+  int ntensors, ncalls, nfuncs, ninputs, noutputs;
   int ninit;                 /* CALLS[0, NINIT) run once at create (packed weights), the rest per run */
   const RtNetTensor *tensors;
   const RtNetCall *calls;
-  int output;                /* the RT_NET_OUTPUT tensor */
   const char *const *func_names;
   const RtPackedFn *cpu_fns; /* RT_CPU: the packed entry of each function */
   const char *ptx;           /* RT_CUDA: one module, and the plan of each function */
@@ -63,11 +62,11 @@ typedef struct RtNet RtNet;
 /* A context: weights in place (WEIGHTS_PATH, else the embedded ones, else DESC's file),
  * the arena allocated, the device's module loaded. NULL after rt_set_error. */
 RtNet *rt_net_create(const RtNetDesc *desc, const char *weights_path);
-/* One forward pass. INPUTS[i] and OUTPUT are host pointers, or (ON_DEVICE, CUDA) device
+/* One forward pass. INPUTS[i] and OUTPUTS[i] are host pointers, or (ON_DEVICE, CUDA) device
  * pointers. 0, or non-zero after rt_set_error. */
-int rt_net_run(RtNet *net, const void *const *inputs, void *output, int on_device);
+int rt_net_run(RtNet *net, const void *const *inputs, void *const *outputs, int on_device);
 void rt_net_destroy(RtNet *net);
 /* The one-shot call: a context created by the first call and kept in *SLOT, runs
  * serialised by a lock. */
-int rt_net_oneshot(const RtNetDesc *desc, RtNet **slot, const void *const *inputs, void *output);
+int rt_net_oneshot(const RtNetDesc *desc, RtNet **slot, const void *const *inputs, void *const *outputs);
 #endif

@@ -47,8 +47,8 @@ void net_fill(const NetTensor *t, float *data) {
   for (int64_t i = 0; i < n; i++) data[i] = (float)(data[i] * mul + add);
 }
 
-/* TEXC_NET_DUMP=DIR: every parameter as raw f32 DIR/NAME.bin, listed with its shape in
- * DIR/manifest.txt (what bench/network_ort.py reads); NULL T: the result as output.bin. */
+/* TEXC_NET_DUMP=DIR: tensor T (a parameter, or a result) as raw f32 DIR/NAME.bin, listed
+ * with its shape in DIR/manifest.txt (what bench/network_ort.py reads). */
 static void dump(const NetTensor *t, const float *data, const char *name) {
   const char *dir = getenv("TEXC_NET_DUMP");
   if (!dir) return;
@@ -196,7 +196,9 @@ static bool same_shape(const HostTensor *h, const NetTensor *t, const char *file
     char *a = xstrdup(""), *b = xstrdup("");
     for (int d = 0; d < nd; d++) a = xprintf("%s%s%lld", a, d ? ", " : "", (long long)sh[d]);
     for (int d = 0; d < t->ndim; d++) b = xprintf("%s%s%lld", b, d ? ", " : "", (long long)t->shape[d]);
-    diag_error((Loc){0}, "%s: %s '%s' is [%s], but the network's parameter %s is [%s]", file, what, h->name, a, t->name, b);
+    if (t->kind == NT_VALUE) /* a result */
+      diag_error((Loc){0}, "%s: the expected %s is [%s], but the network's result %s is [%s]", file, what, a, t->name, b);
+    else diag_error((Loc){0}, "%s: %s '%s' is [%s], but the network's parameter %s is [%s]", file, what, h->name, a, t->name, b);
   }
   return ok;
 }
@@ -471,41 +473,47 @@ static int cmd_compile(Cli *c, Network *n) {
   return backend_for(c->o.target)->emit(fns, n->ntasks, kind, c->out ? c->out : "-", &c->o) ? 0 : 1;
 }
 
-/* A short fingerprint of the result: its first values and its sum. */
-static void print_output(Exec *e) {
-  NetTensor *o = e->n->output;
-  float *h = download(e, o);
-  dump(o, h, "output");
-  double sum = 0;
-  int64_t n = numel(o), arg = 0;
-  for (int64_t i = 0; i < n; i++) {
-    sum += h[i];
-    if (h[i] > h[arg]) arg = i;
+/* A short fingerprint of each result: its first values and its sum. */
+static void print_outputs(Exec *e) {
+  for (int r = 0; r < e->n->noutputs; r++) {
+    NetTensor *o = e->n->outputs[r];
+    float *h = download(e, o);
+    dump(o, h, e->n->noutputs == 1 ? "output" : xprintf("output%d", r));
+    double sum = 0;
+    int64_t n = numel(o), arg = 0;
+    for (int64_t i = 0; i < n; i++) {
+      sum += h[i];
+      if (h[i] > h[arg]) arg = i;
+    }
+    printf("  %s: sum %.6g, argmax %lld, first", o->name, sum, (long long)arg);
+    for (int64_t i = 0; i < n && i < 4; i++) printf(" %.6g", h[i]);
+    printf("\n");
   }
-  printf("  %s: sum %.6g, argmax %lld, first", o->name, sum, (long long)arg);
-  for (int64_t i = 0; i < n && i < 4; i++) printf(" %.6g", h[i]);
-  printf("\n");
 }
 
-/* --output OUT.npy and --expect REF: the result written, compared as --check compares
- * (compare_values: f32 tolerances, rel L2; docs/CLI.md). false: reported. */
+/* --output OUT.npy and --expect REF, the I-th of each for result I: written, compared as
+ * --check compares (compare_values: f32 tolerances, rel L2; docs/CLI.md). false: reported
+ * (every --expect is compared, a mismatch or not). */
 static bool write_and_compare(Cli *c, Exec *e) {
-  NetTensor *o = e->n->output;
-  if (!c->noutputs && !c->nexpects) return true;
-  HostTensor h = {.name = o->name, .ndim = o->ndim, .data = download(e, o)};
-  memcpy(h.shape, o->shape, sizeof(int64_t) * (size_t)o->ndim);
-  if (c->noutputs && !npy_write(c->outputs[0], &h)) return false;
-  if (!c->nexpects) return true;
-  HostTensor ref;
-  if (!tensor_file_read(c->expects[0], &ref)) return false;
-  ref.name = "the expected result";
-  bool ok = same_shape(&ref, o, c->expects[0], "result");
-  if (ok) {
-    CompareResult r = {0};
-    ok = compare_values(h.data, ref.data, DT_F32, numel(o), o->name, &r);
-    compare_print_as(stdout, xprintf("expect %s", c->expects[0]), &r);
+  bool ok = true;
+  for (int i = 0; i < e->n->noutputs && (i < c->noutputs || i < c->nexpects); i++) {
+    NetTensor *o = e->n->outputs[i];
+    HostTensor h = {.name = o->name, .ndim = o->ndim, .data = download(e, o)};
+    memcpy(h.shape, o->shape, sizeof(int64_t) * (size_t)o->ndim);
+    if (i < c->noutputs && !npy_write(c->outputs[i], &h)) ok = false;
+    if (i >= c->nexpects) continue;
+    HostTensor ref;
+    if (!tensor_file_read(c->expects[i], &ref)) {
+      ok = false;
+      continue;
+    }
+    if (same_shape(&ref, o, c->expects[i], "result")) {
+      CompareResult r = {0};
+      ok &= compare_values(h.data, ref.data, DT_F32, numel(o), o->name, &r);
+      compare_print_as(stdout, xprintf("expect %s", c->expects[i]), &r);
+    } else ok = false;
+    free(ref.data);
   }
-  free(ref.data);
   return ok;
 }
 
@@ -519,7 +527,7 @@ static int cmd_run(Cli *c, Network *n) {
   double ms = now_ms() - t0;
   if (rc == 0) {
     printf("%s [%d tasks, %d tuned, %s]: %.3f ms\n", n->name, n->ntasks, ntuned, target_names[c->o.target], ms);
-    print_output(&e);
+    print_outputs(&e);
     if (c->check && !check_groups(c, &e)) rc = 1;
     if (!write_and_compare(c, &e)) rc = 1;
   }
@@ -648,9 +656,9 @@ int net_run_cli(Cli *c) {
   c->ninputs = kept;
   for (int i = 0; i < c->ndefs; i++)
     if (!c->defs[i].used) diag_warning((Loc){0}, "-D %s: no constant of that name in %s", c->defs[i].name, c->file);
-  if (c->noutputs > 1 || c->nexpects > 1) {
-    fprintf(stderr, "texc: error: %d --output and %d --expect files, but network %s has one output\n", c->noutputs,
-            c->nexpects, n->name);
+  if (c->noutputs > n->noutputs || c->nexpects > n->noutputs) {
+    fprintf(stderr, "texc: error: %d --output and %d --expect files, but network %s has %d result%s\n", c->noutputs,
+            c->nexpects, n->name, n->noutputs, n->noutputs == 1 ? "" : "s");
     return 1;
   }
   if (c->schedule && strcmp(c->schedule, "bare") != 0) {

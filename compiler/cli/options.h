@@ -49,7 +49,7 @@ typedef struct Cli {
   const char *weights;         /* --weights F.safetensors */
   const char *inputs[MAX_INPUTS]; /* --input X.npy, in the kernel's or network's parameter order */
   int ninputs;
-  const char *outputs[MAX_INPUTS]; /* --output OUT.npy, per output in order (networks: one) */
+  const char *outputs[MAX_INPUTS]; /* --output OUT.npy, per output in order (networks: per result) */
   int noutputs;
   const char *expects[MAX_INPUTS]; /* --expect REF.npy (networks: or .pb), per output in order */
   int nexpects;

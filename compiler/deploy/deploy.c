@@ -27,8 +27,9 @@ typedef struct Lib {
   Network *n;
   NetPlan plan;
   int ninputs;         /* the network's first parameters that are the caller's */
+  int noutputs;        /* the network's results, all the caller's */
   int *kind;           /* per tensor: RT_NET_* */
-  int64_t *offset;     /* per tensor: input number, weights or arena offset */
+  int64_t *offset;     /* per tensor: input or output number, weights or arena offset */
   WeightSet weights;   /* the weights in blob order */
   int64_t weights_bytes;
   int64_t folded_bytes; /* the tensors computed from the weights at create (packed filters) */
@@ -92,9 +93,10 @@ static bool lib_layout(const DeploySpec *s, Lib *l) {
     l->ninit += g->folded;
   }
   net_plan(n, &l->plan);
+  l->noutputs = n->noutputs;
   for (int i = 0; i < n->ntensors; i++) {
     NetTensor *t = n->tensors[i];
-    if (t == n->output) l->kind[i] = K_OUTPUT;
+    if (net_output_index(n, t) >= 0) l->kind[i] = K_OUTPUT, l->offset[i] = net_output_index(n, t);
     else if (net_is_folded(n, t)) {
       l->kind[i] = K_FOLDED, l->offset[i] = l->folded_bytes;
       l->folded_bytes += (numel(t) * 4 + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;
@@ -109,10 +111,6 @@ static bool lib_layout(const DeploySpec *s, Lib *l) {
       l->kind[i] = K_WEIGHT, l->offset[i] = l->weights_bytes;
       l->weights_bytes += (numel(t) * 4 + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;
     }
-  }
-  if (n->output->kind != NT_VALUE) {
-    diag_error(n->loc, "network %s returns a parameter: a library needs a computed result", n->name);
-    return false;
   }
   if (l->ninputs == 0) {
     diag_error(n->loc, "network %s has no input: every parameter is a weight", n->name);
@@ -160,7 +158,7 @@ static void c_tensors(FILE *f, const Lib *l) {
     c_string(f, t->name);
     fprintf(f, ", %s, %d, {", kind_names[l->kind[i]], t->ndim);
     for (int d = 0; d < t->ndim; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
-    fprintf(f, "}, %lld, %lld},\n", (long long)(l->kind[i] == K_OUTPUT ? 0 : l->offset[i]), (long long)(4 * numel(t)));
+    fprintf(f, "}, %lld, %lld},\n", (long long)l->offset[i], (long long)(4 * numel(t)));
   }
   fprintf(f, "};\n");
 }
@@ -227,34 +225,41 @@ static void c_gpu_plans(FILE *f, const RtGpuFunc *plans, int nfuncs) {
   fprintf(f, "};\n");
 }
 
-/* The parameters of an entry point: `const float *input0, ..., float *output`. */
+/* The parameters of an entry point: `const float *input0, ..., float *output0, ...` (one
+ * input: `input`; one output: `output`). */
 static const char *c_params(const Lib *l, const char *in_type, const char *out_type) {
-  if (l->ninputs == 1) return xprintf("%s *input, %s *output", in_type, out_type);
   char *s = xstrdup("");
-  for (int i = 0; i < l->ninputs; i++) s = xprintf("%s%s *input%d, ", s, in_type, i);
-  return xprintf("%s%s *output", s, out_type);
+  for (int i = 0; i < l->ninputs; i++)
+    s = l->ninputs == 1 ? xprintf("%s *input, ", in_type) : xprintf("%s%s *input%d, ", s, in_type, i);
+  for (int i = 0; i < l->noutputs; i++)
+    s = l->noutputs == 1 ? xprintf("%s%s *output", s, out_type) : xprintf("%s%s%s *output%d", s, i ? ", " : "", out_type, i);
+  return s;
 }
 
-static const char *c_input_array(const Lib *l) {
-  if (l->ninputs == 1) return "const void *in[1] = {input};";
+/* `const void *in[] = {input0, ...}; void *out[] = {output0, ...};` */
+static const char *c_arrays(const Lib *l) {
   char *s = xstrdup("const void *in[] = {");
-  for (int i = 0; i < l->ninputs; i++) s = xprintf("%s%sinput%d", s, i ? ", " : "", i);
+  for (int i = 0; i < l->ninputs; i++)
+    s = l->ninputs == 1 ? xprintf("%sinput", s) : xprintf("%s%sinput%d", s, i ? ", " : "", i);
+  s = xprintf("%s};\n  void *out[] = {", s);
+  for (int i = 0; i < l->noutputs; i++)
+    s = l->noutputs == 1 ? xprintf("%soutput", s) : xprintf("%s%soutput%d", s, i ? ", " : "", i);
   return xprintf("%s};", s);
 }
 
 /* The exported functions around rt_net.c. */
 static void c_entry_points(FILE *f, const Lib *l, bool cuda) {
-  const char *N = l->name, *in = c_input_array(l);
+  const char *N = l->name, *in = c_arrays(l);
   fprintf(f, "\nstruct %s_ctx;\nstatic RtNet *oneshot;\n"
-             "int %s(%s) {\n  %s\n  return rt_net_oneshot(&desc, &oneshot, in, output);\n}\n", N, N,
+             "int %s(%s) {\n  %s\n  return rt_net_oneshot(&desc, &oneshot, in, out);\n}\n", N, N,
           c_params(l, "const float", "float"), in);
   fprintf(f, "struct %s_ctx *%s_create(void) { return (struct %s_ctx *)rt_net_create(&desc, NULL); }\n", N, N, N);
   fprintf(f, "struct %s_ctx *%s_create_from(const char *weights_file) {\n"
              "  return (struct %s_ctx *)rt_net_create(&desc, weights_file);\n}\n", N, N, N);
-  fprintf(f, "int %s_run(struct %s_ctx *ctx, %s) {\n  %s\n  return rt_net_run((RtNet *)ctx, in, output, 0);\n}\n", N,
+  fprintf(f, "int %s_run(struct %s_ctx *ctx, %s) {\n  %s\n  return rt_net_run((RtNet *)ctx, in, out, 0);\n}\n", N,
           N, c_params(l, "const float", "float"), in);
   if (cuda)
-    fprintf(f, "int %s_run_device(struct %s_ctx *ctx, %s) {\n  %s\n  return rt_net_run((RtNet *)ctx, in, output, 1);\n}\n",
+    fprintf(f, "int %s_run_device(struct %s_ctx *ctx, %s) {\n  %s\n  return rt_net_run((RtNet *)ctx, in, out, 1);\n}\n",
             N, N, c_params(l, "const float", "float"), in);
   fprintf(f, "void %s_destroy(struct %s_ctx *ctx) { rt_net_destroy((RtNet *)ctx); }\n", N, N);
   fprintf(f, "const char *%s_last_error(void) { return rt_last_error(); }\n", N);
@@ -285,9 +290,9 @@ static bool write_c(const Lib *l, const char *path, const char *blob, LoweredFun
   }
   if (blob) c_incbin(f, "__texc_net_weights", blob);
   fprintf(f, "static const RtNetDesc desc = {\n  .name = \"%s\", .device = %s,\n", l->name, prefix ? "RT_CPU" : "RT_CUDA");
-  fprintf(f, "  .ntensors = %d, .ncalls = %d, .nfuncs = %d, .ninputs = %d, .ninit = %d,\n", n->ntensors, n->ngroups,
-          n->ntasks, l->ninputs, l->ninit);
-  fprintf(f, "  .tensors = tensors, .calls = calls, .output = %d, .func_names = names,\n", n->output->index);
+  fprintf(f, "  .ntensors = %d, .ncalls = %d, .nfuncs = %d, .ninputs = %d, .noutputs = %d, .ninit = %d,\n",
+          n->ntensors, n->ngroups, n->ntasks, l->ninputs, l->noutputs, l->ninit);
+  fprintf(f, "  .tensors = tensors, .calls = calls, .func_names = names,\n");
   if (prefix) fprintf(f, "  .cpu_fns = cpu_fns,\n");
   else fprintf(f, "  .ptx = (const char *)__texc_net_ptx, .gpu_fns = gpu_fns,\n");
   fprintf(f, "  .arena_bytes = %lld, .weights_bytes = %lld, .folded_bytes = %lld,\n", (long long)l->plan.arena_bytes,
@@ -340,8 +345,11 @@ static bool write_header(const Lib *l, const char *path, bool cuda) {
       fprintf(f, "/* input %lld: '%s' */\n", (long long)l->offset[i], l->n->tensors[i]->name);
       h_shape(f, l->ninputs == 1 ? xprintf("%s_INPUT", N) : xprintf("%s_INPUT%lld", N, (long long)l->offset[i]), l->n->tensors[i]);
     }
-  fprintf(f, "/* the output: '%s' */\n", l->n->output->name);
-  h_shape(f, xprintf("%s_OUTPUT", N), l->n->output);
+  fprintf(f, "#define %s_NUM_OUTPUTS %d\n", N, l->noutputs);
+  for (int i = 0; i < l->noutputs; i++) {
+    fprintf(f, "/* output %d: '%s' */\n", i, l->n->outputs[i]->name);
+    h_shape(f, l->noutputs == 1 ? xprintf("%s_OUTPUT", N) : xprintf("%s_OUTPUT%d", N, i), l->n->outputs[i]);
+  }
   fprintf(f, "#define %s_ARENA_BYTES %lld /* the intermediate tensors, planned */\n", N, (long long)l->plan.arena_bytes);
   fprintf(f, "#define %s_WEIGHTS_BYTES %lld\n\n", N, (long long)l->weights_bytes);
   fprintf(f, "typedef struct %s_ctx %s_ctx;\n", N, N);

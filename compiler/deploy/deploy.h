@@ -17,14 +17,14 @@
 /* Where each intermediate tensor of a network lives in one arena. */
 typedef struct NetPlan {
   int64_t *offset;     /* per tensor: its byte offset in the arena, -1 when not planned
-                          (parameters and the network's output) */
+                          (parameters and the network's outputs) */
   int64_t arena_bytes; /* the peak: the arena's size */
   int64_t sum_bytes;   /* the planned tensors each in its own buffer */
   int64_t live_bytes;  /* the most bytes live at one group: no arena is smaller */
   int nplanned;
 } NetPlan;
 
-/* Plan every NT_VALUE tensor of N but its output (each rounded up to PLAN_ALIGN bytes):
+/* Plan every NT_VALUE tensor of N but its outputs (each rounded up to PLAN_ALIGN bytes):
  * live from the group that writes it to the last group that reads it, in group order. */
 void net_plan(const Network *n, NetPlan *p);
 /* "memory: N intermediate tensors in an arena of X MiB (peak; at least L ...), Y MiB apart". */

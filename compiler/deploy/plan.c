@@ -19,7 +19,7 @@ typedef struct Lives {
 
 static bool planned(const Lives *v, int i) {
   const NetTensor *t = v->n->tensors[i];
-  return t->kind == NT_VALUE && t != v->n->output && v->first[i] >= 0 && !v->n->groups[v->first[i]]->folded;
+  return t->kind == NT_VALUE && net_output_index(v->n, t) < 0 && v->first[i] >= 0 && !v->n->groups[v->first[i]]->folded;
 }
 
 static bool overlap(const Lives *v, int i, int j) {

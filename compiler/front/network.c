@@ -768,7 +768,7 @@ static bool joins(const Network *n, int first, int k) {
 static bool closed(const Network *n, int first, int last) {
   for (int j = first; j < last; j++) {
     const NetTensor *t = n->nodes[j]->out;
-    if (t == n->output) return false;
+    if (net_output_index(n, t) >= 0) return false;
     int uses = 0;
     for (int k = j + 1; k <= last; k++)
       for (int a = 0; a < n->nodes[k]->nargs; a++) uses += n->nodes[k]->args[a] == t;
@@ -811,7 +811,7 @@ static void make_groups(Network *n) {
       for (int a = 0; a < nd->nargs; a++)
         if (nd->args[a]->producer < 0 || n->nodes[nd->args[a]->producer]->group != k) group_add_input(g, nd->args[a]);
     }
-    g->folded = g->ninputs > 0 && g->out != n->output;
+    g->folded = g->ninputs > 0 && net_output_index(n, g->out) < 0;
     for (int i = 0; i < g->ninputs; i++) {
       const NetTensor *t = g->inputs[i];
       if (t->kind == NT_INPUT || (t->kind == NT_VALUE && !n->groups[n->nodes[t->producer]->group]->folded)) g->folded = false;
@@ -850,8 +850,9 @@ static bool make_tasks(Network *n) {
 
 /* ---- loading --------------------------------------------------------------------- */
 
-/* The network's header (its A_NETWORK) into parameters. */
-static bool load_header(Loader *L, Ast *hdr, Ast **out_decl) {
+/* The network's header (its A_NETWORK) into parameters; its results are checked once the
+ * calls are in (check_results). */
+static bool load_header(Loader *L, Ast *hdr) {
   for (int i = 0; i < hdr->list.len; i++) {
     Ast *p = VEC_AT(hdr->list, i);
     int64_t shape[NET_MAX_DIMS];
@@ -863,32 +864,50 @@ static bool load_header(Loader *L, Ast *hdr, Ast **out_decl) {
     }
     new_tensor(L, p->name, i == 0 ? NT_INPUT : NT_WEIGHT, nd, shape);
   }
-  if (hdr->list2.len != 1) {
-    diag_error(hdr->loc, "a network has one result: `-> NAME: f32[...]`");
-    return false;
-  }
-  *out_decl = VEC_AT(hdr->list2, 0);
+  for (int i = 0; i < hdr->list2.len; i++)
+    for (int j = 0; j < i; j++)
+      if (strcmp(((Ast *)VEC_AT(hdr->list2, i))->name, ((Ast *)VEC_AT(hdr->list2, j))->name) == 0) {
+        diag_error(((Ast *)VEC_AT(hdr->list2, i))->loc, "result '%s' is declared twice", ((Ast *)VEC_AT(hdr->list2, i))->name);
+        return false;
+      }
   return true;
 }
 
-/* The declared result: a call must have assigned it, with the declared shape. */
-static bool check_result(Loader *L, Ast *decl_ast) {
-  int64_t shape[NET_MAX_DIMS];
-  int nd;
-  if (!param_shape(L, decl_ast, shape, &nd)) return false;
-  NetTensor *t = lookup(L, decl_ast->name);
-  if (!t || t->kind != NT_VALUE) {
-    diag_error(decl_ast->loc, "the result '%s' is never assigned: end the body with `%s = op(...)`",
-               decl_ast->name, decl_ast->name);
-    return false;
+/* The declared results: a call must have assigned each, with the declared shape; they
+ * become N's outputs in the header's order. */
+static bool check_results(Loader *L, const Ast *hdr) {
+  Network *n = L->net;
+  n->outputs = xalloc(sizeof(NetTensor *) * (size_t)(hdr->list2.len + 1));
+  for (int i = 0; i < hdr->list2.len; i++) {
+    Ast *decl_ast = VEC_AT(hdr->list2, i);
+    int64_t shape[NET_MAX_DIMS];
+    int nd;
+    if (!param_shape(L, decl_ast, shape, &nd)) return false;
+    NetTensor *t = lookup(L, decl_ast->name);
+    if (t && t->kind != NT_VALUE) {
+      diag_error(decl_ast->loc, "the result '%s' is the parameter of that name: a result is made by a call "
+                 "(`%s = op(...)`)", decl_ast->name, decl_ast->name);
+      return false;
+    }
+    if (!t) {
+      diag_error(decl_ast->loc, "the result '%s' is never assigned: end the body with `%s = op(...)`",
+                 decl_ast->name, decl_ast->name);
+      return false;
+    }
+    if (t->ndim != nd || memcmp(t->shape, shape, sizeof(int64_t) * (size_t)nd)) {
+      diag_error(decl_ast->loc, "the result %s is declared %s but the calls make it %s",
+                 decl_ast->name, shape_text(shape, nd), shape_text(t->shape, t->ndim));
+      return false;
+    }
+    n->outputs[n->noutputs++] = t;
   }
-  if (t->ndim != nd || memcmp(t->shape, shape, sizeof(int64_t) * (size_t)nd)) {
-    diag_error(decl_ast->loc, "the result %s is declared %s but the calls make it %s",
-               decl_ast->name, shape_text(shape, nd), shape_text(t->shape, t->ndim));
-    return false;
-  }
-  L->net->output = t;
   return true;
+}
+
+int net_output_index(const Network *n, const NetTensor *t) {
+  for (int i = 0; i < n->noutputs; i++)
+    if (n->outputs[i] == t) return i;
+  return -1;
 }
 
 /* FILE parsed; a model (.onnx) imported into *WEIGHTS first (DEFS give its symbolic
@@ -909,7 +928,7 @@ Network *net_load(const char *file, const char *name, Define *defs, int ndefs, c
   WeightSet *weights;
   for (int i = 0; i < ndefs; i++) defs[i].used = false;
   Ast *ast = parse_network_file(file, defs, ndefs, &weights);
-  Ast *hdr = ast ? pick_network(ast, name) : NULL, *result;
+  Ast *hdr = ast ? pick_network(ast, name) : NULL;
   if (!hdr) return NULL;
   Loader L = {.rw = rw};
   L.net = xalloc(sizeof *L.net);
@@ -924,10 +943,10 @@ Network *net_load(const char *file, const char *name, Define *defs, int ndefs, c
   for (int i = 0; i < ndefs; i++) defs[i].used |= env_find(L.consts, L.nconsts, defs[i].name) != NULL;
   collect_ops(&ast->list, &L.ops);
   collect_externs(&ast->list, &L.net->externs);
-  if (!load_header(&L, hdr, &result)) return NULL;
+  if (!load_header(&L, hdr)) return NULL;
   for (int i = 0; i < hdr->list3.len; i++)
     if (!add_call(&L, VEC_AT(hdr->list3, i))) return NULL;
-  if (!check_result(&L, result)) return NULL;
+  if (!check_results(&L, hdr)) return NULL;
   make_groups(L.net);
   if (!make_tasks(L.net)) return NULL;
   return L.net;

@@ -90,7 +90,8 @@ typedef struct Network {
   int ngroups;
   NetTask *tasks;
   int ntasks;
-  NetTensor *output;
+  NetTensor **outputs; /* the results, in the header's order (distinct tensors, each a call's) */
+  int noutputs;
   struct WeightSet *weights; /* an imported model's weights (onnx/); NULL for .tex files */
   Vec externs; /* the `extern kernel` items of the file and its imports (group kernels call them) */
 } Network;
@@ -116,6 +117,8 @@ Network *net_load(const char *file, const char *name, Define *defs, int ndefs, c
 bool net_is_network_file(const char *path);
 /* Is T computed once at load: the output of a folded group (packed or transformed weights)? */
 bool net_is_folded(const Network *n, const NetTensor *t);
+/* The position of T among N's results, or -1. */
+int net_output_index(const Network *n, const NetTensor *t);
 
 /* cli/network_run.c (net_run_cli is declared in cli/driver.h) */
 /* The deterministic data of a parameter tensor (host, f32), as NETWORKS.md describes. */

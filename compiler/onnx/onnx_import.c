@@ -534,11 +534,10 @@ static char *idx_text(int nd) {
   return s;
 }
 
-/* The graph's one output as the network's result; false: reported. */
-static bool load_output(Imp *I, const Onnx__GraphProto *g, const char **name, const char **decl) {
-  I->node = NULL;
-  if (g->n_output != 1) return imp_unsupported(I, "%zu graph outputs (a network has one)", g->n_output);
-  const Onnx__ValueInfoProto *vi = g->output[0];
+/* Graph output K as a result of the network: its name into *NAME, `f32[...]` into *DECL;
+ * false: reported. RESULTS: the names of the results before it. */
+static bool load_output(Imp *I, const Onnx__GraphProto *g, size_t k, const Vec *results, const char **name, const char **decl) {
+  const Onnx__ValueInfoProto *vi = g->output[k];
   int dtype, nd;
   int64_t shape[HT_MAX_DIMS];
   if (!value_type(I, vi, "output", &dtype, &nd, shape, g)) return false;
@@ -554,15 +553,35 @@ static bool load_output(Imp *I, const Onnx__GraphProto *g, const char **name, co
   if (v->c) return imp_unsupported(I, "output '%s' is a constant", vi->name);
   *decl = shape_decl(v);
   /* The result is a call's, in the model's layout: a copy when the output is a parameter
-   * (Identity of the input). */
+   * (Identity of the input) or an earlier output's tensor too (each result is its own). */
   const char *res = imp_tensor(I, v);
-  if (v->param && !v->nhwc) {
+  bool taken = false;
+  for (int i = 0; i < results->len; i++) taken |= strcmp(VEC_AT(*results, i), res) == 0;
+  if ((v->param && !v->nhwc) || taken) {
+    const char *src = res;
     res = imp_name(I, xprintf("%s_out", vi->name));
     const char *copy = imp_kernel(I, "copy", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", *decl, *decl,
                                                      idx_text(v->ndim), idx_text(v->ndim)));
-    imp_call(I, res, copy, v->tex);
+    imp_call(I, res, copy, src);
   }
   *name = res;
+  return true;
+}
+
+/* The graph's outputs as the network's results: `NAME: f32[...]`, or a parenthesised list
+ * of several, into *DECLS; false: reported. */
+static bool load_outputs(Imp *I, const Onnx__GraphProto *g, const char **decls) {
+  I->node = NULL;
+  if (g->n_output == 0) return imp_error(I, "the graph has no output");
+  Vec results = {0};
+  char *text = xstrdup("");
+  for (size_t k = 0; k < g->n_output; k++) {
+    const char *name = NULL, *decl = NULL;
+    if (!load_output(I, g, k, &results, &name, &decl)) return false;
+    vec_push(&results, (void *)name);
+    text = xprintf("%s%s%s: %s", text, k ? ", " : "", name, decl);
+  }
+  *decls = g->n_output == 1 ? text : xprintf("(%s)", text);
   return true;
 }
 
@@ -588,19 +607,19 @@ static bool import_model(Imp *I, const Onnx__ModelProto *m, const char *tex_name
       if (*I->node->output[j] && imp_val(I, I->node->output[j])) return imp_error(I, "value '%s' is defined twice", I->node->output[j]);
     if (!onnx_op(I)) return false;
   }
-  const char *res = NULL, *decl = NULL;
-  if (!load_output(I, g, &res, &decl)) return false;
+  const char *results = NULL;
+  if (!load_outputs(I, g, &results)) return false;
   const char *gname = imp_name(I, g->name && *g->name ? g->name : "model");
   out->text = xprintf("# %s: imported by `texc import` from %s (opset %d%s%s).\n"
                       "# Weights: %zu tensors in the safetensors file beside this one.\n%s"
                       "import \"nn/elementwise.tex\"\nimport \"nn/dense.tex\"\nimport \"nn/shape.tex\"\nimport \"nn/conv2d.tex\"\n"
                       "import \"nn/onnx.tex\"\n%s\n"
-                      "network %s(%s%s)\n    -> %s: %s {\n%s}\n",
+                      "network %s(%s%s)\n    -> %s {\n%s}\n",
                       tex_name, I->path, I->opset, m->producer_name && *m->producer_name ? ", producer " : "",
                       m->producer_name && *m->producer_name ? m->producer_name : "", (size_t)I->weights.n,
                       *I->symbolic ? xprintf("# Symbolic sizes, fixed here: %s (texc import -D NAME=N picks others).\n", I->symbolic) : "",
                       I->kernels,
-                      gname, inputs, I->params, res, decl, I->body);
+                      gname, inputs, I->params, results, I->body);
   out->weights = I->weights;
   out->ninputs = I->ninputs;
   return true;

@@ -1550,9 +1550,34 @@ static bool op_split(Imp *I) {
   return true;
 }
 
-/* LayerNormalization (opset 17): over the axes from `axis`, times Scale plus B. */
+/* LayerNormalization's optional outputs 2 and 3 (K 1, 2): the mean of X over the axes
+ * MASK, or the inverse of the root of the variance + EPS, with the reduced axes kept as 1
+ * (z names over [1]), each by a kernel of its own. */
+static void layer_norm_stat(Imp *I, const Val *x, const bool *mask, const char *eps, int k) {
+  Reduced R = reduced_axes(x, mask);
+  int64_t os[HT_MAX_DIMS];
+  char *lhs = xstrdup("");
+  for (int d = 0; d < x->ndim; d++) {
+    lhs = xprintf("%s%s%s%d", lhs, d ? ", " : "", mask[d] ? "z" : "i", d);
+    os[d] = mask[d] ? 1 : x->shape[d];
+  }
+  Val *o = net_out(I, k, x->ndim, os);
+  char *n = flit((double)R.cnt);
+  char *body = xprintf("  tensor S: f32[%s]\n  S[%s] += X[%s] where %s\n", R.kdims, R.klhs, R.src, R.where);
+  if (k == 1) body = xprintf("%s  Y[%s] = S[%s] / %s", body, lhs, R.kept, n);
+  else
+    body = xprintf("%s  tensor Mu: f32[%s]\n  tensor V: f32[%s]\n  Mu[%s] = S[%s] / %s\n"
+                   "  V[%s] += (X[%s] - Mu[%s]) * (X[%s] - Mu[%s]) where %s\n  Y[%s] = 1.0 / sqrt(V[%s] / %s + %s)",
+                   body, R.kdims, R.kdims, R.klhs, R.kept, n, R.klhs, R.src, R.kept, R.src, R.kept, R.where, lhs, R.kept, n, eps);
+  const char *kn = imp_kernel(I, k == 1 ? "layer_norm_mean" : "layer_norm_inv_std",
+                              xprintf("(X: %s) -> Y: %s {\n%s\n}", ty(x), ty(o), body));
+  imp_call(I, o->tex, kn, imp_tensor(I, (Val *)x));
+}
+
+/* LayerNormalization (opset 17): over the axes from `axis`, times Scale plus B; outputs 2
+ * and 3 (Mean, InvStdDev) when the graph uses them. */
 static bool op_layer_norm(Imp *I) {
-  if (!attrs_known(I, "axis,epsilon,stash_type") || !one_output(I)) return false;
+  if (!attrs_known(I, "axis,epsilon,stash_type")) return false;
   Val *x = float_in(I, 0), *sc = x ? float_in(I, 1) : NULL, *b = in(I, 2);
   if (!sc || (b && !(b = float_in(I, 2)))) return false;
   if (x->c) return imp_unsupported(I, "a constant input");
@@ -1568,10 +1593,12 @@ static bool op_layer_norm(Imp *I) {
     args = xprintf("%s, %s", args, imp_tensor(I, b));
     bterm = xprintf(" + %s", baccess("B", b, x->shape, r));
   }
-  char *body = norm_body(x, mask, flit((float)attr_f(I, "epsilon", 1e-5)),
-                         xprintf(" * %s%s", baccess("Sc", sc, x->shape, r), bterm));
+  char *eps = flit((float)attr_f(I, "epsilon", 1e-5));
+  char *body = norm_body(x, mask, eps, xprintf(" * %s%s", baccess("Sc", sc, x->shape, r), bterm));
   const char *kn = imp_kernel(I, "layer_norm", xprintf("(%s) -> Y: %s {\n%s\n}", params, ty(o), body));
   imp_call(I, o->tex, kn, args);
+  for (int k = 1; k < 3 && (size_t)k < I->node->n_output; k++)
+    if (*I->node->output[k]) layer_norm_stat(I, x, mask, eps, k);
   return true;
 }
 

@@ -246,6 +246,42 @@ C
   else echo "not ok - a two-input ONNX graph as a library"; sed 's/^/  # /' "$OUT/two.log" | head -8; fi
 fi
 
+# A network of three results (tests/lit/network/results.tex: a feature map that the next
+# call reads too): one pointer per result, in the header's order; each equal to `texc run
+# --output` byte for byte, from create/run and from the one-shot call.
+mkdir -p "$OUT/multi"
+cat >"$OUT/multi/multi.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include "net.h"
+int main(void) {
+  static float x[net_INPUT_SIZE], a[net_OUTPUT0_SIZE], b[net_OUTPUT1_SIZE], c[net_OUTPUT2_SIZE];
+  static float a1[net_OUTPUT0_SIZE], b1[net_OUTPUT1_SIZE], c1[net_OUTPUT2_SIZE];
+  FILE *f = fopen("x.bin", "rb");
+  if (!f || fread(x, sizeof(float), net_INPUT_SIZE, f) != net_INPUT_SIZE) return 2;
+  fclose(f);
+  net_ctx *ctx = net_create();
+  if (net_NUM_OUTPUTS != 3 || !ctx || net_run(ctx, x, a, b, c) || net(x, a1, b1, c1)) {
+    printf("not ok - three results: %s\n", net_last_error());
+    return 1;
+  }
+  net_destroy(ctx);
+  if (memcmp(a, a1, sizeof a) || memcmp(b, b1, sizeof b) || memcmp(c, c1, sizeof c)) return 3;
+  f = fopen("out.bin", "wb");
+  fwrite(a, sizeof a, 1, f), fwrite(b, sizeof b, 1, f), fwrite(c, sizeof c, 1, f);
+  return fclose(f) != 0;
+}
+C
+MNET=$PWD/tests/lit/network/results.tex
+(cd "$OUT/multi" && rm -rf dump && mkdir dump && TEXC_NET_DUMP=dump "$TEXC" run "$MNET" --output f.npy --output h.npy --output p.npy &&
+   cp dump/x.bin x.bin && "$TEXC" "$MNET" --emit so -o libnet.so && "$TEXC" "$MNET" --emit header -o net.h --name net &&
+   cc $SAN -O1 -o multi multi.c -L. -lnet -Wl,-rpath,'$ORIGIN' && ./multi) >"$OUT/multi.log" 2>&1
+rc=$?
+# the .npy files' data: 512, 512 and 128 floats after their headers
+if [ $rc -eq 0 ] && cmp -s "$OUT/multi/out.bin" <(tail -c 2048 "$OUT/multi/f.npy"; tail -c 2048 "$OUT/multi/h.npy"; tail -c 512 "$OUT/multi/p.npy"); then
+  echo "ok - a network of three results as a library: one pointer each, equal to texc run --output"
+else echo "not ok - a network of three results as a library (exit $rc)"; sed 's/^/  # /' "$OUT/multi.log" | head -8; fi
+
 # CUDA: the same library for --target cuda (PTX embedded, the driver loaded with dlopen at
 # create). Without a GPU, create() fails with "no CUDA device"; with one, the top-5 classes
 # are the CPU library's.

@@ -71,6 +71,16 @@ if [ $have_cuda = 0 ]; then
   if [ $rc -ne 0 ] && grep -qi 'no CUDA device' <<<"$out"; then echo "ok - cuda run without a device says so"
   else echo "not ok - cuda run without a device says so"; echo "$out" | head -5 | sed 's/^/    /'; fi
 fi
+# A network of three results on the device: each group against the interpreter, and the
+# results equal to the CPU's within --check's tolerance.
+if [ $have_cuda = 1 ]; then
+  label="cuda network of three results (tests/lit/network/results.tex)"
+  out=$(timeout 120 "$TEXC" run tests/lit/network/results.tex --target cuda --check --output "$tmp/f.npy" --output "$tmp/h.npy" \
+    --output "$tmp/p.npy" 2>&1 && timeout 60 "$TEXC" run tests/lit/network/results.tex --expect "$tmp/f.npy" --expect "$tmp/h.npy" \
+    --expect "$tmp/p.npy" 2>&1)
+  if [ $? -eq 0 ] && grep -q "check: .*: ok" <<<"$out" && [ "$(grep -c "expect .*: ok" <<<"$out")" = 3 ]; then echo "ok - $label"
+  else echo "not ok - $label"; echo "$out" | tail -5 | sed 's/^/    /'; fi
+fi
 # texc bench of an `= auto` variant on a GPU: the default is timed after the auto search, whose
 # candidates run in forked children, so no device is initialised in texc before it forks
 # (a CUDA context does not survive fork, nor PoCL's threads: every candidate used to fail).

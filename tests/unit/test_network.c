@@ -190,7 +190,7 @@ static void test_grammar(void) {
 static void test_consts(void) {
   Network *n = load(HEADER "const S = 7 / -2 + 6, T = -7 % 2 + 1\n"
       "network c(x: f32[1, 8, 8, 4]) -> y: f32[1, 4, 4, 4] {\n  y = max_pool2d_nhwc(x, SH = S, SW = T)\n}\n");
-  check("consts: floor division and modulo (7 / -2 = -4, -7 % 2 = 1)", n && n->output->shape[1] == 4 && n->output->shape[2] == 4);
+  check("consts: floor division and modulo (7 / -2 = -4, -7 % 2 = 1)", n && n->outputs[0]->shape[1] == 4 && n->outputs[0]->shape[2] == 4);
   n = load(HEADER "network c(x: f32[1, 8, 8, 4]) -> y: f32[1, 4, 4, 4] {\n  y = max_pool2d_nhwc(x, SH = 1 % 0)\n}\n");
   check("consts: an attribute that divides by zero", !n && strstr(diag_last(), "'1 % 0': division by zero"));
   n = load(HEADER "const A = 3037000500 * 3037000500\n"

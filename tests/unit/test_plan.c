@@ -33,7 +33,7 @@ static bool plan_sound(const Network *n, const NetPlan *p) {
     span(n, t, &fi, &li);
     /* written by a group that runs per call (a folded group's output, a packed filter, is
      * computed once at load and kept apart) */
-    bool planned = t->kind == NT_VALUE && t != n->output && fi >= 0 && !n->groups[fi]->folded;
+    bool planned = t->kind == NT_VALUE && net_output_index(n, t) < 0 && fi >= 0 && !n->groups[fi]->folded;
     if (planned != (p->offset[i] >= 0)) ok = false;
     if (!planned) continue;
     if (p->offset[i] % PLAN_ALIGN || p->offset[i] + bytes(t) > p->arena_bytes) ok = false;

@@ -1,5 +1,6 @@
 /* test_rt_net.c — runtime/rt_net.c without the compiler: a hand-made two-call network
- * (y = (x + w) + w, the middle tensor in the arena) run from embedded weights and from
+ * (y = (x + w) + w and its middle tensor t = x + w, both results: y the caller's output 0,
+ * t output 1; a third call's u = t + w in the arena, unused) run from embedded weights and from
  * safetensors files; a truncated file, bytes after the last tensor or between two, a wrong
  * shape or dtype, a missing tensor and random corruptions of the header are errors at
  * create (and, for the byte layout, in texc's own reader), never a crash. */
@@ -23,25 +24,28 @@ static _Alignas(64) const unsigned char embedded[64] = {0, 0, 128, 63, 0, 0, 0, 
 static const RtNetTensor tensors[] = {
     {"x", RT_NET_INPUT, 1, {4}, 0, 16},
     {"w", RT_NET_WEIGHT, 1, {4}, 0, 16},
-    {"t", RT_NET_VALUE, 1, {4}, 0, 16},
+    {"t", RT_NET_OUTPUT, 1, {4}, 1, 16},
     {"y", RT_NET_OUTPUT, 1, {4}, 0, 16},
+    {"u", RT_NET_VALUE, 1, {4}, 0, 16},
 };
-static const int args0[] = {0, 1, 2}, args1[] = {2, 1, 3};
-static const RtNetCall calls[] = {{0, 3, args0}, {0, 3, args1}};
+static const int args0[] = {0, 1, 2}, args1[] = {2, 1, 3}, args2[] = {2, 1, 4};
+static const RtNetCall calls[] = {{0, 3, args0}, {0, 3, args1}, {0, 3, args2}};
 static const char *const names[] = {"add4"};
 static const RtPackedFn fns[] = {add4};
-static const RtNetDesc desc = {.name = "tiny", .device = RT_CPU, .ntensors = 4, .ncalls = 2, .nfuncs = 1,
-                               .ninputs = 1, .tensors = tensors, .calls = calls, .output = 3,
+static const RtNetDesc desc = {.name = "tiny", .device = RT_CPU, .ntensors = 5, .ncalls = 3, .nfuncs = 1,
+                               .ninputs = 1, .noutputs = 2, .tensors = tensors, .calls = calls,
                                .func_names = names, .cpu_fns = fns, .arena_bytes = 64,
                                .weights_bytes = 64, .weights = embedded};
 
-/* y for x = 10, 20, 30, 40 from context N; true when it is x + 2w for W's values. */
+/* y and t for x = 10, 20, 30, 40 from context N; true when they are x + 2w and x + w for
+ * W's values. */
 static bool runs(RtNet *n, const float *w) {
-  float x[4] = {10, 20, 30, 40}, y[4];
+  float x[4] = {10, 20, 30, 40}, y[4], t[4];
   const void *in[1] = {x};
-  if (!n || rt_net_run(n, in, y, 0)) return false;
+  void *out[2] = {y, t};
+  if (!n || rt_net_run(n, in, out, 0)) return false;
   for (int i = 0; i < 4; i++)
-    if (y[i] != x[i] + 2 * w[i]) return false;
+    if (y[i] != x[i] + 2 * w[i] || t[i] != x[i] + w[i]) return false;
   return true;
 }
 
@@ -95,7 +99,7 @@ static bool fails_with(const char *path, const char *what) {
 int main(void) {
   static const float one_to_four[4] = {1, 2, 3, 4}, other[4] = {-1, 0.5f, 7, 100};
   RtNet *n = rt_net_create(&desc, NULL);
-  check("rt_net: embedded weights, a value in the arena", runs(n, one_to_four));
+  check("rt_net: embedded weights, two outputs (one read by the call after it), a value in the arena", runs(n, one_to_four));
   check("rt_net: a second run of the same context", runs(n, one_to_four));
   rt_net_destroy(n);
   const char *good = write_weights("w", 4, other);

@@ -481,7 +481,29 @@ def scatter(out):
     npy(out + "/scatter_ref.npy", "<f4", (3, 4), struct.pack("<12f", *ref))
 
 
+def multi(out):
+    """A graph of five outputs: a Conv's Relu (channels last inside, so converted back to
+    NCHW), its global average, the input itself (an Identity: a copy), and the two halves of
+    a Split of the Relu (a node's second output)."""
+    x = rand(18, 41, 1.0)
+    w, b = [0.5, -1.0, 0.75, 0.25], [0.1, -0.2]
+    r = [max(0.0, b[o] + w[2 * o] * x[p] + w[2 * o + 1] * x[9 + p]) for o in range(2) for p in range(9)]
+    gp = [sum(r[9 * o:9 * o + 9]) / 9 for o in range(2)]
+    nodes = [node("Conv", ["x", "w", "b"], ["c"], "conv", kernel_shape=[1, 1]), node("Relu", ["c"], ["r"], "relu"),
+             node("GlobalAveragePool", ["r"], ["gp"], "gap"), node("Identity", ["x"], ["xi"], "id"),
+             node("Split", ["r"], ["r0", "r1"], "split", axis=1)]
+    outs = [("r", [1, 2, 3, 3], r), ("gp", [1, 2, 1, 1], gp), ("xi", [1, 2, 3, 3], x), ("r0", [1, 1, 3, 3], r[:9]),
+            ("r1", [1, 1, 3, 3], r[9:])]
+    inits = [initializer("w", [2, 2, 1, 1], w), initializer("b", [2], b)]
+    open(out + "/multi.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, 2, 3, 3])],
+                                                 [value_info(n, sh) for n, sh, _ in outs]))
+    npy(out + "/multi_x.npy", "<f4", (1, 2, 3, 3), struct.pack("<18f", *x))
+    for n, sh, v in outs:
+        npy(out + "/multi_%s.npy" % n, "<f4", tuple(sh), struct.pack("<%df" % len(v), *v))
+
+
 def main(out):
+    multi(out)
     act(out)
     layout_ops(out)
     pad_old(out)
