@@ -341,7 +341,7 @@ static bool make_views(RtNet *net, const unsigned char *weights) {
   for (int i = 0; i < d->ntensors; i++) {
     const RtNetTensor *t = &d->tensors[i];
     RtTensor *v = &net->views[i];
-    *v = (RtTensor){.dev = net->dev, .dtype_bytes = 4, .ndim = t->ndim, .nbytes = t->nbytes};
+    *v = (RtTensor){.dev = net->dev, .dtype_bytes = t->dtype_bytes, .ndim = t->ndim, .nbytes = t->nbytes};
     memcpy(v->shape, t->shape, sizeof v->shape);
     if (t->kind == RT_NET_WEIGHT)
       v->data = (char *)(net->weights_dev ? net->weights_dev->data : (void *)weights) + t->offset;

@@ -2,7 +2,7 @@
  * from `texc NET --emit so` holds (compiler/deploy/deploy.c writes the tables as C) and
  * rt_net.c runs. Not public: the library's own header (`--emit header`) is.
  *
- * Every tensor is f32 and lives in one of five places: one of the caller's input or output
+ * Every tensor is f32 (or an integer input and what kernels make of it) and lives in one of five places: one of the caller's input or output
  * pointers, the weights (one block: embedded in the library, or read from a safetensors
  * file at create), the folded block (tensors computed from the weights alone, such as
  * packed filters: the first NINIT calls write them once at create), or the arena, one
@@ -29,6 +29,7 @@ enum {
 typedef struct RtNetTensor {
   const char *name; /* a weight's name in the safetensors file */
   int kind;
+  int dtype_bytes;  /* 4 (f32, i32) or 8 (i64: token ids) */
   int ndim;
   int64_t shape[8];
   int64_t offset;

@@ -33,28 +33,34 @@ static int64_t numel(const NetTensor *t) {
   return n;
 }
 
+/* T's bytes: f32, or i32 / i64 for integer inputs and what kernels make of them. */
+static size_t tbytes(const NetTensor *t) { return (size_t)dtype_bytes(t->dtype) * (size_t)numel(t); }
+
 /* Weights: fill_random (uniform in [-1, 1)) seeded by the parameter's position, scaled
  * by sqrt(3 / fan_in) (unit variance per output) (fan_in: all but the last dimension) for tensors of
  * two or more dimensions; vectors are biases (x 0.1) or, when their name contains
- * "scale", batch-norm scales (1 + 0.2 x). The input is left in [-1, 1). */
-void net_fill(const NetTensor *t, float *data) {
+ * "scale", batch-norm scales (1 + 0.2 x). The input is left in [-1, 1); an integer
+ * parameter (token ids) is fill_random's integers, -3 to 3. */
+void net_fill(const NetTensor *t, void *host) {
   int64_t n = numel(t);
-  fill_random(data, DT_F32, n, 1000u + (uint64_t)t->index);
-  if (t->kind == NT_INPUT) return;
+  fill_random(host, t->dtype, n, 1000u + (uint64_t)t->index);
+  float *data = host;
+  if (t->kind == NT_INPUT || t->dtype != DT_F32) return;
   double mul = 0.1, add = 0;
   if (t->ndim >= 2) mul = sqrt(3.0 / (double)(n / t->shape[t->ndim - 1]));
   else if (strstr(t->name, "scale")) mul = 0.2, add = 1;
   for (int64_t i = 0; i < n; i++) data[i] = (float)(data[i] * mul + add);
 }
 
-/* TEXC_NET_DUMP=DIR: tensor T (a parameter, or a result) as raw f32 DIR/NAME.bin, listed
- * with its shape in DIR/manifest.txt (what bench/network_ort.py reads). */
-static void dump(const NetTensor *t, const float *data, const char *name) {
+/* TEXC_NET_DUMP=DIR: tensor T (a parameter, or a result) as raw data DIR/NAME.bin (f32, or
+ * the integers as they are), listed with its shape in DIR/manifest.txt (what
+ * bench/network_ort.py reads). */
+static void dump(const NetTensor *t, const void *data, const char *name) {
   const char *dir = getenv("TEXC_NET_DUMP");
   if (!dir) return;
   FILE *f = fopen(xprintf("%s/%s.bin", dir, name), "wb");
   if (f) {
-    fwrite(data, sizeof(float), (size_t)numel(t), f);
+    fwrite(data, 1, tbytes(t), f);
     fclose(f);
   }
   FILE *m = fopen(xprintf("%s/manifest.txt", dir), "a");
@@ -145,14 +151,15 @@ static void exec_free(Exec *e) {
 
 /* Tensor T: a view into E's arena when the plan placed it, else its own buffer. */
 static RtTensor *exec_tensor(Exec *e, Target target, const NetTensor *t) {
-  if (!e->arena || e->plan.offset[t->index] < 0) return rt_tensor_alloc(target_device(target), 4, t->ndim, t->shape);
+  if (!e->arena || e->plan.offset[t->index] < 0)
+    return rt_tensor_alloc(target_device(target), dtype_bytes(t->dtype), t->ndim, t->shape);
   RtTensor *v = xalloc(sizeof *v);
   *v = *e->arena;
   v->data = (char *)e->arena->data + e->plan.offset[t->index];
   v->ndim = t->ndim;
-  v->dtype_bytes = 4;
+  v->dtype_bytes = dtype_bytes(t->dtype);
   memcpy(v->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
-  v->nbytes = 4 * numel(t);
+  v->nbytes = (int64_t)tbytes(t);
   return v;
 }
 
@@ -203,20 +210,40 @@ static bool same_shape(const HostTensor *h, const NetTensor *t, const char *file
   return ok;
 }
 
+/* HOST (T's dtype) from the f32 values of H (read from FILE): a copy, or for an integer
+ * parameter the integers they hold (each exact in f32: tensor_file_read). false: reported. */
+static bool host_of(const HostTensor *h, const NetTensor *t, const char *file, void *host) {
+  int64_t n = numel(t);
+  if (t->dtype == DT_F32) {
+    memcpy(host, h->data, sizeof(float) * (size_t)n);
+    return true;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    float v = h->data[i];
+    if (v != floorf(v) || fabsf(v) > 2147483647.0f) {
+      diag_error((Loc){0}, "%s: element %lld (%g) is no integer, but the network's parameter %s is %s", file, (long long)i,
+                 (double)v, t->name, dtype_name(t->dtype));
+      return false;
+    }
+    if (t->dtype == DT_I64) ((int64_t *)host)[i] = (int64_t)v;
+    else ((int32_t *)host)[i] = (int32_t)v;
+  }
+  return true;
+}
+
 /* The data of parameter T (position P in the header): input file P, the weight of its
- * name, or net_fill. false: reported. */
-static bool net_param_data(Cli *c, WeightSet *w, const NetTensor *t, int p, float *host) {
+ * name, or net_fill. An integer parameter takes a file or the fill. false: reported. */
+static bool net_param_data(Cli *c, WeightSet *w, const NetTensor *t, int p, void *host) {
   HostTensor h;
   if (p < c->ninputs) {
     if (!tensor_file_read(c->inputs[p], &h)) return false;
     h.name = t->name;
-    bool ok = same_shape(&h, t, c->inputs[p], "input");
-    if (ok) memcpy(host, h.data, sizeof(float) * (size_t)numel(t));
+    bool ok = same_shape(&h, t, c->inputs[p], "input") && host_of(&h, t, c->inputs[p], host);
     free(h.data);
     return ok;
   }
-  HostTensor *f = w ? ws_find(w, t->name) : NULL;
-  if (!f && (!w || t->kind == NT_INPUT)) { /* no weights, or the input: the fill */
+  HostTensor *f = w && t->dtype == DT_F32 ? ws_find(w, t->name) : NULL;
+  if (!f && (!w || t->kind == NT_INPUT || t->dtype != DT_F32)) { /* no weights, the input, integers: the fill */
     net_fill(t, host);
     return true;
   }
@@ -226,7 +253,7 @@ static bool net_param_data(Cli *c, WeightSet *w, const NetTensor *t, int p, floa
     return false;
   }
   if (!same_shape(f, t, w->file, "tensor")) return false;
-  memcpy(host, f->data, sizeof(float) * (size_t)numel(t));
+  memcpy(host, f->data, tbytes(t));
   return true;
 }
 
@@ -278,7 +305,7 @@ static bool exec_init(Cli *c, Network *n, LoweredFunc **fns, Exec *e) {
     e->tensors[i] = exec_tensor(e, c->o.target, t);
     if (!e->tensors[i]) goto rt_error;
     if (t->kind == NT_VALUE) continue;
-    float *host = malloc(sizeof(float) * (size_t)numel(t));
+    void *host = malloc(tbytes(t) + 1);
     if (!net_param_data(c, w, t, p++, host)) {
       free(host);
       return false;
@@ -334,8 +361,8 @@ static int exec_forward(Exec *e) {
 
 /* ---- --check: every group against the interpreter -------------------------------- */
 
-static float *download(Exec *e, const NetTensor *t) {
-  float *h = xalloc(sizeof(float) * (size_t)numel(t));
+static void *download(Exec *e, const NetTensor *t) {
+  void *h = xalloc(tbytes(t) + 1);
   if (rt_tensor_to_host(h, e->tensors[t->index])) fprintf(stderr, "texc: error: %s\n", rt_last_error());
   return h;
 }
@@ -352,10 +379,10 @@ static bool check_groups(Cli *c, Exec *e) {
     if (!ref) return false;
     void **args = xalloc(sizeof(void *) * (size_t)(g->ninputs + 1));
     for (int i = 0; i < g->ninputs; i++) args[i] = download(e, g->inputs[i]);
-    args[g->ninputs] = xalloc(sizeof(float) * (size_t)numel(g->out));
+    args[g->ninputs] = xalloc(tbytes(g->out) + 1);
     if (interp_run(ref, args, NULL)) return false;
-    float *got = download(e, g->out);
-    if (!compare_values(got, args[g->ninputs], DT_F32, numel(g->out), g->kernel->name, &r)) {
+    void *got = download(e, g->out);
+    if (!compare_values(got, args[g->ninputs], g->out->dtype, numel(g->out), g->kernel->name, &r)) {
       NetNode *nd = n->nodes[g->nodes[g->nnodes - 1]];
       printf("  MISMATCH in %s (%s:%d)\n", compare_mismatch(&r), nd->loc.file, nd->loc.line);
       printf("  check: FAILED\n");
@@ -432,12 +459,17 @@ static int cmd_deploy(Cli *c, Network *n, LoweredFunc **fns, int ntuned, const c
       p--;
       continue;
     }
-    if (leading && (t->kind == NT_INPUT || (w && !ws_find(w, t->name)))) {
+    if (leading && (t->kind == NT_INPUT || t->dtype != DT_F32 || (w && !ws_find(w, t->name)))) {
       s.input[i] = true;
       continue;
     }
     leading = false;
-    s.data[i] = xalloc(sizeof(float) * (size_t)numel(t));
+    if (t->dtype != DT_F32) {
+      diag_error(n->loc, "network %s: parameter %s is %s after a weight; a library's integer tensors are inputs, "
+                 "the leading parameters", n->name, t->name, dtype_name(t->dtype));
+      return 1;
+    }
+    s.data[i] = xalloc(tbytes(t) + 1);
     if (!net_param_data(c, w, t, p, s.data[i])) return 1;
   }
   return net_deploy_emit(&s, n, fns);

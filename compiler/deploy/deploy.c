@@ -156,9 +156,9 @@ static void c_tensors(FILE *f, const Lib *l) {
     const NetTensor *t = l->n->tensors[i];
     fprintf(f, "  {");
     c_string(f, t->name);
-    fprintf(f, ", %s, %d, {", kind_names[l->kind[i]], t->ndim);
+    fprintf(f, ", %s, %d, %d, {", kind_names[l->kind[i]], dtype_bytes(t->dtype), t->ndim);
     for (int d = 0; d < t->ndim; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
-    fprintf(f, "}, %lld, %lld},\n", (long long)l->offset[i], (long long)(4 * numel(t)));
+    fprintf(f, "}, %lld, %lld},\n", (long long)l->offset[i], (long long)(dtype_bytes(t->dtype) * numel(t)));
   }
   fprintf(f, "};\n");
 }
@@ -225,14 +225,22 @@ static void c_gpu_plans(FILE *f, const RtGpuFunc *plans, int nfuncs) {
   fprintf(f, "};\n");
 }
 
+/* The C type of input I: `const float`, or `const int32_t` / `const int64_t` for integers. */
+static const char *c_input_type(const Lib *l, int i) {
+  for (int t = 0; t < l->n->ntensors; t++)
+    if (l->kind[t] == K_INPUT && l->offset[t] == i)
+      return l->n->tensors[t]->dtype == DT_I64 ? "const int64_t" : l->n->tensors[t]->dtype == DT_I32 ? "const int32_t" : "const float";
+  return "const float";
+}
+
 /* The parameters of an entry point: `const float *input0, ..., float *output0, ...` (one
  * input: `input`; one output: `output`). */
-static const char *c_params(const Lib *l, const char *in_type, const char *out_type) {
+static const char *c_params(const Lib *l) {
   char *s = xstrdup("");
   for (int i = 0; i < l->ninputs; i++)
-    s = l->ninputs == 1 ? xprintf("%s *input, ", in_type) : xprintf("%s%s *input%d, ", s, in_type, i);
+    s = l->ninputs == 1 ? xprintf("%s *input, ", c_input_type(l, i)) : xprintf("%s%s *input%d, ", s, c_input_type(l, i), i);
   for (int i = 0; i < l->noutputs; i++)
-    s = l->noutputs == 1 ? xprintf("%s%s *output", s, out_type) : xprintf("%s%s%s *output%d", s, i ? ", " : "", out_type, i);
+    s = l->noutputs == 1 ? xprintf("%sfloat *output", s) : xprintf("%s%sfloat *output%d", s, i ? ", " : "", i);
   return s;
 }
 
@@ -252,15 +260,15 @@ static void c_entry_points(FILE *f, const Lib *l, bool cuda) {
   const char *N = l->name, *in = c_arrays(l);
   fprintf(f, "\nstruct %s_ctx;\nstatic RtNet *oneshot;\n"
              "int %s(%s) {\n  %s\n  return rt_net_oneshot(&desc, &oneshot, in, out);\n}\n", N, N,
-          c_params(l, "const float", "float"), in);
+          c_params(l), in);
   fprintf(f, "struct %s_ctx *%s_create(void) { return (struct %s_ctx *)rt_net_create(&desc, NULL); }\n", N, N, N);
   fprintf(f, "struct %s_ctx *%s_create_from(const char *weights_file) {\n"
              "  return (struct %s_ctx *)rt_net_create(&desc, weights_file);\n}\n", N, N, N);
   fprintf(f, "int %s_run(struct %s_ctx *ctx, %s) {\n  %s\n  return rt_net_run((RtNet *)ctx, in, out, 0);\n}\n", N,
-          N, c_params(l, "const float", "float"), in);
+          N, c_params(l), in);
   if (cuda)
     fprintf(f, "int %s_run_device(struct %s_ctx *ctx, %s) {\n  %s\n  return rt_net_run((RtNet *)ctx, in, out, 1);\n}\n",
-            N, N, c_params(l, "const float", "float"), in);
+            N, N, c_params(l), in);
   fprintf(f, "void %s_destroy(struct %s_ctx *ctx) { rt_net_destroy((RtNet *)ctx); }\n", N, N);
   fprintf(f, "const char *%s_last_error(void) { return rt_last_error(); }\n", N);
 }
@@ -315,7 +323,8 @@ static bool write_c(const Lib *l, const char *path, const char *blob, LoweredFun
 static void h_shape(FILE *f, const char *macro, const NetTensor *t) {
   fprintf(f, "#define %s_NDIM %d\n#define %s_SHAPE {", macro, t->ndim, macro);
   for (int d = 0; d < t->ndim; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
-  fprintf(f, "}\n#define %s_SIZE %lld /* floats */\n", macro, (long long)numel(t));
+  fprintf(f, "}\n#define %s_SIZE %lld /* %s */\n", macro, (long long)numel(t),
+          t->dtype == DT_I64 ? "int64_t values" : t->dtype == DT_I32 ? "int32_t values" : "floats");
 }
 
 static bool write_header(const Lib *l, const char *path, bool cuda) {
@@ -353,10 +362,10 @@ static bool write_header(const Lib *l, const char *path, bool cuda) {
   fprintf(f, "#define %s_ARENA_BYTES %lld /* the intermediate tensors, planned */\n", N, (long long)l->plan.arena_bytes);
   fprintf(f, "#define %s_WEIGHTS_BYTES %lld\n\n", N, (long long)l->weights_bytes);
   fprintf(f, "typedef struct %s_ctx %s_ctx;\n", N, N);
-  fprintf(f, "int %s(%s);\n", N, c_params(l, "const float", "float"));
+  fprintf(f, "int %s(%s);\n", N, c_params(l));
   fprintf(f, "%s_ctx *%s_create(void);\n%s_ctx *%s_create_from(const char *weights_file);\n", N, N, N, N);
-  fprintf(f, "int %s_run(%s_ctx *ctx, %s);\n", N, N, c_params(l, "const float", "float"));
-  if (cuda) fprintf(f, "int %s_run_device(%s_ctx *ctx, %s);\n", N, N, c_params(l, "const float", "float"));
+  fprintf(f, "int %s_run(%s_ctx *ctx, %s);\n", N, N, c_params(l));
+  if (cuda) fprintf(f, "int %s_run_device(%s_ctx *ctx, %s);\n", N, N, c_params(l));
   fprintf(f, "void %s_destroy(%s_ctx *ctx);\nconst char *%s_last_error(void);\n", N, N, N);
   fprintf(f, "\n#ifdef __cplusplus\n}\n#endif\n");
   if (f != stdout) fclose(f);

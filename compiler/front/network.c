@@ -211,6 +211,7 @@ static NetTensor *new_tensor(Loader *L, const char *name, NetTensorKind kind, in
   NetTensor *t = xalloc(sizeof *t);
   t->name = name;
   t->kind = kind;
+  t->dtype = DT_F32;
   t->ndim = nd;
   memcpy(t->shape, shape, sizeof(int64_t) * (size_t)nd);
   t->index = n->ntensors;
@@ -229,8 +230,9 @@ static bool param_shape(Loader *L, const Ast *p, int64_t *shape, int *nd) {
     diag_error(p->loc, "%s: a network tensor has 1 to %d dimensions", p->name, NET_MAX_DIMS);
     return false;
   }
-  if (p->name2 && strcmp(p->name2, "f32") != 0) {
-    diag_error(p->loc, "%s: networks are f32 only", p->name);
+  if (p->op != DT_F32 && p->op != DT_I32 && p->op != DT_I64) {
+    diag_error(p->loc, "%s: a network tensor is f32, or i32 or i64 (integer inputs such as token ids), not %s", p->name,
+               dtype_name((DType)p->op));
     return false;
   }
   *nd = p->list.len;
@@ -319,6 +321,11 @@ static bool unify(const Ast *st, NetNode *nd) {
   for (int i = 0; i < nd->nargs; i++) {
     Ast *p = VEC_AT(nd->kernel->list, i);
     NetTensor *t = nd->args[i];
+    if ((DType)p->op != t->dtype) {
+      diag_error(st->loc, "argument %d of %s (%s) is %s, but %s is %s", i + 1, st->name, param_text(p),
+                 dtype_name((DType)p->op), t->name, dtype_name(t->dtype));
+      return false;
+    }
     if (p->list.len != t->ndim) {
       diag_error(st->loc, "argument %d of %s (%s) has %d dimensions, but %s is %s", i + 1,
                  st->name, param_text(p), p->list.len, t->name, shape_text(t->shape, t->ndim));
@@ -389,8 +396,13 @@ static bool call_output(Loader *L, const Ast *st, NetNode *nd) {
       return false;
     }
   }
+  if (o->op != DT_F32 && o->op != DT_I32 && o->op != DT_I64) {
+    diag_error(st->loc, "operator %s makes %s: a network tensor is f32, i32 or i64", st->name, dtype_name((DType)o->op));
+    return false;
+  }
   const Ast *res = VEC_AT(st->list, 0);
   nd->out = new_tensor(L, res->name, NT_VALUE, o->list.len, shape);
+  nd->out->dtype = (DType)o->op;
   nd->out->producer = L->net->nnodes;
   return true;
 }
@@ -682,12 +694,12 @@ static Ast *copy_ast(const Ast *a, const Subst *s) {
   return c;
 }
 
-/* `NAME: f32[shape]` with integer dimensions, as kind K. */
+/* `NAME: f32[shape]` (T's dtype) with integer dimensions, as kind K. */
 static Ast *decl(AstKind k, Loc loc, const char *name, const NetTensor *t) {
   Ast *p = ast_new(k, loc);
   p->name = name;
-  p->name2 = "f32";
-  p->op = DT_F32;
+  p->name2 = dtype_name(t->dtype);
+  p->op = t->dtype;
   for (int d = 0; d < t->ndim; d++) {
     Ast *e = ast_new(A_INT, loc);
     e->ival = t->shape[d];
@@ -862,7 +874,7 @@ static bool load_header(Loader *L, Ast *hdr) {
       diag_error(p->loc, "parameter '%s' is declared twice", p->name);
       return false;
     }
-    new_tensor(L, p->name, i == 0 ? NT_INPUT : NT_WEIGHT, nd, shape);
+    new_tensor(L, p->name, i == 0 ? NT_INPUT : NT_WEIGHT, nd, shape)->dtype = (DType)p->op;
   }
   for (int i = 0; i < hdr->list2.len; i++)
     for (int j = 0; j < i; j++)
@@ -892,6 +904,15 @@ static bool check_results(Loader *L, const Ast *hdr) {
     if (!t) {
       diag_error(decl_ast->loc, "the result '%s' is never assigned: end the body with `%s = op(...)`",
                  decl_ast->name, decl_ast->name);
+      return false;
+    }
+    if ((DType)decl_ast->op != DT_F32) {
+      diag_error(decl_ast->loc, "the result %s is declared %s: a network's results are f32", decl_ast->name,
+                 dtype_name((DType)decl_ast->op));
+      return false;
+    }
+    if (t->dtype != DT_F32) {
+      diag_error(decl_ast->loc, "the result %s is declared f32 but the calls make it %s", decl_ast->name, dtype_name(t->dtype));
       return false;
     }
     if (t->ndim != nd || memcmp(t->shape, shape, sizeof(int64_t) * (size_t)nd)) {

@@ -25,6 +25,7 @@ typedef enum {
 typedef struct NetTensor {
   const char *name;   /* as written: a parameter, or the name a call assigned */
   NetTensorKind kind;
+  DType dtype;        /* f32; i32 or i64 for integer inputs (token ids) and what kernels make of them */
   int ndim;
   int64_t shape[NET_MAX_DIMS];
   int index;          /* position in Network.tensors */
@@ -121,8 +122,8 @@ bool net_is_folded(const Network *n, const NetTensor *t);
 int net_output_index(const Network *n, const NetTensor *t);
 
 /* cli/network_run.c (net_run_cli is declared in cli/driver.h) */
-/* The deterministic data of a parameter tensor (host, f32), as NETWORKS.md describes. */
-void net_fill(const NetTensor *t, float *data);
+/* The deterministic data of a parameter tensor (host, its dtype), as NETWORKS.md describes. */
+void net_fill(const NetTensor *t, void *data);
 
 /* network_tune.c */
 struct Cli;

@@ -181,7 +181,7 @@ const char *imp_name(Imp *I, const char *hint) {
 }
 
 static char *shape_decl(const Val *v) {
-  char *s = xstrdup("f32[");
+  char *s = xstrdup(v->dtype == OT_INT64 ? "i64[" : v->dtype == OT_INT32 ? "i32[" : "f32[");
   for (int d = 0; d < v->ndim; d++) s = xprintf("%s%s%lld", s, d ? ", " : "", (long long)v->shape[d]);
   return xprintf("%s%s]", s, v->ndim ? "" : "1");
 }
@@ -453,6 +453,29 @@ static bool bind_input(Imp *I, const char *path, Val *v) {
 }
 
 /* The graph inputs that are not initializers: the network's first parameters, in order. */
+/* May integer value NAME of G stay a run-time tensor of the network: is every use a
+ * Gather's indices, a Cast, or a reshape (Unsqueeze, Squeeze, Reshape, Flatten, Identity)
+ * whose result is such a value too? (Token ids and attention masks; an integer that a shape
+ * or an axis needs is folded from its --input file instead.) */
+static bool runtime_int(const Onnx__GraphProto *g, const char *name, int depth) {
+  if (depth > 16) return false;
+  for (size_t k = 0; k < g->n_output; k++)
+    if (!strcmp(g->output[k]->name, name)) return false;
+  for (size_t i = 0; i < g->n_node; i++) {
+    const Onnx__NodeProto *n = g->node[i];
+    for (size_t j = 0; j < n->n_input; j++) {
+      if (strcmp(n->input[j], name) != 0) continue;
+      const char *op = n->op_type;
+      if (!strcmp(op, "Gather") && j == 1) continue;
+      if (!strcmp(op, "Cast") && j == 0) continue;
+      bool reshape = !strcmp(op, "Unsqueeze") || !strcmp(op, "Squeeze") || !strcmp(op, "Reshape") ||
+                     !strcmp(op, "Flatten") || !strcmp(op, "Identity");
+      if (!reshape || j != 0 || n->n_output < 1 || !runtime_int(g, n->output[0], depth + 1)) return false;
+    }
+  }
+  return true;
+}
+
 static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
   int count = 0, k = 0;
   for (size_t i = 0; i < g->n_input; i++) {
@@ -464,15 +487,17 @@ static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
     if (!value_type(I, vi, "input", &dtype, &nd, shape, NULL)) return false;
     if (init) continue; /* an initializer listed as an input (IR < 4): a constant */
     Val *v = new_val(I, vi->name, dtype, nd, shape);
-    if (dtype != OT_FLOAT && k < nbound) {
+    bool int_param = (dtype == OT_INT64 || dtype == OT_INT32) && nd > 0 && runtime_int(g, vi->name, 0);
+    if (dtype != OT_FLOAT && !int_param && k < nbound) {
       if (!bind_input(I, bound_files[k], v)) return false;
       bound_folded[k++] = true;
       continue;
     }
     k++;
-    if (dtype != OT_FLOAT)
-      return imp_unsupported(I, "input '%s' has element type %d; networks take float (f32) (an integer input given "
-                             "with --input is folded in as a constant)", vi->name, dtype);
+    if (dtype != OT_FLOAT && !int_param)
+      return imp_unsupported(I, "input '%s' has element type %d; networks take float (f32), and integers that only "
+                             "index (Gather) or are cast (an integer input given with --input is folded in as a "
+                             "constant)", vi->name, dtype);
     v->tex = imp_name(I, vi->name);
     v->param = true;
     I->ninputs++;

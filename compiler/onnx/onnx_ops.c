@@ -117,8 +117,13 @@ static char *dims_text(const int64_t *shape, int nd) {
   return s;
 }
 
+/* Is V a run-time integer tensor (token ids: onnx_import.c runtime_int)? */
+static bool run_time_int(const Val *v) { return !v->c && (v->dtype == OT_INT64 || v->dtype == OT_INT32); }
+
+/* V's type in kernel text: f32 (masks too: 0 and 1; constants become f32 weights), or i64
+ * / i32 for run-time integers. */
 static char *ty(const Val *v) {
-  return xprintf("f32[%s]", dims_text(v->shape, v->ndim));
+  return xprintf("%s[%s]", !run_time_int(v) ? "f32" : v->dtype == OT_INT64 ? "i64" : "i32", dims_text(v->shape, v->ndim));
 }
 
 /* "i0, i1, ..." for rank ND (rank 0: "i0"). */
@@ -132,6 +137,14 @@ static char *idx(const char *p, int nd) {
 static Val *net_out(Imp *I, int k, int nd, const int64_t *shape) {
   Val *v = imp_out(I, k, OT_FLOAT, nd, shape);
   v->tex = imp_name(I, v->name);
+  return v;
+}
+
+/* Output K of the element type of X, which it moves: an integer for a run-time integer X, a
+ * mask for a mask, else float. */
+static Val *net_out_like(Imp *I, int k, int nd, const int64_t *shape, const Val *x) {
+  Val *v = net_out(I, k, nd, shape);
+  if (!x->c && (run_time_int(x) || x->dtype == OT_BOOL)) v->dtype = x->dtype;
   return v;
 }
 
@@ -228,7 +241,7 @@ static bool foldable(const char *op) {
       "Or", "Max", "Min", "Where", "Neg", "Abs", "Not", "Sqrt", "Exp", "Log", "Relu", "Floor", "Ceil", "Reciprocal",
       "Sigmoid", "Tanh", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Round", "Sign",
       "Softplus", "Softsign", "HardSwish", "LeakyRelu", "HardSigmoid", "Elu", "Selu", "Celu", "ThresholdedRelu",
-      "Shrink", "Asinh", "Acosh", "Atanh", "Mish", "PRelu", "Identity", "Cast"};
+      "Shrink", "Asinh", "Acosh", "Atanh", "Mish", "PRelu", "Identity", "Cast", "IsNaN"};
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
     if (!strcmp(op, ops[i])) return true;
   return false;
@@ -260,6 +273,7 @@ static double fold_value(Imp *I, const char *op, int dt, double a, double b, dou
   if (!strcmp(op, "Neg")) return -a;
   if (!strcmp(op, "Abs")) return fabs(a);
   if (!strcmp(op, "Not")) return !a;
+  if (!strcmp(op, "IsNaN")) return a != a;
   if (!strcmp(op, "Sqrt")) return sqrt(a);
   if (!strcmp(op, "Exp")) return exp(a);
   if (!strcmp(op, "Log")) return log(a);
@@ -321,7 +335,8 @@ static bool fold_ew(Imp *I, const char *op) {
   int dt = x[strcmp(op, "Where") == 0 ? 1 : 0]->dtype;
   if (!strcmp(op, "Cast")) dt = (int)attr_i(I, "to", OT_FLOAT);
   bool logic = !strcmp(op, "Equal") || !strcmp(op, "Less") || !strcmp(op, "Greater") || !strcmp(op, "LessOrEqual") ||
-               !strcmp(op, "GreaterOrEqual") || !strcmp(op, "And") || !strcmp(op, "Or") || !strcmp(op, "Not");
+               !strcmp(op, "GreaterOrEqual") || !strcmp(op, "And") || !strcmp(op, "Or") || !strcmp(op, "Not") ||
+               !strcmp(op, "IsNaN");
   Val tmp = {.ndim = no};
   memcpy(tmp.shape, os, sizeof os);
   int64_t total = val_numel(&tmp), ix[HT_MAX_DIMS] = {0};
@@ -1050,7 +1065,7 @@ static bool reshape_to(Imp *I, Val *x, const int64_t *shape, int nd) {
     return true;
   }
   if (nd == x->ndim && !memcmp(shape, x->shape, sizeof(int64_t) * (size_t)nd)) return alias(I, x);
-  Val *o = net_out(I, 0, nd, shape);
+  Val *o = net_out_like(I, 0, nd, shape, x);
   char *rhs = reshape_index(x, shape, nd);
   if (rhs) {
     rhs = xprintf("X[%s]", rhs);
@@ -1068,7 +1083,7 @@ static bool reshape_to(Imp *I, Val *x, const int64_t *shape, int nd) {
       stride *= x->shape[d];
     }
     if (x->ndim == 0) acc = xstrdup("0");
-    rhs = *guard ? xprintf("%s ? X[%s] : 0.0", guard, acc) : xprintf("X[%s]", acc);
+    rhs = *guard ? xprintf("%s ? X[%s] : %s", guard, acc, run_time_int(x) ? "0" : "0.0") : xprintf("X[%s]", acc);
   }
   const char *k = imp_kernel(I, "reshape", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = %s\n}", ty(x), ty(o), idx("i", nd), rhs));
   imp_call(I, o->tex, k, imp_tensor(I, x));
@@ -1432,9 +1447,41 @@ static bool gather_table(Imp *I, Val *x, int a, const Val *ix, double *iv, const
   return true;
 }
 
+/* Gather of X (a tensor of the network or a weight) along axis A by run-time integer
+ * indices IX (token ids into an embedding): negative ones counted from the end, any index
+ * clamped into the axis (ONNX leaves one outside undefined; no read leaves X). */
+static bool gather_run_time(Imp *I, Val *x, int a, Val *ix) {
+  int r = x->ndim, no = r - 1 + ix->ndim;
+  if (no > HT_MAX_DIMS) return imp_unsupported(I, "more than 8 dimensions");
+  if (ix->ndim == 0) return imp_unsupported(I, "a scalar run-time index");
+  int64_t os[HT_MAX_DIMS], n = x->shape[a];
+  int k = 0;
+  for (int d = 0; d < a; d++) os[k++] = x->shape[d];
+  for (int d = 0; d < ix->ndim; d++) os[k++] = ix->shape[d];
+  for (int d = a + 1; d < r; d++) os[k++] = x->shape[d];
+  char *iacc = xstrdup("");
+  for (int d = 0; d < ix->ndim; d++) iacc = xprintf("%s%si%d", iacc, d ? ", " : "", a + d);
+  char *sel = xprintf("clamp(Ix[%s] < 0 ? Ix[%s] + %lld : Ix[%s], 0, %lld)", iacc, iacc, (long long)n, iacc, (long long)(n - 1));
+  char *acc = xstrdup("");
+  for (int d = 0, od = 0; d < r; d++) {
+    acc = xprintf("%s%s%s", acc, d ? ", " : "", d == a ? sel : xprintf("i%d", od));
+    od += d == a ? ix->ndim : 1;
+  }
+  Val *o = net_out_like(I, 0, no, os, x);
+  const char *kn = imp_kernel(I, "gather", xprintf("(X: %s, Ix: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", ty(x), ty(ix), ty(o),
+                                                   idx("i", no), acc));
+  imp_call(I, o->tex, kn, xprintf("%s, %s", imp_tensor(I, x), ix->tex));
+  return true;
+}
+
 static bool op_gather(Imp *I) {
   if (!attrs_known(I, "axis") || !one_output(I)) return false;
-  Val *x = in(I, 0), *ix = const_in(I, 1, "indices");
+  Val *x = in(I, 0), *ix = in(I, 1);
+  if (x && ix && run_time_int(ix)) {
+    int a = axis_of(I, attr_i(I, "axis", 0), x->ndim);
+    return a >= 0 && gather_run_time(I, x, a, ix);
+  }
+  ix = x ? const_in(I, 1, "indices") : NULL;
   if (!x || !ix) return x ? false : imp_error(I, "input 1 is missing");
   int r = x->ndim, a = axis_of(I, attr_i(I, "axis", 0), r);
   if (a < 0) return false;
@@ -1479,7 +1526,7 @@ static bool op_gather(Imp *I) {
     od += d == a ? ix->ndim : 1;
   }
   if (no == 0) os[no++] = 1;
-  Val *o = net_out(I, 0, r - 1 + ix->ndim, os);
+  Val *o = net_out_like(I, 0, r - 1 + ix->ndim, os, x);
   const char *kn = imp_kernel(I, "gather", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", ty(x), ty(o), idx("i", no), acc));
   imp_call(I, o->tex, kn, imp_tensor(I, x));
   return true;
@@ -1681,12 +1728,30 @@ static bool op_expand(Imp *I) {
 
 static bool as_mask(Imp *I, bool ok);
 
+/* Cast of run-time integers X: to float, to a mask (bool: X != 0), to the same integer type
+ * (an alias) or the other (a kernel); nothing else. */
+static bool cast_int(Imp *I, Val *x, int to) {
+  if (to == x->dtype) return alias(I, x);
+  if (to != OT_FLOAT && to != OT_BOOL && to != OT_INT64 && to != OT_INT32)
+    return imp_unsupported(I, "a run-time Cast of integers to element type %d", to);
+  Val *o = net_out(I, 0, x->ndim, x->shape);
+  const char *expr = to == OT_FLOAT ? "f32(X[$])" : to == OT_BOOL ? "X[$] != 0 ? 1.0 : 0.0" : to == OT_INT64 ? "i64(X[$])" : "i32(X[$])";
+  o->dtype = to;
+  char *ix = idx("i", x->ndim), *e = xstrdup("");
+  for (const char *p = expr; *p; p++) e = *p == '$' ? xprintf("%s%s", e, ix) : xprintf("%s%c", e, *p);
+  const char *kn = imp_kernel(I, to == OT_FLOAT ? "to_float" : to == OT_BOOL ? "to_bool" : "to_int",
+                              xprintf("(X: %s) -> Y: %s {\n  Y[%s] = %s\n}", ty(x), ty(o), ix, e));
+  imp_call(I, o->tex, kn, x->tex);
+  return true;
+}
+
 static bool op_cast(Imp *I) {
   if (!attrs_known(I, "to,saturate") || !one_output(I)) return false;
   Val *x = in(I, 0);
   if (!x) return imp_error(I, "input 1 is missing");
   int to = (int)attr_i(I, "to", 0);
   if (x->c) return fold_ew(I, "Cast");
+  if (run_time_int(x)) return cast_int(I, x, to);
   if (to == OT_BOOL && x->dtype == OT_FLOAT) return as_mask(I, ew(I, "to_bool", &x, 1, "$0 != 0.0 ? 1.0 : 0.0"));
   if (to == OT_BOOL && x->dtype == OT_BOOL) return alias(I, x);
   if (to != OT_FLOAT) return imp_unsupported(I, "a run-time Cast to element type %d (networks are f32)", to);
@@ -1748,6 +1813,10 @@ static bool op_logic(Imp *I, const char *op) {
       if (!x[0] || !(x[1] = float_in(I, 1))) return false;
       return as_mask(I, ew(I, lower(op), x, 2, xprintf("$0 %s $1 ? 1.0 : 0.0", cmp[i][1])));
     }
+  if (!strcmp(op, "IsNaN")) {
+    Val *x = float_in(I, 0);
+    return x && as_mask(I, ew(I, "isnan", &x, 1, "$0 != $0 ? 1.0 : 0.0"));
+  }
   if (!strcmp(op, "Not")) {
     Val *x = mask_in(I, 0);
     return x && as_mask(I, ew(I, "not", &x, 1, "$0 == 0.0 ? 1.0 : 0.0"));
@@ -2637,7 +2706,7 @@ bool onnx_op_known(const char *op) {
       "Concat", "Gemm", "MatMul", "BatchNormalization", "Gather", "Slice", "Expand", "Cast", "Identity", "Dropout",
       "Split", "LayerNormalization", "ConvTranspose", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
       "Sinh", "Cosh", "Round", "Sign", "Softplus", "Softsign", "Asinh", "Acosh", "Atanh", "Elu", "Selu", "Celu",
-      "ThresholdedRelu", "Shrink", "PRelu", "Sum", "Mean", "ReduceL1", "ReduceL2", "ReduceLogSum",
+      "ThresholdedRelu", "Shrink", "PRelu", "Sum", "Mean", "ReduceL1", "ReduceL2", "ReduceLogSum", "IsNaN",
       "ReduceLogSumExp", "ReduceProd", "Pad", "DepthToSpace", "SpaceToDepth", "Tile", "InstanceNormalization",
       "Resize", "Upsample", "LRN", "GatherElements", "Hardmax", "Einsum", "CumSum", "Size", "Trilu",
       "MeanVarianceNormalization", "Mish", "LessOrEqual", "GreaterOrEqual", "ScatterND", "ScatterElements",
@@ -2685,6 +2754,7 @@ static const struct {
     {"Celu", 12, 0, NULL},
     {"ThresholdedRelu", 10, 0, NULL},
     {"Erf", 9, 0, NULL},
+    {"IsNaN", 9, 0, NULL},
     {"Sign", 9, 0, NULL},
     {"Sinh", 9, 0, NULL},
     {"Cosh", 9, 0, NULL},
@@ -2724,9 +2794,27 @@ static bool opset_ok(Imp *I, const char *op) {
   return true;
 }
 
+static bool dispatch(Imp *I, const char *op);
+
+/* Node I->node; the outputs of an operator that only moves data (a reshape, a gather, a
+ * transpose...) of a run-time mask are masks too. */
 bool onnx_op(Imp *I) {
   const char *op = I->node->op_type;
-  if (!opset_ok(I, op)) return false;
+  if (!opset_ok(I, op) || !dispatch(I, op)) return false;
+  static const char *const movers[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Gather",
+                                       "Slice", "Expand", "Split", "Tile"};
+  Val *x = nin(I) ? in(I, 0) : NULL;
+  bool moves = false;
+  for (size_t i = 0; i < sizeof movers / sizeof movers[0]; i++) moves |= !strcmp(op, movers[i]);
+  if (moves && x && !x->c && x->dtype == OT_BOOL)
+    for (size_t k = 0; k < I->node->n_output; k++) {
+      Val *o = *I->node->output[k] ? imp_val(I, I->node->output[k]) : NULL;
+      if (o && !o->c) o->dtype = OT_BOOL;
+    }
+  return true;
+}
+
+static bool dispatch(Imp *I, const char *op) {
   /* unary float operators: their expression over $0 */
   static const char *const un[][2] = {
       {"Relu", "max($0, 0.0)"},     {"Sigmoid", "sigmoid($0)"}, {"Tanh", "tanh($0)"},         {"Sqrt", "sqrt($0)"},
@@ -2761,7 +2849,7 @@ bool onnx_op(Imp *I) {
   if (!strcmp(op, "LayerNormalization")) return op_layer_norm(I);
   if (!strcmp(op, "Where")) return op_where(I);
   if (!strcmp(op, "Equal") || !strcmp(op, "Less") || !strcmp(op, "Greater") || !strcmp(op, "LessOrEqual") ||
-      !strcmp(op, "GreaterOrEqual") || !strcmp(op, "Not") || !strcmp(op, "And") || !strcmp(op, "Or"))
+      !strcmp(op, "GreaterOrEqual") || !strcmp(op, "Not") || !strcmp(op, "And") || !strcmp(op, "Or") || !strcmp(op, "IsNaN"))
     return op_logic(I, op);
   if (!strcmp(op, "Mod")) return attrs_known(I, "fmod") && fold_only(I, op);
   if (!strcmp(op, "LeakyRelu")) return op_leaky_relu(I);

@@ -282,6 +282,37 @@ if [ $rc -eq 0 ] && cmp -s "$OUT/multi/out.bin" <(tail -c 2048 "$OUT/multi/f.npy
   echo "ok - a network of three results as a library: one pointer each, equal to texc run --output"
 else echo "not ok - a network of three results as a library (exit $rc)"; sed 's/^/  # /' "$OUT/multi.log" | head -8; fi
 
+# Integer inputs (tests/lit/network/int_input.tex: i64 token ids, an i32 mask): the library
+# takes `const int64_t *` and `const int32_t *`; the results equal `texc run`'s on the same ids.
+mkdir -p "$OUT/ints"
+cat >"$OUT/ints/ints.c" <<'C'
+#include <stdint.h>
+#include <stdio.h>
+#include "net.h"
+int main(void) {
+  static int64_t ids[net_INPUT0_SIZE];
+  static int32_t mask[net_INPUT1_SIZE];
+  static float tok[net_OUTPUT0_SIZE], sen[net_OUTPUT1_SIZE];
+  FILE *f = fopen("ids.bin", "rb"), *g = fopen("mask.bin", "rb");
+  if (!f || !g || fread(ids, sizeof ids[0], net_INPUT0_SIZE, f) != net_INPUT0_SIZE ||
+      fread(mask, sizeof mask[0], net_INPUT1_SIZE, g) != net_INPUT1_SIZE) return 2;
+  if (net(ids, mask, tok, sen)) { printf("not ok - integer inputs: %s\n", net_last_error()); return 1; }
+  f = fopen("out.bin", "wb");
+  fwrite(tok, sizeof tok, 1, f), fwrite(sen, sizeof sen, 1, f);
+  return fclose(f) != 0;
+}
+C
+INET=$PWD/tests/lit/network/int_input.tex
+(cd "$OUT/ints" && rm -rf dump && mkdir dump &&
+   TEXC_NET_DUMP=dump "$TEXC" run "$INET" --kernel emb --output t.npy --output s.npy && cp dump/ids.bin dump/mask.bin . &&
+   "$TEXC" "$INET" --kernel emb --emit so -o libnet.so && "$TEXC" "$INET" --kernel emb --emit header -o net.h --name net &&
+   cc $SAN -O1 -o ints ints.c -L. -lnet -Wl,-rpath,'$ORIGIN' && ./ints) >"$OUT/ints.log" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q "const int64_t \*input0, const int32_t \*input1" "$OUT/ints/net.h" &&
+   cmp -s "$OUT/ints/out.bin" <(tail -c 256 "$OUT/ints/t.npy"; tail -c 32 "$OUT/ints/s.npy"); then
+  echo "ok - integer inputs (i64 ids, i32 mask) as a library: equal to texc run"
+else echo "not ok - integer inputs (i64 ids, i32 mask) as a library (exit $rc)"; sed 's/^/  # /' "$OUT/ints.log" | head -8; fi
+
 # CUDA: the same library for --target cuda (PTX embedded, the driver loaded with dlopen at
 # create). Without a GPU, create() fails with "no CUDA device"; with one, the top-5 classes
 # are the CPU library's.

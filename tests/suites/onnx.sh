@@ -145,6 +145,12 @@ out=$("$TEXC" run "$B/multi.onnx" --input "$B/multi_x.npy" --check --expect "$B/
   --expect "$B/multi_xi.npy" --expect "$B/multi_r0.npy" --expect "$B/multi_r1.npy" 2>&1)
 [ "$(grep -c "expect .*: ok" <<<"$out")" = 5 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx five graph outputs = Python reference" ||
   echo "not ok - onnx five graph outputs = Python reference: $out"
+# int64 inputs that stay run-time: token ids into an embedding (Gather; one negative id;
+# through an Unsqueeze too) and an attention mask cast to bool (Where) and to float (Mul)
+out=$("$TEXC" run "$B/embed.onnx" --input "$B/embed_ids.npy" --input "$B/embed_mask.npy" --check --expect "$B/embed_y.npy" \
+  --expect "$B/embed_z.npy" 2>&1)
+[ "$(grep -c "expect .*: ok" <<<"$out")" = 2 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx int64 ids and mask at run time = Python reference" ||
+  echo "not ok - onnx int64 ids and mask at run time = Python reference: $out"
 out=$("$TEXC" bench "$B/cnn.onnx" --repeat 2 2>&1)
 grep -q "Measured latency" <<<"$out" && echo "ok - onnx bench MODEL.onnx" || echo "not ok - onnx bench MODEL.onnx: $out"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 static int64_t bytes(const NetTensor *t) {
-  int64_t n = 4;
+  int64_t n = dtype_bytes(t->dtype);
   for (int d = 0; d < t->ndim; d++) n *= t->shape[d];
   return (n + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;
 }

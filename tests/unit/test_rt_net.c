@@ -22,11 +22,11 @@ static int add4(void **args, const int64_t *sizes) {
 
 static _Alignas(64) const unsigned char embedded[64] = {0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64}; /* 1 2 3 4 */
 static const RtNetTensor tensors[] = {
-    {"x", RT_NET_INPUT, 1, {4}, 0, 16},
-    {"w", RT_NET_WEIGHT, 1, {4}, 0, 16},
-    {"t", RT_NET_OUTPUT, 1, {4}, 1, 16},
-    {"y", RT_NET_OUTPUT, 1, {4}, 0, 16},
-    {"u", RT_NET_VALUE, 1, {4}, 0, 16},
+    {"x", RT_NET_INPUT, 4, 1, {4}, 0, 16},
+    {"w", RT_NET_WEIGHT, 4, 1, {4}, 0, 16},
+    {"t", RT_NET_OUTPUT, 4, 1, {4}, 1, 16},
+    {"y", RT_NET_OUTPUT, 4, 1, {4}, 0, 16},
+    {"u", RT_NET_VALUE, 4, 1, {4}, 0, 16},
 };
 static const int args0[] = {0, 1, 2}, args1[] = {2, 1, 3}, args2[] = {2, 1, 4};
 static const RtNetCall calls[] = {{0, 3, args0}, {0, 3, args1}, {0, 3, args2}};

@@ -31,9 +31,9 @@ def ivar(num, v):  # varint field
     return varint(num << 3) + varint(v)
 
 
-def value_info(name, shape):
+def value_info(name, shape, elem=1):
     dims = b"".join(field(1, field(2, d) if isinstance(d, str) else ivar(1, d)) for d in shape)  # dim_param, dim_value
-    tensor = ivar(1, 1) + field(2, dims)  # elem_type FLOAT, shape
+    tensor = ivar(1, elem) + field(2, dims)  # elem_type (1 FLOAT, 7 INT64), shape
     return field(1, name) + field(2, field(1, tensor))
 
 
@@ -502,8 +502,34 @@ def multi(out):
         npy(out + "/multi_%s.npy" % n, "<f4", tuple(sh), struct.pack("<%df" % len(v), *v))
 
 
+def embed(out):
+    """Token ids (int64, one negative) into an embedding (Gather), through an Unsqueeze too;
+    an int64 attention mask cast to bool, unsqueezed (a mask moved) and used by Where, and
+    cast to float and multiplied: the integer inputs stay run-time parameters."""
+    V, D = 6, 3
+    table = rand(V * D, 53, 1.0)
+    ids, mask = [0, 5, -1, 2], [1, 1, 0, 1]
+    row = lambda i: table[(i % V) * D:(i % V) * D + D]
+    y = [v if mask[s] else -1.0 for s in range(4) for v in row(ids[s])]
+    z = [v * mask[s] for s in range(4) for v in row(ids[s])]
+    nodes = [node("Gather", ["table", "ids"], ["e"], "embed"), node("Cast", ["mask"], ["m"], "to_bool", to=9),
+             node("Unsqueeze", ["m", "ax2"], ["mu"], "unsq"), node("Where", ["mu", "e", "neg"], ["y"], "where"),
+             node("Unsqueeze", ["ids", "ax0"], ["ids0"], "unsq_ids"), node("Gather", ["table", "ids0"], ["e0"], "embed0"),
+             node("Cast", ["mask"], ["mf"], "to_float", to=1), node("Unsqueeze", ["mf", "ax0"], ["mf0"], "unsq_mf"),
+             node("Unsqueeze", ["mf0", "ax3"], ["mf1"], "unsq_mf1"), node("Mul", ["e0", "mf1"], ["z"], "mul")]
+    inits = [initializer("table", [V, D], table), int_init("ax2", [2]), int_init("ax0", [0]), int_init("ax3", [3]),
+             initializer("neg", [], [-1.0])]
+    open(out + "/embed.onnx", "wb").write(model(nodes, inits, [value_info("ids", [1, 4], 7), value_info("mask", [1, 4], 7)],
+                                                 [value_info("y", [1, 4, D]), value_info("z", [1, 1, 4, D])]))
+    npy(out + "/embed_ids.npy", "<i8", (1, 4), struct.pack("<4q", *ids))
+    npy(out + "/embed_mask.npy", "<i8", (1, 4), struct.pack("<4q", *mask))
+    npy(out + "/embed_y.npy", "<f4", (1, 4, D), struct.pack("<12f", *y))
+    npy(out + "/embed_z.npy", "<f4", (1, 1, 4, D), struct.pack("<12f", *z))
+
+
 def main(out):
     multi(out)
+    embed(out)
     act(out)
     layout_ops(out)
     pad_old(out)
