@@ -2,10 +2,11 @@
 """onnx_models.py — the Python half of bench/onnx_models.sh (numpy, onnxruntime from PyPI).
 
     onnx_models.py compare OUT.npy REF.npy       -> "REL TOP5" (TOP5: same | differs)
-    onnx_models.py ort MODEL.onnx IN.npy THREADS RUNS
+    onnx_models.py ort MODEL.onnx IN.npy[,IN2.npy...] THREADS RUNS
                                                  -> "MEDIAN_MS MIN_MS" (onnxruntime, CPU,
                                                     THREADS intra-op threads, RUNS timed runs
-                                                    after 3 warm-up runs)
+                                                    after 3 warm-up runs; one file per graph
+                                                    input, in order)
 """
 import sys
 import time
@@ -29,7 +30,7 @@ def ort(model, inp, threads, runs):
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     sess = onnxruntime.InferenceSession(model, so, providers=["CPUExecutionProvider"])
-    feed = {sess.get_inputs()[0].name: np.load(inp)}
+    feed = {i.name: np.load(f) for i, f in zip(sess.get_inputs(), inp.split(","))}
     for _ in range(3):
         sess.run(None, feed)
     ms = []
