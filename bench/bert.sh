@@ -32,12 +32,12 @@ out=$("$TEXC" run "$D/bert.onnx" "${IN[@]}" --expect "$D/hidden.npy" --expect "$
 grep "expect" <<<"$out" | sed 's/^ */  /'
 [ "$(grep -c 'expect .*: ok' <<<"$out")" = 2 ] || { echo "bert.sh: texc differs from onnxruntime" >&2; exit 1; }
 lat() { grep -o 'Measured latency: [0-9.]* ms' | grep -o '[0-9.]*'; }
-u=$("$TEXC" bench "$D/bert.onnx" "${IN[@]}" --records "$tmp/none.jsonl" --repeat "${REPEAT:-15}" 2>&1 | lat)
-u1=$(TEX_NUM_THREADS=1 "$TEXC" bench "$D/bert.onnx" "${IN[@]}" --records "$tmp/none.jsonl" --repeat "${REPEAT:-15}" 2>&1 | lat)
+u=$("$TEXC" bench "$D/bert.onnx" --records "$tmp/none.jsonl" --repeat "${REPEAT:-15}" 2>&1 | lat)
+u1=$(TEX_NUM_THREADS=1 "$TEXC" bench "$D/bert.onnx" --records "$tmp/none.jsonl" --repeat "${REPEAT:-15}" 2>&1 | lat)
 t=""
 if [ -n "$TUNE_TIME" ]; then
   "$TEXC" tune "$D/bert.onnx" --records "$D/bert.records.jsonl" --time "$TUNE_TIME" --quiet >/dev/null 2>&1
-  t=$("$TEXC" bench "$D/bert.onnx" "${IN[@]}" --records "$D/bert.records.jsonl" --repeat "${REPEAT:-15}" 2>&1 | lat)
+  t=$("$TEXC" bench "$D/bert.onnx" --records "$D/bert.records.jsonl" --repeat "${REPEAT:-15}" 2>&1 | lat)
 fi
 read -r o1 _ < <("$PY" bench/onnx_models.py ort "$D/bert.onnx" "$D/ids.npy,$D/mask.npy,$D/tt.npy" 1 "${ORT_RUNS:-30}")
 read -r o2 _ < <("$PY" bench/onnx_models.py ort "$D/bert.onnx" "$D/ids.npy,$D/mask.npy,$D/tt.npy" 2 "${ORT_RUNS:-30}")
