@@ -30,7 +30,7 @@ static bool tensor_values(const Onnx__TensorProto *tp, double **out, int64_t *n,
     m *= tp->dims[d];
   }
   if (tp->n_external_data || (tp->has_data_location && tp->data_location == 1)) {
-    *why = "external data is not supported (save the model with its weights inside)";
+    *why = "external data outside a model's initializers (only initializers read a data file)";
     return false;
   }
   int dt = tp->data_type;
@@ -392,6 +392,49 @@ static bool stripped_values(Imp *I, const Onnx__TensorProto *tp, double **out, i
 }
 
 /* Initializers as constants; false: reported. */
+/* Initializer TP of external data (ONNX's `location`, `offset`, `length`: what PyTorch's
+ * exporter writes beside MODEL.onnx as MODEL.onnx.data) into *OUT, *N; a file named relative
+ * to the model's folder, inside it. false: reported. */
+static bool external_values(Imp *I, const Onnx__TensorProto *tp, double **out, int64_t *n) {
+  const char *loc = NULL;
+  long long off = 0, len = -1;
+  for (size_t k = 0; k < tp->n_external_data; k++) {
+    const Onnx__StringStringEntryProto *e = tp->external_data[k];
+    char end;
+    if (!e->key || !e->value) continue;
+    if (!strcmp(e->key, "location")) loc = e->value;
+    else if ((!strcmp(e->key, "offset") && sscanf(e->value, "%lld%c", &off, &end) != 1) ||
+             (!strcmp(e->key, "length") && sscanf(e->value, "%lld%c", &len, &end) != 1))
+      return imp_error(I, "initializer '%s': external data %s '%s' is not a number", tp->name, e->key, e->value);
+  }
+  if (!loc || !*loc || loc[0] == '/' || strstr(loc, "..") || off < 0)
+    return imp_error(I, "initializer '%s': external data needs a location inside the model's folder (got '%s') and an "
+                     "offset of at least 0", tp->name, loc ? loc : "");
+  const char *slash = strrchr(I->path, '/');
+  const char *file = slash ? xprintf("%.*s/%s", (int)(slash - I->path), I->path, loc) : loc;
+  FILE *f = fopen(file, "rb");
+  if (!f) return imp_error(I, "initializer '%s': cannot open its external data file %s", tp->name, file);
+  long long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+  if (len < 0) len = size - off;
+  if (size < 0 || off > size || len < 0 || len > size - off) {
+    fclose(f);
+    return imp_error(I, "initializer '%s': bytes %lld to %lld of %s, a file of %lld bytes (truncated?)", tp->name, off,
+                     off + len, file, size);
+  }
+  Onnx__TensorProto raw = *tp; /* the same tensor with its bytes inside */
+  raw.n_external_data = 0;
+  raw.has_data_location = 0;
+  raw.has_raw_data = 1;
+  raw.raw_data.len = (size_t)len;
+  raw.raw_data.data = malloc((size_t)len + 1);
+  bool read = fseek(f, off, SEEK_SET) == 0 && fread(raw.raw_data.data, 1, (size_t)len, f) == (size_t)len;
+  fclose(f);
+  const char *why = "cannot read its external data file";
+  bool ok = read && tensor_values(&raw, out, n, &why);
+  free(raw.raw_data.data);
+  return ok ? true : imp_error(I, "initializer '%s': %s (%s)", tp->name, why, file);
+}
+
 static bool load_initializers(Imp *I, const Onnx__GraphProto *g) {
   for (size_t i = 0; i < g->n_initializer; i++) {
     const Onnx__TensorProto *tp = g->initializer[i];
@@ -401,7 +444,9 @@ static bool load_initializers(Imp *I, const Onnx__GraphProto *g) {
     if (!tp->name || !*tp->name) return imp_error(I, "initializer %zu has no name", i);
     if (tp->n_dims > HT_MAX_DIMS) return imp_unsupported(I, "initializer '%s' has more than 8 dimensions", tp->name);
     if (!stripped_values(I, tp, &v, &n)) return false;
-    if (!v && !tensor_values(tp, &v, &n, &why)) return imp_error(I, "initializer '%s': %s", tp->name, why);
+    if (!v && tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+      if (!external_values(I, tp, &v, &n)) return false;
+    } else if (!v && !tensor_values(tp, &v, &n, &why)) return imp_error(I, "initializer '%s': %s", tp->name, why);
     if (imp_val(I, tp->name)) return imp_error(I, "initializer '%s' is defined twice", tp->name);
     new_val(I, tp->name, tp->data_type, (int)tp->n_dims, tp->dims)->c = v;
   }

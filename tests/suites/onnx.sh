@@ -151,6 +151,13 @@ out=$("$TEXC" run "$B/embed.onnx" --input "$B/embed_ids.npy" --input "$B/embed_m
   --expect "$B/embed_z.npy" 2>&1)
 [ "$(grep -c "expect .*: ok" <<<"$out")" = 2 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx int64 ids and mask at run time = Python reference" ||
   echo "not ok - onnx int64 ids and mask at run time = Python reference: $out"
+# Initializers in a data file beside the model (PyTorch's dynamo exporter): read; a missing
+# or short file and a location outside the model's folder are errors naming the initializer
+out=$("$TEXC" run "$B/ext.onnx" --input "$B/x.npy" --expect "$B/ext_ref.npy" 2>&1)
+grep -q "expect .*: ok" <<<"$out" && echo "ok - onnx external data = Python reference" || echo "not ok - onnx external data = Python reference: $out"
+expect_error "external data file missing" "ext_missing.onnx: initializer 'w': cannot open its external data file .*nowhere.data" "$TEXC" run "$B/ext_missing.onnx"
+expect_error "external data file short" "ext_short.onnx: initializer 'b': bytes 40 to 52 of .*ext.onnx.data, a file of 44 bytes" "$TEXC" run "$B/ext_short.onnx"
+expect_error "external data outside the folder" "ext_outside.onnx: initializer 'w': external data needs a location inside the model's folder (got '../ext.onnx.data')" "$TEXC" import "$B/ext_outside.onnx"
 out=$("$TEXC" bench "$B/cnn.onnx" --repeat 2 2>&1)
 grep -q "Measured latency" <<<"$out" && echo "ok - onnx bench MODEL.onnx" || echo "not ok - onnx bench MODEL.onnx: $out"
 

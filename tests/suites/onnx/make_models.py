@@ -527,8 +527,33 @@ def embed(out):
     npy(out + "/embed_z.npy", "<f4", (1, 1, 4, D), struct.pack("<12f", *z))
 
 
+def external(out):
+    """Initializers in a data file beside the model (what PyTorch's dynamo exporter writes:
+    data_location EXTERNAL, `location`, `offset`, `length`): y = relu(x * w + b); and bad
+    variants: the data file missing, too short, or named outside the model's folder."""
+    w, b = [0.5, -1.0, 2.0, 0.25, 3.0, -2.0], [0.1, -0.2, 0.3]
+    data = struct.pack("<6f", *w) + b"\0" * 8 + struct.pack("<3f", *b)  # b at offset 32
+
+    def ext(name, shape, off, n, loc="ext.onnx.data"):
+        entries = [("location", loc), ("offset", str(off)), ("length", str(4 * n))]
+        return (b"".join(ivar(1, d) for d in shape) + ivar(2, 1) + field(8, name) +
+                b"".join(field(13, field(1, k) + field(2, v)) for k, v in entries) + ivar(14, 1))
+
+    nodes = [node("Mul", ["x", "w"], ["t"], "mul"), node("Add", ["t", "b"], ["u"], "add"), node("Relu", ["u"], ["y"], "relu")]
+    io = ([value_info("x", [2, 3])], [value_info("y", [2, 3])])
+    open(out + "/ext.onnx", "wb").write(model(nodes, [ext("w", [2, 3], 0, 6), ext("b", [3], 32, 3)], *io))
+    open(out + "/ext.onnx.data", "wb").write(data)
+    x = [1, -2, 3, -4, 5, -6]
+    y = [max(0.0, x[i] * w[i] + b[i % 3]) for i in range(6)]
+    npy(out + "/ext_ref.npy", "<f4", (2, 3), struct.pack("<6f", *y))
+    open(out + "/ext_missing.onnx", "wb").write(model(nodes, [ext("w", [2, 3], 0, 6, "nowhere.data"), ext("b", [3], 32, 3)], *io))
+    open(out + "/ext_short.onnx", "wb").write(model(nodes, [ext("w", [2, 3], 0, 6), ext("b", [3], 40, 3)], *io))
+    open(out + "/ext_outside.onnx", "wb").write(model(nodes, [ext("w", [2, 3], 0, 6, "../ext.onnx.data"), ext("b", [3], 32, 3)], *io))
+
+
 def main(out):
     multi(out)
+    external(out)
     embed(out)
     act(out)
     layout_ops(out)
