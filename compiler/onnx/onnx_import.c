@@ -3,7 +3,7 @@
  *
  *   read     protobuf-c's onnx.ModelProto (generated at build time from libonnx-dev's
  *            onnx.proto); a file that does not unpack is truncated or corrupt
- *   check    the default domain's opset in 1..18 (before 11: onnx_ops.c's opset_rules); every graph input and output typed with
+ *   check    the default domain's opset in 1..22 (before 11: onnx_ops.c's opset_rules); every graph input and output typed with
  *            a static shape; initializers as large as their shapes; every value defined
  *            once; the nodes a DAG (sorted here, so their order in the file does not matter)
  *   import   node by node (onnx_ops.c): constants fold (the shape arithmetic exporters
@@ -277,8 +277,8 @@ static bool check_opset(Imp *I, const Onnx__ModelProto *m) {
     if (!o->domain || !*o->domain || strcmp(o->domain, "ai.onnx") == 0) I->opset = (int)o->version;
   }
   if (I->opset < 0) return imp_error(I, "the model imports no opset of the default domain");
-  if (I->opset < 1 || I->opset > 18)
-    return imp_unsupported(I, "opset %d of the default domain (texc imports opsets 1 to 18)", I->opset);
+  if (I->opset < 1 || I->opset > ONNX_MAX_OPSET)
+    return imp_unsupported(I, "opset %d of the default domain (texc imports opsets 1 to %d)", I->opset, ONNX_MAX_OPSET);
   return true;
 }
 

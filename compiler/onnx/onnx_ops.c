@@ -241,7 +241,7 @@ static bool foldable(const char *op) {
       "Or", "Max", "Min", "Where", "Neg", "Abs", "Not", "Sqrt", "Exp", "Log", "Relu", "Floor", "Ceil", "Reciprocal",
       "Sigmoid", "Tanh", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Round", "Sign",
       "Softplus", "Softsign", "HardSwish", "LeakyRelu", "HardSigmoid", "Elu", "Selu", "Celu", "ThresholdedRelu",
-      "Shrink", "Asinh", "Acosh", "Atanh", "Mish", "PRelu", "Identity", "Cast", "IsNaN"};
+      "Shrink", "Asinh", "Acosh", "Atanh", "Mish", "PRelu", "Identity", "Cast", "IsNaN", "Gelu"};
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
     if (!strcmp(op, ops[i])) return true;
   return false;
@@ -274,6 +274,9 @@ static double fold_value(Imp *I, const char *op, int dt, double a, double b, dou
   if (!strcmp(op, "Abs")) return fabs(a);
   if (!strcmp(op, "Not")) return !a;
   if (!strcmp(op, "IsNaN")) return a != a;
+  if (!strcmp(op, "Gelu"))
+    return !strcmp(attr_s(I, "approximate", "none"), "tanh") ? 0.5 * a * (1 + tanh(sqrt(2 / M_PI) * (a + 0.044715 * a * a * a)))
+                                                             : 0.5 * a * (1 + erf(a / sqrt(2)));
   if (!strcmp(op, "Sqrt")) return sqrt(a);
   if (!strcmp(op, "Exp")) return exp(a);
   if (!strcmp(op, "Log")) return log(a);
@@ -2514,13 +2517,18 @@ static int attr_floats(Imp *I, const char *name, double *out, int max) {
 /* Where output coordinate X of an axis resized from IN points by SCALE falls in the input,
  * by ONNX's coordinate_transformation_mode CT. OUT is the resized length as ONNX's
  * reference takes it: IN x SCALE unrounded when scales are given, else the size (so an
- * align_corners downsample of 4 by 0.6 maps 1 to 3 / 1.4, not 3 / 1). */
+ * align_corners downsample of 4 by 0.6 maps 1 to 3 / 1.4, not 3 / 1); for
+ * half_pixel_symmetric always the size (its centring adjusts for the rounding). */
 static double resize_coord(const char *ct, double x, double scale, int64_t in, double out) {
   if (!strcmp(ct, "asymmetric")) return x / scale;
   if (!strcmp(ct, "align_corners")) return out == 1 ? 0 : x * (double)(in - 1) / (out - 1);
   if (!strcmp(ct, "pytorch_half_pixel")) return out > 1 ? (x + 0.5) / scale - 0.5 : 0;
   if (!strcmp(ct, "tf_half_pixel_for_nn")) return (x + 0.5) / scale;
-  return (x + 0.5) / scale - 0.5; /* half_pixel */
+  if (!strcmp(ct, "half_pixel_symmetric")) { /* opset 19: centred when the size was rounded */
+    double adjust = out / (scale * (double)in), centre = (double)in / 2;
+    return centre * (1 - adjust) + (x + 0.5) / scale - 0.5;
+  }
+  return (x + 0.5) / scale - 0.5; /* half_pixel (op_resize refuses any other) */
 }
 
 /* The input index nearest to coordinate X by ONNX's nearest_mode NM, within 0..IN-1. */
@@ -2542,7 +2550,8 @@ static Val *resize_table(Imp *I, int d, int64_t in, int64_t out, double scale, b
   *tab = (Val){.name = xprintf("%s_resize%d", I->node->output[0], d), .dtype = OT_FLOAT, .ndim = linear ? 2 : 1,
                .shape = {linear ? 3 : out, out}, .c = vals(linear ? 3 * out : out)};
   for (int64_t i = 0; i < out; i++) {
-    double c = resize_coord(ct, (double)i, scale, in, by_size ? (double)out : (double)in * scale);
+    bool rounded = by_size || !strcmp(ct, "half_pixel_symmetric"); /* its adjustment is of the rounded size */
+    double c = resize_coord(ct, (double)i, scale, in, rounded ? (double)out : (double)in * scale);
     if (!linear) {
       tab->c[i] = (double)resize_nearest(nm, c, in);
       continue;
@@ -2683,7 +2692,12 @@ static bool op_resize(Imp *I, bool upsample) {
   if (!linear && strcmp(mode, "nearest")) return imp_unsupported(I, "mode '%s'", mode);
   const char *ct = old ? "asymmetric" : attr_s(I, "coordinate_transformation_mode", "half_pixel");
   const char *nm = old ? "floor" : attr_s(I, "nearest_mode", "round_prefer_floor");
-  if (!strcmp(ct, "tf_crop_and_resize")) return imp_unsupported(I, "coordinate_transformation_mode '%s'", ct);
+  static const char *const modes[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                                      "asymmetric", "tf_half_pixel_for_nn"};
+  bool known = false;
+  for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) known |= !strcmp(ct, modes[i]);
+  if (!known || (!strcmp(ct, "half_pixel_symmetric") && I->opset < 19))
+    return imp_unsupported(I, "coordinate_transformation_mode '%s'", ct);
   if (attr_i(I, "antialias", 0)) return imp_unsupported(I, "antialias");
   if (strcmp(attr_s(I, "keep_aspect_ratio_policy", "stretch"), "stretch"))
     return imp_unsupported(I, "keep_aspect_ratio_policy '%s'", attr_s(I, "keep_aspect_ratio_policy", ""));
@@ -2692,6 +2706,15 @@ static bool op_resize(Imp *I, bool upsample) {
   bool by_size = false;
   if (!resize_shape(I, x, upsample, os, scale, &by_size)) return false;
   return resize_to(I, x, os, scale, by_size, linear, ct, nm);
+}
+
+/* Gelu (opset 20): x Phi(x) by erf, or its tanh approximation. */
+static bool op_gelu(Imp *I) {
+  if (!attrs_known(I, "approximate")) return false;
+  const char *ap = attr_s(I, "approximate", "none");
+  if (strcmp(ap, "none") && strcmp(ap, "tanh")) return imp_unsupported(I, "approximate '%s'", ap);
+  return unary(I, "Gelu", !strcmp(ap, "tanh") ? "0.5 * $0 * (1.0 + tanh(0.7978845608028654 * ($0 + 0.044715 * $0 * $0 * $0)))"
+                                              : "0.5 * $0 * (1.0 + erf($0 * 0.7071067811865476))");
 }
 
 /* ---- the table ------------------------------------------------------------------- */
@@ -2706,7 +2729,7 @@ bool onnx_op_known(const char *op) {
       "Concat", "Gemm", "MatMul", "BatchNormalization", "Gather", "Slice", "Expand", "Cast", "Identity", "Dropout",
       "Split", "LayerNormalization", "ConvTranspose", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
       "Sinh", "Cosh", "Round", "Sign", "Softplus", "Softsign", "Asinh", "Acosh", "Atanh", "Elu", "Selu", "Celu",
-      "ThresholdedRelu", "Shrink", "PRelu", "Sum", "Mean", "ReduceL1", "ReduceL2", "ReduceLogSum", "IsNaN",
+      "ThresholdedRelu", "Shrink", "PRelu", "Sum", "Mean", "ReduceL1", "ReduceL2", "ReduceLogSum", "IsNaN", "Gelu",
       "ReduceLogSumExp", "ReduceProd", "Pad", "DepthToSpace", "SpaceToDepth", "Tile", "InstanceNormalization",
       "Resize", "Upsample", "LRN", "GatherElements", "Hardmax", "Einsum", "CumSum", "Size", "Trilu",
       "MeanVarianceNormalization", "Mish", "LessOrEqual", "GreaterOrEqual", "ScatterND", "ScatterElements",
@@ -2755,6 +2778,7 @@ static const struct {
     {"ThresholdedRelu", 10, 0, NULL},
     {"Erf", 9, 0, NULL},
     {"IsNaN", 9, 0, NULL},
+    {"Gelu", 20, 0, NULL},
     {"Sign", 9, 0, NULL},
     {"Sinh", 9, 0, NULL},
     {"Cosh", 9, 0, NULL},
@@ -2848,6 +2872,7 @@ static bool dispatch(Imp *I, const char *op) {
   if (!strcmp(op, "Split")) return op_split(I);
   if (!strcmp(op, "LayerNormalization")) return op_layer_norm(I);
   if (!strcmp(op, "Where")) return op_where(I);
+  if (!strcmp(op, "Gelu")) return op_gelu(I);
   if (!strcmp(op, "Equal") || !strcmp(op, "Less") || !strcmp(op, "Greater") || !strcmp(op, "LessOrEqual") ||
       !strcmp(op, "GreaterOrEqual") || !strcmp(op, "Not") || !strcmp(op, "And") || !strcmp(op, "Or") || !strcmp(op, "IsNaN"))
     return op_logic(I, op);

@@ -68,7 +68,7 @@ expect_error "missing model" "nope.onnx: cannot read" "$TEXC" import "$B/nope.on
 expect_error "cycle" "cycle.onnx: node 'first' (Relu): the graph has a cycle" "$TEXC" import "$B/cycle.onnx"
 expect_error "a Resize to 3e9 columns" "resize_huge.onnx: node 'up' (Resize): not supported: an axis of 3e+09 elements" "$TEXC" import "$B/resize_huge.onnx"
 expect_error "initializer size" "bad_init.onnx: initializer 'w': 3 values for a shape of 6" "$TEXC" import "$B/bad_init.onnx"
-expect_error "unknown opset" "opset30.onnx: not supported: opset 30" "$TEXC" run "$B/opset30.onnx"
+expect_error "unknown opset" "opset30.onnx: not supported: opset 30 of the default domain (texc imports opsets 1 to 22)" "$TEXC" run "$B/opset30.onnx"
 expect_error "Reshape-1" "reshape_opset4.onnx: node 'rs' (Reshape): not supported: Reshape in opset 4 (Reshape-1 takes the shape as an attribute" "$TEXC" run "$B/reshape_opset4.onnx"
 expect_error "an operator before its opset" "node 'hs' (HardSwish): not supported: HardSwish in opset 13 (it exists from opset 14)" "$TEXC" import "$B/hardswish_opset13.onnx"
 "$TEXC" run "$B/opset5.onnx" --input "$B/x.npy" --output "$B/opset5.npy" >/dev/null 2>&1
@@ -158,6 +158,11 @@ grep -q "expect .*: ok" <<<"$out" && echo "ok - onnx external data = Python refe
 expect_error "external data file missing" "ext_missing.onnx: initializer 'w': cannot open its external data file .*nowhere.data" "$TEXC" run "$B/ext_missing.onnx"
 expect_error "external data file short" "ext_short.onnx: initializer 'b': bytes 40 to 52 of .*ext.onnx.data, a file of 44 bytes" "$TEXC" run "$B/ext_short.onnx"
 expect_error "external data outside the folder" "ext_outside.onnx: initializer 'w': external data needs a location inside the model's folder (got '../ext.onnx.data')" "$TEXC" import "$B/ext_outside.onnx"
+# Opset 20 (PyTorch's dynamo exporter): Gelu (erf, tanh), Resize-19's half_pixel_symmetric
+out=$("$TEXC" run "$B/opset20.onnx" --input "$B/opset20_x.npy" --check --expect "$B/opset20_g.npy" --expect "$B/opset20_t.npy" \
+  --expect "$B/opset20_r.npy" 2>&1)
+[ "$(grep -c "expect .*: ok" <<<"$out")" = 3 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx opset 20: Gelu, half_pixel_symmetric = Python reference" ||
+  echo "not ok - onnx opset 20: Gelu, half_pixel_symmetric = Python reference: $out"
 out=$("$TEXC" bench "$B/cnn.onnx" --repeat 2 2>&1)
 grep -q "Measured latency" <<<"$out" && echo "ok - onnx bench MODEL.onnx" || echo "not ok - onnx bench MODEL.onnx: $out"
 

@@ -551,8 +551,38 @@ def external(out):
     open(out + "/ext_outside.onnx", "wb").write(model(nodes, [ext("w", [2, 3], 0, 6, "../ext.onnx.data"), ext("b", [3], 32, 3)], *io))
 
 
+def opset20(out):
+    """Opset 20, as PyTorch's dynamo exporter writes: Gelu (erf and tanh) and Resize-19's
+    half_pixel_symmetric (linear, 4 -> 7 columns by scale 1.7: sized 6, so centred)."""
+    import math
+    x = rand(8, 61, 3.0)
+    g = [0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x]
+    t = [0.5 * v * (1 + math.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v ** 3))) for v in x]
+    adjust, cen = 6 / (1.7 * 4), 2.0  # the rounded size over the exact one; the input's centre
+    nodes = [node("Gelu", ["x"], ["g"], "gelu"), node("Gelu", ["x"], ["t"], "gelu_tanh", approximate="tanh"),
+             node("Slice", ["x", "s0", "s4", "ax1"], ["row"], "row"),
+             node("Resize", ["row", "", "scales"], ["r"], "resize", mode="linear",
+                  coordinate_transformation_mode="half_pixel_symmetric")]
+    inits = [int_init("s0", [0]), int_init("s4", [4]), int_init("ax1", [1]), initializer("scales", [2], [1.0, 1.7])]
+    open(out + "/opset20.onnx", "wb").write(model(nodes, inits, [value_info("x", [2, 4])],
+                                                   [value_info("g", [2, 4]), value_info("t", [2, 4]), value_info("r", [2, 6])],
+                                                   opset=20))
+    npy(out + "/opset20_x.npy", "<f4", (2, 4), struct.pack("<8f", *x))
+    npy(out + "/opset20_g.npy", "<f4", (2, 4), struct.pack("<8f", *g))
+    npy(out + "/opset20_t.npy", "<f4", (2, 4), struct.pack("<8f", *t))
+    rr = []
+    for k in range(2):
+        row = x[4 * k:4 * k + 4]
+        for i in range(6):
+            c = min(max(cen * (1 - adjust) + (i + 0.5) / 1.7 - 0.5, 0), 3)
+            f = min(int(math.floor(c)), 2)
+            rr.append(row[f] + (row[f + 1] - row[f]) * (c - f))
+    npy(out + "/opset20_r.npy", "<f4", (2, 6), struct.pack("<12f", *rr))
+
+
 def main(out):
     multi(out)
+    opset20(out)
     external(out)
     embed(out)
     act(out)
