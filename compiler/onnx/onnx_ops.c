@@ -1535,6 +1535,73 @@ static bool op_gather(Imp *I) {
   return true;
 }
 
+/* GatherND (opset 11; batch_dims from 12) with constant indices: each index tuple of the
+ * last indices axis picks X's element or slice after the batch axes. Folded for a constant
+ * X, else a kernel reading, per indexed axis, a table of the tuples' (wrapped) indices. */
+static bool op_gather_nd(Imp *I) {
+  if (!attrs_known(I, "batch_dims") || !one_output(I)) return false;
+  Val *x = in(I, 0), *ix = x ? const_in(I, 1, "indices") : NULL;
+  if (!x || !ix) return x ? false : imp_error(I, "input 1 is missing");
+  int r = x->ndim, q = ix->ndim, b = (int)attr_i(I, "batch_dims", 0);
+  int k = q ? (int)ix->shape[q - 1] : 0;
+  if (q < 1 || b < 0 || b >= q || b >= r || k < 1 || b + k > r)
+    return imp_error(I, "indices of rank %d (last axis %d) and batch_dims %d do not fit data of rank %d", q, k, b, r);
+  for (int d = 0; d < b; d++)
+    if (ix->shape[d] != x->shape[d]) return imp_error(I, "batch axis %d: indices %lld, data %lld", d, (long long)ix->shape[d], (long long)x->shape[d]);
+  int no = q - 1 + r - b - k;
+  if (no > HT_MAX_DIMS) return imp_unsupported(I, "more than 8 dimensions");
+  int64_t os[HT_MAX_DIMS], tuples = 1, inner = 1;
+  for (int d = 0; d < q - 1; d++) os[d] = ix->shape[d], tuples *= ix->shape[d];
+  for (int d = b + k; d < r; d++) os[q - 1 + d - b - k] = x->shape[d], inner *= x->shape[d];
+  int64_t per_batch = 1;
+  for (int d = b; d < q - 1; d++) per_batch *= ix->shape[d];
+  double *tab = vals(tuples * k); /* tab[m * tuples + t]: axis b + m of tuple t, wrapped */
+  for (int64_t t = 0; t < tuples; t++)
+    for (int m = 0; m < k; m++) {
+      double v = ix->c[t * k + m], n = (double)x->shape[b + m];
+      v = v < 0 ? v + n : v;
+      if (v < 0 || v >= n) return free(tab), imp_error(I, "index %.0f outside axis %d of size %.0f", ix->c[t * k + m], b + m, n);
+      tab[m * tuples + t] = v;
+    }
+  if (no == 0) os[no++] = 1;
+  if (x->c) {
+    int64_t below = 1; /* elements of X per batch index */
+    for (int d = b; d < r; d++) below *= x->shape[d];
+    double *c = vals(tuples * inner);
+    for (int64_t t = 0; t < tuples; t++) {
+      int64_t off = 0; /* the tuple's element among X's axes b .. b + k - 1 */
+      for (int m = 0; m < k; m++) off = off * x->shape[b + m] + (int64_t)tab[m * tuples + t];
+      memcpy(c + t * inner, x->c + (t / per_batch) * below + off * inner, sizeof(double) * (size_t)inner);
+    }
+    free(tab);
+    const_out(I, 0, x->dtype, no, os, c);
+    return true;
+  }
+  if (tuples > 1 && (int64_t)1 << 24 < tuples) return free(tab), imp_unsupported(I, "more than 2^24 index tuples");
+  char *lead = idx("i", q - 1 ? q - 1 : 1), *acc = xstrdup(""), *params = xprintf("X: %s", ty(x)), *args = xstrdup(imp_tensor(I, x));
+  for (int d = 0; d < b; d++) acc = xprintf("%s%si%d", acc, d ? ", " : "", d);
+  for (int m = 0; m < k; m++) {
+    const char *sel;
+    if (q == 1) sel = xprintf("%.0f", tab[m]); /* one tuple: literals */
+    else {
+      Val *t = xalloc(sizeof *t);
+      *t = (Val){.name = xprintf("%s_nd%d", I->node->output[0], m), .dtype = OT_FLOAT, .ndim = q - 1, .c = vals(tuples)};
+      memcpy(t->shape, ix->shape, sizeof(int64_t) * (size_t)(q - 1));
+      memcpy(t->c, tab + m * tuples, sizeof(double) * (size_t)tuples);
+      params = xprintf("%s, T%d: %s", params, m, ty(t));
+      args = xprintf("%s, %s", args, imp_tensor(I, t));
+      sel = xprintf("clamp(i32(T%d[%s]), 0, %lld)", m, lead, (long long)x->shape[b + m] - 1);
+    }
+    acc = xprintf("%s%s%s", acc, *acc ? ", " : "", sel);
+  }
+  for (int d = b + k, od = q - 1; d < r; d++, od++) acc = xprintf("%s%si%d", acc, *acc ? ", " : "", od);
+  free(tab);
+  Val *o = net_out_like(I, 0, no, os, x);
+  const char *kn = imp_kernel(I, "gather_nd", xprintf("(%s) -> Y: %s {\n  Y[%s] = X[%s]\n}", params, ty(o), idx("i", no), acc));
+  imp_call(I, o->tex, kn, args);
+  return true;
+}
+
 /* Output K: X[start + i * step] for i over OS (folded for a constant X). */
 static bool slice_out(Imp *I, Val *x, int k, const int64_t *start, const int64_t *step, const int64_t *os) {
   int r = x->ndim;
@@ -2730,6 +2797,7 @@ bool onnx_op_known(const char *op) {
       "Split", "LayerNormalization", "ConvTranspose", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
       "Sinh", "Cosh", "Round", "Sign", "Softplus", "Softsign", "Asinh", "Acosh", "Atanh", "Elu", "Selu", "Celu",
       "ThresholdedRelu", "Shrink", "PRelu", "Sum", "Mean", "ReduceL1", "ReduceL2", "ReduceLogSum", "IsNaN", "Gelu",
+      "GatherND",
       "ReduceLogSumExp", "ReduceProd", "Pad", "DepthToSpace", "SpaceToDepth", "Tile", "InstanceNormalization",
       "Resize", "Upsample", "LRN", "GatherElements", "Hardmax", "Einsum", "CumSum", "Size", "Trilu",
       "MeanVarianceNormalization", "Mish", "LessOrEqual", "GreaterOrEqual", "ScatterND", "ScatterElements",
@@ -2779,6 +2847,7 @@ static const struct {
     {"Erf", 9, 0, NULL},
     {"IsNaN", 9, 0, NULL},
     {"Gelu", 20, 0, NULL},
+    {"GatherND", 11, 0, NULL},
     {"Sign", 9, 0, NULL},
     {"Sinh", 9, 0, NULL},
     {"Cosh", 9, 0, NULL},
@@ -2826,7 +2895,7 @@ bool onnx_op(Imp *I) {
   const char *op = I->node->op_type;
   if (!opset_ok(I, op) || !dispatch(I, op)) return false;
   static const char *const movers[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Gather",
-                                       "Slice", "Expand", "Split", "Tile"};
+                                       "GatherND", "Slice", "Expand", "Split", "Tile"};
   Val *x = nin(I) ? in(I, 0) : NULL;
   bool moves = false;
   for (size_t i = 0; i < sizeof movers / sizeof movers[0]; i++) moves |= !strcmp(op, movers[i]);
@@ -2931,6 +3000,7 @@ static bool dispatch(Imp *I, const char *op) {
   if (!strcmp(op, "MatMul")) return op_matmul(I);
   if (!strcmp(op, "BatchNormalization")) return op_batch_norm(I);
   if (!strcmp(op, "Gather")) return op_gather(I);
+  if (!strcmp(op, "GatherND")) return op_gather_nd(I);
   if (!strcmp(op, "Slice")) return op_slice(I);
   if (!strcmp(op, "Expand")) return attrs_known(I, "") && op_expand(I);
   if (!strcmp(op, "Cast")) return op_cast(I);

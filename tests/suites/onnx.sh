@@ -163,6 +163,11 @@ out=$("$TEXC" run "$B/opset20.onnx" --input "$B/opset20_x.npy" --check --expect 
   --expect "$B/opset20_r.npy" 2>&1)
 [ "$(grep -c "expect .*: ok" <<<"$out")" = 3 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx opset 20: Gelu, half_pixel_symmetric = Python reference" ||
   echo "not ok - onnx opset 20: Gelu, half_pixel_symmetric = Python reference: $out"
+# GatherND with constant indices: batch_dims 1 on a run-time tensor, and of a constant
+out=$("$TEXC" run "$B/gather_nd.onnx" --input "$B/gather_nd_x.npy" --input "$B/gather_nd_s.npy" --check \
+  --expect "$B/gather_nd_a.npy" --expect "$B/gather_nd_b.npy" 2>&1)
+[ "$(grep -c "expect .*: ok" <<<"$out")" = 2 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx GatherND = Python reference" ||
+  echo "not ok - onnx GatherND = Python reference: $out"
 out=$("$TEXC" bench "$B/cnn.onnx" --repeat 2 2>&1)
 grep -q "Measured latency" <<<"$out" && echo "ok - onnx bench MODEL.onnx" || echo "not ok - onnx bench MODEL.onnx: $out"
 

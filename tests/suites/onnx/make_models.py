@@ -580,8 +580,30 @@ def opset20(out):
     npy(out + "/opset20_r.npy", "<f4", (2, 6), struct.pack("<12f", *rr))
 
 
+def gather_nd(out):
+    """GatherND with constant indices: of a run-time [2, 3, 4, 5] tensor with batch_dims 1
+    (tables of the tuples' indices, one negative), and of a constant [2, 3, 4] (folded at
+    import) times a run-time input."""
+    x, c, sc = rand(120, 71, 1.0), rand(24, 73, 1.0), rand(12, 79, 1.0)
+    i1 = [[[1, -1], [0, 2]], [[2, 3], [1, 0]]]
+    i2 = [[1, 2], [0, -1], [1, 1]]
+    a = [x[((bb * 3 + i1[bb][t][0] % 3) * 4 + i1[bb][t][1] % 4) * 5 + e] for bb in range(2) for t in range(2) for e in range(5)]
+    b = [c[(i2[t][0] % 2 * 3 + i2[t][1] % 3) * 4 + e] * sc[t * 4 + e] for t in range(3) for e in range(4)]
+    nodes = [node("GatherND", ["x", "i1"], ["a"], "gnd_batch", batch_dims=1), node("GatherND", ["c", "i2"], ["b0"], "gnd_const"),
+             node("Mul", ["b0", "s"], ["b"], "mul")]
+    inits = [int_init("i1", [v for p in i1 for t in p for v in t], [2, 2, 2]), int_init("i2", [v for t in i2 for v in t], [3, 2]),
+             initializer("c", [2, 3, 4], c)]
+    open(out + "/gather_nd.onnx", "wb").write(model(nodes, inits, [value_info("x", [2, 3, 4, 5]), value_info("s", [3, 4])],
+                                                     [value_info("a", [2, 2, 5]), value_info("b", [3, 4])]))
+    npy(out + "/gather_nd_x.npy", "<f4", (2, 3, 4, 5), struct.pack("<120f", *x))
+    npy(out + "/gather_nd_s.npy", "<f4", (3, 4), struct.pack("<12f", *sc))
+    npy(out + "/gather_nd_a.npy", "<f4", (2, 2, 5), struct.pack("<20f", *a))
+    npy(out + "/gather_nd_b.npy", "<f4", (3, 4), struct.pack("<12f", *b))
+
+
 def main(out):
     multi(out)
+    gather_nd(out)
     opset20(out)
     external(out)
     embed(out)
