@@ -498,28 +498,10 @@ static bool bind_input(Imp *I, const char *path, Val *v) {
 }
 
 /* The graph inputs that are not initializers: the network's first parameters, in order. */
-/* May integer value NAME of G stay a run-time tensor of the network: is every use a
- * Gather's indices, a Cast, or a reshape (Unsqueeze, Squeeze, Reshape, Flatten, Identity)
- * whose result is such a value too? (Token ids and attention masks; an integer that a shape
- * or an axis needs is folded from its --input file instead.) */
-static bool runtime_int(const Onnx__GraphProto *g, const char *name, int depth) {
-  if (depth > 16) return false;
-  for (size_t k = 0; k < g->n_output; k++)
-    if (!strcmp(g->output[k]->name, name)) return false;
-  for (size_t i = 0; i < g->n_node; i++) {
-    const Onnx__NodeProto *n = g->node[i];
-    for (size_t j = 0; j < n->n_input; j++) {
-      if (strcmp(n->input[j], name) != 0) continue;
-      const char *op = n->op_type;
-      if (!strcmp(op, "Gather") && j == 1) continue;
-      if (!strcmp(op, "Cast") && j == 0) continue;
-      bool reshape = !strcmp(op, "Unsqueeze") || !strcmp(op, "Squeeze") || !strcmp(op, "Reshape") ||
-                     !strcmp(op, "Flatten") || !strcmp(op, "Identity");
-      if (!reshape || j != 0 || n->n_output < 1 || !runtime_int(g, n->output[0], depth + 1)) return false;
-    }
-  }
-  return true;
-}
+/* Integer graph inputs: run-time tensors of the network (token ids: the first attempt of
+ * onnx_import), or, in its second attempt, folded in from their --input files (shapes and
+ * axes; ONNX's node tests). */
+static bool fold_bound_ints;
 
 static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
   int count = 0, k = 0;
@@ -532,7 +514,7 @@ static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
     if (!value_type(I, vi, "input", &dtype, &nd, shape, NULL)) return false;
     if (init) continue; /* an initializer listed as an input (IR < 4): a constant */
     Val *v = new_val(I, vi->name, dtype, nd, shape);
-    bool int_param = (dtype == OT_INT64 || dtype == OT_INT32) && nd > 0 && runtime_int(g, vi->name, 0);
+    bool int_param = (dtype == OT_INT64 || dtype == OT_INT32) && nd > 0 && !(fold_bound_ints && k < nbound);
     if (dtype != OT_FLOAT && !int_param && k < nbound) {
       if (!bind_input(I, bound_files[k], v)) return false;
       bound_folded[k++] = true;
@@ -540,9 +522,8 @@ static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
     }
     k++;
     if (dtype != OT_FLOAT && !int_param)
-      return imp_unsupported(I, "input '%s' has element type %d; networks take float (f32), and integers that only "
-                             "index (Gather) or are cast (an integer input given with --input is folded in as a "
-                             "constant)", vi->name, dtype);
+      return imp_unsupported(I, "input '%s' has element type %d; networks take float (f32), int64 and int32 (an integer "
+                             "input given with --input is folded in as a constant where it must be one)", vi->name, dtype);
     v->tex = imp_name(I, vi->name);
     v->param = true;
     I->ninputs++;
@@ -700,20 +681,57 @@ bool onnx_is_model(const char *path) {
   return n > 5 && strcmp(path + n - 5, ".onnx") == 0;
 }
 
-bool onnx_import(const char *path, const char *tex_name, Define *defs, int ndefs, OnnxImport *out) {
+/* Is an integer graph input of M given as an --input file (onnx_bind_inputs)? */
+static bool int_input_bound(const Onnx__ModelProto *m) {
+  const Onnx__GraphProto *g = m->graph;
+  for (size_t i = 0, k = 0; g && i < g->n_input && (int)k < nbound; i++) {
+    const Onnx__ValueInfoProto *vi = g->input[i];
+    bool init = false;
+    for (size_t j = 0; j < g->n_initializer && !init; j++) init = vi->name && !strcmp(g->initializer[j]->name, vi->name);
+    if (init) continue;
+    const Onnx__TypeProto *tp = vi->type;
+    int dt = tp && tp->tensor_type ? tp->tensor_type->elem_type : 0;
+    if (dt == OT_INT64 || dt == OT_INT32) return true;
+    k++;
+  }
+  return false;
+}
+
+/* One attempt at M: integer inputs at run time, or (FOLD) those given as files folded. */
+static bool import_attempt(const char *path, const char *tex_name, Define *defs, int ndefs, const Onnx__ModelProto *m,
+                           bool fold, OnnxImport *out) {
   memset(out, 0, sizeof *out);
   Imp I = {.path = path, .body = xstrdup(""), .kernels = xstrdup(""), .params = xstrdup(""), .defs = defs, .ndefs = ndefs,
            .symbolic = xstrdup("")};
+  fold_bound_ints = fold;
+  memset(bound_folded, 0, sizeof bound_folded);
+  bool ok = import_model(&I, m, tex_name, out);
+  for (int i = 0; i < I.vals.len; i++) free(((Val *)VEC_AT(I.vals, i))->c);
+  return ok && !I.failed;
+}
+
+bool onnx_import(const char *path, const char *tex_name, Define *defs, int ndefs, OnnxImport *out) {
+  memset(out, 0, sizeof *out);
+  Imp I = {.path = path};
   size_t len;
   unsigned char *b = (unsigned char *)read_file(path, &len);
   if (!b) return imp_error(&I, "cannot read the model");
   Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, b);
   free(b);
   if (!m) return imp_error(&I, "not an ONNX model: the protobuf is truncated or corrupt");
-  bool ok = import_model(&I, m, tex_name, out);
+  /* Integer inputs stay run-time inputs (token ids, masks, their arithmetic); where the
+   * model needs one as a constant (a shape, axes) and a file gives it, the second attempt
+   * folds it in, and its diagnostics are the ones shown. */
+  bool retry = int_input_bound(m) && diag_errors() == 0, quiet = diag_silent;
+  diag_silent = quiet || retry;
+  bool ok = import_attempt(path, tex_name, defs, ndefs, m, false, out);
+  diag_silent = quiet;
+  if (!ok && retry) {
+    diag_reset(); /* the first attempt's errors, unseen */
+    ok = import_attempt(path, tex_name, defs, ndefs, m, true, out);
+  }
   onnx__model_proto__free_unpacked(m, NULL);
-  for (int i = 0; i < I.vals.len; i++) free(((Val *)VEC_AT(I.vals, i))->c);
-  return ok && !I.failed;
+  return ok;
 }
 
 /* NET.tex for MODEL.onnx: the model's path with .tex for .onnx. */

@@ -29,6 +29,9 @@ typedef struct Val {
   bool param;         /* TEX is a parameter of the network (input or weight) */
   bool nhwc;          /* TEX holds the rank-4 value channels last: [N, H, W, C] */
   const char *other;  /* the value in the other layout, once made */
+  bool fint;          /* integers (dtype OT_INT64 / OT_INT32) that TEX holds as f32, exact to 2^24:
+                         what arithmetic on run-time integers makes (onnx_ops.c, int_result) */
+  const char *as_f32; /* TEX (i64 / i32) converted to f32, once made (float_in) */
 } Val;
 
 typedef struct Imp {

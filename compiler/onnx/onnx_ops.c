@@ -80,10 +80,14 @@ static Val *const_in(Imp *I, int k, const char *what) {
   return v;
 }
 
-/* Input K, present and a float network tensor or constant. */
+static Val *int_as_f32(Imp *I, Val *v);
+
+/* Input K, present and a float network tensor or constant; run-time integers (token ids
+ * and what arithmetic makes of them) as f32 values, exact to 2^24 (int_as_f32). */
 static Val *float_in(Imp *I, int k) {
   Val *v = in(I, k);
   if (!v) return imp_error(I, "input %d is missing", k + 1), NULL;
+  if (!v->c && (v->dtype == OT_INT64 || v->dtype == OT_INT32)) return int_as_f32(I, v);
   if (!v->c && v->dtype != OT_FLOAT) return imp_unsupported(I, "input %d of element type %d (networks are f32)", k + 1, v->dtype), NULL;
   return v;
 }
@@ -117,8 +121,16 @@ static char *dims_text(const int64_t *shape, int nd) {
   return s;
 }
 
-/* Is V a run-time integer tensor (token ids: onnx_import.c runtime_int)? */
-static bool run_time_int(const Val *v) { return !v->c && (v->dtype == OT_INT64 || v->dtype == OT_INT32); }
+/* Is V a run-time integer tensor held as integers (token ids: i64 / i32)? */
+static bool run_time_int(const Val *v) { return !v->c && (v->dtype == OT_INT64 || v->dtype == OT_INT32) && !v->fint; }
+
+/* Run-time index expression of element IDX of IX (integers, or integers held as f32). */
+static char *int_at(const Val *ix, const char *name, const char *idx_text) {
+  return ix->fint ? xprintf("i64(%s[%s])", name, idx_text) : xprintf("%s[%s]", name, idx_text);
+}
+
+/* Is V an integer value: a constant of an integer type, or run-time integers held either way? */
+static bool int_valued(const Val *v) { return v->dtype == OT_INT64 || v->dtype == OT_INT32; }
 
 /* V's type in kernel text: f32 (masks too: 0 and 1; constants become f32 weights), or i64
  * / i32 for run-time integers. */
@@ -148,6 +160,26 @@ static Val *net_out_like(Imp *I, int k, int nd, const int64_t *shape, const Val 
   return v;
 }
 
+/* Run-time integers V as an f32 value (a kernel converting them, made once): what the
+ * float operators read; integers beyond 2^24 would round (token ids and positions do not
+ * come near). A value already held as f32 is itself. */
+static Val *int_as_f32(Imp *I, Val *v) {
+  if (v->fint) return v;
+  Val *f = xalloc(sizeof *f);
+  *f = *v;
+  f->dtype = OT_FLOAT;
+  f->other = NULL;
+  if (!v->as_f32) {
+    v->as_f32 = imp_name(I, xprintf("%s_f32", v->name));
+    char *ix = idx("i", v->ndim);
+    const char *kn = imp_kernel(I, "to_float", xprintf("(X: %s) -> Y: f32[%s] {\n  Y[%s] = f32(X[%s])\n}", ty(v),
+                                                       dims_text(v->shape, v->ndim), ix, ix));
+    imp_call(I, v->as_f32, kn, v->tex);
+  }
+  f->tex = v->as_f32;
+  return f;
+}
+
 /* Output 0 as an alias of V (Identity, Dropout, Reshape to the same shape). */
 static bool alias(Imp *I, Val *v) {
   Val *o = imp_out(I, 0, v->dtype, v->ndim, v->shape);
@@ -160,6 +192,8 @@ static bool alias(Imp *I, Val *v) {
     o->param = v->param;
     o->nhwc = v->nhwc;
     o->other = v->other;
+    o->fint = v->fint;
+    o->as_f32 = v->as_f32;
   }
   return true;
 }
@@ -612,6 +646,8 @@ static bool unary(Imp *I, const char *op, const char *expr) {
 }
 
 static bool binary(Imp *I, const char *op, const char *sym) {
+  if (!strcmp(op, "Div") && in(I, 0) && in(I, 1) && int_valued(in(I, 0)) && int_valued(in(I, 1)) && (!in(I, 0)->c || !in(I, 1)->c))
+    return imp_unsupported(I, "Div of integers at run time (it truncates)");
   Val *x[2] = {float_in(I, 0), NULL};
   if (!x[0] || !(x[1] = float_in(I, 1)) || !one_output(I)) return false;
   if (x[0]->c && x[1]->c) return fold_ew(I, op);
@@ -1277,7 +1313,9 @@ static bool concat_gen(Imp *I, Val **x, int n, int a, const int64_t *os) {
   char *params = xstrdup(""), *args = xstrdup(""), *e = xstrdup("");
   int64_t off = 0;
   for (int k = 0; k < n; k++) {
-    if (!x[k]->c && x[k]->dtype != OT_FLOAT) return imp_unsupported(I, "input %d is not float", k + 1);
+    if (run_time_int(x[k])) x[k] = int_as_f32(I, x[k]); /* the result: integers held as f32 (int_result) */
+    if (!x[k]->c && x[k]->dtype != OT_FLOAT && x[k]->dtype != OT_BOOL && !x[k]->fint)
+      return imp_unsupported(I, "input %d is not float", k + 1);
     char *acc = xstrdup("");
     for (int d = 0; d < r; d++)
       acc = xprintf("%s%s%s", acc, d ? ", " : "", d == a ? (off ? xprintf("i%d - %lld", d, (long long)off) : xprintf("i%d", d)) : xprintf("i%d", d));
@@ -1464,7 +1502,8 @@ static bool gather_run_time(Imp *I, Val *x, int a, Val *ix) {
   for (int d = a + 1; d < r; d++) os[k++] = x->shape[d];
   char *iacc = xstrdup("");
   for (int d = 0; d < ix->ndim; d++) iacc = xprintf("%s%si%d", iacc, d ? ", " : "", a + d);
-  char *sel = xprintf("clamp(Ix[%s] < 0 ? Ix[%s] + %lld : Ix[%s], 0, %lld)", iacc, iacc, (long long)n, iacc, (long long)(n - 1));
+  const char *ie = int_at(ix, "Ix", iacc); /* integers held as f32: exact */
+  char *sel = xprintf("clamp(%s < 0 ? %s + %lld : %s, 0, %lld)", ie, ie, (long long)n, ie, (long long)(n - 1));
   char *acc = xstrdup("");
   for (int d = 0, od = 0; d < r; d++) {
     acc = xprintf("%s%s%s", acc, d ? ", " : "", d == a ? sel : xprintf("i%d", od));
@@ -1480,7 +1519,7 @@ static bool gather_run_time(Imp *I, Val *x, int a, Val *ix) {
 static bool op_gather(Imp *I) {
   if (!attrs_known(I, "axis") || !one_output(I)) return false;
   Val *x = in(I, 0), *ix = in(I, 1);
-  if (x && ix && run_time_int(ix)) {
+  if (x && ix && !ix->c && (run_time_int(ix) || ix->fint)) {
     int a = axis_of(I, attr_i(I, "axis", 0), x->ndim);
     return a >= 0 && gather_run_time(I, x, a, ix);
   }
@@ -1822,8 +1861,24 @@ static bool op_cast(Imp *I) {
   int to = (int)attr_i(I, "to", 0);
   if (x->c) return fold_ew(I, "Cast");
   if (run_time_int(x)) return cast_int(I, x, to);
+  if (x->fint && (to == OT_FLOAT || to == OT_INT64 || to == OT_INT32)) { /* held as f32 already */
+    if (!alias(I, x)) return false;
+    Val *o = VEC_AT(I->vals, I->vals.len - 1);
+    o->dtype = to;
+    o->fint = to != OT_FLOAT;
+    return true;
+  }
+  if (x->fint && to == OT_BOOL) return as_mask(I, ew(I, "to_bool", &x, 1, "$0 != 0.0 ? 1.0 : 0.0"));
+  if (x->fint) return imp_unsupported(I, "a run-time Cast of integers to element type %d", to);
   if (to == OT_BOOL && x->dtype == OT_FLOAT) return as_mask(I, ew(I, "to_bool", &x, 1, "$0 != 0.0 ? 1.0 : 0.0"));
   if (to == OT_BOOL && x->dtype == OT_BOOL) return alias(I, x);
+  if ((to == OT_INT64 || to == OT_INT32) && x->dtype == OT_BOOL) { /* a mask's 0 and 1 as integers, held as f32 */
+    if (!alias(I, x)) return false;
+    Val *o = VEC_AT(I->vals, I->vals.len - 1);
+    o->dtype = to;
+    o->fint = true;
+    return true;
+  }
   if (to != OT_FLOAT) return imp_unsupported(I, "a run-time Cast to element type %d (networks are f32)", to);
   if (x->dtype != OT_FLOAT && x->dtype != OT_BOOL) return imp_unsupported(I, "a run-time Cast from element type %d", x->dtype);
   if (!alias(I, x)) return false;
@@ -2154,7 +2209,26 @@ static bool op_lrn(Imp *I) {
 /* GatherElements with constant indices: Y[i] = X[i with axis a replaced by I[i]]. */
 static bool op_gather_elements(Imp *I) {
   if (!attrs_known(I, "axis") || !one_output(I)) return false;
-  Val *x = float_in(I, 0), *ix = x ? const_in(I, 1, "indices") : NULL;
+  Val *x = in(I, 0), *ix = in(I, 1);
+  if (x && ix && !ix->c && (run_time_int(ix) || ix->fint)) { /* run-time indices, each clamped into the axis */
+    if (!x->c && !(x = float_in(I, 0))) return false;
+    int r = x->ndim, a = axis_of(I, attr_i(I, "axis", 0), r);
+    if (a < 0) return false;
+    if (ix->ndim != r) return imp_error(I, "indices of rank %d for data of rank %d", ix->ndim, r);
+    for (int d = 0; d < r; d++)
+      if (ix->shape[d] > x->shape[d] && d != a) return imp_error(I, "indices larger than the data on axis %d", d);
+    long long len = x->shape[a];
+    char *ie = int_at(ix, "Ix", idx("i", r)), *at = xstrdup("");
+    for (int d = 0; d < r; d++)
+      at = xprintf("%s%s%s", at, d ? ", " : "", d == a ? xprintf("clamp(%s < 0 ? %s + %lld : %s, 0, %lld)", ie, ie, len, ie, len - 1)
+                                                       : xprintf("i%d", d));
+    Val *o = net_out(I, 0, r, ix->shape);
+    const char *k = imp_kernel(I, "gather_elements", xprintf("(X: %s, Ix: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", ty(x), ty(ix),
+                                                             ty(o), idx("i", r), at));
+    imp_call(I, o->tex, k, xprintf("%s, %s", imp_tensor(I, x), ix->tex));
+    return true;
+  }
+  x = float_in(I, 0), ix = x ? const_in(I, 1, "indices") : NULL;
   if (!ix) return false;
   if (x->c) return imp_unsupported(I, "GatherElements of a constant");
   int r = x->ndim, a = axis_of(I, attr_i(I, "axis", 0), r);
@@ -2889,13 +2963,37 @@ static bool opset_ok(Imp *I, const char *op) {
 
 static bool dispatch(Imp *I, const char *op);
 
+/* Arithmetic and data movement of integers make integers: when every input of such an
+ * operator is integer-valued (a constant of an integer type, or run-time integers) and one
+ * is at run time, its float outputs are integers held as f32 (Val.fint): a Gather reads them
+ * as indices, a Cast as what they are (RoBERTa's positions: a cumulative sum of the mask
+ * times the mask, plus the padding index). Where's condition is not counted. */
+static void int_result(Imp *I, const char *op, bool moves) {
+  static const char *const arith[] = {"Add", "Sub", "Mul", "Neg", "Abs", "Max", "Min", "Sum", "CumSum", "Where",
+                                      "ReduceSum", "ReduceMax", "ReduceMin", "Identity"};
+  bool listed = moves;
+  for (size_t i = 0; i < sizeof arith / sizeof arith[0]; i++) listed |= !strcmp(op, arith[i]);
+  if (!listed) return;
+  bool run_time = false;
+  for (int k = !strcmp(op, "Where"); k < nin(I); k++) {
+    Val *v = in(I, k);
+    if (!v) continue;
+    if (!int_valued(v)) return;
+    run_time |= !v->c;
+  }
+  for (size_t k = 0; run_time && k < I->node->n_output; k++) {
+    Val *o = *I->node->output[k] ? imp_val(I, I->node->output[k]) : NULL;
+    if (o && !o->c && o->dtype == OT_FLOAT) o->dtype = OT_INT64, o->fint = true;
+  }
+}
+
 /* Node I->node; the outputs of an operator that only moves data (a reshape, a gather, a
  * transpose...) of a run-time mask are masks too. */
 bool onnx_op(Imp *I) {
   const char *op = I->node->op_type;
   if (!opset_ok(I, op) || !dispatch(I, op)) return false;
   static const char *const movers[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Gather",
-                                       "GatherND", "Slice", "Expand", "Split", "Tile"};
+                                       "GatherND", "GatherElements", "Slice", "Expand", "Split", "Tile"};
   Val *x = nin(I) ? in(I, 0) : NULL;
   bool moves = false;
   for (size_t i = 0; i < sizeof movers / sizeof movers[0]; i++) moves |= !strcmp(op, movers[i]);
@@ -2904,6 +3002,7 @@ bool onnx_op(Imp *I) {
       Val *o = *I->node->output[k] ? imp_val(I, I->node->output[k]) : NULL;
       if (o && !o->c) o->dtype = OT_BOOL;
     }
+  int_result(I, op, moves);
   return true;
 }
 

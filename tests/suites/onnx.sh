@@ -168,6 +168,12 @@ out=$("$TEXC" run "$B/gather_nd.onnx" --input "$B/gather_nd_x.npy" --input "$B/g
   --expect "$B/gather_nd_a.npy" --expect "$B/gather_nd_b.npy" 2>&1)
 [ "$(grep -c "expect .*: ok" <<<"$out")" = 2 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx GatherND = Python reference" ||
   echo "not ok - onnx GatherND = Python reference: $out"
+# Integer arithmetic at run time (RoBERTa's position ids): Equal, Not, Cast to int32, CumSum,
+# Mul, Cast to int64, Add, then Gather and GatherElements by the result
+out=$("$TEXC" run "$B/positions.onnx" --input "$B/positions_ids.npy" --check --expect "$B/positions_y.npy" \
+  --expect "$B/positions_z.npy" 2>&1)
+[ "$(grep -c "expect .*: ok" <<<"$out")" = 2 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx integer arithmetic at run time = Python reference" ||
+  echo "not ok - onnx integer arithmetic at run time = Python reference: $out"
 out=$("$TEXC" bench "$B/cnn.onnx" --repeat 2 2>&1)
 grep -q "Measured latency" <<<"$out" && echo "ok - onnx bench MODEL.onnx" || echo "not ok - onnx bench MODEL.onnx: $out"
 

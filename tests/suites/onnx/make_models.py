@@ -601,8 +601,40 @@ def gather_nd(out):
     npy(out + "/gather_nd_b.npy", "<f4", (3, 4), struct.pack("<12f", *b))
 
 
+def positions(out):
+    """RoBERTa's position ids, integer arithmetic at run time: mask = Not(Equal(ids, pad)) cast
+    to int32, CumSum of it times it, cast to int64, plus pad; then a Gather of a position
+    table by them and a GatherElements of a constant row by them (both run-time indices)."""
+    P, D, pad = 10, 2, 1
+    ids = [[5, 7, 1, 9, 1, 4], [1, 3, 3, 1, 8, 1]]
+    table, row = rand(P * D, 83, 1.0), rand(P, 89, 1.0)
+    pos = []
+    for r in ids:
+        c, p = 0, []
+        for v in r:
+            m = int(v != pad)
+            c += m
+            p.append(c * m + pad)
+        pos.append(p)
+    y = [table[p * D + e] for r in pos for p in r for e in range(D)]
+    z = [row[p] for r in pos for p in r]
+    nodes = [node("Equal", ["ids", "pad"], ["eq"], "eq"), node("Not", ["eq"], ["ne"], "not"),
+             node("Cast", ["ne"], ["m"], "to_int", to=6), node("CumSum", ["m", "ax1"], ["cs"], "cumsum"),
+             node("Mul", ["cs", "m"], ["cm"], "mul"), node("Cast", ["cm"], ["cl"], "to_long", to=7),
+             node("Add", ["cl", "pad"], ["pos"], "add"), node("Gather", ["table", "pos"], ["y"], "gather"),
+             node("GatherElements", ["row", "pos"], ["z"], "gather_el", axis=1)]
+    inits = [int_init("pad", [pad], []), int_init("ax1", [1], []), initializer("table", [P, D], table),
+             initializer("row", [2, P], row + row)]
+    open(out + "/positions.onnx", "wb").write(model(nodes, inits, [value_info("ids", [2, 6], 7)],
+                                                     [value_info("y", [2, 6, D]), value_info("z", [2, 6])]))
+    npy(out + "/positions_ids.npy", "<i8", (2, 6), struct.pack("<12q", *[v for r in ids for v in r]))
+    npy(out + "/positions_y.npy", "<f4", (2, 6, D), struct.pack("<24f", *y))
+    npy(out + "/positions_z.npy", "<f4", (2, 6), struct.pack("<12f", *z))
+
+
 def main(out):
     multi(out)
+    positions(out)
     gather_nd(out)
     opset20(out)
     external(out)
