@@ -505,22 +505,46 @@ static int cmd_compile(Cli *c, Network *n) {
   return backend_for(c->o.target)->emit(fns, n->ntasks, kind, c->out ? c->out : "-", &c->o) ? 0 : 1;
 }
 
+/* Element I of host data D of dtype T (a network tensor's: f32, i32, i64, bool). */
+static double value_at(const void *d, DType t, int64_t i) {
+  switch (t) {
+  case DT_F32: return ((const float *)d)[i];
+  case DT_I32: return ((const int32_t *)d)[i];
+  case DT_I64: return (double)((const int64_t *)d)[i];
+  case DT_BOOL: return ((const uint8_t *)d)[i];
+  default: die("network_run: a tensor of dtype %s", dtype_name(t));
+  }
+}
+
 /* A short fingerprint of each result: its first values and its sum. */
 static void print_outputs(Exec *e) {
   for (int r = 0; r < e->n->noutputs; r++) {
     NetTensor *o = e->n->outputs[r];
-    float *h = download(e, o);
+    void *h = download(e, o);
     dump(o, h, e->n->noutputs == 1 ? "output" : xprintf("output%d", r));
     double sum = 0;
     int64_t n = numel(o), arg = 0;
     for (int64_t i = 0; i < n; i++) {
-      sum += h[i];
-      if (h[i] > h[arg]) arg = i;
+      sum += value_at(h, o->dtype, i);
+      if (value_at(h, o->dtype, i) > value_at(h, o->dtype, arg)) arg = i;
     }
     printf("  %s: sum %.6g, argmax %lld, first", o->name, sum, (long long)arg);
-    for (int64_t i = 0; i < n && i < 4; i++) printf(" %.6g", h[i]);
+    for (int64_t i = 0; i < n && i < 4; i++) printf(" %.6g", value_at(h, o->dtype, i));
     printf("\n");
   }
+}
+
+/* Result O (DATA) against REF's f32 values, read from FILE: f32 within --check's tolerance,
+ * integers and booleans exactly. Adds to R; false when they differ. */
+static bool compare_result(const NetTensor *o, const void *data, const HostTensor *ref, CompareResult *r) {
+  int64_t n = numel(o);
+  if (o->dtype == DT_F32) return compare_values(data, ref->data, DT_F32, n, o->name, r);
+  int64_t *got = xalloc(sizeof(int64_t) * (size_t)(n + 1)), *want = xalloc(sizeof(int64_t) * (size_t)(n + 1));
+  for (int64_t i = 0; i < n; i++) {
+    got[i] = (int64_t)value_at(data, o->dtype, i);
+    want[i] = (int64_t)ref->data[i]; /* integers exact in f32 (tensor_file_read) */
+  }
+  return compare_values(got, want, DT_I64, n, o->name, r);
 }
 
 /* --output OUT.npy and --expect REF, the I-th of each for result I: written, compared as
@@ -530,9 +554,8 @@ static bool write_and_compare(Cli *c, Exec *e) {
   bool ok = true;
   for (int i = 0; i < e->n->noutputs && (i < c->noutputs || i < c->nexpects); i++) {
     NetTensor *o = e->n->outputs[i];
-    HostTensor h = {.name = o->name, .ndim = o->ndim, .data = download(e, o)};
-    memcpy(h.shape, o->shape, sizeof(int64_t) * (size_t)o->ndim);
-    if (i < c->noutputs && !npy_write(c->outputs[i], &h)) ok = false;
+    void *data = download(e, o);
+    if (i < c->noutputs && !npy_write_array(c->outputs[i], o->dtype, o->ndim, o->shape, data)) ok = false;
     if (i >= c->nexpects) continue;
     HostTensor ref;
     if (!tensor_file_read(c->expects[i], &ref)) {
@@ -541,7 +564,7 @@ static bool write_and_compare(Cli *c, Exec *e) {
     }
     if (same_shape(&ref, o, c->expects[i], "result")) {
       CompareResult r = {0};
-      ok &= compare_values(h.data, ref.data, DT_F32, numel(o), o->name, &r);
+      ok &= compare_result(o, data, &ref, &r);
       compare_print_as(stdout, xprintf("expect %s", c->expects[i]), &r);
     } else ok = false;
     free(ref.data);

@@ -224,14 +224,17 @@ static NetTensor *new_tensor(Loader *L, const char *name, NetTensorKind kind, in
   return t;
 }
 
+/* The dtypes of network tensors: f32, and the integers and booleans of ids, indices and masks. */
+static bool net_dtype(DType t) { return t == DT_F32 || t == DT_I32 || t == DT_I64 || t == DT_BOOL; }
+
 /* The shape of a header parameter (constants of the network's file); false: reported. */
 static bool param_shape(Loader *L, const Ast *p, int64_t *shape, int *nd) {
   if (p->list.len > NET_MAX_DIMS || p->list.len < 1) {
     diag_error(p->loc, "%s: a network tensor has 1 to %d dimensions", p->name, NET_MAX_DIMS);
     return false;
   }
-  if (p->op != DT_F32 && p->op != DT_I32 && p->op != DT_I64) {
-    diag_error(p->loc, "%s: a network tensor is f32, or i32 or i64 (integer inputs such as token ids), not %s", p->name,
+  if (!net_dtype((DType)p->op)) {
+    diag_error(p->loc, "%s: a network tensor is f32, or i32, i64 or bool (token ids, masks), not %s", p->name,
                dtype_name((DType)p->op));
     return false;
   }
@@ -396,8 +399,8 @@ static bool call_output(Loader *L, const Ast *st, NetNode *nd) {
       return false;
     }
   }
-  if (o->op != DT_F32 && o->op != DT_I32 && o->op != DT_I64) {
-    diag_error(st->loc, "operator %s makes %s: a network tensor is f32, i32 or i64", st->name, dtype_name((DType)o->op));
+  if (!net_dtype((DType)o->op)) {
+    diag_error(st->loc, "operator %s makes %s: a network tensor is f32, i32, i64 or bool", st->name, dtype_name((DType)o->op));
     return false;
   }
   const Ast *res = VEC_AT(st->list, 0);
@@ -906,13 +909,9 @@ static bool check_results(Loader *L, const Ast *hdr) {
                  decl_ast->name, decl_ast->name);
       return false;
     }
-    if ((DType)decl_ast->op != DT_F32) {
-      diag_error(decl_ast->loc, "the result %s is declared %s: a network's results are f32", decl_ast->name,
-                 dtype_name((DType)decl_ast->op));
-      return false;
-    }
-    if (t->dtype != DT_F32) {
-      diag_error(decl_ast->loc, "the result %s is declared f32 but the calls make it %s", decl_ast->name, dtype_name(t->dtype));
+    if (t->dtype != (DType)decl_ast->op) {
+      diag_error(decl_ast->loc, "the result %s is declared %s but the calls make it %s", decl_ast->name,
+                 dtype_name((DType)decl_ast->op), dtype_name(t->dtype));
       return false;
     }
     if (t->ndim != nd || memcmp(t->shape, shape, sizeof(int64_t) * (size_t)nd)) {

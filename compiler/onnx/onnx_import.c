@@ -596,23 +596,31 @@ static bool load_output(Imp *I, const Onnx__GraphProto *g, size_t k, const Vec *
   if (!v) return imp_error(I, "output '%s' is computed by no node", vi->name);
   for (int d = 0; d < nd && nd == v->ndim; d++)
     if (!shape[d]) shape[d] = v->shape[d]; /* a free symbolic dimension: the graph's */
-  if (dtype != OT_FLOAT || v->dtype != OT_FLOAT) return imp_unsupported(I, "output '%s' is not float", vi->name);
+  bool ints = dtype == OT_INT64 || dtype == OT_INT32;
+  if (dtype != OT_FLOAT && dtype != OT_BOOL && !ints)
+    return imp_unsupported(I, "output '%s' of element type %d (float, int64, int32, bool)", vi->name, dtype);
+  if (v->dtype != dtype && !(ints && (v->dtype == OT_INT64 || v->dtype == OT_INT32)))
+    return imp_unsupported(I, "output '%s' of element type %d, made as element type %d here", vi->name, dtype, v->dtype);
   if (nd != v->ndim || (nd && memcmp(shape, v->shape, sizeof(int64_t) * (size_t)nd)))
     return imp_error(I, "output '%s' is declared %s but its node makes %s", vi->name,
                      shape_decl(&(Val){.ndim = nd, .shape = {shape[0], shape[1], shape[2], shape[3], shape[4], shape[5], shape[6], shape[7]}}),
                      shape_decl(v));
   if (v->c) return imp_unsupported(I, "output '%s' is a constant", vi->name);
-  *decl = shape_decl(v);
-  /* The result is a call's, in the model's layout: a copy when the output is a parameter
-   * (Identity of the input) or an earlier output's tensor too (each result is its own). */
+  char *dims = strchr(shape_decl(v), '[');
+  *decl = xprintf("%s%s", dtype == OT_BOOL ? "bool" : dtype == OT_INT64 ? "i64" : dtype == OT_INT32 ? "i32" : "f32", dims);
+  /* The result is a call's, in the model's layout and type: a copy when the output is a
+   * parameter (Identity of the input) or an earlier output's tensor too (each result is its
+   * own); a mask (0 and 1 held as f32) or integers held as f32 converted. */
   const char *res = imp_tensor(I, v);
-  bool taken = false;
+  bool taken = false, convert = dtype == OT_BOOL || v->fint || v->dtype != dtype;
   for (int i = 0; i < results->len; i++) taken |= strcmp(VEC_AT(*results, i), res) == 0;
-  if ((v->param && !v->nhwc) || taken) {
-    const char *src = res;
+  if ((v->param && !v->nhwc) || taken || convert) {
+    const char *src = res, *ix = idx_text(v->ndim);
+    const char *rhs = dtype == OT_BOOL ? xprintf("X[%s] != 0.0", ix) : convert ? xprintf("%s(X[%s])", dtype == OT_INT32 ? "i32" : "i64", ix)
+                                                                        : xprintf("X[%s]", ix);
+    const char *xdecl = v->fint || v->dtype == OT_BOOL ? xprintf("f32%s", dims) : shape_decl(v);
     res = imp_name(I, xprintf("%s_out", vi->name));
-    const char *copy = imp_kernel(I, "copy", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", *decl, *decl,
-                                                     idx_text(v->ndim), idx_text(v->ndim)));
+    const char *copy = imp_kernel(I, convert ? "to_output" : "copy", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = %s\n}", xdecl, *decl, ix, rhs));
     imp_call(I, res, copy, src);
   }
   *name = res;

@@ -661,6 +661,14 @@ static bool binary(Imp *I, const char *op, const char *sym) {
     return true;
   }
   const char *e = strlen(sym) == 1 ? xprintf("$0 %s $1", sym) : xprintf("%s($0, $1)", sym);
+  if (!strcmp(op, "Pow") && int_valued(in(I, 0)) && !in(I, 0)->c) { /* integers to a power: integers, truncated */
+    int dt = in(I, 0)->dtype;
+    if (!ew(I, "pow_int", x, 2, "pow($0, $1) < 0.0 ? ceil(pow($0, $1)) : floor(pow($0, $1))")) return false;
+    Val *o = VEC_AT(I->vals, I->vals.len - 1);
+    o->dtype = dt;
+    o->fint = true;
+    return true;
+  }
   return ew(I, lower(op), x, 2, e);
 }
 
@@ -2849,6 +2857,44 @@ static bool op_resize(Imp *I, bool upsample) {
   return resize_to(I, x, os, scale, by_size, linear, ct, nm);
 }
 
+/* ArgMax / ArgMin: the index (int64, held as such) of the largest / smallest value along
+ * the axis, the first one or (select_last_index) the last one: argmax= over the axis read
+ * backwards, then counted from the end. keepdims keeps the axis as 1. */
+static bool op_argmax(Imp *I, bool max) {
+  if (!attrs_known(I, "axis,keepdims,select_last_index") || !one_output(I)) return false;
+  Val *x = float_in(I, 0);
+  if (!x) return false;
+  if (x->c) return imp_unsupported(I, "%s of a constant", max ? "ArgMax" : "ArgMin");
+  int r = x->ndim, a = axis_of(I, attr_i(I, "axis", 0), r ? r : 1), no = 0;
+  if (a < 0) return false;
+  bool keep = attr_i(I, "keepdims", 1), last = attr_i(I, "select_last_index", 0);
+  long long n = x->shape[a];
+  int64_t os[HT_MAX_DIMS], ks[HT_MAX_DIMS];
+  char *src = xstrdup(""), *kept = xstrdup(""), *lhs = xstrdup("");
+  int nk = 0;
+  for (int d = 0; d < r; d++) {
+    const char *at = d != a ? xprintf("i%d", d) : last ? xprintf("%lld - 1 - r", n) : "r";
+    src = xprintf("%s%s%s", src, d ? ", " : "", at);
+    if (d != a) kept = xprintf("%s%si%d", kept, nk ? ", " : "", d), ks[nk++] = x->shape[d];
+    if (d != a || keep) {
+      lhs = xprintf("%s%s%s", lhs, no ? ", " : "", d == a ? "z" : xprintf("i%d", d));
+      os[no++] = d == a ? 1 : x->shape[d];
+    }
+  }
+  bool none = !nk; /* every axis reduced: T is [1] */
+  if (none) kept = xstrdup("0"), ks[nk++] = 1;
+  if (!no) lhs = xstrdup("z"), os[no++] = 1;
+  Val *o = net_out(I, 0, no, os);
+  o->dtype = OT_INT64;
+  const char *kn = imp_kernel(I, max ? "argmax" : "argmin",
+                              xprintf("(X: %s) -> Y: %s {\n  tensor T: i64[%s]\n  T[%s] %s X[%s] where r in 0..%lld\n"
+                                      "  Y[%s] = %s\n}",
+                                      ty(x), ty(o), dims_text(ks, nk), none ? "z0" : kept, max ? "argmax=" : "argmin=",
+                                      src, n, lhs, last ? xprintf("%lld - 1 - T[%s]", n, kept) : xprintf("T[%s]", kept)));
+  imp_call(I, o->tex, kn, imp_tensor(I, x));
+  return true;
+}
+
 /* Gelu (opset 20): x Phi(x) by erf, or its tanh approximation. */
 static bool op_gelu(Imp *I) {
   if (!attrs_known(I, "approximate")) return false;
@@ -2871,7 +2917,7 @@ bool onnx_op_known(const char *op) {
       "Split", "LayerNormalization", "ConvTranspose", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
       "Sinh", "Cosh", "Round", "Sign", "Softplus", "Softsign", "Asinh", "Acosh", "Atanh", "Elu", "Selu", "Celu",
       "ThresholdedRelu", "Shrink", "PRelu", "Sum", "Mean", "ReduceL1", "ReduceL2", "ReduceLogSum", "IsNaN", "Gelu",
-      "GatherND",
+      "GatherND", "ArgMax", "ArgMin",
       "ReduceLogSumExp", "ReduceProd", "Pad", "DepthToSpace", "SpaceToDepth", "Tile", "InstanceNormalization",
       "Resize", "Upsample", "LRN", "GatherElements", "Hardmax", "Einsum", "CumSum", "Size", "Trilu",
       "MeanVarianceNormalization", "Mish", "LessOrEqual", "GreaterOrEqual", "ScatterND", "ScatterElements",
@@ -3041,6 +3087,7 @@ static bool dispatch(Imp *I, const char *op) {
   if (!strcmp(op, "LayerNormalization")) return op_layer_norm(I);
   if (!strcmp(op, "Where")) return op_where(I);
   if (!strcmp(op, "Gelu")) return op_gelu(I);
+  if (!strcmp(op, "ArgMax") || !strcmp(op, "ArgMin")) return op_argmax(I, !strcmp(op, "ArgMax"));
   if (!strcmp(op, "Equal") || !strcmp(op, "Less") || !strcmp(op, "Greater") || !strcmp(op, "LessOrEqual") ||
       !strcmp(op, "GreaterOrEqual") || !strcmp(op, "Not") || !strcmp(op, "And") || !strcmp(op, "Or") || !strcmp(op, "IsNaN"))
     return op_logic(I, op);

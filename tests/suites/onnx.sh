@@ -174,6 +174,12 @@ out=$("$TEXC" run "$B/positions.onnx" --input "$B/positions_ids.npy" --check --e
   --expect "$B/positions_z.npy" 2>&1)
 [ "$(grep -c "expect .*: ok" <<<"$out")" = 2 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx integer arithmetic at run time = Python reference" ||
   echo "not ok - onnx integer arithmetic at run time = Python reference: $out"
+# Integer and boolean graph outputs: ArgMax (no keepdims), ArgMin (select_last_index, a tie),
+# Greater's booleans; compared exactly
+out=$("$TEXC" run "$B/labels.onnx" --input "$B/labels_x.npy" --check --expect "$B/labels_lab.npy" --expect "$B/labels_low.npy" \
+  --expect "$B/labels_pos.npy" 2>&1)
+[ "$(grep -c "expect .*: ok" <<<"$out")" = 3 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx int64 and bool outputs = Python reference" ||
+  echo "not ok - onnx int64 and bool outputs = Python reference: $out"
 out=$("$TEXC" bench "$B/cnn.onnx" --repeat 2 2>&1)
 grep -q "Measured latency" <<<"$out" && echo "ok - onnx bench MODEL.onnx" || echo "not ok - onnx bench MODEL.onnx: $out"
 

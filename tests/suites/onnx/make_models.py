@@ -632,8 +632,29 @@ def positions(out):
     npy(out + "/positions_z.npy", "<f4", (2, 6), struct.pack("<12f", *z))
 
 
+def labels(out):
+    """Integer and boolean graph outputs: ArgMax of a Softmax (int64 labels, no keepdims),
+    ArgMin with select_last_index over a tie, and Greater's booleans."""
+    x = rand(10, 97, 2.0)
+    x[7] = x[9] = min(x[5:10])  # a tie in row 1's minimum: the last one is 9 - 5 = 4
+    lab = [max(range(5), key=lambda j: x[5 * b + j]) for b in range(2)]
+    low = [max(j for j in range(5) if x[5 * b + j] == min(x[5 * b:5 * b + 5])) for b in range(2)]
+    pos = [v > 0 for v in x]
+    nodes = [node("Softmax", ["x"], ["p"], "softmax", axis=1), node("ArgMax", ["p"], ["lab"], "argmax", axis=1, keepdims=0),
+             node("ArgMin", ["x"], ["low"], "argmin", axis=1, select_last_index=1),
+             node("Greater", ["x", "zero"], ["pos"], "greater")]
+    open(out + "/labels.onnx", "wb").write(model(nodes, [initializer("zero", [], [0.0])], [value_info("x", [2, 5])],
+                                                  [value_info("lab", [2], 7), value_info("low", [2, 1], 7),
+                                                   value_info("pos", [2, 5], 9)]))
+    npy(out + "/labels_x.npy", "<f4", (2, 5), struct.pack("<10f", *x))
+    npy(out + "/labels_lab.npy", "<i8", (2,), struct.pack("<2q", *lab))
+    npy(out + "/labels_low.npy", "<i8", (2, 1), struct.pack("<2q", *low))
+    npy(out + "/labels_pos.npy", "|b1", (2, 5), bytes(int(v) for v in pos))
+
+
 def main(out):
     multi(out)
+    labels(out)
     positions(out)
     gather_nd(out)
     opset20(out)
