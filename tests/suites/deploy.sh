@@ -312,6 +312,30 @@ if [ $rc -eq 0 ] && grep -q "const int64_t \*input0, const int32_t \*input1" "$O
    cmp -s "$OUT/ints/out.bin" <(tail -c 256 "$OUT/ints/t.npy"; tail -c 32 "$OUT/ints/s.npy"); then
   echo "ok - integer inputs (i64 ids, i32 mask) as a library: equal to texc run"
 else echo "not ok - integer inputs (i64 ids, i32 mask) as a library (exit $rc)"; sed 's/^/  # /' "$OUT/ints.log" | head -8; fi
+# ... and an i64 result (int_result: the ids back): `int64_t *output`, the bytes texc run writes
+cat >"$OUT/ints/ires.c" <<'C'
+#include <stdint.h>
+#include <stdio.h>
+#include "ires.h"
+int main(void) {
+  static int64_t ids[ires_INPUT_SIZE], out[ires_OUTPUT_SIZE];
+  FILE *f = fopen("ids.bin", "rb");
+  if (!f || fread(ids, sizeof ids[0], ires_INPUT_SIZE, f) != ires_INPUT_SIZE) return 2;
+  if (ires(ids, out)) { printf("not ok - an integer result: %s\n", ires_last_error()); return 1; }
+  f = fopen("ires.bin", "wb");
+  fwrite(out, sizeof out, 1, f);
+  return fclose(f) != 0;
+}
+C
+(cd "$OUT/ints" && rm -rf dump2 && mkdir dump2 && TEXC_NET_DUMP=dump2 "$TEXC" run "$INET" --kernel int_result --output ires.npy &&
+   cp dump2/ids.bin ids.bin && "$TEXC" "$INET" --kernel int_result --emit so -o libires.so &&
+   "$TEXC" "$INET" --kernel int_result --emit header -o ires.h --name ires &&
+   cc $SAN -O1 -o ires ires.c -L. -lires -Wl,-rpath,'$ORIGIN' && ./ires) >"$OUT/ires.log" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q "int ires(const int64_t \*input, int64_t \*output);" "$OUT/ints/ires.h" &&
+   cmp -s "$OUT/ints/ires.bin" <(tail -c 128 "$OUT/ints/ires.npy"); then
+  echo "ok - an integer result (int64_t *output) as a library: equal to texc run"
+else echo "not ok - an integer result as a library (exit $rc)"; sed 's/^/  # /' "$OUT/ires.log" | head -8; fi
 
 # CUDA: the same library for --target cuda (PTX embedded, the driver loaded with dlopen at
 # create). Without a GPU, create() fails with "no CUDA device"; with one, the top-5 classes
