@@ -80,4 +80,47 @@ bool onnx_op(Imp *I);
 /* Is OP of the default domain one that onnx_op knows? */
 bool onnx_op_known(const char *op);
 
+/* ---- onnx_ops.c: what the operator files share ------------------------------------
+ * A node's inputs and attributes, kernel text, broadcasting, folding and the elementwise
+ * kernels; each is described at its definition. */
+#define MAX_RESULT ((int64_t)1 << 30) /* elements of one result at most: imp_shape_ok */
+const Onnx__AttributeProto *imp_attr(Imp *I, const char *name);
+int64_t imp_attr_i(Imp *I, const char *name, int64_t def);
+double imp_attr_f(Imp *I, const char *name, double def);
+const char *imp_attr_s(Imp *I, const char *name, const char *def);
+int imp_attr_ints(Imp *I, const char *name, int64_t *out, int max);
+bool imp_attrs_known(Imp *I, const char *known);
+Val *imp_in(Imp *I, int k);
+int imp_nin(Imp *I);
+Val *imp_const_in(Imp *I, int k, const char *what);
+Val *imp_float_in(Imp *I, int k);
+bool imp_one_output(Imp *I);
+int imp_axis_of(Imp *I, int64_t a, int r);
+char *imp_flit(double v);
+char *imp_dims_text(const int64_t *shape, int nd);
+bool imp_run_time_int(const Val *v);
+char *imp_int_at(const Val *ix, const char *name, const char *idx_text);
+char *imp_ty(const Val *v);
+char *imp_idx(const char *p, int nd);
+Val *imp_net_out(Imp *I, int k, int nd, const int64_t *shape);
+Val *imp_net_out_like(Imp *I, int k, int nd, const int64_t *shape, const Val *x);
+Val *imp_int_as_f32(Imp *I, Val *v);
+bool imp_alias(Imp *I, Val *v);
+bool imp_broadcast(Imp *I, const int64_t *a_in, int na, const int64_t *b_in, int nb, int64_t *out, int *no);
+int64_t imp_bidx(const int64_t *sh, int ns, const int64_t *idxs, int no);
+char *imp_baccess(const char *name, const Val *v, const int64_t *oshape, int no);
+double *imp_vals(int64_t n);
+Val *imp_const_out(Imp *I, int k, int dtype, int nd, const int64_t *shape, double *c);
+int imp_shape_from(Imp *I, Val *v, int64_t *out);
+bool imp_shape_ok(Imp *I, const int64_t *s, int nd);
+bool imp_ew_to(Imp *I, const char *base, Val **x, int n, const char *expr, const int64_t *oshape, int no_in);
+Val *imp_ew_nhwc_input(Imp *I, Val *x);
+bool imp_ew(Imp *I, const char *base, Val **x, int n, const char *expr);
+char *imp_lower(const char *s);
+
+/* onnx_nn.c and onnx_layout.c: node I->node if OP is one of the file's operators: 1 or 0
+ * (reported), else -1 (onnx_op asks the next). */
+int onnx_nn_op(Imp *I, const char *op);
+int onnx_layout_op(Imp *I, const char *op);
+
 #endif

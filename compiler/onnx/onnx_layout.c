@@ -1,0 +1,1054 @@
+/* onnx_layout.c — the ONNX operators that move data (docs/ONNX.md): Reshape, Flatten,
+ * Squeeze / Unsqueeze, Transpose, Concat, Split, Slice, Expand, Tile, Pad, DepthToSpace /
+ * SpaceToDepth, Trilu, Size, the gathers (Gather, GatherND, GatherElements) and scatters
+ * (ScatterND, ScatterElements). Folded for constants, else a kernel of index arithmetic
+ * (onnx_ops.c's helpers); onnx_layout_op is their entry from the table.
+ */
+#include "onnx/onnx_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* X's indices, as text, of the output point i0.. of a reshape to SHAPE, or NULL when the
+ * dimensions do not pair up. Dimensions of extent 1 are dropped (index 0 in X); the others
+ * pair up into groups of equal products in order, and within a group X's indices come from
+ * the group's own flat index: a dimension split in several reads X at their row-major
+ * combination, several merged into one divide it; no division by a stride outside the
+ * group ([197, 1, 2304] -> [197, 1, 3, 768] reads X[i0, 0, i2 * 768 + i3]). */
+static char *reshape_index(const Val *x, const int64_t *shape, int nd) {
+  int in[HT_MAX_DIMS], out[HT_MAX_DIMS], ni = 0, no = 0;
+  for (int d = 0; d < x->ndim; d++)
+    if (x->shape[d] != 1) in[ni++] = d;
+  for (int d = 0; d < nd; d++)
+    if (shape[d] != 1) out[no++] = d;
+  char *idxs[HT_MAX_DIMS];
+  for (int d = 0; d < x->ndim; d++) idxs[d] = xstrdup("0");
+  int a = 0, b = 0;
+  while (a < ni || b < no) {
+    if (a == ni || b == no) return NULL;
+    int a1 = a, b1 = b;
+    int64_t pa = x->shape[in[a1++]], pb = shape[out[b1++]];
+    while (pa != pb) {
+      if (pa < pb && a1 < ni) pa *= x->shape[in[a1++]];
+      else if (pb < pa && b1 < no) pb *= shape[out[b1++]];
+      else return NULL;
+    }
+    char *flat = NULL; /* the group's flat index over its output dimensions */
+    for (int k = b; k < b1; k++)
+      flat = flat ? xprintf("(%s) * %lld + i%d", flat, (long long)shape[out[k]], out[k]) : xprintf("i%d", out[k]);
+    int64_t stride = 1;
+    for (int k = a1 - 1; k >= a; k--) {
+      int d = in[k];
+      char *e = stride == 1 ? xprintf("%s", flat) : xprintf("(%s) / %lld", flat, (long long)stride);
+      if (k > a) e = xprintf("(%s) %% %lld", e, (long long)x->shape[d]);
+      idxs[d] = e;
+      stride *= x->shape[d];
+    }
+    a = a1, b = b1;
+  }
+  char *acc = xstrdup("");
+  for (int d = 0; d < x->ndim; d++) acc = xprintf("%s%s%s", acc, d ? ", " : "", idxs[d]);
+  return x->ndim ? acc : xstrdup("0");
+}
+
+/* X reshaped to SHAPE (same number of elements): folded, an alias when equal, else a
+ * kernel reading X at the same flat index (reshape_index: within groups of paired
+ * dimensions where they pair up, else over the whole flat index). */
+static bool reshape_to(Imp *I, Val *x, const int64_t *shape, int nd) {
+  Val tmp = {.ndim = nd};
+  memcpy(tmp.shape, shape, sizeof(int64_t) * (size_t)nd);
+  if (val_numel(&tmp) != val_numel(x)) return imp_error(I, "cannot reshape %lld elements to %s", (long long)val_numel(x), imp_ty(&tmp));
+  if (x->c) {
+    int64_t n = val_numel(x);
+    double *c = imp_vals(n);
+    memcpy(c, x->c, sizeof(double) * (size_t)n);
+    imp_const_out(I, 0, x->dtype, nd, shape, c);
+    return true;
+  }
+  if (nd == x->ndim && !memcmp(shape, x->shape, sizeof(int64_t) * (size_t)nd)) return imp_alias(I, x);
+  Val *o = imp_net_out_like(I, 0, nd, shape, x);
+  char *rhs = reshape_index(x, shape, nd);
+  if (rhs) {
+    rhs = xprintf("X[%s]", rhs);
+  } else { /* the flat index of the output point, then X's index of the same flat index */
+    char *flat = xstrdup("0");
+    for (int d = 0; d < nd; d++) flat = d ? xprintf("(%s) * %lld + i%d", flat, (long long)shape[d], d) : xstrdup("i0");
+    char *acc = xstrdup(""), *guard = xstrdup("");
+    int64_t stride = 1;
+    for (int d = x->ndim - 1; d >= 0; d--) {
+      char *e = stride == 1 ? xprintf("(%s)", flat) : xprintf("(%s) / %lld", flat, (long long)stride);
+      if (x->shape[d] == 1) e = xstrdup("0");
+      else if (d > 0) e = xprintf("%s %% %lld", e, (long long)x->shape[d]);
+      else guard = xprintf("%s < %lld", e, (long long)x->shape[0]); /* always true: for the checker */
+      acc = xprintf("%s%s%s", e, *acc ? ", " : "", acc);
+      stride *= x->shape[d];
+    }
+    if (x->ndim == 0) acc = xstrdup("0");
+    rhs = *guard ? xprintf("%s ? X[%s] : %s", guard, acc, imp_run_time_int(x) ? "0" : "0.0") : xprintf("X[%s]", acc);
+  }
+  const char *k = imp_kernel(I, "reshape", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = %s\n}", imp_ty(x), imp_ty(o), imp_idx("i", nd), rhs));
+  imp_call(I, o->tex, k, imp_tensor(I, x));
+  return true;
+}
+
+static bool op_reshape(Imp *I) {
+  if (!imp_attrs_known(I, "allowzero") || !imp_one_output(I)) return false;
+  Val *x = imp_in(I, 0), *s = imp_const_in(I, 1, "shape");
+  if (!x || !s) return x ? false : imp_error(I, "input 1 is missing");
+  int64_t shape[HT_MAX_DIMS];
+  int nd = imp_shape_from(I, s, shape), neg = -1;
+  if (nd < 0) return false;
+  int64_t known = 1;
+  for (int d = 0; d < nd; d++) {
+    if (shape[d] == 0 && !imp_attr_i(I, "allowzero", 0)) {
+      if (d >= x->ndim) return imp_error(I, "shape has 0 at dimension %d beyond the input's rank", d + 1);
+      shape[d] = x->shape[d];
+    }
+    if (shape[d] == -1) {
+      if (neg >= 0) return imp_error(I, "shape has two -1");
+      neg = d;
+    } else if (shape[d] < 1) {
+      return imp_unsupported(I, "a dimension of %lld", (long long)shape[d]);
+    } else {
+      known *= shape[d];
+    }
+  }
+  if (neg >= 0) shape[neg] = val_numel(x) / known;
+  return reshape_to(I, x, shape, nd);
+}
+
+static bool op_flatten(Imp *I) {
+  if (!imp_attrs_known(I, "axis") || !imp_one_output(I)) return false;
+  Val *x = imp_in(I, 0);
+  if (!x) return imp_error(I, "input 1 is missing");
+  int a = (int)imp_attr_i(I, "axis", 1);
+  if (a < 0) a += x->ndim;
+  if (a < 0 || a > x->ndim) return imp_error(I, "axis %d outside rank %d", a, x->ndim);
+  int64_t s[2] = {1, 1};
+  for (int d = 0; d < x->ndim; d++) s[d >= a] *= x->shape[d];
+  return reshape_to(I, x, s, 2);
+}
+
+/* Squeeze/Unsqueeze: axes from the attribute (opset < 13) or input 2. */
+static int axes_of(Imp *I, int64_t *axes) {
+  int na = imp_attr_ints(I, "axes", axes, HT_MAX_DIMS);
+  if (imp_in(I, 1)) {
+    Val *a = imp_const_in(I, 1, "axes");
+    if (!a) return -2;
+    na = (int)val_numel(a) > HT_MAX_DIMS ? HT_MAX_DIMS : (int)val_numel(a);
+    for (int i = 0; i < na; i++) axes[i] = (int64_t)a->c[i];
+  }
+  return na;
+}
+
+static bool op_squeeze(Imp *I, bool un) {
+  if (!imp_attrs_known(I, "axes") || !imp_one_output(I)) return false;
+  Val *x = imp_in(I, 0);
+  int64_t axes[HT_MAX_DIMS], shape[HT_MAX_DIMS];
+  int na = x ? axes_of(I, axes) : -2, nd = 0;
+  if (!x) return imp_error(I, "input 1 is missing");
+  if (na == -2) return false;
+  if (un) {
+    int r = x->ndim + na;
+    if (na < 0 || r > HT_MAX_DIMS) return imp_error(I, "Unsqueeze needs axes (at most 8 dimensions)");
+    bool ins[HT_MAX_DIMS] = {0};
+    for (int i = 0; i < na; i++) {
+      int a = imp_axis_of(I, axes[i], r);
+      if (a < 0) return false;
+      ins[a] = true;
+    }
+    for (int d = 0, k = 0; d < r; d++) shape[nd++] = ins[d] ? 1 : x->shape[k++];
+  } else {
+    bool drop[HT_MAX_DIMS] = {0};
+    for (int i = 0; i < na; i++) {
+      int a = imp_axis_of(I, axes[i], x->ndim);
+      if (a < 0) return false;
+      if (x->shape[a] != 1) return imp_error(I, "axis %d has size %lld, not 1", a, (long long)x->shape[a]);
+      drop[a] = true;
+    }
+    for (int d = 0; d < x->ndim; d++)
+      if (!(na < 0 ? x->shape[d] == 1 : drop[d])) shape[nd++] = x->shape[d];
+  }
+  return reshape_to(I, x, shape, nd);
+}
+
+static bool op_transpose(Imp *I) {
+  if (!imp_attrs_known(I, "perm") || !imp_one_output(I)) return false;
+  Val *x = imp_in(I, 0);
+  if (!x) return imp_error(I, "input 1 is missing");
+  int r = x->ndim;
+  int64_t perm[HT_MAX_DIMS], os[HT_MAX_DIMS];
+  int np = imp_attr_ints(I, "perm", perm, HT_MAX_DIMS);
+  if (np < 0)
+    for (int d = 0; d < r; d++) perm[d] = r - 1 - d;
+  else if (np != r) return imp_error(I, "perm has %d values for rank %d", np, r);
+  bool seen[HT_MAX_DIMS] = {0};
+  for (int d = 0; d < r; d++) {
+    if (perm[d] < 0 || perm[d] >= r || seen[perm[d]]) return imp_error(I, "perm is not a permutation");
+    seen[perm[d]] = true;
+    os[d] = x->shape[perm[d]];
+  }
+  if (x->c) {
+    Val tmp = {.ndim = r};
+    memcpy(tmp.shape, os, sizeof os);
+    int64_t n = val_numel(x), ix[HT_MAX_DIMS];
+    double *c = imp_vals(n);
+    for (int64_t i = 0; i < n; i++) {
+      int64_t rem = i, src = 0;
+      for (int d = r - 1; d >= 0; d--) ix[d] = rem % os[d], rem /= os[d];
+      int64_t xi[HT_MAX_DIMS];
+      for (int d = 0; d < r; d++) xi[perm[d]] = ix[d];
+      for (int d = 0; d < r; d++) src = src * x->shape[d] + xi[d];
+      c[i] = x->c[src];
+    }
+    imp_const_out(I, 0, x->dtype, r, os, c);
+    return true;
+  }
+  char *acc = xstrdup("");
+  int64_t inv[HT_MAX_DIMS];
+  for (int d = 0; d < r; d++) inv[perm[d]] = d;
+  for (int d = 0; d < r; d++) acc = xprintf("%s%si%lld", acc, d ? ", " : "", (long long)inv[d]);
+  Val *o = imp_net_out(I, 0, r, os);
+  const char *k = imp_kernel(I, "transpose", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(x), imp_ty(o), imp_idx("i", r), acc));
+  imp_call(I, o->tex, k, imp_tensor(I, x));
+  return true;
+}
+
+static bool concat_gen(Imp *I, Val **x, int n, int a, const int64_t *os);
+
+static bool op_concat(Imp *I) {
+  if (!imp_attrs_known(I, "axis") || !imp_one_output(I)) return false;
+  int n = imp_nin(I);
+  Val **x = xalloc(sizeof(Val *) * (size_t)(n + 1));
+  bool all_const = true;
+  for (int k = 0; k < n; k++) {
+    if (!(x[k] = imp_in(I, k))) return imp_error(I, "input %d is missing", k + 1);
+    all_const &= x[k]->c != NULL;
+  }
+  if (n < 1) return imp_error(I, "no inputs");
+  int r = x[0]->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", I->opset < 4 ? 1 : 0), r); /* Concat-1: 1 */
+  if (a < 0) return false;
+  int64_t os[HT_MAX_DIMS];
+  memcpy(os, x[0]->shape, sizeof os);
+  os[a] = 0;
+  for (int k = 0; k < n; k++) {
+    if (x[k]->ndim != r) return imp_error(I, "inputs of different ranks");
+    for (int d = 0; d < r; d++)
+      if (d != a && x[k]->shape[d] != x[0]->shape[d]) return imp_error(I, "input %d's dimension %d differs", k + 1, d + 1);
+    os[a] += x[k]->shape[a];
+  }
+  if (all_const) {
+    Val tmp = {.ndim = r};
+    memcpy(tmp.shape, os, sizeof os);
+    int64_t total = val_numel(&tmp), outer = 1, inner = 1, pos = 0;
+    for (int d = 0; d < a; d++) outer *= os[d];
+    for (int d = a + 1; d < r; d++) inner *= os[d];
+    double *c = imp_vals(total);
+    for (int64_t o = 0; o < outer; o++)
+      for (int k = 0; k < n; k++) {
+        int64_t m = x[k]->shape[a] * inner;
+        memcpy(c + pos, x[k]->c + o * m, sizeof(double) * (size_t)m);
+        pos += m;
+      }
+    imp_const_out(I, 0, x[0]->dtype, r, os, c);
+    return true;
+  }
+  /* channels last when an input is NHWC (the channel axis 1 is axis 3 there) */
+  bool nhwc = false;
+  for (int k = 0; k < n; k++) nhwc |= x[k]->nhwc;
+  if (nhwc && r == 4) {
+    static const int phys[4] = {0, 3, 1, 2};
+    for (int k = 0; k < n; k++) x[k] = imp_ew_nhwc_input(I, x[k]);
+    int64_t ps[4] = {os[0], os[2], os[3], os[1]};
+    if (!concat_gen(I, x, n, phys[a], ps)) return false;
+    Val *o = VEC_AT(I->vals, I->vals.len - 1);
+    memcpy(o->shape, os, sizeof(int64_t) * 4);
+    o->nhwc = true;
+    return true;
+  }
+  return concat_gen(I, x, n, a, os);
+}
+
+/* The run-time Concat of X[0..N) along axis A into shape OS. */
+static bool concat_gen(Imp *I, Val **x, int n, int a, const int64_t *os) {
+  int r = x[0]->ndim;
+  char *params = xstrdup(""), *args = xstrdup(""), *e = xstrdup("");
+  int64_t off = 0;
+  for (int k = 0; k < n; k++) {
+    if (imp_run_time_int(x[k])) x[k] = imp_int_as_f32(I, x[k]); /* the result: integers held as f32 (int_result) */
+    if (!x[k]->c && x[k]->dtype != OT_FLOAT && x[k]->dtype != OT_BOOL && !x[k]->fint)
+      return imp_unsupported(I, "input %d is not float", k + 1);
+    char *acc = xstrdup("");
+    for (int d = 0; d < r; d++)
+      acc = xprintf("%s%s%s", acc, d ? ", " : "", d == a ? (off ? xprintf("i%d - %lld", d, (long long)off) : xprintf("i%d", d)) : xprintf("i%d", d));
+    params = xprintf("%s%sX%d: %s", params, k ? ", " : "", k, imp_ty(x[k]));
+    args = xprintf("%s%s%s", args, k ? ", " : "", imp_tensor(I, x[k]));
+    off += x[k]->shape[a];
+    char *cond = xprintf("i%d >= %lld && i%d < %lld", a, (long long)(off - x[k]->shape[a]), a, (long long)off);
+    e = k == n - 1 ? xprintf("%s%s(%s ? X%d[%s] : 0.0)%s", e, "", cond, k, acc, "") : xprintf("%s%s ? X%d[%s] : ", e, cond, k, acc);
+  }
+  Val *o = imp_net_out(I, 0, r, os);
+  const char *kn = imp_kernel(I, "concat", xprintf("(%s) -> Y: %s {\n  Y[%s] = %s\n}", params, imp_ty(o), imp_idx("i", r), e));
+  imp_call(I, o->tex, kn, args);
+  return true;
+}
+
+/* Gather of run-time X along axis A by the constant indices IX (wrapped: IV, taken over)
+ * of any rank or count: the indices become a weight, exact in f32, that the kernel reads
+ * (clamped: the bounds checker's proof; they are in range already). OS: the output shape,
+ * X's dims before A, IX's, X's after A. */
+static bool gather_table(Imp *I, Val *x, int a, const Val *ix, double *iv, const int64_t *os) {
+  int r = x->ndim, no = r - 1 + ix->ndim;
+  if (x->shape[a] > (1 << 24)) return free(iv), imp_unsupported(I, "run-time Gather on an axis of more than 2^24 elements");
+  Val *t = xalloc(sizeof *t);
+  *t = (Val){.name = xprintf("%s_indices", ix->name), .dtype = OT_FLOAT, .ndim = ix->ndim, .c = iv};
+  memcpy(t->shape, ix->shape, sizeof(int64_t) * (size_t)ix->ndim);
+  char *sel = xstrdup(""), *acc = xstrdup("");
+  for (int d = 0; d < ix->ndim; d++) sel = xprintf("%s%si%d", sel, d ? ", " : "", a + d);
+  sel = xprintf("clamp(i32(I[%s]), 0, %lld)", sel, (long long)x->shape[a] - 1);
+  for (int d = 0, od = 0; d < r; d++) {
+    acc = xprintf("%s%s%s", acc, d ? ", " : "", d == a ? sel : xprintf("i%d", od));
+    od += d == a ? ix->ndim : 1;
+  }
+  Val *o = imp_net_out(I, 0, no, os);
+  const char *kn = imp_kernel(I, "gather", xprintf("(X: %s, I: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(x), imp_ty(t), imp_ty(o),
+                                                   imp_idx("i", no), acc));
+  const char *tx = imp_tensor(I, x);
+  imp_call(I, o->tex, kn, xprintf("%s, %s", tx, imp_tensor(I, t)));
+  return true;
+}
+
+/* Gather of X (a tensor of the network or a weight) along axis A by run-time integer
+ * indices IX (token ids into an embedding): negative ones counted from the end, any index
+ * clamped into the axis (ONNX leaves one outside undefined; no read leaves X). */
+static bool gather_run_time(Imp *I, Val *x, int a, Val *ix) {
+  int r = x->ndim, no = r - 1 + ix->ndim;
+  if (no > HT_MAX_DIMS) return imp_unsupported(I, "more than 8 dimensions");
+  if (ix->ndim == 0) return imp_unsupported(I, "a scalar run-time index");
+  int64_t os[HT_MAX_DIMS], n = x->shape[a];
+  int k = 0;
+  for (int d = 0; d < a; d++) os[k++] = x->shape[d];
+  for (int d = 0; d < ix->ndim; d++) os[k++] = ix->shape[d];
+  for (int d = a + 1; d < r; d++) os[k++] = x->shape[d];
+  char *iacc = xstrdup("");
+  for (int d = 0; d < ix->ndim; d++) iacc = xprintf("%s%si%d", iacc, d ? ", " : "", a + d);
+  const char *ie = imp_int_at(ix, "Ix", iacc); /* integers held as f32: exact */
+  char *sel = xprintf("clamp(%s < 0 ? %s + %lld : %s, 0, %lld)", ie, ie, (long long)n, ie, (long long)(n - 1));
+  char *acc = xstrdup("");
+  for (int d = 0, od = 0; d < r; d++) {
+    acc = xprintf("%s%s%s", acc, d ? ", " : "", d == a ? sel : xprintf("i%d", od));
+    od += d == a ? ix->ndim : 1;
+  }
+  Val *o = imp_net_out_like(I, 0, no, os, x);
+  const char *kn = imp_kernel(I, "gather", xprintf("(X: %s, Ix: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(x), imp_ty(ix), imp_ty(o),
+                                                   imp_idx("i", no), acc));
+  imp_call(I, o->tex, kn, xprintf("%s, %s", imp_tensor(I, x), ix->tex));
+  return true;
+}
+
+static bool op_gather(Imp *I) {
+  if (!imp_attrs_known(I, "axis") || !imp_one_output(I)) return false;
+  Val *x = imp_in(I, 0), *ix = imp_in(I, 1);
+  if (x && ix && !ix->c && (imp_run_time_int(ix) || ix->fint)) {
+    int a = imp_axis_of(I, imp_attr_i(I, "axis", 0), x->ndim);
+    return a >= 0 && gather_run_time(I, x, a, ix);
+  }
+  ix = x ? imp_const_in(I, 1, "indices") : NULL;
+  if (!x || !ix) return x ? false : imp_error(I, "input 1 is missing");
+  int r = x->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", 0), r);
+  if (a < 0) return false;
+  int no = r - 1 + ix->ndim;
+  if (no > HT_MAX_DIMS) return imp_unsupported(I, "more than 8 dimensions");
+  int64_t os[HT_MAX_DIMS];
+  int k = 0;
+  for (int d = 0; d < a; d++) os[k++] = x->shape[d];
+  for (int d = 0; d < ix->ndim; d++) os[k++] = ix->shape[d];
+  for (int d = a + 1; d < r; d++) os[k++] = x->shape[d];
+  int64_t ni = val_numel(ix);
+  double *iv = imp_vals(ni); /* negative indices wrapped (ix itself may feed other nodes) */
+  for (int64_t i = 0; i < ni; i++) {
+    iv[i] = ix->c[i] < 0 ? ix->c[i] + (double)x->shape[a] : ix->c[i];
+    if (iv[i] < 0 || iv[i] >= (double)x->shape[a])
+      return free(iv), imp_error(I, "index %.0f outside axis %d of size %lld", ix->c[i], a, (long long)x->shape[a]);
+  }
+  if (x->c) {
+    int64_t outer = 1, inner = 1, pos = 0;
+    for (int d = 0; d < a; d++) outer *= x->shape[d];
+    for (int d = a + 1; d < r; d++) inner *= x->shape[d];
+    double *c = imp_vals(outer * ni * inner);
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t i = 0; i < ni; i++, pos += inner)
+        memcpy(c + pos, x->c + (o * x->shape[a] + (int64_t)iv[i]) * inner, sizeof(double) * (size_t)inner);
+    free(iv);
+    imp_const_out(I, 0, x->dtype, no, os, c);
+    return true;
+  }
+  if (ix->ndim > 1 || ni > 64) return gather_table(I, x, a, ix, iv, os);
+  /* the index at output axis a: a literal (scalar) or a chain of choices */
+  char *sel = ix->ndim == 0 ? xprintf("%.0f", iv[0]) : xstrdup("");
+  if (ix->ndim == 1) {
+    for (int64_t i = ni - 1; i >= 0; i--)
+      sel = i == ni - 1 ? xprintf("%.0f", iv[i]) : xprintf("i%d == %lld ? %.0f : %s", a, (long long)i, iv[i], sel);
+    sel = xprintf("(%s)", sel);
+  }
+  free(iv);
+  char *acc = xstrdup("");
+  for (int d = 0, od = 0; d < r; d++) {
+    acc = xprintf("%s%s%s", acc, d ? ", " : "", d == a ? sel : xprintf("i%d", od));
+    od += d == a ? ix->ndim : 1;
+  }
+  if (no == 0) os[no++] = 1;
+  Val *o = imp_net_out_like(I, 0, r - 1 + ix->ndim, os, x);
+  const char *kn = imp_kernel(I, "gather", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(x), imp_ty(o), imp_idx("i", no), acc));
+  imp_call(I, o->tex, kn, imp_tensor(I, x));
+  return true;
+}
+
+/* A GatherND's shapes: data rank R, indices rank Q, B batch axes, tuples of K indices;
+ * the output (NO axes, OS), TUPLES index tuples of INNER elements each, PER_BATCH tuples per
+ * batch index; TAB[m * TUPLES + t]: axis B + m of tuple t, wrapped. */
+typedef struct GatherNd {
+  int r, q, b, k, no;
+  int64_t os[HT_MAX_DIMS], tuples, inner, per_batch;
+  double *tab;
+} GatherNd;
+
+/* G for data X and constant indices IX; false: reported (an index outside its axis). */
+static bool gather_nd_plan(Imp *I, const Val *x, const Val *ix, GatherNd *G) {
+  *G = (GatherNd){.r = x->ndim, .q = ix->ndim, .b = (int)imp_attr_i(I, "batch_dims", 0), .tuples = 1, .inner = 1, .per_batch = 1};
+  int r = G->r, q = G->q, b = G->b, k = G->k = q ? (int)ix->shape[q - 1] : 0;
+  if (q < 1 || b < 0 || b >= q || b >= r || k < 1 || b + k > r)
+    return imp_error(I, "indices of rank %d (last axis %d) and batch_dims %d do not fit data of rank %d", q, k, b, r);
+  for (int d = 0; d < b; d++)
+    if (ix->shape[d] != x->shape[d]) return imp_error(I, "batch axis %d: indices %lld, data %lld", d, (long long)ix->shape[d], (long long)x->shape[d]);
+  G->no = q - 1 + r - b - k;
+  if (G->no > HT_MAX_DIMS) return imp_unsupported(I, "more than 8 dimensions");
+  for (int d = 0; d < q - 1; d++) G->os[d] = ix->shape[d], G->tuples *= ix->shape[d];
+  for (int d = b + k; d < r; d++) G->os[q - 1 + d - b - k] = x->shape[d], G->inner *= x->shape[d];
+  for (int d = b; d < q - 1; d++) G->per_batch *= ix->shape[d];
+  G->tab = imp_vals(G->tuples * k);
+  for (int64_t t = 0; t < G->tuples; t++)
+    for (int m = 0; m < k; m++) {
+      double v = ix->c[t * k + m], n = (double)x->shape[b + m];
+      v = v < 0 ? v + n : v;
+      if (v < 0 || v >= n) return imp_error(I, "index %.0f outside axis %d of size %.0f", ix->c[t * k + m], b + m, n);
+      G->tab[m * G->tuples + t] = v;
+    }
+  if (G->no == 0) G->os[G->no++] = 1;
+  return true;
+}
+
+/* GatherND of constant X: folded. */
+static void gather_nd_fold(Imp *I, const Val *x, const GatherNd *G) {
+  int64_t below = 1; /* elements of X per batch index */
+  for (int d = G->b; d < G->r; d++) below *= x->shape[d];
+  double *c = imp_vals(G->tuples * G->inner);
+  for (int64_t t = 0; t < G->tuples; t++) {
+    int64_t off = 0; /* the tuple's element among X's axes b .. b + k - 1 */
+    for (int m = 0; m < G->k; m++) off = off * x->shape[G->b + m] + (int64_t)G->tab[m * G->tuples + t];
+    memcpy(c + t * G->inner, x->c + (t / G->per_batch) * below + off * G->inner, sizeof(double) * (size_t)G->inner);
+  }
+  imp_const_out(I, 0, x->dtype, G->no, G->os, c);
+}
+
+/* GatherND of run-time X: a kernel reading, per indexed axis, a table of the tuples'
+ * indices (literals for one tuple). */
+static void gather_nd_kernel(Imp *I, Val *x, const Val *ix, const GatherNd *G) {
+  int q = G->q;
+  char *lead = imp_idx("i", q - 1 ? q - 1 : 1), *acc = xstrdup(""), *params = xprintf("X: %s", imp_ty(x));
+  char *args = xstrdup(imp_tensor(I, x));
+  for (int d = 0; d < G->b; d++) acc = xprintf("%s%si%d", acc, d ? ", " : "", d);
+  for (int m = 0; m < G->k; m++) {
+    const char *sel;
+    if (q == 1) sel = xprintf("%.0f", G->tab[m]);
+    else {
+      Val *t = xalloc(sizeof *t);
+      *t = (Val){.name = xprintf("%s_nd%d", I->node->output[0], m), .dtype = OT_FLOAT, .ndim = q - 1, .c = imp_vals(G->tuples)};
+      memcpy(t->shape, ix->shape, sizeof(int64_t) * (size_t)(q - 1));
+      memcpy(t->c, G->tab + m * G->tuples, sizeof(double) * (size_t)G->tuples);
+      params = xprintf("%s, T%d: %s", params, m, imp_ty(t));
+      args = xprintf("%s, %s", args, imp_tensor(I, t));
+      sel = xprintf("clamp(i32(T%d[%s]), 0, %lld)", m, lead, (long long)x->shape[G->b + m] - 1);
+    }
+    acc = xprintf("%s%s%s", acc, *acc ? ", " : "", sel);
+  }
+  for (int d = G->b + G->k, od = q - 1; d < G->r; d++, od++) acc = xprintf("%s%si%d", acc, *acc ? ", " : "", od);
+  Val *o = imp_net_out_like(I, 0, G->no, G->os, x);
+  const char *kn = imp_kernel(I, "gather_nd", xprintf("(%s) -> Y: %s {\n  Y[%s] = X[%s]\n}", params, imp_ty(o), imp_idx("i", G->no), acc));
+  imp_call(I, o->tex, kn, args);
+}
+
+/* GatherND (opset 11; batch_dims from 12) with constant indices: each index tuple of the
+ * last indices axis picks X's element or slice after the batch axes. */
+static bool op_gather_nd(Imp *I) {
+  if (!imp_attrs_known(I, "batch_dims") || !imp_one_output(I)) return false;
+  Val *x = imp_in(I, 0), *ix = x ? imp_const_in(I, 1, "indices") : NULL;
+  if (!x || !ix) return x ? false : imp_error(I, "input 1 is missing");
+  GatherNd G;
+  bool ok = gather_nd_plan(I, x, ix, &G);
+  if (ok && !x->c && G.tuples > ((int64_t)1 << 24)) ok = imp_unsupported(I, "more than 2^24 index tuples");
+  if (ok) x->c ? gather_nd_fold(I, x, &G) : gather_nd_kernel(I, x, ix, &G);
+  free(G.tab);
+  return ok;
+}
+
+/* Output K: X[start + i * step] for i over OS (folded for a constant X). */
+static bool slice_out(Imp *I, Val *x, int k, const int64_t *start, const int64_t *step, const int64_t *os) {
+  int r = x->ndim;
+  if (x->c) {
+    Val tmp = {.ndim = r};
+    memcpy(tmp.shape, os, sizeof(int64_t) * (size_t)r);
+    int64_t total = val_numel(&tmp), ix[HT_MAX_DIMS];
+    double *c = imp_vals(total);
+    for (int64_t i = 0; i < total; i++) {
+      int64_t rem = i, src = 0;
+      for (int d = r - 1; d >= 0; d--) ix[d] = rem % os[d], rem /= os[d];
+      for (int d = 0; d < r; d++) src = src * x->shape[d] + start[d] + ix[d] * step[d];
+      c[i] = x->c[src];
+    }
+    imp_const_out(I, k, x->dtype, r, os, c);
+    return true;
+  }
+  char *acc = xstrdup("");
+  for (int d = 0; d < r; d++) {
+    char *e = step[d] == 1 ? xprintf("i%d", d) : xprintf("i%d * %lld", d, (long long)step[d]);
+    if (start[d]) e = xprintf("%s + %lld", e, (long long)start[d]);
+    acc = xprintf("%s%s%s", acc, d ? ", " : "", e);
+  }
+  Val *o = imp_net_out(I, k, r, os);
+  const char *kn = imp_kernel(I, "slice", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(x), imp_ty(o), imp_idx("i", r), acc));
+  imp_call(I, o->tex, kn, imp_tensor(I, x));
+  return true;
+}
+
+/* Split: along axis into the sizes of input 2 (opset 13), the split attribute (11) or
+ * num_outputs / the number of outputs equal parts (the last one smaller). */
+static bool op_split(Imp *I) {
+  if (!imp_attrs_known(I, "axis,split,num_outputs")) return false;
+  Val *x = imp_in(I, 0);
+  if (!x) return imp_error(I, "input 1 is missing");
+  int r = x->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", 0), r), n = (int)I->node->n_output;
+  if (a < 0) return false;
+  int64_t sizes[64];
+  if (n > 64) return imp_unsupported(I, "more than 64 outputs");
+  int ns = imp_attr_ints(I, "split", sizes, 64);
+  if (imp_in(I, 1)) {
+    Val *sv = imp_const_in(I, 1, "split");
+    if (!sv) return false;
+    ns = (int)val_numel(sv) < 64 ? (int)val_numel(sv) : 64;
+    for (int i = 0; i < ns; i++) sizes[i] = (int64_t)sv->c[i];
+  }
+  if (ns < 0) {
+    int64_t part = (x->shape[a] + n - 1) / n;
+    for (int i = 0; i < n; i++) sizes[i] = i < n - 1 ? part : x->shape[a] - part * (n - 1);
+    ns = n;
+  }
+  int64_t total = 0;
+  for (int i = 0; i < ns; i++) total += sizes[i];
+  if (ns != n || total != x->shape[a]) return imp_error(I, "the split sizes do not add up to axis %d (%lld)", a, (long long)x->shape[a]);
+  int64_t start[HT_MAX_DIMS] = {0}, step[HT_MAX_DIMS], os[HT_MAX_DIMS];
+  for (int d = 0; d < r; d++) step[d] = 1, os[d] = x->shape[d];
+  for (int k = 0; k < n; k++) {
+    os[a] = sizes[k];
+    if (sizes[k] < 1) return imp_unsupported(I, "an empty part");
+    if (*I->node->output[k] && !slice_out(I, x, k, start, step, os)) return false;
+    start[a] += sizes[k];
+  }
+  return true;
+}
+
+/* Slice (opset >= 10: starts, ends, axes, steps as inputs). */
+static Val *ints_val(Imp *I, const char *name) {
+  int64_t v[HT_MAX_DIMS];
+  int n = imp_attr_ints(I, name, v, HT_MAX_DIMS);
+  if (n < 0) return NULL;
+  Val *c = xalloc(sizeof *c);
+  *c = (Val){.name = name, .dtype = OT_INT64, .ndim = 1, .shape = {n}, .c = imp_vals(n)};
+  for (int i = 0; i < n; i++) c->c[i] = (double)v[i];
+  return c;
+}
+
+static bool op_slice(Imp *I) {
+  if (!imp_attrs_known(I, I->opset < 10 ? "starts,ends,axes" : "") || !imp_one_output(I)) return false;
+  Val *x = imp_in(I, 0), *st, *en, *ax, *sp = NULL;
+  if (I->opset < 10) { /* Slice-1: starts, ends and axes are attributes, no steps */
+    st = ints_val(I, "starts"), en = ints_val(I, "ends"), ax = ints_val(I, "axes");
+    if (!st || !en) return imp_error(I, "no starts or ends");
+    if (val_numel(st) != val_numel(en) || (ax && val_numel(ax) != val_numel(st)))
+      return imp_error(I, "starts, ends and axes of different lengths");
+    if (!x) return imp_error(I, "input 1 is missing");
+  } else {
+    st = imp_const_in(I, 1, "starts"), en = st ? imp_const_in(I, 2, "ends") : NULL, ax = imp_in(I, 3), sp = imp_in(I, 4);
+    if (!x || !en) return x ? false : imp_error(I, "input 1 is missing");
+    if ((ax && !(ax = imp_const_in(I, 3, "axes"))) || (sp && !(sp = imp_const_in(I, 4, "steps")))) return false;
+  }
+  int r = x->ndim;
+  int64_t start[HT_MAX_DIMS], step[HT_MAX_DIMS], os[HT_MAX_DIMS];
+  for (int d = 0; d < r; d++) start[d] = 0, step[d] = 1, os[d] = x->shape[d];
+  int64_t n = val_numel(st);
+  for (int64_t i = 0; i < n; i++) {
+    int a = imp_axis_of(I, ax ? (int64_t)ax->c[i] : i, r);
+    if (a < 0) return false;
+    int64_t dim = x->shape[a], s = sp ? (int64_t)sp->c[i] : 1;
+    double b = st->c[i], e = en->c[i];
+    if (s == 0) return imp_error(I, "a step of 0");
+    if (b < 0) b += (double)dim;
+    if (e < 0) e += (double)dim;
+    if (s > 0) {
+      b = fmin(fmax(b, 0), (double)dim);
+      e = fmin(fmax(e, 0), (double)dim);
+    } else {
+      b = fmin(fmax(b, 0), (double)dim - 1);
+      e = fmin(fmax(e, -1), (double)dim - 1);
+    }
+    int64_t len = s > 0 ? (int64_t)ceil((e - b) / (double)s) : (int64_t)ceil((b - e) / (double)-s);
+    if (len < 1 && !x->c) return imp_unsupported(I, "an empty slice of a run-time tensor");
+    if (len < 1) len = 0; /* shape arithmetic: shape[3:] of a rank-3 shape */
+    start[a] = (int64_t)b, step[a] = s, os[a] = len;
+  }
+  return slice_out(I, x, 0, start, step, os);
+}
+
+static bool op_expand(Imp *I) {
+  Val *x = imp_in(I, 0), *s = imp_const_in(I, 1, "shape");
+  if (!x || !s || !imp_one_output(I)) return x ? false : imp_error(I, "input 1 is missing");
+  int64_t shape[HT_MAX_DIMS];
+  int nd = imp_shape_from(I, s, shape);
+  if (nd < 0) return false;
+  if (x->c) {
+    int no;
+    int64_t os[HT_MAX_DIMS];
+    if (!imp_broadcast(I, x->shape, x->ndim, shape, nd, os, &no) || !imp_shape_ok(I, os, no)) return false;
+    Val tmp = {.ndim = no};
+    memcpy(tmp.shape, os, sizeof os);
+    int64_t total = val_numel(&tmp), ix[HT_MAX_DIMS];
+    double *c = imp_vals(total);
+    for (int64_t i = 0; i < total; i++) {
+      int64_t rem = i;
+      for (int d = no - 1; d >= 0; d--) ix[d] = rem % os[d], rem /= os[d];
+      c[i] = x->c[imp_bidx(x->shape, x->ndim, ix, no)];
+    }
+    imp_const_out(I, 0, x->dtype, no, os, c);
+    return true;
+  }
+  return imp_ew_to(I, "expand", &x, 1, "$0", shape, nd);
+}
+
+/* Pad: constant (its value from input 3, constant or not, or the attribute), reflect or edge; pads from
+ * input 2 (opset >= 11; axes from input 4) or the attribute; negative pads crop. */
+/* Pad's amounts for a rank-R input into B (before) and E (after) per axis, its constant
+ * value into *VALUE, or into *CV when it is computed at run time. false: reported. */
+static bool pad_amounts(Imp *I, int r, int64_t *b, int64_t *e, double *value, Val **cv) {
+  bool old = I->opset < 11;
+  int64_t pads[2 * HT_MAX_DIMS];
+  int axes[HT_MAX_DIMS], na = r, np;
+  for (int d = 0; d < r; d++) axes[d] = d, b[d] = e[d] = 0;
+  *value = 0, *cv = NULL;
+  if (old) {
+    np = imp_attr_ints(I, "pads", pads, 2 * HT_MAX_DIMS);
+    *value = (float)imp_attr_f(I, "value", 0);
+  } else {
+    Val *pv = imp_const_in(I, 1, "pads"), *av = imp_in(I, 3);
+    if (!pv) return false;
+    np = (int)val_numel(pv) > 2 * HT_MAX_DIMS ? 2 * HT_MAX_DIMS : (int)val_numel(pv);
+    for (int i = 0; i < np; i++) pads[i] = (int64_t)pv->c[i];
+    if (imp_in(I, 2)) { /* a constant, or a float scalar computed at run time */
+      if (!(*cv = imp_float_in(I, 2))) return false;
+      if (val_numel(*cv) != 1) return imp_error(I, "constant_value is not a scalar");
+      if ((*cv)->c) *value = (float)(*cv)->c[0], *cv = NULL;
+    }
+    if (av) {
+      if (!(av = imp_const_in(I, 3, "axes"))) return false;
+      na = (int)val_numel(av) > r ? r : (int)val_numel(av);
+      for (int i = 0; i < na; i++)
+        if ((axes[i] = imp_axis_of(I, (int64_t)av->c[i], r)) < 0) return false;
+    }
+  }
+  if (np != 2 * na) return imp_error(I, "%d pads for %d axes (2 each)", np, na);
+  for (int i = 0; i < na; i++) b[axes[i]] = pads[i], e[axes[i]] = pads[na + i];
+  return true;
+}
+
+static bool op_pad(Imp *I) {
+  if (!imp_attrs_known(I, I->opset < 11 ? "mode,pads,value" : "mode") || !imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0), *cv;
+  if (!x) return false;
+  if (x->c) return imp_unsupported(I, "Pad of a constant");
+  int r = x->ndim;
+  int64_t b[HT_MAX_DIMS], e[HT_MAX_DIMS];
+  double value;
+  if (!pad_amounts(I, r, b, e, &value, &cv)) return false;
+  const char *mode = imp_attr_s(I, "mode", "constant");
+  bool constant = !strcmp(mode, "constant"), reflect = !strcmp(mode, "reflect"), edge = !strcmp(mode, "edge");
+  if (!constant && !reflect && !edge) return imp_unsupported(I, "mode '%s'", mode);
+  int64_t os[HT_MAX_DIMS];
+  char *src = xstrdup(""), *cond = xstrdup("");
+  for (int d = 0; d < r; d++) {
+    int64_t n = x->shape[d];
+    if (b[d] > MAX_RESULT || e[d] > MAX_RESULT || b[d] < -n || e[d] < -n)
+      return imp_unsupported(I, "pads of %lld and %lld on an axis of %lld", (long long)b[d], (long long)e[d], (long long)n);
+    os[d] = n + b[d] + e[d];
+    if (os[d] <= 0) return imp_unsupported(I, "an empty result (axis %d)", d);
+    if (!constant && (b[d] < 0 || e[d] < 0)) return imp_unsupported(I, "negative pads in mode '%s'", mode);
+    if (reflect && (b[d] > n - 1 || e[d] > n - 1))
+      return imp_unsupported(I, "reflect pads of more than the axis' extent - 1 (axis %d)", d);
+    char *i = b[d] ? xprintf("(i%d - %lld)", d, (long long)b[d]) : xprintf("i%d", d);
+    char *at = i;
+    if (b[d] > 0 || e[d] > 0) {
+      if (constant) {
+        if (b[d] > 0) cond = xprintf("%s%s%s >= 0", cond, *cond ? " && " : "", i);
+        if (e[d] > 0) cond = xprintf("%s%s%s < %lld", cond, *cond ? " && " : "", i, (long long)n);
+      } else if (edge) {
+        at = xprintf("clamp(%s, 0, %lld)", i, (long long)(n - 1));
+      } else { /* reflect: -1 -> 1, n -> n - 2 (clamped for the bounds proof; it changes nothing) */
+        at = xprintf("clamp(%lld - abs(%lld - abs(%s)), 0, %lld)", (long long)(n - 1), (long long)(n - 1), i,
+                     (long long)(n - 1));
+      }
+    }
+    src = xprintf("%s%s%s", src, d ? ", " : "", at);
+  }
+  if (!imp_shape_ok(I, os, r)) return false;
+  Val *o = imp_net_out(I, 0, r, os);
+  char *rhs = xprintf("X[%s]", r ? src : "0"), *params = xprintf("X: %s", imp_ty(x)), *args = xstrdup(imp_tensor(I, x));
+  if (*cond && cv) {
+    params = xprintf("%s, V: %s", params, imp_ty(cv));
+    args = xprintf("%s, %s", args, imp_tensor(I, cv));
+    char *zero = xstrdup("0");
+    for (int d = 1; d < cv->ndim; d++) zero = xprintf("%s, 0", zero);
+    rhs = xprintf("%s ? %s : V[%s]", cond, rhs, zero);
+  } else if (*cond) {
+    rhs = xprintf("%s ? %s : %s", cond, rhs, imp_flit(value));
+  }
+  const char *k = imp_kernel(I, "pad", xprintf("(%s) -> Y: %s {\n  Y[%s] = %s\n}", params, imp_ty(o), imp_idx("i", r), rhs));
+  imp_call(I, o->tex, k, args);
+  return true;
+}
+
+/* DepthToSpace (DCR, CRD) and SpaceToDepth of an NCHW tensor, blocks of B x B. */
+static bool op_depth_space(Imp *I, bool to_space) {
+  if (!imp_attrs_known(I, to_space ? "blocksize,mode" : "blocksize") || !imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0);
+  if (!x) return false;
+  if (x->c) return imp_unsupported(I, "a constant input");
+  if (x->ndim != 4) return imp_error(I, "the input has rank %d (4)", x->ndim);
+  long long b = imp_attr_i(I, "blocksize", 0), n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
+  if (b < 1) return imp_error(I, "blocksize %lld", b);
+  const char *mode = imp_attr_s(I, "mode", "DCR"), *rhs;
+  int64_t os[4];
+  if (to_space) {
+    if (strcmp(mode, "DCR") && strcmp(mode, "CRD")) return imp_unsupported(I, "mode '%s'", mode);
+    if (c % (b * b)) return imp_error(I, "%lld channels are not a multiple of blocksize^2 = %lld", c, b * b);
+    long long cp = c / (b * b);
+    os[0] = n, os[1] = cp, os[2] = h * b, os[3] = w * b;
+    rhs = !strcmp(mode, "DCR") ? xprintf("X[i0, ((i2 %% %lld) * %lld + i3 %% %lld) * %lld + i1, i2 / %lld, i3 / %lld]", b, b, b, cp, b, b)
+                               : xprintf("X[i0, i1 * %lld + (i2 %% %lld) * %lld + i3 %% %lld, i2 / %lld, i3 / %lld]", b * b, b, b, b, b, b);
+  } else {
+    if (h % b || w % b) return imp_error(I, "H x W %lld x %lld is not a multiple of blocksize %lld", h, w, b);
+    os[0] = n, os[1] = c * b * b, os[2] = h / b, os[3] = w / b;
+    rhs = xprintf("X[i0, i1 %% %lld, i2 * %lld + (i1 / %lld) / %lld, i3 * %lld + (i1 / %lld) %% %lld]", c, b, c, b, b, c, b);
+  }
+  Val *o = imp_net_out(I, 0, 4, os);
+  const char *k = imp_kernel(I, to_space ? "depth_to_space" : "space_to_depth",
+                             xprintf("(X: %s) -> Y: %s {\n  Y[i0, i1, i2, i3] = %s\n}", imp_ty(x), imp_ty(o), rhs));
+  imp_call(I, o->tex, k, imp_tensor(I, x));
+  return true;
+}
+
+/* Tile: each axis repeated (repeats from input 2, a constant). */
+static bool op_tile(Imp *I) {
+  if (!imp_attrs_known(I, "") || !imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0), *rv = x ? imp_const_in(I, 1, "repeats") : NULL;
+  if (!rv) return false;
+  if (x->c) return imp_unsupported(I, "Tile of a constant");
+  int r = x->ndim;
+  if (val_numel(rv) != r) return imp_error(I, "%lld repeats for rank %d", (long long)val_numel(rv), r);
+  int64_t os[HT_MAX_DIMS];
+  char *src = xstrdup("");
+  for (int d = 0; d < r; d++) {
+    int64_t k = (int64_t)rv->c[d];
+    if (k < 1) return imp_unsupported(I, "%lld repeats (axis %d)", (long long)k, d);
+    if (k > MAX_RESULT) return imp_unsupported(I, "a result of more than 2^30 elements");
+    os[d] = x->shape[d] * k;
+    src = xprintf("%s%s%s", src, d ? ", " : "", k > 1 ? xprintf("i%d %% %lld", d, (long long)x->shape[d]) : xprintf("i%d", d));
+  }
+  if (!r) return imp_alias(I, x);
+  if (!imp_shape_ok(I, os, r)) return false;
+  Val *o = imp_net_out(I, 0, r, os);
+  const char *k = imp_kernel(I, "tile", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(x), imp_ty(o), imp_idx("i", r), src));
+  imp_call(I, o->tex, k, imp_tensor(I, x));
+  return true;
+}
+
+/* GatherElements by run-time integer indices IX (of X's rank): each clamped into the axis
+ * after counting negative ones from the end. */
+static bool gather_elements_run_time(Imp *I, Val *x, Val *ix) {
+  if (!x->c && !(x = imp_float_in(I, 0))) return false;
+  int r = x->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", 0), r);
+  if (a < 0) return false;
+  if (ix->ndim != r) return imp_error(I, "indices of rank %d for data of rank %d", ix->ndim, r);
+  for (int d = 0; d < r; d++)
+    if (ix->shape[d] > x->shape[d] && d != a) return imp_error(I, "indices larger than the data on axis %d", d);
+  long long len = x->shape[a];
+  char *ie = imp_int_at(ix, "Ix", imp_idx("i", r)), *at = xstrdup("");
+  for (int d = 0; d < r; d++)
+    at = xprintf("%s%s%s", at, d ? ", " : "", d == a ? xprintf("clamp(%s < 0 ? %s + %lld : %s, 0, %lld)", ie, ie, len, ie, len - 1)
+                                                     : xprintf("i%d", d));
+  Val *o = imp_net_out(I, 0, r, ix->shape);
+  const char *k = imp_kernel(I, "gather_elements", xprintf("(X: %s, Ix: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(x),
+                                                           imp_ty(ix), imp_ty(o), imp_idx("i", r), at));
+  imp_call(I, o->tex, k, xprintf("%s, %s", imp_tensor(I, x), ix->tex));
+  return true;
+}
+
+/* GatherElements: Y[i] = X[i with axis a replaced by I[i]]; constant indices (a table) or
+ * run-time ones. */
+static bool op_gather_elements(Imp *I) {
+  if (!imp_attrs_known(I, "axis") || !imp_one_output(I)) return false;
+  Val *x = imp_in(I, 0), *ix = imp_in(I, 1);
+  if (x && ix && !ix->c && (imp_run_time_int(ix) || ix->fint)) return gather_elements_run_time(I, x, ix);
+  x = imp_float_in(I, 0), ix = x ? imp_const_in(I, 1, "indices") : NULL;
+  if (!ix) return false;
+  if (x->c) return imp_unsupported(I, "GatherElements of a constant");
+  int r = x->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", 0), r);
+  if (a < 0) return false;
+  if (ix->ndim != r) return imp_error(I, "indices of rank %d for data of rank %d", ix->ndim, r);
+  for (int d = 0; d < r; d++)
+    if (ix->shape[d] > x->shape[d] && d != a) return imp_error(I, "indices larger than the data on axis %d", d);
+  int64_t n = val_numel(ix), len = x->shape[a];
+  Val *t = xalloc(sizeof *t);
+  *t = (Val){.name = xprintf("%s_indices", ix->name), .dtype = OT_FLOAT, .ndim = r, .c = imp_vals(n)};
+  memcpy(t->shape, ix->shape, sizeof(int64_t) * (size_t)r);
+  for (int64_t i = 0; i < n; i++) {
+    double v = ix->c[i] < 0 ? ix->c[i] + (double)len : ix->c[i];
+    if (v < 0 || v >= (double)len) return imp_error(I, "index %.0f outside axis %d of size %lld", ix->c[i], a, (long long)len);
+    t->c[i] = v;
+  }
+  char *at = xstrdup("");
+  for (int d = 0; d < r; d++)
+    at = xprintf("%s%s%s", at, d ? ", " : "", d == a ? xprintf("clamp(i32(T[%s]), 0, %lld)", imp_idx("i", r), (long long)len - 1)
+                                                     : xprintf("i%d", d));
+  Val *o = imp_net_out(I, 0, r, ix->shape);
+  const char *k = imp_kernel(I, "gather_elements", xprintf("(X: %s, T: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(x), imp_ty(t),
+                                                           imp_ty(o), imp_idx("i", r), at));
+  imp_call(I, o->tex, k, xprintf("%s, %s", imp_tensor(I, x), imp_tensor(I, t)));
+  return true;
+}
+
+/* Size: the number of elements of any value (shapes are static): a constant. */
+static bool op_size(Imp *I) {
+  Val *x = imp_in(I, 0);
+  if (!x) return imp_error(I, "input 1 is missing");
+  if (!imp_attrs_known(I, "") || !imp_one_output(I)) return false;
+  double *c = imp_vals(1);
+  c[0] = (double)val_numel(x);
+  imp_const_out(I, 0, OT_INT64, 0, NULL, c);
+  return true;
+}
+
+/* Trilu: the lower (upper = 0) or upper triangle of the last two axes from diagonal k
+ * (input 2, a constant; 0 when absent), the rest 0. */
+static bool op_trilu(Imp *I) {
+  if (!imp_attrs_known(I, "upper") || !imp_one_output(I)) return false;
+  Val *x = imp_in(I, 0), *kv = imp_in(I, 1);
+  if (!x) return imp_error(I, "input 1 is missing");
+  if (kv && !(kv = imp_const_in(I, 1, "k"))) return false;
+  int r = x->ndim;
+  if (r < 2) return imp_error(I, "the input has rank %d (at least 2)", r);
+  long long k = kv ? (long long)kv->c[0] : 0;
+  bool upper = imp_attr_i(I, "upper", 1) != 0;
+  if (x->c) { /* folded: a causal mask made by the exporter */
+    int64_t n = val_numel(x), rows = x->shape[r - 2], cols = x->shape[r - 1];
+    double *c = imp_vals(n);
+    for (int64_t i = 0; i < n; i++) {
+      long long row = (long long)(i / cols % rows), col = (long long)(i % cols);
+      c[i] = (upper ? col - row >= k : col - row <= k) ? x->c[i] : 0;
+    }
+    imp_const_out(I, 0, x->dtype, r, x->shape, c);
+    return true;
+  }
+  if (x->dtype != OT_FLOAT) return imp_unsupported(I, "input 1 of element type %d (networks are f32)", x->dtype);
+  char *all = imp_idx("i", r);
+  Val *o = imp_net_out(I, 0, r, x->shape);
+  const char *kn = imp_kernel(I, "trilu", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = i%d - i%d %s %lld ? X[%s] : 0.0\n}", imp_ty(x), imp_ty(o), all,
+                                                 r - 1, r - 2, upper ? ">=" : "<=", k, all));
+  imp_call(I, o->tex, kn, imp_tensor(I, x));
+  return true;
+}
+
+/* ---- ScatterND, ScatterElements ---------------------------------------------------
+ * With constant indices, a scatter is a gather from the output's side: a table per
+ * position of the data (ScatterND: of its first K axes) names the update that lands there,
+ * or -1; a position that several updates reach (add, mul, max, min) has one table per
+ * update, D in all. */
+
+#define SCATTER_MAX_HITS 8
+
+/* The update tables: for each of the P positions, the updates that land there (their
+ * numbers, in order) in T[j * P + pos], -1 past the last; *D: the most at one position. */
+typedef struct ScatterMap {
+  int64_t p;
+  int d;
+  double *t;
+} ScatterMap;
+
+static bool scatter_hit(Imp *I, ScatterMap *m, int64_t pos, double what) {
+  int j = 0;
+  while (j < SCATTER_MAX_HITS && m->t[(int64_t)j * m->p + pos] >= 0) j++;
+  if (j == SCATTER_MAX_HITS) return imp_unsupported(I, "more than %d updates of one position", SCATTER_MAX_HITS);
+  m->t[(int64_t)j * m->p + pos] = what;
+  if (j + 1 > m->d) m->d = j + 1;
+  return true;
+}
+
+/* Y = X with the updates folded in by REDUCTION: AT(j) is U's index expression for table j
+ * (a string with "%s" for that table's access), POS the tables' index. */
+static char *scatter_expr(const char *reduction, int d, const char *pos, const char *uat[SCATTER_MAX_HITS],
+                          const char *xat) {
+  char *e = xprintf("X[%s]", xat);
+  bool none = !strcmp(reduction, "none");
+  for (int j = 0; j < d; j++) {
+    const char *hit = xprintf("T%d[%s] >= 0.0", j, pos), *u = xprintf("U[%s]", uat[j]);
+    if (none) e = xprintf("(%s ? %s : %s)", hit, u, e);
+    else if (!strcmp(reduction, "add")) e = xprintf("%s + (%s ? %s : 0.0)", e, hit, u);
+    else if (!strcmp(reduction, "mul")) e = xprintf("%s * (%s ? %s : 1.0)", e, hit, u);
+    else e = xprintf("(%s ? %s(%s, %s) : %s)", hit, reduction, e, u, e); /* max, min */
+  }
+  return e;
+}
+
+/* The kernel: X, U, the D tables of shape TS (TN axes), Y = EXPR. */
+static bool scatter_call(Imp *I, Val *x, Val *u, ScatterMap *m, const int64_t *ts, int tn, const char *expr) {
+  char *params = xprintf("X: %s, U: %s", imp_ty(x), imp_ty(u)), *args = xprintf("%s, %s", imp_tensor(I, x), imp_tensor(I, u));
+  for (int j = 0; j < m->d; j++) {
+    Val *t = xalloc(sizeof *t);
+    *t = (Val){.name = xprintf("%s_scatter%d", I->node->output[0], j), .dtype = OT_FLOAT, .ndim = tn, .c = imp_vals(m->p)};
+    memcpy(t->shape, ts, sizeof(int64_t) * (size_t)tn);
+    memcpy(t->c, m->t + (int64_t)j * m->p, sizeof(double) * (size_t)m->p);
+    params = xprintf("%s, T%d: %s", params, j, imp_ty(t));
+    args = xprintf("%s, %s", args, imp_tensor(I, t));
+  }
+  Val *o = imp_net_out(I, 0, x->ndim, x->shape);
+  const char *k = imp_kernel(I, "scatter", xprintf("(%s) -> Y: %s {\n  Y[%s] = %s\n}", params, imp_ty(o), imp_idx("i", x->ndim), expr));
+  imp_call(I, o->tex, k, args);
+  return true;
+}
+
+/* The reduction attribute (none, add, mul; max, min from opset 18). */
+static const char *scatter_reduction(Imp *I) {
+  const char *r = imp_attr_s(I, "reduction", "none");
+  if (strcmp(r, "none") && strcmp(r, "add") && strcmp(r, "mul") && strcmp(r, "max") && strcmp(r, "min"))
+    return imp_unsupported(I, "reduction '%s'", r), NULL;
+  return r;
+}
+
+/* ScatterND with constant indices: update row q (of indices' leading axes) replaces (or
+ * reduces into) the slice of the data at the index tuple indices[q]. */
+static bool op_scatter_nd(Imp *I) {
+  if (!imp_attrs_known(I, "reduction") || !imp_one_output(I)) return false;
+  const char *red = scatter_reduction(I);
+  Val *x = red ? imp_float_in(I, 0) : NULL, *ix = x ? imp_const_in(I, 1, "indices") : NULL, *u = ix ? imp_float_in(I, 2) : NULL;
+  if (!u) return false;
+  if (x->c) return imp_unsupported(I, "ScatterND into a constant");
+  int r = x->ndim, q = ix->ndim - 1;
+  int64_t k = q >= 0 ? ix->shape[q] : 0, rows = 1;
+  if (q < 0 || k < 1 || k > r) return imp_error(I, "indices of shape [%s] for data of rank %d", imp_dims_text(ix->shape, ix->ndim), r);
+  for (int i = 0; i < q; i++) rows *= ix->shape[i];
+  if (u->ndim != q + r - (int)k) return imp_error(I, "updates of rank %d (%d expected)", u->ndim, q + r - (int)k);
+  ScatterMap m = {.p = 1};
+  for (int d = 0; d < k; d++) m.p *= x->shape[d];
+  m.t = imp_vals(m.p * SCATTER_MAX_HITS);
+  for (int64_t i = 0; i < m.p * SCATTER_MAX_HITS; i++) m.t[i] = -1;
+  for (int64_t row = 0; row < rows; row++) {
+    int64_t pos = 0;
+    for (int d = 0; d < k; d++) {
+      double v = ix->c[row * k + d], n = (double)x->shape[d];
+      if (v < 0) v += n;
+      if (v < 0 || v >= n) return imp_error(I, "index %.0f outside axis %d of size %.0f", ix->c[row * k + d], d, n);
+      pos = pos * x->shape[d] + (int64_t)v;
+    }
+    if (!scatter_hit(I, &m, pos, (double)row)) return false;
+  }
+  /* U[row as indices' leading axes, the data's axes from k]; row from the table */
+  const char *pos = xstrdup(""), *xat = imp_idx("i", r), *uat[SCATTER_MAX_HITS];
+  for (int d = 0; d < k; d++) pos = xprintf("%s%si%d", pos, d ? ", " : "", d);
+  for (int j = 0; j < m.d; j++) {
+    char *at = xstrdup("");
+    int64_t stride = rows;
+    for (int i = 0; i < q; i++) {
+      stride /= ix->shape[i];
+      at = xprintf("%s%sclamp(i32(T%d[%s]) / %lld %% %lld, 0, %lld)", at, i ? ", " : "", j, pos, (long long)stride,
+                   (long long)ix->shape[i], (long long)ix->shape[i] - 1);
+    }
+    for (int d = (int)k; d < r; d++) at = xprintf("%s%si%d", at, *at ? ", " : "", d);
+    uat[j] = q ? at : xprintf("0%s%s", r > k ? ", " : "", at);
+  }
+  return scatter_call(I, x, u, &m, x->shape, (int)k, scatter_expr(red, m.d, pos, uat, xat));
+}
+
+/* ScatterElements (and Scatter, opsets 9-10) with constant indices along AXIS: update i
+ * lands at i with its axis coordinate replaced by indices[i]; the table holds, per data
+ * position, that coordinate of i. */
+static bool op_scatter_elements(Imp *I) {
+  if (!imp_attrs_known(I, "axis,reduction") || !imp_one_output(I)) return false;
+  const char *red = scatter_reduction(I);
+  Val *x = red ? imp_float_in(I, 0) : NULL, *ix = x ? imp_const_in(I, 1, "indices") : NULL, *u = ix ? imp_float_in(I, 2) : NULL;
+  if (!u) return false;
+  if (x->c) return imp_unsupported(I, "ScatterElements into a constant");
+  int r = x->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", 0), r);
+  if (a < 0) return false;
+  if (ix->ndim != r || u->ndim != r || memcmp(ix->shape, u->shape, sizeof(int64_t) * (size_t)r))
+    return imp_error(I, "indices [%s] and updates [%s] must have one shape, of the data's rank", imp_dims_text(ix->shape, ix->ndim), imp_dims_text(u->shape, u->ndim));
+  for (int d = 0; d < r; d++)
+    if (ix->shape[d] > x->shape[d] && d != a) return imp_error(I, "indices larger than the data on axis %d", d);
+  ScatterMap m = {.p = val_numel(x)};
+  m.t = imp_vals(m.p * SCATTER_MAX_HITS);
+  for (int64_t i = 0; i < m.p * SCATTER_MAX_HITS; i++) m.t[i] = -1;
+  int64_t n = val_numel(ix), c[HT_MAX_DIMS];
+  for (int64_t i = 0; i < n; i++) {
+    int64_t rem = i, pos = 0;
+    for (int d = r - 1; d >= 0; d--) c[d] = rem % ix->shape[d], rem /= ix->shape[d];
+    double v = ix->c[i], len = (double)x->shape[a];
+    if (v < 0) v += len;
+    if (v < 0 || v >= len) return imp_error(I, "index %.0f outside axis %d of size %.0f", ix->c[i], a, len);
+    int64_t at_a = c[a];
+    c[a] = (int64_t)v;
+    for (int d = 0; d < r; d++) pos = pos * x->shape[d] + c[d];
+    if (!scatter_hit(I, &m, pos, (double)at_a)) return false;
+  }
+  const char *xat = imp_idx("i", r), *uat[SCATTER_MAX_HITS];
+  for (int j = 0; j < m.d; j++) {
+    char *at = xstrdup("");
+    for (int d = 0; d < r; d++)
+      at = xprintf("%s%s%s", at, d ? ", " : "",
+                   d == a ? xprintf("clamp(i32(T%d[%s]), 0, %lld)", j, xat, (long long)ix->shape[a] - 1)
+                          : xprintf("clamp(i%d, 0, %lld)", d, (long long)ix->shape[d] - 1));
+    uat[j] = at;
+  }
+  return scatter_call(I, x, u, &m, x->shape, r, scatter_expr(red, m.d, xat, uat, xat));
+}
+
+/* Node I->node if OP is one of this file's operators (reshapes, transposes, concatenation, gathers, slices, pads, tiles, scatters): 1 or 0 (reported), else -1. */
+int onnx_layout_op(Imp *I, const char *op) {
+  if (!strcmp(op, "Split")) return op_split(I);
+  if (!strcmp(op, "Pad")) return op_pad(I);
+  if (!strcmp(op, "DepthToSpace")) return op_depth_space(I, true);
+  if (!strcmp(op, "SpaceToDepth")) return op_depth_space(I, false);
+  if (!strcmp(op, "Tile")) return op_tile(I);
+  if (!strcmp(op, "GatherElements")) return op_gather_elements(I);
+  if (!strcmp(op, "Size")) return op_size(I);
+  if (!strcmp(op, "Trilu")) return op_trilu(I);
+  if (!strcmp(op, "ScatterND")) return op_scatter_nd(I);
+  if (!strcmp(op, "ScatterElements") || !strcmp(op, "Scatter")) return op_scatter_elements(I);
+  if (!strcmp(op, "Reshape")) return op_reshape(I);
+  if (!strcmp(op, "Flatten")) return op_flatten(I);
+  if (!strcmp(op, "Squeeze")) return op_squeeze(I, false);
+  if (!strcmp(op, "Unsqueeze")) return op_squeeze(I, true);
+  if (!strcmp(op, "Transpose")) return op_transpose(I);
+  if (!strcmp(op, "Concat")) return op_concat(I);
+  if (!strcmp(op, "Gather")) return op_gather(I);
+  if (!strcmp(op, "GatherND")) return op_gather_nd(I);
+  if (!strcmp(op, "Slice")) return op_slice(I);
+  if (!strcmp(op, "Expand")) return imp_attrs_known(I, "") && op_expand(I);
+  return -1;
+}

@@ -1,0 +1,1045 @@
+/* onnx_nn.c — the ONNX operators of neural-network layers (docs/ONNX.md): convolutions and
+ * pools, Gemm and MatMul, batch, layer, instance and LRN normalizations, reductions and
+ * softmax, Einsum, CumSum, ArgMax / ArgMin, Resize and Upsample. Each becomes a stdlib
+ * operator where one fits, else a kernel written for the node's shapes (onnx_ops.c's
+ * helpers); onnx_nn_op is their entry from the table.
+ */
+#include "onnx/onnx_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Conv and pools: spatial pads [t, l, b, r] from pads or auto_pad for input H x W. */
+static bool pool_pads(Imp *I, const int64_t *hw, const int64_t *k, const int64_t *s, const int64_t *d, int64_t *p) {
+  const char *ap = imp_attr_s(I, "auto_pad", "NOTSET");
+  int64_t pads[4] = {0};
+  int np = imp_attr_ints(I, "pads", pads, 4);
+  if (np >= 0 && np != 4) return imp_unsupported(I, "pads of %d values (2-D: 4)", np);
+  if (!strcmp(ap, "NOTSET") || !strcmp(ap, "VALID")) {
+    for (int i = 0; i < 4; i++) p[i] = !strcmp(ap, "VALID") ? 0 : pads[i];
+    return true;
+  }
+  if (strcmp(ap, "SAME_UPPER") && strcmp(ap, "SAME_LOWER")) return imp_unsupported(I, "auto_pad '%s'", ap);
+  for (int i = 0; i < 2; i++) {
+    int64_t out = (hw[i] + s[i] - 1) / s[i];
+    int64_t total = (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - hw[i];
+    if (total < 0) total = 0;
+    int64_t small = total / 2, big = total - small;
+    p[i] = !strcmp(ap, "SAME_UPPER") ? small : big;
+    p[i + 2] = !strcmp(ap, "SAME_UPPER") ? big : small;
+  }
+  return true;
+}
+
+/* The integer attributes of a call ("SH = 2, PT = 1"), those at their defaults left out. */
+static char *kw(char *s, const char *name, int64_t v, int64_t def) {
+  return v == def ? s : xprintf("%s, %s = %lld", s, name, (long long)v);
+}
+
+/* strides, dilations (2 each, default 1); false: reported. */
+static bool spatial(Imp *I, const char *name, int64_t *out) {
+  out[0] = out[1] = 1;
+  int n = imp_attr_ints(I, name, out, 2);
+  if (n >= 0 && n != 2) return imp_unsupported(I, "%s of %d values (2-D only)", name, n);
+  if (out[0] < 1 || out[1] < 1) return imp_error(I, "%s must be positive", name);
+  return true;
+}
+
+/* Conv's optional bias B added to its output O (bias_add in O's layout). */
+static bool conv_bias(Imp *I, Val *o, Val *b) {
+  if (!b) return true;
+  if (b->ndim != 1 || b->shape[0] != o->shape[1]) return imp_error(I, "the bias is not [%lld]", (long long)o->shape[1]);
+  const char *raw = o->tex;
+  o->tex = imp_name(I, xprintf("%s_b", o->name));
+  imp_call(I, o->tex, o->nhwc ? "bias_add" : "bias_add_nchw", xprintf("%s, %s", raw, imp_tensor(I, b)));
+  return true;
+}
+
+static bool op_conv(Imp *I) {
+  if (!imp_attrs_known(I, "auto_pad,dilations,group,kernel_shape,pads,strides") || !imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0), *w = x ? imp_float_in(I, 1) : NULL, *b = imp_in(I, 2);
+  if (!w) return false;
+  if (x->ndim != 4 || w->ndim != 4) return imp_unsupported(I, "a %d-D convolution (2-D only)", x->ndim - 2);
+  if (x->c) return imp_unsupported(I, "a constant input");
+  int64_t g = imp_attr_i(I, "group", 1), s[2], d[2], p[4], ks[2] = {w->shape[2], w->shape[3]};
+  if (!spatial(I, "strides", s) || !spatial(I, "dilations", d) || !pool_pads(I, x->shape + 2, ks, s, d, p)) return false;
+  if (g < 1 || x->shape[1] % g || w->shape[0] % g || w->shape[1] * g != x->shape[1])
+    return imp_error(I, "group %lld does not fit %lld input channels and a filter of %lld", (long long)g, (long long)x->shape[1], (long long)w->shape[1]);
+  int64_t os[4] = {x->shape[0], w->shape[0], (x->shape[2] + p[0] + p[2] - d[0] * (ks[0] - 1) - 1) / s[0] + 1,
+                   (x->shape[3] + p[1] + p[3] - d[1] * (ks[1] - 1) - 1) / s[1] + 1};
+  if (os[2] < 1 || os[3] < 1) return imp_error(I, "the output would be empty");
+  /* NHWC with HWIO weights when the filter is a constant (permuted here) */
+  bool nhwc = w->c != NULL;
+  const char *tx = nhwc ? imp_tensor_nhwc(I, x) : imp_tensor(I, x), *tw;
+  if (nhwc) {
+    Val *k = xalloc(sizeof *k);
+    int64_t co = w->shape[0], ci = w->shape[1], kh = ks[0], kwd = ks[1];
+    *k = (Val){.name = w->name, .dtype = OT_FLOAT, .ndim = 4, .shape = {kh, kwd, ci, co}, .c = imp_vals(co * ci * kh * kwd)};
+    for (int64_t o = 0; o < co; o++)
+      for (int64_t i = 0; i < ci; i++)
+        for (int64_t y = 0; y < kh; y++)
+          for (int64_t x2 = 0; x2 < kwd; x2++) k->c[((y * kwd + x2) * ci + i) * co + o] = w->c[((o * ci + i) * kh + y) * kwd + x2];
+    tw = imp_tensor(I, k);
+  } else {
+    tw = imp_tensor(I, w);
+  }
+  if (nhwc && g == x->shape[1] && w->shape[0] == g && w->shape[1] == 1 && p[0] == p[2] && p[1] == p[3]) {
+    /* depthwise, symmetric padding: stdlib's depthwise_conv2d_nhwc, K[KH, KW, C] */
+    Val *k = xalloc(sizeof *k);
+    *k = (Val){.name = xprintf("%s_dw", w->name), .dtype = OT_FLOAT, .ndim = 3, .shape = {ks[0], ks[1], g}, .c = imp_vals(ks[0] * ks[1] * g)};
+    for (int64_t c = 0; c < g; c++)
+      for (int64_t y = 0; y < ks[0] * ks[1]; y++) k->c[y * g + c] = w->c[c * ks[0] * ks[1] + y];
+    char *a = xprintf("%s, %s", tx, imp_tensor(I, k));
+    a = kw(kw(kw(kw(kw(kw(a, "SH", s[0], 1), "SW", s[1], 1), "PH", p[0], 0), "PW", p[1], 0), "DH", d[0], 1), "DW", d[1], 1);
+    Val *o = imp_net_out(I, 0, 4, os);
+    o->nhwc = true;
+    imp_call(I, o->tex, "depthwise_conv2d_nhwc", a);
+    return conv_bias(I, o, b);
+  }
+  char *a = xprintf("%s, %s", tx, tw);
+  a = kw(kw(kw(kw(kw(kw(kw(kw(a, "SH", s[0], 1), "SW", s[1], 1), "PT", p[0], 0), "PL", p[1], 0), "PB", p[2], 0), "PR", p[3], 0), "DH", d[0], 1), "DW", d[1], 1);
+  Val *o = imp_net_out(I, 0, 4, os);
+  o->nhwc = nhwc;
+  const char *op = g == 1 ? (nhwc ? "conv2d_nhwc_pad" : "conv2d_nchw_pad") : nhwc ? "group_conv2d_nhwc_pad" : "group_conv2d_nchw_pad";
+  imp_call(I, o->tex, op, g == 1 ? a : xprintf("%s, G = %lld", a, (long long)g));
+  return conv_bias(I, o, b);
+}
+
+/* ConvTranspose (2-D, group 1): Y[n, co, y, x] sums X[n, ci, iy, ix] K[ci, co, ry, rx]
+ * over the points with iy * S + ry * D = y + PT (and the same for x). */
+static bool op_conv_transpose(Imp *I) {
+  if (!imp_attrs_known(I, "auto_pad,dilations,group,kernel_shape,output_padding,output_shape,pads,strides") || !imp_one_output(I))
+    return false;
+  Val *x = imp_float_in(I, 0), *w = x ? imp_float_in(I, 1) : NULL, *b = imp_in(I, 2);
+  if (!w) return false;
+  if (x->ndim != 4 || w->ndim != 4) return imp_unsupported(I, "a %d-D transposed convolution (2-D only)", x->ndim - 2);
+  if (imp_attr_i(I, "group", 1) != 1) return imp_unsupported(I, "group %lld (1 only)", (long long)imp_attr_i(I, "group", 1));
+  if (x->c) return imp_unsupported(I, "a constant input");
+  if (w->shape[0] != x->shape[1]) return imp_error(I, "the filter has %lld input channels, the input %lld", (long long)w->shape[0], (long long)x->shape[1]);
+  int64_t s[2], d[2], p[4] = {0}, op[2] = {0, 0}, oshape[2], ks[2] = {w->shape[2], w->shape[3]}, os[4];
+  if (!spatial(I, "strides", s) || !spatial(I, "dilations", d)) return false;
+  int np = imp_attr_ints(I, "pads", p, 4), nop = imp_attr_ints(I, "output_padding", op, 2), nos = imp_attr_ints(I, "output_shape", oshape, 2);
+  if ((np >= 0 && np != 4) || (nop >= 0 && nop != 2) || (nos >= 0 && nos != 2)) return imp_unsupported(I, "pads, output_padding or output_shape of another length than 2-D's");
+  const char *ap = imp_attr_s(I, "auto_pad", "NOTSET");
+  for (int i = 0; i < 2; i++) {
+    int64_t full = s[i] * (x->shape[2 + i] - 1) + op[i] + (ks[i] - 1) * d[i] + 1;
+    if (nos < 0 && strcmp(ap, "SAME_UPPER") && strcmp(ap, "SAME_LOWER")) continue;
+    /* as ONNX's reference: a negative total (a larger output_shape) pads the end */
+    int64_t want = nos >= 0 ? oshape[i] : x->shape[2 + i] * s[i], total = full - want;
+    int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); /* floor */
+    bool upper = !strcmp(ap, "SAME_UPPER");
+    p[i] = upper ? half : total - half;
+    p[i + 2] = upper ? total - half : half;
+  }
+  os[0] = x->shape[0], os[1] = w->shape[1];
+  for (int i = 0; i < 2; i++) os[2 + i] = s[i] * (x->shape[2 + i] - 1) + op[i] + (ks[i] - 1) * d[i] + 1 - p[i] - p[i + 2];
+  if (os[2] < 1 || os[3] < 1) return imp_error(I, "the output would be empty");
+  /* the input row of output row y and filter row ry, and its guard */
+  char *iy = xprintf("(y + %lld - ry * %lld)", (long long)p[0], (long long)d[0]);
+  char *ix = xprintf("(x + %lld - rx * %lld)", (long long)p[1], (long long)d[1]);
+  char *guard = xprintf("%s %% %lld == 0 && %s %% %lld == 0 && %s / %lld >= 0 && %s / %lld < %lld && %s / %lld >= 0 && %s / %lld < %lld",
+                        iy, (long long)s[0], ix, (long long)s[1], iy, (long long)s[0], iy, (long long)s[0], (long long)x->shape[2],
+                        ix, (long long)s[1], ix, (long long)s[1], (long long)x->shape[3]);
+  Val *o = imp_net_out(I, 0, 4, os);
+  const char *kn = imp_kernel(I, "conv_transpose",
+                              xprintf("(X: %s, K: %s) -> Y: %s {\n  Y[n, co, y, x] += (%s ? X[n, ci, %s / %lld, %s / %lld] : 0.0) * K[ci, co, ry, rx]\n}",
+                                      imp_ty(x), imp_ty(w), imp_ty(o), guard, iy, (long long)s[0], ix, (long long)s[1]));
+  const char *tx = imp_tensor(I, x), *tw = imp_tensor(I, w);
+  imp_call(I, o->tex, kn, xprintf("%s, %s", tx, tw));
+  return conv_bias(I, o, b);
+}
+
+static bool op_pool(Imp *I, bool max) {
+  if (!imp_attrs_known(I, max ? "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides"
+                          : "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides") || !imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0);
+  if (!x) return false;
+  if (x->ndim != 4) return imp_unsupported(I, "a %d-D pool (2-D only)", x->ndim - 2);
+  if (imp_attr_i(I, "storage_order", 0)) return imp_unsupported(I, "storage_order 1");
+  int64_t k[2], s[2], d[2], p[4];
+  if (imp_attr_ints(I, "kernel_shape", k, 2) != 2) return imp_error(I, "kernel_shape must have 2 values");
+  if (!spatial(I, "strides", s) || !spatial(I, "dilations", d) || !pool_pads(I, x->shape + 2, k, s, d, p)) return false;
+  int64_t os[4] = {x->shape[0], x->shape[1]}, extra[2] = {0};
+  for (int i = 0; i < 2; i++) {
+    int64_t span = x->shape[2 + i] + p[i] + p[i + 2] - ((k[i] - 1) * d[i] + 1);
+    os[2 + i] = (imp_attr_i(I, "ceil_mode", 0) ? (span + s[i] - 1) / s[i] : span / s[i]) + 1;
+    if (imp_attr_i(I, "ceil_mode", 0) && (os[2 + i] - 1) * s[i] >= x->shape[2 + i] + p[i]) os[2 + i]--;
+    extra[i] = (os[2 + i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - (x->shape[2 + i] + p[i] + p[i + 2]);
+    if (extra[i] < 0) extra[i] = 0;
+    if (os[2 + i] < 1) return imp_error(I, "the output would be empty");
+  }
+  char *a = xstrdup(x->nhwc ? x->tex : imp_tensor(I, x));
+  a = kw(kw(kw(kw(kw(kw(a, "FH", k[0], 1), "FW", k[1], 1), "SH", s[0], 1), "SW", s[1], 1), "PT", p[0], 0), "PL", p[1], 0);
+  a = kw(kw(a, "PB", p[2] + extra[0], 0), "PR", p[3] + extra[1], 0);
+  if (max) {
+    a = kw(kw(a, "DH", d[0], 1), "DW", d[1], 1);
+  } else {
+    if (d[0] != 1 || d[1] != 1) return imp_unsupported(I, "dilations in an average pool");
+    bool cip = imp_attr_i(I, "count_include_pad", 0);
+    a = kw(kw(a, "CT", cip ? 0 : p[0], -1), "CB", cip ? x->shape[2] + p[0] + p[2] : x->shape[2] + p[0], -1);
+    a = kw(kw(a, "CL", cip ? 0 : p[1], -1), "CR", cip ? x->shape[3] + p[1] + p[3] : x->shape[3] + p[1], -1);
+  }
+  Val *o = imp_net_out(I, 0, 4, os);
+  o->nhwc = x->nhwc; /* pools keep the layout they are given */
+  imp_call(I, o->tex, max ? (o->nhwc ? "max_pool2d_nhwc_pad" : "max_pool2d_nchw_pad") : o->nhwc ? "avg_pool2d_nhwc_pad" : "avg_pool2d_nchw_pad", a);
+  return true;
+}
+
+/* The axes MASK of X reduced, as kernel text: X's index with r (reduced) and i (kept)
+ * names, the reduced ranges, the kept indices (KEPT, as a read; KLHS, as a written
+ * tensor's: z0 over [1] when nothing is kept) and dimensions, and the reduced count. */
+typedef struct Reduced {
+  char *src, *where, *kept, *klhs, *kdims;
+  int64_t cnt;
+} Reduced;
+
+static Reduced reduced_axes(const Val *x, const bool *mask) {
+  Reduced R = {xstrdup(""), xstrdup(""), xstrdup(""), NULL, xstrdup(""), 1};
+  int nk = 0;
+  for (int d = 0; d < x->ndim; d++) {
+    R.src = xprintf("%s%s%s%d", R.src, d ? ", " : "", mask[d] ? "r" : "i", d);
+    if (mask[d]) {
+      R.cnt *= x->shape[d];
+      R.where = xprintf("%s%sr%d in 0..%lld", R.where, *R.where ? ", " : "", d, (long long)x->shape[d]);
+    } else {
+      R.kept = xprintf("%s%si%d", R.kept, nk ? ", " : "", d);
+      R.kdims = xprintf("%s%s%lld", R.kdims, nk++ ? ", " : "", (long long)x->shape[d]);
+    }
+  }
+  R.klhs = R.kept;
+  if (!nk) R.kdims = xstrdup("1"), R.kept = xstrdup("0"), R.klhs = xstrdup("z0");
+  return R;
+}
+
+/* A normalization's body: X less its mean over the axes MASK, over the root of their
+ * variance + EPS (text), then TAIL (the scale and bias, or nothing). LayerNormalization,
+ * InstanceNormalization and MeanVarianceNormalization. */
+static char *norm_body(const Val *x, const bool *mask, const char *eps, const char *tail) {
+  Reduced R = reduced_axes(x, mask);
+  char *all = imp_idx("i", x->ndim), *n = imp_flit((double)R.cnt);
+  return xprintf("  tensor S: f32[%s]\n  tensor Mu: f32[%s]\n  tensor V: f32[%s]\n"
+                 "  S[%s] += X[%s] where %s\n  Mu[%s] = S[%s] / %s\n"
+                 "  V[%s] += (X[%s] - Mu[%s]) * (X[%s] - Mu[%s]) where %s\n"
+                 "  Y[%s] = (X[%s] - Mu[%s]) / sqrt(V[%s] / %s + %s)%s",
+                 R.kdims, R.kdims, R.kdims, R.klhs, R.src, R.where, R.klhs, R.kept, n, R.klhs, R.src, R.kept, R.src,
+                 R.kept, R.where, all, all, R.kept, R.kept, n, eps, tail);
+}
+
+/* Reductions of X over the axes MASK: KIND "sum", "mean", "max", "min", "sumsq"; keepdims. */
+static bool reduce(Imp *I, Val *x, const bool *mask, bool keep, const char *kind) {
+  int r = x->ndim, no = 0;
+  int64_t os[HT_MAX_DIMS];
+  char *lhs = xstrdup(""); /* Y's index: the kept axes, and the reduced ones as z (KEEP) */
+  for (int d = 0; d < r; d++) {
+    if (mask[d] && !keep) continue;
+    lhs = xprintf("%s%s%s%d", lhs, no ? ", " : "", mask[d] ? "z" : "i", d);
+    os[no++] = mask[d] ? 1 : x->shape[d];
+  }
+  if (!no) {
+    lhs = xstrdup("z0");
+    os[0] = 1;
+  }
+  /* S, the sum before POST: indexed by the kept axes (a full reduction: z0 over [1]) */
+  Reduced R = reduced_axes(x, mask);
+  char *rhs = R.src, *where = R.where, *sidx = R.kept, *slhs = R.klhs, *sdims = R.kdims;
+  int64_t cnt = R.cnt;
+  const char *acc = xprintf("X[%s]", rhs);
+  if (!strcmp(kind, "sumsq") || !strcmp(kind, "l2")) acc = xprintf("%s * %s", acc, acc);
+  if (!strcmp(kind, "l1")) acc = xprintf("abs(%s)", acc);
+  const char *op = !strcmp(kind, "max") ? "max=" : !strcmp(kind, "min") ? "min=" : !strcmp(kind, "prod") ? "*=" : "+=";
+  /* what the sum S becomes (NULL: the reduction is the result) */
+  const char *post = !strcmp(kind, "mean")     ? xprintf("S[%s] / %s", sidx, imp_flit((double)cnt))
+                     : !strcmp(kind, "l2")     ? xprintf("sqrt(S[%s])", sidx)
+                     : !strcmp(kind, "logsum") ? xprintf("log(S[%s])", sidx)
+                                               : NULL;
+  Val *o = imp_net_out(I, 0, no, os);
+  char *body;
+  if (!strcmp(kind, "logsumexp")) { /* log(sum(exp(x - max))) + max */
+    body = xprintf("  tensor M: f32[%s]\n  tensor S: f32[%s]\n  M[%s] max= %s where %s\n"
+                   "  S[%s] += exp(%s - M[%s]) where %s\n  Y[%s] = M[%s] + log(S[%s])",
+                   sdims, sdims, slhs, acc, where, slhs, acc, sidx, where, lhs, sidx,
+                   sidx);
+  } else if (post) {
+    body = xprintf("  tensor S: f32[%s]\n  S[%s] += %s where %s\n  Y[%s] = %s", sdims, slhs, acc,
+                   where, lhs, post);
+  } else {
+    body = xprintf("  Y[%s] %s %s where %s", lhs, op, acc, where);
+  }
+  const char *k = imp_kernel(I, xprintf("reduce_%s", kind), xprintf("(X: %s) -> Y: %s {\n%s\n}", imp_ty(x), imp_ty(o), body));
+  imp_call(I, o->tex, k, imp_tensor(I, x));
+  return true;
+}
+
+static bool op_reduce(Imp *I, const char *kind) {
+  if (!imp_attrs_known(I, "axes,keepdims,noop_with_empty_axes") || !imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0);
+  if (!x) return false;
+  if (x->c) return imp_unsupported(I, "a reduction of a constant");
+  int64_t axes[HT_MAX_DIMS];
+  int na = imp_attr_ints(I, "axes", axes, HT_MAX_DIMS);
+  Val *av = imp_in(I, 1);
+  if (av) {
+    if (!(av = imp_const_in(I, 1, "axes"))) return false;
+    na = (int)val_numel(av) > HT_MAX_DIMS ? HT_MAX_DIMS : (int)val_numel(av);
+    for (int i = 0; i < na; i++) axes[i] = (int64_t)av->c[i];
+  }
+  bool mask[HT_MAX_DIMS] = {0};
+  if (na <= 0) {
+    if (imp_attr_i(I, "noop_with_empty_axes", 0)) return imp_alias(I, x);
+    for (int d = 0; d < x->ndim; d++) mask[d] = true;
+  }
+  for (int i = 0; i < na; i++) {
+    int a = imp_axis_of(I, axes[i], x->ndim);
+    if (a < 0) return false;
+    mask[a] = true;
+  }
+  return reduce(I, x, mask, imp_attr_i(I, "keepdims", 1) != 0, kind);
+}
+
+static bool op_global_pool(Imp *I, const char *kind) {
+  if (!imp_attrs_known(I, "") || !imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0);
+  if (!x) return false;
+  if (x->ndim < 3) return imp_error(I, "the input has rank %d (N, C and spatial axes)", x->ndim);
+  bool mask[HT_MAX_DIMS] = {0};
+  if (x->nhwc) { /* over H and W of [N, H, W, C]: [N, 1, 1, C], still NHWC */
+    Val p = {.name = x->name, .dtype = OT_FLOAT, .ndim = 4, .shape = {x->shape[0], x->shape[2], x->shape[3], x->shape[1]}, .tex = x->tex};
+    mask[1] = mask[2] = true;
+    if (!reduce(I, &p, mask, true, kind)) return false;
+    Val *o = VEC_AT(I->vals, I->vals.len - 1);
+    int64_t logical[4] = {x->shape[0], x->shape[1], 1, 1};
+    memcpy(o->shape, logical, sizeof logical);
+    o->nhwc = true;
+    return true;
+  }
+  for (int d = 2; d < x->ndim; d++) mask[d] = true;
+  return reduce(I, x, mask, true, kind);
+}
+
+/* Softmax (LOG: LogSoftmax) over the axes from AXIS (opset < 13: all that follow; else one). */
+static bool op_softmax(Imp *I, bool log_) {
+  if (!imp_attrs_known(I, "axis") || !imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0);
+  if (!x) return false;
+  int a = imp_axis_of(I, imp_attr_i(I, "axis", I->opset >= 13 ? -1 : 1), x->ndim ? x->ndim : 1);
+  if (a < 0) return false;
+  int r = x->ndim;
+  bool mask[HT_MAX_DIMS] = {0};
+  for (int d = 0; d < r; d++) mask[d] = I->opset >= 13 ? d == a : d >= a;
+  Reduced R = reduced_axes(x, mask);
+  char *all = imp_idx("i", r), *ridx = R.src, *where = R.where, *sd = R.kdims, *sidx = R.kept, *slhs = R.klhs;
+  Val *o = imp_net_out(I, 0, x->ndim, x->shape);
+  char *body = xprintf("  tensor M: f32[%s]\n  tensor E: f32[%s]\n  tensor S: f32[%s]\n"
+                       "  M[%s] max= X[%s] where %s\n  E[%s] = exp(X[%s] - M[%s])\n  S[%s] += E[%s] where %s\n",
+                       sd, imp_dims_text(x->shape, r), sd, slhs, ridx, where, all, all, sidx, slhs, ridx, where);
+  body = log_ ? xprintf("%s  Y[%s] = X[%s] - M[%s] - log(S[%s])", body, all, all, sidx, sidx)
+              : xprintf("%s  Y[%s] = E[%s] / S[%s]", body, all, all, sidx);
+  const char *k = imp_kernel(I, log_ ? "log_softmax" : "softmax", xprintf("(X: %s) -> Y: %s {\n%s\n}", imp_ty(x), imp_ty(o), body));
+  imp_call(I, o->tex, k, imp_tensor(I, x));
+  return true;
+}
+
+/* Gemm: Y = alpha * A' B' + beta * C. */
+static bool op_gemm(Imp *I) {
+  if (!imp_attrs_known(I, "alpha,beta,transA,transB") || !imp_one_output(I)) return false;
+  Val *a = imp_float_in(I, 0), *b = a ? imp_float_in(I, 1) : NULL, *c = imp_in(I, 2);
+  if (!b) return false;
+  if (a->ndim != 2 || b->ndim != 2) return imp_error(I, "A and B must be matrices");
+  bool ta = imp_attr_i(I, "transA", 0), tb = imp_attr_i(I, "transB", 0);
+  double alpha = imp_attr_f(I, "alpha", 1), beta = imp_attr_f(I, "beta", 1);
+  int64_t m = a->shape[ta], k = a->shape[!ta], n = b->shape[!tb];
+  if (b->shape[tb] != k) return imp_error(I, "A' is [%lld, %lld] but B' has %lld rows", (long long)m, (long long)k, (long long)b->shape[tb]);
+  int64_t os[2] = {m, n};
+  Val *o = imp_net_out(I, 0, 2, os);
+  if (!ta && b->c && !a->c) {
+    /* dense with [K, N] weights: B transposed (and scaled by alpha) at import */
+    Val *w = xalloc(sizeof *w);
+    *w = (Val){.name = b->name, .dtype = OT_FLOAT, .ndim = 2, .shape = {k, n}, .c = imp_vals(k * n)};
+    for (int64_t i = 0; i < k; i++)
+      for (int64_t j = 0; j < n; j++) w->c[i * n + j] = (float)(alpha * b->c[tb ? j * k + i : i * n + j]);
+    const char *na = imp_tensor(I, a);
+    imp_call(I, o->tex, "dense", xprintf("%s, %s", na, imp_tensor(I, w)));
+    alpha = 1;
+  } else {
+    const char *kn = imp_kernel(I, "gemm", xprintf("(A: %s, B: %s) -> Y: %s {\n  Y[i, j] += A[%s] * B[%s] where k in 0..%lld\n}",
+                                                   imp_ty(a), imp_ty(b), imp_ty(o), ta ? "k, i" : "i, k", tb ? "j, k" : "k, j", (long long)k));
+    const char *na = imp_tensor(I, a), *nb = imp_tensor(I, b);
+    imp_call(I, o->tex, kn, xprintf("%s, %s", na, nb));
+  }
+  /* alpha, then beta * C: values of the same ONNX name (the latest is the output) */
+  if (alpha != 1) {
+    Val *xs[1] = {o};
+    if (!imp_ew(I, "scale", xs, 1, xprintf("%s * $0", imp_flit((float)alpha)))) return false;
+    o = VEC_AT(I->vals, I->vals.len - 1);
+  }
+  if (c && beta != 0) {
+    if (c->ndim == 1 && c->shape[0] == n && beta == 1) {
+      Val *s = imp_net_out(I, 0, 2, os);
+      imp_call(I, s->tex, "bias_add_2d", xprintf("%s, %s", o->tex, imp_tensor(I, c)));
+    } else {
+      Val *xs[2] = {o, c};
+      if (!imp_ew_to(I, "gemm_bias", xs, 2, beta == 1 ? "$0 + $1" : xprintf("$0 + %s * $1", imp_flit((float)beta)), os, 2)) return false;
+    }
+  }
+  return true;
+}
+
+/* MatMul: numpy's matmul (batched, broadcasting, 1-D operands). */
+static bool op_matmul(Imp *I) {
+  if (!imp_attrs_known(I, "") || !imp_one_output(I)) return false;
+  Val *a = imp_float_in(I, 0), *b = a ? imp_float_in(I, 1) : NULL;
+  if (!b) return false;
+  if (a->ndim < 1 || b->ndim < 1) return imp_error(I, "a scalar operand");
+  int ra = a->ndim, rb = b->ndim;
+  int64_t k = a->shape[ra - 1], kb = rb == 1 ? b->shape[0] : b->shape[rb - 2];
+  if (k != kb) return imp_error(I, "inner dimensions %lld and %lld differ", (long long)k, (long long)kb);
+  int64_t batch[HT_MAX_DIMS], os[HT_MAX_DIMS];
+  int nb = 0;
+  if (!imp_broadcast(I, a->shape, ra > 2 ? ra - 2 : 0, b->shape, rb > 2 ? rb - 2 : 0, batch, &nb)) return false;
+  int no = nb;
+  memcpy(os, batch, sizeof(int64_t) * (size_t)nb);
+  if (ra > 1) os[no++] = a->shape[ra - 2];
+  if (rb > 1) os[no++] = b->shape[rb - 1];
+  Val *o = imp_net_out(I, 0, no, os);
+  if (ra == 2 && rb == 2 && !a->c) {
+    const char *na = imp_tensor(I, a);
+    imp_call(I, o->tex, "dense", xprintf("%s, %s", na, imp_tensor(I, b)));
+    return true;
+  }
+  /* index names: batch b0.., rows i, columns j, reduction k */
+  char *lhs = xstrdup(""), *ia = xstrdup(""), *ib = xstrdup("");
+  for (int d = 0; d < nb; d++) lhs = xprintf("%s%sb%d", lhs, d ? ", " : "", d);
+  if (ra > 1) lhs = xprintf("%s%si", lhs, nb ? ", " : "");
+  if (rb > 1) lhs = xprintf("%s%sj", lhs, *lhs ? ", " : "");
+  if (!*lhs) lhs = xstrdup("z");
+  for (int d = 0; d < ra - 2; d++) {
+    int od = d + nb - (ra - 2);
+    ia = xprintf("%s%s", ia, a->shape[d] == 1 && batch[od] != 1 ? "0, " : xprintf("b%d, ", od));
+  }
+  for (int d = 0; d < rb - 2; d++) {
+    int od = d + nb - (rb - 2);
+    ib = xprintf("%s%s", ib, b->shape[d] == 1 && batch[od] != 1 ? "0, " : xprintf("b%d, ", od));
+  }
+  ia = xprintf("%s%sk", ia, ra > 1 ? "i, " : "");
+  ib = xprintf("%sk%s", ib, rb > 1 ? ", j" : "");
+  const char *kn = imp_kernel(I, "matmul", xprintf("(A: %s, B: %s) -> Y: %s {\n  Y[%s] += A[%s] * B[%s] where k in 0..%lld\n}",
+                                                   imp_ty(a), imp_ty(b), imp_ty(o), lhs, ia, ib, (long long)k));
+  const char *ta = imp_tensor(I, a), *tb = imp_tensor(I, b);
+  imp_call(I, o->tex, kn, xprintf("%s, %s", ta, tb));
+  return true;
+}
+
+static bool op_batch_norm(Imp *I) {
+  if (!imp_attrs_known(I, "epsilon,momentum,training_mode,spatial,is_test")) return false;
+  if (imp_attr_i(I, "training_mode", 0)) return imp_unsupported(I, "training_mode 1 (inference only)");
+  if (imp_attr_i(I, "spatial", 1) != 1) return imp_unsupported(I, "spatial 0 (statistics per element, BatchNormalization-7)");
+  if (!imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0), *p[4];
+  if (!x) return false;
+  if (x->ndim < 2) return imp_error(I, "the input has no channel axis");
+  for (int i = 0; i < 4; i++) {
+    if (!(p[i] = imp_float_in(I, i + 1))) return false;
+    if (p[i]->ndim != 1 || p[i]->shape[0] != x->shape[1]) return imp_error(I, "input %d is not [%lld]", i + 2, (long long)x->shape[1]);
+  }
+  double eps = (float)imp_attr_f(I, "epsilon", 1e-5);
+  if (x->ndim == 4 && p[0]->c && p[1]->c && p[2]->c && p[3]->c) {
+    /* folded: S = gamma / sqrt(var + eps), B = beta - mean * S */
+    int64_t c = x->shape[1];
+    Val *s = xalloc(sizeof *s), *b = xalloc(sizeof *b);
+    *s = (Val){.name = xprintf("%s_scale", p[0]->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {c}, .c = imp_vals(c)};
+    *b = (Val){.name = xprintf("%s_shift", p[1]->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {c}, .c = imp_vals(c)};
+    for (int64_t i = 0; i < c; i++) {
+      s->c[i] = (float)(p[0]->c[i] / sqrt(p[3]->c[i] + eps));
+      b->c[i] = (float)(p[1]->c[i] - p[2]->c[i] * s->c[i]);
+    }
+    Val *o = imp_net_out(I, 0, 4, x->shape);
+    o->nhwc = x->nhwc;
+    const char *tx = x->nhwc ? x->tex : imp_tensor(I, x), *ts = imp_tensor(I, s), *tb = imp_tensor(I, b);
+    imp_call(I, o->tex, x->nhwc ? "batch_norm" : "batch_norm_nchw", xprintf("%s, %s, %s", tx, ts, tb));
+    return true;
+  }
+  char *all = imp_idx("i", x->ndim);
+  Val *o = imp_net_out(I, 0, x->ndim, x->shape);
+  char *cty = xprintf("f32[%lld]", (long long)x->shape[1]);
+  const char *kn = imp_kernel(I, "batch_norm", xprintf("(X: %s, S: %s, B: %s, M: %s, V: %s) -> Y: %s {\n"
+                                                       "  Y[%s] = (X[%s] - M[i1]) / sqrt(V[i1] + %s) * S[i1] + B[i1]\n}",
+                                                       imp_ty(x), cty, cty, cty, cty, imp_ty(o), all, all, imp_flit(eps)));
+  const char *t[4];
+  for (int i = 0; i < 4; i++) t[i] = imp_tensor(I, p[i]);
+  const char *tx = imp_tensor(I, x);
+  imp_call(I, o->tex, kn, xprintf("%s, %s, %s, %s, %s", tx, t[0], t[1], t[2], t[3]));
+  return true;
+}
+
+/* LayerNormalization's optional outputs 2 and 3 (K 1, 2): the mean of X over the axes
+ * MASK, or the inverse of the root of the variance + EPS, with the reduced axes kept as 1
+ * (z names over [1]), each by a kernel of its own. */
+static void layer_norm_stat(Imp *I, const Val *x, const bool *mask, const char *eps, int k) {
+  Reduced R = reduced_axes(x, mask);
+  int64_t os[HT_MAX_DIMS];
+  char *lhs = xstrdup("");
+  for (int d = 0; d < x->ndim; d++) {
+    lhs = xprintf("%s%s%s%d", lhs, d ? ", " : "", mask[d] ? "z" : "i", d);
+    os[d] = mask[d] ? 1 : x->shape[d];
+  }
+  Val *o = imp_net_out(I, k, x->ndim, os);
+  char *n = imp_flit((double)R.cnt);
+  char *body = xprintf("  tensor S: f32[%s]\n  S[%s] += X[%s] where %s\n", R.kdims, R.klhs, R.src, R.where);
+  if (k == 1) body = xprintf("%s  Y[%s] = S[%s] / %s", body, lhs, R.kept, n);
+  else
+    body = xprintf("%s  tensor Mu: f32[%s]\n  tensor V: f32[%s]\n  Mu[%s] = S[%s] / %s\n"
+                   "  V[%s] += (X[%s] - Mu[%s]) * (X[%s] - Mu[%s]) where %s\n  Y[%s] = 1.0 / sqrt(V[%s] / %s + %s)",
+                   body, R.kdims, R.kdims, R.klhs, R.kept, n, R.klhs, R.src, R.kept, R.src, R.kept, R.where, lhs, R.kept, n, eps);
+  const char *kn = imp_kernel(I, k == 1 ? "layer_norm_mean" : "layer_norm_inv_std",
+                              xprintf("(X: %s) -> Y: %s {\n%s\n}", imp_ty(x), imp_ty(o), body));
+  imp_call(I, o->tex, kn, imp_tensor(I, (Val *)x));
+}
+
+/* LayerNormalization (opset 17): over the axes from `axis`, times Scale plus B; outputs 2
+ * and 3 (Mean, InvStdDev) when the graph uses them. */
+static bool op_layer_norm(Imp *I) {
+  if (!imp_attrs_known(I, "axis,epsilon,stash_type")) return false;
+  Val *x = imp_float_in(I, 0), *sc = x ? imp_float_in(I, 1) : NULL, *b = imp_in(I, 2);
+  if (!sc || (b && !(b = imp_float_in(I, 2)))) return false;
+  if (x->c) return imp_unsupported(I, "a constant input");
+  int r = x->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", -1), r);
+  if (a < 0) return false;
+  bool mask[HT_MAX_DIMS] = {0};
+  for (int d = a; d < r; d++) mask[d] = true;
+  Val *o = imp_net_out(I, 0, r, x->shape);
+  char *params = xprintf("X: %s, Sc: %s", imp_ty(x), imp_ty(sc)), *args = xprintf("%s, %s", imp_tensor(I, x), imp_tensor(I, sc));
+  const char *bterm = "";
+  if (b) {
+    params = xprintf("%s, B: %s", params, imp_ty(b));
+    args = xprintf("%s, %s", args, imp_tensor(I, b));
+    bterm = xprintf(" + %s", imp_baccess("B", b, x->shape, r));
+  }
+  char *eps = imp_flit((float)imp_attr_f(I, "epsilon", 1e-5));
+  char *body = norm_body(x, mask, eps, xprintf(" * %s%s", imp_baccess("Sc", sc, x->shape, r), bterm));
+  const char *kn = imp_kernel(I, "layer_norm", xprintf("(%s) -> Y: %s {\n%s\n}", params, imp_ty(o), body));
+  imp_call(I, o->tex, kn, args);
+  for (int k = 1; k < 3 && (size_t)k < I->node->n_output; k++)
+    if (*I->node->output[k]) layer_norm_stat(I, x, mask, eps, k);
+  return true;
+}
+
+/* InstanceNormalization: each (n, c) normalized over the spatial axes, then scale[c] and
+ * bias[c]. */
+static bool op_instance_norm(Imp *I) {
+  if (!imp_attrs_known(I, "epsilon") || !imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0), *sc = x ? imp_float_in(I, 1) : NULL, *bi = sc ? imp_float_in(I, 2) : NULL;
+  if (!bi) return false;
+  if (x->c) return imp_unsupported(I, "a constant input");
+  int r = x->ndim;
+  if (r < 3) return imp_error(I, "the input has rank %d (N, C and spatial axes)", r);
+  int64_t c = x->shape[1];
+  if (sc->ndim != 1 || bi->ndim != 1 || sc->shape[0] != c || bi->shape[0] != c)
+    return imp_error(I, "scale and B must be vectors of %lld values", (long long)c);
+  bool mask[HT_MAX_DIMS] = {0};
+  for (int d = 2; d < r; d++) mask[d] = true;
+  Val *o = imp_net_out(I, 0, r, x->shape);
+  char *body = norm_body(x, mask, imp_flit((float)imp_attr_f(I, "epsilon", 1e-5)), " * Sc[i1] + B[i1]");
+  const char *k = imp_kernel(I, "instance_norm", xprintf("(X: %s, Sc: f32[%lld], B: f32[%lld]) -> Y: %s {\n%s\n}", imp_ty(x),
+                                                        (long long)c, (long long)c, imp_ty(o), body));
+  imp_call(I, o->tex, k, xprintf("%s, %s, %s", imp_tensor(I, x), imp_tensor(I, sc), imp_tensor(I, bi)));
+  return true;
+}
+
+/* LRN: each value over (bias + alpha / size x the sum of squares of SIZE neighbouring
+ * channels)^beta (the window cut at the edges). */
+static bool op_lrn(Imp *I) {
+  if (!imp_attrs_known(I, "alpha,beta,bias,size") || !imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0);
+  if (!x) return false;
+  if (x->c) return imp_unsupported(I, "LRN of a constant");
+  int r = x->ndim;
+  long long size = imp_attr_i(I, "size", 0), c = r >= 2 ? x->shape[1] : 0, lo = (size - 1) / 2;
+  if (r < 3) return imp_error(I, "the input has rank %d (N, C and spatial axes)", r);
+  if (size < 1) return imp_error(I, "size %lld", size);
+  /* the window: channels i1 - lo .. i1 - lo + size - 1 */
+  char *all = imp_idx("i", r), *ch = xprintf("i1 + q - %lld", lo), *nb = xprintf("i0, %s", ch);
+  for (int d = 2; d < r; d++) nb = xprintf("%s, i%d", nb, d);
+  Val *o = imp_net_out(I, 0, r, x->shape);
+  char *body = xprintf("  tensor S: %s\n  S[%s] += %s >= 0 && %s < %lld ? X[%s] * X[%s] : 0.0 where q in 0..%lld\n"
+                       "  Y[%s] = X[%s] / pow(%s + %s * S[%s], %s)",
+                       imp_ty(x), all, ch, ch, c, nb, nb, size, all, all, imp_flit((float)imp_attr_f(I, "bias", 1)),
+                       imp_flit((float)imp_attr_f(I, "alpha", 1e-4) / (double)size), all, imp_flit((float)imp_attr_f(I, "beta", 0.75)));
+  const char *k = imp_kernel(I, "lrn", xprintf("(X: %s) -> Y: %s {\n%s\n}", imp_ty(x), imp_ty(o), body));
+  imp_call(I, o->tex, k, imp_tensor(I, x));
+  return true;
+}
+
+/* Hardmax: 1 at the first largest value along the axis (opset >= 13; before, over the
+ * flattened axes from it), 0 elsewhere. */
+static bool op_hardmax(Imp *I) {
+  if (!imp_attrs_known(I, "axis") || !imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0);
+  if (!x) return false;
+  if (x->c) return imp_unsupported(I, "Hardmax of a constant");
+  int r = x->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", I->opset >= 13 ? -1 : 1), r ? r : 1);
+  if (a < 0) return false;
+  bool mask[HT_MAX_DIMS] = {0};
+  char *pos = xstrdup(""); /* the position along the reduced axes, row-major */
+  for (int d = 0; d < r; d++)
+    if ((mask[d] = I->opset >= 13 ? d == a : d >= a))
+      pos = *pos ? xprintf("(%s) * %lld + i%d", pos, (long long)x->shape[d], d) : xprintf("i%d", d);
+  Reduced R = reduced_axes(x, mask);
+  char *kdims = R.kdims, *klhs = R.klhs, *src = R.src, *where = R.where, *kept = R.kept;
+  Val *o = imp_net_out(I, 0, r, x->shape);
+  char *body = xprintf("  tensor A: i64[%s]\n  A[%s] argmax= X[%s] where %s\n  Y[%s] = %s == A[%s] ? 1.0 : 0.0", kdims, klhs,
+                       src, where, imp_idx("i", r), pos, kept);
+  const char *k = imp_kernel(I, "hardmax", xprintf("(X: %s) -> Y: %s {\n%s\n}", imp_ty(x), imp_ty(o), body));
+  imp_call(I, o->tex, k, imp_tensor(I, x));
+  return true;
+}
+
+/* An Einsum equation: its terms (inputs', then the output's after `->`; '.' stands for an
+ * ellipsis), then with the operands known each term with its ellipsis expanded to the axes
+ * named '0' + ELL - e .. '0' + ELL - 1 (right-aligned), and each axis' size and count. */
+typedef struct Einsum {
+  char terms[9][HT_MAX_DIMS + 2];
+  char full[9][2 * HT_MAX_DIMS + 1];
+  int nt, ell;
+  bool arrow;
+  int64_t size[128];
+  int count[128];
+} Einsum;
+
+static bool einsum_parse(Imp *I, const char *eq, Einsum *E) {
+  int len = 0;
+  for (const char *p = eq;; p++) {
+    char ch = *p;
+    if (ch == ' ') continue;
+    if (ch == ',' || ch == '-' || !ch) {
+      if (E->nt >= 9) return imp_error(I, "equation '%s': too many terms", eq);
+      E->terms[E->nt][len] = 0, E->nt++, len = 0;
+      if (ch == '-') {
+        if (p[1] != '>' || E->arrow) return imp_error(I, "equation '%s'", eq);
+        p++, E->arrow = true;
+      }
+      if (!ch) return true;
+      continue;
+    }
+    if (ch == '.') {
+      if (strncmp(p, "...", 3) || memchr(E->terms[E->nt], '.', (size_t)len)) return imp_error(I, "equation '%s'", eq);
+      p += 2;
+    } else if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'))) {
+      return imp_error(I, "equation '%s': '%c'", eq, ch);
+    }
+    if (len > HT_MAX_DIMS) return imp_unsupported(I, "equation '%s': more than 8 axes", eq);
+    E->terms[E->nt][len++] = ch;
+  }
+}
+
+/* The operands X[0..N) against E's terms: the ellipsis' axes, the expanded terms, sizes
+ * (an ellipsis axis of 1 broadcasts) and counts. */
+static bool einsum_axes(Imp *I, const char *eq, Val **x, int n, Einsum *E) {
+  for (int k = 0; k < n; k++) {
+    int letters = (int)strlen(E->terms[k]), dots = strchr(E->terms[k], '.') != NULL;
+    int e = x[k]->ndim - (letters - dots);
+    if (dots ? e < 0 : e != 0) return imp_error(I, "operand %d '%s' for a tensor of rank %d", k + 1, E->terms[k], x[k]->ndim);
+    if (e > E->ell) E->ell = e;
+  }
+  for (int t = 0; t < E->nt; t++) {
+    int m = 0, e = t < n ? x[t]->ndim - ((int)strlen(E->terms[t]) - 1) : E->ell;
+    for (const char *c = E->terms[t]; *c; c++)
+      if (*c == '.')
+        for (int a = E->ell - e; a < E->ell; a++) E->full[t][m++] = (char)('0' + a);
+      else
+        E->full[t][m++] = *c;
+    E->full[t][m] = 0;
+  }
+  for (int k = 0; k < n; k++)
+    for (int d = 0; E->full[k][d]; d++) {
+      int c = (unsigned char)E->full[k][d];
+      int64_t v = x[k]->shape[d], *sz = &E->size[c];
+      if (*sz && *sz != v && !(c < 'A' && (v == 1 || *sz == 1)))
+        return imp_error(I, "equation '%s': '%c' is %lld and %lld", eq, E->full[k][d], (long long)*sz, (long long)v);
+      if (v > *sz) *sz = v;
+      E->count[c]++;
+    }
+  return true;
+}
+
+/* Einsum: the equation is the kernel (`ij,jk->ik`: Y[i, k] += X0[i, j] * X1[j, k]); without
+ * `->`, the output is the ellipsis' axes, then the letters that appear once, sorted. An
+ * ellipsis stands for the axes an operand has beyond its letters, right-aligned across the
+ * operands and broadcast (an axis of 1 read at 0). */
+static bool op_einsum(Imp *I) {
+  if (!imp_attrs_known(I, "equation") || !imp_one_output(I)) return false;
+  const char *eq = imp_attr_s(I, "equation", "");
+  int n = imp_nin(I);
+  if (n < 1 || n > 8) return imp_unsupported(I, "%d inputs (1 to 8)", n);
+  Einsum *E = xalloc(sizeof *E);
+  if (!einsum_parse(I, eq, E)) return false;
+  if ((E->arrow ? E->nt - 1 : E->nt) != n)
+    return imp_error(I, "equation '%s' has %d operands, the node %d inputs", eq, E->arrow ? E->nt - 1 : E->nt, n);
+  Val *x[8];
+  for (int k = 0; k < n; k++)
+    if (!(x[k] = imp_float_in(I, k))) return false;
+  if (!einsum_axes(I, eq, x, n, E)) return false;
+  char *params = xstrdup(""), *args = xstrdup(""), *prod = xstrdup("");
+  for (int k = 0; k < n; k++) {
+    char *at = xstrdup("");
+    for (int d = 0; E->full[k][d]; d++) {
+      int c = (unsigned char)E->full[k][d];
+      bool one = x[k]->shape[d] == 1 && E->size[c] > 1; /* broadcast: read at 0 */
+      at = one ? xprintf("%s%s0", at, d ? ", " : "") : xprintf("%s%se_%c", at, d ? ", " : "", E->full[k][d]);
+    }
+    params = xprintf("%s%sX%d: %s", params, k ? ", " : "", k, imp_ty(x[k]));
+    args = xprintf("%s%s%s", args, k ? ", " : "", imp_tensor(I, x[k]));
+    prod = xprintf("%s%sX%d[%s]", prod, k ? " * " : "", k, x[k]->ndim ? at : "0");
+  }
+  char out[2 * HT_MAX_DIMS + 1];
+  int no = 0;
+  if (E->arrow) {
+    if (E->ell && !strchr(E->terms[E->nt - 1], '.')) /* numpy's rule: the axes cannot vanish silently */
+      return imp_error(I, "equation '%s': the output drops the ellipsis' %d axes", eq, E->ell);
+    for (const char *c = E->full[E->nt - 1]; *c; c++)
+      if (!E->count[(unsigned char)*c]) return imp_error(I, "equation '%s': output '%c' is in no operand", eq, *c);
+      else out[no++] = *c;
+  } else {
+    for (int a = 0; a < E->ell; a++) out[no++] = (char)('0' + a);
+    for (int c = 'A'; c <= 'z'; c++)
+      if (E->count[c] == 1 && no < HT_MAX_DIMS) out[no++] = (char)c;
+  }
+  if (no > HT_MAX_DIMS) return imp_unsupported(I, "an output of more than 8 axes");
+  int64_t os[HT_MAX_DIMS];
+  char *lhs = xstrdup(no ? "" : "z0"), *where = xstrdup("");
+  bool in_out[128] = {0};
+  for (int d = 0; d < no; d++) {
+    os[d] = E->size[(unsigned char)out[d]], in_out[(unsigned char)out[d]] = true;
+    lhs = xprintf("%s%se_%c", lhs, d ? ", " : "", out[d]);
+  }
+  for (int c = '0'; c <= 'z'; c++)
+    if (E->count[c] && !in_out[c]) where = xprintf("%s%se_%c in 0..%lld", where, *where ? ", " : "", c, (long long)E->size[c]);
+  Val *o = imp_net_out(I, 0, no, os);
+  const char *k = imp_kernel(I, "einsum", xprintf("(%s) -> Y: %s {\n  Y[%s] %s %s%s%s\n}", params, imp_ty(o), lhs,
+                                                  *where ? "+=" : "=", prod, *where ? " where " : "", where));
+  imp_call(I, o->tex, k, args);
+  return true;
+}
+
+/* CumSum along a constant axis: inclusive or exclusive, forward or reverse. */
+static bool op_cumsum(Imp *I) {
+  if (!imp_attrs_known(I, "exclusive,reverse") || !imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0), *av = x ? imp_const_in(I, 1, "axis") : NULL;
+  if (!av) return false;
+  if (x->c) return imp_unsupported(I, "CumSum of a constant");
+  if (val_numel(av) != 1) return imp_error(I, "axis is not a scalar");
+  int r = x->ndim, a = imp_axis_of(I, (int64_t)av->c[0], r);
+  if (a < 0) return false;
+  bool ex = imp_attr_i(I, "exclusive", 0), rev = imp_attr_i(I, "reverse", 0);
+  long long n = x->shape[a];
+  char *src = xstrdup("");
+  for (int d = 0; d < r; d++) src = xprintf("%s%s%s", src, d ? ", " : "", d == a ? "q" : xprintf("i%d", d));
+  const char *range = rev ? xprintf("i%d%s..%lld", a, ex ? " + 1" : "", n) : xprintf("0..i%d%s", a, ex ? "" : " + 1");
+  Val *o = imp_net_out(I, 0, r, x->shape);
+  const char *k = imp_kernel(I, "cumsum", xprintf("(X: %s) -> Y: %s {\n  Y[%s] += X[%s] where q in %s\n}", imp_ty(x), imp_ty(o),
+                                                  imp_idx("i", r), src, range));
+  imp_call(I, o->tex, k, imp_tensor(I, x));
+  return true;
+}
+
+/* MeanVarianceNormalization: (X - mean) / sqrt(variance + 1e-9) over AXES (default 0, 2, 3). */
+static bool op_mvn(Imp *I) {
+  if (!imp_attrs_known(I, "axes") || !imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0);
+  if (!x) return false;
+  if (x->c) return imp_unsupported(I, "a constant input");
+  int r = x->ndim;
+  int64_t axes[HT_MAX_DIMS] = {0, 2, 3};
+  int na = imp_attr_ints(I, "axes", axes, HT_MAX_DIMS);
+  if (na < 0) na = 3;
+  bool mask[HT_MAX_DIMS] = {0};
+  for (int i = 0; i < na; i++) {
+    int a = imp_axis_of(I, axes[i], r);
+    if (a < 0) return false;
+    mask[a] = true;
+  }
+  Val *o = imp_net_out(I, 0, r, x->shape);
+  char *body = norm_body(x, mask, "1e-9", "");
+  const char *kn = imp_kernel(I, "mvn", xprintf("(X: %s) -> Y: %s {\n%s\n}", imp_ty(x), imp_ty(o), body));
+  imp_call(I, o->tex, kn, imp_tensor(I, x));
+  return true;
+}
+
+/* ---- Resize and Upsample ----------------------------------------------------------- */
+
+/* The floats of attribute NAME into OUT (at most MAX); their number, -1 when absent. */
+static int attr_floats(Imp *I, const char *name, double *out, int max) {
+  const Onnx__AttributeProto *a = imp_attr(I, name);
+  if (!a) return -1;
+  int n = (int)a->n_floats < max ? (int)a->n_floats : max;
+  for (int i = 0; i < n; i++) out[i] = a->floats[i];
+  return n;
+}
+
+/* Where output coordinate X of an axis resized from IN points by SCALE falls in the input,
+ * by ONNX's coordinate_transformation_mode CT. OUT is the resized length as ONNX's
+ * reference takes it: IN x SCALE unrounded when scales are given, else the size (so an
+ * align_corners downsample of 4 by 0.6 maps 1 to 3 / 1.4, not 3 / 1); for
+ * half_pixel_symmetric always the size (its centring adjusts for the rounding). */
+static double resize_coord(const char *ct, double x, double scale, int64_t in, double out) {
+  if (!strcmp(ct, "asymmetric")) return x / scale;
+  if (!strcmp(ct, "align_corners")) return out == 1 ? 0 : x * (double)(in - 1) / (out - 1);
+  if (!strcmp(ct, "pytorch_half_pixel")) return out > 1 ? (x + 0.5) / scale - 0.5 : 0;
+  if (!strcmp(ct, "tf_half_pixel_for_nn")) return (x + 0.5) / scale;
+  if (!strcmp(ct, "half_pixel_symmetric")) { /* opset 19: centred when the size was rounded */
+    double adjust = out / (scale * (double)in), centre = (double)in / 2;
+    return centre * (1 - adjust) + (x + 0.5) / scale - 0.5;
+  }
+  return (x + 0.5) / scale - 0.5; /* half_pixel (op_resize refuses any other) */
+}
+
+/* The input index nearest to coordinate X by ONNX's nearest_mode NM, within 0..IN-1. */
+static int64_t resize_nearest(const char *nm, double x, int64_t in) {
+  double f = floor(x), r;
+  if (!strcmp(nm, "floor")) r = f;
+  else if (!strcmp(nm, "ceil")) r = ceil(x);
+  else if (x - f == 0.5) r = !strcmp(nm, "round_prefer_ceil") ? f + 1 : f;
+  else r = floor(x + 0.5);
+  return r < 0 ? 0 : r > (double)(in - 1) ? in - 1 : (int64_t)r;
+}
+
+/* The table of axis D resized from IN to OUT (by SCALE; BY_SIZE: OUT was given): per
+ * output index the nearest input index, or (LINEAR) rows of the lower and upper neighbours
+ * and the upper's weight. */
+static Val *resize_table(Imp *I, int d, int64_t in, int64_t out, double scale, bool by_size, bool linear, const char *ct,
+                         const char *nm) {
+  Val *tab = xalloc(sizeof *tab);
+  *tab = (Val){.name = xprintf("%s_resize%d", I->node->output[0], d), .dtype = OT_FLOAT, .ndim = linear ? 2 : 1,
+               .shape = {linear ? 3 : out, out}, .c = imp_vals(linear ? 3 * out : out)};
+  for (int64_t i = 0; i < out; i++) {
+    bool rounded = by_size || !strcmp(ct, "half_pixel_symmetric"); /* its adjustment is of the rounded size */
+    double c = resize_coord(ct, (double)i, scale, in, rounded ? (double)out : (double)in * scale);
+    if (!linear) {
+      tab->c[i] = (double)resize_nearest(nm, c, in);
+      continue;
+    }
+    c = c < 0 ? 0 : c > (double)(in - 1) ? (double)(in - 1) : c;
+    double lo = floor(c);
+    tab->c[i] = lo, tab->c[out + i] = lo + 1 < (double)in ? lo + 1 : lo, tab->c[2 * out + i] = c - lo;
+  }
+  return tab;
+}
+
+/* Resize X (at most 3 of its axes resized) to OS, by SCALE per axis (BY_SIZE: OS was
+ * given, SCALE derived from it): nearest (an index
+ * table per resized axis) or linear (per resized axis a table of the lower and upper
+ * neighbours and the weight of the upper: 2^k terms). A channels-last X stays so when its
+ * N and C are not resized. */
+static bool resize_to(Imp *I, Val *x, const int64_t *os, const double *scale, bool by_size, bool linear,
+                      const char *ct, const char *nm) {
+  int r = x->ndim, k = 0, ax[HT_MAX_DIMS];
+  for (int d = 0; d < r; d++)
+    if (os[d] != x->shape[d] || scale[d] != 1) ax[k++] = d;
+  if (!k) return imp_alias(I, x);
+  if (k > 3) return imp_unsupported(I, "%d resized axes (at most 3)", k);
+  bool nhwc = x->nhwc && r == 4 && os[0] == x->shape[0] && os[1] == x->shape[1];
+  /* the tensor's axis t holds logical axis lg[t] */
+  int lg[HT_MAX_DIMS];
+  for (int t = 0; t < r; t++) lg[t] = nhwc ? (int[]){0, 2, 3, 1}[t] : t;
+  int64_t ts[HT_MAX_DIMS], tin[HT_MAX_DIMS];
+  for (int t = 0; t < r; t++) ts[t] = os[lg[t]], tin[t] = x->shape[lg[t]];
+  char *params = xprintf("X: f32[%s]", imp_dims_text(tin, r)), *args = xstrdup(nhwc ? imp_tensor_nhwc(I, x) : imp_tensor(I, x));
+  char *pos[HT_MAX_DIMS][2];  /* per tensor axis: the source index (lower, upper) */
+  char *wt[HT_MAX_DIMS] = {0}; /* per tensor axis: the upper's weight (linear) */
+  for (int t = 0; t < r; t++) {
+    int d = lg[t];
+    pos[t][0] = pos[t][1] = xprintf("i%d", t);
+    bool resized = false;
+    for (int j = 0; j < k; j++) resized |= ax[j] == d;
+    if (!resized) continue;
+    int64_t in = x->shape[d];
+    Val *tab = resize_table(I, d, in, os[d], scale[d], by_size, linear, ct, nm);
+    const char *tn = xprintf("T%d", t);
+    params = xprintf("%s, %s: %s", params, tn, imp_ty(tab));
+    args = xprintf("%s, %s", args, imp_tensor(I, tab));
+    if (linear) {
+      for (int h = 0; h < 2; h++) pos[t][h] = xprintf("clamp(i32(%s[%d, i%d]), 0, %lld)", tn, h, t, (long long)(in - 1));
+      wt[t] = xprintf("%s[2, i%d]", tn, t);
+    } else {
+      pos[t][0] = pos[t][1] = xprintf("clamp(i32(%s[i%d]), 0, %lld)", tn, t, (long long)(in - 1));
+    }
+  }
+  char *e = xstrdup("");
+  for (int corner = 0; corner < (linear ? 1 << k : 1); corner++) {
+    char *w = xstrdup(""), *at = xstrdup("");
+    for (int t = 0, j = 0; t < r; t++) {
+      int hi = 0;
+      if (wt[t]) {
+        hi = corner >> j++ & 1;
+        w = xprintf("%s%s%s", w, *w ? " * " : "", hi ? wt[t] : xprintf("(1.0 - %s)", wt[t]));
+      }
+      at = xprintf("%s%s%s", at, t ? ", " : "", pos[t][hi]);
+    }
+    e = xprintf("%s%s%s%sX[%s]", e, corner ? " + " : "", w, *w ? " * " : "", at);
+  }
+  Val *o = imp_net_out(I, 0, r, ts);
+  const char *kn = imp_kernel(I, linear ? "resize_linear" : "resize_nearest",
+                              xprintf("(%s) -> Y: %s {\n  Y[%s] = %s\n}", params, imp_ty(o), imp_idx("i", r), e));
+  imp_call(I, o->tex, kn, args);
+  if (nhwc) { /* back to the logical shape */
+    memcpy(o->shape, os, sizeof(int64_t) * 4);
+    o->nhwc = true;
+  }
+  return true;
+}
+
+/* Resize's (Upsample's) output shape OS of X and the SCALE per axis, from constant scales
+ * (an attribute for Upsample before opset 9) or sizes (*BY_SIZE), over the axes attribute
+ * (opset 18) or all. false: reported. */
+static bool resize_shape(Imp *I, const Val *x, bool upsample, int64_t *os, double *scale, bool *by_size) {
+  bool old = upsample || I->opset < 11;
+  int r = x->ndim, axes[HT_MAX_DIMS], na = r;
+  int64_t av[HT_MAX_DIMS];
+  for (int d = 0; d < r; d++) axes[d] = d;
+  int nav = imp_attr_ints(I, "axes", av, HT_MAX_DIMS);
+  if (nav >= 0) {
+    na = nav;
+    for (int i = 0; i < na; i++)
+      if ((axes[i] = imp_axis_of(I, av[i], r)) < 0) return false;
+  }
+  double given[HT_MAX_DIMS];
+  for (int d = 0; d < r; d++) scale[d] = 1, os[d] = x->shape[d];
+  int ns = -1;
+  Val *sv = upsample && I->opset < 9 ? NULL : imp_in(I, old ? 1 : 2), *zv = old ? NULL : imp_in(I, 3);
+  if (upsample && I->opset < 9) ns = attr_floats(I, "scales", given, HT_MAX_DIMS);
+  else if (sv && !(sv = imp_const_in(I, old ? 1 : 2, "scales"))) return false;
+  if (sv && val_numel(sv) > 0) {
+    ns = (int)val_numel(sv) > HT_MAX_DIMS ? HT_MAX_DIMS : (int)val_numel(sv);
+    for (int i = 0; i < ns; i++) given[i] = sv->c[i];
+  }
+  if (zv && !(zv = imp_const_in(I, 3, "sizes"))) return false;
+  if (zv && val_numel(zv) > 0) {
+    if (ns > 0) return imp_error(I, "both scales and sizes");
+    if (val_numel(zv) != na) return imp_error(I, "%lld sizes for %d axes", (long long)val_numel(zv), na);
+    for (int i = 0; i < na; i++) {
+      int d = axes[i];
+      if (!(zv->c[i] >= 1 && zv->c[i] <= (double)MAX_RESULT)) return imp_unsupported(I, "size %g (axis %d)", zv->c[i], d);
+      os[d] = (int64_t)zv->c[i];
+      scale[d] = (double)os[d] / (double)x->shape[d];
+    }
+  } else {
+    if (ns != na) return imp_error(I, "%d scales for %d axes", ns, na);
+    for (int i = 0; i < na; i++) {
+      int d = axes[i];
+      if (!(given[i] > 0)) return imp_error(I, "scale %g (axis %d)", given[i], d);
+      double len = floor((double)x->shape[d] * given[i]);
+      if (!(len >= 1 && len <= (double)MAX_RESULT)) return imp_unsupported(I, "an axis of %g elements (axis %d)", len, d);
+      scale[d] = given[i];
+      os[d] = (int64_t)len;
+    }
+  }
+  *by_size = zv && val_numel(zv) > 0;
+  return imp_shape_ok(I, os, r);
+}
+
+/* Resize (opset >= 10) and Upsample (7 to 9): nearest and linear; scales or sizes constant. */
+static bool op_resize(Imp *I, bool upsample) {
+  bool old = upsample || I->opset < 11;
+  if (!imp_one_output(I)) return false;
+  if (upsample ? !imp_attrs_known(I, I->opset < 9 ? "mode,scales" : "mode")
+               : !imp_attrs_known(I, old ? "mode"
+                                     : "mode,coordinate_transformation_mode,nearest_mode,cubic_coeff_a,exclude_outside,"
+                                       "extrapolation_value,antialias,axes,keep_aspect_ratio_policy"))
+    return false;
+  Val *x = imp_float_in(I, 0);
+  if (!x) return false;
+  if (x->c) return imp_unsupported(I, "%s of a constant", upsample ? "Upsample" : "Resize");
+  const char *mode = imp_attr_s(I, "mode", "nearest");
+  bool linear = !strcmp(mode, "linear");
+  if (!linear && strcmp(mode, "nearest")) return imp_unsupported(I, "mode '%s'", mode);
+  const char *ct = old ? "asymmetric" : imp_attr_s(I, "coordinate_transformation_mode", "half_pixel");
+  const char *nm = old ? "floor" : imp_attr_s(I, "nearest_mode", "round_prefer_floor");
+  static const char *const modes[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                                      "asymmetric", "tf_half_pixel_for_nn"};
+  bool known = false;
+  for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) known |= !strcmp(ct, modes[i]);
+  if (!known || (!strcmp(ct, "half_pixel_symmetric") && I->opset < 19))
+    return imp_unsupported(I, "coordinate_transformation_mode '%s'", ct);
+  if (imp_attr_i(I, "antialias", 0)) return imp_unsupported(I, "antialias");
+  if (strcmp(imp_attr_s(I, "keep_aspect_ratio_policy", "stretch"), "stretch"))
+    return imp_unsupported(I, "keep_aspect_ratio_policy '%s'", imp_attr_s(I, "keep_aspect_ratio_policy", ""));
+  double scale[HT_MAX_DIMS];
+  int64_t os[HT_MAX_DIMS];
+  bool by_size = false;
+  if (!resize_shape(I, x, upsample, os, scale, &by_size)) return false;
+  return resize_to(I, x, os, scale, by_size, linear, ct, nm);
+}
+
+/* ArgMax / ArgMin: the index (int64, held as such) of the largest / smallest value along
+ * the axis, the first one or (select_last_index) the last one: argmax= over the axis read
+ * backwards, then counted from the end. keepdims keeps the axis as 1. */
+static bool op_argmax(Imp *I, bool max) {
+  if (!imp_attrs_known(I, "axis,keepdims,select_last_index") || !imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0);
+  if (!x) return false;
+  if (x->c) return imp_unsupported(I, "%s of a constant", max ? "ArgMax" : "ArgMin");
+  int r = x->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", 0), r ? r : 1), no = 0;
+  if (a < 0) return false;
+  bool keep = imp_attr_i(I, "keepdims", 1), last = imp_attr_i(I, "select_last_index", 0);
+  long long n = x->shape[a];
+  int64_t os[HT_MAX_DIMS], ks[HT_MAX_DIMS];
+  char *src = xstrdup(""), *kept = xstrdup(""), *lhs = xstrdup("");
+  int nk = 0;
+  for (int d = 0; d < r; d++) {
+    const char *at = d != a ? xprintf("i%d", d) : last ? xprintf("%lld - 1 - r", n) : "r";
+    src = xprintf("%s%s%s", src, d ? ", " : "", at);
+    if (d != a) kept = xprintf("%s%si%d", kept, nk ? ", " : "", d), ks[nk++] = x->shape[d];
+    if (d != a || keep) {
+      lhs = xprintf("%s%s%s", lhs, no ? ", " : "", d == a ? "z" : xprintf("i%d", d));
+      os[no++] = d == a ? 1 : x->shape[d];
+    }
+  }
+  bool none = !nk; /* every axis reduced: T is [1] */
+  if (none) kept = xstrdup("0"), ks[nk++] = 1;
+  if (!no) lhs = xstrdup("z"), os[no++] = 1;
+  Val *o = imp_net_out(I, 0, no, os);
+  o->dtype = OT_INT64;
+  const char *kn = imp_kernel(I, max ? "argmax" : "argmin",
+                              xprintf("(X: %s) -> Y: %s {\n  tensor T: i64[%s]\n  T[%s] %s X[%s] where r in 0..%lld\n"
+                                      "  Y[%s] = %s\n}",
+                                      imp_ty(x), imp_ty(o), imp_dims_text(ks, nk), none ? "z0" : kept, max ? "argmax=" : "argmin=",
+                                      src, n, lhs, last ? xprintf("%lld - 1 - T[%s]", n, kept) : xprintf("T[%s]", kept)));
+  imp_call(I, o->tex, kn, imp_tensor(I, x));
+  return true;
+}
+
+/* Node I->node if OP is one of this file's operators (convolutions, pools, products, reductions, normalizations, Einsum, CumSum, ArgMax, Resize): 1 or 0 (reported), else -1. */
+int onnx_nn_op(Imp *I, const char *op) {
+  if (!strcmp(op, "LayerNormalization")) return op_layer_norm(I);
+  if (!strcmp(op, "ArgMax") || !strcmp(op, "ArgMin")) return op_argmax(I, !strcmp(op, "ArgMax"));
+  if (!strcmp(op, "Conv")) return op_conv(I);
+  if (!strcmp(op, "ConvTranspose")) return op_conv_transpose(I);
+  if (!strcmp(op, "MaxPool")) return op_pool(I, true);
+  if (!strcmp(op, "AveragePool")) return op_pool(I, false);
+  if (!strcmp(op, "GlobalAveragePool")) return op_global_pool(I, "mean");
+  if (!strcmp(op, "GlobalMaxPool")) return op_global_pool(I, "max");
+  if (!strcmp(op, "ReduceMean")) return op_reduce(I, "mean");
+  if (!strcmp(op, "ReduceSum")) return op_reduce(I, "sum");
+  if (!strcmp(op, "ReduceMax")) return op_reduce(I, "max");
+  if (!strcmp(op, "ReduceMin")) return op_reduce(I, "min");
+  if (!strcmp(op, "ReduceSumSquare")) return op_reduce(I, "sumsq");
+  if (!strcmp(op, "ReduceL1")) return op_reduce(I, "l1");
+  if (!strcmp(op, "ReduceL2")) return op_reduce(I, "l2");
+  if (!strcmp(op, "ReduceLogSum")) return op_reduce(I, "logsum");
+  if (!strcmp(op, "ReduceLogSumExp")) return op_reduce(I, "logsumexp");
+  if (!strcmp(op, "ReduceProd")) return op_reduce(I, "prod");
+  if (!strcmp(op, "InstanceNormalization")) return op_instance_norm(I);
+  if (!strcmp(op, "Resize")) return op_resize(I, false);
+  if (!strcmp(op, "Upsample")) return op_resize(I, true);
+  if (!strcmp(op, "LRN")) return op_lrn(I);
+  if (!strcmp(op, "Hardmax")) return op_hardmax(I);
+  if (!strcmp(op, "Einsum")) return op_einsum(I);
+  if (!strcmp(op, "CumSum")) return op_cumsum(I);
+  if (!strcmp(op, "MeanVarianceNormalization")) return op_mvn(I);
+  if (!strcmp(op, "Softmax")) return op_softmax(I, false);
+  if (!strcmp(op, "LogSoftmax")) return op_softmax(I, true);
+  if (!strcmp(op, "Gemm")) return op_gemm(I);
+  if (!strcmp(op, "MatMul")) return op_matmul(I);
+  if (!strcmp(op, "BatchNormalization")) return op_batch_norm(I);
+  return -1;
+}
