@@ -648,9 +648,35 @@ static bool unary(Imp *I, const char *op, const char *expr) {
   return imp_ew(I, imp_lower(op), &x, 1, expr);
 }
 
+/* The last value made (by imp_ew): integers of type DT held as f32. */
+static bool as_int(Imp *I, bool ok, int dt) {
+  if (ok) {
+    Val *o = VEC_AT(I->vals, I->vals.len - 1);
+    o->dtype = dt;
+    o->fint = true;
+  }
+  return ok;
+}
+
+/* Div and Mod of integers at run time, held as f32 (exact to 2^24): Div truncates toward
+ * zero; Mod takes the divisor's sign (fmod 0) or the dividend's (fmod 1); by 0 both give 0
+ * (ONNX leaves it undefined). Mod of floats needs fmod 1, as ONNX says. */
+static bool int_div_mod(Imp *I, const char *op) {
+  Val *x[2] = {imp_float_in(I, 0), NULL};
+  if (!x[0] || !(x[1] = imp_float_in(I, 1)) || !imp_one_output(I)) return false;
+  bool ints = int_valued(imp_in(I, 0)) && int_valued(imp_in(I, 1)), div = !strcmp(op, "Div");
+  bool fm = imp_attr_i(I, "fmod", 0);
+  if (!div && !ints && !fm) return imp_error(I, "Mod of floats needs fmod 1");
+  const char *q = "($0 / $1 < 0.0 ? ceil($0 / $1) : floor($0 / $1))"; /* the quotient truncated */
+  const char *e = div ? xprintf("$1 == 0.0 ? 0.0 : %s", q)
+                      : xprintf("$1 == 0.0 ? 0.0 : $0 - $1 * %s", fm ? q : "floor($0 / $1)");
+  bool ok = imp_ew(I, div ? "div_int" : "mod", x, 2, e);
+  return ints ? as_int(I, ok, imp_in(I, 0)->dtype) : ok;
+}
+
 static bool binary(Imp *I, const char *op, const char *sym) {
   if (!strcmp(op, "Div") && imp_in(I, 0) && imp_in(I, 1) && int_valued(imp_in(I, 0)) && int_valued(imp_in(I, 1)) && (!imp_in(I, 0)->c || !imp_in(I, 1)->c))
-    return imp_unsupported(I, "Div of integers at run time (it truncates)");
+    return int_div_mod(I, op);
   Val *x[2] = {imp_float_in(I, 0), NULL};
   if (!x[0] || !(x[1] = imp_float_in(I, 1)) || !imp_one_output(I)) return false;
   if (x[0]->c && x[1]->c) return fold_ew(I, op);
@@ -664,14 +690,8 @@ static bool binary(Imp *I, const char *op, const char *sym) {
     return true;
   }
   const char *e = strlen(sym) == 1 ? xprintf("$0 %s $1", sym) : xprintf("%s($0, $1)", sym);
-  if (!strcmp(op, "Pow") && int_valued(imp_in(I, 0)) && !imp_in(I, 0)->c) { /* integers to a power: integers, truncated */
-    int dt = imp_in(I, 0)->dtype;
-    if (!imp_ew(I, "pow_int", x, 2, "pow($0, $1) < 0.0 ? ceil(pow($0, $1)) : floor(pow($0, $1))")) return false;
-    Val *o = VEC_AT(I->vals, I->vals.len - 1);
-    o->dtype = dt;
-    o->fint = true;
-    return true;
-  }
+  if (!strcmp(op, "Pow") && int_valued(imp_in(I, 0)) && !imp_in(I, 0)->c) /* integers to a power: integers, truncated */
+    return as_int(I, imp_ew(I, "pow_int", x, 2, "pow($0, $1) < 0.0 ? ceil(pow($0, $1)) : floor(pow($0, $1))"), imp_in(I, 0)->dtype);
   return imp_ew(I, imp_lower(op), x, 2, e);
 }
 
@@ -772,6 +792,8 @@ static bool op_cast(Imp *I) {
     o->fint = true;
     return true;
   }
+  if ((to == OT_INT64 || to == OT_INT32) && x->dtype == OT_FLOAT) /* truncated toward zero, held as f32 */
+    return as_int(I, imp_ew(I, "to_int", &x, 1, "$0 < 0.0 ? ceil($0) : floor($0)"), to);
   if (to != OT_FLOAT) return imp_unsupported(I, "a run-time Cast to element type %d (networks are f32)", to);
   if (x->dtype != OT_FLOAT && x->dtype != OT_BOOL) return imp_unsupported(I, "a run-time Cast from element type %d", x->dtype);
   if (!imp_alias(I, x)) return false;
@@ -791,7 +813,7 @@ static bool op_dropout(Imp *I) {
 static bool fold_only(Imp *I, const char *op) {
   for (int k = 0; k < imp_nin(I); k++) {
     Val *v = imp_in(I, k);
-    if (v && !v->c) return imp_unsupported(I, "%s on run-time tensors (only folded at import)", op);
+    if (v && !v->c) return !strcmp(op, "Mod") ? int_div_mod(I, op) : imp_unsupported(I, "%s on run-time tensors (only folded at import)", op);
   }
   return imp_one_output(I) && fold_ew(I, op);
 }

@@ -180,6 +180,11 @@ out=$("$TEXC" run "$B/labels.onnx" --input "$B/labels_x.npy" --check --expect "$
   --expect "$B/labels_pos.npy" 2>&1)
 [ "$(grep -c "expect .*: ok" <<<"$out")" = 3 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx int64 and bool outputs = Python reference" ||
   echo "not ok - onnx int64 and bool outputs = Python reference: $out"
+# Cast of floats to int64, Div and Mod (fmod 0 and 1) of integers, Mod of floats, at run time
+out=$("$TEXC" run "$B/int_ops.onnx" --input "$B/int_ops_x.npy" --check --expect "$B/int_ops_q.npy" --expect "$B/int_ops_m.npy" \
+  --expect "$B/int_ops_mf.npy" --expect "$B/int_ops_ff.npy" 2>&1)
+[ "$(grep -c "expect .*: ok" <<<"$out")" = 4 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx integer Cast, Div, Mod at run time = Python reference" ||
+  echo "not ok - onnx integer Cast, Div, Mod at run time = Python reference: $out"
 out=$("$TEXC" bench "$B/cnn.onnx" --repeat 2 2>&1)
 grep -q "Measured latency" <<<"$out" && echo "ok - onnx bench MODEL.onnx" || echo "not ok - onnx bench MODEL.onnx: $out"
 

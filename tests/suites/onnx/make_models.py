@@ -652,8 +652,36 @@ def labels(out):
     npy(out + "/labels_pos.npy", "|b1", (2, 5), bytes(int(v) for v in pos))
 
 
+def int_ops(out):
+    """Run-time Cast of floats to int64 (truncated toward zero), then Div (truncating) and
+    Mod (the divisor's sign; fmod 1: the dividend's) by int64 constants, and Mod of floats
+    (fmod 1)."""
+    import math
+    x = [7.9, -7.9, 10.2, -10.2, 13, -13, 0.5, -0.5, 99.9, -99.9, 1, -22.7]
+    d = [3, -3, 4, -4, 5, 7]
+    xf = [struct.unpack("<f", struct.pack("<f", v))[0] for v in x]
+    xi = [int(v) for v in xf]  # Python's int() truncates toward zero
+    dd = [d[i % 6] for i in range(12)]
+    q = [int(a / b) for a, b in zip(xi, dd)]
+    m = [a - b * math.floor(a / b) for a, b in zip(xi, dd)]
+    mf = [int(math.fmod(a, b)) for a, b in zip(xi, dd)]
+    ff = [struct.unpack("<f", struct.pack("<f", math.fmod(v, 2.5)))[0] for v in xf]
+    nodes = [node("Cast", ["x"], ["xi"], "to_long", to=7), node("Div", ["xi", "d"], ["q"], "div"),
+             node("Mod", ["xi", "d"], ["m"], "mod"), node("Mod", ["xi", "d"], ["mf"], "fmod", fmod=1),
+             node("Mod", ["x", "df"], ["ff"], "fmod_float", fmod=1)]
+    open(out + "/int_ops.onnx", "wb").write(model(nodes, [int_init("d", d), initializer("df", [1], [2.5])],
+                                                   [value_info("x", [2, 6])],
+                                                   [value_info("q", [2, 6], 7), value_info("m", [2, 6], 7),
+                                                    value_info("mf", [2, 6], 7), value_info("ff", [2, 6])]))
+    npy(out + "/int_ops_x.npy", "<f4", (2, 6), struct.pack("<12f", *x))
+    for name, v in (("q", q), ("m", m), ("mf", mf)):
+        npy(out + "/int_ops_%s.npy" % name, "<i8", (2, 6), struct.pack("<12q", *v))
+    npy(out + "/int_ops_ff.npy", "<f4", (2, 6), struct.pack("<12f", *ff))
+
+
 def main(out):
     multi(out)
+    int_ops(out)
     labels(out)
     positions(out)
     gather_nd(out)
