@@ -80,6 +80,11 @@ if [ $have_cuda = 1 ]; then
     --expect "$tmp/p.npy" 2>&1)
   if [ $? -eq 0 ] && grep -q "check: .*: ok" <<<"$out" && [ "$(grep -c "expect .*: ok" <<<"$out")" = 3 ]; then echo "ok - $label"
   else echo "not ok - $label"; echo "$out" | tail -5 | sed 's/^/    /'; fi
+  label="cuda network of integer inputs and an integer result (tests/lit/network/int_input.tex)"
+  out=$(timeout 120 "$TEXC" run tests/lit/network/int_input.tex --kernel emb --target cuda --check 2>&1 &&
+    timeout 120 "$TEXC" run tests/lit/network/int_input.tex --kernel int_result --target cuda --check 2>&1)
+  if [ $? -eq 0 ] && [ "$(grep -c "check: .*: ok" <<<"$out")" = 2 ]; then echo "ok - $label"
+  else echo "not ok - $label"; echo "$out" | tail -5 | sed 's/^/    /'; fi
 fi
 # texc bench of an `= auto` variant on a GPU: the default is timed after the auto search, whose
 # candidates run in forked children, so no device is initialised in texc before it forks
