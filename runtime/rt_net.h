@@ -29,7 +29,7 @@ enum {
 typedef struct RtNetTensor {
   const char *name; /* a weight's name in the safetensors file */
   int kind;
-  int dtype_bytes;  /* 4 (f32, i32) or 8 (i64: token ids) */
+  int dtype_bytes;  /* 4 (f32, i32), 8 (i64: token ids) or 1 (bool) */
   int ndim;
   int64_t shape[8];
   int64_t offset;

@@ -25,7 +25,7 @@ typedef enum {
 typedef struct NetTensor {
   const char *name;   /* as written: a parameter, or the name a call assigned */
   NetTensorKind kind;
-  DType dtype;        /* f32; i32 or i64 for integer inputs (token ids) and what kernels make of them */
+  DType dtype;        /* f32; i32, i64 or bool for token ids, masks, labels and what kernels make of them */
   int ndim;
   int64_t shape[NET_MAX_DIMS];
   int index;          /* position in Network.tensors */
