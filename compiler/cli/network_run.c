@@ -225,7 +225,13 @@ static bool host_of(const HostTensor *h, const NetTensor *t, const char *file, v
                  (double)v, t->name, dtype_name(t->dtype));
       return false;
     }
+    if (t->dtype == DT_BOOL && v != 0 && v != 1) {
+      diag_error((Loc){0}, "%s: element %lld (%g) is not 0 or 1, but the network's parameter %s is bool", file, (long long)i,
+                 (double)v, t->name);
+      return false;
+    }
     if (t->dtype == DT_I64) ((int64_t *)host)[i] = (int64_t)v;
+    else if (t->dtype == DT_BOOL) ((uint8_t *)host)[i] = (uint8_t)v;
     else ((int32_t *)host)[i] = (int32_t)v;
   }
   return true;

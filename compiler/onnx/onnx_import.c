@@ -497,12 +497,29 @@ static bool bind_input(Imp *I, const char *path, Val *v) {
   return true;
 }
 
-/* The graph inputs that are not initializers: the network's first parameters, in order. */
-/* Integer graph inputs: run-time tensors of the network (token ids: the first attempt of
- * onnx_import), or, in its second attempt, folded in from their --input files (shapes and
- * axes; ONNX's node tests). */
+/* Integer and boolean graph inputs: run-time tensors of the network (token ids, masks: the
+ * first attempt of onnx_import), or, in its second attempt, folded in from their --input
+ * files (shapes and axes; ONNX's node tests). */
 static bool fold_bound_ints;
 
+static char *idx_text(int nd) {
+  char *s = xstrdup("");
+  for (int d = 0; d < (nd ? nd : 1); d++) s = xprintf("%s%si%d", s, d ? ", " : "", d);
+  return s;
+}
+
+/* Boolean input V (a `bool` parameter) as a run-time mask: 0 and 1 in f32, what the mask
+ * operators read (onnx_ops.c). */
+static void bool_mask(Imp *I, Val *v) {
+  char *ix = idx_text(v->ndim), *dims = strchr(shape_decl(v), '[');
+  const char *kn = imp_kernel(I, "to_mask", xprintf("(X: bool%s) -> Y: f32%s {\n  Y[%s] = X[%s] ? 1.0 : 0.0\n}", dims, dims, ix, ix));
+  const char *m = imp_name(I, xprintf("%s_mask", v->name));
+  imp_call(I, m, kn, v->tex);
+  v->tex = m;
+  v->param = false;
+}
+
+/* The graph inputs that are not initializers: the network's first parameters, in order. */
 static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
   int count = 0, k = 0;
   for (size_t i = 0; i < g->n_input; i++) {
@@ -514,20 +531,24 @@ static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
     if (!value_type(I, vi, "input", &dtype, &nd, shape, NULL)) return false;
     if (init) continue; /* an initializer listed as an input (IR < 4): a constant */
     Val *v = new_val(I, vi->name, dtype, nd, shape);
-    bool int_param = (dtype == OT_INT64 || dtype == OT_INT32) && nd > 0 && !(fold_bound_ints && k < nbound);
+    bool int_param = (dtype == OT_INT64 || dtype == OT_INT32 || dtype == OT_BOOL) && nd > 0 && val_numel(v) > 0 &&
+                     !(fold_bound_ints && k < nbound);
     if (dtype != OT_FLOAT && !int_param && k < nbound) {
       if (!bind_input(I, bound_files[k], v)) return false;
       bound_folded[k++] = true;
       continue;
     }
     k++;
+    if (val_numel(v) == 0) return imp_unsupported(I, "input '%s' is empty (a dimension of 0)", vi->name);
     if (dtype != OT_FLOAT && !int_param)
-      return imp_unsupported(I, "input '%s' has element type %d; networks take float (f32), int64 and int32 (an integer "
-                             "input given with --input is folded in as a constant where it must be one)", vi->name, dtype);
+      return imp_unsupported(I, "input '%s' has element type %d; networks take float (f32), int64, int32 and bool (an "
+                             "integer input given with --input is folded in as a constant where it must be one)", vi->name, dtype);
     v->tex = imp_name(I, vi->name);
     v->param = true;
     I->ninputs++;
-    *header = xprintf("%s%s%s: %s", *header, count++ ? ",\n    " : "", v->tex, shape_decl(v));
+    const char *decl = dtype == OT_BOOL ? xprintf("bool%s", strchr(shape_decl(v), '[')) : shape_decl(v);
+    *header = xprintf("%s%s%s: %s", *header, count++ ? ",\n    " : "", v->tex, decl);
+    if (dtype == OT_BOOL) bool_mask(I, v);
   }
   if (!count) return imp_unsupported(I, "a graph without runtime inputs");
   return true;
@@ -579,11 +600,6 @@ static bool topo_order(Imp *I, const Onnx__GraphProto *g, int *order) {
   return false;
 }
 
-static char *idx_text(int nd) {
-  char *s = xstrdup("");
-  for (int d = 0; d < (nd ? nd : 1); d++) s = xprintf("%s%si%d", s, d ? ", " : "", d);
-  return s;
-}
 
 /* Graph output K as a result of the network: its name into *NAME, `f32[...]` into *DECL;
  * false: reported. RESULTS: the names of the results before it. */
@@ -699,7 +715,7 @@ static bool int_input_bound(const Onnx__ModelProto *m) {
     if (init) continue;
     const Onnx__TypeProto *tp = vi->type;
     int dt = tp && tp->tensor_type ? tp->tensor_type->elem_type : 0;
-    if (dt == OT_INT64 || dt == OT_INT32) return true;
+    if (dt == OT_INT64 || dt == OT_INT32 || dt == OT_BOOL) return true;
     k++;
   }
   return false;

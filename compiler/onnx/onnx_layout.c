@@ -867,7 +867,7 @@ static bool op_trilu(Imp *I) {
     imp_const_out(I, 0, x->dtype, r, x->shape, c);
     return true;
   }
-  if (x->dtype != OT_FLOAT) return imp_unsupported(I, "input 1 of element type %d (networks are f32)", x->dtype);
+  if (!(x = imp_float_in(I, 0))) return false; /* integers as f32: the result is integers again (int_result) */
   char *all = imp_idx("i", r);
   Val *o = imp_net_out(I, 0, r, x->shape);
   const char *kn = imp_kernel(I, "trilu", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = i%d - i%d %s %lld ? X[%s] : 0.0\n}", imp_ty(x), imp_ty(o), all,

@@ -1051,7 +1051,7 @@ static bool dispatch(Imp *I, const char *op);
  * times the mask, plus the padding index). Where's condition is not counted. */
 static void int_result(Imp *I, const char *op, bool moves) {
   static const char *const arith[] = {"Add", "Sub", "Mul", "Neg", "Abs", "Max", "Min", "Sum", "CumSum", "Where",
-                                      "ReduceSum", "ReduceMax", "ReduceMin", "Identity"};
+                                      "ReduceSum", "ReduceMax", "ReduceMin", "Identity", "Trilu"};
   bool listed = moves;
   for (size_t i = 0; i < sizeof arith / sizeof arith[0]; i++) listed |= !strcmp(op, arith[i]);
   if (!listed) return;

@@ -185,6 +185,11 @@ out=$("$TEXC" run "$B/int_ops.onnx" --input "$B/int_ops_x.npy" --check --expect 
   --expect "$B/int_ops_mf.npy" --expect "$B/int_ops_ff.npy" 2>&1)
 [ "$(grep -c "expect .*: ok" <<<"$out")" = 4 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx integer Cast, Div, Mod at run time = Python reference" ||
   echo "not ok - onnx integer Cast, Div, Mod at run time = Python reference: $out"
+# A boolean graph input at run time: Where by it, Not of it (a boolean output)
+out=$("$TEXC" run "$B/bool_in.onnx" --input "$B/bool_in_x.npy" --input "$B/bool_in_m.npy" --check --expect "$B/bool_in_y.npy" \
+  --expect "$B/bool_in_n.npy" 2>&1)
+[ "$(grep -c "expect .*: ok" <<<"$out")" = 2 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx bool input at run time = Python reference" ||
+  echo "not ok - onnx bool input at run time = Python reference: $out"
 out=$("$TEXC" bench "$B/cnn.onnx" --repeat 2 2>&1)
 grep -q "Measured latency" <<<"$out" && echo "ok - onnx bench MODEL.onnx" || echo "not ok - onnx bench MODEL.onnx: $out"
 

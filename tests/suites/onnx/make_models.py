@@ -679,8 +679,23 @@ def int_ops(out):
     npy(out + "/int_ops_ff.npy", "<f4", (2, 6), struct.pack("<12f", *ff))
 
 
+def bool_in(out):
+    """A boolean graph input at run time (a mask parameter): Where by it, and Not of it as a
+    boolean output."""
+    x, m = [1.5, -2.0, 3.0, -4.5, 5.0, 6.25], [1, 0, 0, 1, 1, 0]
+    y = [v if b else -v for v, b in zip(x, m)]
+    nodes = [node("Neg", ["x"], ["nx"], "neg"), node("Where", ["m", "x", "nx"], ["y"], "where"), node("Not", ["m"], ["n"], "not")]
+    open(out + "/bool_in.onnx", "wb").write(model(nodes, [], [value_info("x", [2, 3]), value_info("m", [2, 3], 9)],
+                                                   [value_info("y", [2, 3]), value_info("n", [2, 3], 9)]))
+    npy(out + "/bool_in_x.npy", "<f4", (2, 3), struct.pack("<6f", *x))
+    npy(out + "/bool_in_m.npy", "|b1", (2, 3), bytes(m))
+    npy(out + "/bool_in_y.npy", "<f4", (2, 3), struct.pack("<6f", *y))
+    npy(out + "/bool_in_n.npy", "|b1", (2, 3), bytes(1 - b for b in m))
+
+
 def main(out):
     multi(out)
+    bool_in(out)
     int_ops(out)
     labels(out)
     positions(out)
