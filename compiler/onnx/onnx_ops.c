@@ -660,7 +660,7 @@ static bool as_int(Imp *I, bool ok, int dt) {
 
 /* Div and Mod of integers at run time, held as f32 (exact to 2^24): Div truncates toward
  * zero; Mod takes the divisor's sign (fmod 0) or the dividend's (fmod 1); by 0 both give 0
- * (ONNX leaves it undefined). Mod of floats needs fmod 1, as ONNX says. */
+ * (ONNX leaves it undefined). Mod of floats needs fmod 1, as ONNX says (by 0: NaN). */
 static bool int_div_mod(Imp *I, const char *op) {
   Val *x[2] = {imp_float_in(I, 0), NULL};
   if (!x[0] || !(x[1] = imp_float_in(I, 1)) || !imp_one_output(I)) return false;
@@ -669,7 +669,8 @@ static bool int_div_mod(Imp *I, const char *op) {
   if (!div && !ints && !fm) return imp_error(I, "Mod of floats needs fmod 1");
   const char *q = "($0 / $1 < 0.0 ? ceil($0 / $1) : floor($0 / $1))"; /* the quotient truncated */
   const char *e = div ? xprintf("$1 == 0.0 ? 0.0 : %s", q)
-                      : xprintf("$1 == 0.0 ? 0.0 : $0 - $1 * %s", fm ? q : "floor($0 / $1)");
+                      : xprintf("%s$0 - $1 * %s", ints ? "$1 == 0.0 ? 0.0 : " : "", fm ? q : "floor($0 / $1)");
+  /* floats by 0: NaN, as C's fmod gives */
   bool ok = imp_ew(I, div ? "div_int" : "mod", x, 2, e);
   return ints ? as_int(I, ok, imp_in(I, 0)->dtype) : ok;
 }
