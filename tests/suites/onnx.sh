@@ -58,6 +58,16 @@ expect_error() {
   if [ $rc -eq 1 ] && grep -q -- "$pat" <<<"$err"; then echo "ok - onnx bad input: $name"
   else echo "not ok - onnx bad input: $name (exit $rc: $(head -c 300 <<<"$err"))"; fi
 }
+# expect_all LABEL ARGS...: `texc run ARGS --check` prints an ok line for every --expect in
+# ARGS and a passing check against the interpreter.
+expect_all() {
+  local label=$1; shift
+  local n=0 a out
+  for a in "$@"; do [ "$a" = --expect ] && n=$((n + 1)); done
+  out=$("$TEXC" run "$@" --check 2>&1)
+  if [ "$(grep -c "expect .*: ok" <<<"$out")" = "$n" ] && grep -q "check: .*: ok" <<<"$out"; then echo "ok - onnx $label"
+  else echo "not ok - onnx $label: $out"; fi
+}
 python3 "$HERE/onnx/make_models.py" "$tmp" || echo "not ok - onnx make_models.py"
 B=$tmp
 expect_error "truncated model" "trunc.onnx: not an ONNX model" bash -c "head -c 30 $B/good.onnx > $B/trunc.onnx; '$TEXC' import $B/trunc.onnx -o $B/trunc.tex"
@@ -108,8 +118,7 @@ PY
 # a small CNN as exporters write it (conv, batch norm, pool, grouped conv, residual add,
 # channel concat, average pool, global pool, Shape/Gather/Unsqueeze/Concat/Reshape, Gemm,
 # Softmax) against plain Python
-out=$("$TEXC" run "$B/cnn.onnx" --input "$B/cnn_x.npy" --expect "$B/cnn_ref.npy" --check 2>&1)
-grep -q "expect .*: ok" <<<"$out" && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx cnn = Python reference" || echo "not ok - onnx cnn = Python reference: $out"
+expect_all "cnn = Python reference" "$B/cnn.onnx" --input "$B/cnn_x.npy" --expect "$B/cnn_ref.npy"
 out=$("$TEXC" import "$B/cnn.onnx" -o "$B/cnn.tex" 2>&1 && "$TEXC" "$B/cnn.tex" --emit tasks 2>&1)
 grep -q "conv2d_nhwc_pad_bias_add_batch_norm_relu" <<<"$out" && grep -q "x_nhwc = nchw_to_nhwc(x)" "$B/cnn.tex" && echo "ok - onnx cnn: NHWC inside, conv + bias + batch norm + relu fused" || echo "not ok - onnx cnn: NHWC inside, conv + bias + batch norm + relu fused: $out"
 out=$("$TEXC" run "$B/act.onnx" --input "$B/act_x.npy" --expect "$B/act_ref.npy" 2>&1)
@@ -125,8 +134,7 @@ expect_error "symbolic batch without -D: input of batch 1" "x.npy: input 'x' is 
 
 # LayerNormalization, Split, batched MatMul, Where (constant condition, broadcast), Concat,
 # Transpose against plain Python
-out=$("$TEXC" run "$B/block.onnx" --input "$B/block_x.npy" --expect "$B/block_ref.npy" --check 2>&1)
-grep -q "expect .*: ok" <<<"$out" && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx block = Python reference" || echo "not ok - onnx block = Python reference: $out"
+expect_all "block = Python reference" "$B/block.onnx" --input "$B/block_x.npy" --expect "$B/block_ref.npy"
 # PRelu, Pad (reflect; constant, negative pads, a constant_value input), InstanceNormalization,
 # Elu, Tile, DepthToSpace, Sum, Mean after a Conv (channels last inside), and HardSwish and
 # LeakyRelu of a constant (folded at import: they once folded as the identity); Pad-2's
@@ -136,60 +144,42 @@ grep -q "expect .*: ok" <<<"$out" && grep -q "check: .*: ok" <<<"$out" && echo "
 # comparisons, Not/And/Or, Cast and Where on run-time masks; ScatterND and ScatterElements
 # (duplicate indices, add) with constant indices
 for m in layout_ops pad_old resize upsample einsum_cumsum masks scatter; do
-  out=$("$TEXC" run "$B/$m.onnx" --input "$B/${m}_x.npy" --expect "$B/${m}_ref.npy" --check 2>&1)
-  grep -q "expect .*: ok" <<<"$out" && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx $m = Python reference" || echo "not ok - onnx $m = Python reference: $out"
+  expect_all "$m = Python reference" "$B/$m.onnx" --input "$B/${m}_x.npy" --expect "$B/${m}_ref.npy"
 done
 # Five graph outputs (a Conv's Relu, converted back to NCHW; its global average; the input
 # through an Identity; both halves of a Split): one --expect each, in the graph's order
-out=$("$TEXC" run "$B/multi.onnx" --input "$B/multi_x.npy" --check --expect "$B/multi_r.npy" --expect "$B/multi_gp.npy" \
-  --expect "$B/multi_xi.npy" --expect "$B/multi_r0.npy" --expect "$B/multi_r1.npy" 2>&1)
-[ "$(grep -c "expect .*: ok" <<<"$out")" = 5 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx five graph outputs = Python reference" ||
-  echo "not ok - onnx five graph outputs = Python reference: $out"
+expect_all "five graph outputs = Python reference" "$B/multi.onnx" --input "$B/multi_x.npy" --expect "$B/multi_r.npy" \
+  --expect "$B/multi_gp.npy" --expect "$B/multi_xi.npy" --expect "$B/multi_r0.npy" --expect "$B/multi_r1.npy"
 # int64 inputs that stay run-time: token ids into an embedding (Gather; one negative id;
 # through an Unsqueeze too) and an attention mask cast to bool (Where) and to float (Mul)
-out=$("$TEXC" run "$B/embed.onnx" --input "$B/embed_ids.npy" --input "$B/embed_mask.npy" --check --expect "$B/embed_y.npy" \
-  --expect "$B/embed_z.npy" 2>&1)
-[ "$(grep -c "expect .*: ok" <<<"$out")" = 2 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx int64 ids and mask at run time = Python reference" ||
-  echo "not ok - onnx int64 ids and mask at run time = Python reference: $out"
+expect_all "int64 ids and mask at run time = Python reference" "$B/embed.onnx" --input "$B/embed_ids.npy" \
+  --input "$B/embed_mask.npy" --expect "$B/embed_y.npy" --expect "$B/embed_z.npy"
 # Initializers in a data file beside the model (PyTorch's dynamo exporter): read; a missing
 # or short file and a location outside the model's folder are errors naming the initializer
-out=$("$TEXC" run "$B/ext.onnx" --input "$B/x.npy" --expect "$B/ext_ref.npy" 2>&1)
-grep -q "expect .*: ok" <<<"$out" && echo "ok - onnx external data = Python reference" || echo "not ok - onnx external data = Python reference: $out"
+expect_all "external data = Python reference" "$B/ext.onnx" --input "$B/x.npy" --expect "$B/ext_ref.npy"
 expect_error "external data file missing" "ext_missing.onnx: initializer 'w': cannot open its external data file .*nowhere.data" "$TEXC" run "$B/ext_missing.onnx"
 expect_error "external data file short" "ext_short.onnx: initializer 'b': bytes 40 to 52 of .*ext.onnx.data, a file of 44 bytes" "$TEXC" run "$B/ext_short.onnx"
 expect_error "external data outside the folder" "ext_outside.onnx: initializer 'w': external data needs a location inside the model's folder (got '../ext.onnx.data')" "$TEXC" import "$B/ext_outside.onnx"
 # Opset 20 (PyTorch's dynamo exporter): Gelu (erf, tanh), Resize-19's half_pixel_symmetric
-out=$("$TEXC" run "$B/opset20.onnx" --input "$B/opset20_x.npy" --check --expect "$B/opset20_g.npy" --expect "$B/opset20_t.npy" \
-  --expect "$B/opset20_r.npy" 2>&1)
-[ "$(grep -c "expect .*: ok" <<<"$out")" = 3 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx opset 20: Gelu, half_pixel_symmetric = Python reference" ||
-  echo "not ok - onnx opset 20: Gelu, half_pixel_symmetric = Python reference: $out"
+expect_all "opset 20: Gelu, half_pixel_symmetric = Python reference" "$B/opset20.onnx" --input "$B/opset20_x.npy" \
+  --expect "$B/opset20_g.npy" --expect "$B/opset20_t.npy" --expect "$B/opset20_r.npy"
 # GatherND with constant indices: batch_dims 1 on a run-time tensor, and of a constant
-out=$("$TEXC" run "$B/gather_nd.onnx" --input "$B/gather_nd_x.npy" --input "$B/gather_nd_s.npy" --check \
-  --expect "$B/gather_nd_a.npy" --expect "$B/gather_nd_b.npy" 2>&1)
-[ "$(grep -c "expect .*: ok" <<<"$out")" = 2 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx GatherND = Python reference" ||
-  echo "not ok - onnx GatherND = Python reference: $out"
+expect_all "GatherND = Python reference" "$B/gather_nd.onnx" --input "$B/gather_nd_x.npy" --input "$B/gather_nd_s.npy" \
+  --expect "$B/gather_nd_a.npy" --expect "$B/gather_nd_b.npy"
 # Integer arithmetic at run time (RoBERTa's position ids): Equal, Not, Cast to int32, CumSum,
 # Mul, Cast to int64, Add, then Gather and GatherElements by the result
-out=$("$TEXC" run "$B/positions.onnx" --input "$B/positions_ids.npy" --check --expect "$B/positions_y.npy" \
-  --expect "$B/positions_z.npy" 2>&1)
-[ "$(grep -c "expect .*: ok" <<<"$out")" = 2 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx integer arithmetic at run time = Python reference" ||
-  echo "not ok - onnx integer arithmetic at run time = Python reference: $out"
+expect_all "integer arithmetic at run time = Python reference" "$B/positions.onnx" --input "$B/positions_ids.npy" \
+  --expect "$B/positions_y.npy" --expect "$B/positions_z.npy"
 # Integer and boolean graph outputs: ArgMax (no keepdims), ArgMin (select_last_index, a tie),
 # Greater's booleans; compared exactly
-out=$("$TEXC" run "$B/labels.onnx" --input "$B/labels_x.npy" --check --expect "$B/labels_lab.npy" --expect "$B/labels_low.npy" \
-  --expect "$B/labels_pos.npy" 2>&1)
-[ "$(grep -c "expect .*: ok" <<<"$out")" = 3 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx int64 and bool outputs = Python reference" ||
-  echo "not ok - onnx int64 and bool outputs = Python reference: $out"
+expect_all "int64 and bool outputs = Python reference" "$B/labels.onnx" --input "$B/labels_x.npy" \
+  --expect "$B/labels_lab.npy" --expect "$B/labels_low.npy" --expect "$B/labels_pos.npy"
 # Cast of floats to int64, Div and Mod (fmod 0 and 1) of integers, Mod of floats, at run time
-out=$("$TEXC" run "$B/int_ops.onnx" --input "$B/int_ops_x.npy" --check --expect "$B/int_ops_q.npy" --expect "$B/int_ops_m.npy" \
-  --expect "$B/int_ops_mf.npy" --expect "$B/int_ops_ff.npy" 2>&1)
-[ "$(grep -c "expect .*: ok" <<<"$out")" = 4 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx integer Cast, Div, Mod at run time = Python reference" ||
-  echo "not ok - onnx integer Cast, Div, Mod at run time = Python reference: $out"
+expect_all "integer Cast, Div, Mod at run time = Python reference" "$B/int_ops.onnx" --input "$B/int_ops_x.npy" \
+  --expect "$B/int_ops_q.npy" --expect "$B/int_ops_m.npy" --expect "$B/int_ops_mf.npy" --expect "$B/int_ops_ff.npy"
 # A boolean graph input at run time: Where by it, Not of it (a boolean output)
-out=$("$TEXC" run "$B/bool_in.onnx" --input "$B/bool_in_x.npy" --input "$B/bool_in_m.npy" --check --expect "$B/bool_in_y.npy" \
-  --expect "$B/bool_in_n.npy" 2>&1)
-[ "$(grep -c "expect .*: ok" <<<"$out")" = 2 ] && grep -q "check: .*: ok" <<<"$out" && echo "ok - onnx bool input at run time = Python reference" ||
-  echo "not ok - onnx bool input at run time = Python reference: $out"
+expect_all "bool input at run time = Python reference" "$B/bool_in.onnx" --input "$B/bool_in_x.npy" \
+  --input "$B/bool_in_m.npy" --expect "$B/bool_in_y.npy" --expect "$B/bool_in_n.npy"
 out=$("$TEXC" bench "$B/cnn.onnx" --repeat 2 2>&1)
 grep -q "Measured latency" <<<"$out" && echo "ok - onnx bench MODEL.onnx" || echo "not ok - onnx bench MODEL.onnx: $out"
 
