@@ -210,10 +210,12 @@ static bool same_shape(const HostTensor *h, const NetTensor *t, const char *file
   return ok;
 }
 
-/* HOST (T's dtype) from the f32 values of H (read from FILE): a copy, or for an integer
- * parameter the integers they hold (each exact in f32: tensor_file_read). false: reported. */
+/* HOST (T's dtype) from the f32 values of H (read from FILE): a copy, or for an integer or
+ * boolean parameter or result the integers they hold (each exact in f32: tensor_file_read).
+ * false: reported. */
 static bool host_of(const HostTensor *h, const NetTensor *t, const char *file, void *host) {
   int64_t n = numel(t);
+  const char *role = t->kind == NT_VALUE ? "result" : "parameter";
   if (t->dtype == DT_F32) {
     memcpy(host, h->data, sizeof(float) * (size_t)n);
     return true;
@@ -221,13 +223,13 @@ static bool host_of(const HostTensor *h, const NetTensor *t, const char *file, v
   for (int64_t i = 0; i < n; i++) {
     float v = h->data[i];
     if (v != floorf(v) || fabsf(v) > 2147483647.0f) {
-      diag_error((Loc){0}, "%s: element %lld (%g) is no integer, but the network's parameter %s is %s", file, (long long)i,
-                 (double)v, t->name, dtype_name(t->dtype));
+      diag_error((Loc){0}, "%s: element %lld (%g) is no integer, but the network's %s %s is %s", file, (long long)i,
+                 (double)v, role, t->name, dtype_name(t->dtype));
       return false;
     }
     if (t->dtype == DT_BOOL && v != 0 && v != 1) {
-      diag_error((Loc){0}, "%s: element %lld (%g) is not 0 or 1, but the network's parameter %s is bool", file, (long long)i,
-                 (double)v, t->name);
+      diag_error((Loc){0}, "%s: element %lld (%g) is not 0 or 1, but the network's %s %s is bool", file, (long long)i,
+                 (double)v, role, t->name);
       return false;
     }
     if (t->dtype == DT_I64) ((int64_t *)host)[i] = (int64_t)v;
@@ -540,19 +542,6 @@ static void print_outputs(Exec *e) {
   }
 }
 
-/* Result O (DATA) against REF's f32 values, read from FILE: f32 within --check's tolerance,
- * integers and booleans exactly. Adds to R; false when they differ. */
-static bool compare_result(const NetTensor *o, const void *data, const HostTensor *ref, CompareResult *r) {
-  int64_t n = numel(o);
-  if (o->dtype == DT_F32) return compare_values(data, ref->data, DT_F32, n, o->name, r);
-  int64_t *got = xalloc(sizeof(int64_t) * (size_t)(n + 1)), *want = xalloc(sizeof(int64_t) * (size_t)(n + 1));
-  for (int64_t i = 0; i < n; i++) {
-    got[i] = (int64_t)value_at(data, o->dtype, i);
-    want[i] = (int64_t)ref->data[i]; /* integers exact in f32 (tensor_file_read) */
-  }
-  return compare_values(got, want, DT_I64, n, o->name, r);
-}
-
 /* --output OUT.npy and --expect REF, the I-th of each for result I: written, compared as
  * --check compares (compare_values: f32 tolerances, rel L2; docs/CLI.md). false: reported
  * (every --expect is compared, a mismatch or not). */
@@ -568,9 +557,10 @@ static bool write_and_compare(Cli *c, Exec *e) {
       ok = false;
       continue;
     }
-    if (same_shape(&ref, o, c->expects[i], "result")) {
+    void *want = xalloc(tbytes(o) + 1); /* REF in the result's dtype: integers compared exactly */
+    if (same_shape(&ref, o, c->expects[i], "result") && host_of(&ref, o, c->expects[i], want)) {
       CompareResult r = {0};
-      ok &= compare_result(o, data, &ref, &r);
+      ok &= compare_values(data, want, o->dtype, numel(o), o->name, &r);
       compare_print_as(stdout, xprintf("expect %s", c->expects[i]), &r);
     } else ok = false;
     free(ref.data);

@@ -96,7 +96,8 @@ static bool lib_layout(const DeploySpec *s, Lib *l) {
   l->noutputs = n->noutputs;
   for (int i = 0; i < n->ntensors; i++) {
     NetTensor *t = n->tensors[i];
-    if (net_output_index(n, t) >= 0) l->kind[i] = K_OUTPUT, l->offset[i] = net_output_index(n, t);
+    int out = net_output_index(n, t);
+    if (out >= 0) l->kind[i] = K_OUTPUT, l->offset[i] = out;
     else if (net_is_folded(n, t)) {
       l->kind[i] = K_FOLDED, l->offset[i] = l->folded_bytes;
       l->folded_bytes += (numel(t) * 4 + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;

@@ -879,12 +879,14 @@ static bool load_header(Loader *L, Ast *hdr) {
     }
     new_tensor(L, p->name, i == 0 ? NT_INPUT : NT_WEIGHT, nd, shape)->dtype = (DType)p->op;
   }
-  for (int i = 0; i < hdr->list2.len; i++)
+  for (int i = 0; i < hdr->list2.len; i++) {
+    const Ast *r = VEC_AT(hdr->list2, i);
     for (int j = 0; j < i; j++)
-      if (strcmp(((Ast *)VEC_AT(hdr->list2, i))->name, ((Ast *)VEC_AT(hdr->list2, j))->name) == 0) {
-        diag_error(((Ast *)VEC_AT(hdr->list2, i))->loc, "result '%s' is declared twice", ((Ast *)VEC_AT(hdr->list2, i))->name);
+      if (strcmp(r->name, ((const Ast *)VEC_AT(hdr->list2, j))->name) == 0) {
+        diag_error(r->loc, "result '%s' is declared twice", r->name);
         return false;
       }
+  }
   return true;
 }
 

@@ -775,30 +775,19 @@ static bool op_cast(Imp *I) {
   int to = (int)imp_attr_i(I, "to", 0);
   if (x->c) return fold_ew(I, "Cast");
   if (imp_run_time_int(x)) return cast_int(I, x, to);
-  if (x->fint && (to == OT_FLOAT || to == OT_INT64 || to == OT_INT32)) { /* held as f32 already */
-    if (!imp_alias(I, x)) return false;
-    Val *o = VEC_AT(I->vals, I->vals.len - 1);
-    o->dtype = to;
-    o->fint = to != OT_FLOAT;
-    return true;
-  }
-  if (x->fint && to == OT_BOOL) return as_mask(I, imp_ew(I, "to_bool", &x, 1, "$0 != 0.0 ? 1.0 : 0.0"));
-  if (x->fint) return imp_unsupported(I, "a run-time Cast of integers to element type %d", to);
-  if (to == OT_BOOL && x->dtype == OT_FLOAT) return as_mask(I, imp_ew(I, "to_bool", &x, 1, "$0 != 0.0 ? 1.0 : 0.0"));
-  if (to == OT_BOOL && x->dtype == OT_BOOL) return imp_alias(I, x);
-  if ((to == OT_INT64 || to == OT_INT32) && x->dtype == OT_BOOL) { /* a mask's 0 and 1 as integers, held as f32 */
-    if (!imp_alias(I, x)) return false;
-    Val *o = VEC_AT(I->vals, I->vals.len - 1);
-    o->dtype = to;
-    o->fint = true;
-    return true;
-  }
-  if ((to == OT_INT64 || to == OT_INT32) && x->dtype == OT_FLOAT) /* truncated toward zero, held as f32 */
+  /* the rest is held as f32: floats, masks (0 and 1), integers (Val.fint) */
+  bool ints = to == OT_INT64 || to == OT_INT32;
+  if (x->dtype != OT_FLOAT && x->dtype != OT_BOOL && !x->fint)
+    return imp_unsupported(I, "a run-time Cast from element type %d", x->dtype);
+  if (to == OT_BOOL) return x->dtype == OT_BOOL ? imp_alias(I, x) : as_mask(I, imp_ew(I, "to_bool", &x, 1, "$0 != 0.0 ? 1.0 : 0.0"));
+  if (ints && x->dtype == OT_FLOAT) /* truncated toward zero */
     return as_int(I, imp_ew(I, "to_int", &x, 1, "$0 < 0.0 ? ceil($0) : floor($0)"), to);
+  if (ints) return as_int(I, imp_alias(I, x), to); /* a mask's 0 and 1, or integers: as they are */
   if (to != OT_FLOAT) return imp_unsupported(I, "a run-time Cast to element type %d (networks are f32)", to);
-  if (x->dtype != OT_FLOAT && x->dtype != OT_BOOL) return imp_unsupported(I, "a run-time Cast from element type %d", x->dtype);
   if (!imp_alias(I, x)) return false;
-  ((Val *)VEC_AT(I->vals, I->vals.len - 1))->dtype = OT_FLOAT; /* a mask's 0 and 1 as floats */
+  Val *o = VEC_AT(I->vals, I->vals.len - 1); /* a mask's 0 and 1, or integers, as floats */
+  o->dtype = OT_FLOAT;
+  o->fint = false;
   return true;
 }
 
