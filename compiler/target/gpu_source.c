@@ -1176,14 +1176,26 @@ static bool coop_body(const Gen *g, const Stmt *s) {
   }
 }
 
+/* Does a loop of extent EXT fit in the block's dimension BLOCK: the same extent, or
+ * both constant and EXT no larger (the threads past it then skip the loop's body)? */
+static bool fits_block(Gen *g, Expr *block, Expr *ext) {
+  int64_t b, e;
+  if (same_extent(g, block, ext)) return true;
+  return block && ext && ir_is_const(simplify(block, &g->ranges), &b) &&
+         ir_is_const(simplify(ext, &g->ranges), &e) && e <= b;
+}
+
 /* A thread loop of dimension d nested in a loop already bound to d (a shared-memory
  * stage computed inside the threads' loops): every thread would run all of it and store
  * the same values, so the block runs it once, each thread taking its index (TVM's
- * meaning of a thread binding), in uniform mode where barriers can follow. */
+ * meaning of a thread binding), in uniform mode where barriers can follow. A fetch
+ * shorter than the block (90 values for 128 threads) is the same, the threads past its
+ * end idle: run serially, every thread would write every value, 128 times the work and
+ * concurrent writes of one location, a data race in OpenCL's and CUDA's memory models. */
 static bool rebindable(const Gen *g, const Stmt *s) {
   int d = thread_dim(s->for_kind);
   return g->active[d] && !g->pinned[d] && !g->divergent &&
-         same_extent((Gen *)g, g->block[d], s->extent) && coop_body(g, s->body);
+         fits_block((Gen *)g, g->block[d], s->extent) && coop_body(g, s->body);
 }
 
 static bool free_thread_loop(const Gen *g, const Stmt *s) {
@@ -1220,6 +1232,7 @@ static bool structural(Gen *g, const Stmt *s) {
  * the dims it binds and by thread 0 of the others. */
 static void region(Gen *g, Stmt *s) {
   region_barrier(g, s);
+  bool own = free_thread_loop(g, s); /* asked before the region turns divergent: a rebound fetch */
   char guard[256] = "";
   bool pin[3] = {false, false, false};
   for (int d = 0; d < 3; d++) {
@@ -1233,7 +1246,8 @@ static void region(Gen *g, Stmt *s) {
   if (!*guard) {
     bool was = g->divergent;
     g->divergent = true;
-    stmt(g, s);
+    if (own) thread_loop(g, s);
+    else stmt(g, s);
     g->divergent = was;
     return;
   }
@@ -1241,7 +1255,8 @@ static void region(Gen *g, Stmt *s) {
   g->indent++;
   for (int d = 0; d < 3; d++) g->pinned[d] = pin[d];
   g->divergent = true;
-  stmt(g, s);
+  if (own) thread_loop(g, s);
+  else stmt(g, s);
   g->divergent = false;
   for (int d = 0; d < 3; d++) g->pinned[d] = false;
   g->indent--;
