@@ -240,6 +240,8 @@ typedef struct Measurer {
 } Measurer;
 
 Measurer measurer_local(const MeasureOpts *o);
+/* Done with a measurer_local: its workers end (they hold a device each). */
+void measurer_local_free(Measurer *m);
 /* The measurer every tune of this process uses instead of a local one, when set by the
  * caller that started it: `tune --runner`'s (cli/driver.c, compiler/dist/) or texc-mpi's
  * ranks (compiler/dist/mpi/). Its MeasureOpts are the tune's; its ctx is never freed here. */

@@ -2,8 +2,11 @@
  * at a time; a crash or a hang costs one error record, never the search. Also the
  * interpreter check of a candidate on small sizes.
  *
- * Protocol with each child (pipes): the child builds, sends a Msg (phase 1: built or an
- * error), waits for a Go, times the kernel and sends a Msg (phase 2), then exits.
+ * Protocol with each worker (a socket): the parent sends a candidate's text; the worker
+ * builds it, sends a Msg (phase 1: built or an error), waits for a Go, times the kernel,
+ * sends a Msg (phase 2) and waits for the next text. Workers live as long as their
+ * Measurer and task (up to WORKER_CANDIDATES candidates each), so that a GPU's context and
+ * the parameters' tensors are made once per worker, not once per candidate.
  */
 #include "autosched.h"
 #include "texrt.h"
@@ -14,6 +17,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,8 +29,10 @@ typedef struct Msg {
 } Msg;
 
 typedef struct Go {
-  double best_ms; /* a candidate much slower than this is timed once */
-  int inject;     /* test hook: 1 crash, 2 hang */
+  double best_ms;       /* a candidate much slower than this is timed once */
+  int inject;           /* test hook: 1 crash, 2 hang */
+  int repeat;           /* the Measurer's options now (re-timings change them) */
+  double min_repeat_ms;
 } Go;
 
 /* ---------------------------------------------------------------- building in a child */
@@ -76,19 +82,23 @@ static LoweredFunc *lower_text(Kernel *k, Target t, const Options *o, const char
   return fn;
 }
 
-/* Build TEXT for TASK in this (child) process. */
-static RtFunc *child_build(const Task *task, const char *text, RtTensor ***args, Msg *m) {
+/* Build TEXT for TASK in this (worker) process: the function, its module in *MOD; the
+ * parameters' tensors in *ARGS, allocated and filled at the worker's first build and kept
+ * (every candidate of a task has the kernel's parameters). */
+static RtFunc *child_build(const Task *task, const char *text, RtTensor ***args, RtModule **mod,
+                           Msg *m) {
+  *mod = NULL;
   LoweredFunc *fn = lower_text(task->kernel, task->target, &task->opts, text, &m->error,
                                m->text, sizeof m->text);
   if (!fn) return NULL;
-  RtModule *mod = backend_for(task->target)->build(&fn, 1, &task->opts);
-  RtFunc *f = mod ? rt_module_func(mod, fn->name) : NULL;
+  *mod = backend_for(task->target)->build(&fn, 1, &task->opts);
+  RtFunc *f = *mod ? rt_module_func(*mod, fn->name) : NULL;
   if (!f) {
     m->error = TE_COMPILE;
     snprintf(m->text, sizeof m->text, "%s", diag_last()[0] ? diag_last() : rt_last_error());
     return NULL;
   }
-  *args = alloc_args(fn, target_device(task->target), 1, m->text, sizeof m->text);
+  if (!*args) *args = alloc_args(fn, target_device(task->target), 1, m->text, sizeof m->text);
   if (!*args) {
     m->error = TE_RUNTIME;
     return NULL;
@@ -105,9 +115,9 @@ static RtFunc *child_build(const Task *task, const char *text, RtTensor ***args,
 }
 
 /* Time F as every tuner measurement is timed (rt_time_candidate). */
-static void child_time(RtFunc *f, RtTensor **args, int nargs, uint64_t cold,
-                       const MeasureOpts *o, double best_ms, Msg *m) {
-  int n = rt_time_candidate_cold(f, args, nargs, cold, o->repeat, o->min_repeat_ms, best_ms,
+static void child_time(RtFunc *f, RtTensor **args, int nargs, uint64_t cold, const Go *go,
+                       Msg *m) {
+  int n = rt_time_candidate_cold(f, args, nargs, cold, go->repeat, go->min_repeat_ms, go->best_ms,
                                  m->costs, REC_MAX_COSTS);
   if (n < 0) {
     m->error = TE_RUNTIME;
@@ -117,76 +127,145 @@ static void child_time(RtFunc *f, RtTensor **args, int nargs, uint64_t cold,
   m->ncosts = n;
 }
 
-static _Noreturn void child_main(const Task *task, const char *text, const MeasureOpts *o,
-                                 int wfd, int rfd) {
+static bool read_all(int fd, void *p, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = read(fd, (char *)p + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    got += (size_t)r;
+  }
+  return true;
+}
+
+/* Send N bytes to a worker: a socket, so that a dead one is an error, not SIGPIPE. */
+static bool send_all(int fd, const void *p, size_t n) {
+  size_t put = 0;
+  while (put < n) {
+    ssize_t w = send(fd, (const char *)p + put, n - put, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    put += (size_t)w;
+  }
+  return true;
+}
+
+/* A worker: candidates of TASK one after another until its socket closes. Each is built
+ * in an arena of its own (freed after it), answered (phase 1), timed on the parent's Go
+ * (phase 2) and unloaded; the device (a CUDA context, an OpenCL queue) and the
+ * parameters' tensors stay, which is what a worker saves over a process per candidate. A
+ * runtime error may leave the device unusable (CUDA's errors are sticky): the worker
+ * answers, then exits. */
+static _Noreturn void worker_main(const Task *task, int fd) {
   diag_silent = true;
-  Msg m = {.phase = 1};
   RtTensor **args = NULL;
-  double t0 = rt_now_ms();
-  RtFunc *f = child_build(task, text, &args, &m);
-  if (getenv("TEXC_TUNE_DEBUG"))
-    fprintf(stderr, "[child %d] built in %.1f ms (cpu %.1f ms): %s\n", (int)getpid(),
-            rt_now_ms() - t0, clock() * 1e3 / CLOCKS_PER_SEC, m.error ? m.text : "ok");
-  if (write(wfd, &m, sizeof m) != sizeof m || !f) _exit(0);
-  Go go;
-  if (read(rfd, &go, sizeof go) != sizeof go) _exit(0);
-  if (go.inject == 1) raise(SIGSEGV);
-  if (go.inject == 2) for (;;) pause();
-  m.phase = 2;
-  child_time(f, args, task->kernel->ninputs + task->kernel->noutputs, task->cold_args, o,
-             go.best_ms, &m);
-  if (write(wfd, &m, sizeof m) != sizeof m) _exit(1);
-  _exit(0);
+  int nargs = task->kernel->ninputs + task->kernel->noutputs;
+  for (;;) {
+    uint32_t len;
+    if (!read_all(fd, &len, sizeof len) || len > (1u << 24)) _exit(0);
+    char *text = malloc((size_t)len + 1);
+    if (!text || !read_all(fd, text, len)) _exit(0);
+    text[len] = 0;
+    Msg m = {.phase = 1};
+    Arena *ar = arena_new(), *old = arena_swap(ar);
+    double t0 = rt_now_ms();
+    RtModule *mod;
+    RtFunc *f = child_build(task, text, &args, &mod, &m);
+    arena_swap(old);
+    arena_free(ar);
+    free(text);
+    if (getenv("TEXC_TUNE_DEBUG"))
+      fprintf(stderr, "[child %d] built in %.1f ms (cpu %.1f ms): %s\n", (int)getpid(),
+              rt_now_ms() - t0, clock() * 1e3 / CLOCKS_PER_SEC, m.error ? m.text : "ok");
+    if (write(fd, &m, sizeof m) != sizeof m || m.error == TE_RUNTIME) _exit(0);
+    if (!f) {
+      if (mod) rt_module_free(mod);
+      continue;
+    }
+    Go go;
+    if (!read_all(fd, &go, sizeof go)) _exit(0);
+    if (go.inject == 1) raise(SIGSEGV);
+    if (go.inject == 2) for (;;) pause();
+    m.phase = 2;
+    child_time(f, args, nargs, task->cold_args, &go, &m);
+    if (write(fd, &m, sizeof m) != sizeof m || m.error) _exit(0);
+    rt_module_free(mod);
+  }
 }
 
 /* ---------------------------------------------------------------- the parent side */
 
-typedef struct Child {
+/* A worker process and the socket to it. */
+typedef struct Worker {
   pid_t pid;
-  int rfd, wfd; /* from the child, to the child */
-  bool built, done;
-} Child;
+  int fd;
+  int used;   /* candidates it built */
+  bool built; /* this group's candidate is built: its Go is due */
+} Worker;
 
-static bool spawn(const Task *task, const char *text, const MeasureOpts *o, Child *c) {
-  int up[2], down[2];
-  if (pipe(up) || pipe(down)) return false;
+/* Candidates a worker builds before it is replaced: what a build leaves behind (the
+ * lowering's arena aside: LLVM's and the drivers' caches) stays bounded. */
+#define WORKER_CANDIDATES 32
+#define MAX_WORKERS 64
+
+/* The workers of one task, for one Measurer: started on demand, kept across rounds. */
+typedef struct Pool {
+  Worker w[MAX_WORKERS];
+  const Task *task; /* the task the workers were forked for */
+  char workload[17];
+  uint64_t cold_args;
+} Pool;
+
+/* End worker W: closing its socket ends its loop; KILL_IT first for one that hangs or
+ * must not finish. The exit is waited for: a worker holds device memory and a context. */
+static void worker_end(Worker *w, bool kill_it, char *why, size_t whysz) {
+  if (w->pid <= 0) return;
+  if (kill_it) kill(w->pid, SIGKILL);
+  close(w->fd);
+  int st = 0;
+  while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR) {}
+  if (why && WIFSIGNALED(st) && (!kill_it || WTERMSIG(st) != SIGKILL))
+    snprintf(why, whysz, "the candidate crashed (signal %d: %s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+  else if (why && !why[0]) snprintf(why, whysz, "the candidate exited with status %d", WEXITSTATUS(st));
+  *w = (Worker){0};
+}
+
+static void pool_end(Pool *p) {
+  for (int i = 0; i < MAX_WORKERS; i++) worker_end(&p->w[i], false, NULL, 0);
+  p->task = NULL;
+}
+
+/* Start worker I of P for TASK; false when fork or the socket failed. */
+static bool worker_start(Pool *p, int i, const Task *task) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) return false;
   fflush(stdout);
   fflush(stderr);
   pid_t pid = fork();
-  if (pid < 0) return false;
-  if (pid == 0) {
-    close(up[0]);
-    close(down[1]);
-    child_main(task, text, o, up[1], down[0]);
+  if (pid < 0) {
+    close(sv[0]);
+    close(sv[1]);
+    return false;
   }
-  close(up[1]);
-  close(down[0]);
-  *c = (Child){pid, up[0], down[1], false, false};
+  if (pid == 0) {
+    close(sv[0]);
+    for (int j = 0; j < MAX_WORKERS; j++) /* the others' sockets: theirs to end */
+      if (p->w[j].pid > 0) close(p->w[j].fd);
+    worker_main(task, sv[1]);
+  }
+  close(sv[1]);
+  p->w[i] = (Worker){pid, sv[0], 0, false};
   return true;
 }
 
-/* Why a child ended, for an error message. */
-static void reap(Child *c, char *msg, size_t sz, bool kill_it) {
-  int st = 0;
-  if (kill_it) kill(c->pid, SIGKILL);
-  waitpid(c->pid, &st, 0);
-  if (WIFSIGNALED(st)) snprintf(msg, sz, "the candidate crashed (signal %d: %s)", WTERMSIG(st),
-                                strsignal(WTERMSIG(st)));
-  else if (msg[0] == 0) snprintf(msg, sz, "the candidate exited with status %d", WEXITSTATUS(st));
-  close(c->rfd);
-  close(c->wfd);
-  c->done = true;
-}
-
-/* Read one Msg from C within TIMEOUT_S; 1: got it, 0: the child died, -1: timeout. */
-static int recv_msg(Child *c, double timeout_s, Msg *m) {
-  struct pollfd p = {c->rfd, POLLIN, 0};
+/* Read one Msg from W within TIMEOUT_S; 1: got it, 0: the worker died, -1: timeout. */
+static int recv_msg(Worker *w, double timeout_s, Msg *m) {
+  struct pollfd p = {w->fd, POLLIN, 0};
   int r;
   do r = poll(&p, 1, (int)(timeout_s * 1000));
   while (r < 0 && errno == EINTR);
   if (r == 0) return -1;
-  ssize_t n = read(c->rfd, m, sizeof *m);
-  return n == (ssize_t)sizeof *m ? 1 : 0;
+  return read_all(w->fd, m, sizeof *m) ? 1 : 0;
 }
 
 static void set_error(Record *r, int code, const char *msg) {
@@ -211,6 +290,7 @@ typedef struct LocalCtx {
   double best_ms;
   int count;          /* candidates measured, for the test hook */
   int crash_at, hang_at;
+  Pool pool;
 } LocalCtx;
 
 /* Seconds a run may take: enough for the warm-up and the repeats of a candidate near the
@@ -224,40 +304,62 @@ static double run_timeout(const Measurer *me, double best_ms) {
   return t < me->o.run_timeout_s ? t : me->o.run_timeout_s;
 }
 
-/* Measure TEXTS[0..n) as one group of parallel builds, then sequential runs. */
+/* Hand TEXT to worker I of P (started, or replaced when it is used up or gone). */
+static bool give_job(Pool *p, int i, const Task *task, const char *text) {
+  Worker *w = &p->w[i];
+  if (w->pid > 0 && w->used >= WORKER_CANDIDATES) worker_end(w, false, NULL, 0);
+  uint32_t len = (uint32_t)strlen(text);
+  for (int attempt = 0; attempt < 2; attempt++) {
+    if (w->pid <= 0 && !worker_start(p, i, task)) return false;
+    if (send_all(w->fd, &len, sizeof len) && send_all(w->fd, text, len)) {
+      w->used++;
+      return true;
+    }
+    worker_end(w, true, NULL, 0); /* it had died since its last candidate: a new one */
+  }
+  return false;
+}
+
+/* Measure TEXTS[0..n) as one group: parallel builds in the workers, then the runs one at
+ * a time. A worker that crashes, hangs or reports a runtime error is ended (and replaced
+ * at its next candidate); the others are kept for the next group. */
 static void measure_group(Measurer *me, const Task *task, char **texts, int n, Record *out) {
   LocalCtx *ctx = me->ctx;
-  Child ch[64];
-  for (int i = 0; i < n; i++)
-    if (!spawn(task, texts[i], &me->o, &ch[i])) {
-      set_error(&out[i], TE_RUNTIME, "fork failed");
-      ch[i].done = true;
-    }
+  Pool *p = &ctx->pool;
+  Worker *w = p->w;
+  for (int i = 0; i < n; i++) {
+    w[i].built = false;
+    if (!give_job(p, i, task, texts[i])) set_error(&out[i], TE_RUNTIME, "fork failed");
+    else w[i].built = true; /* a job given: its build answer is due */
+  }
   double deadline = rt_now_ms() + me->o.build_timeout_s * 1e3;
   for (int i = 0; i < n; i++) {
-    if (ch[i].done) continue;
+    if (!w[i].built) continue;
+    w[i].built = false;
     Msg m = {0};
-    int r = recv_msg(&ch[i], fmax(0.01, (deadline - rt_now_ms()) / 1e3), &m);
+    int r = recv_msg(&w[i], fmax(0.01, (deadline - rt_now_ms()) / 1e3), &m);
     char why[256] = "";
     if (r == 1 && m.error == TE_OK) {
-      ch[i].built = true;
+      w[i].built = true;
       continue;
     }
     if (r == 1) finish(&out[i], &m);
-    reap(&ch[i], why, sizeof why, r != 1);
+    if (r != 1 || m.error == TE_RUNTIME) worker_end(&w[i], r < 0, why, sizeof why);
     if (r == 0) set_error(&out[i], TE_COMPILE, why);
     if (r < 0) set_error(&out[i], TE_BUILD_TIMEOUT, "the build timed out");
   }
   for (int i = 0; i < n; i++) {
-    if (!ch[i].built) continue;
+    if (!w[i].built) continue;
+    w[i].built = false;
     int idx = ctx->count++;
-    Go go = {me->o.full ? 0 : ctx->best_ms, idx == ctx->crash_at ? 1 : idx == ctx->hang_at ? 2 : 0};
+    Go go = {me->o.full ? 0 : ctx->best_ms, idx == ctx->crash_at ? 1 : idx == ctx->hang_at ? 2 : 0,
+             me->o.repeat, me->o.min_repeat_ms};
     Msg m = {0};
     double limit = run_timeout(me, ctx->best_ms);
-    int r = write(ch[i].wfd, &go, sizeof go) == sizeof go ? recv_msg(&ch[i], limit, &m) : 0;
+    int r = send_all(w[i].fd, &go, sizeof go) ? recv_msg(&w[i], limit, &m) : 0;
     char why[256] = "";
     if (r == 1) finish(&out[i], &m);
-    reap(&ch[i], why, sizeof why, r != 1);
+    if (r != 1 || m.error) worker_end(&w[i], r < 0, why, sizeof why);
     if (r == 0) set_error(&out[i], TE_RUNTIME, why);
     if (r < 0) {
       snprintf(why, sizeof why, "the run timed out (stopped after %.0f ms)", limit * 1e3);
@@ -274,8 +376,17 @@ static void measure_local(Measurer *me, const Task *task, char **texts, int n, R
     snprintf(ctx->workload, sizeof ctx->workload, "%s", task->workload);
     ctx->best_ms = 0;
   }
+  /* Workers hold the task they were forked with: another task (or the same workload in
+   * another Task, or with other parameters cold) needs new ones. */
+  Pool *p = &ctx->pool;
+  if (p->task != task || strcmp(p->workload, task->workload) || p->cold_args != task->cold_args) {
+    pool_end(p);
+    p->task = task;
+    p->cold_args = task->cold_args;
+    snprintf(p->workload, sizeof p->workload, "%s", task->workload);
+  }
   int jobs = me->o.jobs > 0 ? me->o.jobs : 1;
-  if (jobs > 64) jobs = 64;
+  if (jobs > MAX_WORKERS) jobs = MAX_WORKERS;
   for (int i = 0; i < n; i += jobs)
     measure_group(me, task, texts + i, n - i < jobs ? n - i : jobs, out + i);
 }
@@ -297,6 +408,14 @@ Measurer measurer_local(const MeasureOpts *o) {
   parse_inject(c);
   Measurer m = {.measure = measure_local, .ctx = c, .o = *o};
   return m;
+}
+
+void measurer_local_free(Measurer *m) {
+  LocalCtx *c = m->ctx;
+  if (!c) return;
+  pool_end(&c->pool);
+  free(c);
+  m->ctx = NULL;
 }
 
 /* ---------------------------------------------------------------- interpreter check */
@@ -404,7 +523,7 @@ int measure_check(const Task *task, const char *text, bool small, char *msg, siz
     _exit(0);
   }
   close(fd[1]);
-  Child c = {pid, fd[0], -1, false, false};
+  Worker c = {pid, fd[0], 0, false};
   Msg m = {0};
   int r = recv_msg(&c, 60, &m);
   char why[256] = "";

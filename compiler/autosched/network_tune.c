@@ -312,7 +312,7 @@ static Measurer measurer_of(const NetTuneArgs *a) {
 /* Done with M from measurer_of; a shared measurer keeps its state (lost or not). */
 static void measurer_done(Measurer *m) {
   if (tune_shared_measurer) tune_shared_measurer->lost |= m->lost;
-  else free(m->ctx);
+  else measurer_local_free(m);
 }
 
 static bool measurers_lost(void) { return tune_shared_measurer && tune_shared_measurer->lost; }

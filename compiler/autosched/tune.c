@@ -101,7 +101,7 @@ static bool tune_kernel(const TuneArgs *a, Task *t, const RecordList *prior) {
             a->time_s > 0 ? " at most" : "");
   bool ok = tune_search(t, &m, &so, prior, &res);
   if (shared) shared->lost = m.lost;
-  else free(m.ctx);
+  else measurer_local_free(&m);
   if (m.lost) {
     fprintf(stderr, "texc tune: error: no runner (or rank) is left to measure: stopped %s after %d trials (%d errors); "
             "every record measured is in %s\n", t->kernel->name, res.measured, res.errors, a->records);
@@ -191,7 +191,7 @@ bool tune_auto_steps(Kernel *k, Target t, const Options *o, const char *records_
   SearchResult res;
   bool ok = tune_search(&task, &m, &so, &l, &res) && res.best_text;
   bool logged = records_close(a.log) && !res.log_failed;
-  free(m.ctx);
+  measurer_local_free(&m);
   reclist_free(&l);
   if (!logged) {
     free(res.best_text);

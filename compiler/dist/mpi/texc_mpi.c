@@ -364,7 +364,7 @@ static void serve(const Known *k, Measurer *local, const char *req, WireText *a)
     Task cold = *t; /* the weights rank 0's network knows to be cold */
     cold.cold_args = (uint64_t)wire_num(req, "cold", 0);
     me->measure(me, &cold, texts, 1, &r);
-    if (me == &once) free(once.ctx);
+    if (me == &once) measurer_local_free(&once);
   }
   wire_put(a, "error", "%d", r.error);
   wire_put(a, "msg", "%s", r.error_msg ? r.error_msg : "");
