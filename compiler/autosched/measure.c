@@ -184,7 +184,7 @@ static _Noreturn void worker_main(const Task *task, int fd) {
     }
     Go go;
     if (!read_all(fd, &go, sizeof go)) _exit(0);
-    if (go.inject == 1) raise(SIGSEGV);
+    if (go.inject == 1) signal(SIGSEGV, SIG_DFL), raise(SIGSEGV); /* PoCL handles SIGSEGV */
     if (go.inject == 2) for (;;) pause();
     m.phase = 2;
     child_time(f, args, nargs, task->cold_args, &go, &m);

@@ -97,4 +97,17 @@ for t in opencl cuda; do
     --records "$tmp/auto-$t.jsonl" 2>&1)
   report "$label" $? "$out" '^matmul  *tuned  *[0-9]'
 done
+# Tuning on a GPU target: a worker (one device context, many candidates) whose candidate
+# crashes or hangs costs that record and that worker; the next worker goes on. The crash is
+# a real SIGSEGV, not one that PoCL's own handler swallows.
+label="opencl tune: an injected crash and hang become error records, the search goes on"
+if [ $have_cl = 0 ]; then echo "skip - $label: no OpenCL device"; else
+  TEXC_TUNE_INJECT=crash:1,hang:4 timeout 300 "$TEXC" tune examples/matmul.tex --target opencl \
+    ${small[matmul]} --trials 12 --run-timeout 2 --quiet --records "$tmp/inject.jsonl" >/dev/null 2>&1
+  errs=$(python3 -c 'import json,sys; print(" ".join(str(json.loads(l)["error"]) for l in open(sys.argv[1])))' \
+    "$tmp/inject.jsonl" 2>/dev/null)
+  [ "$(wc -w <<<"$errs")" = 12 ] && [ "$(grep -o '\b3\b' <<<"$errs" | wc -l)" = 1 ] &&
+    [ "$(grep -o '\b6\b' <<<"$errs" | wc -l)" = 1 ] && grep -q 'signal 11' "$tmp/inject.jsonl"
+  report "$label" $? "errors: $errs"
+fi
 rm -rf "$tmp"
