@@ -51,6 +51,7 @@ typedef enum {
   OV_OUTPUT,   /* a file appended to outputs */
   OV_EXPECT,   /* a file appended to expects */
   OV_EXTERN,   /* a shared library loaded now (dlopen, RTLD_GLOBAL): extern kernels */
+  OV_GPU,      /* GpuLimits from THREADS,SHARED,SMS (0: the device's) */
 } ArgKind;
 
 typedef struct OptSpec {
@@ -133,6 +134,10 @@ static const OptSpec options[] = {
      "llvm: export kernel K as the symbol PK (kernels named like C library functions need one)"},
     {"--opencl-device", "P:D", OV_STR, F(o.opencl_device), BUILDS,
      "opencl: platform P, device D (or a name substring)"},
+    {"--gpu-limits", "T,S,M", OV_GPU, F(o.gpu), BUILDS,
+     "cuda, opencl: schedule for T threads and S bytes of shared memory per block and M "
+     "multiprocessors instead of the device's (0: the device's; e.g. 1024,49152,132 for an H100 "
+     "from a machine without it)"},
     {"-O", "LEVEL", OV_OLEVEL, F(o.opt_level), BUILDS, "-O0 .. -O3 (default -O3)"},
     {"-v", NULL, OV_FLAG, F(o.verbose), BUILDS, "verbose"},
     {"--dump-after", "PASS", OV_PASS, F(o.lower.dump_after), B(CMD_COMPILE) | B(CMD_RUN),
@@ -279,6 +284,16 @@ static void set_value(Cli *c, const OptSpec *s, const char *v) {
     if (!sched_pass_known(v)) exit(1); /* it listed the passes */
     *(const char **)p = v;
     break;
+  case OV_GPU: {
+    long long t, sh, m;
+    char a[32], b[32], d[32], extra;
+    if (sscanf(v, "%31[0-9],%31[0-9],%31[0-9]%c", a, b, d, &extra) != 3 || !parse_decimal(a, &t) ||
+        !parse_decimal(b, &sh) || !parse_decimal(d, &m) || t > 65536 || sh > (1 << 30) || m > 65536)
+      fail("%s expects THREADS,SHARED_BYTES,MULTIPROCESSORS (such as 1024,49152,132; 0: the "
+           "device's), not '%s'", s->name, v);
+    *(GpuLimits *)p = (GpuLimits){(int)t, (int)sh, (int)m};
+    break;
+  }
   }
 }
 
