@@ -110,4 +110,30 @@ if [ $have_cl = 0 ]; then echo "skip - $label: no OpenCL device"; else
     [ "$(grep -o '\b6\b' <<<"$errs" | wc -l)" = 1 ] && grep -q 'signal 11' "$tmp/inject.jsonl"
   report "$label" $? "errors: $errs"
 fi
+# The tuner's GPU space against the interpreter on this OpenCL device: every candidate (shared
+# tiles fetched cooperatively, some shorter than the block, padded rows, double buffers) of a
+# padded stride-2 convolution (resnet18's t5 in small) under an H100's limits and of a
+# matmul under the device's is run and compared (--check-all): none may be wrong.
+cat > "$tmp/s2conv.tex" <<'TEX'
+const H = 10, W = 10, CI = 8, CO = 16
+kernel s2conv(X: f32[1, H, W, CI], F: f32[3, 3, CI, CO]) -> Y: f32[1, H / 2, W / 2, CO] {
+  tensor P: f32[1, H + 2, W + 2, CI]
+  P[n, h, w, c] = h >= 1 && h <= H && w >= 1 && w <= W ? X[n, h - 1, w - 1, c] : 0.0
+  Y[n, h, w, co] += P[n, 2 * h + rh, 2 * w + rw, ci] * F[rh, rw, ci, co]
+}
+TEX
+for spec in "s2conv:$tmp/s2conv.tex:--gpu-limits 1024,49152,132" "matmul:examples/matmul.tex:${small[matmul]}"; do
+  IFS=: read -r name file extra <<<"$spec"
+  label="opencl tune --check-all: every candidate of $name matches the interpreter"
+  if [ $have_cl = 0 ]; then echo "skip - $label: no OpenCL device"; continue; fi
+  timeout 400 "$TEXC" tune "$file" --target opencl $extra --check-all --trials 24 --seed 3 --quiet \
+    --records "$tmp/$name-all.jsonl" >/dev/null 2>&1
+  counts=$(python3 -c 'import json,sys
+rs=[json.loads(l) for l in open(sys.argv[1])]
+print(len(rs), sum(r["error"] == 0 for r in rs), sum(r["error"] == 4 for r in rs), sum("shared" in r["schedule"] for r in rs))' \
+    "$tmp/$name-all.jsonl" 2>/dev/null)
+  read -r n good wrong shared <<<"$counts"
+  [ "${n:-0}" = 24 ] && [ "${wrong:-1}" = 0 ] && [ "${good:-0}" -ge 12 ] && [ "${shared:-0}" -ge 3 ]
+  report "$label" $? "records $n, ok $good, wrong $wrong, with shared tiles $shared"
+done
 rm -rf "$tmp"
