@@ -282,17 +282,32 @@ static bool check_opset(Imp *I, const Onnx__ModelProto *m) {
   return true;
 }
 
-/* The value of symbolic dimension NAME: its -D, else 1 (an unnamed one: 1). Each name is
- * noted once for the header comment. */
+/* Is NAME an entry of LIST ("a = 1, b = 2" or "a, b"), whole, not a part of one ("h" of
+ * "batch")? */
+static bool listed(const char *list, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+    if ((p == list || p[-1] == ' ') && (p[n] == 0 || p[n] == ',' || p[n] == ' ')) return true;
+  return false;
+}
+
+/* The value of symbolic dimension NAME: its -D, else what an --input file gives it
+ * (input_sizes), else 1 (an unnamed one: 1), noted in I->guessed. Each name is noted once
+ * for the header comment. */
 static int64_t symbolic_size(Imp *I, const char *name) {
   int64_t v = 1;
+  bool given = false;
   for (int i = 0; i < I->ndefs; i++)
     if (*name && strcmp(I->defs[i].name, name) == 0) {
       v = I->defs[i].value;
-      I->defs[i].used = true;
+      I->defs[i].used = given = true;
     }
-  const char *note = xprintf("%s = %lld", *name ? name : "(unnamed)", (long long)v);
-  if (!strstr(I->symbolic, note)) I->symbolic = xprintf("%s%s%s", I->symbolic, *I->symbolic ? ", " : "", note);
+  for (int i = 0; i < I->nsized && !given; i++)
+    if (*name && strcmp(I->sized[i].name, name) == 0) v = I->sized[i].value, given = true;
+  const char *shown = *name ? name : "(unnamed)";
+  if (!listed(I->symbolic, shown))
+    I->symbolic = xprintf("%s%s%s = %lld", I->symbolic, *I->symbolic ? ", " : "", shown, (long long)v);
+  if (!given && !listed(I->guessed, shown)) I->guessed = xprintf("%s%s%s", I->guessed, *I->guessed ? ", " : "", shown);
   return v;
 }
 
@@ -519,6 +534,87 @@ static void bool_mask(Imp *I, Val *v) {
   v->param = false;
 }
 
+/* The shape of input file PATH (.npy: its header; else a TensorProto's dims) into ND and
+ * SHAPE; false when it cannot be read (loading the file later reports why). */
+static bool file_shape(const char *path, int *nd, int64_t *shape) {
+  size_t len = strlen(path);
+  if (len > 4 && strcmp(path + len - 4, ".npy") == 0) { /* the header's 'shape': (2, 3, 16, 16) */
+    char hdr[4096] = "";
+    FILE *f = fopen(path, "rb");
+    size_t got = f ? fread(hdr, 1, sizeof hdr - 1, f) : 0;
+    if (f) fclose(f);
+    hdr[got] = 0;
+    const char *p = got > 10 && memcmp(hdr, "\x93NUMPY", 6) == 0 ? strstr(hdr + (hdr[6] == 1 ? 10 : 12), "'shape'") : NULL;
+    p = p ? strchr(p, '(') : NULL;
+    if (!p) return false;
+    *nd = 0;
+    for (p++; *p && *p != ')';) {
+      while (*p == ' ' || *p == ',') p++;
+      if (*p == ')') break;
+      char *end;
+      long long d = strtoll(p, &end, 10);
+      if (end == p || d < 0 || *nd == HT_MAX_DIMS) return false;
+      shape[(*nd)++] = d;
+      p = end;
+    }
+    return *p == ')';
+  }
+  unsigned char *b = (unsigned char *)read_file(path, &len);
+  Onnx__TensorProto *tp = b ? onnx__tensor_proto__unpack(NULL, len, b) : NULL;
+  free(b);
+  if (!tp || tp->n_dims > HT_MAX_DIMS) {
+    if (tp) onnx__tensor_proto__free_unpacked(tp, NULL);
+    return false;
+  }
+  *nd = (int)tp->n_dims;
+  for (size_t d = 0; d < tp->n_dims; d++) shape[d] = tp->dims[d];
+  onnx__tensor_proto__free_unpacked(tp, NULL);
+  return true;
+}
+
+static bool is_initializer(const Onnx__GraphProto *g, const char *name) {
+  for (size_t i = 0; i < g->n_initializer; i++)
+    if (g->initializer[i]->name && strcmp(g->initializer[i]->name, name) == 0) return true;
+  return false;
+}
+
+/* The symbolic dimensions that the --input files give (onnx_bind_inputs: the i-th file is
+ * the i-th graph input that is not an initializer): a model exported with dynamic axes
+ * (`batch`, `h`, `w`, `sequence`) runs at the sizes of the data it is given, unless -D says
+ * otherwise. Two files that disagree on one name are an error; a file of another rank is
+ * left to the input's own check. false: reported. */
+static bool input_sizes(Imp *I, const Onnx__GraphProto *g) {
+  I->sized = xalloc(sizeof(Define) * 64);
+  I->nsized = 0;
+  for (size_t i = 0, k = 0; i < g->n_input && (int)k < nbound; i++) {
+    const Onnx__ValueInfoProto *vi = g->input[i];
+    if (!vi->name || is_initializer(g, vi->name)) continue;
+    const char *path = bound_files[k++];
+    const Onnx__TypeProto *tp = vi->type;
+    const Onnx__TensorShapeProto *sh =
+        tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? tp->tensor_type->shape : NULL;
+    int nd;
+    int64_t shape[HT_MAX_DIMS];
+    if (!sh || !file_shape(path, &nd, shape) || nd != (int)sh->n_dim) continue;
+    for (int d = 0; d < nd; d++) {
+      const Onnx__TensorShapeProto__Dimension *dim = sh->dim[d];
+      if (dim->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM || !*dim->dim_param) continue;
+      bool by_d = false;
+      for (int j = 0; j < I->ndefs; j++) by_d |= strcmp(I->defs[j].name, dim->dim_param) == 0;
+      if (by_d || shape[d] < 1) continue;
+      int j = 0;
+      while (j < I->nsized && strcmp(I->sized[j].name, dim->dim_param) != 0) j++;
+      if (j < I->nsized && I->sized[j].value != shape[d])
+        return imp_error(I, "the input files disagree on symbolic dimension %s: %lld, and %lld in %s (input '%s'); "
+                         "-D %s=N picks one", dim->dim_param, (long long)I->sized[j].value, (long long)shape[d], path,
+                         vi->name, dim->dim_param);
+      if (j == I->nsized && I->nsized < 64)
+        I->sized[I->nsized++] = (Define){.name = dim->dim_param, .value = shape[d]};
+    }
+  }
+  return true;
+}
+
 /* The graph inputs that are not initializers: the network's first parameters, in order. */
 static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
   int count = 0, k = 0;
@@ -673,7 +769,7 @@ static bool import_model(Imp *I, const Onnx__ModelProto *m, const char *tex_name
   I->node = NULL;
   if (!check_opset(I, m)) return false;
   char *inputs = xstrdup("");
-  if (!load_initializers(I, g) || !load_inputs(I, g, &inputs)) return false;
+  if (!input_sizes(I, g) || !load_initializers(I, g) || !load_inputs(I, g, &inputs)) return false;
   int *order = xalloc(sizeof(int) * (g->n_node + 1));
   if (!topo_order(I, g, order)) return false;
   for (size_t i = 0; i < g->n_node; i++) {
@@ -726,12 +822,15 @@ static bool import_attempt(const char *path, const char *tex_name, Define *defs,
                            bool fold, OnnxImport *out) {
   memset(out, 0, sizeof *out);
   Imp I = {.path = path, .body = xstrdup(""), .kernels = xstrdup(""), .params = xstrdup(""), .defs = defs, .ndefs = ndefs,
-           .symbolic = xstrdup("")};
+           .symbolic = xstrdup(""), .guessed = xstrdup("")};
   fold_bound_ints = fold;
   memset(bound_folded, 0, sizeof bound_folded);
-  bool ok = import_model(&I, m, tex_name, out);
+  bool ok = import_model(&I, m, tex_name, out) && !I.failed;
   for (int i = 0; i < I.vals.len; i++) free(((Val *)VEC_AT(I.vals, i))->c);
-  return ok && !I.failed;
+  if (ok && *I.guessed)
+    diag_note((Loc){0}, "%s: symbolic dimension%s %s taken as 1 (-D NAME=N, or --input files of the sizes, give "
+              "others)", path, strchr(I.guessed, ',') ? "s" : "", I.guessed);
+  return ok;
 }
 
 bool onnx_import(const char *path, const char *tex_name, Define *defs, int ndefs, OnnxImport *out) {

@@ -48,7 +48,10 @@ typedef struct Imp {
   int ninputs;
   Define *defs;           /* -D values of symbolic dimensions */
   int ndefs;
+  Define *sized;          /* symbolic dimensions the --input files give (no -D) */
+  int nsized;
   char *symbolic;         /* "batch_size = 1, ..." for the header comment */
+  char *guessed;          /* "h, w": those neither -D nor a file gives, taken as 1 */
   bool failed;
 } Imp;
 

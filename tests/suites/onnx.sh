@@ -124,13 +124,18 @@ grep -q "conv2d_nhwc_pad_bias_add_batch_norm_relu" <<<"$out" && grep -q "x_nhwc 
 out=$("$TEXC" run "$B/act.onnx" --input "$B/act_x.npy" --expect "$B/act_ref.npy" 2>&1)
 grep -q "expect .*: ok" <<<"$out" && echo "ok - onnx HardSigmoid, GlobalMaxPool = Python reference" || echo "not ok - onnx HardSigmoid, GlobalMaxPool = Python reference: $out"
 
-# a symbolic batch: 1 unless -D gives it
+# a symbolic batch: -D gives it, else the --input file's size, else 1 (with a note)
 "$TEXC" import "$B/dyn.onnx" -o "$B/dyn.tex" -D batch=4 >/dev/null 2>&1
 grep -q "network g(x: f32\[4, 3\]" "$B/dyn.tex" && grep -q "Symbolic sizes, fixed here: batch = 4" "$B/dyn.tex" \
   && echo "ok - onnx symbolic batch: import -D batch=4" || echo "not ok - onnx symbolic batch: import -D batch=4: $(head -5 "$B/dyn.tex")"
 "$TEXC" run "$B/dyn.onnx" -D batch=2 --input "$B/x.npy" --output "$B/dyn.npy" >/dev/null 2>&1
 od -A n -j 128 -t f4 "$B/dyn.npy" | tr -s ' \n' ' ' | grep -q "^ 1 1 8 0 0 0 *$" && echo "ok - onnx symbolic batch: run -D batch=2" || echo "not ok - onnx symbolic batch: run -D batch=2: $(od -A n -j 128 -t f4 "$B/dyn.npy")"
-expect_error "symbolic batch without -D: input of batch 1" "x.npy: input 'x' is \[2, 3\], but the network's parameter x is \[1, 3\]" "$TEXC" run "$B/dyn.onnx" --input "$B/x.npy"
+expect_error "symbolic batch -D batch=1 beside an input of batch 2" "x.npy: input 'x' is \[2, 3\], but the network's parameter x is \[1, 3\]" "$TEXC" run "$B/dyn.onnx" -D batch=1 --input "$B/x.npy"
+"$TEXC" run "$B/dyn.onnx" --input "$B/x.npy" --output "$B/dyn_file.npy" >/dev/null 2>&1
+cmp -s "$B/dyn.npy" "$B/dyn_file.npy" && echo "ok - onnx symbolic batch: the --input file's batch (2) without -D" || echo "not ok - onnx symbolic batch: the --input file's batch (2) without -D"
+expect_error "symbolic batch: two input files that disagree on it" "the input files disagree on symbolic dimension batch: 2, and 3 in .*x3.npy (input 'z')" "$TEXC" run "$B/dyn2.onnx" --input "$B/x.npy" --input "$B/x3.npy"
+out=$("$TEXC" run "$B/dyn.onnx" 2>&1 >/dev/null)
+grep -q "note: .*dyn.onnx: symbolic dimension batch taken as 1" <<<"$out" && echo "ok - onnx symbolic batch: taken as 1 with a note" || echo "not ok - onnx symbolic batch: taken as 1 with a note: $out"
 
 # LayerNormalization, Split, batched MatMul, Where (constant condition, broadcast), Concat,
 # Transpose against plain Python

@@ -728,6 +728,10 @@ def main(out):
         "dyn.onnx": model([node("Mul", ["x", "w"], ["t"], "mul"), node("Add", ["t", "w"], ["u"], "add"),
                            node("Relu", ["u"], ["y"], "relu")], [initializer("w", [3], [0.5, -1, 2])],
                           [value_info("x", ["batch", 3])], [value_info("y", ["batch", 3])]),
+        # two inputs of one symbolic batch (x + z): their files must agree on it
+        "dyn2.onnx": model([node("Add", ["x", "z"], ["y"], "add")], [],
+                           [value_info("x", ["batch", 3]), value_info("z", ["batch", 3])],
+                           [value_info("y", ["batch", 3])]),
         "opset5.onnx": model([node("Relu", ["x"], ["y"], "relu")], [], [x], [y], opset=5),
         "opset30.onnx": model([node("Relu", ["x"], ["y"], "relu")], [], [x], [y], opset=30),
         # opsets before 11: Reshape-1 (the shape an attribute) refused, HardSwish before it exists
@@ -751,6 +755,7 @@ def main(out):
     for name, data in files.items():
         open("%s/%s" % (out, name), "wb").write(data)
     npy(out + "/x.npy", "<f4", (2, 3), struct.pack("<6f", 1, -2, 3, -4, 5, -6))
+    npy(out + "/x3.npy", "<f4", (3, 3), struct.pack("<9f", *range(9)))  # dyn2.onnx: a batch of 3
     npy(out + "/x64.npy", "<f8", (2, 3), struct.pack("<6d", 1, -2, 3, -4, 5, -6))
     npy(out + "/x_v2.npy", "<f4", (2, 3), struct.pack("<6f", 1, -2, 3, -4, 5, -6), version=2)
     npy(out + "/x_i64.npy", "<i8", (2, 3), struct.pack("<6q", 1, -2, 3, -4, 5, -6))
