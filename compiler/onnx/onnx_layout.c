@@ -942,14 +942,24 @@ static const char *scatter_reduction(Imp *I) {
   return r;
 }
 
+/* Update *AT by V under reduction RED (none: replaced). */
+static void scatter_apply(const char *red, double *at, double v) {
+  if (!strcmp(red, "add")) *at += v;
+  else if (!strcmp(red, "mul")) *at *= v;
+  else if (!strcmp(red, "max")) *at = fmax(*at, v);
+  else if (!strcmp(red, "min")) *at = fmin(*at, v);
+  else *at = v;
+}
+
 /* ScatterND with constant indices: update row q (of indices' leading axes) replaces (or
- * reduces into) the slice of the data at the index tuple indices[q]. */
+ * reduces into) the slice of the data at the index tuple indices[q]; folded when the data
+ * and the updates are constants too (Swin's shifted-window mask, made by slice
+ * assignments into zeros). */
 static bool op_scatter_nd(Imp *I) {
   if (!imp_attrs_known(I, "reduction") || !imp_one_output(I)) return false;
   const char *red = scatter_reduction(I);
   Val *x = red ? imp_float_in(I, 0) : NULL, *ix = x ? imp_const_in(I, 1, "indices") : NULL, *u = ix ? imp_float_in(I, 2) : NULL;
   if (!u) return false;
-  if (x->c) return imp_unsupported(I, "ScatterND into a constant");
   int r = x->ndim, q = ix->ndim - 1;
   int64_t k = q >= 0 ? ix->shape[q] : 0, rows = 1;
   if (q < 0 || k < 1 || k > r) return imp_error(I, "indices of shape [%s] for data of rank %d", imp_dims_text(ix->shape, ix->ndim), r);
@@ -959,6 +969,8 @@ static bool op_scatter_nd(Imp *I) {
   for (int d = 0; d < k; d++) m.p *= x->shape[d];
   m.t = imp_vals(m.p * SCATTER_MAX_HITS);
   for (int64_t i = 0; i < m.p * SCATTER_MAX_HITS; i++) m.t[i] = -1;
+  double *folded = x->c && u->c ? imp_vals(val_numel(x)) : NULL;
+  if (folded) memcpy(folded, x->c, sizeof(double) * (size_t)val_numel(x));
   for (int64_t row = 0; row < rows; row++) {
     int64_t pos = 0;
     for (int d = 0; d < k; d++) {
@@ -967,8 +979,14 @@ static bool op_scatter_nd(Imp *I) {
       if (v < 0 || v >= n) return imp_error(I, "index %.0f outside axis %d of size %.0f", ix->c[row * k + d], d, n);
       pos = pos * x->shape[d] + (int64_t)v;
     }
-    if (!scatter_hit(I, &m, pos, (double)row)) return false;
+    if (folded) {
+      int64_t slice = val_numel(x) / m.p;
+      for (int64_t e = 0; e < slice; e++) scatter_apply(red, &folded[pos * slice + e], u->c[row * slice + e]);
+    } else if (!scatter_hit(I, &m, pos, (double)row)) {
+      return false;
+    }
   }
+  if (folded) return imp_const_out(I, 0, x->dtype, x->ndim, x->shape, folded), true;
   /* U[row as indices' leading axes, the data's axes from k]; row from the table */
   const char *pos = xstrdup(""), *xat = imp_idx("i", r), *uat[SCATTER_MAX_HITS];
   for (int d = 0; d < k; d++) pos = xprintf("%s%si%d", pos, d ? ", " : "", d);
@@ -994,7 +1012,6 @@ static bool op_scatter_elements(Imp *I) {
   const char *red = scatter_reduction(I);
   Val *x = red ? imp_float_in(I, 0) : NULL, *ix = x ? imp_const_in(I, 1, "indices") : NULL, *u = ix ? imp_float_in(I, 2) : NULL;
   if (!u) return false;
-  if (x->c) return imp_unsupported(I, "ScatterElements into a constant");
   int r = x->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", 0), r);
   if (a < 0) return false;
   if (ix->ndim != r || u->ndim != r || memcmp(ix->shape, u->shape, sizeof(int64_t) * (size_t)r))
@@ -1004,6 +1021,8 @@ static bool op_scatter_elements(Imp *I) {
   ScatterMap m = {.p = val_numel(x)};
   m.t = imp_vals(m.p * SCATTER_MAX_HITS);
   for (int64_t i = 0; i < m.p * SCATTER_MAX_HITS; i++) m.t[i] = -1;
+  double *folded = x->c && u->c ? imp_vals(val_numel(x)) : NULL; /* all constants: folded */
+  if (folded) memcpy(folded, x->c, sizeof(double) * (size_t)val_numel(x));
   int64_t n = val_numel(ix), c[HT_MAX_DIMS];
   for (int64_t i = 0; i < n; i++) {
     int64_t rem = i, pos = 0;
@@ -1014,8 +1033,10 @@ static bool op_scatter_elements(Imp *I) {
     int64_t at_a = c[a];
     c[a] = (int64_t)v;
     for (int d = 0; d < r; d++) pos = pos * x->shape[d] + c[d];
-    if (!scatter_hit(I, &m, pos, (double)at_a)) return false;
+    if (folded) scatter_apply(red, &folded[pos], u->c[i]);
+    else if (!scatter_hit(I, &m, pos, (double)at_a)) return false;
   }
+  if (folded) return imp_const_out(I, 0, x->dtype, x->ndim, x->shape, folded), true;
   const char *xat = imp_idx("i", r), *uat[SCATTER_MAX_HITS];
   for (int j = 0; j < m.d; j++) {
     char *at = xstrdup("");

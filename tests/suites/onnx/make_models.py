@@ -479,6 +479,32 @@ def scatter(out):
     open(out + "/scatter.onnx", "wb").write(model(nodes, inits, [value_info("x", [3, 4])], [value_info("y", [3, 4])], opset=16))
     npy(out + "/scatter_x.npy", "<f4", (3, 4), struct.pack("<12f", *x))
     npy(out + "/scatter_ref.npy", "<f4", (3, 4), struct.pack("<12f", *ref))
+    # Into constants (Swin's shifted-window mask: slice assignments into zeros): all three
+    # constant, folded (ScatterND, then ScatterElements with reduction add into its result);
+    # constant data with run-time updates (x's rows, swapped into zeros); y = x + m + s.
+    z = [0.0] * 12
+    m = [v for v in z]
+    for r, val in [(0, 5.0), (2, -1.0)]:  # ScatterND rows [[0], [2]] <- 5, -1
+        m[r * 4:r * 4 + 4] = [val] * 4
+    m2 = m[:]
+    ix_e = [[3, 3, 0], [0, 1, 2], [1, 1, 1]]
+    up_e = [[2.0, 0.5, 1.5], [1.0, 1.0, 1.0], [0.25, 0.25, 0.25]]
+    for i in range(3):
+        for j in range(3):
+            m2[i * 4 + ix_e[i][j]] += up_e[i][j]
+    sw = x[8:12] + x[4:8] + x[0:4]  # ScatterND of x's rows into zeros at [[2], [1], [0]]
+    ref_c = [x[i] + m2[i] + sw[i] for i in range(12)]
+    nodes = [node("ScatterND", ["zeros", "ixc", "uc"], ["m"], "snd_const"),
+             node("ScatterElements", ["m", "ixe", "ue"], ["m2"], "se_const", axis=1, reduction="add"),
+             node("ScatterND", ["zeros", "ixs", "x"], ["sw"], "snd_rows"),
+             node("Add", ["x", "m2"], ["t"], "add1"), node("Add", ["t", "sw"], ["y"], "add2")]
+    inits = [initializer("zeros", [3, 4], z), int_init("ixc", [0, 2], [2, 1]),
+             initializer("uc", [2, 4], [5.0] * 4 + [-1.0] * 4),
+             int_init("ixe", [v for row in ix_e for v in row], [3, 3]),
+             initializer("ue", [3, 3], [v for row in up_e for v in row]), int_init("ixs", [2, 1, 0], [3, 1])]
+    open(out + "/scatter_const.onnx", "wb").write(model(nodes, inits, [value_info("x", [3, 4])], [value_info("y", [3, 4])], opset=16))
+    npy(out + "/scatter_const_x.npy", "<f4", (3, 4), struct.pack("<12f", *x))
+    npy(out + "/scatter_const_ref.npy", "<f4", (3, 4), struct.pack("<12f", *ref_c))
 
 
 def multi(out):
