@@ -10,24 +10,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Conv and pools: spatial pads [t, l, b, r] from pads or auto_pad for input H x W. */
-static bool pool_pads(Imp *I, const int64_t *hw, const int64_t *k, const int64_t *s, const int64_t *d, int64_t *p) {
+/* Conv and pools: the pads of N spatial axes (N = 1 or 2) from pads or auto_pad for input
+ * sizes HW, in ONNX's order [begin of each axis, end of each axis]: [t, l, b, r] in 2-D. */
+static bool pads_of(Imp *I, int n, const int64_t *hw, const int64_t *k, const int64_t *s, const int64_t *d, int64_t *p) {
   const char *ap = imp_attr_s(I, "auto_pad", "NOTSET");
   int64_t pads[4] = {0};
   int np = imp_attr_ints(I, "pads", pads, 4);
-  if (np >= 0 && np != 4) return imp_unsupported(I, "pads of %d values (2-D: 4)", np);
+  if (np >= 0 && np != 2 * n) return imp_unsupported(I, "pads of %d values (%d-D: %d)", np, n, 2 * n);
   if (!strcmp(ap, "NOTSET") || !strcmp(ap, "VALID")) {
-    for (int i = 0; i < 4; i++) p[i] = !strcmp(ap, "VALID") ? 0 : pads[i];
+    for (int i = 0; i < 2 * n; i++) p[i] = !strcmp(ap, "VALID") ? 0 : pads[i];
     return true;
   }
   if (strcmp(ap, "SAME_UPPER") && strcmp(ap, "SAME_LOWER")) return imp_unsupported(I, "auto_pad '%s'", ap);
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < n; i++) {
     int64_t out = (hw[i] + s[i] - 1) / s[i];
     int64_t total = (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - hw[i];
     if (total < 0) total = 0;
     int64_t small = total / 2, big = total - small;
     p[i] = !strcmp(ap, "SAME_UPPER") ? small : big;
-    p[i + 2] = !strcmp(ap, "SAME_UPPER") ? big : small;
+    p[i + n] = !strcmp(ap, "SAME_UPPER") ? big : small;
   }
   return true;
 }
@@ -37,12 +38,39 @@ static char *kw(char *s, const char *name, int64_t v, int64_t def) {
   return v == def ? s : xprintf("%s, %s = %lld", s, name, (long long)v);
 }
 
-/* strides, dilations (2 each, default 1); false: reported. */
-static bool spatial(Imp *I, const char *name, int64_t *out) {
+/* strides, dilations (N each, default 1); false: reported. */
+static bool spatial_n(Imp *I, int n, const char *name, int64_t *out) {
   out[0] = out[1] = 1;
-  int n = imp_attr_ints(I, name, out, 2);
-  if (n >= 0 && n != 2) return imp_unsupported(I, "%s of %d values (2-D only)", name, n);
+  int got = imp_attr_ints(I, name, out, 2);
+  if (got >= 0 && got != n) return imp_unsupported(I, "%s of %d values (%d-D: %d)", name, got, n, n);
   if (out[0] < 1 || out[1] < 1) return imp_error(I, "%s must be positive", name);
+  return true;
+}
+
+static bool spatial(Imp *I, const char *name, int64_t *out) { return spatial_n(I, 2, name, out); }
+
+/* V (rank 3, [N, C, L]) as rank 4, [N, C, 1, L]: a 1-D convolution or pool is the 2-D one
+ * over a height of 1. A constant is reshaped here; a network tensor by a kernel. */
+static Val *height_one(Imp *I, Val *v) {
+  Val *u = xalloc(sizeof *u);
+  *u = (Val){.name = xprintf("%s_2d", v->name), .dtype = v->dtype, .ndim = 4,
+             .shape = {v->shape[0], v->shape[1], 1, v->shape[2]}, .c = v->c};
+  if (v->c) return u;
+  const char *k = imp_kernel(I, "height_one", xprintf("(X: %s) -> Y: %s {\n  Y[n, c, h, l] = X[n, c, l]\n}", imp_ty(v), imp_ty(u)));
+  u->tex = imp_name(I, u->name);
+  imp_call(I, u->tex, k, imp_tensor(I, v));
+  return u;
+}
+
+/* Output 0 of the node, made rank 4 ([N, C, 1, L]) by a 1-D convolution or pool, back to
+ * rank 3: the node's output (the latest value of its name). */
+static bool height_dropped(Imp *I, Val *o4) {
+  int64_t os[3] = {o4->shape[0], o4->shape[1], o4->shape[3]};
+  Val *o = imp_net_out(I, 0, 3, os);
+  const char *k = imp_kernel(I, "height_dropped", xprintf("(X: %s) -> Y: %s {\n  Y[n, c, l] = X[n, c, 0, l]\n}",
+                                                          imp_ty(&(Val){.dtype = OT_FLOAT, .ndim = 4, .shape = {o4->shape[0], o4->shape[1], 1, o4->shape[3]}}),
+                                                          imp_ty(o)));
+  imp_call(I, o->tex, k, imp_tensor(I, o4));
   return true;
 }
 
@@ -56,14 +84,28 @@ static bool conv_bias(Imp *I, Val *o, Val *b) {
   return true;
 }
 
+/* A 2-D convolution of X by W (OIHW), group G, strides S, dilations D, pads P [t, l, b, r],
+ * bias B (or NULL) into output 0 of the node; its value (maybe channels last) in *OUT. */
+static bool conv2d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, const int64_t *d, const int64_t *p, Val **out);
+
 static bool op_conv(Imp *I) {
   if (!imp_attrs_known(I, "auto_pad,dilations,group,kernel_shape,pads,strides") || !imp_one_output(I)) return false;
   Val *x = imp_float_in(I, 0), *w = x ? imp_float_in(I, 1) : NULL, *b = imp_in(I, 2);
   if (!w) return false;
-  if (x->ndim != 4 || w->ndim != 4) return imp_unsupported(I, "a %d-D convolution (2-D only)", x->ndim - 2);
+  int n = x->ndim - 2;
+  if ((n != 1 && n != 2) || w->ndim != x->ndim) return imp_unsupported(I, "a %d-D convolution (1-D and 2-D only)", n);
   if (x->c) return imp_unsupported(I, "a constant input");
-  int64_t g = imp_attr_i(I, "group", 1), s[2], d[2], p[4], ks[2] = {w->shape[2], w->shape[3]};
-  if (!spatial(I, "strides", s) || !spatial(I, "dilations", d) || !pool_pads(I, x->shape + 2, ks, s, d, p)) return false;
+  int64_t g = imp_attr_i(I, "group", 1), s[2], d[2], p[4], ks[2] = {w->shape[2], n == 2 ? w->shape[3] : 1};
+  if (!spatial_n(I, n, "strides", s) || !spatial_n(I, n, "dilations", d) || !pads_of(I, n, x->shape + 2, ks, s, d, p)) return false;
+  Val *o;
+  if (n == 2) return conv2d(I, x, w, b, g, s, d, p, &o);
+  /* 1-D: the 2-D convolution over a height of 1 ([N, C, 1, L], filter [CO, CI, 1, K]) */
+  int64_t s2[2] = {1, s[0]}, d2[2] = {1, d[0]}, p2[4] = {0, p[0], 0, p[1]};
+  return conv2d(I, height_one(I, x), height_one(I, w), b, g, s2, d2, p2, &o) && height_dropped(I, o);
+}
+
+static bool conv2d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, const int64_t *d, const int64_t *p, Val **out) {
+  int64_t ks[2] = {w->shape[2], w->shape[3]};
   if (g < 1 || x->shape[1] % g || w->shape[0] % g || w->shape[1] * g != x->shape[1])
     return imp_error(I, "group %lld does not fit %lld input channels and a filter of %lld", (long long)g, (long long)x->shape[1], (long long)w->shape[1]);
   int64_t os[4] = {x->shape[0], w->shape[0], (x->shape[2] + p[0] + p[2] - d[0] * (ks[0] - 1) - 1) / s[0] + 1,
@@ -92,14 +134,14 @@ static bool op_conv(Imp *I) {
       for (int64_t y = 0; y < ks[0] * ks[1]; y++) k->c[y * g + c] = w->c[c * ks[0] * ks[1] + y];
     char *a = xprintf("%s, %s", tx, imp_tensor(I, k));
     a = kw(kw(kw(kw(kw(kw(a, "SH", s[0], 1), "SW", s[1], 1), "PH", p[0], 0), "PW", p[1], 0), "DH", d[0], 1), "DW", d[1], 1);
-    Val *o = imp_net_out(I, 0, 4, os);
+    Val *o = *out = imp_net_out(I, 0, 4, os);
     o->nhwc = true;
     imp_call(I, o->tex, "depthwise_conv2d_nhwc", a);
     return conv_bias(I, o, b);
   }
   char *a = xprintf("%s, %s", tx, tw);
   a = kw(kw(kw(kw(kw(kw(kw(kw(a, "SH", s[0], 1), "SW", s[1], 1), "PT", p[0], 0), "PL", p[1], 0), "PB", p[2], 0), "PR", p[3], 0), "DH", d[0], 1), "DW", d[1], 1);
-  Val *o = imp_net_out(I, 0, 4, os);
+  Val *o = *out = imp_net_out(I, 0, 4, os);
   o->nhwc = nhwc;
   const char *op = g == 1 ? (nhwc ? "conv2d_nhwc_pad" : "conv2d_nchw_pad") : nhwc ? "group_conv2d_nhwc_pad" : "group_conv2d_nchw_pad";
   imp_call(I, o->tex, op, g == 1 ? a : xprintf("%s, G = %lld", a, (long long)g));
@@ -150,16 +192,31 @@ static bool op_conv_transpose(Imp *I) {
   return conv_bias(I, o, b);
 }
 
+static bool pool2d(Imp *I, bool max, Val *x, const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *p, Val **out);
+
 static bool op_pool(Imp *I, bool max) {
   if (!imp_attrs_known(I, max ? "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides"
                           : "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides") || !imp_one_output(I)) return false;
   Val *x = imp_float_in(I, 0);
   if (!x) return false;
-  if (x->ndim != 4) return imp_unsupported(I, "a %d-D pool (2-D only)", x->ndim - 2);
+  int n = x->ndim - 2;
+  if (n != 1 && n != 2) return imp_unsupported(I, "a %d-D pool (1-D and 2-D only)", n);
   if (imp_attr_i(I, "storage_order", 0)) return imp_unsupported(I, "storage_order 1");
-  int64_t k[2], s[2], d[2], p[4];
-  if (imp_attr_ints(I, "kernel_shape", k, 2) != 2) return imp_error(I, "kernel_shape must have 2 values");
-  if (!spatial(I, "strides", s) || !spatial(I, "dilations", d) || !pool_pads(I, x->shape + 2, k, s, d, p)) return false;
+  int64_t k[2] = {1, 1}, s[2], d[2], p[4];
+  if (imp_attr_ints(I, "kernel_shape", k, 2) != n) return imp_error(I, "kernel_shape must have %d values", n);
+  if (!spatial_n(I, n, "strides", s) || !spatial_n(I, n, "dilations", d) || !pads_of(I, n, x->shape + 2, k, s, d, p)) return false;
+  if (n == 1) { /* the 2-D pool over a height of 1, then the height dropped */
+    int64_t k2[2] = {1, k[0]}, s2[2] = {1, s[0]}, d2[2] = {1, d[0]}, p2[4] = {0, p[0], 0, p[1]};
+    Val *o;
+    return pool2d(I, max, height_one(I, x), k2, s2, d2, p2, &o) && height_dropped(I, o);
+  }
+  Val *o;
+  return pool2d(I, max, x, k, s, d, p, &o);
+}
+
+/* The 2-D pool of X (kernel K, strides S, dilations D, pads P [t, l, b, r]) into output 0
+ * of the node, in X's layout; that value in *OUT. */
+static bool pool2d(Imp *I, bool max, Val *x, const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *p, Val **out) {
   int64_t os[4] = {x->shape[0], x->shape[1]}, extra[2] = {0};
   for (int i = 0; i < 2; i++) {
     int64_t span = x->shape[2 + i] + p[i] + p[i + 2] - ((k[i] - 1) * d[i] + 1);
@@ -180,7 +237,7 @@ static bool op_pool(Imp *I, bool max) {
     a = kw(kw(a, "CT", cip ? 0 : p[0], -1), "CB", cip ? x->shape[2] + p[0] + p[2] : x->shape[2] + p[0], -1);
     a = kw(kw(a, "CL", cip ? 0 : p[1], -1), "CR", cip ? x->shape[3] + p[1] + p[3] : x->shape[3] + p[1], -1);
   }
-  Val *o = imp_net_out(I, 0, 4, os);
+  Val *o = *out = imp_net_out(I, 0, 4, os);
   o->nhwc = x->nhwc; /* pools keep the layout they are given */
   imp_call(I, o->tex, max ? (o->nhwc ? "max_pool2d_nhwc_pad" : "max_pool2d_nchw_pad") : o->nhwc ? "avg_pool2d_nhwc_pad" : "avg_pool2d_nchw_pad", a);
   return true;

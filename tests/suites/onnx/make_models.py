@@ -455,6 +455,55 @@ def masks(out):
     npy(out + "/masks_ref.npy", "<f4", (2, 6), struct.pack("<12f", *ref))
 
 
+def conv1d(out):
+    """1-D convolutions and pools (audio front ends, wav2vec's and Whisper's): Conv with
+    stride and pads, then a grouped Conv with dilation and pads, a MaxPool (ceil_mode) and an
+    AveragePool (pads, count_include_pad 0); the result here."""
+    C, L = 4, 9
+    x = rand(C * L, 71, 1.0)  # [1, 4, 9]
+    w1, b1 = rand(6 * 4 * 3, 72, 0.5), rand(6, 73, 0.5)  # [6, 4, 3], stride 2, pads 1, 1
+    w2 = rand(6 * 3 * 3, 74, 0.5)  # [6, 3, 3], group 2, dilation 2, pads 2, 2
+
+    def conv(xs, cin, length, w, cout, k, stride, dil, pl, pr, group, bias):
+        lo = (length + pl + pr - dil * (k - 1) - 1) // stride + 1
+        y = []
+        per_in, per_out = cin // group, cout // group
+        for co in range(cout):
+            g = co // per_out
+            for t in range(lo):
+                acc = bias[co] if bias else 0.0
+                for ci in range(per_in):
+                    for r in range(k):
+                        pos = t * stride + r * dil - pl
+                        if 0 <= pos < length:
+                            acc += xs[(g * per_in + ci) * length + pos] * w[(co * per_in + ci) * k + r]
+                y.append(acc)
+        return y, lo
+    y1, l1 = conv(x, C, L, w1, 6, 3, 2, 1, 1, 1, 1, b1)
+    y1 = [max(v, 0.0) for v in y1]
+    y2, l2 = conv(y1, 6, l1, w2, 6, 3, 1, 2, 2, 2, 2, None)
+    # MaxPool kernel 2, stride 2, ceil_mode 1
+    lm = -(-(l2 - 2) // 2) + 1
+    if (lm - 1) * 2 >= l2:
+        lm -= 1
+    mp = [max(y2[c * l2 + t * 2 + r] for r in range(2) if t * 2 + r < l2) for c in range(6) for t in range(lm)]
+    # AveragePool kernel 3, stride 1, pads 1, 1, count_include_pad 0 over mp
+    ap = []
+    for c in range(6):
+        for t in range(lm):
+            vals = [mp[c * lm + p] for p in range(t - 1, t + 2) if 0 <= p < lm]
+            ap.append(sum(vals) / len(vals))
+    nodes = [node("Conv", ["x", "w1", "b1"], ["c1"], "conv1", strides=[2], pads=[1, 1], kernel_shape=[3]),
+             node("Relu", ["c1"], ["r1"], "relu"),
+             node("Conv", ["r1", "w2"], ["c2"], "conv2", group=2, dilations=[2], pads=[2, 2]),
+             node("MaxPool", ["c2"], ["m"], "mp", kernel_shape=[2], strides=[2], ceil_mode=1),
+             node("AveragePool", ["m"], ["y"], "ap", kernel_shape=[3], pads=[1, 1])]
+    inits = [initializer("w1", [6, 4, 3], w1), initializer("b1", [6], b1), initializer("w2", [6, 3, 3], w2)]
+    open(out + "/conv1d.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, L])], [value_info("y", [1, 6, lm])]))
+    npy(out + "/conv1d_x.npy", "<f4", (1, C, L), struct.pack("<%df" % len(x), *x))
+    npy(out + "/conv1d_ref.npy", "<f4", (1, 6, lm), struct.pack("<%df" % len(ap), *ap))
+
+
 def scatter(out):
     """ScatterND (rows replaced), ScatterElements along axis 1 with duplicate indices and
     reduction add, and along axis 0 (none), with constant indices; the result here."""
@@ -736,6 +785,7 @@ def main(out):
     einsum_cumsum(out)
     masks(out)
     scatter(out)
+    conv1d(out)
     cnn(out)
     block(out)
     gather(out)
