@@ -516,6 +516,7 @@ static bool bind_input(Imp *I, const char *path, Val *v) {
  * first attempt of onnx_import), or, in its second attempt, folded in from their --input
  * files (shapes and axes; ONNX's node tests). */
 static bool fold_bound_ints;
+static bool all_folded; /* the second attempt folded every input: its error says nothing */
 
 static char *idx_text(int nd) {
   char *s = xstrdup("");
@@ -646,7 +647,10 @@ static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
     *header = xprintf("%s%s%s: %s", *header, count++ ? ",\n    " : "", v->tex, decl);
     if (dtype == OT_BOOL) bool_mask(I, v);
   }
-  if (!count) return imp_unsupported(I, "a graph without runtime inputs");
+  if (!count) {
+    all_folded = fold_bound_ints;
+    return imp_unsupported(I, "a graph without runtime inputs");
+  }
   return true;
 }
 
@@ -851,7 +855,15 @@ bool onnx_import(const char *path, const char *tex_name, Define *defs, int ndefs
   diag_silent = quiet;
   if (!ok && retry) {
     diag_reset(); /* the first attempt's errors, unseen */
+    all_folded = false;
+    diag_silent = true;
     ok = import_attempt(path, tex_name, defs, ndefs, m, true, out);
+    diag_silent = quiet;
+    if (!ok) { /* the errors shown: the first attempt's, unless folding got further */
+      diag_reset();
+      ok = all_folded ? import_attempt(path, tex_name, defs, ndefs, m, false, out)
+                      : import_attempt(path, tex_name, defs, ndefs, m, true, out);
+    }
   }
   onnx__model_proto__free_unpacked(m, NULL);
   return ok;

@@ -807,9 +807,9 @@ static bool op_gather_elements(Imp *I) {
   if (!imp_attrs_known(I, "axis") || !imp_one_output(I)) return false;
   Val *x = imp_in(I, 0), *ix = imp_in(I, 1);
   if (x && ix && !ix->c && (imp_run_time_int(ix) || ix->fint)) return gather_elements_run_time(I, x, ix);
-  x = imp_float_in(I, 0), ix = x ? imp_const_in(I, 1, "indices") : NULL;
+  Val *c0 = x;
+  x = x && x->c ? x : imp_float_in(I, 0), ix = x ? imp_const_in(I, 1, "indices") : NULL;
   if (!ix) return false;
-  if (x->c) return imp_unsupported(I, "GatherElements of a constant");
   int r = x->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", 0), r);
   if (a < 0) return false;
   if (ix->ndim != r) return imp_error(I, "indices of rank %d for data of rank %d", ix->ndim, r);
@@ -823,6 +823,18 @@ static bool op_gather_elements(Imp *I) {
     double v = ix->c[i] < 0 ? ix->c[i] + (double)len : ix->c[i];
     if (v < 0 || v >= (double)len) return imp_error(I, "index %.0f outside axis %d of size %lld", ix->c[i], a, (long long)len);
     t->c[i] = v;
+  }
+  if (x->c) { /* folded (ALBERT's position ids: a constant buffer gathered by constants) */
+    double *c = imp_vals(n);
+    for (int64_t i = 0; i < n; i++) {
+      int64_t rem = i, pos = 0, at[HT_MAX_DIMS];
+      for (int d = r - 1; d >= 0; d--) at[d] = rem % ix->shape[d], rem /= ix->shape[d];
+      at[a] = (int64_t)t->c[i];
+      for (int d = 0; d < r; d++) pos = pos * x->shape[d] + at[d];
+      c[i] = x->c[pos];
+    }
+    imp_const_out(I, 0, c0->dtype, r, ix->shape, c);
+    return true;
   }
   char *at = xstrdup("");
   for (int d = 0; d < r; d++)

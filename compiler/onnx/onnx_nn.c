@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Conv and pools: the pads of N spatial axes (N = 1 or 2) from pads or auto_pad for input
+/* Conv and pools: the pads of N spatial axes (N = 1 to 3) from pads or auto_pad for input
  * sizes HW, in ONNX's order [begin of each axis, end of each axis]: [t, l, b, r] in 2-D. */
 static bool pads_of(Imp *I, int n, const int64_t *hw, const int64_t *k, const int64_t *s, const int64_t *d, int64_t *p) {
   const char *ap = imp_attr_s(I, "auto_pad", "NOTSET");
-  int64_t pads[4] = {0};
-  int np = imp_attr_ints(I, "pads", pads, 4);
+  int64_t pads[6] = {0};
+  int np = imp_attr_ints(I, "pads", pads, 6);
   if (np >= 0 && np != 2 * n) return imp_unsupported(I, "pads of %d values (%d-D: %d)", np, n, 2 * n);
   if (!strcmp(ap, "NOTSET") || !strcmp(ap, "VALID")) {
     for (int i = 0; i < 2 * n; i++) p[i] = !strcmp(ap, "VALID") ? 0 : pads[i];
@@ -40,10 +40,12 @@ static char *kw(char *s, const char *name, int64_t v, int64_t def) {
 
 /* strides, dilations (N each, default 1); false: reported. */
 static bool spatial_n(Imp *I, int n, const char *name, int64_t *out) {
-  out[0] = out[1] = 1;
-  int got = imp_attr_ints(I, name, out, 2);
+  int64_t v[3] = {1, 1, 1};
+  int got = imp_attr_ints(I, name, v, 3);
   if (got >= 0 && got != n) return imp_unsupported(I, "%s of %d values (%d-D: %d)", name, got, n, n);
-  if (out[0] < 1 || out[1] < 1) return imp_error(I, "%s must be positive", name);
+  for (int i = 0; i < n; i++)
+    if ((out[i] = v[i]) < 1) return imp_error(I, "%s must be positive", name);
+  if (n < 2) out[1] = 1;
   return true;
 }
 
@@ -88,16 +90,19 @@ static bool conv_bias(Imp *I, Val *o, Val *b) {
  * bias B (or NULL) into output 0 of the node; its value (maybe channels last) in *OUT. */
 static bool conv2d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, const int64_t *d, const int64_t *p, Val **out);
 
+static bool conv3d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, const int64_t *d, const int64_t *p);
+
 static bool op_conv(Imp *I) {
   if (!imp_attrs_known(I, "auto_pad,dilations,group,kernel_shape,pads,strides") || !imp_one_output(I)) return false;
   Val *x = imp_float_in(I, 0), *w = x ? imp_float_in(I, 1) : NULL, *b = imp_in(I, 2);
   if (!w) return false;
   int n = x->ndim - 2;
-  if ((n != 1 && n != 2) || w->ndim != x->ndim) return imp_unsupported(I, "a %d-D convolution (1-D and 2-D only)", n);
+  if (n < 1 || n > 3 || w->ndim != x->ndim) return imp_unsupported(I, "a %d-D convolution (1-D to 3-D only)", n);
   if (x->c) return imp_unsupported(I, "a constant input");
-  int64_t g = imp_attr_i(I, "group", 1), s[2], d[2], p[4], ks[2] = {w->shape[2], n == 2 ? w->shape[3] : 1};
+  int64_t g = imp_attr_i(I, "group", 1), s[3], d[3], p[6], ks[3] = {w->shape[2], n >= 2 ? w->shape[3] : 1, n == 3 ? w->shape[4] : 1};
   if (!spatial_n(I, n, "strides", s) || !spatial_n(I, n, "dilations", d) || !pads_of(I, n, x->shape + 2, ks, s, d, p)) return false;
   Val *o;
+  if (n == 3) return conv3d(I, x, w, b, g, s, d, p);
   if (n == 2) return conv2d(I, x, w, b, g, s, d, p, &o);
   /* 1-D: the 2-D convolution over a height of 1 ([N, C, 1, L], filter [CO, CI, 1, K]) */
   int64_t s2[2] = {1, s[0]}, d2[2] = {1, d[0]}, p2[4] = {0, p[0], 0, p[1]};
@@ -146,6 +151,55 @@ static bool conv2d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, 
   const char *op = g == 1 ? (nhwc ? "conv2d_nhwc_pad" : "conv2d_nchw_pad") : nhwc ? "group_conv2d_nhwc_pad" : "group_conv2d_nchw_pad";
   imp_call(I, o->tex, op, g == 1 ? a : xprintf("%s, G = %lld", a, (long long)g));
   return conv_bias(I, o, b);
+}
+
+/* A 3-D convolution (NCDHW, group 1, a constant filter) as one 2-D convolution: each
+ * output depth z of each image is an image of the batch (N * OD of them), whose channels
+ * are the KD input depth slices it reads, stacked (rz * C + ci, zero where z * SD + rz * DD
+ * - PD leaves the input); the filter [CO, C, KD, KH, KW] becomes [CO, KD * C, KH, KW]. So
+ * the 2-D path's NHWC convolutions, packed weights and schedules serve video models
+ * (torchvision's r3d_18). S, D: 3 each; P: [d, h, w begins, d, h, w ends]. */
+static bool conv3d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, const int64_t *d, const int64_t *p) {
+  if (g != 1) return imp_unsupported(I, "a grouped 3-D convolution (group 1 only)");
+  if (!w->c) return imp_unsupported(I, "a 3-D convolution by a run-time filter (constant filters only)");
+  int64_t n = x->shape[0], c = x->shape[1], dz = x->shape[2], co = w->shape[0], kd = w->shape[2];
+  if (w->shape[1] != c) return imp_error(I, "the filter has %lld input channels, the input %lld", (long long)w->shape[1], (long long)c);
+  int64_t od = (dz + p[0] + p[3] - d[0] * (kd - 1) - 1) / s[0] + 1;
+  if (od < 1) return imp_error(I, "the output would be empty");
+  /* the stacked slices, channels last: Y[b, h, w, rz * C + ci] */
+  Val *xs = xalloc(sizeof *xs);
+  *xs = (Val){.name = xprintf("%s_depths", x->name), .dtype = OT_FLOAT, .ndim = 4, .shape = {n * od, kd * c, x->shape[3], x->shape[4]},
+              .nhwc = true};
+  char *zz = xprintf("(b %% %lld) * %lld + (c / %lld) * %lld - %lld", (long long)od, (long long)s[0], (long long)c, (long long)d[0], (long long)p[0]);
+  const char *k = imp_kernel(I, "depth_slices",
+                             xprintf("(X: %s) -> Y: f32[%lld, %lld, %lld, %lld] {\n  Y[b, h, w, c] = %s >= 0 && %s < %lld ? "
+                                     "X[b / %lld, c %% %lld, %s, h, w] : 0.0\n}",
+                                     imp_ty(x), (long long)(n * od), (long long)x->shape[3], (long long)x->shape[4], (long long)(kd * c),
+                                     zz, zz, (long long)dz, (long long)od, (long long)c, zz));
+  xs->tex = imp_name(I, xs->name);
+  imp_call(I, xs->tex, k, imp_tensor(I, x));
+  Val *ws = xalloc(sizeof *ws);
+  int64_t kh = w->shape[3], kw2 = w->shape[4];
+  *ws = (Val){.name = xprintf("%s_depths", w->name), .dtype = OT_FLOAT, .ndim = 4, .shape = {co, kd * c, kh, kw2}, .c = imp_vals(co * kd * c * kh * kw2)};
+  for (int64_t o = 0; o < co; o++)
+    for (int64_t ci = 0; ci < c; ci++)
+      for (int64_t rz = 0; rz < kd; rz++)
+        for (int64_t e = 0; e < kh * kw2; e++)
+          ws->c[((o * kd + rz) * c + ci) * kh * kw2 + e] = w->c[((o * c + ci) * kd + rz) * kh * kw2 + e];
+  int64_t p2[4] = {p[1], p[2], p[4], p[5]};
+  Val *o4;
+  if (!conv2d(I, xs, ws, b, 1, s + 1, d + 1, p2, &o4)) return false;
+  /* back to [N, CO, OD, OH, OW] */
+  int64_t os[5] = {n, co, od, o4->shape[2], o4->shape[3]};
+  Val *o = imp_net_out(I, 0, 5, os);
+  const char *src = o4->nhwc ? o4->tex : imp_tensor(I, o4);
+  const char *at = o4->nhwc ? xprintf("n * %lld + z, y, x, c", (long long)od) : xprintf("n * %lld + z, c, y, x", (long long)od);
+  const char *k2 = imp_kernel(I, "depths_back", xprintf("(X: f32[%lld, %lld, %lld, %lld]) -> Y: %s {\n  Y[n, c, z, y, x] = X[%s]\n}",
+                                                         (long long)(n * od), (long long)(o4->nhwc ? o4->shape[2] : co),
+                                                         (long long)(o4->nhwc ? o4->shape[3] : o4->shape[2]),
+                                                         (long long)(o4->nhwc ? co : o4->shape[3]), imp_ty(o), at));
+  imp_call(I, o->tex, k2, src);
+  return true;
 }
 
 /* ConvTranspose (2-D, group 1): Y[n, co, y, x] sums X[n, ci, iy, ix] K[ci, co, ry, rx]

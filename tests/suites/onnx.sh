@@ -134,6 +134,7 @@ expect_error "symbolic batch -D batch=1 beside an input of batch 2" "x.npy: inpu
 "$TEXC" run "$B/dyn.onnx" --input "$B/x.npy" --output "$B/dyn_file.npy" >/dev/null 2>&1
 cmp -s "$B/dyn.npy" "$B/dyn_file.npy" && echo "ok - onnx symbolic batch: the --input file's batch (2) without -D" || echo "not ok - onnx symbolic batch: the --input file's batch (2) without -D"
 expect_error "symbolic batch: two input files that disagree on it" "the input files disagree on symbolic dimension batch: 2, and 3 in .*x3.npy (input 'z')" "$TEXC" run "$B/dyn2.onnx" --input "$B/x.npy" --input "$B/x3.npy"
+expect_error "a refused form after an integer input: its error, not the folded attempt's" "node 'pool3d' (MaxPool): not supported: a 3-D pool" "$TEXC" run "$B/refused_after_int.onnx" --input "$B/ids5.npy"
 out=$("$TEXC" run "$B/dyn.onnx" 2>&1 >/dev/null)
 grep -q "note: .*dyn.onnx: symbolic dimension batch taken as 1" <<<"$out" && echo "ok - onnx symbolic batch: taken as 1 with a note" || echo "not ok - onnx symbolic batch: taken as 1 with a note: $out"
 
@@ -148,8 +149,8 @@ expect_all "block = Python reference" "$B/block.onnx" --input "$B/block_x.npy" -
 # exclusive) and ReduceLogSumExp, whose node tests are float64, Trilu of a constant, Mish;
 # comparisons, Not/And/Or, Cast and Where on run-time masks; ScatterND and ScatterElements
 # (duplicate indices, add) with constant indices; into constants (folded; constant data,
-# run-time updates); 1-D Conv (stride, pads; groups, dilation) and pools
-for m in layout_ops pad_old resize upsample einsum_cumsum masks scatter scatter_const conv1d; do
+# run-time updates); 1-D Conv (stride, pads; groups, dilation) and pools; a 3-D Conv
+for m in layout_ops pad_old resize upsample einsum_cumsum masks scatter scatter_const conv1d conv3d; do
   expect_all "$m = Python reference" "$B/$m.onnx" --input "$B/${m}_x.npy" --expect "$B/${m}_ref.npy"
 done
 # Five graph outputs (a Conv's Relu, converted back to NCHW; its global average; the input

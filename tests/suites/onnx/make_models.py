@@ -504,6 +504,38 @@ def conv1d(out):
     npy(out + "/conv1d_ref.npy", "<f4", (1, 6, lm), struct.pack("<%df" % len(ap), *ap))
 
 
+def conv3d(out):
+    """A 3-D convolution (video models: r3d_18) with strides, pads, a dilation and a bias,
+    then Relu; the result here."""
+    C, D, H, W, CO, K = 2, 4, 5, 5, 3, 3
+    x = rand(C * D * H * W, 81, 1.0)
+    w = rand(CO * C * K * K * K, 82, 0.5)
+    bias = rand(CO, 83, 0.5)
+    st, dil, pb, pe = (2, 1, 2), (1, 2, 1), (1, 1, 0), (1, 1, 1)
+    osz = [(n + pb[i] + pe[i] - dil[i] * (K - 1) - 1) // st[i] + 1 for i, n in enumerate((D, H, W))]
+    y = []
+    for co in range(CO):
+        for z in range(osz[0]):
+            for yy in range(osz[1]):
+                for xx in range(osz[2]):
+                    acc = bias[co]
+                    for ci in range(C):
+                        for a in range(K):
+                            for b_ in range(K):
+                                for c_ in range(K):
+                                    iz, iy, ix = z * st[0] + a * dil[0] - pb[0], yy * st[1] + b_ * dil[1] - pb[1], xx * st[2] + c_ * dil[2] - pb[2]
+                                    if 0 <= iz < D and 0 <= iy < H and 0 <= ix < W:
+                                        acc += x[((ci * D + iz) * H + iy) * W + ix] * w[(((co * C + ci) * K + a) * K + b_) * K + c_]
+                    y.append(max(acc, 0.0))
+    nodes = [node("Conv", ["x", "w", "b"], ["c"], "conv3d", strides=list(st), dilations=list(dil), pads=list(pb + pe)),
+             node("Relu", ["c"], ["y"], "relu")]
+    inits = [initializer("w", [CO, C, K, K, K], w), initializer("b", [CO], bias)]
+    oshape = [1, CO] + osz
+    open(out + "/conv3d.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, D, H, W])], [value_info("y", oshape)]))
+    npy(out + "/conv3d_x.npy", "<f4", (1, C, D, H, W), struct.pack("<%df" % len(x), *x))
+    npy(out + "/conv3d_ref.npy", "<f4", tuple(oshape), struct.pack("<%df" % len(y), *y))
+
+
 def scatter(out):
     """ScatterND (rows replaced), ScatterElements along axis 1 with duplicate indices and
     reduction add, and along axis 0 (none), with constant indices; the result here."""
@@ -786,6 +818,7 @@ def main(out):
     masks(out)
     scatter(out)
     conv1d(out)
+    conv3d(out)
     cnn(out)
     block(out)
     gather(out)
@@ -808,6 +841,11 @@ def main(out):
         "dyn2.onnx": model([node("Add", ["x", "z"], ["y"], "add")], [],
                            [value_info("x", ["batch", 3]), value_info("z", ["batch", 3])],
                            [value_info("y", ["batch", 3])]),
+        # an integer input, then a form texc refuses: the error shown is that form's, not the
+        # one of the second attempt that folds the input in ("a graph without runtime inputs")
+        "refused_after_int.onnx": model([node("Cast", ["ids"], ["f"], "cast", to=1),
+                                         node("MaxPool", ["f"], ["y"], "pool3d", kernel_shape=[2, 2, 2])], [],
+                                        [value_info("ids", [1, 1, 2, 2, 2], 7)], [value_info("y", [1, 1, 1, 1, 1])]),
         "opset5.onnx": model([node("Relu", ["x"], ["y"], "relu")], [], [x], [y], opset=5),
         "opset30.onnx": model([node("Relu", ["x"], ["y"], "relu")], [], [x], [y], opset=30),
         # opsets before 11: Reshape-1 (the shape an attribute) refused, HardSwish before it exists
@@ -832,6 +870,7 @@ def main(out):
         open("%s/%s" % (out, name), "wb").write(data)
     npy(out + "/x.npy", "<f4", (2, 3), struct.pack("<6f", 1, -2, 3, -4, 5, -6))
     npy(out + "/x3.npy", "<f4", (3, 3), struct.pack("<9f", *range(9)))  # dyn2.onnx: a batch of 3
+    npy(out + "/ids5.npy", "<i8", (1, 1, 2, 2, 2), struct.pack("<8q", *range(8)))  # refused_after_int.onnx
     npy(out + "/x64.npy", "<f8", (2, 3), struct.pack("<6d", 1, -2, 3, -4, 5, -6))
     npy(out + "/x_v2.npy", "<f4", (2, 3), struct.pack("<6f", 1, -2, 3, -4, 5, -6), version=2)
     npy(out + "/x_i64.npy", "<i8", (2, 3), struct.pack("<6q", 1, -2, 3, -4, 5, -6))
