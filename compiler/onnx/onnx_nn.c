@@ -248,17 +248,58 @@ static bool op_conv_transpose(Imp *I) {
 
 static bool pool2d(Imp *I, bool max, Val *x, const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *p, Val **out);
 
+/* A 3-D max or average pool (NCDHW) as a kernel of the node's shapes: the input padded
+ * (with the lowest float for max; ceil_mode's extra end too), then the window's max, or its
+ * sum over the points counted (count_include_pad: the padded ones, ceil_mode's aside). */
+static bool pool3d(Imp *I, bool max, Val *x, const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *p) {
+  int64_t os[5] = {x->shape[0], x->shape[1]}, ps[3];
+  bool ceil = imp_attr_i(I, "ceil_mode", 0), cip = imp_attr_i(I, "count_include_pad", 0);
+  char *pin = xstrdup(""), *pat = xstrdup(""), *win = xstrdup(""), *where = xstrdup(""), *cnt = xstrdup("");
+  const char *o3 = "zyx", *r3[3] = {"rz", "ry", "rx"}, *i3 = "dhw";
+  if (!max && (d[0] != 1 || d[1] != 1 || d[2] != 1)) return imp_unsupported(I, "dilations in an average pool");
+  for (int i = 0; i < 3; i++) {
+    int64_t len = x->shape[2 + i], span = len + p[i] + p[i + 3] - ((k[i] - 1) * d[i] + 1);
+    os[2 + i] = (ceil ? (span + s[i] - 1) / s[i] : span / s[i]) + 1;
+    if (ceil && (os[2 + i] - 1) * s[i] >= len + p[i]) os[2 + i]--;
+    if (os[2 + i] < 1) return imp_error(I, "the output would be empty");
+    int64_t extra = (os[2 + i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - (len + p[i] + p[i + 3]);
+    ps[i] = len + p[i] + p[i + 3] + (extra > 0 ? extra : 0);
+    const char *sep = i ? ", " : "";
+    pin = xprintf("%s%s%c >= %lld && %c < %lld", pin, i ? " && " : "", i3[i], (long long)p[i], i3[i], (long long)(len + p[i]));
+    pat = xprintf("%s%s%c - %lld", pat, sep, i3[i], (long long)p[i]);
+    win = xprintf("%s%s%c * %lld + %s * %lld", win, sep, o3[i], (long long)s[i], r3[i], (long long)d[i]);
+    where = xprintf("%s%s%s in 0..%lld", where, sep, r3[i], (long long)k[i]);
+    int64_t lo = cip ? 0 : p[i], hi = cip ? len + p[i] + p[i + 3] : len + p[i];
+    cnt = xprintf("%s%s(min(%c * %lld + %lld, %lld) - max(%c * %lld, %lld))", cnt, i ? " * " : "", o3[i], (long long)s[i],
+                  (long long)k[i], (long long)hi, o3[i], (long long)s[i], (long long)lo);
+  }
+  Val *o = imp_net_out(I, 0, 5, os);
+  char *pdims = xprintf("%lld, %lld, %lld, %lld, %lld", (long long)os[0], (long long)os[1], (long long)ps[0], (long long)ps[1], (long long)ps[2]);
+  char *body = xprintf("  tensor P: f32[%s]\n  P[n, c, d, h, w] = %s ? X[n, c, %s] : %s\n", pdims, pin, pat, max ? "-3.4028234e38" : "0.0");
+  if (max) {
+    body = xprintf("%s  Y[n, c, z, y, x] max= P[n, c, %s] where %s", body, win, where);
+  } else {
+    char *odims = xprintf("%lld, %lld, %lld, %lld, %lld", (long long)os[0], (long long)os[1], (long long)os[2], (long long)os[3], (long long)os[4]);
+    body = xprintf("%s  tensor S: f32[%s]\n  S[n, c, z, y, x] += P[n, c, %s] where %s\n  Y[n, c, z, y, x] = S[n, c, z, y, x] / f32(%s)",
+                   body, odims, win, where, cnt);
+  }
+  const char *kn = imp_kernel(I, max ? "max_pool3d" : "avg_pool3d", xprintf("(X: %s) -> Y: %s {\n%s\n}", imp_ty(x), imp_ty(o), body));
+  imp_call(I, o->tex, kn, imp_tensor(I, x));
+  return true;
+}
+
 static bool op_pool(Imp *I, bool max) {
   if (!imp_attrs_known(I, max ? "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides"
                           : "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides") || !imp_one_output(I)) return false;
   Val *x = imp_float_in(I, 0);
   if (!x) return false;
   int n = x->ndim - 2;
-  if (n != 1 && n != 2) return imp_unsupported(I, "a %d-D pool (1-D and 2-D only)", n);
+  if (n < 1 || n > 3) return imp_unsupported(I, "a %d-D pool (1-D to 3-D only)", n);
   if (imp_attr_i(I, "storage_order", 0)) return imp_unsupported(I, "storage_order 1");
-  int64_t k[2] = {1, 1}, s[2], d[2], p[4];
-  if (imp_attr_ints(I, "kernel_shape", k, 2) != n) return imp_error(I, "kernel_shape must have %d values", n);
+  int64_t k[3] = {1, 1, 1}, s[3], d[3], p[6];
+  if (imp_attr_ints(I, "kernel_shape", k, 3) != n) return imp_error(I, "kernel_shape must have %d values", n);
   if (!spatial_n(I, n, "strides", s) || !spatial_n(I, n, "dilations", d) || !pads_of(I, n, x->shape + 2, k, s, d, p)) return false;
+  if (n == 3) return pool3d(I, max, x, k, s, d, p);
   if (n == 1) { /* the 2-D pool over a height of 1, then the height dropped */
     int64_t k2[2] = {1, k[0]}, s2[2] = {1, s[0]}, d2[2] = {1, d[0]}, p2[4] = {0, p[0], 0, p[1]};
     Val *o;

@@ -536,6 +536,48 @@ def conv3d(out):
     npy(out + "/conv3d_ref.npy", "<f4", tuple(oshape), struct.pack("<%df" % len(y), *y))
 
 
+def pool3d(out):
+    """3-D pools (video models: s3d): a MaxPool with pads, strides and ceil_mode, and an
+    AveragePool with pads (count_include_pad 0) and ceil_mode, summed; the result here."""
+    C, D, H, W = 2, 3, 5, 4
+    x = rand(C * D * H * W, 91, 1.0)
+
+    def pool(kind, k, st, pb, pe):
+        dims = (D, H, W)
+        osz = []
+        for i, n in enumerate(dims):
+            span = n + pb[i] + pe[i] - k[i]
+            o = -(-span // st[i]) + 1  # ceil_mode
+            if (o - 1) * st[i] >= n + pb[i]:
+                o -= 1
+            osz.append(o)
+        y = []
+        for c in range(C):
+            for z in range(osz[0]):
+                for yy in range(osz[1]):
+                    for xx in range(osz[2]):
+                        vals = []
+                        for a in range(k[0]):
+                            for b_ in range(k[1]):
+                                for c_ in range(k[2]):
+                                    iz, iy, ix = z * st[0] + a - pb[0], yy * st[1] + b_ - pb[1], xx * st[2] + c_ - pb[2]
+                                    if 0 <= iz < D and 0 <= iy < H and 0 <= ix < W:
+                                        vals.append(x[((c * D + iz) * H + iy) * W + ix])
+                        y.append(max(vals) if kind == "max" else sum(vals) / len(vals))
+        return y, osz
+    m, om = pool("max", (2, 3, 2), (2, 2, 2), (1, 1, 0), (1, 1, 1))
+    a, oa = pool("avg", (2, 3, 2), (2, 2, 2), (1, 1, 0), (1, 1, 1))
+    assert om == oa
+    y = [u + v for u, v in zip(m, a)]
+    attrs = dict(kernel_shape=[2, 3, 2], strides=[2, 2, 2], pads=[1, 1, 0, 1, 1, 1], ceil_mode=1)
+    nodes = [node("MaxPool", ["x"], ["m"], "max3d", **attrs), node("AveragePool", ["x"], ["a"], "avg3d", **attrs),
+             node("Add", ["m", "a"], ["y"], "add")]
+    oshape = [1, C] + om
+    open(out + "/pool3d.onnx", "wb").write(model(nodes, [], [value_info("x", [1, C, D, H, W])], [value_info("y", oshape)]))
+    npy(out + "/pool3d_x.npy", "<f4", (1, C, D, H, W), struct.pack("<%df" % len(x), *x))
+    npy(out + "/pool3d_ref.npy", "<f4", tuple(oshape), struct.pack("<%df" % len(y), *y))
+
+
 def scatter(out):
     """ScatterND (rows replaced), ScatterElements along axis 1 with duplicate indices and
     reduction add, and along axis 0 (none), with constant indices; the result here."""
@@ -819,6 +861,7 @@ def main(out):
     scatter(out)
     conv1d(out)
     conv3d(out)
+    pool3d(out)
     cnn(out)
     block(out)
     gather(out)
