@@ -887,8 +887,8 @@ def main(out):
         # an integer input, then a form texc refuses: the error shown is that form's, not the
         # one of the second attempt that folds the input in ("a graph without runtime inputs")
         "refused_after_int.onnx": model([node("Cast", ["ids"], ["f"], "cast", to=1),
-                                         node("MaxPool", ["f"], ["y"], "pool3d", kernel_shape=[2, 2, 2])], [],
-                                        [value_info("ids", [1, 1, 2, 2, 2], 7)], [value_info("y", [1, 1, 1, 1, 1])]),
+                                         node("MaxPool", ["f"], ["y"], "pool4d", kernel_shape=[2, 2, 2, 2])], [],
+                                        [value_info("ids", [1, 1, 2, 2, 2, 2], 7)], [value_info("y", [1, 1, 1, 1, 1, 1])]),
         "opset5.onnx": model([node("Relu", ["x"], ["y"], "relu")], [], [x], [y], opset=5),
         "opset30.onnx": model([node("Relu", ["x"], ["y"], "relu")], [], [x], [y], opset=30),
         # opsets before 11: Reshape-1 (the shape an attribute) refused, HardSwish before it exists
@@ -913,7 +913,7 @@ def main(out):
         open("%s/%s" % (out, name), "wb").write(data)
     npy(out + "/x.npy", "<f4", (2, 3), struct.pack("<6f", 1, -2, 3, -4, 5, -6))
     npy(out + "/x3.npy", "<f4", (3, 3), struct.pack("<9f", *range(9)))  # dyn2.onnx: a batch of 3
-    npy(out + "/ids5.npy", "<i8", (1, 1, 2, 2, 2), struct.pack("<8q", *range(8)))  # refused_after_int.onnx
+    npy(out + "/ids6.npy", "<i8", (1, 1, 2, 2, 2, 2), struct.pack("<16q", *range(16)))  # refused_after_int.onnx
     npy(out + "/x64.npy", "<f8", (2, 3), struct.pack("<6d", 1, -2, 3, -4, 5, -6))
     npy(out + "/x_v2.npy", "<f4", (2, 3), struct.pack("<6f", 1, -2, 3, -4, 5, -6), version=2)
     npy(out + "/x_i64.npy", "<i8", (2, 3), struct.pack("<6q", 1, -2, 3, -4, 5, -6))
