@@ -49,7 +49,6 @@ static bool spatial_n(Imp *I, int n, const char *name, int64_t *out) {
   return true;
 }
 
-static bool spatial(Imp *I, const char *name, int64_t *out) { return spatial_n(I, 2, name, out); }
 
 /* V (rank 3, [N, C, L]) as rank 4, [N, C, 1, L]: a 1-D convolution or pool is the 2-D one
  * over a height of 1. A constant is reshaped here; a network tensor by a kernel. */
@@ -202,21 +201,40 @@ static bool conv3d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, 
   return true;
 }
 
-/* ConvTranspose (2-D, group 1): Y[n, co, y, x] sums X[n, ci, iy, ix] K[ci, co, ry, rx]
- * over the points with iy * S + ry * D = y + PT (and the same for x). */
+static bool conv_transpose2d(Imp *I, Val *x, Val *w, Val *b, const int64_t *s, const int64_t *d, int64_t *p,
+                             const int64_t *op, const int64_t *oshape, bool given, Val **out);
+
+/* ConvTranspose (1-D and 2-D, group 1): Y[n, co, y, x] sums X[n, ci, iy, ix] K[ci, co, ry, rx]
+ * over the points with iy * S + ry * D = y + PT (and the same for x); a 1-D one over a
+ * height of 1 (vocoders' and audio decoders' upsampling). */
 static bool op_conv_transpose(Imp *I) {
   if (!imp_attrs_known(I, "auto_pad,dilations,group,kernel_shape,output_padding,output_shape,pads,strides") || !imp_one_output(I))
     return false;
   Val *x = imp_float_in(I, 0), *w = x ? imp_float_in(I, 1) : NULL, *b = imp_in(I, 2);
   if (!w) return false;
-  if (x->ndim != 4 || w->ndim != 4) return imp_unsupported(I, "a %d-D transposed convolution (2-D only)", x->ndim - 2);
+  int n = x->ndim - 2;
+  if ((n != 1 && n != 2) || w->ndim != x->ndim) return imp_unsupported(I, "a %d-D transposed convolution (1-D and 2-D only)", n);
   if (imp_attr_i(I, "group", 1) != 1) return imp_unsupported(I, "group %lld (1 only)", (long long)imp_attr_i(I, "group", 1));
   if (x->c) return imp_unsupported(I, "a constant input");
   if (w->shape[0] != x->shape[1]) return imp_error(I, "the filter has %lld input channels, the input %lld", (long long)w->shape[0], (long long)x->shape[1]);
-  int64_t s[2], d[2], p[4] = {0}, op[2] = {0, 0}, oshape[2], ks[2] = {w->shape[2], w->shape[3]}, os[4];
-  if (!spatial(I, "strides", s) || !spatial(I, "dilations", d)) return false;
+  int64_t s[3], d[3], p[4] = {0}, op[2] = {0, 0}, oshape[2] = {0, 0};
+  if (!spatial_n(I, n, "strides", s) || !spatial_n(I, n, "dilations", d)) return false;
   int np = imp_attr_ints(I, "pads", p, 4), nop = imp_attr_ints(I, "output_padding", op, 2), nos = imp_attr_ints(I, "output_shape", oshape, 2);
-  if ((np >= 0 && np != 4) || (nop >= 0 && nop != 2) || (nos >= 0 && nos != 2)) return imp_unsupported(I, "pads, output_padding or output_shape of another length than 2-D's");
+  if ((np >= 0 && np != 2 * n) || (nop >= 0 && nop != n) || (nos >= 0 && nos != n))
+    return imp_unsupported(I, "pads, output_padding or output_shape of another length than %d-D's", n);
+  Val *o;
+  if (n == 2) return conv_transpose2d(I, x, w, b, s, d, p, op, oshape, nos >= 0, &o);
+  int64_t s2[2] = {1, s[0]}, d2[2] = {1, d[0]}, p2[4] = {0, p[0], 0, p[1]}, op2[2] = {0, op[0]}, os2[2] = {1, oshape[0]};
+  return conv_transpose2d(I, height_one(I, x), height_one(I, w), b, s2, d2, p2, op2, os2, nos >= 0, &o) && height_dropped(I, o);
+}
+
+/* The 2-D ConvTranspose of X by W ([CI, CO, KH, KW]): strides S, dilations D, pads P
+ * [t, l, b, r] (replaced under auto_pad SAME_* or a GIVEN output_shape OSHAPE),
+ * output_padding OP; into output 0 of the node, that value in *OUT. */
+static bool conv_transpose2d(Imp *I, Val *x, Val *w, Val *b, const int64_t *s, const int64_t *d, int64_t *p,
+                             const int64_t *op, const int64_t *oshape, bool given, Val **out) {
+  int64_t ks[2] = {w->shape[2], w->shape[3]}, os[4];
+  int nos = given ? 2 : -1;
   const char *ap = imp_attr_s(I, "auto_pad", "NOTSET");
   for (int i = 0; i < 2; i++) {
     int64_t full = s[i] * (x->shape[2 + i] - 1) + op[i] + (ks[i] - 1) * d[i] + 1;
@@ -237,7 +255,7 @@ static bool op_conv_transpose(Imp *I) {
   char *guard = xprintf("%s %% %lld == 0 && %s %% %lld == 0 && %s / %lld >= 0 && %s / %lld < %lld && %s / %lld >= 0 && %s / %lld < %lld",
                         iy, (long long)s[0], ix, (long long)s[1], iy, (long long)s[0], iy, (long long)s[0], (long long)x->shape[2],
                         ix, (long long)s[1], ix, (long long)s[1], (long long)x->shape[3]);
-  Val *o = imp_net_out(I, 0, 4, os);
+  Val *o = *out = imp_net_out(I, 0, 4, os);
   const char *kn = imp_kernel(I, "conv_transpose",
                               xprintf("(X: %s, K: %s) -> Y: %s {\n  Y[n, co, y, x] += (%s ? X[n, ci, %s / %lld, %s / %lld] : 0.0) * K[ci, co, ry, rx]\n}",
                                       imp_ty(x), imp_ty(w), imp_ty(o), guard, iy, (long long)s[0], ix, (long long)s[1]));

@@ -578,6 +578,30 @@ def pool3d(out):
     npy(out + "/pool3d_ref.npy", "<f4", tuple(oshape), struct.pack("<%df" % len(y), *y))
 
 
+def convtr1d(out):
+    """A 1-D ConvTranspose (vocoders' upsampling) with stride, pads, output_padding, a
+    dilation and a bias; the result here."""
+    CI, CO, L, K, st, dil, pb, pe, opad = 3, 2, 7, 4, 3, 2, 2, 1, 1
+    x = rand(CI * L, 101, 1.0)
+    w = rand(CI * CO * K, 102, 0.5)  # [CI, CO, K]
+    bias = rand(CO, 103, 0.5)
+    lo = st * (L - 1) + opad + (K - 1) * dil + 1 - pb - pe
+    y = [bias[co] for co in range(CO) for _ in range(lo)]
+    for ci in range(CI):
+        for i in range(L):
+            for co in range(CO):
+                for r in range(K):
+                    t = i * st + r * dil - pb
+                    if 0 <= t < lo:
+                        y[co * lo + t] += x[ci * L + i] * w[(ci * CO + co) * K + r]
+    nodes = [node("ConvTranspose", ["x", "w", "b"], ["y"], "convtr", strides=[st], dilations=[dil], pads=[pb, pe],
+                  output_padding=[opad])]
+    inits = [initializer("w", [CI, CO, K], w), initializer("b", [CO], bias)]
+    open(out + "/convtr1d.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, CI, L])], [value_info("y", [1, CO, lo])]))
+    npy(out + "/convtr1d_x.npy", "<f4", (1, CI, L), struct.pack("<%df" % len(x), *x))
+    npy(out + "/convtr1d_ref.npy", "<f4", (1, CO, lo), struct.pack("<%df" % len(y), *y))
+
+
 def scatter(out):
     """ScatterND (rows replaced), ScatterElements along axis 1 with duplicate indices and
     reduction add, and along axis 0 (none), with constant indices; the result here."""
@@ -862,6 +886,7 @@ def main(out):
     conv1d(out)
     conv3d(out)
     pool3d(out)
+    convtr1d(out)
     cnn(out)
     block(out)
     gather(out)
