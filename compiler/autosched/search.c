@@ -453,7 +453,8 @@ bool tune_search(Task *task, Measurer *m, const SearchOpts *o, const RecordList 
   memset(res, 0, sizeof *res);
   SketchSet *ss = sketch_new(task->kernel, task->target, tune_threads());
   if (!ss) {
-    fprintf(stderr, "texc tune: error: no sketch applies to kernel %s\n", task->kernel->name);
+    fprintf(stderr, "texc tune: error: no sketch applies to kernel %s (the tuner does not take scatters yet: "
+            "write its schedule by hand)\n", task->kernel->name);
     return false;
   }
   Search s = {.task = task, .ss = ss, .o = o, .rng = {o->seed * 0x2545F4914F6CDD1Dull + 7},

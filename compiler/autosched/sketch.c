@@ -477,7 +477,13 @@ SketchSet *sketch_new(Kernel *k, Target t, int threads) {
   ss->threads = threads;
   ss->cpu = *target_cpu(NULL);
   int nred = 0;
-  for (int i = 0; i < k->nops; i++) nred += k->ops[i]->nred > 0;
+  for (int i = 0; i < k->nops; i++) {
+    nred += k->ops[i]->nred > 0;
+    if (k->ops[i]->scatter) { /* no sketch takes a scatter's loops (their names are not its axes') */
+      free(ss);
+      return NULL;
+    }
+  }
   ss->lim = gpu_limits(t, target_cli_options);
   /* GPU: sketch 0 as before (global loads), sketch 1 with shared-memory tiles */
   unsigned nmask = is_gpu(ss) ? 2u : nred > 4 ? 16u : 1u << nred;
@@ -1119,10 +1125,26 @@ typedef struct Levels {
   bool has[5];
 } Levels;
 
+/* Is AXIS one of the tags of the names the steps below make from a stage's name alone
+ * (STAGE_b1, STAGE_t1, STAGE_f1, STAGE_vo, STAGE_ko, STAGE_by, ...)? An axis of that name
+ * would make the same names by split_levels (batch_matmul's `b`: Z_b2 twice). */
+static bool tag_named(const char *axis) {
+  static const char *const tags[] = {"b", "t", "f", "o", "v", "vo", "ko", "kv", "kt", "ku", "rf", "bo", "by"};
+  for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++)
+    if (!strcmp(axis, tags[i])) return true;
+  return false;
+}
+
+/* AXIS as the part of the loop names made from it: AXIS, or AXIS_ for one named like a tag. */
+static void axis_key(char *dst, const char *axis) { nm(dst, tag_named(axis) ? "%s_" : "%s", axis); }
+
 /* Split LOOP into NLV levels with inner factors F[0..nlv-1) (innermost last); names are
- * STAGE_AXIS0 .. STAGE_AXIS<nlv-1>. A factor of 1 makes no loop. */
-static void split_levels(Text *t, const char *stage, const char *axis, const char *loop,
+ * STAGE_AXIS0 .. STAGE_AXIS<nlv-1> (STAGE_AXIS_0 .. for an axis named like a tag). A
+ * factor of 1 makes no loop. */
+static void split_levels(Text *t, const char *stage, const char *axis_name, const char *loop,
                          const int *f, int nlv, Levels *lv) {
+  char axis[NM];
+  axis_key(axis, axis_name);
   char cur[NM];
   nm(cur, "%s", loop);
   memset(lv, 0, sizeof *lv);
@@ -1207,19 +1229,38 @@ static void split_reductions(Text *t, const Plan *p, const char *st, const int *
 }
 
 /* Threads per block of a GPU SIMPLE plan under genes G: 32 to 512, at most its iterations. */
+/* The axis of P's op that a scan runs along (a serial loop of its own), or -1. */
+static int scan_axis(const Plan *p) { return p->op->is_scan ? p->op->scan_dim : -1; }
+
 static int64_t simple_gpu_threads(const Plan *p, const int *g) {
   int64_t total = 1, th = 32 << (g[0] % 5);
-  for (int d = 0; d < p->ns; d++) total *= p->s[d].extent;
+  for (int d = 0; d < p->ns; d++)
+    if (d != scan_axis(p)) total *= p->s[d].extent;
   return th < total ? th : total;
 }
 
+/* SIMPLE on a GPU: the axes fused, split into blocks of threads. A scan's axis stays a
+ * serial loop inside each thread (moved innermost first when it is not). */
 static void render_simple_gpu(const Plan *p, const int *g, Text *t) {
   const char *st = p->op->name;
+  int sc = scan_axis(p), first = sc == 0 ? 1 : 0;
+  if (first >= p->ns) return; /* a scan alone: one thread runs it (the default) */
+  if (sc >= 0 && sc != p->ns - 1) {
+    char order[1024] = "";
+    for (int d = 0; d <= p->ns; d++) {
+      int a = d < p->ns ? d : sc;
+      if (d < p->ns && d == sc) continue;
+      size_t len = strlen(order);
+      snprintf(order + len, sizeof order - len, "%s%s.%s", len ? ", " : "", st, p->s[a].name);
+    }
+    emit(t, "reorder(%s)", order);
+  }
   char cur[NM];
-  nm(cur, "%s.%s", st, p->ns ? p->s[0].name : "");
-  for (int d = 1; d < p->ns; d++) {
+  nm(cur, "%s.%s", st, p->s[first].name);
+  for (int d = first + 1, k = 1; d < p->ns; d++) {
+    if (d == sc) continue;
     char f[NM];
-    nm(f, "%s_f%d", st, d);
+    nm(f, "%s_f%d", st, k++);
     emit(t, "%s = fuse(%s, %s.%s)", f, cur, st, p->s[d].name);
     nm(cur, "%s", f);
   }
@@ -1377,10 +1418,11 @@ static void render_tile_gpu(const Plan *p, const int *g, Text *t) {
     split_levels(t, st, p->s[d].name, ref, f, 3, &sl[d]);
     sl[d].has[1] = true; /* the thread level always exists (a split by 1 is not made) */
     if (f[0] <= 1) {
-      char o[NM];
+      char o[NM], ax[NM];
+      axis_key(ax, p->s[d].name);
       nm(o, "%s", sl[d].name[0]);
-      nm(sl[d].name[0], "%s_%sb", st, p->s[d].name);
-      nm(sl[d].name[1], "%s_%s1", st, p->s[d].name);
+      nm(sl[d].name[0], "%s_%sb", st, ax);
+      nm(sl[d].name[1], "%s_%s1", st, ax);
       emit(t, "%s, %s = split(%s, 1)", sl[d].name[0], sl[d].name[1], o);
     }
   }

@@ -13,6 +13,7 @@
  * steps as it goes, and its verdict, into a shared TrialReport.
  */
 #include "driver.h"
+#include "autosched/autosched.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -36,11 +37,8 @@ typedef struct TrialReport {
   char why[1024];    /* the verdict's reason */
   int kind;          /* TrialKind; TRIAL_CRASH until the child gives its verdict */
   bool lower_error;  /* accepted steps failed to lower */
+  char target[16];   /* a GPU sketch's target (the block's `for`); "": any */
 } TrialReport;
-
-typedef struct Rng {
-  uint64_t s;
-} Rng;
 
 static uint32_t rnd(Rng *r, uint32_t n) {
   r->s = r->s * 6364136223846793005ull + 1442695040888963407ull;
@@ -231,6 +229,32 @@ static Schedule *random_schedule(Trial *t, int nsteps, char **text) {
   return s;
 }
 
+/* On a GPU target, the odd trials are the tuner's GPU candidates instead: a random
+ * annotation of one of its sketches (shared-memory tiles fetched cooperatively, vthreads,
+ * unrolling, padded and double-buffered buffers, cross-thread reductions), mutated up to
+ * three times; the generic steps above bind nothing, so they leave the GPU printer's
+ * thread and shared-memory paths alone. NULL when the kernel has no sketch. */
+static Schedule *sketch_schedule(Trial *t, Target target, char **text) {
+  SketchSet *ss = sketch_new(t->k, target, 2);
+  if (!ss || sketch_count(ss) == 0) {
+    if (ss) sketch_free(ss);
+    return NULL;
+  }
+  Cand cand;
+  sketch_sample(ss, &t->rng, &cand);
+  for (uint32_t m = rnd(&t->rng, 4); m > 0; m--) sketch_mutate(ss, &t->rng, &cand);
+  char *steps = sketch_render(ss, &cand);
+  sketch_free(ss);
+  *text = xstrdup("");
+  for (char *line = strtok(steps, "\n"); line; line = strtok(NULL, "\n")) *text = xprintf("%s  %s\n", *text, line);
+  free(steps);
+  snprintf(t->rep->text, sizeof t->rep->text, "%s", *text);
+  snprintf(t->rep->target, sizeof t->rep->target, "%s", target_names[target]);
+  Vec st = {0};
+  if (!parse_steps("<sketch>", *text, &st)) return NULL;
+  return sched_build(t->k, target, &st);
+}
+
 static void set_stage(TrialReport *rep, const char *stage) {
   snprintf(rep->stage, sizeof rep->stage, "%s", stage);
 }
@@ -252,7 +276,10 @@ static void run_trial(Cli *c, Trial *t, int n, void **args, void **ref) {
   char *text = NULL;
   diag_silent = true;
   set_stage(rep, "building the schedule");
-  Schedule *s = random_schedule(t, 1 + (int)rnd(&t->rng, 6), &text);
+  bool gpu = backend_for(c->o.target)->device == DEVICE_GPU && n % 2 == 1;
+  Schedule *s = gpu ? sketch_schedule(t, c->o.target, &text) : NULL;
+  if (!s && gpu && rep->target[0]) rep->lower_error = true; /* a sketch candidate that does not apply */
+  if (!s && !rep->target[0]) s = random_schedule(t, 1 + (int)rnd(&t->rng, 6), &text);
   set_stage(rep, "lowering");
   inject(n);
   LoweredFunc *f = s ? sched_lower(s, &c->o) : NULL;
@@ -348,7 +375,7 @@ static const char *const kind_names[TRIAL_NKINDS] = {"ok", "MISMATCH", "ERROR", 
 /* A finding: what, the block that reproduces it, and how to run it. */
 static void report(const Cli *c, const Kernel *k, int n, const TrialReport *rep) {
   printf("FAIL %s trial %d: %s: %s\n", k->name, n, kind_names[rep->kind], rep->why);
-  printf("schedule %s.repro%d {\n%s}\n", k->name, n, rep->text);
+  printf("schedule %s.repro%d%s%s {\n%s}\n", k->name, n, rep->target[0] ? " for " : "", rep->target, rep->text);
   printf("# to reproduce: add the block to %s, then: texc run %s --kernel %s --schedule repro%d "
          "--check", c->file, c->file, k->name, n);
   for (int i = 0; i < c->ndefs; i++)
@@ -372,7 +399,7 @@ int drv_fuzz_schedule(Cli *c, Program *p) {
     void **args = drv_host_args(def);
     void **ref = drv_reference(c, k, args, def);
     if (!ref) return 1;
-    int tally[TRIAL_NKINDS] = {0}, lower_errors = 0, failed = 0;
+    int tally[TRIAL_NKINDS] = {0}, lower_errors = 0, failed = 0, sketched = 0;
     for (int n = 0; n < count; n++) {
       Arena *a = arena_new(), *old = arena_swap(a);
       Trial t = {.rng = {(c->seed + 1) * 1000003u + (uint64_t)n * 7919u + (uint64_t)i}, .k = k,
@@ -381,14 +408,16 @@ int drv_fuzz_schedule(Cli *c, Program *p) {
       if (c->o.verbose) printf("trial %d:\n%s", n, rep->text);
       tally[rep->kind]++;
       lower_errors += rep->lower_error;
+      sketched += rep->target[0] != 0;
       if (rep->kind != TRIAL_OK) failed++, report(c, k, n, rep);
       arena_swap(old);
       arena_free(a);
     }
     diag_reset();
     printf("%s: %d random schedules checked, %d failed (%d crashes, %d timeouts, %d mismatches, "
-           "%d errors; %d failed to lower)\n", k->name, count, failed, tally[TRIAL_CRASH],
-           tally[TRIAL_TIMEOUT], tally[TRIAL_MISMATCH], tally[TRIAL_ERROR], lower_errors);
+           "%d errors; %d failed to lower)%s\n", k->name, count, failed, tally[TRIAL_CRASH],
+           tally[TRIAL_TIMEOUT], tally[TRIAL_MISMATCH], tally[TRIAL_ERROR], lower_errors,
+           sketched ? xprintf("; %d of them the tuner's GPU candidates", sketched) : "");
     fflush(stdout);
     total_failed += failed;
   }

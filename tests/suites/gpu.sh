@@ -110,6 +110,18 @@ if [ $have_cl = 0 ]; then echo "skip - $label: no OpenCL device"; else
     [ "$(grep -o '\b6\b' <<<"$errs" | wc -l)" = 1 ] && grep -q 'signal 11' "$tmp/inject.jsonl"
   report "$label" $? "errors: $errs"
 fi
+# fuzz-schedule on a GPU target: its odd trials are the tuner's GPU candidates (sketches
+# sampled and mutated), the even ones random steps; each checked against the interpreter.
+# It found a batch axis named `b` making a name twice (Z_b2) and scans fused across their
+# axis (the tuner then had no candidate for a scan on a GPU).
+for spec in "batch_matmul:${small[batch_matmul]}" "scan:${small[scan]}"; do
+  IFS=: read -r name sizes <<<"$spec"
+  label="opencl fuzz-schedule $name: random steps and the tuner's GPU candidates match the interpreter"
+  if [ $have_cl = 0 ]; then echo "skip - $label: no OpenCL device"; continue; fi
+  out=$(timeout 400 "$TEXC" fuzz-schedule "examples/$name.tex" --target opencl --count 16 --seed 5 $sizes 2>&1)
+  report "$label" $? "$out" ' 0 failed .*8 of them the tuner.s GPU candidates'
+done
+
 # The tuner's GPU space against the interpreter on this OpenCL device: every candidate (shared
 # tiles fetched cooperatively, some shorter than the block, padded rows, double buffers) of a
 # padded stride-2 convolution (resnet18's t5 in small) under an H100's limits and of a

@@ -269,6 +269,41 @@ static void test_gpu_space(void) {
   if (mr) explore_gpu(mr, TARGET_CUDA, "matmul + relu", 60, nvrtc);
 }
 
+/* Axes named like the tags of the sketches' own names (b, t, f, o, v, ...): every candidate
+ * still applies. A batch axis `b` once made Z_b2 twice (its split level, and the fused
+ * block loop STAGE_b2), so that a third of batch_matmul's GPU candidates failed to build. */
+static const char *tagaxes_src =
+    "const B = 3, T = 20, F = 40, V = 17\n"
+    "kernel bmm(X: f32[B, T, V], Y: f32[B, V, F]) -> Z: f32[B, T, F] {\n"
+    "  Z[b, t, f] += X[b, t, v] * Y[b, v, f]\n"
+    "}\n";
+
+static void test_tag_named_axes(void) {
+  Kernel *k = kernel_of(tagaxes_src, "bmm");
+  check(k != NULL, "tag-named axes: the kernel parses and checks");
+  if (!k) return;
+  const Target ts[2] = {TARGET_OPENCL, TARGET_LLVM};
+  for (int ti = 0; ti < 2; ti++) {
+    SketchSet *ss = sketch_new(k, ts[ti], 2);
+    Rng r = {11};
+    int bad = 0, n = 60;
+    for (int i = 0; ss && i < n; i++) {
+      Cand c;
+      sketch_sample(ss, &r, &c);
+      for (int j = 0; j < i % 3; j++) sketch_mutate(ss, &r, &c);
+      char *text = sketch_render(ss, &c);
+      if (!gpu_lowers(k, ts[ti], text, NULL)) {
+        if (!bad) printf("# does not build:\n%s", text);
+        bad++;
+      }
+      free(text);
+    }
+    if (ss) sketch_free(ss);
+    check(ss && bad == 0, xprintf("tag-named axes (b, t, f, v) on %s: every candidate builds (%d of %d do not)",
+                                  target_names[ts[ti]], bad, n));
+  }
+}
+
 /* The GPU features (features.c 78..84) of matmul 256 staged as gpu_fast is: 128x128
  * blocks of 256 threads, 8x8 accumulators, k tiles of 8 in shared memory (2 x 4 KiB),
  * float4 fetches; against the same kernel without shared memory. */
@@ -390,6 +425,7 @@ int main(void) {
   test_panel_space();
   test_measurer_best_per_task();
   test_gpu_space();
+  test_tag_named_axes();
   test_gpu_features();
   test_pseudo_cost();
   return failures ? 1 : 0;
