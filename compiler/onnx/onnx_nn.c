@@ -152,42 +152,47 @@ static bool conv2d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, 
   return conv_bias(I, o, b);
 }
 
-/* A 3-D convolution (NCDHW, group 1, a constant filter) as one 2-D convolution: each
- * output depth z of each image is an image of the batch (N * OD of them), whose channels
- * are the KD input depth slices it reads, stacked (rz * C + ci, zero where z * SD + rz * DD
- * - PD leaves the input); the filter [CO, C, KD, KH, KW] becomes [CO, KD * C, KH, KW]. So
- * the 2-D path's NHWC convolutions, packed weights and schedules serve video models
- * (torchvision's r3d_18). S, D: 3 each; P: [d, h, w begins, d, h, w ends]. */
+/* A 3-D convolution (NCDHW, a constant filter) as one 2-D convolution: each output depth z
+ * of each image is an image of the batch (N * OD of them), whose channels are the KD input
+ * depth slices it reads, stacked within each group (g * KD * Cg + rz * Cg + ci, zero where
+ * z * SD + rz * DD - PD leaves the input); the filter [CO, Cg, KD, KH, KW] becomes [CO, KD *
+ * Cg, KH, KW], group G kept. So the 2-D path's NHWC convolutions, packed weights and
+ * schedules serve video models (torchvision's r3d_18; X3D's channel-wise 3-D convolutions
+ * as grouped 2-D ones). S, D: 3 each; P: [d, h, w begins, d, h, w ends]. */
 static bool conv3d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, const int64_t *d, const int64_t *p) {
-  if (g != 1) return imp_unsupported(I, "a grouped 3-D convolution (group 1 only)");
   if (!w->c) return imp_unsupported(I, "a 3-D convolution by a run-time filter (constant filters only)");
   int64_t n = x->shape[0], c = x->shape[1], dz = x->shape[2], co = w->shape[0], kd = w->shape[2];
-  if (w->shape[1] != c) return imp_error(I, "the filter has %lld input channels, the input %lld", (long long)w->shape[1], (long long)c);
+  if (g < 1 || c % g || co % g || w->shape[1] * g != c)
+    return imp_error(I, "group %lld does not fit %lld input channels and a filter of %lld", (long long)g, (long long)c, (long long)w->shape[1]);
+  int64_t cg = c / g;
   int64_t od = (dz + p[0] + p[3] - d[0] * (kd - 1) - 1) / s[0] + 1;
   if (od < 1) return imp_error(I, "the output would be empty");
   /* the stacked slices, channels last: Y[b, h, w, rz * C + ci] */
   Val *xs = xalloc(sizeof *xs);
   *xs = (Val){.name = xprintf("%s_depths", x->name), .dtype = OT_FLOAT, .ndim = 4, .shape = {n * od, kd * c, x->shape[3], x->shape[4]},
               .nhwc = true};
-  char *zz = xprintf("(b %% %lld) * %lld + (c / %lld) * %lld - %lld", (long long)od, (long long)s[0], (long long)c, (long long)d[0], (long long)p[0]);
+  /* channel c of the stack: group c / (KD * Cg), slice rz = c / Cg % KD, channel c % Cg */
+  char *zz = xprintf("(b %% %lld) * %lld + (c / %lld %% %lld) * %lld - %lld", (long long)od, (long long)s[0], (long long)cg,
+                     (long long)kd, (long long)d[0], (long long)p[0]);
+  char *ci = xprintf("c / %lld * %lld + c %% %lld", (long long)(kd * cg), (long long)cg, (long long)cg);
   const char *k = imp_kernel(I, "depth_slices",
                              xprintf("(X: %s) -> Y: f32[%lld, %lld, %lld, %lld] {\n  Y[b, h, w, c] = %s >= 0 && %s < %lld ? "
-                                     "X[b / %lld, c %% %lld, %s, h, w] : 0.0\n}",
+                                     "X[b / %lld, %s, %s, h, w] : 0.0\n}",
                                      imp_ty(x), (long long)(n * od), (long long)x->shape[3], (long long)x->shape[4], (long long)(kd * c),
-                                     zz, zz, (long long)dz, (long long)od, (long long)c, zz));
+                                     zz, zz, (long long)dz, (long long)od, ci, zz));
   xs->tex = imp_name(I, xs->name);
   imp_call(I, xs->tex, k, imp_tensor(I, x));
   Val *ws = xalloc(sizeof *ws);
   int64_t kh = w->shape[3], kw2 = w->shape[4];
-  *ws = (Val){.name = xprintf("%s_depths", w->name), .dtype = OT_FLOAT, .ndim = 4, .shape = {co, kd * c, kh, kw2}, .c = imp_vals(co * kd * c * kh * kw2)};
+  *ws = (Val){.name = xprintf("%s_depths", w->name), .dtype = OT_FLOAT, .ndim = 4, .shape = {co, kd * cg, kh, kw2}, .c = imp_vals(co * kd * cg * kh * kw2)};
   for (int64_t o = 0; o < co; o++)
-    for (int64_t ci = 0; ci < c; ci++)
+    for (int64_t j = 0; j < cg; j++)
       for (int64_t rz = 0; rz < kd; rz++)
         for (int64_t e = 0; e < kh * kw2; e++)
-          ws->c[((o * kd + rz) * c + ci) * kh * kw2 + e] = w->c[((o * c + ci) * kd + rz) * kh * kw2 + e];
+          ws->c[((o * kd + rz) * cg + j) * kh * kw2 + e] = w->c[((o * cg + j) * kd + rz) * kh * kw2 + e];
   int64_t p2[4] = {p[1], p[2], p[4], p[5]};
   Val *o4;
-  if (!conv2d(I, xs, ws, b, 1, s + 1, d + 1, p2, &o4)) return false;
+  if (!conv2d(I, xs, ws, b, g, s + 1, d + 1, p2, &o4)) return false;
   /* back to [N, CO, OD, OH, OW] */
   int64_t os[5] = {n, co, od, o4->shape[2], o4->shape[3]};
   Val *o = imp_net_out(I, 0, 5, os);

@@ -506,7 +506,7 @@ def conv1d(out):
 
 def conv3d(out):
     """A 3-D convolution (video models: r3d_18) with strides, pads, a dilation and a bias,
-    then Relu; the result here."""
+    then Relu and a channel-wise 3-D convolution (group = channels); the result here."""
     C, D, H, W, CO, K = 2, 4, 5, 5, 3, 3
     x = rand(C * D * H * W, 81, 1.0)
     w = rand(CO * C * K * K * K, 82, 0.5)
@@ -527,9 +527,27 @@ def conv3d(out):
                                     if 0 <= iz < D and 0 <= iy < H and 0 <= ix < W:
                                         acc += x[((ci * D + iz) * H + iy) * W + ix] * w[(((co * C + ci) * K + a) * K + b_) * K + c_]
                     y.append(max(acc, 0.0))
+    # then a channel-wise 3-D convolution (group 3, X3D's), pads 1: each channel by its own filter
+    w2 = rand(CO * K * K * K, 84, 0.5)
+    od, oh, ow = osz
+    y2 = []
+    for co in range(CO):
+        for z in range(od):
+            for yy in range(oh):
+                for xx in range(ow):
+                    acc = 0.0
+                    for a in range(K):
+                        for b_ in range(K):
+                            for c_ in range(K):
+                                iz, iy, ix = z + a - 1, yy + b_ - 1, xx + c_ - 1
+                                if 0 <= iz < od and 0 <= iy < oh and 0 <= ix < ow:
+                                    acc += y[((co * od + iz) * oh + iy) * ow + ix] * w2[((co * K + a) * K + b_) * K + c_]
+                    y2.append(acc)
+    y = y2
     nodes = [node("Conv", ["x", "w", "b"], ["c"], "conv3d", strides=list(st), dilations=list(dil), pads=list(pb + pe)),
-             node("Relu", ["c"], ["y"], "relu")]
-    inits = [initializer("w", [CO, C, K, K, K], w), initializer("b", [CO], bias)]
+             node("Relu", ["c"], ["r"], "relu"),
+             node("Conv", ["r", "w2"], ["y"], "conv3d_dw", group=CO, pads=[1, 1, 1, 1, 1, 1])]
+    inits = [initializer("w", [CO, C, K, K, K], w), initializer("b", [CO], bias), initializer("w2", [CO, 1, K, K, K], w2)]
     oshape = [1, CO] + osz
     open(out + "/conv3d.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, D, H, W])], [value_info("y", oshape)]))
     npy(out + "/conv3d_x.npy", "<f4", (1, C, D, H, W), struct.pack("<%df" % len(x), *x))
