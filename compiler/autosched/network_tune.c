@@ -163,6 +163,7 @@ typedef struct NetTuneArgs {
   int trials, round, repeat, jobs;
   double time_s;
   uint64_t seed;
+  bool check_all; /* every candidate against the interpreter (--check-all) */
   Define *defs;
   int ndefs;
   RecordLog *log; /* open and locked for the tune's duration */
@@ -172,7 +173,7 @@ static NetTuneArgs args_of(const Cli *c) {
   return (NetTuneArgs){.file = c->file, .records = c->records, .target = c->o.target, .o = c->o,
                        .trials = c->trials, .round = c->round, .repeat = c->repeat,
                        .jobs = c->jobs, .time_s = c->time_s, .seed = c->seed, .network = c->kernel,
-                       .defs = (Define *)c->defs, .ndefs = c->ndefs};
+                       .check_all = c->check_all, .defs = (Define *)c->defs, .ndefs = c->ndefs};
 }
 
 /* ---- the scheduler --------------------------------------------------------------- */
@@ -298,7 +299,7 @@ static Task task_of(const Network *n, const NetTuneArgs *a, int i) {
 }
 
 static Measurer measurer_of(const NetTuneArgs *a) {
-  MeasureOpts mo = {.repeat = a->repeat, .build_timeout_s = 20, .run_timeout_s = 10};
+  MeasureOpts mo = {.repeat = a->repeat, .build_timeout_s = 20, .run_timeout_s = 10, .check_all = a->check_all};
   mo.jobs = a->jobs > 0 ? a->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (mo.jobs < 1) mo.jobs = 1;
   if (tune_shared_measurer) { /* texc-mpi: the ranks measure */
