@@ -208,26 +208,30 @@ static bool conv3d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, 
 
 static bool conv_transpose2d(Imp *I, Val *x, Val *w, Val *b, const int64_t *s, const int64_t *d, int64_t *p,
                              const int64_t *op, const int64_t *oshape, bool given, Val **out);
+static bool conv_transpose_nd(Imp *I, int n, Val *x, Val *w, Val *b, const int64_t *s, const int64_t *d, int64_t *p,
+                              const int64_t *op, const int64_t *oshape, bool given, Val **out);
 
-/* ConvTranspose (1-D and 2-D, group 1): Y[n, co, y, x] sums X[n, ci, iy, ix] K[ci, co, ry, rx]
+/* ConvTranspose (1-D to 3-D, group 1): Y[n, co, y, x] sums X[n, ci, iy, ix] K[ci, co, ry, rx]
  * over the points with iy * S + ry * D = y + PT (and the same for x); a 1-D one over a
- * height of 1 (vocoders' and audio decoders' upsampling). */
+ * height of 1 (vocoders' and audio decoders' upsampling), a 3-D one the same kernel over
+ * depth too (3-D U-Nets). */
 static bool op_conv_transpose(Imp *I) {
   if (!imp_attrs_known(I, "auto_pad,dilations,group,kernel_shape,output_padding,output_shape,pads,strides") || !imp_one_output(I))
     return false;
   Val *x = imp_float_in(I, 0), *w = x ? imp_float_in(I, 1) : NULL, *b = imp_in(I, 2);
   if (!w) return false;
   int n = x->ndim - 2;
-  if ((n != 1 && n != 2) || w->ndim != x->ndim) return imp_unsupported(I, "a %d-D transposed convolution (1-D and 2-D only)", n);
+  if (n < 1 || n > 3 || w->ndim != x->ndim) return imp_unsupported(I, "a %d-D transposed convolution (1-D to 3-D only)", n);
   if (imp_attr_i(I, "group", 1) != 1) return imp_unsupported(I, "group %lld (1 only)", (long long)imp_attr_i(I, "group", 1));
   if (x->c) return imp_unsupported(I, "a constant input");
   if (w->shape[0] != x->shape[1]) return imp_error(I, "the filter has %lld input channels, the input %lld", (long long)w->shape[0], (long long)x->shape[1]);
-  int64_t s[3], d[3], p[4] = {0}, op[2] = {0, 0}, oshape[2] = {0, 0};
+  int64_t s[3], d[3], p[6] = {0}, op[3] = {0, 0, 0}, oshape[3] = {0, 0, 0};
   if (!spatial_n(I, n, "strides", s) || !spatial_n(I, n, "dilations", d)) return false;
-  int np = imp_attr_ints(I, "pads", p, 4), nop = imp_attr_ints(I, "output_padding", op, 2), nos = imp_attr_ints(I, "output_shape", oshape, 2);
+  int np = imp_attr_ints(I, "pads", p, 6), nop = imp_attr_ints(I, "output_padding", op, 3), nos = imp_attr_ints(I, "output_shape", oshape, 3);
   if ((np >= 0 && np != 2 * n) || (nop >= 0 && nop != n) || (nos >= 0 && nos != n))
     return imp_unsupported(I, "pads, output_padding or output_shape of another length than %d-D's", n);
   Val *o;
+  if (n == 3) return conv_transpose_nd(I, 3, x, w, b, s, d, p, op, oshape, nos >= 0, &o);
   if (n == 2) return conv_transpose2d(I, x, w, b, s, d, p, op, oshape, nos >= 0, &o);
   int64_t s2[2] = {1, s[0]}, d2[2] = {1, d[0]}, p2[4] = {0, p[0], 0, p[1]}, op2[2] = {0, op[0]}, os2[2] = {1, oshape[0]};
   return conv_transpose2d(I, height_one(I, x), height_one(I, w), b, s2, d2, p2, op2, os2, nos >= 0, &o) && height_dropped(I, o);
@@ -238,35 +242,55 @@ static bool op_conv_transpose(Imp *I) {
  * output_padding OP; into output 0 of the node, that value in *OUT. */
 static bool conv_transpose2d(Imp *I, Val *x, Val *w, Val *b, const int64_t *s, const int64_t *d, int64_t *p,
                              const int64_t *op, const int64_t *oshape, bool given, Val **out) {
-  int64_t ks[2] = {w->shape[2], w->shape[3]}, os[4];
-  int nos = given ? 2 : -1;
+  return conv_transpose_nd(I, 2, x, w, b, s, d, p, op, oshape, given, out);
+}
+
+/* The N-D ConvTranspose (N = 2 or 3) of X by W ([CI, CO, K...]): strides S, dilations D,
+ * pads P [begins, ends] (replaced under auto_pad SAME_* or a GIVEN output_shape OSHAPE),
+ * output_padding OP; into output 0 of the node, that value in *OUT. */
+static bool conv_transpose_nd(Imp *I, int n, Val *x, Val *w, Val *b, const int64_t *s, const int64_t *d, int64_t *p,
+                              const int64_t *op, const int64_t *oshape, bool given, Val **out) {
   const char *ap = imp_attr_s(I, "auto_pad", "NOTSET");
-  for (int i = 0; i < 2; i++) {
-    int64_t full = s[i] * (x->shape[2 + i] - 1) + op[i] + (ks[i] - 1) * d[i] + 1;
-    if (nos < 0 && strcmp(ap, "SAME_UPPER") && strcmp(ap, "SAME_LOWER")) continue;
-    /* as ONNX's reference: a negative total (a larger output_shape) pads the end */
-    int64_t want = nos >= 0 ? oshape[i] : x->shape[2 + i] * s[i], total = full - want;
-    int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); /* floor */
-    bool upper = !strcmp(ap, "SAME_UPPER");
-    p[i] = upper ? half : total - half;
-    p[i + 2] = upper ? total - half : half;
+  int64_t os[5] = {x->shape[0], w->shape[1]};
+  for (int i = 0; i < n; i++) {
+    int64_t full = s[i] * (x->shape[2 + i] - 1) + op[i] + (w->shape[2 + i] - 1) * d[i] + 1;
+    if (given || !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
+      /* as ONNX's reference: a negative total (a larger output_shape) pads the end */
+      int64_t want = given ? oshape[i] : x->shape[2 + i] * s[i], total = full - want;
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); /* floor */
+      bool upper = !strcmp(ap, "SAME_UPPER");
+      p[i] = upper ? half : total - half;
+      p[i + n] = upper ? total - half : half;
+    }
+    os[2 + i] = full - p[i] - p[i + n];
+    if (os[2 + i] < 1) return imp_error(I, "the output would be empty");
   }
-  os[0] = x->shape[0], os[1] = w->shape[1];
-  for (int i = 0; i < 2; i++) os[2 + i] = s[i] * (x->shape[2 + i] - 1) + op[i] + (ks[i] - 1) * d[i] + 1 - p[i] - p[i + 2];
-  if (os[2] < 1 || os[3] < 1) return imp_error(I, "the output would be empty");
-  /* the input row of output row y and filter row ry, and its guard */
-  char *iy = xprintf("(y + %lld - ry * %lld)", (long long)p[0], (long long)d[0]);
-  char *ix = xprintf("(x + %lld - rx * %lld)", (long long)p[1], (long long)d[1]);
-  char *guard = xprintf("%s %% %lld == 0 && %s %% %lld == 0 && %s / %lld >= 0 && %s / %lld < %lld && %s / %lld >= 0 && %s / %lld < %lld",
-                        iy, (long long)s[0], ix, (long long)s[1], iy, (long long)s[0], iy, (long long)s[0], (long long)x->shape[2],
-                        ix, (long long)s[1], ix, (long long)s[1], (long long)x->shape[3]);
-  Val *o = *out = imp_net_out(I, 0, 4, os);
+  /* the input point of output point (z,) y, x and filter point (rz,) ry, rx, and its guard */
+  const char *ov[3] = {"y", "x"}, *rv[3] = {"ry", "rx"};
+  if (n == 3) ov[0] = "z", ov[1] = "y", ov[2] = "x", rv[0] = "rz", rv[1] = "ry", rv[2] = "rx";
+  char *at[3], *mod = xstrdup(""), *range = xstrdup(""), *xs = xstrdup(""), *outv = xstrdup(""), *kv = xstrdup("");
+  for (int i = 0; i < n; i++) {
+    at[i] = xprintf("(%s + %lld - %s * %lld)", ov[i], (long long)p[i], rv[i], (long long)d[i]);
+    mod = xprintf("%s%s%s %% %lld == 0", mod, i ? " && " : "", at[i], (long long)s[i]);
+    range = xprintf("%s && %s / %lld >= 0 && %s / %lld < %lld", range, at[i], (long long)s[i], at[i], (long long)s[i],
+                    (long long)x->shape[2 + i]);
+    xs = xprintf("%s, %s / %lld", xs, at[i], (long long)s[i]);
+    outv = xprintf("%s, %s", outv, ov[i]);
+    kv = xprintf("%s, %s", kv, rv[i]);
+  }
+  Val *o = *out = imp_net_out(I, 0, 2 + n, os);
   const char *kn = imp_kernel(I, "conv_transpose",
-                              xprintf("(X: %s, K: %s) -> Y: %s {\n  Y[n, co, y, x] += (%s ? X[n, ci, %s / %lld, %s / %lld] : 0.0) * K[ci, co, ry, rx]\n}",
-                                      imp_ty(x), imp_ty(w), imp_ty(o), guard, iy, (long long)s[0], ix, (long long)s[1]));
+                              xprintf("(X: %s, K: %s) -> Y: %s {\n  Y[n, co%s] += (%s%s ? X[n, ci%s] : 0.0) * K[ci, co%s]\n}",
+                                      imp_ty(x), imp_ty(w), imp_ty(o), outv, mod, range, xs, kv));
   const char *tx = imp_tensor(I, x), *tw = imp_tensor(I, w);
   imp_call(I, o->tex, kn, xprintf("%s, %s", tx, tw));
-  return conv_bias(I, o, b);
+  if (n == 2 || !b) return conv_bias(I, o, b);
+  if (b->ndim != 1 || b->shape[0] != os[1]) return imp_error(I, "the bias is not [%lld]", (long long)os[1]);
+  const char *raw = o->tex, *kb = imp_kernel(I, "bias_add_5d", xprintf("(X: %s, B: %s) -> Y: %s {\n  Y[n, c, z, y, x] = X[n, c, z, y, x] + B[c]\n}",
+                                                                    imp_ty(o), imp_ty(b), imp_ty(o)));
+  o->tex = imp_name(I, xprintf("%s_b", o->name));
+  imp_call(I, o->tex, kb, xprintf("%s, %s", raw, imp_tensor(I, b)));
+  return true;
 }
 
 static bool pool2d(Imp *I, bool max, Val *x, const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *p, Val **out);

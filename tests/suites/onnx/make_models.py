@@ -620,6 +620,38 @@ def convtr1d(out):
     npy(out + "/convtr1d_ref.npy", "<f4", (1, CO, lo), struct.pack("<%df" % len(y), *y))
 
 
+def convtr3d(out):
+    """A 3-D ConvTranspose (3-D U-Nets' upsampling) with strides, pads, output_padding and a
+    bias; the result here."""
+    CI, CO, D, H, W, K = 2, 3, 2, 3, 2, 3
+    st, pb, pe, opad = (2, 1, 2), (1, 0, 1), (0, 1, 1), (1, 0, 1)
+    x = rand(CI * D * H * W, 111, 1.0)
+    w = rand(CI * CO * K * K * K, 112, 0.5)  # [CI, CO, K, K, K]
+    bias = rand(CO, 113, 0.5)
+    dims = (D, H, W)
+    osz = [st[i] * (dims[i] - 1) + opad[i] + K - pb[i] - pe[i] for i in range(3)]
+    od, oh, ow = osz
+    y = [bias[co] for co in range(CO) for _ in range(od * oh * ow)]
+    for ci in range(CI):
+        for z in range(D):
+            for yy in range(H):
+                for xx in range(W):
+                    v = x[((ci * D + z) * H + yy) * W + xx]
+                    for co in range(CO):
+                        for a in range(K):
+                            for b_ in range(K):
+                                for c_ in range(K):
+                                    tz, ty, tx = z * st[0] + a - pb[0], yy * st[1] + b_ - pb[1], xx * st[2] + c_ - pb[2]
+                                    if 0 <= tz < od and 0 <= ty < oh and 0 <= tx < ow:
+                                        y[((co * od + tz) * oh + ty) * ow + tx] += v * w[(((ci * CO + co) * K + a) * K + b_) * K + c_]
+    nodes = [node("ConvTranspose", ["x", "w", "b"], ["y"], "convtr3d", strides=list(st), pads=list(pb + pe), output_padding=list(opad))]
+    inits = [initializer("w", [CI, CO, K, K, K], w), initializer("b", [CO], bias)]
+    oshape = [1, CO] + osz
+    open(out + "/convtr3d.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, CI, D, H, W])], [value_info("y", oshape)]))
+    npy(out + "/convtr3d_x.npy", "<f4", (1, CI, D, H, W), struct.pack("<%df" % len(x), *x))
+    npy(out + "/convtr3d_ref.npy", "<f4", tuple(oshape), struct.pack("<%df" % len(y), *y))
+
+
 def scatter(out):
     """ScatterND (rows replaced), ScatterElements along axis 1 with duplicate indices and
     reduction add, and along axis 0 (none), with constant indices; the result here."""
@@ -905,6 +937,7 @@ def main(out):
     conv3d(out)
     pool3d(out)
     convtr1d(out)
+    convtr3d(out)
     cnn(out)
     block(out)
     gather(out)
