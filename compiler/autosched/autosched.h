@@ -214,7 +214,17 @@ typedef struct Task {
                         * timed measurement: a network task's weights (rt_time_candidate_cold) */
   /* Features of a candidate; NULL: tune_lower_features (tests plug in a fake). */
   bool (*featurize)(const struct Task *t, const char *text, float *feat);
+  /* A network's task: index INDEX of SOURCE, which makes any task of the network again,
+   * so that a measurer's workers (forked after the network was loaded) move from task to
+   * task keeping their device. NULL: a kernel's task (workers serve it alone). */
+  const struct TaskSource *source;
+  int index;
 } Task;
+
+typedef struct TaskSource {
+  Task (*at)(const void *ctx, int index);
+  const void *ctx;
+} TaskSource;
 
 typedef struct MeasureOpts {
   int repeat;           /* 3 */

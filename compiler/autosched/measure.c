@@ -156,16 +156,26 @@ static bool send_all(int fd, const void *p, size_t n) {
  * parameters' tensors stay, which is what a worker saves over a process per candidate. A
  * runtime error may leave the device unusable (CUDA's errors are sticky): the worker
  * answers, then exits. */
-static _Noreturn void worker_main(const Task *task, int fd) {
+static _Noreturn void worker_main(const Task *forked, int fd) {
   diag_silent = true;
+  Task cur = *forked;
+  const Task *task = &cur;
   RtTensor **args = NULL;
   int nargs = task->kernel->ninputs + task->kernel->noutputs;
   for (;;) {
     uint32_t len;
-    if (!read_all(fd, &len, sizeof len) || len > (1u << 24)) _exit(0);
+    int32_t index;
+    if (!read_all(fd, &len, sizeof len) || !read_all(fd, &index, sizeof index) || len > (1u << 24)) _exit(0);
     char *text = malloc((size_t)len + 1);
     if (!text || !read_all(fd, text, len)) _exit(0);
     text[len] = 0;
+    if (cur.source && index != cur.index) { /* another task of the network: its own tensors */
+      for (int i = 0; args && i < nargs; i++) rt_tensor_free(args[i]);
+      free(args);
+      args = NULL;
+      cur = cur.source->at(cur.source->ctx, index);
+      nargs = task->kernel->ninputs + task->kernel->noutputs;
+    }
     Msg m = {.phase = 1};
     Arena *ar = arena_new(), *old = arena_swap(ar);
     double t0 = rt_now_ms();
@@ -208,12 +218,14 @@ typedef struct Worker {
 #define WORKER_CANDIDATES 32
 #define MAX_WORKERS 64
 
-/* The workers of one task, for one Measurer: started on demand, kept across rounds. */
+/* The workers of one task (or of one network's tasks), for one Measurer: started on
+ * demand, kept across rounds. */
 typedef struct Pool {
   Worker w[MAX_WORKERS];
   const Task *task; /* the task the workers were forked for */
   char workload[17];
   uint64_t cold_args;
+  const TaskSource *source; /* a network's: the workers move to any of its tasks */
 } Pool;
 
 /* End worker W: closing its socket ends its loop; KILL_IT first for one that hangs or
@@ -233,6 +245,7 @@ static void worker_end(Worker *w, bool kill_it, char *why, size_t whysz) {
 static void pool_end(Pool *p) {
   for (int i = 0; i < MAX_WORKERS; i++) worker_end(&p->w[i], false, NULL, 0);
   p->task = NULL;
+  p->source = NULL;
 }
 
 /* Start worker I of P for TASK; false when fork or the socket failed. */
@@ -309,9 +322,10 @@ static bool give_job(Pool *p, int i, const Task *task, const char *text) {
   Worker *w = &p->w[i];
   if (w->pid > 0 && w->used >= WORKER_CANDIDATES) worker_end(w, false, NULL, 0);
   uint32_t len = (uint32_t)strlen(text);
+  int32_t index = task->index;
   for (int attempt = 0; attempt < 2; attempt++) {
     if (w->pid <= 0 && !worker_start(p, i, task)) return false;
-    if (send_all(w->fd, &len, sizeof len) && send_all(w->fd, text, len)) {
+    if (send_all(w->fd, &len, sizeof len) && send_all(w->fd, &index, sizeof index) && send_all(w->fd, text, len)) {
       w->used++;
       return true;
     }
@@ -379,9 +393,13 @@ static void measure_local(Measurer *me, const Task *task, char **texts, int n, R
   /* Workers hold the task they were forked with: another task (or the same workload in
    * another Task, or with other parameters cold) needs new ones. */
   Pool *p = &ctx->pool;
-  if (p->task != task || strcmp(p->workload, task->workload) || p->cold_args != task->cold_args) {
+  bool same = task->source ? p->source == task->source
+                           : !p->source && p->task == task && !strcmp(p->workload, task->workload) &&
+                                 p->cold_args == task->cold_args;
+  if (!same) {
     pool_end(p);
     p->task = task;
+    p->source = task->source;
     p->cold_args = task->cold_args;
     snprintf(p->workload, sizeof p->workload, "%s", task->workload);
   }

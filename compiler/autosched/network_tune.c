@@ -167,6 +167,8 @@ typedef struct NetTuneArgs {
   Define *defs;
   int ndefs;
   RecordLog *log; /* open and locked for the tune's duration */
+  TaskSource source; /* task_of for the measurer's workers */
+  Measurer *local;   /* the tune's own measurer, kept from round to round (NULL: a shared one) */
 } NetTuneArgs;
 
 static NetTuneArgs args_of(const Cli *c) {
@@ -295,7 +297,20 @@ static Task task_of(const Network *n, const NetTuneArgs *a, int i) {
   t.network = n->name;
   t.weight = n->tasks[i].weight;
   t.cold_args = net_cold_params(n, g, backend_for(a->target)->device == DEVICE_CPU ? target_cpu(NULL) : NULL);
+  t.source = a->source.at ? &a->source : NULL;
+  t.index = i;
   return t;
+}
+
+/* The network and arguments behind a NetTuneArgs' TaskSource. */
+typedef struct NetSource {
+  const Network *n;
+  const NetTuneArgs *a;
+} NetSource;
+
+static Task task_at(const void *ctx, int i) {
+  const NetSource *src = ctx;
+  return task_of(src->n, src->a, i);
 }
 
 static Measurer measurer_of(const NetTuneArgs *a) {
@@ -307,13 +322,19 @@ static Measurer measurer_of(const NetTuneArgs *a) {
     m.o = mo;
     return m;
   }
+  if (a->local) { /* one for the whole tune: its workers move from task to task */
+    Measurer m = *a->local;
+    m.o = mo;
+    return m;
+  }
   return measurer_local(&mo);
 }
 
-/* Done with M from measurer_of; a shared measurer keeps its state (lost or not). */
-static void measurer_done(Measurer *m) {
+/* Done with M from measurer_of; a shared measurer keeps its state (lost or not), the
+ * tune's own its workers. */
+static void measurer_done(const NetTuneArgs *a, Measurer *m) {
   if (tune_shared_measurer) tune_shared_measurer->lost |= m->lost;
-  else measurer_local_free(m);
+  else if (!a->local) measurer_local_free(m);
 }
 
 static bool measurers_lost(void) { return tune_shared_measurer && tune_shared_measurer->lost; }
@@ -345,7 +366,7 @@ static void measure_append(const Network *n, const NetTuneArgs *a, int i, char *
       records_write(a->log, &r[j]); /* a failure is reported and stops the tune */
     rec_free(&r[j]);
   }
-  measurer_done(&m);
+  measurer_done(a, &m);
 }
 
 /* Measure task I's untuned default (network_sched.c) when the log does not hold it yet
@@ -413,8 +434,10 @@ static void tune_round(const Network *n, const NetTuneArgs *a, int i, int trials
   if (tune_search(&t, &m, &so, records(a->records, false), &res)) free(res.best_text);
   arena_swap(old);
   arena_free(ar);
-  measurer_done(&m);
+  measurer_done(a, &m);
 }
+
+static int net_tune_rounds(Network *n, NetTuneArgs *pa, TaskState *st);
 
 int net_tune_main(Cli *c) {
   NetTuneArgs a = args_of(c);
@@ -426,6 +449,21 @@ int net_tune_main(Cli *c) {
   for (int i = 0; i < n->ntasks; i++) st[i].prev_best = INFINITY;
   a.log = records_open(a.records, false); /* before the search: fail fast */
   if (!a.log) return 1;
+  NetSource src = {n, &a};
+  a.source = (TaskSource){task_at, &src};
+  Measurer local;
+  if (!tune_shared_measurer) {
+    local = measurer_of(&a);
+    a.local = &local;
+  }
+  int rc = net_tune_rounds(n, &a, st);
+  if (a.local) measurer_local_free(a.local);
+  return rc;
+}
+
+/* The rounds of net_tune_main, then the best schedules measured again; its exit status. */
+static int net_tune_rounds(Network *n, NetTuneArgs *pa, TaskState *st) {
+  NetTuneArgs a = *pa;
   refresh(n, &a, st);
   printf("network %s: %d calls, %d tasks; records %s\n", n->name, n->nnodes, n->ntasks, a.records);
   double t0 = rt_now_ms();
