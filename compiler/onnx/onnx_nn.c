@@ -33,9 +33,31 @@ static bool pads_of(Imp *I, int n, const int64_t *hw, const int64_t *k, const in
   return true;
 }
 
+/* Pools' output sizes: SPAN (the padded input less the window) over stride S rounded down,
+ * or up for ceil_mode, for a negative SPAN too (an input shorter than the window). */
+static int64_t pool_steps(int64_t span, int64_t s, bool ceil) {
+  int64_t q = span / s, r = span % s;
+  if (r && (r < 0) != ceil) q += ceil ? 1 : -1; /* C truncates toward zero */
+  return q;
+}
+
 /* The integer attributes of a call ("SH = 2, PT = 1"), those at their defaults left out. */
 static char *kw(char *s, const char *name, int64_t v, int64_t def) {
   return v == def ? s : xprintf("%s, %s = %lld", s, name, (long long)v);
+}
+
+/* A Conv's or ConvTranspose's kernel_shape attribute, when given, is the filter W's spatial
+ * shape (the filter decides here; a model where they differ is refused, as onnxruntime
+ * does). */
+static bool kernel_shape_fits(Imp *I, const Val *w) {
+  int64_t ks[3];
+  int n = imp_attr_ints(I, "kernel_shape", ks, 3);
+  if (n < 0) return true;
+  bool same = n == w->ndim - 2;
+  for (int i = 0; same && i < n; i++) same = ks[i] == w->shape[2 + i];
+  if (!same) return imp_error(I, "kernel_shape [%s] is not the filter's spatial shape [%s]", imp_dims_text(ks, n > 0 ? n : 0),
+                              imp_dims_text(w->shape + 2, w->ndim - 2));
+  return true;
 }
 
 /* strides, dilations (N each, default 1); false: reported. */
@@ -98,6 +120,7 @@ static bool op_conv(Imp *I) {
   int n = x->ndim - 2;
   if (n < 1 || n > 3 || w->ndim != x->ndim) return imp_unsupported(I, "a %d-D convolution (1-D to 3-D only)", n);
   if (x->c) return imp_unsupported(I, "a constant input");
+  if (!kernel_shape_fits(I, w)) return false;
   int64_t g = imp_attr_i(I, "group", 1), s[3], d[3], p[6], ks[3] = {w->shape[2], n >= 2 ? w->shape[3] : 1, n == 3 ? w->shape[4] : 1};
   if (!spatial_n(I, n, "strides", s) || !spatial_n(I, n, "dilations", d) || !pads_of(I, n, x->shape + 2, ks, s, d, p)) return false;
   Val *o;
@@ -112,9 +135,9 @@ static bool conv2d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, 
   int64_t ks[2] = {w->shape[2], w->shape[3]};
   if (g < 1 || x->shape[1] % g || w->shape[0] % g || w->shape[1] * g != x->shape[1])
     return imp_error(I, "group %lld does not fit %lld input channels and a filter of %lld", (long long)g, (long long)x->shape[1], (long long)w->shape[1]);
-  int64_t os[4] = {x->shape[0], w->shape[0], (x->shape[2] + p[0] + p[2] - d[0] * (ks[0] - 1) - 1) / s[0] + 1,
-                   (x->shape[3] + p[1] + p[3] - d[1] * (ks[1] - 1) - 1) / s[1] + 1};
-  if (os[2] < 1 || os[3] < 1) return imp_error(I, "the output would be empty");
+  int64_t span[2] = {x->shape[2] + p[0] + p[2] - d[0] * (ks[0] - 1) - 1, x->shape[3] + p[1] + p[3] - d[1] * (ks[1] - 1) - 1};
+  if (span[0] < 0 || span[1] < 0) return imp_error(I, "the output would be empty"); /* the window outgrows the padded input */
+  int64_t os[4] = {x->shape[0], w->shape[0], span[0] / s[0] + 1, span[1] / s[1] + 1};
   /* NHWC with HWIO weights when the filter is a constant (permuted here) */
   bool nhwc = w->c != NULL;
   const char *tx = nhwc ? imp_tensor_nhwc(I, x) : imp_tensor(I, x), *tw;
@@ -165,8 +188,8 @@ static bool conv3d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, 
   if (g < 1 || c % g || co % g || w->shape[1] * g != c)
     return imp_error(I, "group %lld does not fit %lld input channels and a filter of %lld", (long long)g, (long long)c, (long long)w->shape[1]);
   int64_t cg = c / g;
-  int64_t od = (dz + p[0] + p[3] - d[0] * (kd - 1) - 1) / s[0] + 1;
-  if (od < 1) return imp_error(I, "the output would be empty");
+  int64_t dspan = dz + p[0] + p[3] - d[0] * (kd - 1) - 1, od = dspan / s[0] + 1;
+  if (dspan < 0) return imp_error(I, "the output would be empty"); /* the window outgrows the padded input */
   /* the stacked slices, channels last: Y[b, h, w, rz * C + ci] */
   Val *xs = xalloc(sizeof *xs);
   *xs = (Val){.name = xprintf("%s_depths", x->name), .dtype = OT_FLOAT, .ndim = 4, .shape = {n * od, kd * c, x->shape[3], x->shape[4]},
@@ -225,11 +248,16 @@ static bool op_conv_transpose(Imp *I) {
   if (imp_attr_i(I, "group", 1) != 1) return imp_unsupported(I, "group %lld (1 only)", (long long)imp_attr_i(I, "group", 1));
   if (x->c) return imp_unsupported(I, "a constant input");
   if (w->shape[0] != x->shape[1]) return imp_error(I, "the filter has %lld input channels, the input %lld", (long long)w->shape[0], (long long)x->shape[1]);
+  if (!kernel_shape_fits(I, w)) return false;
   int64_t s[3], d[3], p[6] = {0}, op[3] = {0, 0, 0}, oshape[3] = {0, 0, 0};
   if (!spatial_n(I, n, "strides", s) || !spatial_n(I, n, "dilations", d)) return false;
   int np = imp_attr_ints(I, "pads", p, 6), nop = imp_attr_ints(I, "output_padding", op, 3), nos = imp_attr_ints(I, "output_shape", oshape, 3);
   if ((np >= 0 && np != 2 * n) || (nop >= 0 && nop != n) || (nos >= 0 && nos != n))
     return imp_unsupported(I, "pads, output_padding or output_shape of another length than %d-D's", n);
+  for (int i = 0; i < n; i++) /* as onnxruntime: else the padding adds points no input reaches */
+    if (op[i] < 0 || op[i] >= (s[i] > d[i] ? s[i] : d[i]))
+      return imp_error(I, "output_padding %lld of axis %d must be less than its stride or dilation (%lld)", (long long)op[i], i,
+                       (long long)(s[i] > d[i] ? s[i] : d[i]));
   Val *o;
   if (n == 3) return conv_transpose_nd(I, 3, x, w, b, s, d, p, op, oshape, nos >= 0, &o);
   if (n == 2) return conv_transpose2d(I, x, w, b, s, d, p, op, oshape, nos >= 0, &o);
@@ -306,7 +334,7 @@ static bool pool3d(Imp *I, bool max, Val *x, const int64_t *k, const int64_t *s,
   if (!max && (d[0] != 1 || d[1] != 1 || d[2] != 1)) return imp_unsupported(I, "dilations in an average pool");
   for (int i = 0; i < 3; i++) {
     int64_t len = x->shape[2 + i], span = len + p[i] + p[i + 3] - ((k[i] - 1) * d[i] + 1);
-    os[2 + i] = (ceil ? (span + s[i] - 1) / s[i] : span / s[i]) + 1;
+    os[2 + i] = pool_steps(span, s[i], ceil) + 1;
     if (ceil && (os[2 + i] - 1) * s[i] >= len + p[i]) os[2 + i]--;
     if (os[2 + i] < 1) return imp_error(I, "the output would be empty");
     int64_t extra = (os[2 + i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - (len + p[i] + p[i + 3]);
@@ -346,6 +374,9 @@ static bool op_pool(Imp *I, bool max) {
   int64_t k[3] = {1, 1, 1}, s[3], d[3], p[6];
   if (imp_attr_ints(I, "kernel_shape", k, 3) != n) return imp_error(I, "kernel_shape must have %d values", n);
   if (!spatial_n(I, n, "strides", s) || !spatial_n(I, n, "dilations", d) || !pads_of(I, n, x->shape + 2, k, s, d, p)) return false;
+  for (int i = 0; i < n; i++) /* onnxruntime's and PyTorch's rule: no window wholly in the padding */
+    if (p[i] >= k[i] || p[i + n] >= k[i])
+      return imp_error(I, "pads (%lld, %lld) of axis %d must be smaller than the kernel (%lld)", (long long)p[i], (long long)p[i + n], i, (long long)k[i]);
   if (n == 3) return pool3d(I, max, x, k, s, d, p);
   if (n == 1) { /* the 2-D pool over a height of 1, then the height dropped */
     int64_t k2[2] = {1, k[0]}, s2[2] = {1, s[0]}, d2[2] = {1, d[0]}, p2[4] = {0, p[0], 0, p[1]};
@@ -362,7 +393,7 @@ static bool pool2d(Imp *I, bool max, Val *x, const int64_t *k, const int64_t *s,
   int64_t os[4] = {x->shape[0], x->shape[1]}, extra[2] = {0};
   for (int i = 0; i < 2; i++) {
     int64_t span = x->shape[2 + i] + p[i] + p[i + 2] - ((k[i] - 1) * d[i] + 1);
-    os[2 + i] = (imp_attr_i(I, "ceil_mode", 0) ? (span + s[i] - 1) / s[i] : span / s[i]) + 1;
+    os[2 + i] = pool_steps(span, s[i], imp_attr_i(I, "ceil_mode", 0)) + 1;
     if (imp_attr_i(I, "ceil_mode", 0) && (os[2 + i] - 1) * s[i] >= x->shape[2 + i] + p[i]) os[2 + i]--;
     extra[i] = (os[2 + i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - (x->shape[2 + i] + p[i] + p[i + 2]);
     if (extra[i] < 0) extra[i] = 0;

@@ -134,6 +134,8 @@ expect_error "symbolic batch -D batch=1 beside an input of batch 2" "x.npy: inpu
 "$TEXC" run "$B/dyn.onnx" --input "$B/x.npy" --output "$B/dyn_file.npy" >/dev/null 2>&1
 cmp -s "$B/dyn.npy" "$B/dyn_file.npy" && echo "ok - onnx symbolic batch: the --input file's batch (2) without -D" || echo "not ok - onnx symbolic batch: the --input file's batch (2) without -D"
 expect_error "symbolic batch: two input files that disagree on it" "the input files disagree on symbolic dimension batch: 2, and 3 in .*x3.npy (input 'z')" "$TEXC" run "$B/dyn2.onnx" --input "$B/x.npy" --input "$B/x3.npy"
+expect_error "a pool's pad as large as its kernel" "node 'mp' (MaxPool): pads (2, 0) of axis 0 must be smaller than the kernel (2)" "$TEXC" run "$B/pool_pad.onnx"
+expect_error "a Conv's kernel_shape that is not its filter's" "node 'conv' (Conv): kernel_shape \[2, 2\] is not the filter's spatial shape \[3, 3\]" "$TEXC" run "$B/kshape.onnx"
 expect_error "a refused form after an integer input: its error, not the folded attempt's" "node 'pool4d' (MaxPool): not supported: a 4-D pool" "$TEXC" run "$B/refused_after_int.onnx" --input "$B/ids6.npy"
 out=$("$TEXC" run "$B/dyn.onnx" 2>&1 >/dev/null)
 grep -q "note: .*dyn.onnx: symbolic dimension batch taken as 1" <<<"$out" && echo "ok - onnx symbolic batch: taken as 1 with a note" || echo "not ok - onnx symbolic batch: taken as 1 with a note: $out"

@@ -965,6 +965,13 @@ def main(out):
         "refused_after_int.onnx": model([node("Cast", ["ids"], ["f"], "cast", to=1),
                                          node("MaxPool", ["f"], ["y"], "pool4d", kernel_shape=[2, 2, 2, 2])], [],
                                         [value_info("ids", [1, 1, 2, 2, 2, 2], 7)], [value_info("y", [1, 1, 1, 1, 1, 1])]),
+        # a pool whose pad is as large as its kernel (a window wholly in the padding), and a
+        # Conv whose kernel_shape is not its filter's: both refused, as onnxruntime does
+        "pool_pad.onnx": model([node("MaxPool", ["x4"], ["y4"], "mp", kernel_shape=[2, 2], pads=[2, 0, 0, 0])], [],
+                               [value_info("x4", [1, 1, 4, 4])], [value_info("y4", [1, 1, 5, 3])]),
+        "kshape.onnx": model([node("Conv", ["x4", "k"], ["y4"], "conv", kernel_shape=[2, 2])],
+                             [initializer("k", [1, 1, 3, 3], [0.5] * 9)],
+                             [value_info("x4", [1, 1, 4, 4])], [value_info("y4", [1, 1, 2, 2])]),
         "opset5.onnx": model([node("Relu", ["x"], ["y"], "relu")], [], [x], [y], opset=5),
         "opset30.onnx": model([node("Relu", ["x"], ["y"], "relu")], [], [x], [y], opset=30),
         # opsets before 11: Reshape-1 (the shape an attribute) refused, HardSwish before it exists
