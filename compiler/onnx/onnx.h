@@ -47,6 +47,9 @@ typedef struct NpyArray {
 
 /* tensor_io.c — each false after an error naming PATH (diag_error). */
 bool npy_read_array(const char *path, NpyArray *a);
+/* The shape of .npy file PATH from its header alone (the data not read); false, and nothing
+ * reported, when the file is missing or its header malformed (its reader says why). */
+bool npy_read_shape(const char *path, int *nd, int64_t *shape);
 /* A's dtype and shape as texc writes a type, "f32[2, 3]" (numpy's name when texc has none). */
 char *npy_type_text(const NpyArray *a);
 /* npy_read_array converted to f32 (networks): f64 and f16 rounded, integers exact. */

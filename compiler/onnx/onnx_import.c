@@ -516,7 +516,6 @@ static bool bind_input(Imp *I, const char *path, Val *v) {
  * first attempt of onnx_import), or, in its second attempt, folded in from their --input
  * files (shapes and axes; ONNX's node tests). */
 static bool fold_bound_ints;
-static bool all_folded; /* the second attempt folded every input: its error says nothing */
 
 static char *idx_text(int nd) {
   char *s = xstrdup("");
@@ -539,27 +538,7 @@ static void bool_mask(Imp *I, Val *v) {
  * SHAPE; false when it cannot be read (loading the file later reports why). */
 static bool file_shape(const char *path, int *nd, int64_t *shape) {
   size_t len = strlen(path);
-  if (len > 4 && strcmp(path + len - 4, ".npy") == 0) { /* the header's 'shape': (2, 3, 16, 16) */
-    char hdr[4096] = "";
-    FILE *f = fopen(path, "rb");
-    size_t got = f ? fread(hdr, 1, sizeof hdr - 1, f) : 0;
-    if (f) fclose(f);
-    hdr[got] = 0;
-    const char *p = got > 10 && memcmp(hdr, "\x93NUMPY", 6) == 0 ? strstr(hdr + (hdr[6] == 1 ? 10 : 12), "'shape'") : NULL;
-    p = p ? strchr(p, '(') : NULL;
-    if (!p) return false;
-    *nd = 0;
-    for (p++; *p && *p != ')';) {
-      while (*p == ' ' || *p == ',') p++;
-      if (*p == ')') break;
-      char *end;
-      long long d = strtoll(p, &end, 10);
-      if (end == p || d < 0 || *nd == HT_MAX_DIMS) return false;
-      shape[(*nd)++] = d;
-      p = end;
-    }
-    return *p == ')';
-  }
+  if (len > 4 && strcmp(path + len - 4, ".npy") == 0) return npy_read_shape(path, nd, shape);
   unsigned char *b = (unsigned char *)read_file(path, &len);
   Onnx__TensorProto *tp = b ? onnx__tensor_proto__unpack(NULL, len, b) : NULL;
   free(b);
@@ -647,10 +626,7 @@ static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
     *header = xprintf("%s%s%s: %s", *header, count++ ? ",\n    " : "", v->tex, decl);
     if (dtype == OT_BOOL) bool_mask(I, v);
   }
-  if (!count) {
-    all_folded = fold_bound_ints;
-    return imp_unsupported(I, "a graph without runtime inputs");
-  }
+  if (!count) return imp_unsupported(I, "a graph without runtime inputs");
   return true;
 }
 
@@ -805,20 +781,23 @@ bool onnx_is_model(const char *path) {
   return n > 5 && strcmp(path + n - 5, ".onnx") == 0;
 }
 
-/* Is an integer graph input of M given as an --input file (onnx_bind_inputs)? */
+/* Is a second attempt worth it: is an integer graph input of M given as an --input file
+ * (onnx_bind_inputs), and does an input stay at run time when those are folded in (a
+ * float one, or an integer one without a file)? Else folding leaves "a graph without
+ * runtime inputs", and the first attempt's errors are the ones to show. */
 static bool int_input_bound(const Onnx__ModelProto *m) {
   const Onnx__GraphProto *g = m->graph;
-  for (size_t i = 0, k = 0; g && i < g->n_input && (int)k < nbound; i++) {
+  bool bound = false, stays = false;
+  for (size_t i = 0, k = 0; g && i < g->n_input; i++) {
     const Onnx__ValueInfoProto *vi = g->input[i];
-    bool init = false;
-    for (size_t j = 0; j < g->n_initializer && !init; j++) init = vi->name && !strcmp(g->initializer[j]->name, vi->name);
-    if (init) continue;
+    if (vi->name && is_initializer(g, vi->name)) continue;
     const Onnx__TypeProto *tp = vi->type;
     int dt = tp && tp->tensor_type ? tp->tensor_type->elem_type : 0;
-    if (dt == OT_INT64 || dt == OT_INT32 || dt == OT_BOOL) return true;
-    k++;
+    bool is_int = dt == OT_INT64 || dt == OT_INT32 || dt == OT_BOOL, has_file = (int)k++ < nbound;
+    bound |= is_int && has_file;
+    stays |= !is_int || !has_file;
   }
-  return false;
+  return bound && stays;
 }
 
 /* One attempt at M: integer inputs at run time, or (FOLD) those given as files folded. */
@@ -855,15 +834,7 @@ bool onnx_import(const char *path, const char *tex_name, Define *defs, int ndefs
   diag_silent = quiet;
   if (!ok && retry) {
     diag_reset(); /* the first attempt's errors, unseen */
-    all_folded = false;
-    diag_silent = true;
     ok = import_attempt(path, tex_name, defs, ndefs, m, true, out);
-    diag_silent = quiet;
-    if (!ok) { /* the errors shown: the first attempt's, unless folding got further */
-      diag_reset();
-      ok = all_folded ? import_attempt(path, tex_name, defs, ndefs, m, false, out)
-                      : import_attempt(path, tex_name, defs, ndefs, m, true, out);
-    }
   }
   onnx__model_proto__free_unpacked(m, NULL);
   return ok;

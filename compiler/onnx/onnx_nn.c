@@ -90,9 +90,7 @@ static Val *height_one(Imp *I, Val *v) {
 static bool height_dropped(Imp *I, Val *o4) {
   int64_t os[3] = {o4->shape[0], o4->shape[1], o4->shape[3]};
   Val *o = imp_net_out(I, 0, 3, os);
-  const char *k = imp_kernel(I, "height_dropped", xprintf("(X: %s) -> Y: %s {\n  Y[n, c, l] = X[n, c, 0, l]\n}",
-                                                          imp_ty(&(Val){.dtype = OT_FLOAT, .ndim = 4, .shape = {o4->shape[0], o4->shape[1], 1, o4->shape[3]}}),
-                                                          imp_ty(o)));
+  const char *k = imp_kernel(I, "height_dropped", xprintf("(X: %s) -> Y: %s {\n  Y[n, c, l] = X[n, c, 0, l]\n}", imp_ty(o4), imp_ty(o)));
   imp_call(I, o->tex, k, imp_tensor(I, o4));
   return true;
 }
@@ -229,8 +227,6 @@ static bool conv3d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, 
   return true;
 }
 
-static bool conv_transpose2d(Imp *I, Val *x, Val *w, Val *b, const int64_t *s, const int64_t *d, int64_t *p,
-                             const int64_t *op, const int64_t *oshape, bool given, Val **out);
 static bool conv_transpose_nd(Imp *I, int n, Val *x, Val *w, Val *b, const int64_t *s, const int64_t *d, int64_t *p,
                               const int64_t *op, const int64_t *oshape, bool given, Val **out);
 
@@ -259,18 +255,9 @@ static bool op_conv_transpose(Imp *I) {
       return imp_error(I, "output_padding %lld of axis %d must be less than its stride or dilation (%lld)", (long long)op[i], i,
                        (long long)(s[i] > d[i] ? s[i] : d[i]));
   Val *o;
-  if (n == 3) return conv_transpose_nd(I, 3, x, w, b, s, d, p, op, oshape, nos >= 0, &o);
-  if (n == 2) return conv_transpose2d(I, x, w, b, s, d, p, op, oshape, nos >= 0, &o);
+  if (n > 1) return conv_transpose_nd(I, n, x, w, b, s, d, p, op, oshape, nos >= 0, &o);
   int64_t s2[2] = {1, s[0]}, d2[2] = {1, d[0]}, p2[4] = {0, p[0], 0, p[1]}, op2[2] = {0, op[0]}, os2[2] = {1, oshape[0]};
-  return conv_transpose2d(I, height_one(I, x), height_one(I, w), b, s2, d2, p2, op2, os2, nos >= 0, &o) && height_dropped(I, o);
-}
-
-/* The 2-D ConvTranspose of X by W ([CI, CO, KH, KW]): strides S, dilations D, pads P
- * [t, l, b, r] (replaced under auto_pad SAME_* or a GIVEN output_shape OSHAPE),
- * output_padding OP; into output 0 of the node, that value in *OUT. */
-static bool conv_transpose2d(Imp *I, Val *x, Val *w, Val *b, const int64_t *s, const int64_t *d, int64_t *p,
-                             const int64_t *op, const int64_t *oshape, bool given, Val **out) {
-  return conv_transpose_nd(I, 2, x, w, b, s, d, p, op, oshape, given, out);
+  return conv_transpose_nd(I, 2, height_one(I, x), height_one(I, w), b, s2, d2, p2, op2, os2, nos >= 0, &o) && height_dropped(I, o);
 }
 
 /* The N-D ConvTranspose (N = 2 or 3) of X by W ([CI, CO, K...]): strides S, dilations D,

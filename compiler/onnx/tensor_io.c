@@ -136,6 +136,36 @@ static DType npy_dtype(char kind, int size) {
   }
 }
 
+/* The tuple SH of a .npy header ("(2, 3, )") into ND, SHAPE; false when it is malformed. */
+static bool npy_shape(const char *sh, int *nd, int64_t *shape) {
+  *nd = 0;
+  for (const char *p = sh + 1; *p && *p != ')';) {
+    while (*p == ' ' || *p == ',') p++;
+    if (*p == ')') break;
+    char *end;
+    long long d = strtoll(p, &end, 10);
+    if (end == p || d < 0 || *nd == HT_MAX_DIMS) return false;
+    shape[(*nd)++] = d;
+    p = end;
+  }
+  return true;
+}
+
+bool npy_read_shape(const char *path, int *nd, int64_t *shape) {
+  unsigned char pre[12];
+  FILE *f = fopen(path, "rb");
+  if (!f) return false;
+  bool ok = fread(pre, 1, sizeof pre, f) == sizeof pre && memcmp(pre, "\x93NUMPY", 6) == 0 && pre[6] >= 1 && pre[6] <= 3;
+  size_t hlen = !ok ? 0 : pre[6] == 1 ? (size_t)(pre[8] | pre[9] << 8) : (size_t)(pre[8] | pre[9] << 8 | pre[10] << 16 | (uint32_t)pre[11] << 24);
+  char *hdr = ok && hlen < (1u << 20) ? calloc(1, hlen + 1) : NULL;
+  ok = hdr && fseek(f, pre[6] == 1 ? 10 : 12, SEEK_SET) == 0 && fread(hdr, 1, hlen, f) == hlen;
+  fclose(f);
+  const char *sh = ok ? npy_field(hdr, "shape") : NULL;
+  ok = sh && *sh == '(' && npy_shape(sh, nd, shape);
+  free(hdr);
+  return ok;
+}
+
 bool npy_read_array(const char *path, NpyArray *a) {
   size_t len;
   unsigned char *b = (unsigned char *)read_file(path, &len);
@@ -155,15 +185,7 @@ bool npy_read_array(const char *path, NpyArray *a) {
                                        (int)(strchr(descr + 1, '\'') ? strchr(descr + 1, '\'') - descr + 1 : 1), descr));
   if (strncmp(fo, "False", 5) != 0) return free(b), fail(path, "fortran_order arrays are not supported");
   memset(a, 0, sizeof *a);
-  for (const char *p = sh + 1; *p && *p != ')';) {
-    while (*p == ' ' || *p == ',') p++;
-    if (*p == ')') break;
-    char *end;
-    long long d = strtoll(p, &end, 10);
-    if (end == p || d < 0 || a->ndim == HT_MAX_DIMS) return free(b), fail(path, "a bad shape in the .npy header");
-    a->shape[a->ndim++] = d;
-    p = end;
-  }
+  if (!npy_shape(sh, &a->ndim, a->shape)) return free(b), fail(path, "a bad shape in the .npy header");
   int64_t n;
   if (!shape_numel(a->shape, a->ndim, &n)) return free(b), fail(path, "the .npy shape is too large");
   size_t data = hstart + hlen;
