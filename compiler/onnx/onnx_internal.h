@@ -125,5 +125,7 @@ char *imp_lower(const char *s);
  * (reported), else -1 (onnx_op asks the next). */
 int onnx_nn_op(Imp *I, const char *op);
 int onnx_layout_op(Imp *I, const char *op);
+/* onnx_rnn.c: RNN, GRU, LSTM (same contract). */
+int onnx_rnn_op(Imp *I, const char *op);
 
 #endif

@@ -946,7 +946,7 @@ bool onnx_op_known(const char *op) {
       "ReduceLogSumExp", "ReduceProd", "Pad", "DepthToSpace", "SpaceToDepth", "Tile", "InstanceNormalization",
       "Resize", "Upsample", "LRN", "GatherElements", "Hardmax", "Einsum", "CumSum", "Size", "Trilu",
       "MeanVarianceNormalization", "Mish", "LessOrEqual", "GreaterOrEqual", "ScatterND", "ScatterElements",
-      "Scatter"};
+      "Scatter", "RNN", "GRU", "LSTM"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
   return false;
@@ -1009,6 +1009,9 @@ static const struct {
     {"Range", 11, 0, NULL},
     {"HardSwish", 14, 0, NULL},
     {"LayerNormalization", 17, 0, NULL},
+    {"RNN", 1, 7, "RNN-1 has output_sequence"},
+    {"GRU", 1, 7, "GRU-1 and -3 have output_sequence"},
+    {"LSTM", 1, 7, "LSTM-1 has output_sequence"},
 };
 
 /* Does the node's operator mean in this opset what onnx_op reads? false: reported. */
@@ -1128,5 +1131,6 @@ static bool dispatch(Imp *I, const char *op) {
   if (!strcmp(op, "Dropout")) return op_dropout(I);
   int r = onnx_nn_op(I, op); /* onnx_nn.c, then onnx_layout.c */
   if (r < 0) r = onnx_layout_op(I, op);
+  if (r < 0) r = onnx_rnn_op(I, op);
   return r >= 0 ? r : imp_unsupported(I, "operator %s", op);
 }
