@@ -195,7 +195,15 @@ typedef struct Loader {
   NetBinding *consts;
   int nconsts;
   const NetRewrites *rw; /* the caller's rewrites for its target; NULL: none */
+  Vec packed;            /* Packed*: each weight packed once, whatever calls read it */
 } Loader;
+
+/* Weight W packed in blocks of B (pack_weight): tensor PACKED. */
+typedef struct Packed {
+  const NetTensor *w;
+  int64_t b;
+  NetTensor *packed;
+} Packed;
 
 static NetTensor *lookup(Loader *L, const char *name) {
   for (int i = L->scope.len - 1; i >= 0; i--) {
@@ -472,13 +480,25 @@ static int64_t pack_block_of(const Loader *L, const NetNode *nd, int a) {
 /* A weight argument of ND (above) replaced by a pack node's output, which ND reads as
  * [co / B, kh, kw, ci, co % B] or [co / B, k, co % B] (emit_node), when the caller packs
  * (NetRewrites.pack_block). The pack node's group has only a weight as its input: it is
- * folded, computed once at load (NetGroup.folded). */
+ * folded, computed once at load (NetGroup.folded). A weight that several calls read (a
+ * recurrent layer's R at every step, ALBERT's shared layers) is packed once and read by
+ * all: a copy per call multiplied its bytes and left every call's weights cold (an LSTM's
+ * 1 MB R, unrolled over 100 steps: 100 copies, each product 4x slower than warm). */
 static void pack_weight(Loader *L, NetNode *nd) {
   if (!L->rw || !L->rw->pack_block) return;
   for (int a = 1; a < nd->nargs; a++) {
     int64_t b = pack_block_of(L, nd, a);
     if (!b) continue;
     NetTensor *w = nd->args[a];
+    nd->packed_arg = a;
+    nd->pack_block = b;
+    for (int i = 0; i < L->packed.len; i++) {
+      Packed *p = VEC_AT(L->packed, i);
+      if (p->w == w && p->b == b) {
+        nd->args[a] = p->packed; /* its use is counted with the call's other arguments */
+        return;
+      }
+    }
     int r = w->ndim;
     const NetBinding env4[] = {{"KH", w->shape[0]}, {"KW", w->shape[1]}, {"CI", w->shape[2]}, {"CO", w->shape[3]}, {"B", b}};
     const NetBinding env2[] = {{"CI", w->shape[0]}, {"CO", w->shape[1]}, {"B", b}};
@@ -487,8 +507,9 @@ static void pack_weight(Loader *L, NetNode *nd) {
     shape[r] = b;
     nd->args[a] = insert_node(L, nd, "pack_weights", pack_kernel(r), &w, 1, r == 4 ? env4 : env2, r == 4 ? 5 : 3,
                               xprintf("%s.packed", w->name), r + 1, shape);
-    nd->packed_arg = a;
-    nd->pack_block = b;
+    Packed *p = xalloc(sizeof *p);
+    *p = (Packed){.w = w, .b = b, .packed = nd->args[a]};
+    vec_push(&L->packed, p);
     return; /* one filter per call */
   }
 }
