@@ -1076,10 +1076,11 @@ bool onnx_op(Imp *I) {
   Val *x = imp_nin(I) ? imp_in(I, 0) : NULL;
   bool moves = false;
   for (size_t i = 0; i < sizeof movers / sizeof movers[0]; i++) moves |= !strcmp(op, movers[i]);
-  if (moves && x && !x->c && x->dtype == OT_BOOL)
+  bool q8 = x && (x->dtype == OT_UINT8 || x->dtype == OT_INT8); /* quantized values (a Gather of an int8 table) */
+  if (moves && x && ((!x->c && x->dtype == OT_BOOL) || q8))
     for (size_t k = 0; k < I->node->n_output; k++) {
       Val *o = *I->node->output[k] ? imp_val(I, I->node->output[k]) : NULL;
-      if (o && !o->c) o->dtype = OT_BOOL;
+      if (o && !o->c) o->dtype = x->dtype, o->fint |= q8;
     }
   int_result(I, op, moves);
   return true;

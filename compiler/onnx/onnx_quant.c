@@ -42,10 +42,11 @@ static Val *q_in(Imp *I, int k, const char *what, bool i32) {
                          i32 ? ", int32" : ""), NULL;
 }
 
-/* Optional zero point K: absent (NULL, no error), or of a quantized type; *BAD on error. */
-static Val *zp_in(Imp *I, int k, const char *what, bool *bad) {
+/* Optional zero point K: absent (NULL, no error), or of a quantized type (int32 too where
+ * I32); *BAD on error. */
+static Val *zp_in(Imp *I, int k, const char *what, bool *bad, bool i32) {
   if (!imp_in(I, k)) return NULL;
-  Val *v = q_in(I, k, what, false);
+  Val *v = q_in(I, k, what, i32);
   *bad |= !v;
   return v;
 }
@@ -108,7 +109,7 @@ static Val *along(Imp *I, Val *v, const Val *x, int axis, const char *what) {
 /* The axis attribute of a per-axis scale S of X; -1: reported. */
 static int quant_axis(Imp *I, const Val *s, const Val *x) {
   if (val_numel(s) == 1) return 0;
-  if (I->opset < 13) return imp_unsupported(I, "a scale of %lld values in opset %d (per axis from opset 13)", (long long)val_numel(s), I->opset);
+  if (I->opset < 13) return imp_unsupported(I, "a scale of %lld values in opset %d (per axis from opset 13)", (long long)val_numel(s), I->opset), -1;
   return imp_axis_of(I, imp_attr_i(I, "axis", 1), x->ndim);
 }
 
@@ -142,7 +143,7 @@ static double quantize1(double x, double s, double z, int dt) {
 static bool op_quantize(Imp *I) {
   if (!imp_attrs_known(I, I->opset < 13 ? "" : "axis,saturate,block_size,output_dtype") || !imp_one_output(I) || !no_blocks(I)) return false;
   bool bad = false;
-  Val *x = imp_in(I, 0), *s = scale_in(I, 1, "y_scale"), *z = s ? zp_in(I, 2, "y_zero_point", &bad) : NULL;
+  Val *x = imp_in(I, 0), *s = scale_in(I, 1, "y_scale"), *z = s ? zp_in(I, 2, "y_zero_point", &bad, false) : NULL;
   if (!x) return imp_error(I, "input 1 (x) is missing");
   if (!s || bad) return false;
   if (x->dtype != OT_FLOAT) return imp_unsupported(I, "input 1 (x) of element type %s (float)", type_name(x->dtype));
@@ -174,11 +175,12 @@ static bool op_quantize(Imp *I) {
 static bool op_dequantize(Imp *I) {
   if (!imp_attrs_known(I, I->opset < 13 ? "" : "axis,block_size") || !imp_one_output(I) || !no_blocks(I)) return false;
   bool bad = false;
-  Val *x = q_in(I, 0, "x", true), *s = x ? scale_in(I, 1, "x_scale") : NULL, *z = s ? zp_in(I, 2, "x_zero_point", &bad) : NULL;
+  Val *x = q_in(I, 0, "x", true), *s = x ? scale_in(I, 1, "x_scale") : NULL, *z = s ? zp_in(I, 2, "x_zero_point", &bad, true) : NULL;
   if (!s || bad) return false;
   if (z && z->dtype != x->dtype) return imp_error(I, "x is %s but its zero point %s", type_name(x->dtype), type_name(z->dtype));
-  if (x->dtype == OT_INT32 && imp_in(I, 2) && !(imp_in(I, 2)->c && val_numel(imp_in(I, 2)) == 1 && imp_in(I, 2)->c[0] == 0))
-    return imp_error(I, "int32 x with a zero point other than 0");
+  bool zero = true;
+  for (int64_t i = 0; z && i < val_numel(z); i++) zero &= z->c && z->c[i] == 0;
+  if (x->dtype == OT_INT32 && !zero) return imp_error(I, "int32 x with a zero point other than 0");
   if (z && val_numel(z) != val_numel(s)) return imp_error(I, "the zero point has %lld values, the scale %lld", (long long)val_numel(z), (long long)val_numel(s));
   int axis = quant_axis(I, s, x);
   if (axis < 0) return false;
@@ -307,7 +309,7 @@ static bool op_matmul_integer(Imp *I) {
   if (!imp_attrs_known(I, "") || !imp_one_output(I)) return false;
   bool bad = false;
   Val *a = q_in(I, 0, "A", false), *b = a ? q_in(I, 1, "B", false) : NULL;
-  Val *za = b ? zp_in(I, 2, "a_zero_point", &bad) : NULL, *zb = b && !bad ? zp_in(I, 3, "b_zero_point", &bad) : NULL;
+  Val *za = b ? zp_in(I, 2, "a_zero_point", &bad, false) : NULL, *zb = b && !bad ? zp_in(I, 3, "b_zero_point", &bad, false) : NULL;
   return b && !bad && matmul_integer(I, a, za, b, zb);
 }
 
@@ -360,7 +362,7 @@ static bool qlinear_params(Imp *I, int ia, int ib, int iy, Val **s, Val **z) {
   bool bad = false;
   for (int k = 0; k < 3; k++) {
     if (!(s[k] = scale_in(I, at[k] + 1, sn[k]))) return false;
-    z[k] = zp_in(I, at[k] + 2, zn[k], &bad);
+    z[k] = zp_in(I, at[k] + 2, zn[k], &bad, false);
     if (bad) return false;
     if (z[k] && val_numel(z[k]) != val_numel(s[k]))
       return imp_error(I, "%s has %lld values, %s %lld", zn[k], (long long)val_numel(z[k]), sn[k], (long long)val_numel(s[k]));
@@ -442,7 +444,7 @@ static bool op_conv_integer(Imp *I) {
   if (!imp_attrs_known(I, conv_attrs) || !imp_one_output(I)) return false;
   bool bad = false;
   Val *x = q_in(I, 0, "x", false), *w = x ? q_in(I, 1, "w", false) : NULL;
-  Val *xz = w ? zp_in(I, 2, "x_zero_point", &bad) : NULL, *wz = w && !bad ? zp_in(I, 3, "w_zero_point", &bad) : NULL;
+  Val *xz = w ? zp_in(I, 2, "x_zero_point", &bad, false) : NULL, *wz = w && !bad ? zp_in(I, 3, "w_zero_point", &bad, false) : NULL;
   return w && !bad && conv_integer(I, x, xz, w, wz);
 }
 
