@@ -534,6 +534,18 @@ static void bool_mask(Imp *I, Val *v) {
   v->param = false;
 }
 
+/* A uint8 or int8 input V (an `i32` parameter: the library takes int32_t) as f32 values,
+ * exact integers (Val.fint), what the quantized operators read (onnx_quant.c). */
+static void quant_input(Imp *I, Val *v) {
+  char *ix = idx_text(v->ndim), *dims = strchr(shape_decl(v), '[');
+  const char *kn = imp_kernel(I, "to_float", xprintf("(X: i32%s) -> Y: f32%s {\n  Y[%s] = f32(X[%s])\n}", dims, dims, ix, ix));
+  const char *f = imp_name(I, xprintf("%s_f32", v->name));
+  imp_call(I, f, kn, v->tex);
+  v->tex = f;
+  v->param = false;
+  v->fint = true;
+}
+
 /* The shape of input file PATH (.npy: its header; else a TensorProto's dims) into ND and
  * SHAPE; false when it cannot be read (loading the file later reports why). */
 static bool file_shape(const char *path, int *nd, int64_t *shape) {
@@ -607,8 +619,9 @@ static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
     if (!value_type(I, vi, "input", &dtype, &nd, shape, NULL)) return false;
     if (init) continue; /* an initializer listed as an input (IR < 4): a constant */
     Val *v = new_val(I, vi->name, dtype, nd, shape);
-    bool int_param = (dtype == OT_INT64 || dtype == OT_INT32 || dtype == OT_BOOL) && nd > 0 && val_numel(v) > 0 &&
-                     !(fold_bound_ints && k < nbound);
+    bool q8 = dtype == OT_UINT8 || dtype == OT_INT8; /* quantized values: always at run time */
+    bool int_param = ((dtype == OT_INT64 || dtype == OT_INT32 || dtype == OT_BOOL) && nd > 0 && val_numel(v) > 0 &&
+                      !(fold_bound_ints && k < nbound)) || (q8 && val_numel(v) > 0);
     if (dtype != OT_FLOAT && !int_param && k < nbound) {
       if (!bind_input(I, bound_files[k], v)) return false;
       bound_folded[k++] = true;
@@ -622,9 +635,10 @@ static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
     v->tex = imp_name(I, vi->name);
     v->param = true;
     I->ninputs++;
-    const char *decl = dtype == OT_BOOL ? xprintf("bool%s", strchr(shape_decl(v), '[')) : shape_decl(v);
+    const char *decl = dtype == OT_BOOL || q8 ? xprintf("%s%s", q8 ? "i32" : "bool", strchr(shape_decl(v), '[')) : shape_decl(v);
     *header = xprintf("%s%s%s: %s", *header, count++ ? ",\n    " : "", v->tex, decl);
     if (dtype == OT_BOOL) bool_mask(I, v);
+    if (q8) quant_input(I, v);
   }
   if (!count) return imp_unsupported(I, "a graph without runtime inputs");
   return true;
@@ -688,9 +702,9 @@ static bool load_output(Imp *I, const Onnx__GraphProto *g, size_t k, const Vec *
   if (!v) return imp_error(I, "output '%s' is computed by no node", vi->name);
   for (int d = 0; d < nd && nd == v->ndim; d++)
     if (!shape[d]) shape[d] = v->shape[d]; /* a free symbolic dimension: the graph's */
-  bool ints = dtype == OT_INT64 || dtype == OT_INT32;
-  if (dtype != OT_FLOAT && dtype != OT_BOOL && !ints)
-    return imp_unsupported(I, "output '%s' of element type %d (float, int64, int32, bool)", vi->name, dtype);
+  bool ints = dtype == OT_INT64 || dtype == OT_INT32, q8 = dtype == OT_UINT8 || dtype == OT_INT8; /* q8: an i32 result */
+  if (dtype != OT_FLOAT && dtype != OT_BOOL && !ints && !q8)
+    return imp_unsupported(I, "output '%s' of element type %d (float, int64, int32, uint8, int8, bool)", vi->name, dtype);
   if (v->dtype != dtype && !(ints && (v->dtype == OT_INT64 || v->dtype == OT_INT32)))
     return imp_unsupported(I, "output '%s' of element type %d, made as element type %d here", vi->name, dtype, v->dtype);
   if (nd != v->ndim || (nd && memcmp(shape, v->shape, sizeof(int64_t) * (size_t)nd)))
@@ -699,7 +713,7 @@ static bool load_output(Imp *I, const Onnx__GraphProto *g, size_t k, const Vec *
                      shape_decl(v));
   if (v->c) return imp_unsupported(I, "output '%s' is a constant", vi->name);
   char *dims = strchr(shape_decl(v), '[');
-  *decl = xprintf("%s%s", dtype == OT_BOOL ? "bool" : dtype == OT_INT64 ? "i64" : dtype == OT_INT32 ? "i32" : "f32", dims);
+  *decl = xprintf("%s%s", dtype == OT_BOOL ? "bool" : dtype == OT_INT64 ? "i64" : dtype == OT_INT32 || q8 ? "i32" : "f32", dims);
   /* The result is a call's, in the model's layout and type: a copy when the output is a
    * parameter (Identity of the input) or an earlier output's tensor too (each result is its
    * own); a mask (0 and 1 held as f32) or integers held as f32 converted. */
@@ -708,7 +722,7 @@ static bool load_output(Imp *I, const Onnx__GraphProto *g, size_t k, const Vec *
   for (int i = 0; i < results->len; i++) taken |= strcmp(VEC_AT(*results, i), res) == 0;
   if ((v->param && !v->nhwc) || taken || convert) {
     const char *src = res, *ix = idx_text(v->ndim);
-    const char *rhs = dtype == OT_BOOL ? xprintf("X[%s] != 0.0", ix) : convert ? xprintf("%s(X[%s])", dtype == OT_INT32 ? "i32" : "i64", ix)
+    const char *rhs = dtype == OT_BOOL ? xprintf("X[%s] != 0.0", ix) : convert ? xprintf("%s(X[%s])", dtype == OT_INT64 ? "i64" : "i32", ix)
                                                                         : xprintf("X[%s]", ix);
     const char *xdecl = v->fint || v->dtype == OT_BOOL ? xprintf("f32%s", dims) : shape_decl(v);
     res = imp_name(I, xprintf("%s_out", vi->name));

@@ -30,7 +30,9 @@ typedef struct Val {
   bool nhwc;          /* TEX holds the rank-4 value channels last: [N, H, W, C] */
   const char *other;  /* the value in the other layout, once made */
   bool fint;          /* integers (dtype OT_INT64 / OT_INT32) that TEX holds as f32, exact to 2^24:
-                         what arithmetic on run-time integers makes (onnx_ops.c, int_result) */
+                         what arithmetic on run-time integers makes (onnx_ops.c, int_result);
+                         quantized values (OT_UINT8 / OT_INT8: onnx_quant.c, uint8 and int8
+                         graph inputs) are always held so */
   const char *as_f32; /* TEX (i64 / i32) converted to f32, once made (float_in) */
 } Val;
 
@@ -127,5 +129,8 @@ int onnx_nn_op(Imp *I, const char *op);
 int onnx_layout_op(Imp *I, const char *op);
 /* onnx_rnn.c: RNN, GRU, LSTM (same contract). */
 int onnx_rnn_op(Imp *I, const char *op);
+/* onnx_quant.c: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger,
+ * ConvInteger, QLinearMatMul, QLinearConv; as onnx_nn_op. */
+int onnx_quant_op(Imp *I, const char *op);
 
 #endif

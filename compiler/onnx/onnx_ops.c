@@ -780,6 +780,11 @@ static bool op_cast(Imp *I) {
   if (x->dtype != OT_FLOAT && x->dtype != OT_BOOL && !x->fint)
     return imp_unsupported(I, "a run-time Cast from element type %d", x->dtype);
   if (to == OT_BOOL) return x->dtype == OT_BOOL ? imp_alias(I, x) : as_mask(I, imp_ew(I, "to_bool", &x, 1, "$0 != 0.0 ? 1.0 : 0.0"));
+  if (to == OT_UINT8 || to == OT_INT8) { /* truncated toward zero, wrapped into the type (x86's conversion; ONNX
+                                          * leaves a value outside the type undefined): quantized values */
+    const char *t = "($0 < 0.0 ? ceil($0) : floor($0))", *o = to == OT_INT8 ? " + 128.0" : "";
+    return as_int(I, imp_ew(I, "to_byte", &x, 1, xprintf("%s%s - 256.0 * floor((%s%s) / 256.0)%s", t, o, t, o, to == OT_INT8 ? " - 128.0" : "")), to);
+  }
   if (ints && x->dtype == OT_FLOAT) /* truncated toward zero */
     return as_int(I, imp_ew(I, "to_int", &x, 1, "$0 < 0.0 ? ceil($0) : floor($0)"), to);
   if (ints) return as_int(I, imp_alias(I, x), to); /* a mask's 0 and 1, or integers: as they are */
@@ -946,7 +951,8 @@ bool onnx_op_known(const char *op) {
       "ReduceLogSumExp", "ReduceProd", "Pad", "DepthToSpace", "SpaceToDepth", "Tile", "InstanceNormalization",
       "Resize", "Upsample", "LRN", "GatherElements", "Hardmax", "Einsum", "CumSum", "Size", "Trilu",
       "MeanVarianceNormalization", "Mish", "LessOrEqual", "GreaterOrEqual", "ScatterND", "ScatterElements",
-      "Scatter", "RNN", "GRU", "LSTM"};
+      "Scatter", "RNN", "GRU", "LSTM",
+      "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
   return false;
@@ -1012,6 +1018,8 @@ static const struct {
     {"RNN", 1, 7, "RNN-1 has output_sequence"},
     {"GRU", 1, 7, "GRU-1 and -3 have output_sequence"},
     {"LSTM", 1, 7, "LSTM-1 has output_sequence"},
+    {"QuantizeLinear", 10, 0, NULL}, {"DequantizeLinear", 10, 0, NULL}, {"DynamicQuantizeLinear", 11, 0, NULL},
+    {"MatMulInteger", 10, 0, NULL}, {"ConvInteger", 10, 0, NULL}, {"QLinearMatMul", 10, 0, NULL}, {"QLinearConv", 10, 0, NULL},
 };
 
 /* Does the node's operator mean in this opset what onnx_op reads? false: reported. */
@@ -1071,10 +1079,11 @@ bool onnx_op(Imp *I) {
   Val *x = imp_nin(I) ? imp_in(I, 0) : NULL;
   bool moves = false;
   for (size_t i = 0; i < sizeof movers / sizeof movers[0]; i++) moves |= !strcmp(op, movers[i]);
-  if (moves && x && !x->c && x->dtype == OT_BOOL)
+  bool q8 = x && (x->dtype == OT_UINT8 || x->dtype == OT_INT8); /* quantized values (a Gather of an int8 table) */
+  if (moves && x && ((!x->c && x->dtype == OT_BOOL) || q8))
     for (size_t k = 0; k < I->node->n_output; k++) {
       Val *o = *I->node->output[k] ? imp_val(I, I->node->output[k]) : NULL;
-      if (o && !o->c) o->dtype = OT_BOOL;
+      if (o && !o->c) o->dtype = x->dtype, o->fint |= q8;
     }
   int_result(I, op, moves);
   return true;
@@ -1129,8 +1138,9 @@ static bool dispatch(Imp *I, const char *op) {
   if (!strcmp(op, "Cast")) return op_cast(I);
   if (!strcmp(op, "Identity")) return imp_attrs_known(I, "") && imp_one_output(I) && (imp_in(I, 0) ? imp_alias(I, imp_in(I, 0)) : imp_error(I, "input 1 is missing"));
   if (!strcmp(op, "Dropout")) return op_dropout(I);
-  int r = onnx_nn_op(I, op); /* onnx_nn.c, then onnx_layout.c */
+  int r = onnx_nn_op(I, op); /* onnx_nn.c, then onnx_layout.c, onnx_rnn.c, onnx_quant.c */
   if (r < 0) r = onnx_layout_op(I, op);
   if (r < 0) r = onnx_rnn_op(I, op);
+  if (r < 0) r = onnx_quant_op(I, op);
   return r >= 0 ? r : imp_unsupported(I, "operator %s", op);
 }

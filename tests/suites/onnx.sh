@@ -190,6 +190,21 @@ expect_all "integer Cast, Div, Mod at run time = Python reference" "$B/int_ops.o
 # A boolean graph input at run time: Where by it, Not of it (a boolean output)
 expect_all "bool input at run time = Python reference" "$B/bool_in.onnx" --input "$B/bool_in_x.npy" \
   --input "$B/bool_in_m.npy" --expect "$B/bool_in_y.npy" --expect "$B/bool_in_n.npy"
+# Quantized models (onnxruntime.quantization's forms; docs/ONNX.md "Quantized models"): QDQ
+# around a float Conv (int8 filters per channel and an int32 bias folded), quantize_dynamic's
+# DynamicQuantizeLinear + MatMulInteger (per-column zero points) + Cast + Mul, with the uint8
+# values and zero point as outputs (exact), sums past 2^24 exact in i32, and per-axis
+# QuantizeLinear / DequantizeLinear at run time after a Conv (int8 output)
+expect_all "QDQ Conv = Python reference" "$B/qdq_conv.onnx" --input "$B/qdq_conv_x.npy" --expect "$B/qdq_conv_ref.npy"
+expect_all "dynamic quantized MatMul = Python reference" "$B/dyn_matmul.onnx" --input "$B/dyn_matmul_x.npy" \
+  --expect "$B/dyn_matmul_y.npy" --expect "$B/dyn_matmul_xq.npy" --expect "$B/dyn_matmul_xz.npy"
+expect_all "MatMulInteger past 2^24 = Python reference" "$B/int_acc.onnx" --input "$B/int_acc_a.npy" --expect "$B/int_acc_y.npy"
+expect_all "per-axis int8 Quantize/DequantizeLinear = Python reference" "$B/qaxis.onnx" --input "$B/qaxis_x.npy" \
+  --expect "$B/qaxis_y.npy" --expect "$B/qaxis_q.npy"
+expect_error "blocked quantization" "node 'qb' (QuantizeLinear): not supported: block_size 2" "$TEXC" import "$B/q_block.onnx"
+expect_error "int32 zero point of QuantizeLinear" "node 'qi' (QuantizeLinear): not supported: input 3 (y_zero_point) of element type int32" "$TEXC" import "$B/q_zp_int32.onnx"
+expect_error "per-axis scale in opset 10" "node 'q10' (QuantizeLinear): not supported: a scale of 3 values in opset 10" "$TEXC" import "$B/q_axis_opset10.onnx"
+expect_error "per-row zero point of MatMulInteger" "node 'mr' (MatMulInteger): not supported: a zero point of A with 2 values" "$TEXC" import "$B/mmi_rows.onnx"
 out=$("$TEXC" bench "$B/cnn.onnx" --repeat 2 2>&1)
 grep -q "Measured latency" <<<"$out" && echo "ok - onnx bench MODEL.onnx" || echo "not ok - onnx bench MODEL.onnx: $out"
 

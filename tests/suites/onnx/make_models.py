@@ -916,7 +916,146 @@ def bool_in(out):
     npy(out + "/bool_in_n.npy", "|b1", (2, 3), bytes(1 - b for b in m))
 
 
+# ---- quantized models (onnxruntime.quantization's two forms), computed here in f32 steps ----
+
+def f32(v):
+    return struct.unpack("<f", struct.pack("<f", v))[0]
+
+
+def typed_init(name, shape, dt, values):  # raw data: 2 uint8, 3 int8, 6 int32, 1 float
+    fmt = {1: "f", 2: "B", 3: "b", 6: "i"}[dt]
+    return (b"".join(ivar(1, d) for d in shape) + ivar(2, dt) + field(8, name) +
+            field(9, struct.pack("<%d%s" % (len(values), fmt), *values)))
+
+
+def quantize(x, s, z, lo, hi):  # onnxruntime: x / s in f32, ties to even, + z, saturated
+    return min(max(round(f32(f32(x) / f32(s))) + z, lo), hi)
+
+
+def dequantize(q, s, z):
+    return f32(f32(q - z) * f32(s))
+
+
+def margin(x, s):  # how far x / s lies from a rounding boundary (.5)
+    t = x / s
+    return abs(abs(t - int(t)) - 0.5)
+
+
+def qdq_conv(out):
+    """QDQ as quantize_static writes it: QuantizeLinear -> DequantizeLinear around the
+    activations (uint8), int8 filters per output channel and an int32 bias behind a
+    DequantizeLinear (folded at import), a float Conv (3 x 3, pad 1) and Relu, requantized.
+    Inputs are chosen so that no value lies within 1e-3 of a rounding boundary (float order
+    cannot move a result)."""
+    C, H, W, CO = 2, 5, 5, 3
+    xs, xz, ys, yz = 0.05, 128, 0.04, 0
+    ws = [0.01, 0.02, 0.015]
+    wq = [int(v * 127) for v in rand(CO * C * 9, 71, 1.0)]
+    bq = [int(v * 400) for v in rand(CO, 72, 1.0)]
+    for seed in range(73, 200):
+        x = rand(C * H * W, seed, 4.0)
+        xd = [dequantize(quantize(v, xs, xz, 0, 255), xs, xz) for v in x]
+        wd = [dequantize(wq[i], ws[i // (C * 9)], 0) for i in range(len(wq))]
+        bd = [dequantize(bq[o], f32(f32(xs) * f32(ws[o])), 0) for o in range(CO)]
+        y = [max(v, 0.0) for v in conv(xd, C, H, W, wd, CO, 3, 1, 1, bd)]
+        if min(margin(v, xs) for v in x) > 1e-3 and min(margin(v, ys) for v in y) > 1e-3:
+            break
+    ref = [dequantize(quantize(v, ys, yz, 0, 255), ys, yz) for v in y]
+    nodes = [node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], "qx"), node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], "dqx"),
+             node("DequantizeLinear", ["wq", "ws"], ["w"], "dqw", axis=0), node("DequantizeLinear", ["bq", "bs"], ["b"], "dqb", axis=0),
+             node("Conv", ["xd", "w", "b"], ["c"], "conv", pads=[1, 1, 1, 1]), node("Relu", ["c"], ["r"], "relu"),
+             node("QuantizeLinear", ["r", "ys", "yz"], ["rq"], "qr"), node("DequantizeLinear", ["rq", "ys", "yz"], ["y"], "dqr")]
+    inits = [initializer("xs", [], [xs]), typed_init("xz", [], 2, [xz]), initializer("ys", [], [ys]), typed_init("yz", [], 2, [yz]),
+             typed_init("wq", [CO, C, 3, 3], 3, wq), initializer("ws", [CO], ws),
+             typed_init("bq", [CO], 6, bq), initializer("bs", [CO], [f32(f32(xs) * f32(w)) for w in ws])]
+    open(out + "/qdq_conv.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, H, W])], [value_info("y", [1, CO, H, W])]))
+    npy(out + "/qdq_conv_x.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(x), *x))
+    npy(out + "/qdq_conv_ref.npy", "<f4", (1, CO, H, W), struct.pack("<%df" % len(ref), *ref))
+
+
+def dyn_matmul(out):
+    """quantize_dynamic's product: DynamicQuantizeLinear of a run-time [2, 3, 4], MatMulInteger
+    by an int8 weight with a zero point per column, Cast, Mul by x_scale * w_scale; the
+    quantized x (uint8) and its zero point are outputs too. And MatMulInteger of a uint8 input
+    whose sums pass 2^24 (300 x 255 x 255): exact in i32."""
+    K, N = 4, 5
+    x = rand(2 * 3 * K, 81, 3.0)
+    x[5] = 0.0
+    lo, hi = min(min(x), 0.0), max(max(x), 0.0)
+    s = f32(f32(hi - lo) / 255.0)
+    z = round(min(max(f32(0.0 - f32(lo / s)), 0.0), 255.0))
+    xq = [quantize(v, s, z, 0, 255) for v in x]
+    wq = [int(v * 127) for v in rand(K * N, 82, 1.0)]
+    wz = [0, 1, -2, 3, 0]
+    ws = 0.02
+    y = []
+    for r in range(6):
+        for j in range(N):
+            acc = sum((xq[r * K + k] - z) * (wq[k * N + j] - wz[j]) for k in range(K))
+            y.append(f32(f32(acc) * f32(s * f32(ws))))
+    nodes = [node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], "dql"),
+             node("MatMulInteger", ["xq", "wq", "xz", "wz"], ["acc"], "mmi"), node("Cast", ["acc"], ["accf"], "cast", to=1),
+             node("Mul", ["xs", "ws"], ["sc"], "scale"), node("Mul", ["accf", "sc"], ["y"], "mul")]
+    inits = [typed_init("wq", [K, N], 3, wq), typed_init("wz", [N], 3, wz), initializer("ws", [], [ws])]
+    open(out + "/dyn_matmul.onnx", "wb").write(model(nodes, inits, [value_info("x", [2, 3, K])],
+                                                     [value_info("y", [2, 3, N]), value_info("xq", [2, 3, K], 2),
+                                                      value_info("xz", [], 2)], opset=11))
+    npy(out + "/dyn_matmul_x.npy", "<f4", (2, 3, K), struct.pack("<%df" % len(x), *x))
+    npy(out + "/dyn_matmul_y.npy", "<f4", (2, 3, N), struct.pack("<%df" % len(y), *y))
+    npy(out + "/dyn_matmul_xq.npy", "<i4", (2, 3, K), struct.pack("<%di" % len(xq), *xq))
+    npy(out + "/dyn_matmul_xz.npy", "<i4", (), struct.pack("<i", z))
+    K = 300
+    a = [255] * K + [(7 * k) % 256 for k in range(K)]
+    b = [255 if k % 5 else 254 for k in range(K)] + [(3 * k + 1) % 256 for k in range(K)]  # [K, 2]: columns interleaved
+    bt = [b[k] for k in range(K)], [b[K + k] for k in range(K)]
+    acc = [sum(a[i * K + k] * bt[j][k] for k in range(K)) for i in range(2) for j in range(2)]
+    nodes = [node("MatMulInteger", ["a", "b"], ["y"], "mmi")]
+    inits = [typed_init("b", [K, 2], 2, [bt[j][k] for k in range(K) for j in range(2)])]
+    open(out + "/int_acc.onnx", "wb").write(model(nodes, inits, [value_info("a", [2, K], 2)], [value_info("y", [2, 2], 6)], opset=10))
+    npy(out + "/int_acc_a.npy", "<i4", (2, K), struct.pack("<%di" % len(a), *a))
+    npy(out + "/int_acc_y.npy", "<i4", (2, 2), struct.pack("<4i", *acc))
+
+
+def qaxis(out):
+    """QuantizeLinear and DequantizeLinear per axis at run time (int8, axis 1, after a Conv:
+    channels last inside), the int8 values an output too."""
+    C = 3
+    x = rand(C * 4, 91, 2.0)
+    k = [1.0, 0.5, -1.0]  # a 1 x 1 Conv: channel c scaled by k[c]
+    cx = [x[i] * k[i // 4] for i in range(len(x))]
+    s, z = [0.02, 0.01, 0.03], [0, -3, 5]
+    q = [quantize(cx[i], s[i // 4], z[i // 4], -128, 127) for i in range(len(x))]
+    y = [dequantize(q[i], s[i // 4], z[i // 4]) for i in range(len(x))]
+    nodes = [node("Conv", ["x", "k"], ["c"], "conv", group=C), node("QuantizeLinear", ["c", "s", "z"], ["q"], "q", axis=1),
+             node("DequantizeLinear", ["q", "s", "z"], ["y"], "dq", axis=1)]
+    inits = [initializer("k", [C, 1, 1, 1], k), initializer("s", [C], s), typed_init("z", [C], 3, z)]
+    open(out + "/qaxis.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, 2, 2])],
+                                                [value_info("y", [1, C, 2, 2]), value_info("q", [1, C, 2, 2], 3)]))
+    npy(out + "/qaxis_x.npy", "<f4", (1, C, 2, 2), struct.pack("<%df" % len(x), *x))
+    npy(out + "/qaxis_y.npy", "<f4", (1, C, 2, 2), struct.pack("<%df" % len(y), *y))
+    npy(out + "/qaxis_q.npy", "<i4", (1, C, 2, 2), struct.pack("<%di" % len(q), *q))
+    # refused forms
+    xi = value_info("x", [2, 3])
+    bad = {
+        "q_block.onnx": model([node("QuantizeLinear", ["x", "s2", "z2"], ["y"], "qb", axis=1, block_size=2)],
+                              [initializer("s2", [2, 2], [0.1] * 4), typed_init("z2", [2, 2], 2, [0] * 4)], [xi],
+                              [value_info("y", [2, 3], 2)], opset=21),
+        "q_zp_int32.onnx": model([node("QuantizeLinear", ["x", "s1", "z1"], ["y"], "qi")],
+                                 [initializer("s1", [], [0.1]), typed_init("z1", [], 6, [0])], [xi], [value_info("y", [2, 3], 6)]),
+        "q_axis_opset10.onnx": model([node("QuantizeLinear", ["x", "s3"], ["y"], "q10")], [initializer("s3", [3], [0.1] * 3)],
+                                     [xi], [value_info("y", [2, 3], 2)], opset=10),
+        "mmi_rows.onnx": model([node("MatMulInteger", ["a", "b", "za"], ["y"], "mr")],
+                               [typed_init("b", [3, 2], 2, [1] * 6), typed_init("za", [2], 2, [1, 2])],
+                               [value_info("a", [2, 3], 2)], [value_info("y", [2, 2], 6)], opset=10),
+    }
+    for name, data in bad.items():
+        open(out + "/" + name, "wb").write(data)
+
+
 def main(out):
+    qdq_conv(out)
+    dyn_matmul(out)
+    qaxis(out)
     multi(out)
     bool_in(out)
     int_ops(out)

@@ -1,0 +1,475 @@
+/* onnx_quant.c — the operators of quantized models (docs/ONNX.md, "Quantized models"):
+ * QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear, MatMulInteger and
+ * ConvInteger, QLinearMatMul and QLinearConv; onnx_quant_op is their entry from the table.
+ *
+ * A quantized value at run time (uint8, int8) is held as f32 values that are exact
+ * integers (Val.fint, dtype OT_UINT8 / OT_INT8); the integer products accumulate in i32
+ * kernels (a sum over K of products up to 255 x 255 passes 2^24), whose results are i32
+ * tensors (OT_INT32). A node of constants only folds here: an int8 weight behind a
+ * DequantizeLinear becomes a float constant (and then a Conv's constant filter). The float
+ * arithmetic is onnxruntime's, operation by operation: x / scale in f32, rounded half to
+ * even, the zero point added, saturated; (x - zero point) * scale; a requantization's
+ * multiplier (a_scale * b_scale) / y_scale, times the accumulator made f32.
+ */
+#include "onnx/onnx_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- types and operands ------------------------------------------------------------ */
+
+/* ONNX's name of element type DT (TensorProto.DataType), for errors. */
+static const char *type_name(int dt) {
+  static const char *const names[] = {"undefined", "float", "uint8", "int8", "uint16", "int16", "int32", "int64",
+                                      "string", "bool", "float16", "double", "uint32", "uint64", "complex64",
+                                      "complex128", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
+                                      "float8e5m2fnuz", "uint4", "int4", "float4e2m1"};
+  return dt >= 0 && dt < (int)(sizeof names / sizeof names[0]) ? names[dt] : "unknown";
+}
+
+static bool q8(int dt) { return dt == OT_UINT8 || dt == OT_INT8; }
+static double qlo(int dt) { return dt == OT_INT8 ? -128 : 0; }
+static double qhi(int dt) { return dt == OT_INT8 ? 127 : 255; }
+
+/* Input K (WHAT), present and of element type uint8 or int8 (or int32 where I32); NULL:
+ * reported. */
+static Val *q_in(Imp *I, int k, const char *what, bool i32) {
+  Val *v = imp_in(I, k);
+  if (!v) return imp_error(I, "input %d (%s) is missing", k + 1, what), NULL;
+  if (q8(v->dtype) || (i32 && v->dtype == OT_INT32)) return v;
+  return imp_unsupported(I, "input %d (%s) of element type %s (uint8, int8%s)", k + 1, what, type_name(v->dtype),
+                         i32 ? ", int32" : ""), NULL;
+}
+
+/* Optional zero point K: absent (NULL, no error), or of a quantized type (int32 too where
+ * I32); *BAD on error. */
+static Val *zp_in(Imp *I, int k, const char *what, bool *bad, bool i32) {
+  if (!imp_in(I, k)) return NULL;
+  Val *v = q_in(I, k, what, i32);
+  *bad |= !v;
+  return v;
+}
+
+/* Scale input K (WHAT): float, one value or a vector; NULL: reported. */
+static Val *scale_in(Imp *I, int k, const char *what) {
+  Val *v = imp_in(I, k);
+  if (!v) return imp_error(I, "input %d (%s) is missing", k + 1, what), NULL;
+  if (v->dtype != OT_FLOAT) return imp_unsupported(I, "input %d (%s) of element type %s (float)", k + 1, what, type_name(v->dtype)), NULL;
+  if (v->ndim > 1 && val_numel(v) != 1)
+    return imp_unsupported(I, "input %d (%s) of rank %d (one value, or one per index of an axis)", k + 1, what, v->ndim), NULL;
+  return v;
+}
+
+/* A kernel's operands beyond the first: parameter text ", P0: f32[...]" and arguments. */
+typedef struct {
+  char *params, *args;
+  int n;
+} Ops;
+
+/* V read at index IDX in a kernel, as an f32 expression (an i32 one with AS_INT): a
+ * literal when V is one constant value, else a parameter of the kernel (one value of any
+ * rank is read at 0, ...). */
+static char *operand(Imp *I, Ops *o, Val *v, const char *idx, bool as_int) {
+  if (v->c && val_numel(v) == 1) return as_int ? xprintf("(%lld)", (long long)v->c[0]) : imp_flit(v->c[0]);
+  const char *pn = xprintf("P%d", o->n++);
+  o->params = xprintf("%s, %s: %s", o->params, pn, imp_ty(v));
+  o->args = xprintf("%s, %s", o->args, imp_tensor(I, v));
+  char *at = xstrdup("");
+  if (val_numel(v) == 1)
+    for (int d = 0; d < (v->ndim ? v->ndim : 1); d++) at = xprintf("%s%s0", at, d ? ", " : "");
+  char *acc = xprintf("%s[%s]", pn, val_numel(v) == 1 ? at : idx);
+  bool i = imp_run_time_int(v);
+  return as_int ? (i ? acc : xprintf("i32(%s)", acc)) : (i ? xprintf("f32(%s)", acc) : acc);
+}
+
+/* Scale or zero point V of X: one value, or one per index of axis AXIS of X, as a value
+ * that broadcasts against X ([C, 1, ..., 1]: a constant reshaped, a network tensor through
+ * a kernel). NULL: reported. */
+static Val *along(Imp *I, Val *v, const Val *x, int axis, const char *what) {
+  if (!v || val_numel(v) == 1) return v;
+  if (v->ndim != 1 || v->shape[0] != x->shape[axis])
+    return imp_error(I, "%s has %lld values; axis %d of the input has %lld", what, (long long)val_numel(v), axis,
+                     (long long)x->shape[axis]), NULL;
+  if (axis == x->ndim - 1) return v;
+  Val *u = xalloc(sizeof *u);
+  *u = *v;
+  u->name = xprintf("%s_axis%d", v->name, axis);
+  u->ndim = x->ndim - axis;
+  for (int d = 1; d < u->ndim; d++) u->shape[d] = 1;
+  u->tex = NULL, u->param = false, u->nhwc = false, u->other = NULL, u->as_f32 = NULL;
+  if (v->c) return u;
+  char *ix = imp_idx("i", u->ndim);
+  const char *k = imp_kernel(I, "along_axis", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[i0]\n}", imp_ty(v), imp_ty(u), ix));
+  u->tex = imp_name(I, u->name);
+  imp_call(I, u->tex, k, imp_tensor(I, v));
+  return u;
+}
+
+/* The axis attribute of a per-axis scale S of X; -1: reported. */
+static int quant_axis(Imp *I, const Val *s, const Val *x) {
+  if (val_numel(s) == 1) return 0;
+  if (I->opset < 13) return imp_unsupported(I, "a scale of %lld values in opset %d (per axis from opset 13)", (long long)val_numel(s), I->opset), -1;
+  return imp_axis_of(I, imp_attr_i(I, "axis", 1), x->ndim);
+}
+
+/* The last value made (output 0 of the node): quantized values of type DT held as f32. */
+static bool quantized(Imp *I, bool ok, int dt) {
+  if (ok) {
+    Val *o = VEC_AT(I->vals, I->vals.len - 1);
+    o->dtype = dt;
+    o->fint = true;
+  }
+  return ok;
+}
+
+/* Attributes of opsets 19 and 21 that texc does not read: block_size (blocked
+ * quantization) unless 0; saturate only concerns float8 types, refused anyway. */
+static bool no_blocks(Imp *I) {
+  if (imp_attr_i(I, "block_size", 0) != 0) return imp_unsupported(I, "block_size %lld (blocked quantization)", (long long)imp_attr_i(I, "block_size", 0));
+  return true;
+}
+
+/* ---- QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear ------------------------ */
+
+/* round(x / s) + z saturated to [LO, HI], as onnxruntime computes it in f32. */
+static double quantize1(double x, double s, double z, int dt) {
+  float q = nearbyintf((float)x / (float)s) + (float)z;
+  return q < qlo(dt) ? qlo(dt) : q > qhi(dt) ? qhi(dt) : q;
+}
+
+/* QuantizeLinear: y = saturate(round(x / y_scale) + y_zero_point), per tensor or per axis;
+ * the output's type is the zero point's (else output_dtype, else uint8). */
+static bool op_quantize(Imp *I) {
+  if (!imp_attrs_known(I, I->opset < 13 ? "" : "axis,saturate,block_size,output_dtype") || !imp_one_output(I) || !no_blocks(I)) return false;
+  bool bad = false;
+  Val *x = imp_in(I, 0), *s = scale_in(I, 1, "y_scale"), *z = s ? zp_in(I, 2, "y_zero_point", &bad, false) : NULL;
+  if (!x) return imp_error(I, "input 1 (x) is missing");
+  if (!s || bad) return false;
+  if (x->dtype != OT_FLOAT) return imp_unsupported(I, "input 1 (x) of element type %s (float)", type_name(x->dtype));
+  int dt = z ? z->dtype : (int)imp_attr_i(I, "output_dtype", OT_UINT8);
+  if (!q8(dt) || (imp_attr(I, "output_dtype") && imp_attr_i(I, "output_dtype", 0) != dt))
+    return imp_unsupported(I, "output_dtype %s with a zero point of %s (uint8 and int8 only)", type_name((int)imp_attr_i(I, "output_dtype", 0)), type_name(dt));
+  if (z && val_numel(z) != val_numel(s)) return imp_error(I, "the zero point has %lld values, the scale %lld", (long long)val_numel(z), (long long)val_numel(s));
+  int axis = quant_axis(I, s, x);
+  if (axis < 0) return false;
+  if (x->c && s->c && (!z || z->c)) {
+    int64_t n = val_numel(x), inner = 1;
+    for (int d = axis + 1; d < x->ndim; d++) inner *= x->shape[d];
+    double *c = imp_vals(n);
+    for (int64_t i = 0; i < n; i++) {
+      int64_t a = val_numel(s) == 1 ? 0 : (i / inner) % x->shape[axis];
+      c[i] = quantize1(x->c[i], s->c[a], z ? z->c[a] : 0, dt);
+    }
+    imp_const_out(I, 0, dt, x->ndim, x->shape, c);
+    return true;
+  }
+  Val *in[3] = {imp_float_in(I, 0), along(I, s, x, axis, "y_scale"), z ? along(I, z, x, axis, "y_zero_point") : NULL};
+  if (!in[0] || !in[1] || (z && !in[2])) return false;
+  const char *e = xprintf("min(max(round($0 / $1)%s, %s), %s)", z ? " + $2" : "", imp_flit(qlo(dt)), imp_flit(qhi(dt)));
+  return quantized(I, imp_ew(I, "quantize", in, z ? 3 : 2, e), dt);
+}
+
+/* DequantizeLinear: y = (x - x_zero_point) * x_scale (f32: the difference is exact, one
+ * rounding of the product), per tensor or per axis; int32 x has no zero point but 0. */
+static bool op_dequantize(Imp *I) {
+  if (!imp_attrs_known(I, I->opset < 13 ? "" : "axis,block_size") || !imp_one_output(I) || !no_blocks(I)) return false;
+  bool bad = false;
+  Val *x = q_in(I, 0, "x", true), *s = x ? scale_in(I, 1, "x_scale") : NULL, *z = s ? zp_in(I, 2, "x_zero_point", &bad, true) : NULL;
+  if (!s || bad) return false;
+  if (z && z->dtype != x->dtype) return imp_error(I, "x is %s but its zero point %s", type_name(x->dtype), type_name(z->dtype));
+  bool zero = true;
+  for (int64_t i = 0; z && i < val_numel(z); i++) zero &= z->c && z->c[i] == 0;
+  if (x->dtype == OT_INT32 && !zero) return imp_error(I, "int32 x with a zero point other than 0");
+  if (z && val_numel(z) != val_numel(s)) return imp_error(I, "the zero point has %lld values, the scale %lld", (long long)val_numel(z), (long long)val_numel(s));
+  int axis = quant_axis(I, s, x);
+  if (axis < 0) return false;
+  if (x->c && s->c && (!z || z->c)) {
+    int64_t n = val_numel(x), inner = 1;
+    for (int d = axis + 1; d < x->ndim; d++) inner *= x->shape[d];
+    double *c = imp_vals(n);
+    for (int64_t i = 0; i < n; i++) {
+      int64_t a = val_numel(s) == 1 ? 0 : (i / inner) % x->shape[axis];
+      c[i] = (float)(x->c[i] - (z ? z->c[a] : 0)) * (float)s->c[a];
+    }
+    imp_const_out(I, 0, OT_FLOAT, x->ndim, x->shape, c);
+    return true;
+  }
+  if (x->c) return imp_unsupported(I, "a constant x with a scale computed at run time");
+  Val *in[3] = {imp_run_time_int(x) ? imp_int_as_f32(I, x) : x, along(I, s, x, axis, "x_scale"),
+                z ? along(I, z, x, axis, "x_zero_point") : NULL};
+  if (!in[1] || (z && !in[2])) return false;
+  return imp_ew(I, "dequantize", in, z ? 3 : 2, z ? "($0 - $2) * $1" : "$0 * $1");
+}
+
+/* DynamicQuantizeLinear (uint8): over the whole of x, lo = min(x, 0) and hi = max(x, 0);
+ * y_scale = (hi - lo) / 255 (1 when both are 0, as onnxruntime), y_zero_point =
+ * round(saturate(0 - lo / y_scale)), y = QuantizeLinear(x, y_scale, y_zero_point). */
+static bool op_dynamic_quantize(Imp *I) {
+  if (!imp_attrs_known(I, "")) return false;
+  Val *x = imp_in(I, 0);
+  if (!x) return imp_error(I, "input 1 (x) is missing");
+  if (x->dtype != OT_FLOAT) return imp_unsupported(I, "input 1 (x) of element type %s (float)", type_name(x->dtype));
+  int64_t one = 1;
+  if (x->c) {
+    float lo = 0, hi = 0;
+    for (int64_t i = 0; i < val_numel(x); i++) lo = fminf(lo, (float)x->c[i]), hi = fmaxf(hi, (float)x->c[i]);
+    float sc = hi == lo ? 1.0f : (hi - lo) / 255.0f, zp = nearbyintf(fminf(fmaxf(0.0f - lo / sc, 0), 255));
+    double *c = imp_vals(val_numel(x));
+    for (int64_t i = 0; i < val_numel(x); i++) c[i] = quantize1(x->c[i], sc, zp, OT_UINT8);
+    double *cs = imp_vals(1), *cz = imp_vals(1);
+    cs[0] = sc, cz[0] = zp;
+    if (I->node->n_output > 1 && *I->node->output[1]) imp_const_out(I, 1, OT_FLOAT, 0, &one, cs);
+    if (I->node->n_output > 2 && *I->node->output[2]) imp_const_out(I, 2, OT_UINT8, 0, &one, cz);
+    imp_const_out(I, 0, OT_UINT8, x->ndim, x->shape, c);
+    return true;
+  }
+  if (!(x = imp_float_in(I, 0))) return false;
+  /* P = [scale, zero point] */
+  const char *pn = imp_name(I, xprintf("%s_qparams", x->name));
+  char *rx = imp_idx("r", x->ndim);
+  const char *kp = imp_kernel(I, "dynamic_qparams", xprintf(
+      "(X: %s) -> Y: f32[2] {\n  tensor HI: f32[1]\n  tensor LO: f32[1]\n  tensor S: f32[1]\n"
+      "  HI[z] max= X[%s]\n  LO[z] min= X[%s]\n"
+      "  S[z] = max(HI[z], 0.0) == min(LO[z], 0.0) ? 1.0 : (max(HI[z], 0.0) - min(LO[z], 0.0)) / 255.0\n"
+      "  Y[q] = q == 0 ? S[0] : round(min(max(0.0 - min(LO[0], 0.0) / S[0], 0.0), 255.0))\n}",
+      imp_ty(x), rx, rx));
+  imp_call(I, pn, kp, imp_tensor(I, x));
+  Val *sz[2];
+  for (int k = 0; k < 2; k++) {
+    bool named = I->node->n_output > (size_t)k + 1 && *I->node->output[k + 1];
+    sz[k] = xalloc(sizeof(Val));
+    *sz[k] = (Val){.name = xprintf("%s_%s", x->name, k ? "zp" : "scale"), .dtype = k ? OT_UINT8 : OT_FLOAT, .ndim = 0,
+                   .fint = k == 1};
+    sz[k]->tex = named ? imp_name(I, I->node->output[k + 1]) : imp_name(I, sz[k]->name);
+    const char *kn = imp_kernel(I, k ? "qparam_zp" : "qparam_scale", xprintf("(P: f32[2]) -> Y: f32[1] {\n  Y[i] = P[%d]\n}", k));
+    imp_call(I, sz[k]->tex, kn, pn);
+    if (named) {
+      Val *o = imp_out(I, k + 1, sz[k]->dtype, 0, &one);
+      o->tex = sz[k]->tex;
+      o->fint = k == 1;
+    }
+  }
+  Val *in[3] = {x, sz[0], sz[1]};
+  return quantized(I, imp_ew(I, "quantize", in, 3, "min(max(round($0 / $1) + $2, 0.0), 255.0)"), OT_UINT8);
+}
+
+/* ---- integer products: MatMulInteger, QLinearMatMul --------------------------------- */
+
+/* Y = sum over k of (A - a_zero_point)(B - b_zero_point), numpy's matmul shapes, into a
+ * new i32 tensor (output 0 of the node); a_zero_point one value, b_zero_point one value or
+ * one per column. NULL: reported. */
+static Val *matmul_integer(Imp *I, Val *a, Val *za, Val *b, Val *zb) {
+  if (a->c && b->c) return imp_unsupported(I, "an integer product of constants"), NULL;
+  if (a->ndim < 1 || b->ndim < 1) return imp_error(I, "a scalar operand"), NULL;
+  int ra = a->ndim, rb = b->ndim;
+  int64_t k = a->shape[ra - 1], kb = rb == 1 ? b->shape[0] : b->shape[rb - 2], n = rb == 1 ? 1 : b->shape[rb - 1];
+  if (k != kb) return imp_error(I, "inner dimensions %lld and %lld differ", (long long)k, (long long)kb), NULL;
+  if (za && val_numel(za) != 1) return imp_unsupported(I, "a zero point of A with %lld values (one only: per tensor)", (long long)val_numel(za)), NULL;
+  if (zb && val_numel(zb) != 1 && !(zb->ndim == 1 && zb->shape[0] == n && rb > 1))
+    return imp_unsupported(I, "a zero point of B of shape [%s] (one value, or one per column: [%lld])", imp_dims_text(zb->shape, zb->ndim),
+                           (long long)n), NULL;
+  int64_t batch[HT_MAX_DIMS], os[HT_MAX_DIMS];
+  int nb = 0;
+  if (!imp_broadcast(I, a->shape, ra > 2 ? ra - 2 : 0, b->shape, rb > 2 ? rb - 2 : 0, batch, &nb)) return NULL;
+  int no = nb;
+  memcpy(os, batch, sizeof(int64_t) * (size_t)nb);
+  if (ra > 1) os[no++] = a->shape[ra - 2];
+  if (rb > 1) os[no++] = n;
+  if (!imp_shape_ok(I, os, no)) return NULL;
+  /* index names: batch b0.., rows i, columns j, reduction k */
+  char *lhs = xstrdup(""), *ia = xstrdup(""), *ib = xstrdup("");
+  for (int d = 0; d < nb; d++) lhs = xprintf("%s%sb%d", lhs, d ? ", " : "", d);
+  if (ra > 1) lhs = xprintf("%s%si", lhs, nb ? ", " : "");
+  if (rb > 1) lhs = xprintf("%s%sj", lhs, *lhs ? ", " : "");
+  if (!*lhs) lhs = xstrdup("z");
+  for (int d = 0; d < ra - 2; d++) {
+    int od = d + nb - (ra - 2);
+    ia = xprintf("%s%s", ia, a->shape[d] == 1 && batch[od] != 1 ? "0, " : xprintf("b%d, ", od));
+  }
+  for (int d = 0; d < rb - 2; d++) {
+    int od = d + nb - (rb - 2);
+    ib = xprintf("%s%s", ib, b->shape[d] == 1 && batch[od] != 1 ? "0, " : xprintf("b%d, ", od));
+  }
+  ia = xprintf("%s%sk", ia, ra > 1 ? "i, " : "");
+  ib = xprintf("%sk%s", ib, rb > 1 ? ", j" : "");
+  Ops o = {.params = xstrdup(""), .args = xstrdup("")};
+  char *ea = za ? xprintf("(i32(A[%s]) - %s)", ia, operand(I, &o, za, "0", true)) : xprintf("i32(A[%s])", ia);
+  char *eb = zb ? xprintf("(i32(B[%s]) - %s)", ib, operand(I, &o, zb, "j", true)) : xprintf("i32(B[%s])", ib);
+  Val *y = imp_net_out(I, 0, no, os);
+  y->dtype = OT_INT32;
+  const char *kn = imp_kernel(I, "matmul_integer", xprintf("(A: %s, B: %s%s) -> Y: %s {\n  Y[%s] += %s * %s where k in 0..%lld\n}",
+                                                         imp_ty(a), imp_ty(b), o.params, imp_ty(y), lhs, ea, eb, (long long)k));
+  const char *ta = imp_tensor(I, a), *tb = imp_tensor(I, b);
+  imp_call(I, y->tex, kn, xprintf("%s, %s%s", ta, tb, o.args));
+  return y;
+}
+
+static bool op_matmul_integer(Imp *I) {
+  if (!imp_attrs_known(I, "") || !imp_one_output(I)) return false;
+  bool bad = false;
+  Val *a = q_in(I, 0, "A", false), *b = a ? q_in(I, 1, "B", false) : NULL;
+  Val *za = b ? zp_in(I, 2, "a_zero_point", &bad, false) : NULL, *zb = b && !bad ? zp_in(I, 3, "b_zero_point", &bad, false) : NULL;
+  return b && !bad && matmul_integer(I, a, za, b, zb);
+}
+
+/* The requantization of i32 accumulator ACC (+ bias BIAS, i32, read at index BIDX) with
+ * multiplier (SA * SB) / SY (SB read at SBIDX) into output 0: round(f32(acc) * m) + zy,
+ * saturated to the type of ZY (uint8 when absent), as onnxruntime's requantizing output
+ * stage. */
+static bool requantize(Imp *I, Val *acc, Val *bias, const char *bidx, Val *sa, Val *sb, const char *sbidx, Val *sy, Val *zy) {
+  int dt = zy ? zy->dtype : OT_UINT8;
+  Ops o = {.params = xstrdup(""), .args = xstrdup("")};
+  char *ix = imp_idx("i", acc->ndim);
+  char *sum = xprintf("X[%s]", ix);
+  if (bias) {
+    /* int32 bias values beyond 2^24 do not fit f32 weights: as high and low parts */
+    bool big = false;
+    for (int64_t i = 0; bias->c && i < val_numel(bias); i++) big |= fabs(bias->c[i]) >= 16777216.0;
+    if (!big) sum = xprintf("%s + %s", sum, operand(I, &o, bias, bidx, true));
+    else {
+      Val *hl[2];
+      for (int h = 0; h < 2; h++) {
+        hl[h] = xalloc(sizeof(Val));
+        *hl[h] = *bias;
+        hl[h]->name = xprintf("%s_%s", bias->name, h ? "lo" : "hi");
+        hl[h]->tex = NULL, hl[h]->param = false;
+        hl[h]->c = imp_vals(val_numel(bias));
+        for (int64_t i = 0; i < val_numel(bias); i++) {
+          double hi = floor(bias->c[i] / 4096.0);
+          hl[h]->c[i] = h ? bias->c[i] - hi * 4096.0 : hi;
+        }
+      }
+      sum = xprintf("%s + %s * 4096 + %s", sum, operand(I, &o, hl[0], bidx, true), operand(I, &o, hl[1], bidx, true));
+    }
+  }
+  char *m = xprintf("((%s * %s) / %s)", operand(I, &o, sa, "0", false), operand(I, &o, sb, sbidx, false), operand(I, &o, sy, "0", false));
+  char *z = zy ? xprintf(" + %s", operand(I, &o, zy, "0", false)) : xstrdup("");
+  Val *y = imp_net_out(I, 0, acc->ndim, acc->shape);
+  y->dtype = dt;
+  y->fint = true;
+  const char *kn = imp_kernel(I, "requantize", xprintf("(X: %s%s) -> Y: %s {\n  Y[%s] = min(max(round(f32(%s) * %s)%s, %s), %s)\n}",
+                                                     imp_ty(acc), o.params, imp_ty(y), ix, sum, m, z, imp_flit(qlo(dt)), imp_flit(qhi(dt))));
+  imp_call(I, y->tex, kn, xprintf("%s%s", acc->tex, o.args));
+  return true;
+}
+
+/* The scales and zero points of a QLinear node: inputs SA (and ZA = SA + 1) for A, SB / ZB
+ * for B, SY / ZY for the output. false: reported. */
+static bool qlinear_params(Imp *I, int ia, int ib, int iy, Val **s, Val **z) {
+  int at[3] = {ia, ib, iy};
+  static const char *const sn[3] = {"a_scale", "b_scale", "y_scale"}, *const zn[3] = {"a_zero_point", "b_zero_point", "y_zero_point"};
+  bool bad = false;
+  for (int k = 0; k < 3; k++) {
+    if (!(s[k] = scale_in(I, at[k] + 1, sn[k]))) return false;
+    z[k] = zp_in(I, at[k] + 2, zn[k], &bad, false);
+    if (bad) return false;
+    if (z[k] && val_numel(z[k]) != val_numel(s[k]))
+      return imp_error(I, "%s has %lld values, %s %lld", zn[k], (long long)val_numel(z[k]), sn[k], (long long)val_numel(s[k]));
+    if (k != 1 && val_numel(s[k]) != 1) return imp_unsupported(I, "%s of %lld values (one only: per tensor)", sn[k], (long long)val_numel(s[k]));
+  }
+  return true;
+}
+
+/* QLinearMatMul: MatMulInteger's accumulator requantized (b's scale per tensor or per
+ * column). */
+static bool op_qlinear_matmul(Imp *I) {
+  if (!imp_attrs_known(I, "") || !imp_one_output(I)) return false;
+  Val *a = q_in(I, 0, "a", false), *b = a ? q_in(I, 3, "b", false) : NULL, *s[3], *z[3];
+  if (!b || !qlinear_params(I, 0, 3, 5, s, z)) return false;
+  int64_t n = b->ndim > 1 ? b->shape[b->ndim - 1] : 1;
+  if (val_numel(s[1]) != 1 && !(s[1]->ndim == 1 && s[1]->shape[0] == n && b->ndim > 1))
+    return imp_unsupported(I, "b_scale of %lld values (one, or one per column: %lld)", (long long)val_numel(s[1]), (long long)n);
+  Val *acc = matmul_integer(I, a, z[0], b, z[1]);
+  return acc && requantize(I, acc, NULL, NULL, s[0], s[1], xprintf("i%d", acc->ndim - 1), s[2], z[2]);
+}
+
+/* ---- integer convolutions: ConvInteger, QLinearConv --------------------------------- */
+
+/* A 2-D convolution (NCHW) of X by W (OIHW) over integers: sum of (x - xz)(w - wz), the
+ * padding contributing 0, into a new i32 tensor (output 0); WZ one value or one per output
+ * channel. NULL: reported. */
+static Val *conv_integer(Imp *I, Val *x, Val *xz, Val *w, Val *wz) {
+  if (x->ndim != 4 || w->ndim != 4) return imp_unsupported(I, "a %d-D integer convolution (2-D only)", x->ndim - 2), NULL;
+  if (x->c) return imp_unsupported(I, "a constant input"), NULL;
+  const char *ap = imp_attr_s(I, "auto_pad", "NOTSET");
+  if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) return imp_unsupported(I, "auto_pad %s in an integer convolution (pads only)", ap), NULL;
+  int64_t s[3] = {1, 1}, d[3] = {1, 1}, p[5] = {0}, ks[3] = {0, 0}, g = imp_attr_i(I, "group", 1);
+  int ns = imp_attr_ints(I, "strides", s, 3), nd = imp_attr_ints(I, "dilations", d, 3), np = imp_attr_ints(I, "pads", p, 5);
+  if ((ns >= 0 && ns != 2) || (nd >= 0 && nd != 2) || (np >= 0 && np != 4))
+    return imp_unsupported(I, "strides, dilations or pads not of a 2-D convolution"), NULL;
+  if (!strcmp(ap, "VALID")) memset(p, 0, sizeof p);
+  int nks = imp_attr_ints(I, "kernel_shape", ks, 3);
+  if (nks >= 0 && (nks != 2 || ks[0] != w->shape[2] || ks[1] != w->shape[3])) return imp_error(I, "kernel_shape is not the filter's spatial shape"), NULL;
+  if (s[0] < 1 || s[1] < 1 || d[0] < 1 || d[1] < 1 || p[0] < 0 || p[1] < 0 || p[2] < 0 || p[3] < 0)
+    return imp_error(I, "strides and dilations must be positive, pads not negative"), NULL;
+  int64_t c = x->shape[1], m = w->shape[0], cg = w->shape[1];
+  if (g < 1 || c % g || m % g || cg * g != c)
+    return imp_error(I, "group %lld does not fit %lld input channels and a filter of %lld", (long long)g, (long long)c, (long long)cg), NULL;
+  if (xz && val_numel(xz) != 1) return imp_unsupported(I, "a zero point of x with %lld values (one only)", (long long)val_numel(xz)), NULL;
+  if (wz && val_numel(wz) != 1 && !(wz->ndim == 1 && wz->shape[0] == m))
+    return imp_error(I, "the filter's zero point has %lld values (one, or one per output channel: %lld)", (long long)val_numel(wz), (long long)m), NULL;
+  int64_t os[4] = {x->shape[0], m};
+  char *guard = xstrdup(""), *at[2];
+  const char *ov[2] = {"y", "x"}, *rv[2] = {"ry", "rx"};
+  for (int i = 0; i < 2; i++) {
+    int64_t in = x->shape[2 + i], span = in + p[i] + p[i + 2] - ((w->shape[2 + i] - 1) * d[i] + 1);
+    if (span < 0) return imp_error(I, "the output would be empty"), NULL;
+    os[2 + i] = span / s[i] + 1;
+    at[i] = xprintf("%s * %lld + %s * %lld - %lld", ov[i], (long long)s[i], rv[i], (long long)d[i], (long long)p[i]);
+    if (p[i] || p[i + 2])
+      guard = xprintf("%s%s%s >= 0 && %s < %lld", guard, *guard ? " && " : "", at[i], at[i], (long long)in);
+  }
+  if (!imp_shape_ok(I, os, 4)) return NULL;
+  Ops o = {.params = xstrdup(""), .args = xstrdup("")};
+  const char *ci = g == 1 ? "c" : xprintf("m / %lld * %lld + c", (long long)(m / g), (long long)cg);
+  char *ex = xprintf("i32(X[n, %s, %s, %s])", ci, at[0], at[1]);
+  if (xz) ex = xprintf("(%s - %s)", ex, operand(I, &o, xz, "0", true));
+  if (*guard) ex = xprintf("(%s ? %s : 0)", guard, ex);
+  char *ew = xprintf("i32(W[m, c, ry, rx])");
+  if (wz) ew = xprintf("(%s - %s)", ew, operand(I, &o, wz, "m", true));
+  Val *y = imp_net_out(I, 0, 4, os);
+  y->dtype = OT_INT32;
+  const char *kn = imp_kernel(I, "conv_integer", xprintf("(X: %s, W: %s%s) -> Y: %s {\n  Y[n, m, y, x] += %s * %s where c in 0..%lld, ry in 0..%lld, rx in 0..%lld\n}",
+                                                       imp_ty(x), imp_ty(w), o.params, imp_ty(y), ex, ew, (long long)cg,
+                                                       (long long)w->shape[2], (long long)w->shape[3]));
+  const char *tx = imp_tensor(I, x), *tw = imp_tensor(I, w);
+  imp_call(I, y->tex, kn, xprintf("%s, %s%s", tx, tw, o.args));
+  return y;
+}
+
+static const char *const conv_attrs = "auto_pad,dilations,group,kernel_shape,pads,strides";
+
+static bool op_conv_integer(Imp *I) {
+  if (!imp_attrs_known(I, conv_attrs) || !imp_one_output(I)) return false;
+  bool bad = false;
+  Val *x = q_in(I, 0, "x", false), *w = x ? q_in(I, 1, "w", false) : NULL;
+  Val *xz = w ? zp_in(I, 2, "x_zero_point", &bad, false) : NULL, *wz = w && !bad ? zp_in(I, 3, "w_zero_point", &bad, false) : NULL;
+  return w && !bad && conv_integer(I, x, xz, w, wz);
+}
+
+/* QLinearConv: ConvInteger's accumulator plus the int32 bias B, requantized (w's scale per
+ * tensor or per output channel). */
+static bool op_qlinear_conv(Imp *I) {
+  if (!imp_attrs_known(I, conv_attrs) || !imp_one_output(I)) return false;
+  Val *x = q_in(I, 0, "x", false), *w = x ? q_in(I, 3, "w", false) : NULL, *s[3], *z[3], *b = imp_in(I, 8);
+  if (!w || !qlinear_params(I, 0, 3, 5, s, z)) return false;
+  if (b && (b->dtype != OT_INT32 || b->ndim != 1 || b->shape[0] != w->shape[0]))
+    return imp_error(I, "the bias B is not int32 [%lld]", (long long)w->shape[0]);
+  if (val_numel(s[1]) != 1 && !(s[1]->ndim == 1 && s[1]->shape[0] == w->shape[0]))
+    return imp_error(I, "w_scale has %lld values (one, or one per output channel: %lld)", (long long)val_numel(s[1]), (long long)w->shape[0]);
+  Val *acc = conv_integer(I, x, z[0], w, z[1]);
+  return acc && requantize(I, acc, b, "i1", s[0], s[1], "i1", s[2], z[2]);
+}
+
+/* Node I->node if OP is one of this file's operators: 1 or 0 (reported), else -1. */
+int onnx_quant_op(Imp *I, const char *op) {
+  if (!strcmp(op, "QuantizeLinear")) return op_quantize(I);
+  if (!strcmp(op, "DequantizeLinear")) return op_dequantize(I);
+  if (!strcmp(op, "DynamicQuantizeLinear")) return op_dynamic_quantize(I);
+  if (!strcmp(op, "MatMulInteger")) return op_matmul_integer(I);
+  if (!strcmp(op, "ConvInteger")) return op_conv_integer(I);
+  if (!strcmp(op, "QLinearMatMul")) return op_qlinear_matmul(I);
+  if (!strcmp(op, "QLinearConv")) return op_qlinear_conv(I);
+  return -1;
+}
