@@ -598,7 +598,52 @@ static void pad_root(char **s, const Op *pad, int lanes) {
   }
 }
 
+/* A kernel with less work than this runs on one thread: handing it to the pool (waking
+ * the workers, their chunks' claims, waiting for the last) costs about a microsecond,
+ * more than 64 K multiply-adds take on one core. An unrolled LSTM's cells (256 x 4
+ * gates) and slices made its run 1.3x slower in parallel (bench/RESULTS.md, 2026-11-28). */
+#define SERIAL_WORK 65536.0
+
+/* The work of K in multiply-adds: each stage's output elements times its reductions'
+ * extents, an elementwise stage's elements counted 16 times (its arithmetic per element,
+ * a transcendental function's polynomial, against one vector lane of a product's FMA). */
+static double kernel_work(const Kernel *k) {
+  double w = 0;
+  for (int i = 0; i < k->nops; i++) {
+    const Op *op = k->ops[i];
+    double e = op->nred ? 1 : 16;
+    int64_t v;
+    for (int d = 0; d < op->ndim; d++) e *= extent(op, d) ? (double)extent(op, d) : 1;
+    for (int r = 0; r < op->nred; r++) e *= ir_is_const(op->rext[r], &v) ? (double)v : 1;
+    w += e;
+  }
+  return w;
+}
+
+/* STEPS without their parallel loops. */
+static char *serial(const char *steps) {
+  char *s = xstrdup("");
+  for (const char *p = steps; *p;) {
+    const char *nl = strchr(p, '\n');
+    size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
+    if (strncmp(p, "parallel(", 9) != 0) s = xprintf("%s%.*s", s, (int)len, p);
+    p += len;
+  }
+  return s;
+}
+
+static char *default_steps(Kernel *k);
+
+bool net_threads_pay(const Kernel *k) {
+  return kernel_work(k) >= SERIAL_WORK;
+}
+
 char *net_default_steps(Kernel *k) {
+  char *s = default_steps(k);
+  return s && !net_threads_pay(k) ? serial(s) : s;
+}
+
+static char *default_steps(Kernel *k) {
   if (k->noutputs != 1 || !k->outputs[0]->op) return NULL;
   char *wp = winograd_product_steps(k);
   if (wp) return wp;

@@ -147,9 +147,13 @@ const char *net_task_record_text(const Network *n, int task, const Options *o, c
 
 /* network_sched.c */
 /* The untuned CPU schedule of a network task as step text (one step a line): elementwise
- * stages inlined, the output tiled and parallel, the reduction computed per tile; NULL
- * when the kernel is not of that form (the default schedule applies). */
+ * stages inlined, the output tiled and parallel (when net_threads_pay), the reduction
+ * computed per tile; NULL when the kernel is not of that form (the default schedule
+ * applies). */
 char *net_default_steps(Kernel *k);
+/* Is K's work worth the thread pool (about 64 K multiply-adds), or does it run on one
+ * thread? */
+bool net_threads_pay(const Kernel *k);
 /* The block B in which a call with output OUT (C channels innermost) reads its weights
  * packed, [KH, KW, CI, C] as [C / B, KH, KW, CI, B] or [K, C] as [C / B, K, B]: the
  * channels of the default register tile of OUT (its rows on the same axis, whole vectors of

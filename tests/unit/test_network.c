@@ -231,7 +231,8 @@ static bool default_matches(NetGroup *g, const char **why) {
   int64_t n = ir_buffer_numel(f->params[f->nparams - 1], f, NULL);
   for (int64_t i = 0; i < n; i++)
     if (fabsf(a[i] - b[i]) > 1e-4f * (1 + fabsf(b[i]))) return false;
-  return strstr(text, "parallel(") && strstr(text, "vectorize(");
+  *why = net_threads_pay(g->kernel) ? "no parallel loop or no vector" : "a parallel loop for too little work, or no vector";
+  return (strstr(text, "parallel(") != NULL) == net_threads_pay(g->kernel) && strstr(text, "vectorize(");
 }
 
 static void test_default_schedule(void) {
@@ -257,8 +258,12 @@ static void test_default_schedule(void) {
   for (int k = 0; k < 5 && k < nrun; k++) {
     const char *why = "";
     bool ok = default_matches(run[k], &why);
-    check(xprintf("default: %s: parallel, vectorized, same values%s%s", names[k], ok ? "" : ": ", ok ? "" : why), ok);
+    check(xprintf("default: %s: parallel where it pays, vectorized, same values%s%s", names[k], ok ? "" : ": ", ok ? "" : why), ok);
   }
+  /* 14 x 14 x 16 outputs of 72 multiply-adds each: threads; a [1, 64] x [64, 16] dense: one */
+  check("default: threads for conv + bn + relu (225 K multiply-adds), one thread for the 1 K of the dense",
+        nrun >= 5 && net_threads_pay(run[0]->kernel) && strstr(net_default_steps(run[0]->kernel), "parallel(") &&
+            !net_threads_pay(run[4]->kernel) && !strstr(net_default_steps(run[4]->kernel), "parallel("));
   const char *text = nrun > 2 ? net_default_steps(run[2]->kernel) : NULL;
   check("default: channel tiles outermost when the weights are larger",
         text && strstr(text, "reorder(out.n, out_c0, out.y"));
@@ -269,7 +274,7 @@ static void test_default_schedule(void) {
         text && (strstr(text, "reorder(out.n, out.h, out_w0, out_c0") || strstr(text, "reorder(out.n, out_h0, out_w0, out_c0")));
   const char *why = "";
   bool ok = nrun == 6 && default_matches(run[5], &why);
-  check(xprintf("default: softmax (two reductions, row-wise): parallel, vectorized, same values%s%s", ok ? "" : ": ",
+  check(xprintf("default: softmax (two reductions, row-wise): parallel where it pays, vectorized, same values%s%s", ok ? "" : ": ",
                 ok ? "" : why), ok);
   text = nrun == 6 ? net_default_steps(run[5]->kernel) : NULL;
   check("default: softmax's stages computed at its row loop", text && strstr(text, "compute_at("));
@@ -303,7 +308,7 @@ static void test_default_products(void) {
       check("products: [K, N] weights of 64 channels packed into panels, once at load", folded == 1);
     const char *text = g ? net_default_steps(g->kernel) : NULL, *why = "no network";
     bool ok = g && default_matches(g, &why);
-    check(xprintf("products: %s: parallel, vectorized, same values%s%s", what[i], ok ? "" : ": ", ok ? "" : why), ok);
+    check(xprintf("products: %s: parallel where it pays, vectorized, same values%s%s", what[i], ok ? "" : ": ", ok ? "" : why), ok);
     if (getenv("TEST_VERBOSE") && text) printf("%s", text);
     if (i == 0) /* the row tile on S (the axis before the channels is 1) */
       check("products: [S, 1, K] x [K, N] tiles rows of S", text && strstr(text, "_w0, ") && strstr(text, ".s, "));
