@@ -27,19 +27,22 @@ static bool overlap(const Lives *v, int i, int j) {
 }
 
 /* The offset of tensor T among the tensors placed in OFF (-1: not yet) whose lives overlap
- * its own: the start of the smallest gap that fits (gaps start at 0 or just above a
- * block), else the top. */
-static int64_t place(const Lives *v, const int64_t *off, int t) {
-  int nt = v->n->ntensors;
+ * its own (gathered first into NEAR, scratch of ntensors: a network of thousands of
+ * short-lived tensors, an unrolled recurrent layer's, has few at each): the start of the
+ * smallest gap that fits (gaps start at 0 or just above a block), else the top. */
+static int64_t place(const Lives *v, const int64_t *off, int t, int *near) {
+  int nt = v->n->ntensors, m = 0;
   int64_t best = -1, best_gap = 0, top = 0, size = v->bytes[t];
   for (int j = 0; j < nt; j++)
-    if (off[j] >= 0 && overlap(v, t, j) && off[j] + v->bytes[j] > top) top = off[j] + v->bytes[j];
-  for (int i = -1; i < nt; i++) {
-    if (i >= 0 && !(off[i] >= 0 && overlap(v, t, i))) continue;
-    int64_t at = i < 0 ? 0 : off[i] + v->bytes[i], ceil = top;
+    if (off[j] >= 0 && overlap(v, t, j)) {
+      near[m++] = j;
+      if (off[j] + v->bytes[j] > top) top = off[j] + v->bytes[j];
+    }
+  for (int i = -1; i < m; i++) {
+    int64_t at = i < 0 ? 0 : off[near[i]] + v->bytes[near[i]], ceil = top;
     bool clash = at >= top;
-    for (int j = 0; j < nt && !clash; j++) {
-      if (!(off[j] >= 0 && overlap(v, t, j))) continue;
+    for (int k = 0; k < m && !clash; k++) {
+      int j = near[k];
       if (off[j] < at + size && at < off[j] + v->bytes[j]) clash = true;
       else if (off[j] >= at + size && off[j] < ceil) ceil = off[j];
     }
@@ -51,10 +54,11 @@ static int64_t place(const Lives *v, const int64_t *off, int t) {
 /* Place the tensors in ORDER (NORDER of them) into OFF; the arena's size. */
 static int64_t place_all(const Lives *v, const int *order, int norder, int64_t *off) {
   int64_t arena = 0;
+  int *near = xalloc(sizeof(int) * (size_t)(v->n->ntensors + 1));
   for (int i = 0; i < v->n->ntensors; i++) off[i] = -1;
   for (int k = 0; k < norder; k++) {
     int t = order[k];
-    off[t] = place(v, off, t);
+    off[t] = place(v, off, t, near);
     if (off[t] + v->bytes[t] > arena) arena = off[t] + v->bytes[t];
   }
   return arena;

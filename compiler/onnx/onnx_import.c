@@ -163,6 +163,27 @@ static bool keyword(const char *s) {
   return false;
 }
 
+/* The slot of NAME in I's hash set of names, or the free slot where it would go. */
+static size_t name_slot(const Imp *I, const char *name) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (const char *p = name; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+  size_t i = (size_t)h & (I->name_cap - 1);
+  while (I->name_set[i] && strcmp(I->name_set[i], name) != 0) i = (i + 1) & (I->name_cap - 1);
+  return i;
+}
+
+static void name_add(Imp *I, const char *name) {
+  if (2 * (size_t)(I->names.len + 1) > I->name_cap) { /* grow to keep it at most half full */
+    size_t cap = I->name_cap ? 2 * I->name_cap : 256;
+    I->name_set = xalloc(sizeof(char *) * cap);
+    memset(I->name_set, 0, sizeof(char *) * cap);
+    I->name_cap = cap;
+    for (int i = 0; i < I->names.len; i++) I->name_set[name_slot(I, VEC_AT(I->names, i))] = VEC_AT(I->names, i);
+  }
+  I->name_set[name_slot(I, name)] = name;
+  vec_push(&I->names, (void *)name);
+}
+
 const char *imp_name(Imp *I, const char *hint) {
   char *s = xstrdup(hint && *hint ? hint : "t");
   for (char *p = s; *p; p++)
@@ -170,13 +191,8 @@ const char *imp_name(Imp *I, const char *hint) {
   if (*s >= '0' && *s <= '9') s = xprintf("t%s", s);
   if (keyword(s)) s = xprintf("%s_", s);
   const char *name = s;
-  for (int k = 2;; k++) {
-    bool used = false;
-    for (int i = 0; i < I->names.len && !used; i++) used = strcmp(VEC_AT(I->names, i), name) == 0;
-    if (!used) break;
-    name = xprintf("%s_%d", s, k);
-  }
-  vec_push(&I->names, (void *)name);
+  for (int k = 2; I->name_cap && I->name_set[name_slot(I, name)]; k++) name = xprintf("%s_%d", s, k);
+  name_add(I, name);
   return name;
 }
 
@@ -264,7 +280,16 @@ const char *imp_kernel(Imp *I, const char *base, const char *text) {
 }
 
 void imp_call(Imp *I, const char *out, const char *op, const char *args) {
-  I->body = xprintf("%s  %s = %s(%s)\n", I->body, out, op, args);
+  char *line = xprintf("  %s = %s(%s)\n", out, op, args);
+  size_t n = strlen(line);
+  if (I->body_len + n + 1 > I->body_cap) { /* doubled: a model of thousands of calls */
+    size_t cap = 2 * (I->body_len + n + 1) + 4096;
+    char *b = xalloc(cap);
+    memcpy(b, I->body, I->body_len + 1);
+    I->body = b, I->body_cap = cap;
+  }
+  memcpy(I->body + I->body_len, line, n + 1);
+  I->body_len += n;
 }
 
 /* ---- checks ---------------------------------------------------------------------- */

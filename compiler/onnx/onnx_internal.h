@@ -41,11 +41,14 @@ typedef struct Imp {
   int opset;
   Vec vals;               /* Val*, searched by name */
   const Onnx__NodeProto *node; /* the node being imported (errors name it) */
-  char *body;             /* the network's calls */
+  char *body;             /* the network's calls (BODY_LEN bytes of BODY_CAP) */
+  size_t body_len, body_cap;
   char *kernels;          /* kernels the file defines (shapes of this model) */
   Vec ktext, kname;       /* their texts and names, to define each once */
   char *params;           /* the header's weight parameters */
-  Vec names;              /* network names in use */
+  Vec names;              /* network names in use, in order */
+  const char **name_set;  /* the same, hashed (open addressing; NULL: free slot) */
+  size_t name_cap;
   WeightSet weights;
   int ninputs;
   Define *defs;           /* -D values of symbolic dimensions */

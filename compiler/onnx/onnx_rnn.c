@@ -4,7 +4,8 @@
  * state's product by R and the cell's elementwise kernels, and at the end the outputs
  * stacked. Every step runs the same kernels (one task each, whatever the length); the
  * steps' rows of the projection are cut out by halvings and the outputs stacked by
- * pairings, so that T steps make about 4 log2 T distinct small kernels, not T.
+ * pairings (walk_steps), so that T steps make about 4 log2 T distinct small kernels, not
+ * T, and no value lives more than O(log T) steps.
  * sequence_lens (a constant) masks each batch row's steps past its length: its state
  * stays, its output rows are zero. onnx_rnn_op is the entry from the table.
  */
@@ -167,23 +168,9 @@ static Val *rows(Imp *I, Rnn *R, Val *x, int64_t off, int64_t n) {
               off ? xprintf("Y[i0, i1] = X[i0 + %lld, i1]", (long long)off) : xstrdup("Y[i0, i1] = X[i0, i1]"), NULL);
 }
 
-/* The steps T0..T0+N of XW ([N * B, cols], rows in step order) into OUT[t0..): halvings,
- * so that equal lengths share their kernels. */
-static void split_steps(Imp *I, Rnn *R, Val *xw, int64_t t0, int64_t n, Val **out) {
-  if (n == 1) {
-    out[t0] = xw;
-    return;
-  }
-  int64_t n1 = n / 2;
-  split_steps(I, R, rows(I, R, xw, 0, n1 * R->B), t0, n1, out);
-  split_steps(I, R, rows(I, R, xw, n1 * R->B, (n - n1) * R->B), t0 + n1, n - n1, out);
-}
-
-/* PARTS[0..N) ([B, H] each, in step order) stacked: [N * B, H], by pairings. */
-static Val *stack_steps(Imp *I, Rnn *R, Val **parts, int64_t n) {
-  if (n == 1) return parts[0];
-  int64_t n1 = n / 2;
-  Val *a = stack_steps(I, R, parts, n1), *b = stack_steps(I, R, parts + n1, n - n1);
+/* A and B ([m * B, H] each: the outputs of consecutive runs of steps, A's first)
+ * stacked. */
+static Val *stack2(Imp *I, Rnn *R, Val *a, Val *b) {
   int64_t split = a->shape[0], os[2] = {a->shape[0] + b->shape[0], a->shape[1]};
   Call c = {0};
   call_arg(I, &c, "A", a);
@@ -340,6 +327,71 @@ static Val *cell(Imp *I, Rnn *R, const Step *st, Val **c_out) {
   if (st->mask) call_arg(I, &c, "M", st->mask);
   char *hnew = st->hp ? xprintf("(1.0 - %s) * %s + %s * HP[i0, i1]", z, hc, z) : xprintf("(1.0 - %s) * %s", z, hc);
   return emit(I, &c, "gru_cell", hint, 2, os, xprintf("Y[i0, i1] = %s", masked(R, hnew, hold)), NULL);
+}
+
+/* ---- a direction's walk over the steps ---------------------------------------------------- */
+
+/* One direction's pass: its steps in order (reverse: from the last), each step's rows of
+ * the projection cut out by halvings on the way down a tree of ranges, depth first, and
+ * its outputs stacked as they come, runs of equal length paired (a binary counter). So a
+ * step's slice is made just before it and every value lives O(log T) steps: with all
+ * slices made first, an unrolled sequence of 1000 steps kept 1000 of them alive and the
+ * arena's placement, quadratic in the live tensors, took seconds. */
+typedef struct {
+  Rnn *R;
+  Step st;
+  bool rev, want_y;
+  Val **masks;       /* per step, or NULL */
+  Val *runs[64];     /* the stacked outputs of runs of steps, oldest first */
+  int64_t len[64];   /* their lengths in steps */
+  int nruns;
+} Walk;
+
+/* Stack the newest two runs, in step order. */
+static void merge_runs(Imp *I, Walk *w) {
+  Val *older = w->runs[w->nruns - 2], *newer = w->runs[w->nruns - 1];
+  w->runs[w->nruns - 2] = w->rev ? stack2(I, w->R, newer, older) : stack2(I, w->R, older, newer);
+  w->len[w->nruns - 2] += w->len[w->nruns - 1];
+  w->nruns--;
+}
+
+static void run_step(Imp *I, Walk *w, int64_t s, Val *xs) {
+  Rnn *R = w->R;
+  w->st.s = s;
+  w->st.xs = xs;
+  w->st.mask = w->masks ? w->masks[s] : NULL;
+  Val *c = NULL, *h = cell(I, R, &w->st, &c);
+  w->st.hp = h;
+  w->st.cp = c;
+  if (!w->want_y) return;
+  Val *y = h;
+  if (w->masks) { /* the output row: zero past the length */
+    Call mc = {0};
+    call_arg(I, &mc, "HS", h);
+    call_arg(I, &mc, "M", w->masks[s]);
+    int64_t os[2] = {R->B, R->H};
+    y = emit(I, &mc, "rnn_out", xprintf("%s_y%lld_%lld", R->prefix, (long long)w->st.d, (long long)s), 2, os,
+             "Y[i0, i1] = M[i0] != 0.0 ? HS[i0, i1] : 0.0", NULL);
+  }
+  w->runs[w->nruns] = y;
+  w->len[w->nruns++] = 1;
+  while (w->nruns >= 2 && w->len[w->nruns - 1] == w->len[w->nruns - 2]) merge_runs(I, w);
+}
+
+/* Steps T0..T0+N, whose projection is XW ([N * B, cols], rows in step order). */
+static void walk_steps(Imp *I, Walk *w, Val *xw, int64_t t0, int64_t n) {
+  if (n == 1) {
+    run_step(I, w, t0, xw);
+    return;
+  }
+  int64_t n1 = n / 2, b = w->R->B;
+  if (!w->rev) {
+    walk_steps(I, w, rows(I, w->R, xw, 0, n1 * b), t0, n1);
+    walk_steps(I, w, rows(I, w->R, xw, n1 * b, (n - n1) * b), t0 + n1, n - n1);
+  } else {
+    walk_steps(I, w, rows(I, w->R, xw, n1 * b, (n - n1) * b), t0 + n1, n - n1);
+    walk_steps(I, w, rows(I, w->R, xw, 0, n1 * b), t0, n1);
+  }
 }
 
 /* ---- the node ---------------------------------------------------------------------------- */
@@ -502,38 +554,18 @@ static bool rnn(Imp *I, const char *op) {
     }
   }
   bool want_y = o0 != NULL;
-  Val *last_h[2], *last_c[2], **ys[2];
+  Val *last_h[2], *last_c[2], *sd[2];
   for (int64_t d = 0; d < R.D; d++) {
-    bool rev = reverse || d == 1;
-    Val **xs = xalloc(sizeof(Val *) * (size_t)R.T);
-    split_steps(I, &R, projection(I, &R, x2, d), 0, R.T, xs);
-    ys[d] = xalloc(sizeof(Val *) * (size_t)R.T);
-    Step st = {.d = d};
-    st.hp = R.h0 && !all_zero(R.h0) ? direction_of(I, &R, R.h0, d, "h0_") : NULL;
-    st.cp = R.c0 && !all_zero(R.c0) ? direction_of(I, &R, R.c0, d, "c0_") : NULL;
-    for (int64_t k = 0; k < R.T; k++) {
-      st.s = rev ? R.T - 1 - k : k;
-      st.xs = xs[st.s];
-      st.mask = masks ? masks[st.s] : NULL;
-      Val *c = NULL, *h = cell(I, &R, &st, &c);
-      if (want_y && masks) { /* the output row: zero past the length */
-        Call mc = {0};
-        call_arg(I, &mc, "HS", h);
-        call_arg(I, &mc, "M", masks[st.s]);
-        int64_t os[2] = {R.B, R.H};
-        ys[d][st.s] = emit(I, &mc, "rnn_out", xprintf("%s_y", R.prefix), 2, os, "Y[i0, i1] = M[i0] != 0.0 ? HS[i0, i1] : 0.0", NULL);
-      } else {
-        ys[d][st.s] = h;
-      }
-      st.hp = h;
-      st.cp = c;
-    }
-    last_h[d] = st.hp;
-    last_c[d] = st.cp;
+    Walk w = {.R = &R, .st = {.d = d}, .rev = reverse || d == 1, .want_y = want_y, .masks = masks};
+    w.st.hp = R.h0 && !all_zero(R.h0) ? direction_of(I, &R, R.h0, d, "h0_") : NULL;
+    w.st.cp = R.c0 && !all_zero(R.c0) ? direction_of(I, &R, R.c0, d, "c0_") : NULL;
+    walk_steps(I, &w, projection(I, &R, x2, d), 0, R.T);
+    while (w.nruns > 1) merge_runs(I, &w);
+    sd[d] = w.runs[0];
+    last_h[d] = w.st.hp;
+    last_c[d] = w.st.cp;
   }
   if (want_y) { /* Y: [T, D, B, H] or [B, T, D, H] */
-    Val *sd[2];
-    for (int64_t d = 0; d < R.D; d++) sd[d] = stack_steps(I, &R, ys[d], R.T);
     int64_t os[4] = {R.T, R.D, R.B, R.H};
     if (R.batch_first) os[0] = R.B, os[1] = R.T, os[2] = R.D;
     Val *o = imp_net_out(I, 0, 4, os);
