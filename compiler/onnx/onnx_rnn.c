@@ -466,7 +466,9 @@ static bool check_shapes(Imp *I, Rnn *R) {
   return true;
 }
 
-/* sequence_lens: NULL when absent or every row runs T steps; lengths outside 0..T refused. */
+/* sequence_lens: NULL when absent or every row runs T steps; lengths outside 1..T refused
+ * (an empty sequence's final state is zero in onnxruntime, its initial state by the
+ * spec's equations: not guessed). */
 static bool read_lens(Imp *I, Rnn *R) {
   if (!imp_in(I, 4)) return true;
   Val *l = imp_const_in(I, 4, "sequence_lens");
@@ -474,8 +476,9 @@ static bool read_lens(Imp *I, Rnn *R) {
   if (l->ndim != 1 || l->shape[0] != R->B) return imp_error(I, "sequence_lens is %s, expected [%lld]", imp_ty(l), (long long)R->B);
   bool all = true;
   for (int64_t b = 0; b < R->B; b++) {
+    if (l->c[b] == 0) return imp_unsupported(I, "sequence_lens[%lld] is 0 (an empty sequence)", (long long)b);
     if (l->c[b] < 0 || l->c[b] > R->T)
-      return imp_error(I, "sequence_lens[%lld] is %g, outside 0..%lld", (long long)b, l->c[b], (long long)R->T);
+      return imp_error(I, "sequence_lens[%lld] is %g, outside 1..%lld", (long long)b, l->c[b], (long long)R->T);
     all &= l->c[b] == R->T;
   }
   if (all) return true;

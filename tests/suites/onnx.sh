@@ -156,6 +156,20 @@ expect_all "block = Python reference" "$B/block.onnx" --input "$B/block_x.npy" -
 for m in layout_ops pad_old resize upsample einsum_cumsum masks scatter scatter_const conv1d conv3d pool3d convtr1d convtr3d; do
   expect_all "$m = Python reference" "$B/$m.onnx" --input "$B/${m}_x.npy" --expect "$B/${m}_ref.npy"
 done
+# LSTM, GRU and RNN, unrolled at import (onnx_rnn.c), against make_models.py's rnn_ref: a
+# bidirectional LSTM with peepholes, initial states and sequence_lens of 5, 2 and 4 of 5
+# steps (Y, Y_h, Y_c); on one batch-first input a GRU (linear_before_reset 0, clip), a
+# bidirectional GRU (linear_before_reset 1) and a reverse RNN of LeakyRelu
+expect_all "LSTM: both directions, peepholes, sequence_lens = Python reference" "$B/lstm_seq.onnx" --input "$B/lstm_seq_x.npy" \
+  --expect "$B/lstm_seq_y.npy" --expect "$B/lstm_seq_yh.npy" --expect "$B/lstm_seq_yc.npy"
+expect_all "GRU (both resets, clip) and RNN (LeakyRelu), batch first = Python reference" "$B/gru_rnn.onnx" \
+  --input "$B/gru_rnn_x.npy" --expect "$B/gru_rnn_y1.npy" --expect "$B/gru_rnn_yh1.npy" --expect "$B/gru_rnn_yh2.npy" \
+  --expect "$B/gru_rnn_yh3.npy"
+expect_error "RNN: a length beyond the sequence" "rnn_lens.onnx: node 'rnn' (RNN): sequence_lens\[1\] is 7, outside 1..6" "$TEXC" import "$B/rnn_lens.onnx"
+expect_error "RNN: an empty sequence" "node 'rnn' (RNN): not supported: sequence_lens\[0\] is 0 (an empty sequence)" "$TEXC" import "$B/rnn_lens0.onnx"
+expect_error "RNN: two activations for one" "node 'rnn' (RNN): 2 activations (1 for 1 direction)" "$TEXC" import "$B/rnn_acts.onnx"
+expect_error "RNN: Affine without alpha" "node 'rnn' (RNN): not supported: activation 'affine' without its activation_alpha and activation_beta" "$TEXC" import "$B/rnn_affine.onnx"
+expect_error "RNN: W of the wrong shape" "node 'rnn' (RNN): W is f32\[1, 4, 4\], expected f32\[1, 4, 3\]" "$TEXC" import "$B/rnn_wshape.onnx"
 # Five graph outputs (a Conv's Relu, converted back to NCHW; its global average; the input
 # through an Identity; both halves of a Split): one --expect each, in the graph's order
 expect_all "five graph outputs = Python reference" "$B/multi.onnx" --input "$B/multi_x.npy" --expect "$B/multi_r.npy" \

@@ -43,6 +43,10 @@ def initializer(name, shape, values):
 
 
 def attr(name, v):
+    if isinstance(v, list) and v and isinstance(v[0], float):  # FLOATS
+        return field(1, name) + b"".join(varint(7 << 3 | 5) + struct.pack("<f", x) for x in v) + ivar(20, 6)
+    if isinstance(v, list) and v and isinstance(v[0], str):  # STRINGS
+        return field(1, name) + b"".join(field(9, x) for x in v) + ivar(20, 8)
     if isinstance(v, list):
         return field(1, name) + b"".join(ivar(8, x) for x in v) + ivar(20, 7)
     if isinstance(v, float):
@@ -453,6 +457,137 @@ def masks(out):
     open(out + "/masks.onnx", "wb").write(model(nodes, inits, [value_info("x", [2, 6])], [value_info("y", [2, 6])]))
     npy(out + "/masks_x.npy", "<f4", (2, 6), struct.pack("<12f", *x))
     npy(out + "/masks_ref.npy", "<f4", (2, 6), struct.pack("<12f", *ref))
+
+
+def rnn_ref(op, X, W, R, Bv, lens, H0, C0, P, H, direction, acts, clip=None, lbr=0):
+    """ONNX's RNN / GRU / LSTM (layout 0) in plain Python: X[t][b] lists, W[d], R[d] rows,
+    Bv[d]; ACTS per direction (functions); returns Y[t][d][b], Y_h[d][b], Y_c[d][b]."""
+    T, B, D = len(X), len(X[0]), len(W)
+    G = len(W[0]) // H
+    cl = (lambda v: min(max(v, -clip), clip)) if clip else (lambda v: v)
+    dot = lambda row, vec: sum(a * b for a, b in zip(row, vec))
+    Y = [[[[0.0] * H for _ in range(B)] for _ in range(D)] for _ in range(T)]
+    Yh = [[None] * B for _ in range(D)]
+    Yc = [[None] * B for _ in range(D)]
+    for d in range(D):
+        f = acts[d]
+        wb = Bv[d][:G * H] if Bv else [0.0] * (G * H)
+        rb = Bv[d][G * H:] if Bv else [0.0] * (G * H)
+        for b in range(B):
+            h = list(H0[d][b]) if H0 else [0.0] * H
+            c = list(C0[d][b]) if C0 else [0.0] * H
+            n = lens[b] if lens else T
+            steps = range(n - 1, -1, -1) if direction == "reverse" or d == 1 else range(n)
+            for t in steps:
+                x = X[t][b]
+                xw = [dot(W[d][j], x) + wb[j] for j in range(G * H)]
+                hr = [dot(R[d][j], h) for j in range(G * H)]
+                if op == "RNN":
+                    h = [f[0](cl(xw[j] + hr[j] + rb[j])) for j in range(H)]
+                elif op == "LSTM":
+                    g = [xw[j] + hr[j] + rb[j] for j in range(4 * H)]
+                    p = P[d] if P else [0.0] * (3 * H)
+                    i = [f[0](cl(g[j] + p[j] * c[j])) for j in range(H)]
+                    ff = [f[0](cl(g[2 * H + j] + p[2 * H + j] * c[j])) for j in range(H)]
+                    c = [ff[j] * c[j] + i[j] * f[1](cl(g[3 * H + j])) for j in range(H)]
+                    o = [f[0](cl(g[H + j] + p[H + j] * c[j])) for j in range(H)]
+                    h = [o[j] * f[2](c[j]) for j in range(H)]
+                else:
+                    z = [f[0](cl(xw[j] + hr[j] + rb[j])) for j in range(H)]
+                    r = [f[0](cl(xw[H + j] + hr[H + j] + rb[H + j])) for j in range(H)]
+                    if lbr:
+                        hh = [f[1](cl(xw[2 * H + j] + r[j] * (hr[2 * H + j] + rb[2 * H + j]))) for j in range(H)]
+                    else:
+                        rh = [r[j] * h[j] for j in range(H)]
+                        hh = [f[1](cl(xw[2 * H + j] + dot(R[d][2 * H + j], rh) + rb[2 * H + j])) for j in range(H)]
+                    h = [(1 - z[j]) * hh[j] + z[j] * h[j] for j in range(H)]
+                Y[t][d][b] = h
+            Yh[d][b], Yc[d][b] = h, c
+    return Y, Yh, Yc
+
+
+def recurrent(out):
+    """LSTM, GRU and RNN (the importer unrolls them: onnx_rnn.c) against rnn_ref: a
+    bidirectional LSTM with peepholes, initial states and sequence_lens of 5, 2 and 4 steps
+    (Y, Y_h, Y_c); on one batch-first input, a GRU of linear_before_reset 0 with clip, a
+    bidirectional GRU of linear_before_reset 1, and a reverse RNN of LeakyRelu (alpha 0.2)."""
+    import math
+    sig = lambda v: 1 / (1 + math.exp(-v))
+    mat = lambda rows, cols, seed, sc: [rand(cols, seed + i, sc) for i in range(rows)]
+    flat = lambda m: [v for row in m for v in row]
+    # the LSTM: T 5, B 3, In 2, H 3, both directions
+    T, B, In, H = 5, 3, 2, 3
+    X = [mat(B, In, 300 + t * 7, 1.0) for t in range(T)]
+    W = [mat(4 * H, In, 310 + d * 50, 0.6) for d in range(2)]
+    R = [mat(4 * H, H, 410 + d * 50, 0.6) for d in range(2)]
+    Bv = [rand(8 * H, 510 + d, 0.4) for d in range(2)]
+    H0 = [mat(B, H, 520 + d * 9, 0.5) for d in range(2)]
+    C0 = [mat(B, H, 540 + d * 9, 0.5) for d in range(2)]
+    P = [rand(3 * H, 560 + d, 0.5) for d in range(2)]
+    lens = [5, 2, 4]
+    acts = [[sig, math.tanh, math.tanh]] * 2
+    Y, Yh, Yc = rnn_ref("LSTM", X, W, R, Bv, lens, H0, C0, P, H, "bidirectional", acts)
+    seq = b"".join(ivar(1, d) for d in [B]) + ivar(2, 6) + field(5, b"".join(varint(v) for v in lens)) + field(8, "lens")
+    nodes = [node("LSTM", ["x", "w", "r", "b", "lens", "h0", "c0", "p"], ["y", "yh", "yc"], "lstm", hidden_size=H,
+                  direction="bidirectional")]
+    inits = [initializer("w", [2, 4 * H, In], flat(flat(W))), initializer("r", [2, 4 * H, H], flat(flat(R))),
+             initializer("b", [2, 8 * H], flat(Bv)), seq, initializer("h0", [2, B, H], flat(flat(H0))),
+             initializer("c0", [2, B, H], flat(flat(C0))), initializer("p", [2, 3 * H], flat(P))]
+    outs = [value_info("y", [T, 2, B, H]), value_info("yh", [2, B, H]), value_info("yc", [2, B, H])]
+    open(out + "/lstm_seq.onnx", "wb").write(model(nodes, inits, [value_info("x", [T, B, In])], outs, opset=14))
+    xs = flat(flat(X))
+    npy(out + "/lstm_seq_x.npy", "<f4", (T, B, In), struct.pack("<%df" % len(xs), *xs))
+    for name, v, shape in (("y", flat(flat(flat(Y))), (T, 2, B, H)), ("yh", flat(flat(Yh)), (2, B, H)),
+                           ("yc", flat(flat(Yc)), (2, B, H))):
+        npy(out + "/lstm_seq_%s.npy" % name, "<f4", shape, struct.pack("<%df" % len(v), *v))
+    # GRUs and an RNN on one batch-first input [B 2, T 6, In 3], H 4
+    T, B, In, H = 6, 2, 3, 4
+    Xb = [mat(T, In, 600 + b * 11, 1.0) for b in range(B)]  # [b][t]
+    X = [[Xb[b][t] for b in range(B)] for t in range(T)]
+    Wg = [mat(3 * H, In, 610 + d * 50, 0.6) for d in range(2)]
+    Rg = [mat(3 * H, H, 710 + d * 50, 0.6) for d in range(2)]
+    Bg = [rand(6 * H, 810 + d, 0.4) for d in range(2)]
+    Wr, Rr = [mat(H, In, 820, 0.6)], [mat(H, H, 830, 0.6)]
+    leaky = lambda v: v if v >= 0 else 0.2 * v
+    Y1, Yh1, _ = rnn_ref("GRU", X, Wg[:1], Rg[:1], Bg[:1], None, None, None, None, H, "forward", [[sig, math.tanh]],
+                         clip=1.5, lbr=0)
+    _, Yh2, _ = rnn_ref("GRU", X, Wg, Rg, Bg, None, None, None, None, H, "bidirectional", [[sig, math.tanh]] * 2, lbr=1)
+    _, Yh3, _ = rnn_ref("RNN", X, Wr, Rr, None, None, None, None, None, H, "reverse", [[leaky]])
+    nodes = [node("GRU", ["x", "wg1", "rg1", "bg1"], ["y1", "yh1"], "gru0", hidden_size=H, layout=1, clip=1.5),
+             node("GRU", ["x", "wg", "rg", "bg"], ["", "yh2"], "gru1", hidden_size=H, layout=1, direction="bidirectional",
+                  linear_before_reset=1),
+             node("RNN", ["x", "wr", "rr"], ["", "yh3"], "rnn", hidden_size=H, layout=1, direction="reverse",
+                  activations=["LeakyRelu"], activation_alpha=[0.2])]
+    inits = [initializer("wg1", [1, 3 * H, In], flat(Wg[0])), initializer("rg1", [1, 3 * H, H], flat(Rg[0])),
+             initializer("bg1", [1, 6 * H], Bg[0]), initializer("wg", [2, 3 * H, In], flat(flat(Wg))),
+             initializer("rg", [2, 3 * H, H], flat(flat(Rg))), initializer("bg", [2, 6 * H], flat(Bg)),
+             initializer("wr", [1, H, In], flat(Wr[0])), initializer("rr", [1, H, H], flat(Rr[0]))]
+    outs = [value_info("y1", [B, T, 1, H]), value_info("yh1", [B, 1, H]), value_info("yh2", [B, 2, H]),
+            value_info("yh3", [B, 1, H])]
+    open(out + "/gru_rnn.onnx", "wb").write(model(nodes, inits, [value_info("x", [B, T, In])], outs, opset=14))
+    xs = flat(flat(Xb))
+    npy(out + "/gru_rnn_x.npy", "<f4", (B, T, In), struct.pack("<%df" % len(xs), *xs))
+    y1 = [v for b in range(B) for t in range(T) for v in Y1[t][0][b]]
+    batch_first = lambda yh, D: [v for b in range(B) for d in range(D) for v in yh[d][b]]
+    for name, v, shape in (("y1", y1, (B, T, 1, H)), ("yh1", batch_first(Yh1, 1), (B, 1, H)),
+                           ("yh2", batch_first(Yh2, 2), (B, 2, H)), ("yh3", batch_first(Yh3, 1), (B, 1, H))):
+        npy(out + "/gru_rnn_%s.npy" % name, "<f4", shape, struct.pack("<%df" % len(v), *v))
+    # refused: a length beyond the sequence, one of 0, an activation list of the wrong
+    # length, Affine without its alpha and beta (onnxruntime takes 0, ONNX's Affine 1), a
+    # W of the wrong shape
+    x = value_info("x", [B, T, In])
+    rnn_w = [initializer("wr", [1, H, In], flat(Wr[0])), initializer("rr", [1, H, H], flat(Rr[0]))]
+    lens_of = lambda v: b"".join(ivar(1, d) for d in [B]) + ivar(2, 6) + field(5, b"".join(varint(u) for u in v)) + field(8, "l")
+    bad = {"rnn_lens": (["x", "wr", "rr", "", "l"], {}, [lens_of([6, 7])]),
+           "rnn_lens0": (["x", "wr", "rr", "", "l"], {}, [lens_of([0, 6])]),
+           "rnn_acts": (["x", "wr", "rr"], {"activations": ["Tanh", "Relu"]}, []),
+           "rnn_affine": (["x", "wr", "rr"], {"activations": ["Affine"]}, [])}
+    for name, (ins, extra, more) in bad.items():
+        nd = node("RNN", ins, ["", "yh"], "rnn", hidden_size=H, layout=1, **extra)
+        open(out + "/%s.onnx" % name, "wb").write(model([nd], rnn_w + more, [x], [value_info("yh", [B, 1, H])], opset=14))
+    nd = node("RNN", ["x", "wr", "rr"], ["", "yh"], "rnn", hidden_size=H, layout=1)
+    wrong = [initializer("wr", [1, H, In + 1], rand(H * (In + 1), 840, 0.5)), rnn_w[1]]
+    open(out + "/rnn_wshape.onnx", "wb").write(model([nd], wrong, [x], [value_info("yh", [B, 1, H])], opset=14))
 
 
 def conv1d(out):
@@ -1053,6 +1188,7 @@ def qaxis(out):
 
 
 def main(out):
+    recurrent(out)
     qdq_conv(out)
     dyn_matmul(out)
     qaxis(out)
