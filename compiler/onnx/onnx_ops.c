@@ -279,7 +279,7 @@ static bool foldable(const char *op) {
       "Or", "Max", "Min", "Where", "Neg", "Abs", "Not", "Sqrt", "Exp", "Log", "Relu", "Floor", "Ceil", "Reciprocal",
       "Sigmoid", "Tanh", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Round", "Sign",
       "Softplus", "Softsign", "HardSwish", "LeakyRelu", "HardSigmoid", "Elu", "Selu", "Celu", "ThresholdedRelu",
-      "Shrink", "Asinh", "Acosh", "Atanh", "Mish", "PRelu", "Identity", "Cast", "IsNaN", "Gelu"};
+      "Shrink", "Asinh", "Acosh", "Atanh", "Mish", "PRelu", "Identity", "Cast", "IsNaN", "Gelu", "IsInf", "Xor"};
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
     if (!strcmp(op, ops[i])) return true;
   return false;
@@ -312,6 +312,9 @@ static double fold_value(Imp *I, const char *op, int dt, double a, double b, dou
   if (!strcmp(op, "Abs")) return fabs(a);
   if (!strcmp(op, "Not")) return !a;
   if (!strcmp(op, "IsNaN")) return a != a;
+  if (!strcmp(op, "IsInf"))
+    return isinf(a) && (a > 0 ? imp_attr_i(I, "detect_positive", 1) != 0 : imp_attr_i(I, "detect_negative", 1) != 0);
+  if (!strcmp(op, "Xor")) return (a != 0) != (b != 0);
   if (!strcmp(op, "Gelu"))
     return !strcmp(imp_attr_s(I, "approximate", "none"), "tanh") ? 0.5 * a * (1 + tanh(sqrt(2 / M_PI) * (a + 0.044715 * a * a * a)))
                                                              : 0.5 * a * (1 + erf(a / sqrt(2)));
@@ -377,7 +380,7 @@ static bool fold_ew(Imp *I, const char *op) {
   if (!strcmp(op, "Cast")) dt = (int)imp_attr_i(I, "to", OT_FLOAT);
   bool logic = !strcmp(op, "Equal") || !strcmp(op, "Less") || !strcmp(op, "Greater") || !strcmp(op, "LessOrEqual") ||
                !strcmp(op, "GreaterOrEqual") || !strcmp(op, "And") || !strcmp(op, "Or") || !strcmp(op, "Not") ||
-               !strcmp(op, "IsNaN");
+               !strcmp(op, "IsNaN") || !strcmp(op, "IsInf") || !strcmp(op, "Xor");
   Val tmp = {.ndim = no};
   memcpy(tmp.shape, os, sizeof os);
   int64_t total = val_numel(&tmp), ix[HT_MAX_DIMS] = {0};
@@ -768,11 +771,20 @@ static bool cast_int(Imp *I, Val *x, int to) {
   return true;
 }
 
-static bool op_cast(Imp *I) {
-  if (!imp_attrs_known(I, "to,saturate") || !imp_one_output(I)) return false;
-  Val *x = imp_in(I, 0);
-  if (!x) return imp_error(I, "input 1 is missing");
-  int to = (int)imp_attr_i(I, "to", 0);
+/* Cast (to the type of attribute to), CastLike (LIKE: to the type of input 2): folded for a
+ * constant, else a kernel or an alias (below). */
+static bool op_cast(Imp *I, bool like) {
+  if (!imp_attrs_known(I, like ? "saturate" : "to,saturate") || !imp_one_output(I)) return false;
+  Val *x = imp_in(I, 0), *type_of = like ? imp_in(I, 1) : NULL;
+  if (!x || (like && !type_of)) return imp_error(I, "input %d is missing", x ? 2 : 1);
+  int to = like ? type_of->dtype : (int)imp_attr_i(I, "to", 0);
+  if (x->c && like) { /* CastLike of a constant: its values in the type of input 2 */
+    int64_t n = val_numel(x);
+    double *c = imp_vals(n);
+    for (int64_t i = 0; i < n; i++) c[i] = typed(to, x->c[i]);
+    imp_const_out(I, 0, to, x->ndim, x->shape, c);
+    return true;
+  }
   if (x->c) return fold_ew(I, "Cast");
   if (imp_run_time_int(x)) return cast_int(I, x, to);
   /* the rest is held as f32: floats, masks (0 and 1), integers (Val.fint) */
@@ -836,7 +848,7 @@ static bool as_mask(Imp *I, bool ok) {
 /* Equal Less Greater LessOrEqual GreaterOrEqual Not And Or: folded when every input is a
  * constant, else a mask kernel. */
 static bool op_logic(Imp *I, const char *op) {
-  if (!imp_attrs_known(I, "") || !imp_one_output(I)) return false;
+  if (!imp_attrs_known(I, !strcmp(op, "IsInf") ? "detect_negative,detect_positive" : "") || !imp_one_output(I)) return false;
   bool run_time = false;
   for (int k = 0; k < imp_nin(I); k++) run_time |= imp_in(I, k) && !imp_in(I, k)->c;
   if (!run_time) return fold_ew(I, op);
@@ -852,13 +864,25 @@ static bool op_logic(Imp *I, const char *op) {
     Val *x = imp_float_in(I, 0);
     return x && as_mask(I, imp_ew(I, "isnan", &x, 1, "$0 != $0 ? 1.0 : 0.0"));
   }
+  if (!strcmp(op, "IsInf")) { /* beyond the largest float: the literal of infinity (imp_flit) */
+    Val *x = imp_float_in(I, 0);
+    bool pos = imp_attr_i(I, "detect_positive", 1) != 0, neg = imp_attr_i(I, "detect_negative", 1) != 0;
+    const char *e = pos && neg ? "$0 > 3.4028234e38 || $0 < -3.4028234e38 ? 1.0 : 0.0"
+                    : pos      ? "$0 > 3.4028234e38 ? 1.0 : 0.0"
+                    : neg      ? "$0 < -3.4028234e38 ? 1.0 : 0.0"
+                               : "0.0 * $0";
+    return x && as_mask(I, imp_ew(I, "isinf", &x, 1, e));
+  }
   if (!strcmp(op, "Not")) {
     Val *x = mask_in(I, 0);
     return x && as_mask(I, imp_ew(I, "not", &x, 1, "$0 == 0.0 ? 1.0 : 0.0"));
   }
   Val *x[2] = {mask_in(I, 0), NULL};
   if (!x[0] || !(x[1] = mask_in(I, 1))) return false;
-  return as_mask(I, imp_ew(I, imp_lower(op), x, 2, !strcmp(op, "And") ? "$0 != 0.0 && $1 != 0.0 ? 1.0 : 0.0" : "$0 != 0.0 || $1 != 0.0 ? 1.0 : 0.0"));
+  const char *e = !strcmp(op, "And")  ? "$0 != 0.0 && $1 != 0.0 ? 1.0 : 0.0"
+                  : !strcmp(op, "Or") ? "$0 != 0.0 || $1 != 0.0 ? 1.0 : 0.0"
+                                      : "($0 != 0.0) != ($1 != 0.0) ? 1.0 : 0.0"; /* Xor */
+  return as_mask(I, imp_ew(I, imp_lower(op), x, 2, e));
 }
 
 /* Where: folded for constants; else a kernel (the condition a constant or a run-time mask). */
@@ -951,7 +975,7 @@ bool onnx_op_known(const char *op) {
       "ReduceLogSumExp", "ReduceProd", "Pad", "DepthToSpace", "SpaceToDepth", "Tile", "InstanceNormalization",
       "Resize", "Upsample", "LRN", "GatherElements", "Hardmax", "Einsum", "CumSum", "Size", "Trilu",
       "MeanVarianceNormalization", "Mish", "LessOrEqual", "GreaterOrEqual", "ScatterND", "ScatterElements",
-      "Scatter", "RNN", "GRU", "LSTM",
+      "Scatter", "RNN", "GRU", "LSTM", "IsInf", "Xor", "CastLike",
       "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
@@ -997,6 +1021,9 @@ static const struct {
     {"ThresholdedRelu", 10, 0, NULL},
     {"Erf", 9, 0, NULL},
     {"IsNaN", 9, 0, NULL},
+    {"IsInf", 10, 0, NULL},
+    {"Xor", 7, 0, NULL},
+    {"CastLike", 15, 0, NULL},
     {"Gelu", 20, 0, NULL},
     {"GatherND", 11, 0, NULL},
     {"Sign", 9, 0, NULL},
@@ -1123,7 +1150,8 @@ static bool dispatch(Imp *I, const char *op) {
   if (!strcmp(op, "Where")) return op_where(I);
   if (!strcmp(op, "Gelu")) return op_gelu(I);
   if (!strcmp(op, "Equal") || !strcmp(op, "Less") || !strcmp(op, "Greater") || !strcmp(op, "LessOrEqual") ||
-      !strcmp(op, "GreaterOrEqual") || !strcmp(op, "Not") || !strcmp(op, "And") || !strcmp(op, "Or") || !strcmp(op, "IsNaN"))
+      !strcmp(op, "GreaterOrEqual") || !strcmp(op, "Not") || !strcmp(op, "And") || !strcmp(op, "Or") || !strcmp(op, "IsNaN") ||
+      !strcmp(op, "IsInf") || !strcmp(op, "Xor"))
     return op_logic(I, op);
   if (!strcmp(op, "Mod")) return imp_attrs_known(I, "fmod") && fold_only(I, op);
   if (!strcmp(op, "LeakyRelu")) return op_leaky_relu(I);
@@ -1135,7 +1163,7 @@ static bool dispatch(Imp *I, const char *op) {
   if (!strcmp(op, "PRelu")) return op_prelu(I);
   if (!strcmp(op, "Sum")) return op_sum_mean(I, false);
   if (!strcmp(op, "Mean")) return op_sum_mean(I, true);
-  if (!strcmp(op, "Cast")) return op_cast(I);
+  if (!strcmp(op, "Cast") || !strcmp(op, "CastLike")) return op_cast(I, !strcmp(op, "CastLike"));
   if (!strcmp(op, "Identity")) return imp_attrs_known(I, "") && imp_one_output(I) && (imp_in(I, 0) ? imp_alias(I, imp_in(I, 0)) : imp_error(I, "input 1 is missing"));
   if (!strcmp(op, "Dropout")) return op_dropout(I);
   int r = onnx_nn_op(I, op); /* onnx_nn.c, then onnx_layout.c, onnx_rnn.c, onnx_quant.c */

@@ -152,8 +152,8 @@ expect_all "block = Python reference" "$B/block.onnx" --input "$B/block_x.npy" -
 # comparisons, Not/And/Or, Cast and Where on run-time masks; ScatterND and ScatterElements
 # (duplicate indices, add) with constant indices; into constants (folded; constant data,
 # run-time updates); 1-D Conv (stride, pads; groups, dilation) and pools; a 3-D Conv and pools;
-# a 1-D and a 3-D ConvTranspose
-for m in layout_ops pad_old resize upsample einsum_cumsum masks scatter scatter_const conv1d conv3d pool3d convtr1d convtr3d; do
+# a 1-D and a 3-D ConvTranspose; CastLike of a constant and of the input
+for m in layout_ops pad_old resize upsample einsum_cumsum masks scatter scatter_const conv1d conv3d pool3d convtr1d convtr3d castlike; do
   expect_all "$m = Python reference" "$B/$m.onnx" --input "$B/${m}_x.npy" --expect "$B/${m}_ref.npy"
 done
 # LSTM, GRU and RNN, unrolled at import (onnx_rnn.c), against make_models.py's rnn_ref: a

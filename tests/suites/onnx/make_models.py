@@ -1187,7 +1187,24 @@ def qaxis(out):
         open(out + "/" + name, "wb").write(data)
 
 
+def castlike(out):
+    """CastLike (opset 15; the dynamo exporter writes it for the scalars of an expression):
+    an int64 constant cast like the float input (folded), the float input cast like an
+    int32 constant (truncated toward zero), both multiplied back in: y = x * 3 + trunc(x)."""
+    x = [0.5, -2.25, 3.75, -0.5, 7.0, -7.9]
+    y = [v * 3 + float(int(v)) for v in x]
+    nodes = [node("CastLike", ["k", "x"], ["kf"], "c1"), node("Mul", ["x", "kf"], ["m"], "mul"),
+             node("CastLike", ["x", "like"], ["xi"], "c2"), node("Cast", ["xi"], ["xf"], "back", to=1),
+             node("Add", ["m", "xf"], ["y"], "add")]
+    like = ivar(2, 6) + field(5, varint(0)) + field(8, "like")  # int32 scalar
+    inits = [int_init("k", [3], shape=[]), like]
+    open(out + "/castlike.onnx", "wb").write(model(nodes, inits, [value_info("x", [2, 3])], [value_info("y", [2, 3])], opset=15))
+    npy(out + "/castlike_x.npy", "<f4", (2, 3), struct.pack("<6f", *x))
+    npy(out + "/castlike_ref.npy", "<f4", (2, 3), struct.pack("<6f", *y))
+
+
 def main(out):
+    castlike(out)
     recurrent(out)
     qdq_conv(out)
     dyn_matmul(out)
