@@ -1225,10 +1225,65 @@ static bool op_argmax(Imp *I, bool max) {
   return true;
 }
 
+/* TopK: the K largest (smallest) along an axis, in order, ties to the lower index, and
+ * their indices. Each element's rank (how many elements come before it: larger, or equal
+ * at a lower index) is counted by one kernel, exactly in f32 (up to 2^24 elements); output
+ * q of the values and of the indices then sums the one element whose rank is q. n^2
+ * comparisons along an axis of n: a classifier's or a router's top-k, not a sort of
+ * millions. */
+static bool op_topk(Imp *I) {
+  if (!imp_attrs_known(I, I->opset < 10 ? "axis,k" : "axis,largest,sorted")) return false;
+  Val *x = imp_float_in(I, 0);
+  if (!x) return false;
+  if (x->c) return imp_unsupported(I, "TopK of a constant");
+  int64_t k = imp_attr_i(I, "k", 0);
+  if (I->opset >= 10) {
+    Val *kv = imp_const_in(I, 1, "k");
+    if (!kv) return false;
+    if (val_numel(kv) != 1) return imp_error(I, "k has %lld values (1)", (long long)val_numel(kv));
+    k = (int64_t)kv->c[0];
+  }
+  int r = x->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", -1), r);
+  if (a < 0) return false;
+  int64_t n = x->shape[a];
+  if (k < 1 || k > n)
+    return k == 0 ? imp_unsupported(I, "k 0 (an empty output)") : imp_error(I, "k %lld outside 1..%lld", (long long)k, (long long)n);
+  if (n > (1 << 24)) return imp_unsupported(I, "an axis of %lld elements (ranks are counted in f32: at most 2^24)", (long long)n);
+  bool largest = imp_attr_i(I, "largest", 1) != 0;
+  char *idx = imp_idx("i", r), *at_j = xstrdup(""), *at_i = xstrdup(""), *at_q = xstrdup("");
+  for (int d = 0; d < r; d++) {
+    at_j = xprintf("%s%s%s", at_j, d ? ", " : "", d == a ? "j" : xprintf("i%d", d));
+    at_i = xprintf("%s%s%s", at_i, d ? ", " : "", d == a ? "i" : xprintf("i%d", d));
+    at_q = xprintf("%s%s%s", at_q, d ? ", " : "", d == a ? "q" : xprintf("i%d", d));
+  }
+  const char *rank = imp_name(I, xprintf("%s_rank", x->name)); /* f32, X's shape */
+  const char *kn = imp_kernel(I, largest ? "topk_rank" : "bottomk_rank",
+                              xprintf("(X: %s) -> Y: f32[%s] {\n  Y[%s] += X[%s] %s X[%s] || X[%s] == X[%s] && j < i%d ? 1.0 : 0.0 "
+                                      "where j in 0..%lld\n}",
+                                      imp_ty(x), imp_dims_text(x->shape, r), idx, at_j, largest ? ">" : "<", idx, at_j, idx, a,
+                                      (long long)n));
+  imp_call(I, rank, kn, imp_tensor(I, x));
+  int64_t os[HT_MAX_DIMS];
+  memcpy(os, x->shape, sizeof(int64_t) * (size_t)r);
+  os[a] = k;
+  for (int out = 0; out < 2; out++) {
+    if ((size_t)out >= I->node->n_output || !*I->node->output[out]) continue;
+    Val *o = imp_net_out(I, out, r, os);
+    if (out) o->dtype = OT_INT64;
+    kn = imp_kernel(I, out ? "topk_indices" : "topk_values",
+                    xprintf("(X: %s, R: f32[%s]) -> Y: %s {\n  Y[%s] += R[%s] == f32(q) ? %s : %s where i in 0..%lld\n}",
+                            imp_ty(x), imp_dims_text(x->shape, r), imp_ty(o), at_q, at_i,
+                            out ? "i64(i)" : xprintf("X[%s]", at_i), out ? "i64(0)" : "0.0", (long long)n));
+    imp_call(I, o->tex, kn, xprintf("%s, %s", imp_tensor(I, x), rank));
+  }
+  return true;
+}
+
 /* Node I->node if OP is one of this file's operators (convolutions, pools, products, reductions, normalizations, Einsum, CumSum, ArgMax, Resize): 1 or 0 (reported), else -1. */
 int onnx_nn_op(Imp *I, const char *op) {
   if (!strcmp(op, "LayerNormalization")) return op_layer_norm(I);
   if (!strcmp(op, "ArgMax") || !strcmp(op, "ArgMin")) return op_argmax(I, !strcmp(op, "ArgMax"));
+  if (!strcmp(op, "TopK")) return op_topk(I);
   if (!strcmp(op, "Conv")) return op_conv(I);
   if (!strcmp(op, "ConvTranspose")) return op_conv_transpose(I);
   if (!strcmp(op, "MaxPool")) return op_pool(I, true);

@@ -156,6 +156,10 @@ expect_all "block = Python reference" "$B/block.onnx" --input "$B/block_x.npy" -
 for m in layout_ops pad_old resize upsample einsum_cumsum masks scatter scatter_const conv1d conv3d pool3d convtr1d convtr3d castlike; do
   expect_all "$m = Python reference" "$B/$m.onnx" --input "$B/${m}_x.npy" --expect "$B/${m}_ref.npy"
 done
+# TopK with ties (integer values): the 4 largest along the middle axis, the 2 smallest along
+# the last; values and int64 indices, ties to the lower index
+expect_all "TopK: ties, both directions = Python reference" "$B/topk.onnx" --input "$B/topk_x.npy" \
+  --expect "$B/topk_v1.npy" --expect "$B/topk_i1.npy" --expect "$B/topk_v2.npy" --expect "$B/topk_i2.npy"
 # LSTM, GRU and RNN, unrolled at import (onnx_rnn.c), against make_models.py's rnn_ref: a
 # bidirectional LSTM with peepholes, initial states and sequence_lens of 5, 2 and 4 of 5
 # steps (Y, Y_h, Y_c); on one batch-first input a GRU (linear_before_reset 0, clip), a

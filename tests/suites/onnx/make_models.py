@@ -1203,7 +1203,40 @@ def castlike(out):
     npy(out + "/castlike_ref.npy", "<f4", (2, 3), struct.pack("<6f", *y))
 
 
+def topk(out):
+    """TopK along the middle axis of [2, 6, 3] with ties (integer values): the 4 largest,
+    ties to the lower index (values and int64 indices); and the 2 smallest along the last
+    axis of the same input."""
+    x = [float((i * 7) % 5 - 2) for i in range(36)]
+    at = lambda b, j, c: x[(b * 6 + j) * 3 + c]
+    v1, i1, v2, i2 = [], [], [], []
+    for b in range(2):
+        for q in range(4):
+            for c in range(3):
+                j = sorted(range(6), key=lambda j: (-at(b, j, c), j))[q]
+                v1.append(at(b, j, c))
+                i1.append(j)
+    for b in range(2):
+        for j in range(6):
+            for q in range(2):
+                c = sorted(range(3), key=lambda c: (at(b, j, c), c))[q]
+                v2.append(at(b, j, c))
+                i2.append(c)
+    nodes = [node("TopK", ["x", "k4"], ["v1", "i1"], "top", axis=1),
+             node("TopK", ["x", "k2"], ["v2", "i2"], "bottom", axis=-1, largest=0)]
+    outs = [value_info("v1", [2, 4, 3]), value_info("i1", [2, 4, 3], 7), value_info("v2", [2, 6, 2]),
+            value_info("i2", [2, 6, 2], 7)]
+    open(out + "/topk.onnx", "wb").write(model(nodes, [int_init("k4", [4]), int_init("k2", [2])],
+                                               [value_info("x", [2, 6, 3])], outs, opset=11))
+    npy(out + "/topk_x.npy", "<f4", (2, 6, 3), struct.pack("<36f", *x))
+    npy(out + "/topk_v1.npy", "<f4", (2, 4, 3), struct.pack("<24f", *v1))
+    npy(out + "/topk_i1.npy", "<i8", (2, 4, 3), struct.pack("<24q", *i1))
+    npy(out + "/topk_v2.npy", "<f4", (2, 6, 2), struct.pack("<24f", *v2))
+    npy(out + "/topk_i2.npy", "<i8", (2, 6, 2), struct.pack("<24q", *i2))
+
+
 def main(out):
+    topk(out)
     castlike(out)
     recurrent(out)
     qdq_conv(out)
