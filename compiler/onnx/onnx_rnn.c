@@ -68,6 +68,13 @@ static Val *net_tmp(Imp *I, const char *hint, int nd, const int64_t *shape) {
   return v;
 }
 
+/* N values for a constant made here, in the arena: no ONNX name holds it, so the importer,
+ * which frees the values of its named constants, does not free these (a weight copies
+ * them). */
+static double *arena_vals(int64_t n) {
+  return xalloc(sizeof(double) * (size_t)(n ? n : 1));
+}
+
 /* A constant value no ONNX name holds (a weight once a call reads it). */
 static Val *const_tmp(const char *name, int nd, const int64_t *shape, double *c) {
   Val *v = xalloc(sizeof *v);
@@ -109,7 +116,7 @@ static Val *product(Imp *I, Rnn *R, Val *a, Val *w, int64_t d, int64_t j0, int64
       if (R->transposed[i].w == w && R->transposed[i].d == d && R->transposed[i].j0 == j0 && R->transposed[i].n == n)
         t = R->transposed[i].t;
     if (!t) {
-      double *c = imp_vals(k * n);
+      double *c = arena_vals(k * n);
       for (int64_t kk = 0; kk < k; kk++)
         for (int64_t j = 0; j < n; j++) c[kk * n + j] = w->c[(d * rows + j0 + j) * k + kk];
       int64_t ts[2] = {k, n};
@@ -140,7 +147,7 @@ static Val *projection(Imp *I, Rnn *R, Val *x2, int64_t d) {
   /* Wb + Rb, except GRU's Rbh under linear_before_reset (added inside r's product) */
   int64_t rb_end = R->lbr ? 2 * R->H : gh, os[2] = {R->T * R->B, gh};
   if (R->b->c) {
-    double *c = imp_vals(gh);
+    double *c = arena_vals(gh);
     for (int64_t j = 0; j < gh; j++) c[j] = (float)(R->b->c[d * 2 * gh + j] + (j < rb_end ? R->b->c[d * 2 * gh + gh + j] : 0));
     Val *bv = const_tmp(xprintf("%s_bias%lld", R->b->name, (long long)d), 1, &gh, c);
     Val *o = net_tmp(I, xprintf("%s_xwb%lld", R->prefix, (long long)d), 2, os);
@@ -186,7 +193,7 @@ static Val *stack2(Imp *I, Rnn *R, Val *a, Val *b) {
 static Val *direction_of(Imp *I, Rnn *R, Val *v, int64_t d, const char *hint) {
   int64_t os[2] = {R->B, R->H};
   if (v->c) {
-    double *c = imp_vals(R->B * R->H);
+    double *c = arena_vals(R->B * R->H);
     for (int64_t b = 0; b < R->B; b++)
       for (int64_t h = 0; h < R->H; h++)
         c[b * R->H + h] = v->c[(R->batch_first ? (b * R->D + d) : (d * R->B + b)) * R->H + h];
@@ -317,7 +324,7 @@ static Val *cell(Imp *I, Rnn *R, const Step *st, Val **c_out) {
   if (st->hp) call_arg(I, &c, "HP", st->hp);
   if (R->lbr && R->b) {
     if (R->b->c) {
-      double *v = imp_vals(R->H);
+      double *v = arena_vals(R->H);
       for (int64_t j = 0; j < R->H; j++) v[j] = R->b->c[d * 6 * R->H + 5 * R->H + j];
       call_arg(I, &c, "RB", const_tmp(xprintf("%s_rbh%lld", R->b->name, (long long)d), 1, &R->H, v));
     } else {
@@ -551,7 +558,7 @@ static bool rnn(Imp *I, const char *op) {
   if (R.lens) {
     masks = xalloc(sizeof(Val *) * (size_t)R.T);
     for (int64_t s = 0; s < R.T; s++) {
-      double *m = imp_vals(R.B);
+      double *m = arena_vals(R.B);
       for (int64_t b = 0; b < R.B; b++) m[b] = s < R.lens[b];
       masks[s] = const_tmp(xprintf("%s_mask%lld", R.prefix, (long long)s), 1, &R.B, m);
     }
