@@ -36,7 +36,7 @@ static bool tensor_values(const Onnx__TensorProto *tp, double **out, int64_t *n,
   int dt = tp->data_type;
   size_t esize = dt == OT_FLOAT || dt == OT_INT32 ? 4 : dt == OT_INT64 || dt == OT_DOUBLE ? 8 : dt == OT_UINT8 || dt == OT_INT8 || dt == OT_BOOL ? 1 : 0;
   if (!esize) {
-    *why = xprintf("not supported: data type %d (float, double, int8/32/64, uint8, bool)", dt);
+    *why = xprintf("not supported: data type %s (float, double, int8/32/64, uint8, bool)", imp_type_name(dt));
     return false;
   }
   double *v = malloc(sizeof(double) * (size_t)(m ? m : 1));
@@ -655,8 +655,8 @@ static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
     k++;
     if (val_numel(v) == 0) return imp_unsupported(I, "input '%s' is empty (a dimension of 0)", vi->name);
     if (dtype != OT_FLOAT && !int_param)
-      return imp_unsupported(I, "input '%s' has element type %d; networks take float (f32), int64, int32 and bool (an "
-                             "integer input given with --input is folded in as a constant where it must be one)", vi->name, dtype);
+      return imp_unsupported(I, "input '%s' has element type %s; networks take float (f32), int64, int32 and bool (an "
+                             "integer input given with --input is folded in as a constant where it must be one)", vi->name, imp_type_name(dtype));
     v->tex = imp_name(I, vi->name);
     v->param = true;
     I->ninputs++;
@@ -729,9 +729,9 @@ static bool load_output(Imp *I, const Onnx__GraphProto *g, size_t k, const Vec *
     if (!shape[d]) shape[d] = v->shape[d]; /* a free symbolic dimension: the graph's */
   bool ints = dtype == OT_INT64 || dtype == OT_INT32, q8 = dtype == OT_UINT8 || dtype == OT_INT8; /* q8: an i32 result */
   if (dtype != OT_FLOAT && dtype != OT_BOOL && !ints && !q8)
-    return imp_unsupported(I, "output '%s' of element type %d (float, int64, int32, uint8, int8, bool)", vi->name, dtype);
+    return imp_unsupported(I, "output '%s' of element type %s (float, int64, int32, uint8, int8, bool)", vi->name, imp_type_name(dtype));
   if (v->dtype != dtype && !(ints && (v->dtype == OT_INT64 || v->dtype == OT_INT32)))
-    return imp_unsupported(I, "output '%s' of element type %d, made as element type %d here", vi->name, dtype, v->dtype);
+    return imp_unsupported(I, "output '%s' of element type %s, made as element type %s here", vi->name, imp_type_name(dtype), imp_type_name(v->dtype));
   if (nd != v->ndim || (nd && memcmp(shape, v->shape, sizeof(int64_t) * (size_t)nd)))
     return imp_error(I, "output '%s' is declared %s but its node makes %s", vi->name,
                      shape_decl(&(Val){.ndim = nd, .shape = {shape[0], shape[1], shape[2], shape[3], shape[4], shape[5], shape[6], shape[7]}}),

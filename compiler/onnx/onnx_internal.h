@@ -96,7 +96,11 @@ const Onnx__AttributeProto *imp_attr(Imp *I, const char *name);
 int64_t imp_attr_i(Imp *I, const char *name, int64_t def);
 double imp_attr_f(Imp *I, const char *name, double def);
 const char *imp_attr_s(Imp *I, const char *name, const char *def);
+/* Attribute NAME's integers into OUT; their count, or -1 when absent or longer than MAX
+ * (an error, reported: the import fails). */
 int imp_attr_ints(Imp *I, const char *name, int64_t *out, int max);
+/* ONNX's name of element type DT (TensorProto.DataType), for messages. */
+const char *imp_type_name(int dt);
 bool imp_attrs_known(Imp *I, const char *known);
 Val *imp_in(Imp *I, int k);
 int imp_nin(Imp *I);

@@ -50,9 +50,19 @@ const char *imp_attr_s(Imp *I, const char *name, const char *def) {
 int imp_attr_ints(Imp *I, const char *name, int64_t *out, int max) {
   const Onnx__AttributeProto *a = imp_attr(I, name);
   if (!a) return -1;
-  int n = (int)a->n_ints < max ? (int)a->n_ints : max;
+  if (a->n_ints > (size_t)max) /* the import fails (I->failed); the caller goes on as without it */
+    return imp_error(I, "attribute '%s' has %zu values (at most %d here)", name, a->n_ints, max), -1;
+  int n = (int)a->n_ints;
   for (int i = 0; i < n; i++) out[i] = a->ints[i];
   return n;
+}
+
+const char *imp_type_name(int dt) {
+  static const char *const names[] = {"undefined", "float", "uint8", "int8", "uint16", "int16", "int32", "int64",
+                                      "string", "bool", "float16", "double", "uint32", "uint64", "complex64",
+                                      "complex128", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
+                                      "float8e5m2fnuz", "uint4", "int4", "float4e2m1"};
+  return dt >= 0 && dt < (int)(sizeof names / sizeof names[0]) ? names[dt] : "unknown";
 }
 
 /* Every attribute of the node is in the comma-separated list KNOWN; else unsupported. */
@@ -92,7 +102,7 @@ Val *imp_float_in(Imp *I, int k) {
   Val *v = imp_in(I, k);
   if (!v) return imp_error(I, "input %d is missing", k + 1), NULL;
   if (!v->c && (v->dtype == OT_INT64 || v->dtype == OT_INT32)) return imp_int_as_f32(I, v);
-  if (!v->c && v->dtype != OT_FLOAT) return imp_unsupported(I, "input %d of element type %d (networks are f32)", k + 1, v->dtype), NULL;
+  if (!v->c && v->dtype != OT_FLOAT) return imp_unsupported(I, "input %d of element type %s (networks are f32)", k + 1, imp_type_name(v->dtype)), NULL;
   return v;
 }
 
@@ -419,7 +429,7 @@ static bool op_constant(Imp *I) {
     int64_t n = 1;
     for (size_t d = 0; d < tp->n_dims; d++) n *= tp->dims[d];
     if (tp->data_type != OT_INT64 && tp->data_type != OT_INT32 && tp->data_type != OT_BOOL && tp->data_type != OT_DOUBLE)
-      return imp_unsupported(I, "a constant of element type %d", tp->data_type);
+      return imp_unsupported(I, "a constant of element type %s", imp_type_name(tp->data_type));
     double *c = imp_vals(n);
     for (int64_t i = 0; i < n; i++) {
       const uint8_t *r = tp->has_raw_data ? tp->raw_data.data : NULL;
@@ -759,7 +769,7 @@ static bool as_mask(Imp *I, bool ok);
 static bool cast_int(Imp *I, Val *x, int to) {
   if (to == x->dtype) return imp_alias(I, x);
   if (to != OT_FLOAT && to != OT_BOOL && to != OT_INT64 && to != OT_INT32)
-    return imp_unsupported(I, "a run-time Cast of integers to element type %d", to);
+    return imp_unsupported(I, "a run-time Cast of integers to element type %s", imp_type_name(to));
   Val *o = imp_net_out(I, 0, x->ndim, x->shape);
   const char *expr = to == OT_FLOAT ? "f32(X[$])" : to == OT_BOOL ? "X[$] != 0 ? 1.0 : 0.0" : to == OT_INT64 ? "i64(X[$])" : "i32(X[$])";
   o->dtype = to;
@@ -790,7 +800,7 @@ static bool op_cast(Imp *I, bool like) {
   /* the rest is held as f32: floats, masks (0 and 1), integers (Val.fint) */
   bool ints = to == OT_INT64 || to == OT_INT32;
   if (x->dtype != OT_FLOAT && x->dtype != OT_BOOL && !x->fint)
-    return imp_unsupported(I, "a run-time Cast from element type %d", x->dtype);
+    return imp_unsupported(I, "a run-time Cast from element type %s", imp_type_name(x->dtype));
   if (to == OT_BOOL) return x->dtype == OT_BOOL ? imp_alias(I, x) : as_mask(I, imp_ew(I, "to_bool", &x, 1, "$0 != 0.0 ? 1.0 : 0.0"));
   if (to == OT_UINT8 || to == OT_INT8) { /* truncated toward zero, wrapped into the type (x86's conversion; ONNX
                                           * leaves a value outside the type undefined): quantized values */
@@ -800,7 +810,7 @@ static bool op_cast(Imp *I, bool like) {
   if (ints && x->dtype == OT_FLOAT) /* truncated toward zero */
     return as_int(I, imp_ew(I, "to_int", &x, 1, "$0 < 0.0 ? ceil($0) : floor($0)"), to);
   if (ints) return as_int(I, imp_alias(I, x), to); /* a mask's 0 and 1, or integers: as they are */
-  if (to != OT_FLOAT) return imp_unsupported(I, "a run-time Cast to element type %d (networks are f32)", to);
+  if (to != OT_FLOAT) return imp_unsupported(I, "a run-time Cast to element type %s (networks are f32)", imp_type_name(to));
   if (!imp_alias(I, x)) return false;
   Val *o = VEC_AT(I->vals, I->vals.len - 1); /* a mask's 0 and 1, or integers, as floats */
   o->dtype = OT_FLOAT;
@@ -835,7 +845,7 @@ static Val *mask_in(Imp *I, int k) {
   Val *v = imp_in(I, k);
   if (!v) return imp_error(I, "input %d is missing", k + 1), NULL;
   if (!v->c && v->dtype != OT_BOOL)
-    return imp_unsupported(I, "input %d of element type %d as a condition (a comparison's result is)", k + 1, v->dtype), NULL;
+    return imp_unsupported(I, "input %d of element type %s as a condition (a comparison's result is)", k + 1, imp_type_name(v->dtype)), NULL;
   return v;
 }
 

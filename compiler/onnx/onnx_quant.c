@@ -19,15 +19,6 @@
 
 /* ---- types and operands ------------------------------------------------------------ */
 
-/* ONNX's name of element type DT (TensorProto.DataType), for errors. */
-static const char *type_name(int dt) {
-  static const char *const names[] = {"undefined", "float", "uint8", "int8", "uint16", "int16", "int32", "int64",
-                                      "string", "bool", "float16", "double", "uint32", "uint64", "complex64",
-                                      "complex128", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
-                                      "float8e5m2fnuz", "uint4", "int4", "float4e2m1"};
-  return dt >= 0 && dt < (int)(sizeof names / sizeof names[0]) ? names[dt] : "unknown";
-}
-
 static bool q8(int dt) { return dt == OT_UINT8 || dt == OT_INT8; }
 static double qlo(int dt) { return dt == OT_INT8 ? -128 : 0; }
 static double qhi(int dt) { return dt == OT_INT8 ? 127 : 255; }
@@ -38,7 +29,7 @@ static Val *q_in(Imp *I, int k, const char *what, bool i32) {
   Val *v = imp_in(I, k);
   if (!v) return imp_error(I, "input %d (%s) is missing", k + 1, what), NULL;
   if (q8(v->dtype) || (i32 && v->dtype == OT_INT32)) return v;
-  return imp_unsupported(I, "input %d (%s) of element type %s (uint8, int8%s)", k + 1, what, type_name(v->dtype),
+  return imp_unsupported(I, "input %d (%s) of element type %s (uint8, int8%s)", k + 1, what, imp_type_name(v->dtype),
                          i32 ? ", int32" : ""), NULL;
 }
 
@@ -55,7 +46,7 @@ static Val *zp_in(Imp *I, int k, const char *what, bool *bad, bool i32) {
 static Val *scale_in(Imp *I, int k, const char *what) {
   Val *v = imp_in(I, k);
   if (!v) return imp_error(I, "input %d (%s) is missing", k + 1, what), NULL;
-  if (v->dtype != OT_FLOAT) return imp_unsupported(I, "input %d (%s) of element type %s (float)", k + 1, what, type_name(v->dtype)), NULL;
+  if (v->dtype != OT_FLOAT) return imp_unsupported(I, "input %d (%s) of element type %s (float)", k + 1, what, imp_type_name(v->dtype)), NULL;
   if (v->ndim > 1 && val_numel(v) != 1)
     return imp_unsupported(I, "input %d (%s) of rank %d (one value, or one per index of an axis)", k + 1, what, v->ndim), NULL;
   return v;
@@ -146,10 +137,10 @@ static bool op_quantize(Imp *I) {
   Val *x = imp_in(I, 0), *s = scale_in(I, 1, "y_scale"), *z = s ? zp_in(I, 2, "y_zero_point", &bad, false) : NULL;
   if (!x) return imp_error(I, "input 1 (x) is missing");
   if (!s || bad) return false;
-  if (x->dtype != OT_FLOAT) return imp_unsupported(I, "input 1 (x) of element type %s (float)", type_name(x->dtype));
+  if (x->dtype != OT_FLOAT) return imp_unsupported(I, "input 1 (x) of element type %s (float)", imp_type_name(x->dtype));
   int dt = z ? z->dtype : (int)imp_attr_i(I, "output_dtype", OT_UINT8);
   if (!q8(dt) || (imp_attr(I, "output_dtype") && imp_attr_i(I, "output_dtype", 0) != dt))
-    return imp_unsupported(I, "output_dtype %s with a zero point of %s (uint8 and int8 only)", type_name((int)imp_attr_i(I, "output_dtype", 0)), type_name(dt));
+    return imp_unsupported(I, "output_dtype %s with a zero point of %s (uint8 and int8 only)", imp_type_name((int)imp_attr_i(I, "output_dtype", 0)), imp_type_name(dt));
   if (z && val_numel(z) != val_numel(s)) return imp_error(I, "the zero point has %lld values, the scale %lld", (long long)val_numel(z), (long long)val_numel(s));
   int axis = quant_axis(I, s, x);
   if (axis < 0) return false;
@@ -177,7 +168,7 @@ static bool op_dequantize(Imp *I) {
   bool bad = false;
   Val *x = q_in(I, 0, "x", true), *s = x ? scale_in(I, 1, "x_scale") : NULL, *z = s ? zp_in(I, 2, "x_zero_point", &bad, true) : NULL;
   if (!s || bad) return false;
-  if (z && z->dtype != x->dtype) return imp_error(I, "x is %s but its zero point %s", type_name(x->dtype), type_name(z->dtype));
+  if (z && z->dtype != x->dtype) return imp_error(I, "x is %s but its zero point %s", imp_type_name(x->dtype), imp_type_name(z->dtype));
   bool zero = true;
   for (int64_t i = 0; z && i < val_numel(z); i++) zero &= z->c && z->c[i] == 0;
   if (x->dtype == OT_INT32 && !zero) return imp_error(I, "int32 x with a zero point other than 0");
@@ -209,7 +200,7 @@ static bool op_dynamic_quantize(Imp *I) {
   if (!imp_attrs_known(I, "")) return false;
   Val *x = imp_in(I, 0);
   if (!x) return imp_error(I, "input 1 (x) is missing");
-  if (x->dtype != OT_FLOAT) return imp_unsupported(I, "input 1 (x) of element type %s (float)", type_name(x->dtype));
+  if (x->dtype != OT_FLOAT) return imp_unsupported(I, "input 1 (x) of element type %s (float)", imp_type_name(x->dtype));
   int64_t one = 1;
   if (x->c) {
     float lo = 0, hi = 0;

@@ -1316,6 +1316,9 @@ def main(out):
         "resize_huge.onnx": model([node("Resize", ["x", "", "scales"], ["y"], "up")],
                                   [initializer("scales", [2], [1.0, 1e9])], [x], [value_info("y", [2, 3000000000])]),
         "undefined.onnx": model([node("Add", ["x", "nowhere"], ["y"], "add")], [], [x], [y]),
+        # an attribute longer than any form takes (7 pads): an error, not its first values
+        "long_attr.onnx": model([node("MaxPool", ["x"], ["y"], "pool", kernel_shape=[1], pads=[0] * 7)], [],
+                                [value_info("x", [1, 2, 5])], [value_info("y", [1, 2, 5])]),
     }
     for name, data in files.items():
         open("%s/%s" % (out, name), "wb").write(data)
