@@ -230,23 +230,30 @@ static char *act(const Rnn *R, int64_t d, int k, const char *v, bool clip) {
   return xprintf("(%s)", e);
 }
 
+/* One step of one direction: XS holds the projection's rows of a run of 1 to 3 steps
+ * (walk_steps), this one's from row XS_ROW. */
+typedef struct {
+  Val *xs, *hp, *cp, *mask; /* hp, cp NULL: zero states (the first step without one) */
+  int64_t d, s, xs_row;
+} Step;
+
+/* The step's projection at batch row i0, column text COL. */
+static char *xs_at(const Step *st, const char *col) {
+  return st->xs_row ? xprintf("XS[i0 + %lld, %s]", (long long)st->xs_row, col) : xprintf("XS[i0, %s]", col);
+}
+
 /* The text of gate G's pre-activation at [i0, i1]: the projection's XS and, when there
  * is a previous state, the recurrent product's GR (NULL: none). */
-static char *gate(const Rnn *R, int g, bool gr) {
+static char *gate(const Rnn *R, const Step *st, int g, bool gr) {
   int64_t off = g * R->H;
   char *col = off ? xprintf("i1 + %lld", (long long)off) : xstrdup("i1");
-  return gr ? xprintf("XS[i0, %s] + GR[i0, %s]", col, col) : xprintf("XS[i0, %s]", col);
+  return gr ? xprintf("%s + GR[i0, %s]", xs_at(st, col), col) : xs_at(st, col);
 }
 
 /* NEW where the step runs for batch row i0 (mask M), else OLD ("0.0" without a state). */
 static char *masked(const Rnn *R, const char *nw, const char *old) {
   return R->lens ? xprintf("M[i0] != 0.0 ? %s : %s", nw, old) : xstrdup(nw);
 }
-
-typedef struct {
-  Val *xs, *hp, *cp, *mask; /* hp, cp NULL: zero states (the first step without one) */
-  int64_t d, s;
-} Step;
 
 /* One step of direction ST->d: the next hidden state (and, for LSTM, cell state *C). */
 static Val *cell(Imp *I, Rnn *R, const Step *st, Val **c_out) {
@@ -262,19 +269,19 @@ static Val *cell(Imp *I, Rnn *R, const Step *st, Val **c_out) {
       if (gr) call_arg(I, &c, "GR", gr);
       if (st->hp && st->mask) call_arg(I, &c, "HP", st->hp);
       if (st->mask) call_arg(I, &c, "M", st->mask);
-      return emit(I, &c, "rnn_cell", hint, 2, os, xprintf("Y[i0, i1] = %s", masked(R, act(R, d, 0, gate(R, 0, gr), true), hold)), NULL);
+      return emit(I, &c, "rnn_cell", hint, 2, os, xprintf("Y[i0, i1] = %s", masked(R, act(R, d, 0, gate(R, st, 0, gr), true), hold)), NULL);
     }
     /* LSTM: C = f * C' + i * g(c~), then H = o * h(C), o's peephole reading the new C */
     const char *cp = st->cp ? "CP[i0, i1]" : "0.0";
-    char *pi = gate(R, 0, gr), *po = gate(R, 1, gr), *pf = gate(R, 2, gr);
+    char *pi = gate(R, st, 0, gr), *po = gate(R, st, 1, gr), *pf = gate(R, st, 2, gr);
     if (R->p && st->cp) {
       pi = xprintf("%s + P[%lld, i1] * CP[i0, i1]", pi, (long long)d);
       pf = xprintf("%s + P[%lld, i1 + %lld] * CP[i0, i1]", pf, (long long)d, (long long)(2 * R->H));
     }
     if (R->p) po = xprintf("%s + P[%lld, i1 + %lld] * C[i0, i1]", po, (long long)d, (long long)R->H);
     char *i = act(R, d, 0, pi, true), *f = R->input_forget ? xprintf("(1.0 - %s)", i) : act(R, d, 0, pf, true);
-    char *cnew = st->cp ? xprintf("%s * CP[i0, i1] + %s * %s", f, i, act(R, d, 1, gate(R, 3, gr), true))
-                        : xprintf("%s * %s", i, act(R, d, 1, gate(R, 3, gr), true));
+    char *cnew = st->cp ? xprintf("%s * CP[i0, i1] + %s * %s", f, i, act(R, d, 1, gate(R, st, 3, gr), true))
+                        : xprintf("%s * %s", i, act(R, d, 1, gate(R, st, 3, gr), true));
     call_arg(I, &c, "XS", st->xs);
     if (gr) call_arg(I, &c, "GR", gr);
     if (st->cp) call_arg(I, &c, "CP", st->cp);
@@ -295,16 +302,16 @@ static Val *cell(Imp *I, Rnn *R, const Step *st, Val **c_out) {
   }
   /* GRU: z and r, then h~ with r applied after R's product (linear_before_reset) or
    * before it, then H = (1 - z) h~ + z H' */
-  char *z = act(R, d, 0, gate(R, 0, st->hp != NULL), true), *hc;
+  char *z = act(R, d, 0, gate(R, st, 0, st->hp != NULL), true), *hc;
   Val *gh = NULL;
   if (st->hp) gr = product(I, R, st->hp, R->r, d, 0, R->lbr ? 3 * R->H : 2 * R->H, xprintf("%s_gr", R->prefix));
   if (R->lbr) {
     char *rbh = xstrdup("");
     if (R->b) rbh = xprintf(" + Bv[%lld, i1 + %lld]", (long long)d, (long long)(5 * R->H));
     if (R->b && R->b->c) rbh = xstrdup(" + RB[i1]");
-    hc = st->hp ? xprintf("XS[i0, i1 + %lld] + %s * (GR[i0, i1 + %lld]%s)", (long long)(2 * R->H), act(R, d, 0, gate(R, 1, true), true),
-                          (long long)(2 * R->H), rbh)
-                : xprintf("XS[i0, i1 + %lld] + %s * (0.0%s)", (long long)(2 * R->H), act(R, d, 0, gate(R, 1, false), true), rbh);
+    char *xh = xs_at(st, xprintf("i1 + %lld", (long long)(2 * R->H)));
+    hc = st->hp ? xprintf("%s + %s * (GR[i0, i1 + %lld]%s)", xh, act(R, d, 0, gate(R, st, 1, true), true), (long long)(2 * R->H), rbh)
+                : xprintf("%s + %s * (0.0%s)", xh, act(R, d, 0, gate(R, st, 1, false), true), rbh);
   } else {
     if (st->hp) {
       Call rc = {0};
@@ -312,10 +319,11 @@ static Val *cell(Imp *I, Rnn *R, const Step *st, Val **c_out) {
       call_arg(I, &rc, "GR", gr);
       call_arg(I, &rc, "HP", st->hp);
       Val *rh = emit(I, &rc, "gru_reset", xprintf("%s_rh", R->prefix), 2, os,
-                     xprintf("Y[i0, i1] = %s * HP[i0, i1]", act(R, d, 0, gate(R, 1, true), true)), NULL);
+                     xprintf("Y[i0, i1] = %s * HP[i0, i1]", act(R, d, 0, gate(R, st, 1, true), true)), NULL);
       gh = product(I, R, rh, R->r, d, 2 * R->H, R->H, xprintf("%s_gh", R->prefix));
     }
-    hc = gh ? xprintf("XS[i0, i1 + %lld] + GH[i0, i1]", (long long)(2 * R->H)) : xprintf("XS[i0, i1 + %lld]", (long long)(2 * R->H));
+    char *xh = xs_at(st, xprintf("i1 + %lld", (long long)(2 * R->H)));
+    hc = gh ? xprintf("%s + GH[i0, i1]", xh) : xh;
   }
   hc = act(R, d, 1, hc, true);
   call_arg(I, &c, "XS", st->xs);
@@ -362,10 +370,11 @@ static void merge_runs(Imp *I, Walk *w) {
   w->nruns--;
 }
 
-static void run_step(Imp *I, Walk *w, int64_t s, Val *xs) {
+static void run_step(Imp *I, Walk *w, int64_t s, Val *xs, int64_t row) {
   Rnn *R = w->R;
   w->st.s = s;
   w->st.xs = xs;
+  w->st.xs_row = row;
   w->st.mask = w->masks ? w->masks[s] : NULL;
   Val *c = NULL, *h = cell(I, R, &w->st, &c);
   w->st.hp = h;
@@ -385,10 +394,15 @@ static void run_step(Imp *I, Walk *w, int64_t s, Val *xs) {
   while (w->nruns >= 2 && w->len[w->nruns - 1] == w->len[w->nruns - 2]) merge_runs(I, w);
 }
 
-/* Steps T0..T0+N, whose projection is XW ([N * B, cols], rows in step order). */
+/* Steps T0..T0+N, whose projection is XW ([N * B, cols], rows in step order). A run of
+ * at most 3 steps is not cut further: each step's kernels read their rows of it (a few
+ * kernel variants by offset, one slice call a step fewer). */
 static void walk_steps(Imp *I, Walk *w, Val *xw, int64_t t0, int64_t n) {
-  if (n == 1) {
-    run_step(I, w, t0, xw);
+  if (n <= 3) {
+    for (int64_t k = 0; k < n; k++) {
+      int64_t i = w->rev ? n - 1 - k : k;
+      run_step(I, w, t0 + i, xw, i * w->R->B);
+    }
     return;
   }
   int64_t n1 = n / 2, b = w->R->B;
