@@ -442,6 +442,61 @@ static LLVMValueRef vec_erf(CG *g, LLVMValueRef x) {
   return LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealUNO, x, x, ""), x, r, "erf");
 }
 
+/* log(x) = e ln 2 + log(m) for x = m 2^e, m in [sqrt(1/2), sqrt(2)): log(1 + f) = f - f^2 / 2
+ * + f^3 P(f) (Cephes' logf coefficients), ln 2 split in two so that e * hi is exact;
+ * subnormals scaled by 2^25 first; 0 gives -inf, a negative x or NaN NaN, +inf +inf. */
+static LLVMValueRef vec_log(CG *g, LLVMValueRef x) {
+  static const double p[] = {3.3333331174e-1, -2.4999993993e-1, 2.0000714765e-1, -1.6668057665e-1, 1.4249322787e-1,
+                             -1.2420140846e-1, 1.1676998740e-1, -1.1514610310e-1, 7.0376836292e-2};
+  unsigned lanes = LLVMGetVectorSize(LLVMTypeOf(x));
+  LLVMTypeRef iv = LLVMVectorType(g->i32, lanes);
+  LLVMValueRef tiny = LLVMBuildFCmp(g->b, LLVMRealOLT, x, fconst_like(g, x, 1.17549435e-38), "");
+  LLVMValueRef xs = LLVMBuildSelect(g->b, tiny, LLVMBuildFMul(g->b, x, fconst_like(g, x, 33554432.0), ""), x, "");
+  LLVMValueRef bits = LLVMBuildBitCast(g->b, xs, iv, "");
+  LLVMValueRef e = LLVMBuildSub(g->b, LLVMBuildAnd(g->b, LLVMBuildLShr(g->b, bits, iconst_like(bits, 23), ""), iconst_like(bits, 255), ""),
+                                iconst_like(bits, 126), "");
+  e = LLVMBuildSub(g->b, e, LLVMBuildSelect(g->b, tiny, iconst_like(bits, 25), iconst_like(bits, 0), ""), "");
+  /* m in [0.5, 1): the exponent field set to 126 */
+  LLVMValueRef m = LLVMBuildBitCast(g->b, LLVMBuildOr(g->b, LLVMBuildAnd(g->b, bits, iconst_like(bits, 0x807fffff), ""),
+                                                      iconst_like(bits, 0x3f000000), ""), LLVMTypeOf(x), "");
+  LLVMValueRef lo = LLVMBuildFCmp(g->b, LLVMRealOLT, m, fconst_like(g, x, 0.707106781186547524), "");
+  e = LLVMBuildSub(g->b, e, LLVMBuildSelect(g->b, lo, iconst_like(bits, 1), iconst_like(bits, 0), ""), "");
+  LLVMValueRef f = LLVMBuildFSub(g->b, LLVMBuildSelect(g->b, lo, LLVMBuildFAdd(g->b, m, m, ""), m, ""), fconst_like(g, x, 1.0), "");
+  LLVMValueRef ef = LLVMBuildSIToFP(g->b, e, LLVMTypeOf(x), "");
+  LLVMValueRef z = LLVMBuildFMul(g->b, f, f, "");
+  LLVMValueRef y = LLVMBuildFMul(g->b, LLVMBuildFMul(g->b, f, z, ""), horner(g, f, p, 9), "");
+  y = contract(LLVMBuildFAdd(g->b, y, LLVMBuildFMul(g->b, ef, fconst_like(g, x, -2.12194440e-4), ""), ""));
+  y = contract(LLVMBuildFSub(g->b, y, LLVMBuildFMul(g->b, z, fconst_like(g, x, 0.5), ""), ""));
+  LLVMValueRef r = contract(LLVMBuildFAdd(g->b, LLVMBuildFAdd(g->b, f, y, ""), LLVMBuildFMul(g->b, ef, fconst_like(g, x, 0.693359375), ""), ""));
+  LLVMValueRef inf = fconst_like(g, x, INFINITY), zero = fconst_like(g, x, 0.0);
+  r = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOEQ, x, inf, ""), inf, r, "");
+  r = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOEQ, x, zero, ""), fconst_like(g, x, -INFINITY), r, "");
+  return LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealULT, x, zero, ""), fconst_like(g, x, NAN), r, "log");
+}
+
+/* log1p(x) = log(u) (x / (u - 1)) with u = 1 + x (the rounding of u cancels: Goldberg; the
+ * quotient first, so that a large x does not overflow), x itself where u is 1; +inf for
+ * +inf. */
+static LLVMValueRef vec_log1p(CG *g, LLVMValueRef x) {
+  LLVMValueRef one = fconst_like(g, x, 1.0), u = LLVMBuildFAdd(g->b, x, one, ""), d = LLVMBuildFSub(g->b, u, one, "");
+  LLVMValueRef r = LLVMBuildFMul(g->b, vec_log(g, u), LLVMBuildFDiv(g->b, x, d, ""), "");
+  r = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOEQ, d, fconst_like(g, x, 0.0), ""), x, r, "");
+  LLVMValueRef inf = fconst_like(g, x, INFINITY);
+  return LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOEQ, x, inf, ""), inf, r, "log1p");
+}
+
+/* expm1(x) = (u - 1) (x / log(u)) with u = e^x (Kahan; the quotient first, so that a large
+ * x does not overflow), x itself where u is 1, -1 where u - 1 is, +inf above 88.7 (e^x
+ * overflows). */
+static LLVMValueRef vec_expm1(CG *g, LLVMValueRef x) {
+  LLVMValueRef one = fconst_like(g, x, 1.0), u = vec_exp(g, x), d = LLVMBuildFSub(g->b, u, one, "");
+  LLVMValueRef r = LLVMBuildFMul(g->b, d, LLVMBuildFDiv(g->b, x, vec_log(g, u), ""), "");
+  r = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOEQ, u, one, ""), x, r, "");
+  r = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOEQ, d, fconst_like(g, x, -1.0), ""), fconst_like(g, x, -1.0), r, "");
+  r = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOGT, x, fconst_like(g, x, 88.72283), ""), fconst_like(g, x, INFINITY), r, "");
+  return LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealUNO, x, x, ""), x, r, "expm1");
+}
+
 /* tanh(x): x + x^3 P(x^2) below 0.55 (P: a least-squares fit on Chebyshev nodes, made
  * for texc: 0.06 ulp before rounding), else 1 - 2 / (e^(2|x|) + 1) with the sign of x,
  * |x| clamped to 9 (where tanh rounds to 1). */
@@ -487,7 +542,7 @@ static LLVMValueRef emit_call(CG *g, Expr *e) {
   bool fp = dtype_is_float(e->dtype);
   switch (e->op) {
   case FN_EXP: return is_f32_vec(g, x) ? vec_exp(g, x) : intrinsic1(g, "llvm.exp", x, NULL);
-  case FN_LOG: return intrinsic1(g, "llvm.log", x, NULL);
+  case FN_LOG: return is_f32_vec(g, x) ? vec_log(g, x) : intrinsic1(g, "llvm.log", x, NULL);
   case FN_SQRT: return intrinsic1(g, "llvm.sqrt", x, NULL);
   case FN_RSQRT: return LLVMBuildFDiv(g->b, fconst_like(g, x, 1.0), intrinsic1(g, "llvm.sqrt", x, NULL), "");
   case FN_TANH: return is_f32_vec(g, x) ? vec_tanh(g, x) : libm1(g, "tanhf", "tanh", x);
@@ -516,9 +571,9 @@ static LLVMValueRef emit_call(CG *g, Expr *e) {
   case FN_TRUNC: return intrinsic1(g, "llvm.trunc", x, NULL);
   case FN_SIGN: return emit_sign(g, x, e->dtype);
   case FN_LOG2: return intrinsic1(g, "llvm.log2", x, NULL);
-  case FN_LOG1P: return libm1(g, "log1pf", "log1p", x);
+  case FN_LOG1P: return is_f32_vec(g, x) ? vec_log1p(g, x) : libm1(g, "log1pf", "log1p", x);
   case FN_EXP2: return intrinsic1(g, "llvm.exp2", x, NULL);
-  case FN_EXPM1: return libm1(g, "expm1f", "expm1", x);
+  case FN_EXPM1: return is_f32_vec(g, x) ? vec_expm1(g, x) : libm1(g, "expm1f", "expm1", x);
   default: die("llvm codegen: bad call %d", e->op);
   }
 }

@@ -1,9 +1,9 @@
 """vector_math.py — inputs for vector_math.tex and the check of its outputs, without numpy.
 
-  vector_math.py inputs X.npy          floats over exp's, erf's and tanh's whole range and edges
+  vector_math.py inputs X.npy          floats over the functions' whole ranges and edges
   vector_math.py check FN X.npy Y.npy ULPS
-      Y = FN(X) lane by lane (FN: exp, erf, tanh) within ULPS units in the last place of the
-      correctly rounded f32 result (math.exp / erf / tanh in double, rounded); infinities,
+      Y = FN(X) lane by lane (FN: exp, erf, tanh, log, log1p, expm1) within ULPS units in the
+      last place of the correctly rounded f32 result (Python's math in double, rounded); infinities,
       NaN and zeros exactly. Prints the worst error and its input.
 """
 import math
@@ -35,7 +35,7 @@ def inputs(path):
     v = [i * 0.004 - 130.0 for i in range(65000)]  # -130 .. 130
     v += [0.0, -0.0, math.inf, -math.inf, math.nan, 1e-30, -1e-30, 1e-8, 3e-39, -3e-39,
           88.72, 88.73, -87.33, -103.9, -104.0, 0.5, 1.0, -1.0, 3.99, 4.0, 4.01, 1e30, -1e30,
-          0.55, -0.55, 0.5499999, 9.0, 9.01, -9.0]
+          0.55, -0.55, 0.5499999, 9.0, 9.01, -9.0, -1.0, -0.9999999, 1e-38, 1.4e-45, 0.70710677, 0.70710683]
     v += [i * 0.0001 - 1.0 for i in range(0, 20001, 7)]  # tanh's two forms meet at 0.55
     rng = random.Random(7)
     while len(v) < 70000:  # random finite floats of every exponent
@@ -54,7 +54,10 @@ def ulp(y):
 
 
 def check(fn, xpath, ypath, ulps):
-    f = {"exp": math.exp, "erf": math.erf, "tanh": math.tanh}[fn]
+    def domain(g, lo):  # g outside its domain: NaN, at its pole: -inf
+        return lambda v: math.nan if v < lo else -math.inf if v == lo else g(v)
+    f = {"exp": math.exp, "erf": math.erf, "tanh": math.tanh, "log": domain(math.log, 0.0),
+         "log1p": domain(math.log1p, -1.0), "expm1": math.expm1}[fn]
     xs, ys = read(xpath), read(ypath)
     if len(xs) != len(ys):
         print("length %d != %d" % (len(xs), len(ys)))
