@@ -189,19 +189,19 @@ static Val *stack2(Imp *I, Rnn *R, Val *a, Val *b) {
 }
 
 /* Direction D's [B, H] of an initial state V ([D, B, H], or [B, D, H] batch first):
- * folded when V is a constant. */
-static Val *direction_of(Imp *I, Rnn *R, Val *v, int64_t d, const char *hint) {
+ * folded when V is a constant (named after V and D: `initial_h_d1`). */
+static Val *direction_of(Imp *I, Rnn *R, Val *v, int64_t d) {
   int64_t os[2] = {R->B, R->H};
   if (v->c) {
     double *c = arena_vals(R->B * R->H);
     for (int64_t b = 0; b < R->B; b++)
       for (int64_t h = 0; h < R->H; h++)
         c[b * R->H + h] = v->c[(R->batch_first ? (b * R->D + d) : (d * R->B + b)) * R->H + h];
-    return const_tmp(xprintf("%s_%s%lld", v->name, hint, (long long)d), 2, os, c);
+    return const_tmp(xprintf("%s_d%lld", v->name, (long long)d), 2, os, c);
   }
   Call c = {0};
   call_arg(I, &c, "S", v);
-  return emit(I, &c, "rnn_state", xprintf("%s_%s%lld", R->prefix, hint, (long long)d), 2, os,
+  return emit(I, &c, "rnn_state", xprintf("%s_d%lld", v->name, (long long)d), 2, os,
               R->batch_first ? xprintf("Y[i0, i1] = S[i0, %lld, i1]", (long long)d)
                              : xprintf("Y[i0, i1] = S[%lld, i0, i1]", (long long)d),
               NULL);
@@ -581,8 +581,8 @@ static bool rnn(Imp *I, const char *op) {
   Val *last_h[2], *last_c[2], *sd[2];
   for (int64_t d = 0; d < R.D; d++) {
     Walk w = {.R = &R, .st = {.d = d}, .rev = reverse || d == 1, .want_y = want_y, .masks = masks};
-    w.st.hp = R.h0 && !all_zero(R.h0) ? direction_of(I, &R, R.h0, d, "h0_") : NULL;
-    w.st.cp = R.c0 && !all_zero(R.c0) ? direction_of(I, &R, R.c0, d, "c0_") : NULL;
+    w.st.hp = R.h0 && !all_zero(R.h0) ? direction_of(I, &R, R.h0, d) : NULL;
+    w.st.cp = R.c0 && !all_zero(R.c0) ? direction_of(I, &R, R.c0, d) : NULL;
     walk_steps(I, &w, projection(I, &R, x2, d), 0, R.T);
     while (w.nruns > 1) merge_runs(I, &w);
     sd[d] = w.runs[0];
