@@ -6,8 +6,10 @@
  * steps' rows of the projection are cut out by halvings and the outputs stacked by
  * pairings (walk_steps), so that T steps make about 4 log2 T distinct small kernels, not
  * T, and no value lives more than O(log T) steps.
- * sequence_lens (a constant) masks each batch row's steps past its length: its state
- * stays, its output rows are zero. onnx_rnn_op is the entry from the table.
+ * sequence_lens (a constant or a run-time input) masks each batch row's steps past its
+ * length: its state stays, its output rows are zero; the mask is one more column of the
+ * projection, so that each step's rows carry theirs. onnx_rnn_op is the entry from the
+ * table.
  */
 #include "onnx/onnx_internal.h"
 
@@ -37,7 +39,7 @@ typedef struct {
   Act act[ACTS_MAX];        /* per direction: LSTM f, g, h; GRU f, g; RNN f */
   int nact;
   Val *x, *w, *r, *b, *h0, *c0, *p;
-  int64_t *lens;            /* per batch row; NULL: every row runs T steps */
+  Val *lens;                /* sequence_lens [B] (a constant or at run time); NULL: every row runs T steps */
   const char *prefix;       /* of the network names made here */
   Transposed transposed[TRANSPOSED_MAX];
   int ntransposed;
@@ -138,9 +140,31 @@ static Val *product(Imp *I, Rnn *R, Val *a, Val *w, int64_t d, int64_t j0, int64
               NULL);
 }
 
+static Val *projection_biased(Imp *I, Rnn *R, Val *x2, int64_t d);
+
+/* XW with one more column, the mask of sequence_lens: 1 where batch row b runs step s (row
+ * s * B + b), else 0. */
+static Val *mask_column(Imp *I, Rnn *R, Val *xw) {
+  int64_t gh = xw->shape[1], os[2] = {xw->shape[0], gh + 1};
+  Call c = {0};
+  call_arg(I, &c, "X", xw);
+  call_arg(I, &c, "L", R->lens);
+  return emit(I, &c, "rnn_mask", xprintf("%s_xwm", R->prefix), 2, os,
+              xprintf("Y[i0, i1] = i1 < %lld ? X[i0, i1] : (f32(i0 / %lld) < f32(L[i0 %% %lld]) ? 1.0 : 0.0)", (long long)gh,
+                      (long long)R->B, (long long)R->B),
+              NULL);
+}
+
 /* The projection of every step's input: X's rows in step order, [T * B, In], times W[d]
- * transposed, plus the biases the cells do not add themselves: [T * B, gates * H]. */
+ * transposed, plus the biases the cells do not add themselves: [T * B, gates * H] (and
+ * the mask column of sequence_lens after them). */
 static Val *projection(Imp *I, Rnn *R, Val *x2, int64_t d) {
+  Val *xw = projection_biased(I, R, x2, d);
+  return R->lens ? mask_column(I, R, xw) : xw;
+}
+
+/* The projection, biased: [T * B, gates * H]. */
+static Val *projection_biased(Imp *I, Rnn *R, Val *x2, int64_t d) {
   int64_t gh = R->gates * R->H;
   Val *xw = product(I, R, x2, R->w, d, 0, gh, xprintf("%s_xw%lld", R->prefix, (long long)d));
   if (!R->b) return xw;
@@ -233,7 +257,7 @@ static char *act(const Rnn *R, int64_t d, int k, const char *v, bool clip) {
 /* One step of one direction: XS holds the projection's rows of a run of 1 to 3 steps
  * (walk_steps), this one's from row XS_ROW. */
 typedef struct {
-  Val *xs, *hp, *cp, *mask; /* hp, cp NULL: zero states (the first step without one) */
+  Val *xs, *hp, *cp; /* hp, cp NULL: zero states (the first step without one) */
   int64_t d, s, xs_row;
 } Step;
 
@@ -250,9 +274,11 @@ static char *gate(const Rnn *R, const Step *st, int g, bool gr) {
   return gr ? xprintf("%s + GR[i0, %s]", xs_at(st, col), col) : xs_at(st, col);
 }
 
-/* NEW where the step runs for batch row i0 (mask M), else OLD ("0.0" without a state). */
-static char *masked(const Rnn *R, const char *nw, const char *old) {
-  return R->lens ? xprintf("M[i0] != 0.0 ? %s : %s", nw, old) : xstrdup(nw);
+/* NEW where the step runs for batch row i0 (the mask column of XS), else OLD ("0.0"
+ * without a state). */
+static char *masked(const Rnn *R, const Step *st, const char *nw, const char *old) {
+  return R->lens ? xprintf("%s != 0.0 ? %s : %s", xs_at(st, xprintf("%lld", (long long)(R->gates * R->H))), nw, old)
+                 : xstrdup(nw);
 }
 
 /* One step of direction ST->d: the next hidden state (and, for LSTM, cell state *C). */
@@ -267,9 +293,8 @@ static Val *cell(Imp *I, Rnn *R, const Step *st, Val **c_out) {
     if (!strcmp(R->op, "RNN")) {
       call_arg(I, &c, "XS", st->xs);
       if (gr) call_arg(I, &c, "GR", gr);
-      if (st->hp && st->mask) call_arg(I, &c, "HP", st->hp);
-      if (st->mask) call_arg(I, &c, "M", st->mask);
-      return emit(I, &c, "rnn_cell", hint, 2, os, xprintf("Y[i0, i1] = %s", masked(R, act(R, d, 0, gate(R, st, 0, gr), true), hold)), NULL);
+      if (st->hp && R->lens) call_arg(I, &c, "HP", st->hp);
+      return emit(I, &c, "rnn_cell", hint, 2, os, xprintf("Y[i0, i1] = %s", masked(R, st, act(R, d, 0, gate(R, st, 0, gr), true), hold)), NULL);
     }
     /* LSTM: C = f * C' + i * g(c~), then H = o * h(C), o's peephole reading the new C */
     const char *cp = st->cp ? "CP[i0, i1]" : "0.0";
@@ -286,19 +311,17 @@ static Val *cell(Imp *I, Rnn *R, const Step *st, Val **c_out) {
     if (gr) call_arg(I, &c, "GR", gr);
     if (st->cp) call_arg(I, &c, "CP", st->cp);
     if (R->p && st->cp) call_arg(I, &c, "P", R->p);
-    if (st->mask) call_arg(I, &c, "M", st->mask);
     Val *cv = emit(I, &c, "lstm_c", xprintf("%s_c%lld_%lld", R->prefix, (long long)d, (long long)st->s), 2, os,
-                   xprintf("Y[i0, i1] = %s", masked(R, cnew, cp)), NULL);
+                   xprintf("Y[i0, i1] = %s", masked(R, st, cnew, cp)), NULL);
     *c_out = cv;
     Call h = {0};
     call_arg(I, &h, "XS", st->xs);
     if (gr) call_arg(I, &h, "GR", gr);
     call_arg(I, &h, "C", cv);
     if (R->p) call_arg(I, &h, "P", R->p);
-    if (st->hp && st->mask) call_arg(I, &h, "HP", st->hp);
-    if (st->mask) call_arg(I, &h, "M", st->mask);
+    if (st->hp && R->lens) call_arg(I, &h, "HP", st->hp);
     char *hnew = xprintf("%s * %s", act(R, d, 0, po, true), act(R, d, 2, "C[i0, i1]", false));
-    return emit(I, &h, "lstm_h", hint, 2, os, xprintf("Y[i0, i1] = %s", masked(R, hnew, hold)), NULL);
+    return emit(I, &h, "lstm_h", hint, 2, os, xprintf("Y[i0, i1] = %s", masked(R, st, hnew, hold)), NULL);
   }
   /* GRU: z and r, then h~ with r applied after R's product (linear_before_reset) or
    * before it, then H = (1 - z) h~ + z H' */
@@ -339,9 +362,8 @@ static Val *cell(Imp *I, Rnn *R, const Step *st, Val **c_out) {
       call_arg(I, &c, "Bv", R->b);
     }
   }
-  if (st->mask) call_arg(I, &c, "M", st->mask);
   char *hnew = st->hp ? xprintf("(1.0 - %s) * %s + %s * HP[i0, i1]", z, hc, z) : xprintf("(1.0 - %s) * %s", z, hc);
-  return emit(I, &c, "gru_cell", hint, 2, os, xprintf("Y[i0, i1] = %s", masked(R, hnew, hold)), NULL);
+  return emit(I, &c, "gru_cell", hint, 2, os, xprintf("Y[i0, i1] = %s", masked(R, st, hnew, hold)), NULL);
 }
 
 /* ---- a direction's walk over the steps ---------------------------------------------------- */
@@ -356,7 +378,6 @@ typedef struct {
   Rnn *R;
   Step st;
   bool rev, want_y;
-  Val **masks;       /* per step, or NULL */
   Val *runs[64];     /* the stacked outputs of runs of steps, oldest first */
   int64_t len[64];   /* their lengths in steps */
   int nruns;
@@ -375,19 +396,18 @@ static void run_step(Imp *I, Walk *w, int64_t s, Val *xs, int64_t row) {
   w->st.s = s;
   w->st.xs = xs;
   w->st.xs_row = row;
-  w->st.mask = w->masks ? w->masks[s] : NULL;
   Val *c = NULL, *h = cell(I, R, &w->st, &c);
   w->st.hp = h;
   w->st.cp = c;
   if (!w->want_y) return;
   Val *y = h;
-  if (w->masks) { /* the output row: zero past the length */
+  if (R->lens) { /* the output row: zero past the length */
     Call mc = {0};
     call_arg(I, &mc, "HS", h);
-    call_arg(I, &mc, "M", w->masks[s]);
+    call_arg(I, &mc, "XS", xs);
     int64_t os[2] = {R->B, R->H};
     y = emit(I, &mc, "rnn_out", xprintf("%s_y%lld_%lld", R->prefix, (long long)w->st.d, (long long)s), 2, os,
-             "Y[i0, i1] = M[i0] != 0.0 ? HS[i0, i1] : 0.0", NULL);
+             xprintf("Y[i0, i1] = %s", masked(R, &w->st, "HS[i0, i1]", "0.0")), NULL);
   }
   w->runs[w->nruns] = y;
   w->len[w->nruns++] = 1;
@@ -487,14 +507,21 @@ static bool check_shapes(Imp *I, Rnn *R) {
   return true;
 }
 
-/* sequence_lens: NULL when absent or every row runs T steps; lengths outside 1..T refused
- * (an empty sequence's final state is zero in onnxruntime, its initial state by the
- * spec's equations: not guessed). */
+/* sequence_lens: NULL when absent or every row runs T steps; a constant's lengths outside
+ * 1..T refused (an empty sequence's final state is zero in onnxruntime, its initial state
+ * by the spec's equations: not guessed); at run time (int32 or int64: a library's input, a
+ * batch of padded sequences) a length of 0 or less keeps the initial state, one beyond T
+ * runs every step. */
 static bool read_lens(Imp *I, Rnn *R) {
-  if (!imp_in(I, 4)) return true;
-  Val *l = imp_const_in(I, 4, "sequence_lens");
-  if (!l) return false;
+  Val *l = imp_in(I, 4);
+  if (!l) return true;
   if (l->ndim != 1 || l->shape[0] != R->B) return imp_error(I, "sequence_lens is %s, expected [%lld]", imp_ty(l), (long long)R->B);
+  if (!l->c) {
+    if (!imp_run_time_int(l) && !l->fint)
+      return imp_unsupported(I, "sequence_lens of element type %s (int32)", imp_type_name(l->dtype));
+    R->lens = l;
+    return true;
+  }
   bool all = true;
   for (int64_t b = 0; b < R->B; b++) {
     if (l->c[b] == 0) return imp_unsupported(I, "sequence_lens[%lld] is 0 (an empty sequence)", (long long)b);
@@ -503,8 +530,9 @@ static bool read_lens(Imp *I, Rnn *R) {
     all &= l->c[b] == R->T;
   }
   if (all) return true;
-  R->lens = xalloc(sizeof(int64_t) * (size_t)R->B);
-  for (int64_t b = 0; b < R->B; b++) R->lens[b] = (int64_t)l->c[b];
+  double *c = arena_vals(R->B);
+  memcpy(c, l->c, sizeof(double) * (size_t)R->B);
+  R->lens = const_tmp(xprintf("%s_lens", l->name), 1, &R->B, c);
   return true;
 }
 
@@ -567,20 +595,10 @@ static bool rnn(Imp *I, const char *op) {
                  R.batch_first ? xprintf("Y[i0, i1] = X[i0 %% %lld, i0 / %lld, i1]", (long long)R.B, (long long)R.B)
                                : xprintf("Y[i0, i1] = X[i0 / %lld, i0 %% %lld, i1]", (long long)R.B, (long long)R.B),
                  NULL);
-  /* per-step masks of sequence_lens: 1 where batch row b runs step s */
-  Val **masks = NULL;
-  if (R.lens) {
-    masks = xalloc(sizeof(Val *) * (size_t)R.T);
-    for (int64_t s = 0; s < R.T; s++) {
-      double *m = arena_vals(R.B);
-      for (int64_t b = 0; b < R.B; b++) m[b] = s < R.lens[b];
-      masks[s] = const_tmp(xprintf("%s_mask%lld", R.prefix, (long long)s), 1, &R.B, m);
-    }
-  }
   bool want_y = o0 != NULL;
   Val *last_h[2], *last_c[2], *sd[2];
   for (int64_t d = 0; d < R.D; d++) {
-    Walk w = {.R = &R, .st = {.d = d}, .rev = reverse || d == 1, .want_y = want_y, .masks = masks};
+    Walk w = {.R = &R, .st = {.d = d}, .rev = reverse || d == 1, .want_y = want_y};
     w.st.hp = R.h0 && !all_zero(R.h0) ? direction_of(I, &R, R.h0, d) : NULL;
     w.st.cp = R.c0 && !all_zero(R.c0) ? direction_of(I, &R, R.c0, d) : NULL;
     walk_steps(I, &w, projection(I, &R, x2, d), 0, R.T);

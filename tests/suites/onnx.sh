@@ -167,6 +167,10 @@ expect_all "TopK: ties, both directions = Python reference" "$B/topk.onnx" --inp
 # bidirectional GRU (linear_before_reset 1) and a reverse RNN of LeakyRelu
 expect_all "LSTM: both directions, peepholes, sequence_lens = Python reference" "$B/lstm_seq.onnx" --input "$B/lstm_seq_x.npy" \
   --expect "$B/lstm_seq_y.npy" --expect "$B/lstm_seq_yh.npy" --expect "$B/lstm_seq_yc.npy"
+for k in 0 1; do # sequence_lens at run time: one network, two length vectors
+  expect_all "LSTM: sequence_lens at run time ($k) = Python reference" "$B/lstm_rtl.onnx" --input "$B/lstm_seq_x.npy" \
+    --input "$B/lstm_rtl_l$k.npy" --expect "$B/lstm_rtl_y$k.npy" --expect "$B/lstm_rtl_yh$k.npy" --expect "$B/lstm_rtl_yc$k.npy"
+done
 expect_all "GRU (both resets, clip) and RNN (LeakyRelu), batch first = Python reference" "$B/gru_rnn.onnx" \
   --input "$B/gru_rnn_x.npy" --expect "$B/gru_rnn_y1.npy" --expect "$B/gru_rnn_yh1.npy" --expect "$B/gru_rnn_yh2.npy" \
   --expect "$B/gru_rnn_yh3.npy"

@@ -540,6 +540,18 @@ def recurrent(out):
     for name, v, shape in (("y", flat(flat(flat(Y))), (T, 2, B, H)), ("yh", flat(flat(Yh)), (2, B, H)),
                            ("yc", flat(flat(Yc)), (2, B, H))):
         npy(out + "/lstm_seq_%s.npy" % name, "<f4", shape, struct.pack("<%df" % len(v), *v))
+    # the same LSTM with sequence_lens at run time (an int32 input: a library's argument),
+    # run with two length vectors
+    nodes_rt = [node("LSTM", ["x", "w", "r", "b", "lens", "h0", "c0", "p"], ["y", "yh", "yc"], "lstm", hidden_size=H,
+                     direction="bidirectional")]
+    open(out + "/lstm_rtl.onnx", "wb").write(model(nodes_rt, inits[:3] + inits[4:], [value_info("x", [T, B, In]),
+                                                   value_info("lens", [B], 6)], outs, opset=14))
+    for k, lv in enumerate(([5, 2, 4], [1, 5, 3])):
+        Y, Yh, Yc = rnn_ref("LSTM", X, W, R, Bv, lv, H0, C0, P, H, "bidirectional", acts)
+        npy(out + "/lstm_rtl_l%d.npy" % k, "<i4", (B,), struct.pack("<3i", *lv))
+        for name, v, shape in (("y", flat(flat(flat(Y))), (T, 2, B, H)), ("yh", flat(flat(Yh)), (2, B, H)),
+                               ("yc", flat(flat(Yc)), (2, B, H))):
+            npy(out + "/lstm_rtl_%s%d.npy" % (name, k), "<f4", shape, struct.pack("<%df" % len(v), *v))
     # GRUs and an RNN on one batch-first input [B 2, T 6, In 3], H 4
     T, B, In, H = 6, 2, 3, 4
     Xb = [mat(T, In, 600 + b * 11, 1.0) for b in range(B)]  # [b][t]
