@@ -548,27 +548,18 @@ static char *idx_text(int nd) {
   return s;
 }
 
-/* Boolean input V (a `bool` parameter) as a run-time mask: 0 and 1 in f32, what the mask
- * operators read (onnx_ops.c). */
-static void bool_mask(Imp *I, Val *v) {
+/* Input V, a parameter of type FROM (`bool`, or `i32` for uint8 and int8: the library
+ * takes int32_t), as the f32 values the operators read, by a first kernel BASE computing
+ * EXPR of `X[...]` (its %s: the index), into a tensor named after V and SUFFIX: a bool
+ * input's mask (0 and 1), a quantized input's exact integers (Val.fint, onnx_quant.c). */
+static void param_as_f32(Imp *I, Val *v, const char *from, const char *base, const char *expr, const char *suffix) {
   char *ix = idx_text(v->ndim), *dims = strchr(shape_decl(v), '[');
-  const char *kn = imp_kernel(I, "to_mask", xprintf("(X: bool%s) -> Y: f32%s {\n  Y[%s] = X[%s] ? 1.0 : 0.0\n}", dims, dims, ix, ix));
-  const char *m = imp_name(I, xprintf("%s_mask", v->name));
-  imp_call(I, m, kn, v->tex);
-  v->tex = m;
+  const char *kn = imp_kernel(I, base, xprintf("(X: %s%s) -> Y: f32%s {\n  Y[%s] = %s\n}", from, dims, dims, ix,
+                                               xprintf(expr, ix)));
+  const char *t = imp_name(I, xprintf("%s_%s", v->name, suffix));
+  imp_call(I, t, kn, v->tex);
+  v->tex = t;
   v->param = false;
-}
-
-/* A uint8 or int8 input V (an `i32` parameter: the library takes int32_t) as f32 values,
- * exact integers (Val.fint), what the quantized operators read (onnx_quant.c). */
-static void quant_input(Imp *I, Val *v) {
-  char *ix = idx_text(v->ndim), *dims = strchr(shape_decl(v), '[');
-  const char *kn = imp_kernel(I, "to_float", xprintf("(X: i32%s) -> Y: f32%s {\n  Y[%s] = f32(X[%s])\n}", dims, dims, ix, ix));
-  const char *f = imp_name(I, xprintf("%s_f32", v->name));
-  imp_call(I, f, kn, v->tex);
-  v->tex = f;
-  v->param = false;
-  v->fint = true;
 }
 
 /* The shape of input file PATH (.npy: its header; else a TensorProto's dims) into ND and
@@ -662,8 +653,8 @@ static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
     I->ninputs++;
     const char *decl = dtype == OT_BOOL || q8 ? xprintf("%s%s", q8 ? "i32" : "bool", strchr(shape_decl(v), '[')) : shape_decl(v);
     *header = xprintf("%s%s%s: %s", *header, count++ ? ",\n    " : "", v->tex, decl);
-    if (dtype == OT_BOOL) bool_mask(I, v);
-    if (q8) quant_input(I, v);
+    if (dtype == OT_BOOL) param_as_f32(I, v, "bool", "to_mask", "X[%s] ? 1.0 : 0.0", "mask");
+    if (q8) param_as_f32(I, v, "i32", "to_float", "f32(X[%s])", "f32"), v->fint = true;
   }
   if (!count) return imp_unsupported(I, "a graph without runtime inputs");
   return true;

@@ -117,6 +117,9 @@ char *imp_idx(const char *p, int nd);
 Val *imp_net_out(Imp *I, int k, int nd, const int64_t *shape);
 Val *imp_net_out_like(Imp *I, int k, int nd, const int64_t *shape, const Val *x);
 Val *imp_int_as_f32(Imp *I, Val *v);
+/* OK passed on; when true, the last value made (by imp_ew, an alias) holds integers of
+ * type DT as f32 (Val.fint: run-time integers, quantized values). */
+bool imp_as_int(Imp *I, bool ok, int dt);
 bool imp_alias(Imp *I, Val *v);
 bool imp_broadcast(Imp *I, const int64_t *a_in, int na, const int64_t *b_in, int nb, int64_t *out, int *no);
 int64_t imp_bidx(const int64_t *sh, int ns, const int64_t *idxs, int no);
@@ -129,6 +132,18 @@ bool imp_ew_to(Imp *I, const char *base, Val **x, int n, const char *expr, const
 Val *imp_ew_nhwc_input(Imp *I, Val *x);
 bool imp_ew(Imp *I, const char *base, Val **x, int n, const char *expr);
 char *imp_lower(const char *s);
+
+/* numpy's matmul of A by B (batched, broadcasting, 1-D operands; onnx_nn.c): the
+ * product's shape OS (NO axes), its reduction's extent K, and the index texts of the
+ * product (LHS), A and B over batch b0.., rows i, columns j, reduction k. */
+typedef struct {
+  int64_t os[HT_MAX_DIMS], k;
+  int no;
+  char *lhs, *ia, *ib;
+} MatmulPlan;
+/* P for A by B; false: reported (a scalar operand, inner dimensions that differ, batch
+ * dimensions that do not broadcast). */
+bool imp_matmul_plan(Imp *I, const Val *a, const Val *b, MatmulPlan *p);
 
 /* onnx_nn.c and onnx_layout.c: node I->node if OP is one of the file's operators: 1 or 0
  * (reported), else -1 (onnx_op asks the next). */

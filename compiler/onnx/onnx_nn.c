@@ -602,28 +602,19 @@ static bool op_gemm(Imp *I) {
   return true;
 }
 
-/* MatMul: numpy's matmul (batched, broadcasting, 1-D operands). */
-static bool op_matmul(Imp *I) {
-  if (!imp_attrs_known(I, "") || !imp_one_output(I)) return false;
-  Val *a = imp_float_in(I, 0), *b = a ? imp_float_in(I, 1) : NULL;
-  if (!b) return false;
+bool imp_matmul_plan(Imp *I, const Val *a, const Val *b, MatmulPlan *p) {
   if (a->ndim < 1 || b->ndim < 1) return imp_error(I, "a scalar operand");
   int ra = a->ndim, rb = b->ndim;
-  int64_t k = a->shape[ra - 1], kb = rb == 1 ? b->shape[0] : b->shape[rb - 2];
-  if (k != kb) return imp_error(I, "inner dimensions %lld and %lld differ", (long long)k, (long long)kb);
-  int64_t batch[HT_MAX_DIMS], os[HT_MAX_DIMS];
+  int64_t kb = rb == 1 ? b->shape[0] : b->shape[rb - 2];
+  p->k = a->shape[ra - 1];
+  if (p->k != kb) return imp_error(I, "inner dimensions %lld and %lld differ", (long long)p->k, (long long)kb);
+  int64_t batch[HT_MAX_DIMS];
   int nb = 0;
   if (!imp_broadcast(I, a->shape, ra > 2 ? ra - 2 : 0, b->shape, rb > 2 ? rb - 2 : 0, batch, &nb)) return false;
-  int no = nb;
-  memcpy(os, batch, sizeof(int64_t) * (size_t)nb);
-  if (ra > 1) os[no++] = a->shape[ra - 2];
-  if (rb > 1) os[no++] = b->shape[rb - 1];
-  Val *o = imp_net_out(I, 0, no, os);
-  if (ra == 2 && rb == 2 && !a->c) {
-    const char *na = imp_tensor(I, a);
-    imp_call(I, o->tex, "dense", xprintf("%s, %s", na, imp_tensor(I, b)));
-    return true;
-  }
+  p->no = nb;
+  memcpy(p->os, batch, sizeof(int64_t) * (size_t)nb);
+  if (ra > 1) p->os[p->no++] = a->shape[ra - 2];
+  if (rb > 1) p->os[p->no++] = b->shape[rb - 1];
   /* index names: batch b0.., rows i, columns j, reduction k */
   char *lhs = xstrdup(""), *ia = xstrdup(""), *ib = xstrdup("");
   for (int d = 0; d < nb; d++) lhs = xprintf("%s%sb%d", lhs, d ? ", " : "", d);
@@ -638,10 +629,26 @@ static bool op_matmul(Imp *I) {
     int od = d + nb - (rb - 2);
     ib = xprintf("%s%s", ib, b->shape[d] == 1 && batch[od] != 1 ? "0, " : xprintf("b%d, ", od));
   }
-  ia = xprintf("%s%sk", ia, ra > 1 ? "i, " : "");
-  ib = xprintf("%sk%s", ib, rb > 1 ? ", j" : "");
+  p->lhs = lhs;
+  p->ia = xprintf("%s%sk", ia, ra > 1 ? "i, " : "");
+  p->ib = xprintf("%sk%s", ib, rb > 1 ? ", j" : "");
+  return true;
+}
+
+/* MatMul: numpy's matmul (batched, broadcasting, 1-D operands). */
+static bool op_matmul(Imp *I) {
+  if (!imp_attrs_known(I, "") || !imp_one_output(I)) return false;
+  Val *a = imp_float_in(I, 0), *b = a ? imp_float_in(I, 1) : NULL;
+  MatmulPlan p;
+  if (!b || !imp_matmul_plan(I, a, b, &p)) return false;
+  Val *o = imp_net_out(I, 0, p.no, p.os);
+  if (a->ndim == 2 && b->ndim == 2 && !a->c) {
+    const char *na = imp_tensor(I, a);
+    imp_call(I, o->tex, "dense", xprintf("%s, %s", na, imp_tensor(I, b)));
+    return true;
+  }
   const char *kn = imp_kernel(I, "matmul", xprintf("(A: %s, B: %s) -> Y: %s {\n  Y[%s] += A[%s] * B[%s] where k in 0..%lld\n}",
-                                                   imp_ty(a), imp_ty(b), imp_ty(o), lhs, ia, ib, (long long)k));
+                                                   imp_ty(a), imp_ty(b), imp_ty(o), p.lhs, p.ia, p.ib, (long long)p.k));
   const char *ta = imp_tensor(I, a), *tb = imp_tensor(I, b);
   imp_call(I, o->tex, kn, xprintf("%s, %s", ta, tb));
   return true;

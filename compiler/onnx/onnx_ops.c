@@ -661,8 +661,7 @@ static bool unary(Imp *I, const char *op, const char *expr) {
   return imp_ew(I, imp_lower(op), &x, 1, expr);
 }
 
-/* The last value made (by imp_ew): integers of type DT held as f32. */
-static bool as_int(Imp *I, bool ok, int dt) {
+bool imp_as_int(Imp *I, bool ok, int dt) {
   if (ok) {
     Val *o = VEC_AT(I->vals, I->vals.len - 1);
     o->dtype = dt;
@@ -685,7 +684,7 @@ static bool int_div_mod(Imp *I, const char *op) {
                       : xprintf("%s$0 - $1 * %s", ints ? "$1 == 0.0 ? 0.0 : " : "", fm ? q : "floor($0 / $1)");
   /* floats by 0: NaN, as C's fmod gives */
   bool ok = imp_ew(I, div ? "div_int" : "mod", x, 2, e);
-  return ints ? as_int(I, ok, imp_in(I, 0)->dtype) : ok;
+  return ints ? imp_as_int(I, ok, imp_in(I, 0)->dtype) : ok;
 }
 
 static bool binary(Imp *I, const char *op, const char *sym) {
@@ -705,7 +704,7 @@ static bool binary(Imp *I, const char *op, const char *sym) {
   }
   const char *e = strlen(sym) == 1 ? xprintf("$0 %s $1", sym) : xprintf("%s($0, $1)", sym);
   if (!strcmp(op, "Pow") && int_valued(imp_in(I, 0)) && !imp_in(I, 0)->c) /* integers to a power: integers, truncated */
-    return as_int(I, imp_ew(I, "pow_int", x, 2, "pow($0, $1) < 0.0 ? ceil(pow($0, $1)) : floor(pow($0, $1))"), imp_in(I, 0)->dtype);
+    return imp_as_int(I, imp_ew(I, "pow_int", x, 2, "pow($0, $1) < 0.0 ? ceil(pow($0, $1)) : floor(pow($0, $1))"), imp_in(I, 0)->dtype);
   return imp_ew(I, imp_lower(op), x, 2, e);
 }
 
@@ -805,11 +804,11 @@ static bool op_cast(Imp *I, bool like) {
   if (to == OT_UINT8 || to == OT_INT8) { /* truncated toward zero, wrapped into the type (x86's conversion; ONNX
                                           * leaves a value outside the type undefined): quantized values */
     const char *t = "($0 < 0.0 ? ceil($0) : floor($0))", *o = to == OT_INT8 ? " + 128.0" : "";
-    return as_int(I, imp_ew(I, "to_byte", &x, 1, xprintf("%s%s - 256.0 * floor((%s%s) / 256.0)%s", t, o, t, o, to == OT_INT8 ? " - 128.0" : "")), to);
+    return imp_as_int(I, imp_ew(I, "to_byte", &x, 1, xprintf("%s%s - 256.0 * floor((%s%s) / 256.0)%s", t, o, t, o, to == OT_INT8 ? " - 128.0" : "")), to);
   }
   if (ints && x->dtype == OT_FLOAT) /* truncated toward zero */
-    return as_int(I, imp_ew(I, "to_int", &x, 1, "$0 < 0.0 ? ceil($0) : floor($0)"), to);
-  if (ints) return as_int(I, imp_alias(I, x), to); /* a mask's 0 and 1, or integers: as they are */
+    return imp_as_int(I, imp_ew(I, "to_int", &x, 1, "$0 < 0.0 ? ceil($0) : floor($0)"), to);
+  if (ints) return imp_as_int(I, imp_alias(I, x), to); /* a mask's 0 and 1, or integers: as they are */
   if (to != OT_FLOAT) return imp_unsupported(I, "a run-time Cast to element type %s (networks are f32)", imp_type_name(to));
   if (!imp_alias(I, x)) return false;
   Val *o = VEC_AT(I->vals, I->vals.len - 1); /* a mask's 0 and 1, or integers, as floats */

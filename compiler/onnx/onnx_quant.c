@@ -104,16 +104,6 @@ static int quant_axis(Imp *I, const Val *s, const Val *x) {
   return imp_axis_of(I, imp_attr_i(I, "axis", 1), x->ndim);
 }
 
-/* The last value made (output 0 of the node): quantized values of type DT held as f32. */
-static bool quantized(Imp *I, bool ok, int dt) {
-  if (ok) {
-    Val *o = VEC_AT(I->vals, I->vals.len - 1);
-    o->dtype = dt;
-    o->fint = true;
-  }
-  return ok;
-}
-
 /* Attributes of opsets 19 and 21 that texc does not read: block_size (blocked
  * quantization) unless 0; saturate only concerns float8 types, refused anyway. */
 static bool no_blocks(Imp *I) {
@@ -127,6 +117,21 @@ static bool no_blocks(Imp *I) {
 static double quantize1(double x, double s, double z, int dt) {
   float q = nearbyintf((float)x / (float)s) + (float)z;
   return q < qlo(dt) ? qlo(dt) : q > qhi(dt) ? qhi(dt) : q;
+}
+
+/* QuantizeLinear (DT the quantized type) or DequantizeLinear (DT float) of constants X,
+ * scale S and zero point Z (NULL: 0), per tensor or along AXIS: folded into output 0. */
+static bool fold_affine(Imp *I, const Val *x, const Val *s, const Val *z, int axis, int dt) {
+  int64_t n = val_numel(x), inner = 1;
+  for (int d = axis + 1; d < x->ndim; d++) inner *= x->shape[d];
+  double *c = imp_vals(n);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t a = val_numel(s) == 1 ? 0 : (i / inner) % x->shape[axis];
+    double zp = z ? z->c[a] : 0;
+    c[i] = dt == OT_FLOAT ? (float)(x->c[i] - zp) * (float)s->c[a] : quantize1(x->c[i], s->c[a], zp, dt);
+  }
+  imp_const_out(I, 0, dt, x->ndim, x->shape, c);
+  return true;
 }
 
 /* QuantizeLinear: y = saturate(round(x / y_scale) + y_zero_point), per tensor or per axis;
@@ -144,21 +149,11 @@ static bool op_quantize(Imp *I) {
   if (z && val_numel(z) != val_numel(s)) return imp_error(I, "the zero point has %lld values, the scale %lld", (long long)val_numel(z), (long long)val_numel(s));
   int axis = quant_axis(I, s, x);
   if (axis < 0) return false;
-  if (x->c && s->c && (!z || z->c)) {
-    int64_t n = val_numel(x), inner = 1;
-    for (int d = axis + 1; d < x->ndim; d++) inner *= x->shape[d];
-    double *c = imp_vals(n);
-    for (int64_t i = 0; i < n; i++) {
-      int64_t a = val_numel(s) == 1 ? 0 : (i / inner) % x->shape[axis];
-      c[i] = quantize1(x->c[i], s->c[a], z ? z->c[a] : 0, dt);
-    }
-    imp_const_out(I, 0, dt, x->ndim, x->shape, c);
-    return true;
-  }
+  if (x->c && s->c && (!z || z->c)) return fold_affine(I, x, s, z, axis, dt);
   Val *in[3] = {imp_float_in(I, 0), along(I, s, x, axis, "y_scale"), z ? along(I, z, x, axis, "y_zero_point") : NULL};
   if (!in[0] || !in[1] || (z && !in[2])) return false;
   const char *e = xprintf("min(max(round($0 / $1)%s, %s), %s)", z ? " + $2" : "", imp_flit(qlo(dt)), imp_flit(qhi(dt)));
-  return quantized(I, imp_ew(I, "quantize", in, z ? 3 : 2, e), dt);
+  return imp_as_int(I, imp_ew(I, "quantize", in, z ? 3 : 2, e), dt);
 }
 
 /* DequantizeLinear: y = (x - x_zero_point) * x_scale (f32: the difference is exact, one
@@ -175,17 +170,7 @@ static bool op_dequantize(Imp *I) {
   if (z && val_numel(z) != val_numel(s)) return imp_error(I, "the zero point has %lld values, the scale %lld", (long long)val_numel(z), (long long)val_numel(s));
   int axis = quant_axis(I, s, x);
   if (axis < 0) return false;
-  if (x->c && s->c && (!z || z->c)) {
-    int64_t n = val_numel(x), inner = 1;
-    for (int d = axis + 1; d < x->ndim; d++) inner *= x->shape[d];
-    double *c = imp_vals(n);
-    for (int64_t i = 0; i < n; i++) {
-      int64_t a = val_numel(s) == 1 ? 0 : (i / inner) % x->shape[axis];
-      c[i] = (float)(x->c[i] - (z ? z->c[a] : 0)) * (float)s->c[a];
-    }
-    imp_const_out(I, 0, OT_FLOAT, x->ndim, x->shape, c);
-    return true;
-  }
+  if (x->c && s->c && (!z || z->c)) return fold_affine(I, x, s, z, axis, OT_FLOAT);
   if (x->c) return imp_unsupported(I, "a constant x with a scale computed at run time");
   Val *in[3] = {imp_run_time_int(x) ? imp_int_as_f32(I, x) : x, along(I, s, x, axis, "x_scale"),
                 z ? along(I, z, x, axis, "x_zero_point") : NULL};
@@ -242,7 +227,7 @@ static bool op_dynamic_quantize(Imp *I) {
     }
   }
   Val *in[3] = {x, sz[0], sz[1]};
-  return quantized(I, imp_ew(I, "quantize", in, 3, "min(max(round($0 / $1) + $2, 0.0), 255.0)"), OT_UINT8);
+  return imp_as_int(I, imp_ew(I, "quantize", in, 3, "min(max(round($0 / $1) + $2, 0.0), 255.0)"), OT_UINT8);
 }
 
 /* ---- integer products: MatMulInteger, QLinearMatMul --------------------------------- */
@@ -252,45 +237,21 @@ static bool op_dynamic_quantize(Imp *I) {
  * one per column. NULL: reported. */
 static Val *matmul_integer(Imp *I, Val *a, Val *za, Val *b, Val *zb) {
   if (a->c && b->c) return imp_unsupported(I, "an integer product of constants"), NULL;
-  if (a->ndim < 1 || b->ndim < 1) return imp_error(I, "a scalar operand"), NULL;
-  int ra = a->ndim, rb = b->ndim;
-  int64_t k = a->shape[ra - 1], kb = rb == 1 ? b->shape[0] : b->shape[rb - 2], n = rb == 1 ? 1 : b->shape[rb - 1];
-  if (k != kb) return imp_error(I, "inner dimensions %lld and %lld differ", (long long)k, (long long)kb), NULL;
+  MatmulPlan p;
+  if (!imp_matmul_plan(I, a, b, &p)) return NULL;
+  int64_t n = b->ndim == 1 ? 1 : b->shape[b->ndim - 1];
   if (za && val_numel(za) != 1) return imp_unsupported(I, "a zero point of A with %lld values (one only: per tensor)", (long long)val_numel(za)), NULL;
-  if (zb && val_numel(zb) != 1 && !(zb->ndim == 1 && zb->shape[0] == n && rb > 1))
+  if (zb && val_numel(zb) != 1 && !(zb->ndim == 1 && zb->shape[0] == n && b->ndim > 1))
     return imp_unsupported(I, "a zero point of B of shape [%s] (one value, or one per column: [%lld])", imp_dims_text(zb->shape, zb->ndim),
                            (long long)n), NULL;
-  int64_t batch[HT_MAX_DIMS], os[HT_MAX_DIMS];
-  int nb = 0;
-  if (!imp_broadcast(I, a->shape, ra > 2 ? ra - 2 : 0, b->shape, rb > 2 ? rb - 2 : 0, batch, &nb)) return NULL;
-  int no = nb;
-  memcpy(os, batch, sizeof(int64_t) * (size_t)nb);
-  if (ra > 1) os[no++] = a->shape[ra - 2];
-  if (rb > 1) os[no++] = n;
-  if (!imp_shape_ok(I, os, no)) return NULL;
-  /* index names: batch b0.., rows i, columns j, reduction k */
-  char *lhs = xstrdup(""), *ia = xstrdup(""), *ib = xstrdup("");
-  for (int d = 0; d < nb; d++) lhs = xprintf("%s%sb%d", lhs, d ? ", " : "", d);
-  if (ra > 1) lhs = xprintf("%s%si", lhs, nb ? ", " : "");
-  if (rb > 1) lhs = xprintf("%s%sj", lhs, *lhs ? ", " : "");
-  if (!*lhs) lhs = xstrdup("z");
-  for (int d = 0; d < ra - 2; d++) {
-    int od = d + nb - (ra - 2);
-    ia = xprintf("%s%s", ia, a->shape[d] == 1 && batch[od] != 1 ? "0, " : xprintf("b%d, ", od));
-  }
-  for (int d = 0; d < rb - 2; d++) {
-    int od = d + nb - (rb - 2);
-    ib = xprintf("%s%s", ib, b->shape[d] == 1 && batch[od] != 1 ? "0, " : xprintf("b%d, ", od));
-  }
-  ia = xprintf("%s%sk", ia, ra > 1 ? "i, " : "");
-  ib = xprintf("%sk%s", ib, rb > 1 ? ", j" : "");
+  if (!imp_shape_ok(I, p.os, p.no)) return NULL;
   Ops o = {.params = xstrdup(""), .args = xstrdup("")};
-  char *ea = za ? xprintf("(i32(A[%s]) - %s)", ia, operand(I, &o, za, "0", true)) : xprintf("i32(A[%s])", ia);
-  char *eb = zb ? xprintf("(i32(B[%s]) - %s)", ib, operand(I, &o, zb, "j", true)) : xprintf("i32(B[%s])", ib);
-  Val *y = imp_net_out(I, 0, no, os);
+  char *ea = za ? xprintf("(i32(A[%s]) - %s)", p.ia, operand(I, &o, za, "0", true)) : xprintf("i32(A[%s])", p.ia);
+  char *eb = zb ? xprintf("(i32(B[%s]) - %s)", p.ib, operand(I, &o, zb, "j", true)) : xprintf("i32(B[%s])", p.ib);
+  Val *y = imp_net_out(I, 0, p.no, p.os);
   y->dtype = OT_INT32;
   const char *kn = imp_kernel(I, "matmul_integer", xprintf("(A: %s, B: %s%s) -> Y: %s {\n  Y[%s] += %s * %s where k in 0..%lld\n}",
-                                                         imp_ty(a), imp_ty(b), o.params, imp_ty(y), lhs, ea, eb, (long long)k));
+                                                         imp_ty(a), imp_ty(b), o.params, imp_ty(y), p.lhs, ea, eb, (long long)p.k));
   const char *ta = imp_tensor(I, a), *tb = imp_tensor(I, b);
   imp_call(I, y->tex, kn, xprintf("%s, %s%s", ta, tb, o.args));
   return y;

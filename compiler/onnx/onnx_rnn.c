@@ -140,29 +140,6 @@ static Val *product(Imp *I, Rnn *R, Val *a, Val *w, int64_t d, int64_t j0, int64
               NULL);
 }
 
-static Val *projection_biased(Imp *I, Rnn *R, Val *x2, int64_t d);
-
-/* XW with one more column, the mask of sequence_lens: 1 where batch row b runs step s (row
- * s * B + b), else 0. */
-static Val *mask_column(Imp *I, Rnn *R, Val *xw) {
-  int64_t gh = xw->shape[1], os[2] = {xw->shape[0], gh + 1};
-  Call c = {0};
-  call_arg(I, &c, "X", xw);
-  call_arg(I, &c, "L", R->lens);
-  return emit(I, &c, "rnn_mask", xprintf("%s_xwm", R->prefix), 2, os,
-              xprintf("Y[i0, i1] = i1 < %lld ? X[i0, i1] : (f32(i0 / %lld) < f32(L[i0 %% %lld]) ? 1.0 : 0.0)", (long long)gh,
-                      (long long)R->B, (long long)R->B),
-              NULL);
-}
-
-/* The projection of every step's input: X's rows in step order, [T * B, In], times W[d]
- * transposed, plus the biases the cells do not add themselves: [T * B, gates * H] (and
- * the mask column of sequence_lens after them). */
-static Val *projection(Imp *I, Rnn *R, Val *x2, int64_t d) {
-  Val *xw = projection_biased(I, R, x2, d);
-  return R->lens ? mask_column(I, R, xw) : xw;
-}
-
 /* The projection, biased: [T * B, gates * H]. */
 static Val *projection_biased(Imp *I, Rnn *R, Val *x2, int64_t d) {
   int64_t gh = R->gates * R->H;
@@ -186,6 +163,27 @@ static Val *projection_biased(Imp *I, Rnn *R, Val *x2, int64_t d) {
   if (rb_end < gh) rb = xprintf("(i1 < %lld ? %s : 0.0)", (long long)rb_end, rb);
   return emit(I, &c, "rnn_bias", xprintf("%s_xwb%lld", R->prefix, (long long)d), 2, os,
               xprintf("Y[i0, i1] = X[i0, i1] + Bv[%lld, i1] + %s", (long long)d, rb), NULL);
+}
+
+/* XW with one more column, the mask of sequence_lens: 1 where batch row b runs step s (row
+ * s * B + b), else 0. */
+static Val *mask_column(Imp *I, Rnn *R, Val *xw) {
+  int64_t gh = xw->shape[1], os[2] = {xw->shape[0], gh + 1};
+  Call c = {0};
+  call_arg(I, &c, "X", xw);
+  call_arg(I, &c, "L", R->lens);
+  return emit(I, &c, "rnn_mask", xprintf("%s_xwm", R->prefix), 2, os,
+              xprintf("Y[i0, i1] = i1 < %lld ? X[i0, i1] : (f32(i0 / %lld) < f32(L[i0 %% %lld]) ? 1.0 : 0.0)", (long long)gh,
+                      (long long)R->B, (long long)R->B),
+              NULL);
+}
+
+/* The projection of every step's input: X's rows in step order, [T * B, In], times W[d]
+ * transposed, plus the biases the cells do not add themselves: [T * B, gates * H] (and
+ * the mask column of sequence_lens after them). */
+static Val *projection(Imp *I, Rnn *R, Val *x2, int64_t d) {
+  Val *xw = projection_biased(I, R, x2, d);
+  return R->lens ? mask_column(I, R, xw) : xw;
 }
 
 /* ---- slices and stacks ------------------------------------------------------------------- */
