@@ -73,6 +73,7 @@ typedef struct CG {
   int nbufs, capbufs;
   int lanes;                  /* > 1 inside a vectorized body */
   IrVar *vvar;                /* the vectorized loop's var */
+  LLVMValueRef vmin;          /* its first lane's value (a constant, or not) */
   LLVMValueRef mask;          /* inside a vectorized body: <lanes x i1> of the lanes whose
                                  guards hold (NULL: all); loads and stores are masked by it */
   int nouts;                  /* outlined functions so far (for names) */
@@ -622,10 +623,39 @@ static bool expr_safe(const Expr *e) {
   return expr_safe(e->a) && expr_safe(e->b) && expr_safe(e->c);
 }
 
+/* E under lane mask M (and-ed with the mask in force), emitted only when some lane is
+ * on (a uniform load in E is then one a live lane reads); zeros when none is. */
+static LLVMValueRef emit_under_mask(CG *g, LLVMValueRef m, Expr *e) {
+  LLVMValueRef outer = g->mask;
+  g->mask = outer ? LLVMBuildAnd(g->b, outer, m, "") : m;
+  LLVMValueRef any = intrinsic1(g, "llvm.vector.reduce.or", g->mask, NULL);
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+  LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "lanes.on");
+  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "lanes.end");
+  LLVMBuildCondBr(g->b, any, tb, jb);
+  LLVMPositionBuilderAtEnd(g->b, tb);
+  LLVMValueRef x = splat(g, emit_expr(g, e));
+  LLVMBasicBlockRef tend = LLVMGetInsertBlock(g->b);
+  LLVMBuildBr(g->b, jb);
+  LLVMPositionBuilderAtEnd(g->b, jb);
+  LLVMValueRef phi = LLVMBuildPhi(g->b, LLVMTypeOf(x), "lanes");
+  LLVMValueRef vals[2] = {x, LLVMConstNull(LLVMTypeOf(x))};
+  LLVMBasicBlockRef blocks[2] = {tend, pre};
+  LLVMAddIncoming(phi, vals, blocks, 2);
+  g->mask = outer;
+  return phi;
+}
+
 /* c ? a : b. Eager (an LLVM select) when both branches are safe, else branches and a phi,
- * so that a guarded load is never performed when its guard is false. */
+ * so that a guarded load is never performed when its guard is false; a guard that differs
+ * by lane evaluates each branch under the mask of its lanes. */
 static LLVMValueRef emit_select(CG *g, Expr *e) {
   LLVMValueRef c = emit_expr(g, e->a);
+  if (is_vec(c) && !(expr_safe(e->b) && expr_safe(e->c))) {
+    LLVMValueRef x = expr_safe(e->b) ? splat(g, emit_expr(g, e->b)) : emit_under_mask(g, c, e->b);
+    LLVMValueRef y = expr_safe(e->c) ? splat(g, emit_expr(g, e->c)) : emit_under_mask(g, LLVMBuildNot(g->b, c, ""), e->c);
+    return LLVMBuildSelect(g->b, c, x, y, "");
+  }
   if ((expr_safe(e->b) && expr_safe(e->c)) || is_vec(c)) {
     LLVMValueRef x = emit_expr(g, e->b), y = emit_expr(g, e->c);
     if (is_vec(c) || is_vec(x) || is_vec(y)) { /* any vector operand: all three are */
@@ -768,6 +798,107 @@ static LLVMValueRef gather(CG *g, Buffer *buf, LLVMValueRef idx) {
   return out;
 }
 
+/* The part of flat index E that moves with V at V = VAL, when E is U + L(V) for some U free
+ * of V: E's sums and products by constants (64-bit, wrapping: the split is exact) are split,
+ * and a term that uses V uses nothing else (V / 8 * 8, V % 3). False: not of that form. */
+typedef struct {
+  const IrVar *v;
+  int64_t val;
+} LaneAt;
+static bool lane_leaf(const Expr *e, void *ctx, int64_t *out) {
+  const LaneAt *at = ctx;
+  if (e->kind != E_VAR || e->var != at->v) return false;
+  *out = at->val;
+  return true;
+}
+static bool lane_part(const Expr *e, const IrVar *v, int64_t val, int64_t *out) {
+  int64_t x, y, k;
+  if (!ir_uses_var(e, v)) return *out = 0, true;
+  if (e->dtype == DT_I64 && e->kind == E_BIN && (e->op == OP_ADD || e->op == OP_SUB))
+    return lane_part(e->a, v, val, &x) && lane_part(e->b, v, val, &y) && ir_int_apply((BinOp)e->op, x, y, out);
+  if (e->dtype == DT_I64 && e->kind == E_BIN && e->op == OP_MUL) {
+    if (ir_is_const(e->a, &k) && lane_part(e->b, v, val, &y)) return ir_int_apply(OP_MUL, k, y, out);
+    if (ir_is_const(e->b, &k) && lane_part(e->a, v, val, &x)) return ir_int_apply(OP_MUL, k, x, out);
+  }
+  if (e->dtype == DT_I64 && e->kind == E_UN && e->op == OP_NEG && lane_part(e->a, v, val, &x))
+    return ir_int_apply(OP_SUB, 0, x, out);
+  LaneAt at = {v, val};
+  return ir_eval_int(e, lane_leaf, &at, out);
+}
+
+/* The elements that LANES lanes of a flat access ARGS read, V's lanes from BASE on: lane l
+ * reads OFF[l] elements past lane 0; ND distinct distances DIST, from LO to HI. False: the
+ * distances are not constants (a real gather) or are far apart. */
+typedef struct {
+  int64_t off[MAX_VECTOR_LANES], dist[MAX_VECTOR_LANES], lo, hi;
+  int nd;
+} LaneOffsets;
+static bool lane_offsets(Expr **args, const IrVar *v, int64_t base, int lanes, LaneOffsets *o) {
+  int64_t l0;
+  if (!lane_part(args[0], v, base, &l0)) return false;
+  o->nd = 0, o->lo = INT64_MAX, o->hi = INT64_MIN;
+  for (int l = 0; l < lanes; l++) {
+    int64_t x, d;
+    if (!lane_part(args[0], v, (int64_t)((uint64_t)base + (uint64_t)l), &x)) return false;
+    d = o->off[l] = (int64_t)((uint64_t)x - (uint64_t)l0);
+    if (d < -(1 << 20) || d > (1 << 20)) return false;
+    int j = 0;
+    while (j < o->nd && o->dist[j] != d) j++;
+    if (j == o->nd) o->dist[o->nd++] = d;
+    o->lo = d < o->lo ? d : o->lo;
+    o->hi = d > o->hi ? d : o->hi;
+  }
+  return true;
+}
+
+/* Does few_offsets load O (a range without holes under no mask, or at most half as many
+ * elements as lanes)? */
+static bool few(const LaneOffsets *o, int lanes, bool masked) {
+  return (!masked && o->hi - o->lo + 1 == o->nd) || o->nd * 2 <= lanes;
+}
+
+/* A gather whose lanes read few distinct elements at constant distances from lane 0's (a
+ * grouped convolution's input channel (co / 8) * 8 + ci: two elements for 16 lanes): each
+ * element loaded once and broadcast, the lanes blended (under a mask: an element is loaded
+ * when a live lane reads it); with no mask and distances that cover a range without holes,
+ * one vector load of that range and a shuffle. Every element loaded is one a live lane
+ * reads. NULL: not of that form (a real gather). */
+static LLVMValueRef few_offsets(CG *g, Buffer *buf, Expr **args) {
+  LaneOffsets o;
+  if (!g->vmin || !LLVMIsAConstantInt(g->vmin)) return NULL;
+  if (!lane_offsets(args, g->vvar, LLVMConstIntGetSExtValue(g->vmin), g->lanes, &o) || !few(&o, g->lanes, g->mask))
+    return NULL;
+  LLVMValueRef idx0 = lane0_index(g, args), m[MAX_VECTOR_LANES];
+  LLVMTypeRef et = mem_type(g, buf->dtype);
+  if (!g->mask && o.hi - o.lo + 1 == o.nd) { /* a range without holes: load it, shuffle */
+    LLVMTypeRef vt = LLVMVectorType(et, (unsigned)o.nd);
+    LLVMValueRef l = LLVMBuildLoad2(g->b, vt, elem_ptr(g, buf, LLVMBuildAdd(g->b, idx0, i64c(g, o.lo), "")), "");
+    LLVMSetAlignment(l, (unsigned)dtype_bytes(buf->dtype));
+    for (int i = 0; i < g->lanes; i++) m[i] = LLVMConstInt(g->i32, (unsigned long long)(o.off[i] - o.lo), 0);
+    LLVMValueRef sh = LLVMBuildShuffleVector(g->b, l, LLVMGetPoison(vt), LLVMConstVector(m, (unsigned)g->lanes), "");
+    return from_mem(g, sh, buf->dtype);
+  }
+  LLVMValueRef out = NULL;
+  for (int j = 0; j < o.nd; j++) {
+    LLVMValueRef at = LLVMBuildAdd(g->b, idx0, i64c(g, o.dist[j]), ""), x;
+    for (int i = 0; i < g->lanes; i++) m[i] = LLVMConstInt(g->i1, o.off[i] == o.dist[j], 0);
+    LLVMValueRef sel = LLVMConstVector(m, (unsigned)g->lanes);
+    if (g->mask) {
+      LLVMValueRef live = intrinsic1(g, "llvm.vector.reduce.or", LLVMBuildAnd(g->b, g->mask, sel, ""), NULL);
+      LLVMTypeRef vt = LLVMVectorType(et, 1);
+      LLVMValueRef margs[4] = {elem_ptr(g, buf, at), LLVMConstInt(g->i32, (unsigned)dtype_bytes(buf->dtype), 0),
+                               LLVMBuildInsertElement(g->b, LLVMGetPoison(LLVMVectorType(g->i1, 1)), live, LLVMConstInt(g->i32, 0, 0), ""),
+                               LLVMConstNull(vt)};
+      LLVMValueRef one = masked_intrinsic(g, "llvm.masked.load", vt, g->ptr, margs, 4);
+      x = splat(g, from_mem(g, LLVMBuildExtractElement(g->b, one, LLVMConstInt(g->i32, 0, 0), ""), buf->dtype));
+    } else {
+      x = splat(g, load_scalar(g, buf, at));
+    }
+    out = out ? LLVMBuildSelect(g->b, sel, x, out, "") : x;
+  }
+  return out;
+}
+
 static LLVMValueRef emit_load(CG *g, Expr *e) {
   Buffer *buf = e->buf;
   bool vec = false;
@@ -787,7 +918,10 @@ static LLVMValueRef emit_load(CG *g, Expr *e) {
     LLVMSetAlignment(l, (unsigned)dtype_bytes(buf->dtype));
     return from_mem(g, l, buf->dtype);
   }
-  default: return gather(g, buf, emit_expr(g, e->args[0])); /* lane by lane */
+  default: {
+    LLVMValueRef v = few_offsets(g, buf, e->args);
+    return v ? v : gather(g, buf, emit_expr(g, e->args[0])); /* lane by lane */
+  }
   }
 }
 
@@ -941,6 +1075,7 @@ typedef struct Accesses {
   Access a[256];
   int n;
   bool overflow;
+  int lanes;
 } Accesses;
 
 static void add_access(Accesses *acc, Buffer *b, Expr **args, bool store) {
@@ -949,10 +1084,26 @@ static void add_access(Accesses *acc, Buffer *b, Expr **args, bool store) {
 }
 
 /* Can expression E be evaluated on lanes of V? Collects its loads into ACC. */
+/* Is every load of E that moves with V cheap on LANES lanes under a mask (masked, a
+ * contiguous or a uniform access, or few elements: few_offsets)? A masked gather is slower
+ * than the scalar loop (argmax's lanes). */
+static bool masked_loads_cheap(const Expr *e, const IrVar *v, int lanes) {
+  LaneOffsets o;
+  if (!e) return true;
+  if (e->kind == E_LOAD && ir_uses_var(e->args[0], v) && classify(e->args, v) == ACC_GATHER &&
+      !(lane_offsets(e->args, v, 0, lanes, &o) && few(&o, lanes, true)))
+    return false;
+  for (int i = 0; i < e->nargs; i++)
+    if (!masked_loads_cheap(e->args[i], v, lanes)) return false;
+  return masked_loads_cheap(e->a, v, lanes) && masked_loads_cheap(e->b, v, lanes) && masked_loads_cheap(e->c, v, lanes);
+}
+
 static bool vec_expr_ok(const Expr *e, const IrVar *v, Accesses *acc) {
   if (!e) return true;
   if (e->kind == E_LOAD) add_access(acc, e->buf, e->args, false);
-  if (e->kind == E_SELECT && ir_uses_var(e->a, v) && (!expr_safe(e->b) || !expr_safe(e->c)))
+  /* a guard that differs by lane over a branch that loads: that branch under a mask */
+  if (e->kind == E_SELECT && ir_uses_var(e->a, v) && !((expr_safe(e->b) || masked_loads_cheap(e->b, v, acc->lanes)) &&
+                                                       (expr_safe(e->c) || masked_loads_cheap(e->c, v, acc->lanes))))
     return false;
   for (int i = 0; i < e->nargs; i++)
     if (!vec_expr_ok(e->args[i], v, acc)) return false;
@@ -988,8 +1139,9 @@ static bool same_args(Expr **a, Expr **b, int n) {
 
 /* Lanes are independent when every buffer the body stores is accessed only at one
  * contiguous index (each lane then owns its element). */
-static bool vectorizable(const Stmt *body, const IrVar *v) {
+static bool vectorizable(const Stmt *body, const IrVar *v, int lanes) {
   Accesses *acc = calloc(1, sizeof *acc);
+  if (acc) acc->lanes = lanes;
   bool ok = acc && vec_stmt_ok(body, v, acc) && !acc->overflow;
   for (int i = 0; ok && i < acc->n; i++) {
     if (!acc->a[i].store) continue;
@@ -1010,12 +1162,15 @@ static void emit_vector(CG *g, Stmt *s, LLVMValueRef min, int lanes) {
   IrVar *old_var = g->vvar;
   g->lanes = lanes;
   g->vvar = s->var;
+  LLVMValueRef old_min = g->vmin;
+  g->vmin = min;
   LLVMValueRef v = LLVMBuildAdd(g->b, splat(g, min), LLVMConstVector(steps, (unsigned)lanes), s->var->name);
   bind_var(g, s->var, v);
   emit_stmt(g, s->body);
   g->nvars--;
   g->lanes = old_lanes;
   g->vvar = old_var;
+  g->vmin = old_min;
 }
 
 /* The `allocas` block's insertion point: before its terminator. */
@@ -1341,20 +1496,17 @@ static void emit_for(CG *g, Stmt *s) {
     if (g->in_parallel) break;
     emit_parallel(g, s, min, ext);
     return;
-  case FOR_VECTORIZE:
-    if (konst && n >= 2 && n <= MAX_VECTOR_LANES && g->lanes <= 1 && vectorizable(s->body, s->var)) {
-      /* A width that is not a power of two (48 = 3 x 16 lanes: a register tile of three
-       * vectors) as chunks of its largest power-of-two factor: LLVM scalarizes much of a
-       * <48 x float> (a 1x1 convolution ran 30x slower). An odd width stays one vector. */
-      int64_t p = n & -n;
-      if (p >= 2 && p != n) {
-        for (int64_t k = 0; k < n; k += p) emit_vector(g, s, LLVMBuildAdd(g->b, min, i64c(g, k), ""), (int)p);
-        return;
-      }
-      emit_vector(g, s, min, (int)n);
+  case FOR_VECTORIZE: {
+    /* A width that is not a power of two (48 = 3 x 16 lanes: a register tile of three
+     * vectors) as chunks of its largest power-of-two factor: LLVM scalarizes much of a
+     * <48 x float> (a 1x1 convolution ran 30x slower). An odd width stays one vector. */
+    int64_t p = konst ? n & -n : 0, chunk = p >= 2 && p != n ? p : n;
+    if (konst && n >= 2 && n <= MAX_VECTOR_LANES && g->lanes <= 1 && vectorizable(s->body, s->var, (int)chunk)) {
+      for (int64_t k = 0; k < n; k += chunk) emit_vector(g, s, k ? LLVMBuildAdd(g->b, min, i64c(g, k), "") : min, (int)chunk);
       return;
     }
     break;
+  }
   case FOR_UNROLL:
     if (konst && n <= MAX_UNROLL) {
       for (int64_t k = 0; k < n; k++) {
