@@ -782,11 +782,13 @@ static bool import_model(Imp *I, const Onnx__ModelProto *m, const char *tex_name
   if (!input_sizes(I, g) || !load_initializers(I, g) || !load_inputs(I, g, &inputs)) return false;
   int *order = xalloc(sizeof(int) * (g->n_node + 1));
   if (!topo_order(I, g, order)) return false;
+  bool *skip = xalloc(sizeof(bool) * (g->n_node + 1)); /* nodes imported with an earlier one */
   for (size_t i = 0; i < g->n_node; i++) {
+    if (skip[order[i]]) continue;
     I->node = g->node[order[i]];
     for (size_t j = 0; j < I->node->n_output; j++)
       if (*I->node->output[j] && imp_val(I, I->node->output[j])) return imp_error(I, "value '%s' is defined twice", I->node->output[j]);
-    if (!onnx_op(I)) return false;
+    if (!onnx_channel_shuffle(I, g, order[i], skip) && !onnx_op(I)) return false;
   }
   const char *results = NULL;
   if (!load_outputs(I, g, &results)) return false;

@@ -149,6 +149,9 @@ bool imp_matmul_plan(Imp *I, const Val *a, const Val *b, MatmulPlan *p);
  * (reported), else -1 (onnx_op asks the next). */
 int onnx_nn_op(Imp *I, const char *op);
 int onnx_layout_op(Imp *I, const char *op);
+/* Node K of G and the two after it as one channel shuffle of a channels-last value
+ * (onnx_layout.c); *SKIP marks the nodes it imported; false: not that form. */
+bool onnx_channel_shuffle(Imp *I, const Onnx__GraphProto *g, int k, bool *skip);
 /* onnx_rnn.c: RNN, GRU, LSTM (same contract). */
 int onnx_rnn_op(Imp *I, const char *op);
 /* onnx_quant.c: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger,

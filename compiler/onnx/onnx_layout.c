@@ -510,15 +510,25 @@ static bool slice_out(Imp *I, Val *x, int k, const int64_t *start, const int64_t
     imp_const_out(I, k, x->dtype, r, os, c);
     return true;
   }
+  static const int to_nhwc[4] = {0, 2, 3, 1}; /* axis d of [N, H, W, C] is axis to_nhwc[d] of NCHW */
+  bool nhwc = x->nhwc && r == 4;
+  Val px = *x; /* X as its tensor holds it */
+  int64_t ps[HT_MAX_DIMS];
   char *acc = xstrdup("");
   for (int d = 0; d < r; d++) {
-    char *e = step[d] == 1 ? xprintf("i%d", d) : xprintf("i%d * %lld", d, (long long)step[d]);
-    if (start[d]) e = xprintf("%s + %lld", e, (long long)start[d]);
+    int a = nhwc ? to_nhwc[d] : d;
+    px.shape[d] = x->shape[a], ps[d] = os[a];
+    char *e = step[a] == 1 ? xprintf("i%d", d) : xprintf("i%d * %lld", d, (long long)step[a]);
+    if (start[a]) e = xprintf("%s + %lld", e, (long long)start[a]);
     acc = xprintf("%s%s%s", acc, d ? ", " : "", e);
   }
-  Val *o = imp_net_out(I, k, r, os);
-  const char *kn = imp_kernel(I, "slice", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(x), imp_ty(o), imp_idx("i", r), acc));
-  imp_call(I, o->tex, kn, imp_tensor(I, x));
+  Val *o = imp_net_out(I, k, r, ps);
+  const char *kn = imp_kernel(I, "slice", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(&px), imp_ty(o), imp_idx("i", r), acc));
+  imp_call(I, o->tex, kn, nhwc ? x->tex : imp_tensor(I, x));
+  if (nhwc) { /* a slice of a channels-last value stays channels last */
+    memcpy(o->shape, os, sizeof(int64_t) * 4);
+    o->nhwc = true;
+  }
   return true;
 }
 
@@ -1059,6 +1069,92 @@ static bool op_scatter_elements(Imp *I) {
     uat[j] = at;
   }
   return scatter_call(I, x, u, &m, x->shape, r, scatter_expr(red, m.d, xat, uat, xat));
+}
+
+/* ---- channel shuffle ---------------------------------------------------------------- */
+
+/* The one node of G that reads NAME (a graph output counts as a reader: -1), or -1. */
+static int sole_reader(const Onnx__GraphProto *g, const char *name) {
+  int r = -1;
+  for (size_t i = 0; i < g->n_output; i++)
+    if (strcmp(g->output[i]->name, name) == 0) return -1;
+  for (size_t i = 0; i < g->n_node; i++)
+    for (size_t j = 0; j < g->node[i]->n_input; j++)
+      if (strcmp(g->node[i]->input[j], name) == 0) {
+        if (r >= 0 && r != (int)i) return -1;
+        r = (int)i;
+      }
+  return r;
+}
+
+/* Value NAME, made now when a Constant node of G that comes later in the import order
+ * makes it (*SKIP marks that node done); NULL: not yet known. */
+static Val *val_now(Imp *I, const Onnx__GraphProto *g, const char *name, bool *skip) {
+  Val *v = imp_val(I, name);
+  for (size_t i = 0; !v && i < g->n_node; i++) {
+    const Onnx__NodeProto *n = g->node[i];
+    if (strcmp(n->op_type, "Constant") != 0 || n->n_output != 1 || strcmp(n->output[0], name) != 0) continue;
+    const Onnx__NodeProto *saved = I->node;
+    I->node = n;
+    bool ok = onnx_op(I);
+    I->node = saved;
+    if (!ok) return NULL;
+    skip[i] = true;
+    v = imp_val(I, name);
+  }
+  return v;
+}
+
+/* Does node N of G reshape to the constant SHAPE of rank ND (every value given, none 0 or
+ * -1)? */
+static bool reshapes_to(Imp *I, const Onnx__GraphProto *g, const Onnx__NodeProto *n, int nd, const int64_t *shape, bool *skip) {
+  if (strcmp(n->op_type, "Reshape") != 0 || n->n_input != 2) return false;
+  Val *s = val_now(I, g, n->input[1], skip);
+  if (!s || !s->c || s->ndim != 1 || s->shape[0] != nd) return false;
+  for (int d = 0; d < nd; d++)
+    if (s->c[d] != (double)shape[d]) return false;
+  return true;
+}
+
+/* ShuffleNet's channel shuffle of a channels-last value: Reshape [N, C, H, W] -> [N, G,
+ * C / G, H, W], Transpose (0, 2, 1, 3, 4), Reshape back to [N, C, H, W], the two later nodes
+ * reading only what the one before makes. Node K (of G) is the first Reshape: the three
+ * become one kernel permuting the channels of the NHWC tensor, output channel o reading
+ * channel (o % G) * (C / G) + o / G, and *SKIP marks the two others done. In the model's
+ * layout they were five copies (to NCHW, reshape, transpose, reshape, back to NHWC). False:
+ * not this form (the nodes are imported one by one). */
+bool onnx_channel_shuffle(Imp *I, const Onnx__GraphProto *g, int k, bool *skip) {
+  const Onnx__NodeProto *n0 = g->node[k];
+  if (strcmp(n0->op_type, "Reshape") != 0 || n0->n_input != 2 || n0->n_output != 1) return false;
+  Val *x = imp_val(I, n0->input[0]);
+  if (!x || !x->nhwc || x->ndim != 4 || x->dtype != OT_FLOAT) return false;
+  Val *s = imp_val(I, n0->input[1]);
+  if (!s || !s->c || s->ndim != 1 || s->shape[0] != 5) return false;
+  int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3], gr = (int64_t)s->c[1];
+  if (gr < 1 || c % gr != 0) return false;
+  int64_t split[5] = {n, gr, c / gr, h, w};
+  if (!reshapes_to(I, g, n0, 5, split, skip)) return false;
+  int t = sole_reader(g, n0->output[0]);
+  if (t < 0 || strcmp(g->node[t]->op_type, "Transpose") != 0 || g->node[t]->n_output != 1) return false;
+  const Onnx__NodeProto *saved = I->node;
+  I->node = g->node[t];
+  int64_t perm[HT_MAX_DIMS];
+  int np = imp_attr_ints(I, "perm", perm, HT_MAX_DIMS);
+  I->node = saved;
+  static const int64_t swap12[5] = {0, 2, 1, 3, 4};
+  if (np != 5 || memcmp(perm, swap12, sizeof swap12) != 0) return false;
+  int r = sole_reader(g, g->node[t]->output[0]);
+  if (r < 0 || g->node[r]->n_output != 1 || !reshapes_to(I, g, g->node[r], 4, x->shape, skip)) return false;
+  I->node = g->node[r];
+  int64_t os[4] = {n, h, w, c};
+  Val *o = imp_net_out(I, 0, 4, os);
+  const char *kn = imp_kernel(I, "channel_shuffle", xprintf("(X: %s) -> Y: %s {\n  Y[i0, i1, i2, i3] = X[i0, i1, i2, (i3 %% %lld) * %lld + i3 / %lld]\n}",
+                                                          imp_ty(o), imp_ty(o), (long long)gr, (long long)(c / gr), (long long)gr));
+  imp_call(I, o->tex, kn, x->tex);
+  memcpy(o->shape, x->shape, sizeof o->shape);
+  o->nhwc = true;
+  skip[t] = skip[r] = true;
+  return true;
 }
 
 /* Node I->node if OP is one of this file's operators (reshapes, transposes, concatenation, gathers, slices, pads, tiles, scatters): 1 or 0 (reported), else -1. */

@@ -157,6 +157,14 @@ expect_all "block = Python reference" "$B/block.onnx" --input "$B/block_x.npy" -
 for m in layout_ops pad_old resize upsample einsum_cumsum masks scatter scatter_const conv1d conv3d pool3d convtr1d convtr3d castlike; do
   expect_all "$m = Python reference" "$B/$m.onnx" --input "$B/${m}_x.npy" --expect "$B/${m}_ref.npy"
 done
+# ShuffleNet's channel shuffle (Reshape, Transpose, Reshape after a Conv) and a Split in
+# halves: one kernel permuting the channels of the NHWC tensor, channels-last slices; a
+# second shuffle whose transposed value is an output, node by node
+expect_all "shuffle = Python reference" "$B/shuffle.onnx" --input "$B/shuffle_x.npy" \
+  --expect "$B/shuffle_y1.npy" --expect "$B/shuffle_y2.npy" --expect "$B/shuffle_y3.npy"
+out=$("$TEXC" import "$B/shuffle.onnx" -o "$B/shuffle.tex" 2>&1)
+[ "$(grep -c "= channel_shuffle" "$B/shuffle.tex")" = 1 ] && ! grep -q "slice.*_nchw)" "$B/shuffle.tex" &&
+  echo "ok - onnx shuffle: one channel_shuffle kernel, slices channels last" || echo "not ok - onnx shuffle: one channel_shuffle kernel, slices channels last: $out $(cat "$B/shuffle.tex")"
 # TopK with ties (integer values): the 4 largest along the middle axis, the 2 smallest along
 # the last; values and int64 indices, ties to the lower index
 expect_all "TopK: ties, both directions = Python reference" "$B/topk.onnx" --input "$B/topk_x.npy" \

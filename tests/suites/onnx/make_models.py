@@ -1247,7 +1247,48 @@ def topk(out):
     npy(out + "/topk_i2.npy", "<i8", (2, 6, 2), struct.pack("<24q", *i2))
 
 
+def shuffle(out):
+    """ShuffleNet's channel shuffle after a 1 x 1 Conv (a channels-last value): Reshape [1, 6,
+    3, 3] -> [1, 2, 3, 3, 3], Transpose (0, 2, 1, 3, 4), Reshape back, its shape from a
+    Constant node that comes after the Transpose (as PyTorch writes it); a Split of the
+    result in halves, one through a 1 x 1 Conv (y1), one an output (y2). texc imports the
+    three as one channel permutation of the NHWC tensor, the halves as channels-last slices.
+    A second shuffle whose transposed value is also an output (y3) is imported node by
+    node."""
+    C, G, H = 6, 2, 3
+    x = rand(4 * H * H, 41, 1.0)
+    w1, w2 = rand(C * 4, 42, 0.5), rand(2 * 3, 43, 0.5)
+    c = conv(x, 4, H, H, w1, C, 1, 0, 1, None)
+    sh = [c[((o % G) * (C // G) + o // G) * H * H + p] for o in range(C) for p in range(H * H)]
+    y1 = conv(sh[:3 * H * H], 3, H, H, w2, 2, 1, 0, 1, None)
+    y2 = sh[3 * H * H:]
+    y3 = [c[(g * (C // G) + j) * H * H + p] for j in range(C // G) for g in range(G) for p in range(H * H)]
+    shape_tensor = ivar(1, 4) + ivar(2, 7) + field(7, b"".join(varint(v) for v in [1, C, H, H])) + field(8, "s4")
+    const_node = (field(2, "s4") + field(3, "shape4") + field(4, "Constant") +
+                  field(5, field(1, "value") + field(5, shape_tensor) + ivar(20, 4)))
+    nodes = [
+        node("Conv", ["x", "w1"], ["c"], "conv1", kernel_shape=[1, 1]),
+        node("Reshape", ["c", "s5"], ["r5"], "split_groups"),
+        node("Transpose", ["r5"], ["t5"], "swap", perm=[0, 2, 1, 3, 4]),
+        const_node,
+        node("Reshape", ["t5", "s4"], ["sh"], "merge"),
+        node("Split", ["sh", "halves"], ["a", "y2"], "split", axis=1),
+        node("Conv", ["a", "w2"], ["y1"], "conv2", kernel_shape=[1, 1]),
+        node("Reshape", ["c", "s5"], ["q5"], "split_groups2"),
+        node("Transpose", ["q5"], ["y3"], "swap2", perm=[0, 2, 1, 3, 4]),
+    ]
+    inits = [initializer("w1", [C, 4, 1, 1], w1), initializer("w2", [2, 3, 1, 1], w2),
+             int_init("s5", [1, G, C // G, H, H]), int_init("halves", [3, 3])]
+    outs = [value_info("y1", [1, 2, H, H]), value_info("y2", [1, 3, H, H]), value_info("y3", [1, C // G, G, H, H])]
+    open(out + "/shuffle.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, 4, H, H])], outs))
+    npy(out + "/shuffle_x.npy", "<f4", (1, 4, H, H), struct.pack("<%df" % len(x), *x))
+    npy(out + "/shuffle_y1.npy", "<f4", (1, 2, H, H), struct.pack("<%df" % len(y1), *y1))
+    npy(out + "/shuffle_y2.npy", "<f4", (1, 3, H, H), struct.pack("<%df" % len(y2), *y2))
+    npy(out + "/shuffle_y3.npy", "<f4", (1, C // G, G, H, H), struct.pack("<%df" % len(y3), *y3))
+
+
 def main(out):
+    shuffle(out)
     topk(out)
     castlike(out)
     recurrent(out)
