@@ -292,6 +292,16 @@ void imp_call(Imp *I, const char *out, const char *op, const char *args) {
   I->body_len += n;
 }
 
+void imp_call_arg(Imp *I, ImpCall *c, const char *pname, Val *v) {
+  c->params = xprintf("%s%s%s: %s", c->params ? c->params : "", c->n ? ", " : "", pname, imp_ty(v));
+  c->args = xprintf("%s%s%s", c->args ? c->args : "", c->n++ ? ", " : "", imp_tensor(I, v));
+}
+
+void imp_call_kernel(Imp *I, const ImpCall *c, const char *base, const Val *out, const char *stmt) {
+  const char *kn = imp_kernel(I, base, xprintf("(%s) -> Y: %s {\n  %s\n}", c->params ? c->params : "", imp_ty(out), stmt));
+  imp_call(I, out->tex, kn, c->args ? c->args : "");
+}
+
 /* ---- checks ---------------------------------------------------------------------- */
 
 /* The opset of the default domain; false: reported. */

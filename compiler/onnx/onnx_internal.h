@@ -82,6 +82,17 @@ double *imp_permute_nhwc(const Val *v);
 const char *imp_kernel(Imp *I, const char *base, const char *text);
 /* Append `OUT = OP(ARGS)` to the body. */
 void imp_call(Imp *I, const char *out, const char *op, const char *args);
+/* A generated kernel's call being written: its parameters and the call's arguments, in
+ * step (zero-initialized: none yet). */
+typedef struct {
+  char *params, *args;
+  int n;
+} ImpCall;
+/* Parameter PNAME of the kernel, of V's type; argument V's tensor (imp_tensor). */
+void imp_call_arg(Imp *I, ImpCall *c, const char *pname, Val *v);
+/* Kernel `(PARAMS) -> Y: OUT's type { STMT }` (defined once, named after BASE) called on
+ * C's arguments into OUT. */
+void imp_call_kernel(Imp *I, const ImpCall *c, const char *base, const Val *out, const char *stmt);
 
 /* onnx_ops.c: import the current node (I->node). false after an error. */
 bool onnx_op(Imp *I);

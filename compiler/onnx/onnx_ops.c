@@ -572,25 +572,23 @@ bool imp_ew_to(Imp *I, const char *base, Val **x, int n, const char *expr, const
   for (int k = 0; k < n; k++)
     if (!imp_broadcast(I, os, no, x[k]->shape, x[k]->ndim, os, &no)) return false;
   if (!imp_shape_ok(I, os, no)) return false;
-  char *params = xstrdup(""), *args = xstrdup(""), *e = xstrdup(expr);
-  int np = 0;
+  ImpCall c = {0};
+  char *e = xstrdup(expr);
   for (int k = 0; k < n; k++) {
     char *acc;
     if (x[k]->c && val_numel(x[k]) == 1) {
       acc = imp_flit(x[k]->c[0]);
     } else {
       const char *pn = xprintf("X%d", k);
-      params = xprintf("%s%s%s: %s", params, np ? ", " : "", pn, imp_ty(x[k]));
-      args = xprintf("%s%s%s", args, np++ ? ", " : "", imp_tensor(I, x[k]));
+      imp_call_arg(I, &c, pn, x[k]);
       acc = imp_baccess(pn, x[k], os, no);
     }
     char *tok = xprintf("$%d", k), *p;
     while ((p = strstr(e, tok))) e = xprintf("%.*s%s%s", (int)(p - e), e, acc, p + strlen(tok));
   }
-  if (!np) return imp_unsupported(I, "an operation on constants only that does not fold");
+  if (!c.n) return imp_unsupported(I, "an operation on constants only that does not fold");
   Val *o = imp_net_out(I, 0, no, os);
-  const char *k = imp_kernel(I, base, xprintf("(%s) -> Y: %s {\n  Y[%s] = %s\n}", params, imp_ty(o), imp_idx("i", no), e));
-  imp_call(I, o->tex, k, args);
+  imp_call_kernel(I, &c, base, o, xprintf("Y[%s] = %s", imp_idx("i", no), e));
   return true;
 }
 

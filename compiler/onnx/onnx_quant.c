@@ -52,20 +52,13 @@ static Val *scale_in(Imp *I, int k, const char *what) {
   return v;
 }
 
-/* A kernel's operands beyond the first: parameter text ", P0: f32[...]" and arguments. */
-typedef struct {
-  char *params, *args;
-  int n;
-} Ops;
-
 /* V read at index IDX in a kernel, as an f32 expression (an i32 one with AS_INT): a
  * literal when V is one constant value, else a parameter of the kernel (one value of any
  * rank is read at 0, ...). */
-static char *operand(Imp *I, Ops *o, Val *v, const char *idx, bool as_int) {
+static char *operand(Imp *I, ImpCall *o, Val *v, const char *idx, bool as_int) {
   if (v->c && val_numel(v) == 1) return as_int ? xprintf("(%lld)", (long long)v->c[0]) : imp_flit(v->c[0]);
-  const char *pn = xprintf("P%d", o->n++);
-  o->params = xprintf("%s, %s: %s", o->params, pn, imp_ty(v));
-  o->args = xprintf("%s, %s", o->args, imp_tensor(I, v));
+  const char *pn = xprintf("P%d", o->n);
+  imp_call_arg(I, o, pn, v);
   char *at = xstrdup("");
   if (val_numel(v) == 1)
     for (int d = 0; d < (v->ndim ? v->ndim : 1); d++) at = xprintf("%s%s0", at, d ? ", " : "");
@@ -245,15 +238,14 @@ static Val *matmul_integer(Imp *I, Val *a, Val *za, Val *b, Val *zb) {
     return imp_unsupported(I, "a zero point of B of shape [%s] (one value, or one per column: [%lld])", imp_dims_text(zb->shape, zb->ndim),
                            (long long)n), NULL;
   if (!imp_shape_ok(I, p.os, p.no)) return NULL;
-  Ops o = {.params = xstrdup(""), .args = xstrdup("")};
+  ImpCall o = {0};
+  imp_call_arg(I, &o, "A", a);
+  imp_call_arg(I, &o, "B", b);
   char *ea = za ? xprintf("(i32(A[%s]) - %s)", p.ia, operand(I, &o, za, "0", true)) : xprintf("i32(A[%s])", p.ia);
   char *eb = zb ? xprintf("(i32(B[%s]) - %s)", p.ib, operand(I, &o, zb, "j", true)) : xprintf("i32(B[%s])", p.ib);
   Val *y = imp_net_out(I, 0, p.no, p.os);
   y->dtype = OT_INT32;
-  const char *kn = imp_kernel(I, "matmul_integer", xprintf("(A: %s, B: %s%s) -> Y: %s {\n  Y[%s] += %s * %s where k in 0..%lld\n}",
-                                                         imp_ty(a), imp_ty(b), o.params, imp_ty(y), p.lhs, ea, eb, (long long)p.k));
-  const char *ta = imp_tensor(I, a), *tb = imp_tensor(I, b);
-  imp_call(I, y->tex, kn, xprintf("%s, %s%s", ta, tb, o.args));
+  imp_call_kernel(I, &o, "matmul_integer", y, xprintf("Y[%s] += %s * %s where k in 0..%lld", p.lhs, ea, eb, (long long)p.k));
   return y;
 }
 
@@ -271,7 +263,8 @@ static bool op_matmul_integer(Imp *I) {
  * stage. */
 static bool requantize(Imp *I, Val *acc, Val *bias, const char *bidx, Val *sa, Val *sb, const char *sbidx, Val *sy, Val *zy) {
   int dt = zy ? zy->dtype : OT_UINT8;
-  Ops o = {.params = xstrdup(""), .args = xstrdup("")};
+  ImpCall o = {0};
+  imp_call_arg(I, &o, "X", acc);
   char *ix = imp_idx("i", acc->ndim);
   char *sum = xprintf("X[%s]", ix);
   if (bias) {
@@ -300,9 +293,7 @@ static bool requantize(Imp *I, Val *acc, Val *bias, const char *bidx, Val *sa, V
   Val *y = imp_net_out(I, 0, acc->ndim, acc->shape);
   y->dtype = dt;
   y->fint = true;
-  const char *kn = imp_kernel(I, "requantize", xprintf("(X: %s%s) -> Y: %s {\n  Y[%s] = min(max(round(f32(%s) * %s)%s, %s), %s)\n}",
-                                                     imp_ty(acc), o.params, imp_ty(y), ix, sum, m, z, imp_flit(qlo(dt)), imp_flit(qhi(dt))));
-  imp_call(I, y->tex, kn, xprintf("%s%s", acc->tex, o.args));
+  imp_call_kernel(I, &o, "requantize", y, xprintf("Y[%s] = min(max(round(f32(%s) * %s)%s, %s), %s)", ix, sum, m, z, imp_flit(qlo(dt)), imp_flit(qhi(dt))));
   return true;
 }
 
@@ -373,7 +364,9 @@ static Val *conv_integer(Imp *I, Val *x, Val *xz, Val *w, Val *wz) {
       guard = xprintf("%s%s%s >= 0 && %s < %lld", guard, *guard ? " && " : "", at[i], at[i], (long long)in);
   }
   if (!imp_shape_ok(I, os, 4)) return NULL;
-  Ops o = {.params = xstrdup(""), .args = xstrdup("")};
+  ImpCall o = {0};
+  imp_call_arg(I, &o, "X", x);
+  imp_call_arg(I, &o, "W", w);
   const char *ci = g == 1 ? "c" : xprintf("m / %lld * %lld + c", (long long)(m / g), (long long)cg);
   char *ex = xprintf("i32(X[n, %s, %s, %s])", ci, at[0], at[1]);
   if (xz) ex = xprintf("(%s - %s)", ex, operand(I, &o, xz, "0", true));
@@ -382,11 +375,8 @@ static Val *conv_integer(Imp *I, Val *x, Val *xz, Val *w, Val *wz) {
   if (wz) ew = xprintf("(%s - %s)", ew, operand(I, &o, wz, "m", true));
   Val *y = imp_net_out(I, 0, 4, os);
   y->dtype = OT_INT32;
-  const char *kn = imp_kernel(I, "conv_integer", xprintf("(X: %s, W: %s%s) -> Y: %s {\n  Y[n, m, y, x] += %s * %s where c in 0..%lld, ry in 0..%lld, rx in 0..%lld\n}",
-                                                       imp_ty(x), imp_ty(w), o.params, imp_ty(y), ex, ew, (long long)cg,
-                                                       (long long)w->shape[2], (long long)w->shape[3]));
-  const char *tx = imp_tensor(I, x), *tw = imp_tensor(I, w);
-  imp_call(I, y->tex, kn, xprintf("%s, %s%s", tx, tw, o.args));
+  imp_call_kernel(I, &o, "conv_integer", y, xprintf("Y[n, m, y, x] += %s * %s where c in 0..%lld, ry in 0..%lld, rx in 0..%lld", ex, ew,
+                                                    (long long)cg, (long long)w->shape[2], (long long)w->shape[3]));
   return y;
 }
 

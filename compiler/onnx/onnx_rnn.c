@@ -47,18 +47,6 @@ typedef struct {
 
 /* ---- kernels and values made here ------------------------------------------------------ */
 
-/* A call being written: the kernel's parameters and the call's arguments. */
-typedef struct {
-  char *params, *args;
-  int n;
-} Call;
-
-/* Parameter PNAME of the call, tensor V. */
-static void call_arg(Imp *I, Call *c, const char *pname, Val *v) {
-  c->params = xprintf("%s%s%s: %s", c->params ? c->params : "", c->n ? ", " : "", pname, imp_ty(v));
-  c->args = xprintf("%s%s%s", c->args ? c->args : "", c->n++ ? ", " : "", imp_tensor(I, v));
-}
-
 /* A network tensor of shape SHAPE that no ONNX name holds, named after HINT. */
 static Val *net_tmp(Imp *I, const char *hint, int nd, const int64_t *shape) {
   Val *v = xalloc(sizeof *v);
@@ -90,10 +78,9 @@ static Val *const_tmp(const char *name, int nd, const int64_t *shape, double *c)
 
 /* `Y[i0, ..] = EXPR` (or `+=` with REDUCE) of shape OS over C's parameters, called into a
  * new tensor (OUT: an output of the node instead, when not NULL). */
-static Val *emit(Imp *I, Call *c, const char *base, const char *hint, int nd, const int64_t *os, const char *stmt, Val *out) {
+static Val *emit(Imp *I, ImpCall *c, const char *base, const char *hint, int nd, const int64_t *os, const char *stmt, Val *out) {
   Val *o = out ? out : net_tmp(I, hint, nd, os);
-  const char *kn = imp_kernel(I, base, xprintf("(%s) -> Y: %s {\n  %s\n}", c->params, imp_ty(o), stmt));
-  imp_call(I, o->tex, kn, c->args);
+  imp_call_kernel(I, c, base, o, stmt);
   return o;
 }
 
@@ -131,9 +118,9 @@ static Val *product(Imp *I, Rnn *R, Val *a, Val *w, int64_t d, int64_t j0, int64
     imp_call(I, o->tex, "dense", xprintf("%s, %s", na, imp_tensor(I, t)));
     return o;
   }
-  Call c = {0};
-  call_arg(I, &c, "A", a);
-  call_arg(I, &c, "W", w);
+  ImpCall c = {0};
+  imp_call_arg(I, &c, "A", a);
+  imp_call_arg(I, &c, "W", w);
   return emit(I, &c, xprintf("%s_matmul", imp_lower(R->op)), hint, 2, os,
               xprintf("Y[i0, i1] += A[i0, k] * W[%lld, i1 + %lld, k] where k in 0..%lld", (long long)d, (long long)j0,
                       (long long)k),
@@ -156,9 +143,9 @@ static Val *projection_biased(Imp *I, Rnn *R, Val *x2, int64_t d) {
     imp_call(I, o->tex, "bias_add_2d", xprintf("%s, %s", nx, imp_tensor(I, bv)));
     return o;
   }
-  Call c = {0};
-  call_arg(I, &c, "X", xw);
-  call_arg(I, &c, "Bv", R->b);
+  ImpCall c = {0};
+  imp_call_arg(I, &c, "X", xw);
+  imp_call_arg(I, &c, "Bv", R->b);
   char *rb = xprintf("Bv[%lld, i1 + %lld]", (long long)d, (long long)gh);
   if (rb_end < gh) rb = xprintf("(i1 < %lld ? %s : 0.0)", (long long)rb_end, rb);
   return emit(I, &c, "rnn_bias", xprintf("%s_xwb%lld", R->prefix, (long long)d), 2, os,
@@ -169,9 +156,9 @@ static Val *projection_biased(Imp *I, Rnn *R, Val *x2, int64_t d) {
  * s * B + b), else 0. */
 static Val *mask_column(Imp *I, Rnn *R, Val *xw) {
   int64_t gh = xw->shape[1], os[2] = {xw->shape[0], gh + 1};
-  Call c = {0};
-  call_arg(I, &c, "X", xw);
-  call_arg(I, &c, "L", R->lens);
+  ImpCall c = {0};
+  imp_call_arg(I, &c, "X", xw);
+  imp_call_arg(I, &c, "L", R->lens);
   return emit(I, &c, "rnn_mask", xprintf("%s_xwm", R->prefix), 2, os,
               xprintf("Y[i0, i1] = i1 < %lld ? X[i0, i1] : (f32(i0 / %lld) < f32(L[i0 %% %lld]) ? 1.0 : 0.0)", (long long)gh,
                       (long long)R->B, (long long)R->B),
@@ -191,8 +178,8 @@ static Val *projection(Imp *I, Rnn *R, Val *x2, int64_t d) {
 /* Rows OFF..OFF+N of the 2-D X. */
 static Val *rows(Imp *I, Rnn *R, Val *x, int64_t off, int64_t n) {
   int64_t os[2] = {n, x->shape[1]};
-  Call c = {0};
-  call_arg(I, &c, "X", x);
+  ImpCall c = {0};
+  imp_call_arg(I, &c, "X", x);
   return emit(I, &c, "rnn_rows", xprintf("%s_rows", R->prefix), 2, os,
               off ? xprintf("Y[i0, i1] = X[i0 + %lld, i1]", (long long)off) : xstrdup("Y[i0, i1] = X[i0, i1]"), NULL);
 }
@@ -201,9 +188,9 @@ static Val *rows(Imp *I, Rnn *R, Val *x, int64_t off, int64_t n) {
  * stacked. */
 static Val *stack2(Imp *I, Rnn *R, Val *a, Val *b) {
   int64_t split = a->shape[0], os[2] = {a->shape[0] + b->shape[0], a->shape[1]};
-  Call c = {0};
-  call_arg(I, &c, "A", a);
-  call_arg(I, &c, "Bp", b);
+  ImpCall c = {0};
+  imp_call_arg(I, &c, "A", a);
+  imp_call_arg(I, &c, "Bp", b);
   return emit(I, &c, "rnn_stack", xprintf("%s_stack", R->prefix), 2, os,
               xprintf("Y[i0, i1] = i0 < %lld ? A[i0, i1] : (i0 >= %lld ? Bp[i0 - %lld, i1] : 0.0)", (long long)split,
                       (long long)split, (long long)split),
@@ -221,8 +208,8 @@ static Val *direction_of(Imp *I, Rnn *R, Val *v, int64_t d) {
         c[b * R->H + h] = v->c[(R->batch_first ? (b * R->D + d) : (d * R->B + b)) * R->H + h];
     return const_tmp(xprintf("%s_d%lld", v->name, (long long)d), 2, os, c);
   }
-  Call c = {0};
-  call_arg(I, &c, "S", v);
+  ImpCall c = {0};
+  imp_call_arg(I, &c, "S", v);
   return emit(I, &c, "rnn_state", xprintf("%s_d%lld", v->name, (long long)d), 2, os,
               R->batch_first ? xprintf("Y[i0, i1] = S[i0, %lld, i1]", (long long)d)
                              : xprintf("Y[i0, i1] = S[%lld, i0, i1]", (long long)d),
@@ -285,13 +272,13 @@ static Val *cell(Imp *I, Rnn *R, const Step *st, Val **c_out) {
   const char *hint = xprintf("%s_h%lld_%lld", R->prefix, (long long)d, (long long)st->s);
   const char *hold = st->hp ? "HP[i0, i1]" : "0.0";
   Val *gr = NULL;
-  Call c = {0};
+  ImpCall c = {0};
   if (!strcmp(R->op, "RNN") || !strcmp(R->op, "LSTM")) {
     if (st->hp) gr = product(I, R, st->hp, R->r, d, 0, R->gates * R->H, xprintf("%s_gr", R->prefix));
     if (!strcmp(R->op, "RNN")) {
-      call_arg(I, &c, "XS", st->xs);
-      if (gr) call_arg(I, &c, "GR", gr);
-      if (st->hp && R->lens) call_arg(I, &c, "HP", st->hp);
+      imp_call_arg(I, &c, "XS", st->xs);
+      if (gr) imp_call_arg(I, &c, "GR", gr);
+      if (st->hp && R->lens) imp_call_arg(I, &c, "HP", st->hp);
       return emit(I, &c, "rnn_cell", hint, 2, os, xprintf("Y[i0, i1] = %s", masked(R, st, act(R, d, 0, gate(R, st, 0, gr), true), hold)), NULL);
     }
     /* LSTM: C = f * C' + i * g(c~), then H = o * h(C), o's peephole reading the new C */
@@ -305,19 +292,19 @@ static Val *cell(Imp *I, Rnn *R, const Step *st, Val **c_out) {
     char *i = act(R, d, 0, pi, true), *f = R->input_forget ? xprintf("(1.0 - %s)", i) : act(R, d, 0, pf, true);
     char *cnew = st->cp ? xprintf("%s * CP[i0, i1] + %s * %s", f, i, act(R, d, 1, gate(R, st, 3, gr), true))
                         : xprintf("%s * %s", i, act(R, d, 1, gate(R, st, 3, gr), true));
-    call_arg(I, &c, "XS", st->xs);
-    if (gr) call_arg(I, &c, "GR", gr);
-    if (st->cp) call_arg(I, &c, "CP", st->cp);
-    if (R->p && st->cp) call_arg(I, &c, "P", R->p);
+    imp_call_arg(I, &c, "XS", st->xs);
+    if (gr) imp_call_arg(I, &c, "GR", gr);
+    if (st->cp) imp_call_arg(I, &c, "CP", st->cp);
+    if (R->p && st->cp) imp_call_arg(I, &c, "P", R->p);
     Val *cv = emit(I, &c, "lstm_c", xprintf("%s_c%lld_%lld", R->prefix, (long long)d, (long long)st->s), 2, os,
                    xprintf("Y[i0, i1] = %s", masked(R, st, cnew, cp)), NULL);
     *c_out = cv;
-    Call h = {0};
-    call_arg(I, &h, "XS", st->xs);
-    if (gr) call_arg(I, &h, "GR", gr);
-    call_arg(I, &h, "C", cv);
-    if (R->p) call_arg(I, &h, "P", R->p);
-    if (st->hp && R->lens) call_arg(I, &h, "HP", st->hp);
+    ImpCall h = {0};
+    imp_call_arg(I, &h, "XS", st->xs);
+    if (gr) imp_call_arg(I, &h, "GR", gr);
+    imp_call_arg(I, &h, "C", cv);
+    if (R->p) imp_call_arg(I, &h, "P", R->p);
+    if (st->hp && R->lens) imp_call_arg(I, &h, "HP", st->hp);
     char *hnew = xprintf("%s * %s", act(R, d, 0, po, true), act(R, d, 2, "C[i0, i1]", false));
     return emit(I, &h, "lstm_h", hint, 2, os, xprintf("Y[i0, i1] = %s", masked(R, st, hnew, hold)), NULL);
   }
@@ -335,10 +322,10 @@ static Val *cell(Imp *I, Rnn *R, const Step *st, Val **c_out) {
                 : xprintf("%s + %s * (0.0%s)", xh, act(R, d, 0, gate(R, st, 1, false), true), rbh);
   } else {
     if (st->hp) {
-      Call rc = {0};
-      call_arg(I, &rc, "XS", st->xs);
-      call_arg(I, &rc, "GR", gr);
-      call_arg(I, &rc, "HP", st->hp);
+      ImpCall rc = {0};
+      imp_call_arg(I, &rc, "XS", st->xs);
+      imp_call_arg(I, &rc, "GR", gr);
+      imp_call_arg(I, &rc, "HP", st->hp);
       Val *rh = emit(I, &rc, "gru_reset", xprintf("%s_rh", R->prefix), 2, os,
                      xprintf("Y[i0, i1] = %s * HP[i0, i1]", act(R, d, 0, gate(R, st, 1, true), true)), NULL);
       gh = product(I, R, rh, R->r, d, 2 * R->H, R->H, xprintf("%s_gh", R->prefix));
@@ -347,17 +334,17 @@ static Val *cell(Imp *I, Rnn *R, const Step *st, Val **c_out) {
     hc = gh ? xprintf("%s + GH[i0, i1]", xh) : xh;
   }
   hc = act(R, d, 1, hc, true);
-  call_arg(I, &c, "XS", st->xs);
-  if (gr) call_arg(I, &c, "GR", gr);
-  if (gh) call_arg(I, &c, "GH", gh);
-  if (st->hp) call_arg(I, &c, "HP", st->hp);
+  imp_call_arg(I, &c, "XS", st->xs);
+  if (gr) imp_call_arg(I, &c, "GR", gr);
+  if (gh) imp_call_arg(I, &c, "GH", gh);
+  if (st->hp) imp_call_arg(I, &c, "HP", st->hp);
   if (R->lbr && R->b) {
     if (R->b->c) {
       double *v = arena_vals(R->H);
       for (int64_t j = 0; j < R->H; j++) v[j] = R->b->c[d * 6 * R->H + 5 * R->H + j];
-      call_arg(I, &c, "RB", const_tmp(xprintf("%s_rbh%lld", R->b->name, (long long)d), 1, &R->H, v));
+      imp_call_arg(I, &c, "RB", const_tmp(xprintf("%s_rbh%lld", R->b->name, (long long)d), 1, &R->H, v));
     } else {
-      call_arg(I, &c, "Bv", R->b);
+      imp_call_arg(I, &c, "Bv", R->b);
     }
   }
   char *hnew = st->hp ? xprintf("(1.0 - %s) * %s + %s * HP[i0, i1]", z, hc, z) : xprintf("(1.0 - %s) * %s", z, hc);
@@ -400,9 +387,9 @@ static void run_step(Imp *I, Walk *w, int64_t s, Val *xs, int64_t row) {
   if (!w->want_y) return;
   Val *y = h;
   if (R->lens) { /* the output row: zero past the length */
-    Call mc = {0};
-    call_arg(I, &mc, "HS", h);
-    call_arg(I, &mc, "XS", xs);
+    ImpCall mc = {0};
+    imp_call_arg(I, &mc, "HS", h);
+    imp_call_arg(I, &mc, "XS", xs);
     int64_t os[2] = {R->B, R->H};
     y = emit(I, &mc, "rnn_out", xprintf("%s_y%lld_%lld", R->prefix, (long long)w->st.d, (long long)s), 2, os,
              xprintf("Y[i0, i1] = %s", masked(R, &w->st, "HS[i0, i1]", "0.0")), NULL);
@@ -539,10 +526,10 @@ static void final_state(Imp *I, Rnn *R, int k, Val **last) {
   if ((size_t)k >= I->node->n_output || !*I->node->output[k]) return;
   int64_t os[3] = {R->batch_first ? R->B : R->D, R->batch_first ? R->D : R->B, R->H};
   Val *o = imp_net_out(I, k, 3, os);
-  Call c = {0};
+  ImpCall c = {0};
   char *e = xstrdup("");
   for (int64_t d = R->D - 1; d >= 0; d--) {
-    call_arg(I, &c, d ? "S1" : "S0", last[d]);
+    imp_call_arg(I, &c, d ? "S1" : "S0", last[d]);
     char *at = R->batch_first ? xprintf("S%lld[i0, i2]", (long long)d) : xprintf("S%lld[i1, i2]", (long long)d);
     e = d == R->D - 1 ? at : xprintf("%s == %lld ? %s : %s", R->batch_first ? "i1" : "i0", (long long)d, at, e);
   }
@@ -587,8 +574,8 @@ static bool rnn(Imp *I, const char *op) {
   R.prefix = imp_lower(xprintf("%s_%s", op, o0 ? o0 : I->node->n_output > 1 ? I->node->output[1] : "out"));
 
   /* X's rows in step order: [T * B, In] */
-  Call xc = {0};
-  call_arg(I, &xc, "X", R.x);
+  ImpCall xc = {0};
+  imp_call_arg(I, &xc, "X", R.x);
   Val *x2 = emit(I, &xc, "rnn_steps", xprintf("%s_x", R.prefix), 2, shape2,
                  R.batch_first ? xprintf("Y[i0, i1] = X[i0 %% %lld, i0 / %lld, i1]", (long long)R.B, (long long)R.B)
                                : xprintf("Y[i0, i1] = X[i0 / %lld, i0 %% %lld, i1]", (long long)R.B, (long long)R.B),
@@ -609,11 +596,11 @@ static bool rnn(Imp *I, const char *op) {
     int64_t os[4] = {R.T, R.D, R.B, R.H};
     if (R.batch_first) os[0] = R.B, os[1] = R.T, os[2] = R.D;
     Val *o = imp_net_out(I, 0, 4, os);
-    Call c = {0};
+    ImpCall c = {0};
     char *e = xstrdup("");
     const char *ti = R.batch_first ? "i1" : "i0", *bi = R.batch_first ? "i0" : "i2", *di = R.batch_first ? "i2" : "i1";
     for (int64_t d = R.D - 1; d >= 0; d--) {
-      call_arg(I, &c, d ? "S1" : "S0", sd[d]);
+      imp_call_arg(I, &c, d ? "S1" : "S0", sd[d]);
       char *at = xprintf("S%lld[%s * %lld + %s, i3]", (long long)d, ti, (long long)R.B, bi);
       e = d == R.D - 1 ? at : xprintf("%s == %lld ? %s : %s", di, (long long)d, at, e);
     }
