@@ -10,6 +10,8 @@
 #                                        those records) for TUNE, onnxruntime with 1 and 2
 #                                        threads (median of ORT_RUNS runs): a markdown table
 # Environment: PY (a python with torch, torchvision, onnx, onnxruntime; /work/pyenv/bin/python),
+# CHECK (check's models: default export_models.py's MODELS; "more": its MORE, 20 others; or
+# any torchvision classification models by name),
 # MODELS_DIR (where the exported models are kept, made when missing; /tmp/texc-onnx-models),
 # BENCH (resnet18 mobilenet_v2 vit_b_16), TUNE (resnet18), TUNE_TIME (10m), REPEAT (texc
 # bench's --repeat, 15), ORT_RUNS (30).
@@ -34,6 +36,8 @@ echo "<!-- $(date -u '+%F %H:%M UTC'), commit $(git rev-parse --short HEAD), $(g
 
 if [ "$mode" = check ]; then
   ALL=$("$PY" -c "import sys; sys.path.insert(0, 'scripts'); import export_models; print(' '.join(export_models.MODELS))")
+  [ "$CHECK" = more ] && CHECK=$("$PY" -c "import sys; sys.path.insert(0, 'scripts'); import export_models; print(' '.join(export_models.MORE))")
+  ALL=${CHECK:-$ALL}
   need $ALL
   echo "| model | ONNX nodes | texc tasks | ‖out − ref‖/‖ref‖ | top-5 | import + compile + run |"
   echo "| --- | ---: | ---: | ---: | --- | ---: |"

@@ -3,7 +3,9 @@
 
     /work/pyenv/bin/python scripts/export_models.py OUTDIR [MODEL ...]
 
-For each MODEL (default: all of MODELS) writes OUTDIR/MODEL.onnx (random weights from
+For each MODEL (default: all of MODELS; any other torchvision classification model by its
+name too, e.g. resnext50_32x4d, mobilenet_v3_small, swin_t: MORE lists 20 that texc has
+matched) writes OUTDIR/MODEL.onnx (random weights from
 torch.manual_seed(0), the constant-initialized ones drawn too: randomize; eval mode, opset
 17, batch 1, 224x224; the legacy TorchScript exporter, dynamo=False, which writes plain
 graphs), OUTDIR/MODEL.in.npy (a seeded normal input, [1, 3, 224, 224] f32) and
@@ -17,6 +19,14 @@ MODELS = [
     "resnet18", "mobilenet_v2", "squeezenet1_1", "shufflenet_v2_x1_0", "efficientnet_b0",
     "resnet50", "densenet121", "googlenet", "regnet_y_400mf", "mnasnet0_5",
     "convnext_tiny", "vit_b_16",
+]
+
+# Beyond MODELS: checked by hand against onnxruntime (docs/ONNX.md, Models), 2026-11-28.
+MORE = [
+    "resnext50_32x4d", "mobilenet_v3_large", "mobilenet_v3_small", "inception_v3", "wide_resnet50_2",
+    "efficientnet_v2_s", "swin_t", "maxvit_t", "regnet_x_1_6gf", "shufflenet_v2_x0_5", "alexnet", "vgg11",
+    "densenet161", "mnasnet1_0", "efficientnet_b3", "convnext_small", "vit_b_32", "squeezenet1_0",
+    "regnet_y_1_6gf", "resnet34",
 ]
 
 
@@ -89,9 +99,12 @@ def main():
     outdir = sys.argv[1]
     os.makedirs(outdir, exist_ok=True)
     names = sys.argv[2:] or MODELS
+    import torchvision
+
     for n in names:
-        if n not in MODELS:
-            print(f"export_models.py: unknown model {n} (one of {', '.join(MODELS)})", file=sys.stderr)
+        if n not in MODELS and n not in torchvision.models.list_models(module=torchvision.models):
+            print(f"export_models.py: unknown model {n} (one of {', '.join(MODELS)}, or a torchvision "
+                  f"classification model)", file=sys.stderr)
             return 2
     for n in names:
         export(n, outdir)
