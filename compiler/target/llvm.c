@@ -944,6 +944,25 @@ static bool never_nan(CG *g, const Expr *e) {
   return e->kind == E_LOAD && g->store_buf && e->buf == g->store_buf;
 }
 
+static bool is_fmul(const Expr *e) {
+  return e->kind == E_BIN && e->op == OP_MUL && (e->dtype == DT_F32 || e->dtype == DT_F64);
+}
+
+/* M->a * M->b + C as one llvm.fmuladd (contracted to an FMA where the target has one, as
+ * `contract` fmul and fadd may be): kept one operation, so that LLVM cannot form the
+ * product in the branches of a guarded load and the sum after their join, where no FMA
+ * forms (a padded convolution's edge tiles). */
+static LLVMValueRef emit_fmuladd(CG *g, Expr *m, Expr *c) {
+  LLVMValueRef x = emit_expr(g, m->a), y = emit_expr(g, m->b), z = emit_expr(g, c);
+  unify(g, &x, &y);
+  unify(g, &x, &z);
+  unify(g, &y, &z);
+  LLVMTypeRef t = LLVMTypeOf(x);
+  unsigned id = LLVMLookupIntrinsicID("llvm.fmuladd", 12);
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->mod, id, &t, 1), args[3] = {x, y, z};
+  return LLVMBuildCall2(g->b, LLVMIntrinsicGetType(g->ctx, id, &t, 1), fn, args, 3, "");
+}
+
 static LLVMValueRef emit_expr(CG *g, Expr *e) {
   LLVMValueRef v = emit_expr_raw(g, e);
   if (e->dtype == DT_F16 && (e->kind == E_FLOAT || e->kind == E_BIN || e->kind == E_CALL))
@@ -959,6 +978,10 @@ static LLVMValueRef emit_expr_raw(CG *g, Expr *e) {
   case E_VAR: return lookup_var(g, e->var);
   case E_LOAD: return emit_load(g, e);
   case E_BIN: {
+    if (e->op == OP_ADD && (e->dtype == DT_F32 || e->dtype == DT_F64)) {
+      Expr *m = is_fmul(e->a) ? e->a : is_fmul(e->b) ? e->b : NULL;
+      if (m) return emit_fmuladd(g, m, m == e->a ? e->b : e->a);
+    }
     LLVMValueRef a = emit_expr(g, e->a), b = emit_expr(g, e->b);
     unify(g, &a, &b);
     if ((e->op == OP_MAX || e->op == OP_MIN) && dtype_is_float(e->a->dtype)) {
