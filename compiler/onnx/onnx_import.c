@@ -217,6 +217,8 @@ static const char *new_weight(Imp *I, const char *hint, const double *d, int nd,
   return name;
 }
 
+const int imp_nhwc_axis[4] = {0, 2, 3, 1};
+
 double *imp_permute_nhwc(const Val *v) {
   int64_t n = v->shape[0], c = v->shape[1], h = v->shape[2], w = v->shape[3];
   int64_t total = n * c * h * w;

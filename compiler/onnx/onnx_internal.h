@@ -76,6 +76,8 @@ const char *imp_tensor(Imp *I, Val *v);
 /* The network tensor of rank-4 V channels last (NCHW constants permuted at import,
  * NCHW tensors through nchw_to_nhwc). */
 const char *imp_tensor_nhwc(Imp *I, Val *v);
+/* Axis t of a channels-last tensor holds the logical (NCHW) axis imp_nhwc_axis[t]. */
+extern const int imp_nhwc_axis[4];
 /* V's constant values permuted NCHW -> NHWC (malloc'd); V rank 4. */
 double *imp_permute_nhwc(const Val *v);
 /* Define kernel BASE (TEXT: all after the name) once; its name. */

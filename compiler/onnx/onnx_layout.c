@@ -510,13 +510,12 @@ static bool slice_out(Imp *I, Val *x, int k, const int64_t *start, const int64_t
     imp_const_out(I, k, x->dtype, r, os, c);
     return true;
   }
-  static const int to_nhwc[4] = {0, 2, 3, 1}; /* axis d of [N, H, W, C] is axis to_nhwc[d] of NCHW */
   bool nhwc = x->nhwc && r == 4;
   Val px = *x; /* X as its tensor holds it */
   int64_t ps[HT_MAX_DIMS];
   char *acc = xstrdup("");
   for (int d = 0; d < r; d++) {
-    int a = nhwc ? to_nhwc[d] : d;
+    int a = nhwc ? imp_nhwc_axis[d] : d;
     px.shape[d] = x->shape[a], ps[d] = os[a];
     char *e = step[a] == 1 ? xprintf("i%d", d) : xprintf("i%d * %lld", d, (long long)step[a]);
     if (start[a]) e = xprintf("%s + %lld", e, (long long)start[a]);
@@ -524,7 +523,7 @@ static bool slice_out(Imp *I, Val *x, int k, const int64_t *start, const int64_t
   }
   Val *o = imp_net_out(I, k, r, ps);
   const char *kn = imp_kernel(I, "slice", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(&px), imp_ty(o), imp_idx("i", r), acc));
-  imp_call(I, o->tex, kn, nhwc ? x->tex : imp_tensor(I, x));
+  imp_call(I, o->tex, kn, nhwc ? imp_tensor_nhwc(I, x) : imp_tensor(I, x));
   if (nhwc) { /* a slice of a channels-last value stays channels last */
     memcpy(o->shape, os, sizeof(int64_t) * 4);
     o->nhwc = true;

@@ -1064,7 +1064,7 @@ static bool resize_to(Imp *I, Val *x, const int64_t *os, const double *scale, bo
   bool nhwc = x->nhwc && r == 4 && os[0] == x->shape[0] && os[1] == x->shape[1];
   /* the tensor's axis t holds logical axis lg[t] */
   int lg[HT_MAX_DIMS];
-  for (int t = 0; t < r; t++) lg[t] = nhwc ? (int[]){0, 2, 3, 1}[t] : t;
+  for (int t = 0; t < r; t++) lg[t] = nhwc ? imp_nhwc_axis[t] : t;
   int64_t ts[HT_MAX_DIMS], tin[HT_MAX_DIMS];
   for (int t = 0; t < r; t++) ts[t] = os[lg[t]], tin[t] = x->shape[lg[t]];
   char *params = xprintf("X: f32[%s]", imp_dims_text(tin, r)), *args = xstrdup(nhwc ? imp_tensor_nhwc(I, x) : imp_tensor(I, x));

@@ -226,15 +226,19 @@ static LLVMValueRef emit_floormod(CG *g, LLVMValueRef a, LLVMValueRef b, bool si
   return LLVMBuildAdd(g->b, r, adj, "fmod");
 }
 
-/* Call the intrinsic NAME overloaded on X's type. */
-static LLVMValueRef intrinsic1(CG *g, const char *name, LLVMValueRef x, LLVMValueRef y) {
+/* Call the intrinsic NAME overloaded on the type of ARGS[0], on N arguments. */
+static LLVMValueRef intrinsic_n(CG *g, const char *name, LLVMValueRef *args, unsigned n) {
   unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
   if (!id) die("llvm codegen: no intrinsic %s", name);
-  LLVMTypeRef t = LLVMTypeOf(x);
+  LLVMTypeRef t = LLVMTypeOf(args[0]);
   LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->mod, id, &t, 1);
-  LLVMTypeRef fty = LLVMIntrinsicGetType(g->ctx, id, &t, 1);
+  return LLVMBuildCall2(g->b, LLVMIntrinsicGetType(g->ctx, id, &t, 1), fn, args, n, "");
+}
+
+/* The intrinsic NAME on X (and Y unless NULL). */
+static LLVMValueRef intrinsic1(CG *g, const char *name, LLVMValueRef x, LLVMValueRef y) {
   LLVMValueRef args[2] = {x, y};
-  return LLVMBuildCall2(g->b, fty, fn, args, y ? 2 : 1, "");
+  return intrinsic_n(g, name, args, y ? 2 : 1);
 }
 
 /* Call the two-argument libm function NAME (atan2f / atan2) on X and Y, lane by lane for
@@ -623,17 +627,25 @@ static bool expr_safe(const Expr *e) {
   return expr_safe(e->a) && expr_safe(e->b) && expr_safe(e->c);
 }
 
-/* E under lane mask M (and-ed with the mask in force), emitted only when some lane is
- * on (a uniform load in E is then one a live lane reads); zeros when none is. */
-static LLVMValueRef emit_under_mask(CG *g, LLVMValueRef m, Expr *e) {
-  LLVMValueRef outer = g->mask;
-  g->mask = outer ? LLVMBuildAnd(g->b, outer, m, "") : m;
+/* Lane mask M and-ed into the mask in force (the outer one returned in *OUTER), and a
+ * branch to a new block, where the builder is left, taken when some lane is live (a
+ * uniform load there is one a live lane reads); the join block is returned. The caller
+ * emits, branches to the join, and restores *OUTER. */
+static LLVMBasicBlockRef lanes_on(CG *g, LLVMValueRef m, LLVMValueRef *outer) {
+  *outer = g->mask;
+  g->mask = *outer ? LLVMBuildAnd(g->b, *outer, m, "") : m;
   LLVMValueRef any = intrinsic1(g, "llvm.vector.reduce.or", g->mask, NULL);
-  LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
   LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "lanes.on");
   LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "lanes.end");
   LLVMBuildCondBr(g->b, any, tb, jb);
   LLVMPositionBuilderAtEnd(g->b, tb);
+  return jb;
+}
+
+/* E under lane mask M (lanes_on); zeros when no lane is live. */
+static LLVMValueRef emit_under_mask(CG *g, LLVMValueRef m, Expr *e) {
+  LLVMValueRef outer;
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b), jb = lanes_on(g, m, &outer);
   LLVMValueRef x = splat(g, emit_expr(g, e));
   LLVMBasicBlockRef tend = LLVMGetInsertBlock(g->b);
   LLVMBuildBr(g->b, jb);
@@ -957,10 +969,8 @@ static LLVMValueRef emit_fmuladd(CG *g, Expr *m, Expr *c) {
   unify(g, &x, &y);
   unify(g, &x, &z);
   unify(g, &y, &z);
-  LLVMTypeRef t = LLVMTypeOf(x);
-  unsigned id = LLVMLookupIntrinsicID("llvm.fmuladd", 12);
-  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->mod, id, &t, 1), args[3] = {x, y, z};
-  return LLVMBuildCall2(g->b, LLVMIntrinsicGetType(g->ctx, id, &t, 1), fn, args, 3, "");
+  LLVMValueRef args[3] = {x, y, z};
+  return intrinsic_n(g, "llvm.fmuladd", args, 3);
 }
 
 static LLVMValueRef emit_expr(CG *g, Expr *e) {
@@ -1106,7 +1116,6 @@ static void add_access(Accesses *acc, Buffer *b, Expr **args, bool store) {
   else acc->a[acc->n++] = (Access){b, args, store};
 }
 
-/* Can expression E be evaluated on lanes of V? Collects its loads into ACC. */
 /* Is every load of E that moves with V cheap on LANES lanes under a mask (masked, a
  * contiguous or a uniform access, or few elements: few_offsets)? A masked gather is slower
  * than the scalar loop (argmax's lanes). */
@@ -1121,6 +1130,7 @@ static bool masked_loads_cheap(const Expr *e, const IrVar *v, int lanes) {
   return masked_loads_cheap(e->a, v, lanes) && masked_loads_cheap(e->b, v, lanes) && masked_loads_cheap(e->c, v, lanes);
 }
 
+/* Can expression E be evaluated on lanes of V? Collects its loads into ACC. */
 static bool vec_expr_ok(const Expr *e, const IrVar *v, Accesses *acc) {
   if (!e) return true;
   if (e->kind == E_LOAD) add_access(acc, e->buf, e->args, false);
@@ -1331,13 +1341,8 @@ static void emit_extern_call(CG *g, Stmt *s) {
  * is performed only when the serial loop would perform it. */
 static void emit_masked(CG *g, LLVMValueRef mask, Stmt *body) {
   if (!body) return;
-  LLVMValueRef outer = g->mask;
-  g->mask = outer ? LLVMBuildAnd(g->b, outer, mask, "") : mask;
-  LLVMValueRef any = intrinsic1(g, "llvm.vector.reduce.or", g->mask, NULL);
-  LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "lanes.on");
-  LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "lanes.end");
-  LLVMBuildCondBr(g->b, any, tb, jb);
-  LLVMPositionBuilderAtEnd(g->b, tb);
+  LLVMValueRef outer;
+  LLVMBasicBlockRef jb = lanes_on(g, mask, &outer);
   emit_stmt(g, body);
   LLVMBuildBr(g->b, jb);
   LLVMPositionBuilderAtEnd(g->b, jb);
