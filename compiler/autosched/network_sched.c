@@ -746,5 +746,6 @@ static bool env_on(const char *name) {
 NetRewrites net_rewrites(Target t) {
   bool cpu = backend_for(t)->device == DEVICE_CPU;
   return (NetRewrites){.winograd = cpu && env_on("TEXC_NET_WINOGRAD"),
-                       .pack_block = cpu && env_on("TEXC_NET_PACK") ? net_pack_block : NULL};
+                       .pack_block = cpu && env_on("TEXC_NET_PACK") ? net_pack_block : NULL,
+                       .int8 = cpu && target_cpu(NULL)->dot_lanes > 0 && env_on("TEXC_NET_INT8")};
 }

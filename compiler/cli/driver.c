@@ -132,7 +132,10 @@ int drv_main(int argc, char **argv) {
   fill_int_edges = c.int_edges;
   onnx_random_weights(c.random_weights);
   if (c.cmd == CMD_RECORDS) return cmd_records(&c);      /* no .tex file */
-  if (c.cmd == CMD_IMPORT) return onnx_import_main(c.file, c.out, c.defs, c.ndefs); /* onnx/ */
+  if (c.cmd == CMD_IMPORT) { /* onnx/: the text for this target's CPU (integer convolutions with VNNI) */
+    onnx_int8_convs(net_rewrites(c.o.target).int8);
+    return onnx_import_main(c.file, c.out, c.defs, c.ndefs);
+  }
   if (c.cmd == CMD_COMPILE && c.emit && strcmp(c.emit, "ast") == 0) return emit_ast(&c); /* any file */
   if (onnx_is_model(c.file) || net_is_network_file(c.file)) { /* networks: network*.c */
     if (c.cmd == CMD_TUNE) return cmd_tune(&c, NULL);

@@ -233,7 +233,8 @@ static bool host_of(const HostTensor *h, const NetTensor *t, const char *file, v
       return false;
     }
     if (t->dtype == DT_I64) ((int64_t *)host)[i] = (int64_t)v;
-    else if (t->dtype == DT_BOOL) ((uint8_t *)host)[i] = (uint8_t)v;
+    else if (t->dtype == DT_BOOL || t->dtype == DT_U8) ((uint8_t *)host)[i] = (uint8_t)(int32_t)v;
+    else if (t->dtype == DT_I8) ((int8_t *)host)[i] = (int8_t)(int32_t)v;
     else ((int32_t *)host)[i] = (int32_t)v;
   }
   return true;
@@ -513,13 +514,15 @@ static int cmd_compile(Cli *c, Network *n) {
   return backend_for(c->o.target)->emit(fns, n->ntasks, kind, c->out ? c->out : "-", &c->o) ? 0 : 1;
 }
 
-/* Element I of host data D of dtype T (a network tensor's: f32, i32, i64, bool). */
+/* Element I of host data D of dtype T (a network tensor's: f32, i32, i64, u8, i8, bool). */
 static double value_at(const void *d, DType t, int64_t i) {
   switch (t) {
   case DT_F32: return ((const float *)d)[i];
   case DT_I32: return ((const int32_t *)d)[i];
   case DT_I64: return (double)((const int64_t *)d)[i];
-  case DT_BOOL: return ((const uint8_t *)d)[i];
+  case DT_BOOL:
+  case DT_U8: return ((const uint8_t *)d)[i];
+  case DT_I8: return ((const int8_t *)d)[i];
   default: die("network_run: a tensor of dtype %s", dtype_name(t));
   }
 }

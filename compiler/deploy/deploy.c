@@ -226,9 +226,10 @@ static void c_gpu_plans(FILE *f, const RtGpuFunc *plans, int nfuncs) {
   fprintf(f, "};\n");
 }
 
-/* The C type of a tensor's elements: float, int32_t, int64_t, or uint8_t for bool (0 or 1). */
+/* The C type of a tensor's elements: float, int32_t, int64_t, int8_t, or uint8_t for u8 and
+ * bool (0 or 1). */
 static const char *c_type(DType t) {
-  return t == DT_I64 ? "int64_t" : t == DT_I32 ? "int32_t" : t == DT_BOOL ? "uint8_t" : "float";
+  return t == DT_I64 ? "int64_t" : t == DT_I32 ? "int32_t" : t == DT_I8 ? "int8_t" : t == DT_BOOL || t == DT_U8 ? "uint8_t" : "float";
 }
 
 /* The C type of input I: `const float`, or `const int32_t` / `const int64_t` for integers. */

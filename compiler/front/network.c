@@ -232,8 +232,11 @@ static NetTensor *new_tensor(Loader *L, const char *name, NetTensorKind kind, in
   return t;
 }
 
-/* The dtypes of network tensors: f32, and the integers and booleans of ids, indices and masks. */
-static bool net_dtype(DType t) { return t == DT_F32 || t == DT_I32 || t == DT_I64 || t == DT_BOOL; }
+/* The dtypes of network tensors: f32; the integers and booleans of ids, indices and masks;
+ * u8 and i8 for quantized values and filters. */
+static bool net_dtype(DType t) {
+  return t == DT_F32 || t == DT_I32 || t == DT_I64 || t == DT_BOOL || t == DT_U8 || t == DT_I8;
+}
 
 /* The shape of a header parameter (constants of the network's file); false: reported. */
 static bool param_shape(Loader *L, const Ast *p, int64_t *shape, int *nd) {
@@ -242,7 +245,7 @@ static bool param_shape(Loader *L, const Ast *p, int64_t *shape, int *nd) {
     return false;
   }
   if (!net_dtype((DType)p->op)) {
-    diag_error(p->loc, "%s: a network tensor is f32, or i32, i64 or bool (token ids, masks), not %s", p->name,
+    diag_error(p->loc, "%s: a network tensor is f32, i32, i64, u8, i8 or bool, not %s", p->name,
                dtype_name((DType)p->op));
     return false;
   }
@@ -970,6 +973,7 @@ static Ast *parse_network_file(const char *file, Define *defs, int ndefs, Weight
 Network *net_load(const char *file, const char *name, Define *defs, int ndefs, const NetRewrites *rw) {
   WeightSet *weights;
   for (int i = 0; i < ndefs; i++) defs[i].used = false;
+  onnx_int8_convs(rw && rw->int8);
   Ast *ast = parse_network_file(file, defs, ndefs, &weights);
   Ast *hdr = ast ? pick_network(ast, name) : NULL;
   if (!hdr) return NULL;

@@ -107,6 +107,8 @@ typedef struct NetRewrites {
   /* The block B in which a call with output OUT reads its weights packed (NETWORKS.md,
    * "Packed weights"), 0: not packed; NULL: no packing. */
   int64_t (*pack_block)(const NetTensor *out);
+  /* an ONNX model's quantized convolutions as integer kernels (onnx_int8_convs) */
+  bool int8;
 } NetRewrites;
 /* Load network NAME of FILE (NULL: the file's only network; `--kernel NAME` picks one
  * of several): parse, instantiate, fuse, check every group. NULL on errors (reported at

@@ -89,6 +89,10 @@ bool onnx_input_folded(int i);
 /* `--random-weights`: fill the stripped initializers of the next imports (a float
  * initializer without data whose doc_string is `texc:uniform SEED LO HI`; tests/models/). */
 void onnx_random_weights(bool on);
+/* Quantized models' convolutions (DequantizeLinear'd uint8 input and int8 filter) in the
+ * next imports as integer kernels (qconv2d_nhwc_pad) rather than in f32: where the CPU has
+ * a four-byte dot product (net_rewrites' int8). Off at first. */
+void onnx_int8_convs(bool on);
 /* Does PATH end in ".onnx"? */
 bool onnx_is_model(const char *path);
 /* `texc import MODEL.onnx [-o NET.tex]`: writes NET.tex and NET.safetensors. */

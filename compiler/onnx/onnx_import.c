@@ -402,7 +402,11 @@ static bool value_type(Imp *I, const Onnx__ValueInfoProto *vi, const char *what,
  * initializer without data whose doc_string is `texc:uniform SEED LO HI` holds value i =
  * (float)(LO + (HI - LO) * u_i), u_i the top 24 bits of splitmix64's output number i + 1
  * from SEED, over 2^24 (tests/models/make_models.py computes the same in numpy). */
-static bool random_weights;
+static bool random_weights, int8_convs;
+
+void onnx_int8_convs(bool on) {
+  int8_convs = on;
+}
 
 void onnx_random_weights(bool on) {
   random_weights = on;
@@ -849,7 +853,7 @@ static bool import_attempt(const char *path, const char *tex_name, Define *defs,
                            bool fold, OnnxImport *out) {
   memset(out, 0, sizeof *out);
   Imp I = {.path = path, .body = xstrdup(""), .kernels = xstrdup(""), .params = xstrdup(""), .defs = defs, .ndefs = ndefs,
-           .symbolic = xstrdup(""), .guessed = xstrdup("")};
+           .symbolic = xstrdup(""), .guessed = xstrdup(""), .int8 = int8_convs};
   fold_bound_ints = fold;
   memset(bound_folded, 0, sizeof bound_folded);
   bool ok = import_model(&I, m, tex_name, out) && !I.failed;

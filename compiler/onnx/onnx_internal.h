@@ -34,6 +34,11 @@ typedef struct Val {
                          quantized values (OT_UINT8 / OT_INT8: onnx_quant.c, uint8 and int8
                          graph inputs) are always held so */
   const char *as_f32; /* TEX (i64 / i32) converted to f32, once made (float_in) */
+  /* A DequantizeLinear's output: its quantized input, scale and zero point (NULL: 0), per
+   * tensor or along axis DQ_AXIS (quantized convolutions read them: onnx_quant.c) */
+  const struct Val *dq_x, *dq_s, *dq_z;
+  int dq_axis;
+  const char *as_u8;  /* a quantized value as u8 NHWC, channels padded to 4 (quant_u8_nhwc) */
 } Val;
 
 typedef struct Imp {
@@ -58,6 +63,7 @@ typedef struct Imp {
   char *symbolic;         /* "batch_size = 1, ..." for the header comment */
   char *guessed;          /* "h, w": those neither -D nor a file gives, taken as 1 */
   bool failed;
+  bool int8;              /* quantized convolutions as integer kernels (onnx_int8_convs) */
 } Imp;
 
 int64_t val_numel(const Val *v);
@@ -95,6 +101,12 @@ void imp_call_arg(Imp *I, ImpCall *c, const char *pname, Val *v);
 /* Kernel `(PARAMS) -> Y: OUT's type { STMT }` (defined once, named after BASE) called on
  * C's arguments into OUT. */
 void imp_call_kernel(Imp *I, const ImpCall *c, const char *base, const Val *out, const char *stmt);
+
+/* onnx_quant.c: the 2-D convolution of X by W (OIHW, a constant), strides S, dilations D,
+ * pads P [t, l, b, r], bias B (or NULL), as integer products (qconv2d_nhwc_pad) when X and
+ * W are dequantized uint8 and int8 values and I->int8 allows: 1, its output (NHWC) in
+ * *OUT; 0: not of that form; -1: an error, reported. */
+int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, Val **out);
 
 /* onnx_ops.c: import the current node (I->node). false after an error. */
 bool onnx_op(Imp *I);

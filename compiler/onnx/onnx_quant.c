@@ -149,6 +149,14 @@ static bool op_quantize(Imp *I) {
   return imp_as_int(I, imp_ew(I, "quantize", in, z ? 3 : 2, e), dt);
 }
 
+/* Output 0 of a DequantizeLinear remembers X, its scale S and zero point Z along AXIS (the
+ * quantized convolution reads them: imp_qconv2d). */
+static bool dq_mark(Imp *I, const Val *x, const Val *s, const Val *z, int axis) {
+  Val *o = imp_val(I, I->node->output[0]);
+  if (o) o->dq_x = x, o->dq_s = s, o->dq_z = z, o->dq_axis = axis;
+  return true;
+}
+
 /* DequantizeLinear: y = (x - x_zero_point) * x_scale (f32: the difference is exact, one
  * rounding of the product), per tensor or per axis; int32 x has no zero point but 0. */
 static bool op_dequantize(Imp *I) {
@@ -163,12 +171,75 @@ static bool op_dequantize(Imp *I) {
   if (z && val_numel(z) != val_numel(s)) return imp_error(I, "the zero point has %lld values, the scale %lld", (long long)val_numel(z), (long long)val_numel(s));
   int axis = quant_axis(I, s, x);
   if (axis < 0) return false;
-  if (x->c && s->c && (!z || z->c)) return fold_affine(I, x, s, z, axis, OT_FLOAT);
+  if (x->c && s->c && (!z || z->c)) return fold_affine(I, x, s, z, axis, OT_FLOAT) && dq_mark(I, x, s, z, axis);
   if (x->c) return imp_unsupported(I, "a constant x with a scale computed at run time");
   Val *in[3] = {imp_run_time_int(x) ? imp_int_as_f32(I, x) : x, along(I, s, x, axis, "x_scale"),
                 z ? along(I, z, x, axis, "x_zero_point") : NULL};
   if (!in[1] || (z && !in[2])) return false;
-  return imp_ew(I, "dequantize", in, z ? 3 : 2, z ? "($0 - $2) * $1" : "$0 * $1");
+  return imp_ew(I, "dequantize", in, z ? 3 : 2, z ? "($0 - $2) * $1" : "$0 * $1") && dq_mark(I, x, s, z, axis);
+}
+
+/* ---- the quantized convolution (QDQ: DequantizeLinear -> Conv) ---------------------- */
+
+static bool same_shape(const Val *a, const Val *b) {
+  if (a->ndim != b->ndim) return false;
+  for (int d = 0; d < a->ndim; d++)
+    if (a->shape[d] != b->shape[d]) return false;
+  return true;
+}
+
+/* One constant value of V (NULL: 0) in [LO, HI] into *OUT? */
+static bool one_const(const Val *v, double lo, double hi, double *out) {
+  *out = 0;
+  if (!v) return true;
+  if (!v->c || val_numel(v) != 1) return false;
+  *out = v->c[0];
+  return *out >= lo && *out <= hi;
+}
+
+int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, Val **out) {
+  const Val *xq = x->dq_x, *wq = w->dq_x;
+  double sx, zx, zw;
+  if (!I->int8 || !xq || !wq || xq->c || !wq->c || xq->dtype != OT_UINT8 || wq->dtype != OT_INT8 ||
+      !same_shape(xq, x) || !same_shape(wq, w) || x->ndim != 4 || !one_const(x->dq_s, 1e-30, 1e30, &sx) ||
+      !one_const(x->dq_z, 0, 255, &zx) || !w->dq_s || !w->dq_s->c)
+    return 0;
+  int64_t co = w->shape[0], ci = w->shape[1], kh = w->shape[2], kw = w->shape[3], c4 = (ci + 3) / 4 * 4;
+  if (val_numel(w->dq_s) != 1 && (w->dq_axis != 0 || val_numel(w->dq_s) != co)) return 0;
+  for (int64_t i = 0; w->dq_z && i < val_numel(w->dq_z); i++)
+    if (!w->dq_z->c || w->dq_z->c[i] != 0) return 0; /* a symmetric filter */
+  (void)zw;
+  /* the filter packed [KH, KW, CI4 / 4, CO, 4], zeros past CI; S: the scales' products */
+  Val *k = xalloc(sizeof *k), *sc = xalloc(sizeof *sc);
+  *k = (Val){.name = xprintf("%s_q", w->name), .dtype = OT_FLOAT, .ndim = 5, .shape = {kh, kw, c4 / 4, co, 4},
+             .c = imp_vals(kh * kw * c4 * co)};
+  for (int64_t o = 0; o < co; o++)
+    for (int64_t y = 0; y < kh; y++)
+      for (int64_t x2 = 0; x2 < kw; x2++)
+        for (int64_t i = 0; i < c4; i++)
+          k->c[(((y * kw + x2) * (c4 / 4) + i / 4) * co + o) * 4 + i % 4] = i < ci ? wq->c[((o * ci + i) * kh + y) * kw + x2] : 0;
+  *sc = (Val){.name = xprintf("%s_qscale", w->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {co}, .c = imp_vals(co)};
+  for (int64_t o = 0; o < co; o++) sc->c[o] = (float)sx * (float)w->dq_s->c[val_numel(w->dq_s) == 1 ? 0 : o];
+  const char *kq = imp_name(I, xprintf("%s_i8", w->name)), *zs = imp_name(I, xprintf("%s_zsum", w->name));
+  imp_call(I, kq, "qfilter_i8", imp_tensor(I, k));
+  imp_call(I, zs, "qfilter_zsum", xprintf("%s, ZX = %lld", kq, (long long)zx));
+  /* the input as u8 NHWC, channels padded with its zero point: once per value */
+  Val *xv = (Val *)xq;
+  if (!xv->as_u8) {
+    xv->as_u8 = imp_name(I, xprintf("%s_u8", xq->name));
+    imp_call(I, xv->as_u8, "quant_u8_nhwc", xprintf("%s, C4 = %lld, ZX = %lld", imp_tensor_nhwc(I, xv), (long long)c4, (long long)zx));
+  }
+  int64_t os[4] = {x->shape[0], co, (x->shape[2] + p[0] + p[2] - d[0] * (kh - 1) - 1) / s[0] + 1,
+                   (x->shape[3] + p[1] + p[3] - d[1] * (kw - 1) - 1) / s[1] + 1};
+  Val *o = *out = imp_net_out(I, 0, 4, os);
+  o->nhwc = true;
+  char *a = xprintf("%s, %s, %s, %s, ZX = %lld", xv->as_u8, kq, imp_tensor(I, sc), zs, (long long)zx);
+  static const char *const names[8] = {"SH", "SW", "PT", "PL", "PB", "PR", "DH", "DW"};
+  int64_t vals[8] = {s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
+  for (int i = 0; i < 8; i++)
+    if (vals[i] != (i < 2 || i >= 6 ? 1 : 0)) a = xprintf("%s, %s = %lld", a, names[i], (long long)vals[i]);
+  imp_call(I, o->tex, "qconv2d_nhwc_pad", a);
+  return 1;
 }
 
 /* DynamicQuantizeLinear (uint8): over the whole of x, lo = min(x, 0) and hi = max(x, 0);

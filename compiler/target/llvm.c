@@ -79,6 +79,8 @@ typedef struct CG {
   int nouts;                  /* outlined functions so far (for names) */
   int in_parallel;            /* > 0 inside an outlined parallel body */
   const char *sym_prefix;     /* of the kernels' symbols (kernel_symbol); NULL: none */
+  int dot_lanes;              /* i32 lanes of the target's vpdpbusd (16: AVX-512 VNNI, 8:
+                                 AVX-VNNI or VNNI with VL); 0: none (emit_dot4) */
 } CG;
 
 static LLVMValueRef emit_expr(CG *g, Expr *e);
@@ -973,6 +975,140 @@ static LLVMValueRef emit_fmuladd(CG *g, Expr *m, Expr *c) {
   return intrinsic_n(g, "llvm.fmuladd", args, 3);
 }
 
+/* ---- four-byte dot products (vpdpbusd) ---------------------------------------------
+ * An i32 sum ACC + i32(u0) * i32(s0) + ... + i32(u3) * i32(s3) on vector lanes, where the
+ * u are u8 values that no lane tells apart (loads of four consecutive bytes, all under one
+ * guard with one constant in its place) and the s are i8 loads of four consecutive bytes
+ * per lane, the lanes four bytes apart: what a quantized convolution's packed filter
+ * ([.., CI / 4, CO, 4]) and its input channels make. On a target with VNNI that is one
+ * vpdpbusd per DOT_LANES lanes: the four u bytes read as one i32 and broadcast, the lanes'
+ * 4 x LANES s bytes as one load; products of u8 and i8 summed in i32 without saturation,
+ * the sum added to ACC wrapping: the interpreter's i32 arithmetic exactly. */
+typedef struct {
+  Expr *u[4], *s[4];
+} Dot4;
+
+/* The terms of the i32 sum E (its + nodes flattened) into T; false past 4 of them. */
+static bool sum_terms(Expr *e, Expr **t, int *n) {
+  if (e->kind == E_BIN && e->op == OP_ADD && e->dtype == DT_I32) return sum_terms(e->a, t, n) && sum_terms(e->b, t, n);
+  if (*n == 4) return false;
+  t[(*n)++] = e;
+  return true;
+}
+
+/* X of i32(X) where X is of dtype DT; NULL otherwise. */
+static Expr *widened(Expr *e, DType dt) {
+  return e->kind == E_CAST && e->dtype == DT_I32 && e->a->dtype == dt ? e->a : NULL;
+}
+
+/* Is B's flat index A's plus D (the difference folds to that constant)? */
+static bool index_plus(Expr *a, Expr *b, int64_t d) {
+  int64_t k;
+  return ir_is_const(simplify(ir_sub(b->args[0], a->args[0]), NULL), &k) && k == d;
+}
+
+/* The load of a u8 term (U itself, or the loading branch of a guard U ? load : constant). */
+static Expr *u_load(Expr *u) { return u->kind == E_SELECT ? u->b : u; }
+
+static bool dot4_of(CG *g, Expr *sum, Dot4 *d) {
+  Expr *t[4];
+  int n = 0;
+  if (!sum_terms(sum, t, &n) || n != 4) return false;
+  for (int i = 0; i < 4; i++) {
+    if (t[i]->kind != E_BIN || t[i]->op != OP_MUL || t[i]->dtype != DT_I32) return false;
+    Expr *x = widened(t[i]->a, DT_U8) ? t[i]->a : t[i]->b, *y = x == t[i]->a ? t[i]->b : t[i]->a;
+    d->u[i] = widened(x, DT_U8), d->s[i] = widened(y, DT_I8);
+    if (!d->u[i] || !d->s[i] || ir_uses_var(d->u[i], g->vvar)) return false;
+    Expr *ul = u_load(d->u[i]), *u0 = d->u[0];
+    if (u0->kind == E_SELECT) {
+      if (d->u[i]->kind != E_SELECT || d->u[i]->c->kind != E_INT || !ir_equal(d->u[i]->a, u0->a) ||
+          !ir_equal(d->u[i]->c, u0->c))
+        return false;
+    } else if (d->u[i]->kind != E_LOAD) {
+      return false;
+    }
+    if (ul->kind != E_LOAD || ul->nargs != 1 || d->s[i]->kind != E_LOAD || d->s[i]->nargs != 1) return false;
+    if (ul->buf != u_load(u0)->buf || d->s[i]->buf != d->s[0]->buf) return false;
+    if (i && (!index_plus(u_load(u0), ul, i) || !index_plus(d->s[0], d->s[i], i))) return false;
+  }
+  int64_t c;
+  return affine_coef(d->s[0]->args[0], g->vvar, &c) && c == 4;
+}
+
+/* The four u8 bytes of D as one i32 (uniform): loaded when their guard holds, else the
+ * guard's constant in each byte. */
+static LLVMValueRef dot4_word(CG *g, const Dot4 *d) {
+  int lanes = g->lanes;
+  g->lanes = 1; /* nothing here moves with the vector's var */
+  Expr *l = u_load(d->u[0]);
+  LLVMValueRef word;
+  if (d->u[0]->kind != E_SELECT) {
+    word = LLVMBuildLoad2(g->b, g->i32, elem_ptr(g, l->buf, emit_expr(g, l->args[0])), "");
+    LLVMSetAlignment(word, 1);
+  } else {
+    LLVMValueRef c = emit_expr(g, d->u[0]->a);
+    uint32_t z = (uint32_t)(d->u[0]->c->ival & 0xff) * 0x01010101u;
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "dot.t");
+    LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "dot.j");
+    LLVMBuildCondBr(g->b, c, tb, jb);
+    LLVMPositionBuilderAtEnd(g->b, tb);
+    LLVMValueRef x = LLVMBuildLoad2(g->b, g->i32, elem_ptr(g, l->buf, emit_expr(g, l->args[0])), "");
+    LLVMSetAlignment(x, 1);
+    LLVMBasicBlockRef tend = LLVMGetInsertBlock(g->b);
+    LLVMBuildBr(g->b, jb);
+    LLVMPositionBuilderAtEnd(g->b, jb);
+    word = LLVMBuildPhi(g->b, g->i32, "dot.word");
+    LLVMValueRef vals[2] = {x, LLVMConstInt(g->i32, z, 0)};
+    LLVMBasicBlockRef blocks[2] = {tend, pre};
+    LLVMAddIncoming(word, vals, blocks, 2);
+  }
+  g->lanes = lanes;
+  return word;
+}
+
+/* ACC + SUM as vpdpbusd when SUM is a four-byte dot product (Dot4) on lanes that the
+ * target's instruction divides, with no lane mask in force; NULL otherwise. */
+static LLVMValueRef emit_dot4(CG *g, Expr *acc, Expr *sum) {
+  Dot4 d;
+  int w = g->dot_lanes, lanes = g->lanes;
+  if (!w || lanes % w || g->mask || !dot4_of(g, sum, &d)) return NULL;
+  LLVMValueRef a = splat(g, emit_expr(g, acc));
+  LLVMValueRef word = dot4_word(g, &d);
+  LLVMValueRef bytes = LLVMBuildLoad2(g->b, LLVMVectorType(g->i8, (unsigned)(4 * lanes)),
+                                      elem_ptr(g, d.s[0]->buf, lane0_index(g, d.s[0]->args)), "");
+  LLVMSetAlignment(bytes, 1);
+  LLVMTypeRef vt = LLVMVectorType(g->i32, (unsigned)w);
+  LLVMValueRef s = LLVMBuildBitCast(g->b, bytes, LLVMVectorType(g->i32, (unsigned)lanes), "");
+  LLVMValueRef u = LLVMBuildInsertElement(g->b, LLVMGetPoison(vt), word, LLVMConstInt(g->i32, 0, 0), "");
+  LLVMValueRef zero[MAX_VECTOR_LANES] = {0}, m[MAX_VECTOR_LANES];
+  for (int i = 0; i < w; i++) zero[i] = LLVMConstInt(g->i32, 0, 0);
+  u = LLVMBuildShuffleVector(g->b, u, LLVMGetPoison(vt), LLVMConstVector(zero, (unsigned)w), "");
+  const char *name = w == 16 ? "llvm.x86.avx512.vpdpbusd.512" : "llvm.x86.avx512.vpdpbusd.256";
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->mod, id, NULL, 0);
+  LLVMTypeRef ft = LLVMIntrinsicGetType(g->ctx, id, NULL, 0);
+  LLVMValueRef out = NULL;
+  for (int part = 0; part < lanes / w; part++) { /* W lanes at a time, put in place in OUT */
+    for (int i = 0; i < w; i++) m[i] = LLVMConstInt(g->i32, (unsigned)(part * w + i), 0);
+    LLVMValueRef sel = LLVMConstVector(m, (unsigned)w);
+    LLVMValueRef args[3] = {lanes == w ? a : LLVMBuildShuffleVector(g->b, a, LLVMGetPoison(LLVMTypeOf(a)), sel, ""), u,
+                            lanes == w ? s : LLVMBuildShuffleVector(g->b, s, LLVMGetPoison(LLVMTypeOf(s)), sel, "")};
+    LLVMValueRef r = LLVMBuildCall2(g->b, ft, fn, args, 3, "");
+    if (lanes == w) return r;
+    LLVMValueRef wide[MAX_VECTOR_LANES];
+    bool in[MAX_VECTOR_LANES];
+    for (int i = 0; i < lanes; i++) {
+      in[i] = i >= part * w && i < (part + 1) * w;
+      wide[i] = LLVMConstInt(g->i32, (unsigned)(in[i] ? i - part * w : 0), 0);
+    }
+    LLVMValueRef rw = LLVMBuildShuffleVector(g->b, r, LLVMGetPoison(vt), LLVMConstVector(wide, (unsigned)lanes), "");
+    for (int i = 0; i < lanes; i++) wide[i] = LLVMConstInt(g->i32, (unsigned)(in[i] ? lanes + i : i), 0);
+    out = out ? LLVMBuildShuffleVector(g->b, out, rw, LLVMConstVector(wide, (unsigned)lanes), "") : rw;
+  }
+  return out;
+}
+
 static LLVMValueRef emit_expr(CG *g, Expr *e) {
   LLVMValueRef v = emit_expr_raw(g, e);
   if (e->dtype == DT_F16 && (e->kind == E_FLOAT || e->kind == E_BIN || e->kind == E_CALL))
@@ -988,6 +1124,11 @@ static LLVMValueRef emit_expr_raw(CG *g, Expr *e) {
   case E_VAR: return lookup_var(g, e->var);
   case E_LOAD: return emit_load(g, e);
   case E_BIN: {
+    if (e->op == OP_ADD && e->dtype == DT_I32 && g->lanes > 1 && g->dot_lanes) {
+      LLVMValueRef d = emit_dot4(g, e->a, e->b);
+      if (!d) d = emit_dot4(g, e->b, e->a);
+      if (d) return d;
+    }
     if (e->op == OP_ADD && (e->dtype == DT_F32 || e->dtype == DT_F64)) {
       Expr *m = is_fmul(e->a) ? e->a : is_fmul(e->b) ? e->b : NULL;
       if (m) return emit_fmuladd(g, m, m == e->a ? e->b : e->a);
@@ -1725,6 +1866,35 @@ static LLVMTargetMachineRef make_target(const Options *o) {
   return tm;
 }
 
+/* x86 CPUs by LLVM name (--mcpu) with AVX-512 VNNI (and VL), and with AVX-VNNI only. */
+static const char *const cpus_vnni512[] = {
+    "cascadelake", "cooperlake", "icelake-client", "icelake-server", "tigerlake", "rocketlake",
+    "sapphirerapids", "emeraldrapids", "graniterapids", "graniterapids-d", "znver4", "znver5", NULL};
+static const char *const cpus_vnni256[] = {"alderlake", "raptorlake", "meteorlake", "arrowlake", "arrowlake-s",
+                                           "lunarlake", "gracemont", "sierraforest", "grandridge", NULL};
+static bool in_list(const char *const *l, const char *s);
+static bool has_feature(const char *f, const char *feature);
+
+/* The i32 lanes of vpdpbusd with LLVM's feature list F ("+avx512vnni,..."): 16 with
+ * AVX-512 VNNI, 8 with AVX-VNNI or VNNI and VL; 0: none. */
+static int feature_dot_lanes(const char *f) {
+  if (has_feature(f, "+avx512vnni") && has_feature(f, "+avx512f")) return 16;
+  return has_feature(f, "+avxvnni") || (has_feature(f, "+avx512vnni") && has_feature(f, "+avx512vl")) ? 8 : 0;
+}
+
+/* The i32 lanes of TM's vpdpbusd (CG.dot_lanes): from its features, else its CPU's name. */
+static int dot_lanes(LLVMTargetMachineRef tm) {
+  char *cpu = LLVMGetTargetMachineCPU(tm), *f = LLVMGetTargetMachineFeatureString(tm);
+  char *triple = LLVMGetTargetMachineTriple(tm);
+  int lanes = 0;
+  if (!strncmp(triple, "x86_64", 6))
+    lanes = *f ? feature_dot_lanes(f) : in_list(cpus_vnni512, cpu) ? 16 : in_list(cpus_vnni256, cpu) ? 8 : 0;
+  LLVMDisposeMessage(cpu);
+  LLVMDisposeMessage(f);
+  LLVMDisposeMessage(triple);
+  return lanes;
+}
+
 /* Build and optimize the module of FNS for TM, the kernels' symbols starting with
  * SYM_PREFIX (NULL: none; see kernel_symbol). NULL after a diagnostic. */
 static LLVMModuleRef build_module(LLVMContextRef ctx, LoweredFunc **fns, int n, LLVMTargetMachineRef tm,
@@ -1735,6 +1905,7 @@ static LLVMModuleRef build_module(LLVMContextRef ctx, LoweredFunc **fns, int n, 
   g.mod = LLVMModuleCreateWithNameInContext("texc", ctx);
   g.b = LLVMCreateBuilderInContext(ctx);
   cg_init_types(&g);
+  g.dot_lanes = dot_lanes(tm);
   char *triple = LLVMGetTargetMachineTriple(tm);
   LLVMSetTarget(g.mod, triple);
   LLVMDisposeMessage(triple);
@@ -2161,6 +2332,7 @@ static void cross_cpu(const Options *o, CpuInfo *c) {
   } else if (x86 && in_list(cpus_avx2, mcpu)) {
     c->lanes = 8, c->fma = true;
   }
+  if (x86) c->dot_lanes = in_list(cpus_vnni512, mcpu) ? 16 : in_list(cpus_vnni256, mcpu) ? 8 : 0;
   if (c->cores < 1) c->cores = 1;
   if (host) LLVMDisposeMessage(host);
 }
@@ -2186,6 +2358,7 @@ static bool llvm_query(const Options *o, DeviceInfo *d) {
     const char *feature;
     int bits;
   } widest[] = {{"+avx512f", 512}, {"+avx", 256}, {"+sse2", 128}, {"+neon", 128}};
+  c->dot_lanes = feature_dot_lanes(f);
   d->vector_bits = 0;
   for (size_t i = 0; i < sizeof widest / sizeof widest[0] && !d->vector_bits; i++)
     if (has_feature(f, widest[i].feature)) d->vector_bits = widest[i].bits;

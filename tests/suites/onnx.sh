@@ -227,6 +227,21 @@ expect_all "bool input at run time = Python reference" "$B/bool_in.onnx" --input
 # values and zero point as outputs (exact), sums past 2^24 exact in i32, and per-axis
 # QuantizeLinear / DequantizeLinear at run time after a Conv (int8 output)
 expect_all "QDQ Conv = Python reference" "$B/qdq_conv.onnx" --input "$B/qdq_conv_x.npy" --expect "$B/qdq_conv_ref.npy"
+# QDQ convolutions as integer kernels (qconv2d_nhwc_pad) where the CPU has VNNI, in f32
+# otherwise (and with TEXC_NET_INT8=0): both = the exact sums; one u8 copy of the input
+int8=$("$TEXC" import "$B/qdq_int.onnx" -o "$B/qdq_int.tex" >/dev/null 2>&1 && grep -c "= qconv2d_nhwc_pad(" "$B/qdq_int.tex")
+vnni=$(grep -c -m1 -w -e avx512_vnni -e avx_vnni /proc/cpuinfo)
+if [ "$vnni" != 0 ]; then
+  [ "$int8" = 2 ] && [ "$(grep -c "= quant_u8_nhwc(" "$B/qdq_int.tex")" = 1 ] && echo "ok - onnx QDQ convolutions: integer kernels with VNNI" || echo "not ok - onnx QDQ convolutions: integer kernels with VNNI: $(grep conv "$B/qdq_int.tex")"
+else
+  [ "$int8" = 0 ] && echo "ok - onnx QDQ convolutions: f32 without VNNI" || echo "not ok - onnx QDQ convolutions: f32 without VNNI: $(grep conv "$B/qdq_int.tex")"
+fi
+for i8 in 1 0; do
+  TEXC_NET_INT8=$i8 expect_all "QDQ convolutions (TEXC_NET_INT8=$i8) = Python reference" "$B/qdq_int.onnx" --input "$B/qdq_int_x.npy" \
+    --expect "$B/qdq_int_ya.npy" --expect "$B/qdq_int_yb.npy"
+done
+TEXC_NET_INT8=0 "$TEXC" import "$B/qdq_int.onnx" -o "$B/qdq_f32.tex" >/dev/null 2>&1
+grep -q qconv "$B/qdq_f32.tex" && echo "not ok - onnx QDQ convolutions: TEXC_NET_INT8=0 imports f32" || echo "ok - onnx QDQ convolutions: TEXC_NET_INT8=0 imports f32"
 expect_all "dynamic quantized MatMul = Python reference" "$B/dyn_matmul.onnx" --input "$B/dyn_matmul_x.npy" \
   --expect "$B/dyn_matmul_y.npy" --expect "$B/dyn_matmul_xq.npy" --expect "$B/dyn_matmul_xz.npy"
 expect_all "MatMulInteger past 2^24 = Python reference" "$B/int_acc.onnx" --input "$B/int_acc_a.npy" --expect "$B/int_acc_y.npy"

@@ -1088,6 +1088,52 @@ def margin(x, s):  # how far x / s lies from a rounding boundary (.5)
     return abs(abs(t - int(t)) - 0.5)
 
 
+def qdq_conv_int(out):
+    """Two QDQ convolutions of one quantized input as integer kernels where the CPU has
+    VNNI (qconv2d_nhwc_pad; docs/ONNX.md, "Quantized models"): 18 input channels (padded to
+    20 with the zero point), a 3 x 3 filter of 40 output channels (16-lane vectors and a
+    tail of 8) per channel, stride 2 and pads [1, 2, 2, 1]; a 1 x 1 filter of 24 per tensor
+    with a bias. The input is dequantized integers (quantization gives them back exactly)
+    and the outputs are float, so the reference is the exact sum, up to f32 rounding."""
+    C, H, W, xs, xz = 18, 9, 9, 0.05, 131
+    q = [int((v + 1) * 127.99) for v in rand(C * H * W, 81, 1.0)]
+    x = [dequantize(v, xs, xz) for v in q]
+    CA, CB = 40, 24
+    wa = [int(v * 127.99) for v in rand(CA * C * 9, 82, 1.0)]
+    wsa = [0.001 * (1 + o % 7) for o in range(CA)]
+    wb = [int(v * 127.99) for v in rand(CB * C, 83, 1.0)]
+    wsb, bias = 0.003, [v * 2 for v in rand(CB, 84, 1.0)]
+    xd = [f32(v) for v in x]
+    ya = []
+    for o in range(CA):
+        for i in range(5):
+            for j in range(5):
+                s = 0.0
+                for c in range(C):
+                    for r in range(3):
+                        for t in range(3):
+                            hi, wj = 2 * i + r - 1, 2 * j + t - 2
+                            if 0 <= hi < H and 0 <= wj < W:
+                                s += xd[(c * H + hi) * W + wj] * dequantize(wa[((o * C + c) * 3 + r) * 3 + t], wsa[o], 0)
+                ya.append(s)
+    yb = []
+    for o in range(CB):
+        for i in range(H * W):
+            yb.append(f32(bias[o]) + sum(xd[c * H * W + i] * dequantize(wb[o * C + c], wsb, 0) for c in range(C)))
+    nodes = [node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], "qx"), node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], "dqx"),
+             node("DequantizeLinear", ["wa", "wsa"], ["fa"], "dqa", axis=0), node("DequantizeLinear", ["wb", "wsb"], ["fb"], "dqb"),
+             node("Conv", ["xd", "fa"], ["ya"], "conv_a", strides=[2, 2], pads=[1, 2, 2, 1]),
+             node("Conv", ["xd", "fb", "bias"], ["yb"], "conv_b")]
+    inits = [initializer("xs", [], [xs]), typed_init("xz", [], 2, [xz]), typed_init("wa", [CA, C, 3, 3], 3, wa),
+             initializer("wsa", [CA], wsa), typed_init("wb", [CB, C, 1, 1], 3, wb), initializer("wsb", [], [wsb]),
+             initializer("bias", [CB], bias)]
+    open(out + "/qdq_int.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, H, W])],
+                                                  [value_info("ya", [1, CA, 5, 5]), value_info("yb", [1, CB, H, W])]))
+    npy(out + "/qdq_int_x.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(x), *x))
+    npy(out + "/qdq_int_ya.npy", "<f4", (1, CA, 5, 5), struct.pack("<%df" % len(ya), *ya))
+    npy(out + "/qdq_int_yb.npy", "<f4", (1, CB, H, W), struct.pack("<%df" % len(yb), *yb))
+
+
 def qdq_conv(out):
     """QDQ as quantize_static writes it: QuantizeLinear -> DequantizeLinear around the
     activations (uint8), int8 filters per output channel and an int32 bias behind a
@@ -1293,6 +1339,7 @@ def main(out):
     castlike(out)
     recurrent(out)
     qdq_conv(out)
+    qdq_conv_int(out)
     dyn_matmul(out)
     qaxis(out)
     multi(out)
