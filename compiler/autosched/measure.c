@@ -525,6 +525,10 @@ static int check_in_child(const Task *task, const char *text, bool small, char *
   return 1;
 }
 
+/* How long a check's child may take (an ASan build on a loaded machine needs tens of
+ * seconds for a network's candidate); then it is killed and the check fails as a timeout. */
+#define CHECK_TIMEOUT_S 180
+
 int measure_check(const Task *task, const char *text, bool small, char *msg, size_t msgsz) {
   int fd[2];
   if (pipe(fd)) return -1;
@@ -543,7 +547,7 @@ int measure_check(const Task *task, const char *text, bool small, char *msg, siz
   close(fd[1]);
   Worker c = {pid, fd[0], 0, false};
   Msg m = {0};
-  int r = recv_msg(&c, 60, &m);
+  int r = recv_msg(&c, CHECK_TIMEOUT_S, &m);
   char why[256] = "";
   int st = 0;
   if (r != 1) kill(pid, SIGKILL);
@@ -553,8 +557,9 @@ int measure_check(const Task *task, const char *text, bool small, char *msg, siz
     snprintf(msg, msgsz, "%s", m.text);
     return m.error;
   }
-  if (WIFSIGNALED(st)) snprintf(why, sizeof why, "the candidate crashed at small sizes (signal %d)", WTERMSIG(st));
-  else snprintf(why, sizeof why, "the check timed out");
+  if (r < 0) snprintf(why, sizeof why, "the check did not finish within %d s (killed)", CHECK_TIMEOUT_S);
+  else if (WIFSIGNALED(st)) snprintf(why, sizeof why, "the candidate crashed at small sizes (signal %d)", WTERMSIG(st));
+  else snprintf(why, sizeof why, "the check ended without an answer (exit status %d)", WEXITSTATUS(st));
   snprintf(msg, msgsz, "%s", why);
   return r < 0 ? -1 : 0;
 }
