@@ -108,6 +108,11 @@ void imp_call_kernel(Imp *I, const ImpCall *c, const char *base, const Val *out,
  * *OUT; 0: not of that form; -1: an error, reported. */
 int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, Val **out);
 
+/* onnx_quant.c: A (rank >= 2) times the constant matrix B ([K, N]; [N, K] when TB) into O as
+ * integer products (qdense) when A and B are dequantized uint8 and int8 values and I->int8
+ * allows: 1; 0: not of that form. */
+int imp_qdense(Imp *I, Val *a, Val *b, bool tb, Val *o);
+
 /* onnx_ops.c: import the current node (I->node). false after an error. */
 bool onnx_op(Imp *I);
 /* Is OP of the default domain one that onnx_op knows? */

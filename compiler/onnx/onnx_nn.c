@@ -573,7 +573,9 @@ static bool op_gemm(Imp *I) {
   if (b->shape[tb] != k) return imp_error(I, "A' is [%lld, %lld] but B' has %lld rows", (long long)m, (long long)k, (long long)b->shape[tb]);
   int64_t os[2] = {m, n};
   Val *o = imp_net_out(I, 0, 2, os);
-  if (!ta && b->c && !a->c) {
+  if (!ta && b->c && !a->c && alpha == 1 && imp_qdense(I, a, b, tb, o)) {
+    /* a quantized model's product: integer products */
+  } else if (!ta && b->c && !a->c) {
     /* dense with [K, N] weights: B transposed (and scaled by alpha) at import */
     Val *w = xalloc(sizeof *w);
     *w = (Val){.name = b->name, .dtype = OT_FLOAT, .ndim = 2, .shape = {k, n}, .c = imp_vals(k * n)};
@@ -646,6 +648,7 @@ static bool op_matmul(Imp *I) {
   MatmulPlan p;
   if (!b || !imp_matmul_plan(I, a, b, &p)) return false;
   Val *o = imp_net_out(I, 0, p.no, p.os);
+  if (b->c && !a->c && a->ndim >= 2 && b->ndim == 2 && imp_qdense(I, a, b, false, o)) return true;
   if (a->ndim == 2 && b->ndim == 2 && !a->c) {
     const char *na = imp_tensor(I, a);
     imp_call(I, o->tex, "dense", xprintf("%s, %s", na, imp_tensor(I, b)));

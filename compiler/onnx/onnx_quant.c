@@ -242,6 +242,59 @@ int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, cons
   return 1;
 }
 
+/* The product of A (a dequantized uint8 value, rank >= 2: its last axis K) by the constant
+ * B (a dequantized int8 matrix: [K, N], or [N, K] when TB) into O (A's shape with N last)
+ * as integer products, like imp_qconv2d: A as u8 with K padded to a multiple of 4 by its
+ * zero point, B packed [K4 / 4, N, 4] and made i8 at load. 1: done; 0: not of that form. */
+int imp_qdense(Imp *I, Val *a, Val *b, bool tb, Val *o) {
+  const Val *aq = a->dq_x, *bq = b->dq_x;
+  double sa, za;
+  if (!I->int8 || !aq || !bq || aq->c || !bq->c || aq->dtype != OT_UINT8 || bq->dtype != OT_INT8 || !same_shape(aq, a) ||
+      !same_shape(bq, b) || a->ndim < 2 || b->ndim != 2 || a->nhwc || !one_const(a->dq_s, 1e-30, 1e30, &sa) ||
+      !one_const(a->dq_z, 0, 255, &za) || !b->dq_s || !b->dq_s->c)
+    return 0;
+  int64_t k = b->shape[tb], n = b->shape[!tb], k4 = (k + 3) / 4 * 4, ns = val_numel(b->dq_s);
+  if (a->shape[a->ndim - 1] != k || (ns != 1 && (ns != n || b->dq_axis != !tb))) return 0;
+  for (int64_t i = 0; b->dq_z && i < val_numel(b->dq_z); i++)
+    if (!b->dq_z->c || b->dq_z->c[i] != 0) return 0;
+  Val *w = xalloc(sizeof *w), *sc = xalloc(sizeof *sc);
+  *w = (Val){.name = xprintf("%s_q", b->name), .dtype = OT_FLOAT, .ndim = 3, .shape = {k4 / 4, n, 4}, .c = imp_vals(k4 * n)};
+  for (int64_t i = 0; i < k4; i++)
+    for (int64_t j = 0; j < n; j++) w->c[((i / 4) * n + j) * 4 + i % 4] = i < k ? bq->c[tb ? j * k + i : i * n + j] : 0;
+  *sc = (Val){.name = xprintf("%s_qscale", b->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {n}, .c = imp_vals(n)};
+  for (int64_t j = 0; j < n; j++) sc->c[j] = (float)sa * (float)b->dq_s->c[ns == 1 ? 0 : j];
+  const char *kq = imp_name(I, xprintf("%s_i8", b->name)), *zs = imp_name(I, xprintf("%s_zsum", b->name));
+  const char *ki = imp_kernel(I, "qfilter_i8", xprintf("(X: f32[%lld, %lld, 4]) -> Y: i8[%lld, %lld, 4] {\n  Y[c, j, e] = i8(X[c, j, e])\n}",
+                                                      (long long)(k4 / 4), (long long)n, (long long)(k4 / 4), (long long)n));
+  imp_call(I, kq, ki, imp_tensor(I, w));
+  const char *kz = imp_kernel(I, "qfilter_zsum", xprintf("(K: i8[%lld, %lld, 4]) -> Z: i32[%lld] {\n  Z[j] += %lld * i32(K[c, j, e])\n}",
+                                                        (long long)(k4 / 4), (long long)n, (long long)n, (long long)za));
+  imp_call(I, zs, kz, kq);
+  /* A as u8, K padded with its zero point: once per value */
+  int r = a->ndim;
+  char *lead = xstrdup(""), *dims = xstrdup("");
+  for (int d = 0; d < r - 1; d++) {
+    lead = xprintf("%si%d, ", lead, d);
+    dims = xprintf("%s%lld, ", dims, (long long)a->shape[d]);
+  }
+  Val *av = (Val *)aq;
+  if (!av->as_u8) {
+    const char *ku = imp_kernel(I, "quant_u8", xprintf("(X: %s) -> Y: u8[%s%lld] {\n  Y[%sc] = c < %lld ? u8(X[%sc]) : %lld\n}", imp_ty(aq),
+                                                      dims, (long long)k4, lead, (long long)k, lead, (long long)za));
+    av->as_u8 = imp_name(I, xprintf("%s_u8", aq->name));
+    imp_call(I, av->as_u8, ku, imp_tensor(I, av));
+  }
+  char *sum = xstrdup("");
+  for (int e = 0; e < 4; e++)
+    sum = xprintf("%s%si32(X[%s4 * c + %d]) * i32(K[c, j, %d])", sum, e ? " + " : "", lead, e, e);
+  const char *kd = imp_kernel(I, "qdense", xprintf("(X: u8[%s%lld], K: i8[%lld, %lld, 4], S: f32[%lld], Z: i32[%lld]) -> Y: %s {\n"
+                                                  "  tensor A: i32[%s%lld]\n  A[%sj] += %s\n  Y[%sj] = f32(A[%sj] - Z[j]) * S[j]\n}",
+                                                  dims, (long long)k4, (long long)(k4 / 4), (long long)n, (long long)n, (long long)n, imp_ty(o),
+                                                  dims, (long long)n, lead, sum, lead, lead));
+  imp_call(I, o->tex, kd, xprintf("%s, %s, %s, %s", av->as_u8, kq, imp_tensor(I, sc), zs));
+  return 1;
+}
+
 /* DynamicQuantizeLinear (uint8): over the whole of x, lo = min(x, 0) and hi = max(x, 0);
  * y_scale = (hi - lo) / 255 (1 when both are 0, as onnxruntime), y_zero_point =
  * round(saturate(0 - lo / y_scale)), y = QuantizeLinear(x, y_scale, y_zero_point). */

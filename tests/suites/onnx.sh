@@ -240,6 +240,13 @@ for i8 in 1 0; do
   TEXC_NET_INT8=$i8 expect_all "QDQ convolutions (TEXC_NET_INT8=$i8) = Python reference" "$B/qdq_int.onnx" --input "$B/qdq_int_x.npy" \
     --expect "$B/qdq_int_ya.npy" --expect "$B/qdq_int_yb.npy"
 done
+# ... and QDQ products (a rank-3 MatMul scaled per column, a Gemm with transB) as qdense
+mm=$("$TEXC" import "$B/qdq_mm.onnx" -o "$B/qdq_mm.tex" >/dev/null 2>&1 && grep -c "= qdense" "$B/qdq_mm.tex")
+[ "$mm" = $((vnni ? 2 : 0)) ] && echo "ok - onnx QDQ products: integer kernels with VNNI only" || echo "not ok - onnx QDQ products: integer kernels with VNNI only: $mm"
+for i8 in 1 0; do
+  TEXC_NET_INT8=$i8 expect_all "QDQ MatMul and Gemm (TEXC_NET_INT8=$i8) = Python reference" "$B/qdq_mm.onnx" --input "$B/qdq_mm_x.npy" \
+    --input "$B/qdq_mm_x2.npy" --expect "$B/qdq_mm_ya.npy" --expect "$B/qdq_mm_yb.npy"
+done
 TEXC_NET_INT8=0 "$TEXC" import "$B/qdq_int.onnx" -o "$B/qdq_f32.tex" >/dev/null 2>&1
 grep -q qconv "$B/qdq_f32.tex" && echo "not ok - onnx QDQ convolutions: TEXC_NET_INT8=0 imports f32" || echo "ok - onnx QDQ convolutions: TEXC_NET_INT8=0 imports f32"
 expect_all "dynamic quantized MatMul = Python reference" "$B/dyn_matmul.onnx" --input "$B/dyn_matmul_x.npy" \

@@ -1134,6 +1134,37 @@ def qdq_conv_int(out):
     npy(out + "/qdq_int_yb.npy", "<f4", (1, CB, H, W), struct.pack("<%df" % len(yb), *yb))
 
 
+def qdq_matmul_int(out):
+    """QDQ products as integer kernels where the CPU has VNNI (qdense): a MatMul of a rank-3
+    quantized input [2, 5, 18] (K = 18, padded to 20 with the zero point) by an int8 [18, 20]
+    scaled per column (axis 1), and a Gemm (transB, bias) of a second input [10, 18] by an
+    int8 [12, 18] scaled per tensor. Inputs are dequantized integers; the reference is the
+    exact sum, up to f32 rounding."""
+    K, xs, xz, x2s, x2z = 18, 0.05, 7, 0.02, 200
+    q = [int((v + 1) * 127.99) for v in rand(2 * 5 * K, 91, 1.0)]
+    q2 = [int((v + 1) * 127.99) for v in rand(10 * K, 92, 1.0)]
+    x, x2 = [dequantize(v, xs, xz) for v in q], [dequantize(v, x2s, x2z) for v in q2]
+    wa = [int(v * 127.99) for v in rand(K * 20, 93, 1.0)]
+    wsa = [0.002 * (1 + j % 5) for j in range(20)]
+    wb = [int(v * 127.99) for v in rand(12 * K, 94, 1.0)]
+    wsb, bias = 0.004, [v for v in rand(12, 95, 1.0)]
+    ya = [sum(f32(x[m * K + k]) * dequantize(wa[k * 20 + j], wsa[j], 0) for k in range(K)) for m in range(10) for j in range(20)]
+    yb = [f32(bias[j]) + sum(f32(x2[m * K + k]) * dequantize(wb[j * K + k], wsb, 0) for k in range(K)) for m in range(10) for j in range(12)]
+    nodes = [node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], "qx"), node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], "dqx"),
+             node("QuantizeLinear", ["x2", "x2s", "x2z"], ["x2q"], "qx2"), node("DequantizeLinear", ["x2q", "x2s", "x2z"], ["x2d"], "dqx2"),
+             node("DequantizeLinear", ["wa", "wsa"], ["fa"], "dqa", axis=1), node("DequantizeLinear", ["wb", "wsb"], ["fb"], "dqb"),
+             node("MatMul", ["xd", "fa"], ["ya"], "mm"), node("Gemm", ["x2d", "fb", "bias"], ["yb"], "gemm", transB=1)]
+    inits = [initializer("xs", [], [xs]), typed_init("xz", [], 2, [xz]), initializer("x2s", [], [x2s]), typed_init("x2z", [], 2, [x2z]),
+             typed_init("wa", [K, 20], 3, wa), initializer("wsa", [20], wsa), typed_init("wb", [12, K], 3, wb),
+             initializer("wsb", [], [wsb]), initializer("bias", [12], bias)]
+    open(out + "/qdq_mm.onnx", "wb").write(model(nodes, inits, [value_info("x", [2, 5, K]), value_info("x2", [10, K])],
+                                                 [value_info("ya", [2, 5, 20]), value_info("yb", [10, 12])]))
+    npy(out + "/qdq_mm_x.npy", "<f4", (2, 5, K), struct.pack("<%df" % len(x), *x))
+    npy(out + "/qdq_mm_x2.npy", "<f4", (10, K), struct.pack("<%df" % len(x2), *x2))
+    npy(out + "/qdq_mm_ya.npy", "<f4", (2, 5, 20), struct.pack("<%df" % len(ya), *ya))
+    npy(out + "/qdq_mm_yb.npy", "<f4", (10, 12), struct.pack("<%df" % len(yb), *yb))
+
+
 def qdq_conv(out):
     """QDQ as quantize_static writes it: QuantizeLinear -> DequantizeLinear around the
     activations (uint8), int8 filters per output channel and an int32 bias behind a
@@ -1340,6 +1371,7 @@ def main(out):
     recurrent(out)
     qdq_conv(out)
     qdq_conv_int(out)
+    qdq_matmul_int(out)
     dyn_matmul(out)
     qaxis(out)
     multi(out)
