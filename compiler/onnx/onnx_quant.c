@@ -242,56 +242,80 @@ int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, cons
   return 1;
 }
 
-/* The product of A (a dequantized uint8 value, rank >= 2: its last axis K) by the constant
- * B (a dequantized int8 matrix: [K, N], or [N, K] when TB) into O (A's shape with N last)
- * as integer products, like imp_qconv2d: A as u8 with K padded to a multiple of 4 by its
- * zero point, B packed [K4 / 4, N, 4] and made i8 at load. 1: done; 0: not of that form. */
-int imp_qdense(Imp *I, Val *a, Val *b, bool tb, Val *o) {
-  const Val *aq = a->dq_x, *bq = b->dq_x;
-  double sa, za;
-  if (!I->int8 || !aq || !bq || aq->c || !bq->c || aq->dtype != OT_UINT8 || bq->dtype != OT_INT8 || !same_shape(aq, a) ||
-      !same_shape(bq, b) || a->ndim < 2 || b->ndim != 2 || a->nhwc || !one_const(a->dq_s, 1e-30, 1e30, &sa) ||
-      !one_const(a->dq_z, 0, 255, &za) || !b->dq_s || !b->dq_s->c)
-    return 0;
-  int64_t k = b->shape[tb], n = b->shape[!tb], k4 = (k + 3) / 4 * 4, ns = val_numel(b->dq_s);
-  if (a->shape[a->ndim - 1] != k || (ns != 1 && (ns != n || b->dq_axis != !tb))) return 0;
-  for (int64_t i = 0; b->dq_z && i < val_numel(b->dq_z); i++)
-    if (!b->dq_z->c || b->dq_z->c[i] != 0) return 0;
-  Val *w = xalloc(sizeof *w), *sc = xalloc(sizeof *sc);
-  *w = (Val){.name = xprintf("%s_q", b->name), .dtype = OT_FLOAT, .ndim = 3, .shape = {k4 / 4, n, 4}, .c = imp_vals(k4 * n)};
+/* The int8 matrix BQ ([K, N], or [N, K] when TB) packed [K4 / 4, N, 4] (zeros past K) as a
+ * weight, made i8 at load (qfilter_i8): its network name; *ZSUM: ZMUL times each column's
+ * sum (i32[N], also at load). */
+static const char *q_pack(Imp *I, const Val *bq, bool tb, int64_t zmul, const char **zsum) {
+  int64_t k = bq->shape[tb], n = bq->shape[!tb], k4 = (k + 3) / 4 * 4;
+  Val *w = xalloc(sizeof *w);
+  *w = (Val){.name = xprintf("%s_q", bq->name), .dtype = OT_FLOAT, .ndim = 3, .shape = {k4 / 4, n, 4}, .c = imp_vals(k4 * n)};
   for (int64_t i = 0; i < k4; i++)
     for (int64_t j = 0; j < n; j++) w->c[((i / 4) * n + j) * 4 + i % 4] = i < k ? bq->c[tb ? j * k + i : i * n + j] : 0;
-  *sc = (Val){.name = xprintf("%s_qscale", b->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {n}, .c = imp_vals(n)};
-  for (int64_t j = 0; j < n; j++) sc->c[j] = (float)sa * (float)b->dq_s->c[ns == 1 ? 0 : j];
-  const char *kq = imp_name(I, xprintf("%s_i8", b->name)), *zs = imp_name(I, xprintf("%s_zsum", b->name));
+  const char *kq = imp_name(I, xprintf("%s_i8", bq->name));
   const char *ki = imp_kernel(I, "qfilter_i8", xprintf("(X: f32[%lld, %lld, 4]) -> Y: i8[%lld, %lld, 4] {\n  Y[c, j, e] = i8(X[c, j, e])\n}",
                                                       (long long)(k4 / 4), (long long)n, (long long)(k4 / 4), (long long)n));
   imp_call(I, kq, ki, imp_tensor(I, w));
+  *zsum = imp_name(I, xprintf("%s_zsum", bq->name));
   const char *kz = imp_kernel(I, "qfilter_zsum", xprintf("(K: i8[%lld, %lld, 4]) -> Z: i32[%lld] {\n  Z[j] += %lld * i32(K[c, j, e])\n}",
-                                                        (long long)(k4 / 4), (long long)n, (long long)n, (long long)za));
-  imp_call(I, zs, kz, kq);
-  /* A as u8, K padded with its zero point: once per value */
+                                                        (long long)(k4 / 4), (long long)n, (long long)n, (long long)zmul));
+  imp_call(I, *zsum, kz, kq);
+  return kq;
+}
+
+/* The run-time uint8 value AQ (rank >= 2; exact integers held as f32) as u8 with its last
+ * axis K padded to K4 with zeros (what a packed matrix's zero rows meet): once per value. */
+static const char *q_rows_u8(Imp *I, Val *aq, int64_t k4) {
+  if (aq->as_u8_rows) return aq->as_u8_rows;
+  int r = aq->ndim;
+  char *lead = imp_idx("i", r - 1), *dims = imp_dims_text(aq->shape, r - 1);
+  const char *ku = imp_kernel(I, "quant_u8", xprintf("(X: %s) -> Y: u8[%s, %lld] {\n  Y[%s, c] = c < %lld ? u8(X[%s, c]) : 0\n}", imp_ty(aq),
+                                                    dims, (long long)k4, lead, (long long)aq->shape[r - 1], lead));
+  aq->as_u8_rows = imp_name(I, xprintf("%s_u8", aq->name));
+  imp_call(I, aq->as_u8_rows, ku, imp_tensor(I, aq));
+  return aq->as_u8_rows;
+}
+
+/* The integer product of the u8 rows XU (A's shape, last axis K4) by the packed KQ into O
+ * (A's shape with N last): a generated qdense kernel whose result is EPI, in which each @
+ * is the output's index (the i32 sum is A[@]; EPI's parameters: the kernel's PARAMS after X
+ * and K, bound to ARGS). */
+static void q_dense_call(Imp *I, const Val *a, int64_t k4, int64_t n, const char *xu, const char *kq, const char *params,
+                         const char *args, const char *epi, Val *o) {
   int r = a->ndim;
-  char *lead = xstrdup(""), *dims = xstrdup("");
-  for (int d = 0; d < r - 1; d++) {
-    lead = xprintf("%si%d, ", lead, d);
-    dims = xprintf("%s%lld, ", dims, (long long)a->shape[d]);
-  }
-  Val *av = (Val *)aq;
-  if (!av->as_u8) {
-    const char *ku = imp_kernel(I, "quant_u8", xprintf("(X: %s) -> Y: u8[%s%lld] {\n  Y[%sc] = c < %lld ? u8(X[%sc]) : %lld\n}", imp_ty(aq),
-                                                      dims, (long long)k4, lead, (long long)k, lead, (long long)za));
-    av->as_u8 = imp_name(I, xprintf("%s_u8", aq->name));
-    imp_call(I, av->as_u8, ku, imp_tensor(I, av));
-  }
-  char *sum = xstrdup("");
-  for (int e = 0; e < 4; e++)
-    sum = xprintf("%s%si32(X[%s4 * c + %d]) * i32(K[c, j, %d])", sum, e ? " + " : "", lead, e, e);
-  const char *kd = imp_kernel(I, "qdense", xprintf("(X: u8[%s%lld], K: i8[%lld, %lld, 4], S: f32[%lld], Z: i32[%lld]) -> Y: %s {\n"
-                                                  "  tensor A: i32[%s%lld]\n  A[%sj] += %s\n  Y[%sj] = f32(A[%sj] - Z[j]) * S[j]\n}",
-                                                  dims, (long long)k4, (long long)(k4 / 4), (long long)n, (long long)n, (long long)n, imp_ty(o),
-                                                  dims, (long long)n, lead, sum, lead, lead));
-  imp_call(I, o->tex, kd, xprintf("%s, %s, %s, %s", av->as_u8, kq, imp_tensor(I, sc), zs));
+  char *lead = imp_idx("i", r - 1), *dims = imp_dims_text(a->shape, r - 1), *sum = xstrdup("");
+  for (int e = 0; e < 4; e++) sum = xprintf("%s%si32(X[%s, 4 * c + %d]) * i32(K[c, j, %d])", sum, e ? " + " : "", lead, e, e);
+  char *y = xstrdup("");
+  for (const char *p = epi; *p; p++) y = *p == '@' ? xprintf("%s%s, j", y, lead) : xprintf("%s%c", y, *p);
+  const char *kd = imp_kernel(I, "qdense", xprintf("(X: u8[%s, %lld], K: i8[%lld, %lld, 4]%s) -> Y: %s {\n"
+                                                  "  tensor A: i32[%s, %lld]\n  A[%s, j] += %s\n  Y[%s, j] = %s\n}",
+                                                  dims, (long long)k4, (long long)(k4 / 4), (long long)n, params, imp_ty(o), dims,
+                                                  (long long)n, lead, sum, lead, y));
+  imp_call(I, o->tex, kd, xprintf("%s, %s%s", xu, kq, args));
+}
+
+/* Is V absent or all zeros (a constant)? */
+static bool zero_or_none(const Val *v) {
+  for (int64_t i = 0; v && i < val_numel(v); i++)
+    if (!v->c || v->c[i] != 0) return false;
+  return true;
+}
+
+int imp_qdense(Imp *I, Val *a, Val *b, bool tb, Val *o) {
+  Val *aq = (Val *)a->dq_x;
+  const Val *bq = b->dq_x;
+  double sa, za;
+  if (!I->int8 || !aq || !bq || aq->c || !bq->c || aq->dtype != OT_UINT8 || bq->dtype != OT_INT8 || !same_shape(aq, a) ||
+      !same_shape(bq, b) || a->ndim < 2 || b->ndim != 2 || a->nhwc || !one_const(a->dq_s, 1e-30, 1e30, &sa) ||
+      !one_const(a->dq_z, 0, 255, &za) || !b->dq_s || !b->dq_s->c || !zero_or_none(b->dq_z))
+    return 0;
+  int64_t k = b->shape[tb], n = b->shape[!tb], k4 = (k + 3) / 4 * 4, ns = val_numel(b->dq_s);
+  if (a->shape[a->ndim - 1] != k || (ns != 1 && (ns != n || b->dq_axis != !tb))) return 0;
+  Val *sc = xalloc(sizeof *sc);
+  *sc = (Val){.name = xprintf("%s_qscale", b->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {n}, .c = imp_vals(n)};
+  for (int64_t j = 0; j < n; j++) sc->c[j] = (float)sa * (float)b->dq_s->c[ns == 1 ? 0 : j];
+  const char *zs, *kq = q_pack(I, bq, tb, (int64_t)za, &zs);
+  q_dense_call(I, a, k4, n, q_rows_u8(I, aq, k4), kq, xprintf(", S: f32[%lld], Z: i32[%lld]", (long long)n, (long long)n),
+               xprintf(", %s, %s", imp_tensor(I, sc), zs), "f32(A[@] - Z[j]) * S[j]", o);
   return 1;
 }
 
@@ -362,6 +386,17 @@ static Val *matmul_integer(Imp *I, Val *a, Val *za, Val *b, Val *zb) {
     return imp_unsupported(I, "a zero point of B of shape [%s] (one value, or one per column: [%lld])", imp_dims_text(zb->shape, zb->ndim),
                            (long long)n), NULL;
   if (!imp_shape_ok(I, p.os, p.no)) return NULL;
+  if (I->int8 && !a->c && b->c && a->dtype == OT_UINT8 && b->dtype == OT_INT8 && a->ndim >= 2 && b->ndim == 2 &&
+      zero_or_none(zb) && !a->nhwc) { /* uint8 x int8 constant: integer kernels as imp_qdense's */
+    Val *y = imp_net_out(I, 0, p.no, p.os);
+    y->dtype = OT_INT32;
+    int64_t k4 = (p.k + 3) / 4 * 4;
+    bool rt = za && !za->c;
+    const char *zs, *kq = q_pack(I, b, false, za && za->c ? (int64_t)za->c[0] : rt ? 1 : 0, &zs);
+    q_dense_call(I, a, k4, n, q_rows_u8(I, a, k4), kq, xprintf(", Z: i32[%lld]%s", (long long)n, rt ? ", ZA: f32[1]" : ""),
+                 rt ? xprintf(", %s, %s", zs, imp_tensor(I, za)) : xprintf(", %s", zs), rt ? "A[@] - i32(ZA[0]) * Z[j]" : "A[@] - Z[j]", y);
+    return y;
+  }
   ImpCall o = {0};
   imp_call_arg(I, &o, "A", a);
   imp_call_arg(I, &o, "B", b);

@@ -251,6 +251,13 @@ TEXC_NET_INT8=0 "$TEXC" import "$B/qdq_int.onnx" -o "$B/qdq_f32.tex" >/dev/null 
 grep -q qconv "$B/qdq_f32.tex" && echo "not ok - onnx QDQ convolutions: TEXC_NET_INT8=0 imports f32" || echo "ok - onnx QDQ convolutions: TEXC_NET_INT8=0 imports f32"
 expect_all "dynamic quantized MatMul = Python reference" "$B/dyn_matmul.onnx" --input "$B/dyn_matmul_x.npy" \
   --expect "$B/dyn_matmul_y.npy" --expect "$B/dyn_matmul_xq.npy" --expect "$B/dyn_matmul_xz.npy"
+# MatMulInteger of an int8 weight without a zero point: qdense where the CPU has VNNI
+dm=$("$TEXC" import "$B/dyn_mm8.onnx" -o "$B/dyn_mm8.tex" >/dev/null 2>&1 && grep -c "= qdense" "$B/dyn_mm8.tex")
+[ "$dm" = $((vnni ? 1 : 0)) ] && echo "ok - onnx dynamic quantized MatMul: integer kernels with VNNI only" || echo "not ok - onnx dynamic quantized MatMul: integer kernels with VNNI only: $dm"
+for i8 in 1 0; do
+  TEXC_NET_INT8=$i8 expect_all "dynamic quantized MatMul, int8 weight (TEXC_NET_INT8=$i8) = Python reference" "$B/dyn_mm8.onnx" \
+    --input "$B/dyn_mm8_x.npy" --expect "$B/dyn_mm8_y.npy"
+done
 expect_all "MatMulInteger past 2^24 = Python reference" "$B/int_acc.onnx" --input "$B/int_acc_a.npy" --expect "$B/int_acc_y.npy"
 expect_all "per-axis int8 Quantize/DequantizeLinear = Python reference" "$B/qaxis.onnx" --input "$B/qaxis_x.npy" \
   --expect "$B/qaxis_y.npy" --expect "$B/qaxis_q.npy"

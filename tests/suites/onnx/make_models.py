@@ -1228,6 +1228,23 @@ def dyn_matmul(out):
     npy(out + "/dyn_matmul_y.npy", "<f4", (2, 3, N), struct.pack("<%df" % len(y), *y))
     npy(out + "/dyn_matmul_xq.npy", "<i4", (2, 3, K), struct.pack("<%di" % len(xq), *xq))
     npy(out + "/dyn_matmul_xz.npy", "<i4", (), struct.pack("<i", z))
+    # the same without a zero point of B, K = 18 and N = 20: integer kernels where the CPU
+    # has VNNI (qdense, the run-time zero point times the columns' sums taken away)
+    K, N = 18, 20
+    x = rand(2 * 5 * K, 85, 3.0)
+    lo, hi = min(min(x), 0.0), max(max(x), 0.0)
+    s = f32(f32(hi - lo) / 255.0)
+    z = round(min(max(f32(0.0 - f32(lo / s)), 0.0), 255.0))
+    xq = [quantize(v, s, z, 0, 255) for v in x]
+    wq = [int(v * 127) for v in rand(K * N, 86, 1.0)]
+    y = [f32(f32(sum((xq[r * K + k] - z) * wq[k * N + j] for k in range(K))) * f32(s * f32(ws))) for r in range(10) for j in range(N)]
+    nodes = [node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], "dql"),
+             node("MatMulInteger", ["xq", "wq", "xz"], ["acc"], "mmi"), node("Cast", ["acc"], ["accf"], "cast", to=1),
+             node("Mul", ["xs", "ws"], ["sc"], "scale"), node("Mul", ["accf", "sc"], ["y"], "mul")]
+    inits = [typed_init("wq", [K, N], 3, wq), initializer("ws", [], [ws])]
+    open(out + "/dyn_mm8.onnx", "wb").write(model(nodes, inits, [value_info("x", [2, 5, K])], [value_info("y", [2, 5, N])], opset=11))
+    npy(out + "/dyn_mm8_x.npy", "<f4", (2, 5, K), struct.pack("<%df" % len(x), *x))
+    npy(out + "/dyn_mm8_y.npy", "<f4", (2, 5, N), struct.pack("<%df" % len(y), *y))
     K = 300
     a = [255] * K + [(7 * k) % 256 for k in range(K)]
     b = [255 if k % 5 else 254 for k in range(K)] + [(3 * k + 1) % 256 for k in range(K)]  # [K, 2]: columns interleaved
