@@ -549,15 +549,23 @@ static char *rowwise_steps(Kernel *k, Op *o) {
  * of 112 x 112 x 32 and 56 x 56 x 144 took 0.24 and 0.22 ms.) */
 static char *pooled_steps(Kernel *k, Op *o, Op *a) {
   int d = o->ndim, da = a ? a->ndim : 0;
-  if (k->nops != 2 || !a || a == o || da < 1 || da >= d || o->nred) return NULL;
+  if (!a || a == o || da < 1 || da >= d || o->nred) return NULL;
   if (!extent(o, d - 1) || extent(o, d - 1) != extent(a, da - 1)) return NULL;
   for (int i = 0; i < d; i++)
     if (!extent(o, i)) return NULL;
+  char *s = xstrdup("");
+  /* elementwise stages between S and O (a quantized model's QuantizeLinear after the
+   * mean, fused into the pool's group) inlined into O: otherwise the bare default ran the
+   * pool serial and scalar again (0.33 ms for 112 x 112 x 32) */
+  for (int i = 0; i < k->nops; i++) {
+    if (k->ops[i] == o || k->ops[i] == a) continue;
+    if (k->ops[i]->nred || k->ops[i]->ndim != d) return NULL;
+    step(&s, xprintf("compute_inline(%s)", k->ops[i]->name));
+  }
   static const int lanes[] = {64, 32, 16, 8, 4, 0};
   int64_t v = pick_divisor(extent(o, d - 1), lanes);
   while (v > target_cpu(NULL)->lanes) v /= 2;
   const char *on = o->name, *an = a->name;
-  char *s = xstrdup("");
   const char *par = xprintf("%s.%s", on, o->axes[d - 1]->name);
   if (v > 1) {
     step(&s, xprintf("%s_c0, %s_c1 = split(%s, %lld)", on, on, par, (long long)v));
