@@ -9,6 +9,13 @@
 #                                        tuned (texc tune --time TUNE_TIME, then bench with
 #                                        those records) for TUNE, onnxruntime with 1 and 2
 #                                        threads (median of ORT_RUNS runs): a markdown table
+#   bench/onnx_models.sh quant [BUILD]   quantized models (docs/ONNX.md, "Quantized models"):
+#                                        QUANT's models through quantize_static (QDQ) and a
+#                                        4-layer BERT-base through quantize_dynamic (when
+#                                        transformers is there): texc (integer kernels where
+#                                        the CPU has VNNI), texc with TEXC_NET_INT8=0 (f32) and
+#                                        onnxruntime 2 threads, medians of ROUNDS alternated
+#                                        rounds; the output against onnxruntime's
 # Environment: PY (a python with torch, torchvision, onnx, onnxruntime; /work/pyenv/bin/python),
 # CHECK (check's models: default export_models.py's MODELS; "more": its MORE, 20 others; or
 # any torchvision classification models by name),
@@ -58,7 +65,44 @@ if [ "$mode" = check ]; then
   exit 0
 fi
 
-[ "$mode" = bench ] || { echo "usage: bench/onnx_models.sh check|bench [BUILD]" >&2; exit 2; }
+if [ "$mode" = quant ]; then
+  QUANT=${QUANT:-resnet18 mobilenet_v2 resnet50 efficientnet_b0 googlenet vit_b_16}
+  need $QUANT
+  Q=$D/quant
+  mkdir -p "$Q"
+  models=()
+  for m in $QUANT; do
+    [ -s "$Q/${m}_qdq.onnx" ] || "$PY" -W ignore bench/onnx_models.py quantize "$D/$m.onnx" "$D/$m.in.npy" "$Q/${m}_qdq.onnx" "$Q/${m}_qdq.ref.npy" >/dev/null 2>&1 ||
+      { echo "onnx_models.sh: quantize_static of $m failed" >&2; continue; }
+    models+=("${m}_qdq")
+  done
+  if "$PY" -c "import transformers" 2>/dev/null; then
+    [ -s "$Q/bert_dq.onnx" ] || "$PY" -W ignore bench/onnx_models.py bert "$Q" >/dev/null 2>&1 || echo "onnx_models.sh: the BERT export failed" >&2
+    [ -s "$Q/bert_dq.onnx" ] && models+=(bert_dq)
+  fi
+  med() { sort -n | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]}'; }
+  lat() { grep -o 'Measured latency: [0-9.]* ms' | grep -o '[0-9.]*'; }
+  echo "| model | texc int8 ms | texc f32 (TEXC_NET_INT8=0) ms | onnxruntime 2 threads ms | int8 / ort | f32 / int8 | ‖texc − ort‖/‖ort‖ | top-5 |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+  for m in "${models[@]}"; do
+    if [ "$m" = bert_dq ]; then in=(--input "$Q/ids.npy" --input "$Q/mask.npy"); oin="$Q/ids.npy,$Q/mask.npy"
+    else in=(--input "$D/${m%_qdq}.in.npy"); oin="$D/${m%_qdq}.in.npy"; fi
+    "$TEXC" run "$Q/$m.onnx" "${in[@]}" --output "$tmp/$m.npy" >/dev/null 2>&1
+    read -r rel top < <("$PY" bench/onnx_models.py compare "$tmp/$m.npy" "$Q/$m.ref.npy" 2>/dev/null)
+    : >"$tmp/a"; : >"$tmp/b"; : >"$tmp/o"
+    for r in $(seq "${ROUNDS:-3}"); do
+      "$TEXC" bench "$Q/$m.onnx" --records "$tmp/none.jsonl" --repeat "${REPEAT:-15}" 2>&1 | lat >>"$tmp/a"
+      TEXC_NET_INT8=0 "$TEXC" bench "$Q/$m.onnx" --records "$tmp/none.jsonl" --repeat "${REPEAT:-15}" 2>&1 | lat >>"$tmp/b"
+      "$PY" bench/onnx_models.py ort "$Q/$m.onnx" "$oin" 2 "${ORT_RUNS:-30}" | cut -d' ' -f1 >>"$tmp/o"
+    done
+    a=$(med <"$tmp/a"); b=$(med <"$tmp/b"); o=$(med <"$tmp/o")
+    ratio() { [ -n "$1" ] && [ -n "$2" ] && echo "scale=2; $1 / $2" | bc | sed 's/^\./0./'; }
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$m" "${a:-failed}" "${b:-failed}" "$o" "$(ratio "$a" "$o")" "$(ratio "$b" "$a")" "$rel" "$top"
+  done
+  exit 0
+fi
+
+[ "$mode" = bench ] || { echo "usage: bench/onnx_models.sh check|bench|quant [BUILD]" >&2; exit 2; }
 BENCH=${BENCH:-resnet18 mobilenet_v2 vit_b_16}
 TUNE=${TUNE-resnet18}  # TUNE="" tunes none
 need $BENCH
