@@ -197,18 +197,34 @@ static bool one_const(const Val *v, double lo, double hi, double *out) {
   return *out >= lo && *out <= hi;
 }
 
+/* The packed int8 filter W (f32 constants [KH, KW, C4 / 4, CO, 4], exact integers) made
+ * i8 at load (stdlib qfilter_i8): its network name; *ZSUM: ZMUL times each output channel's
+ * sum (qfilter_zsum, i32[CO], at load too). */
+static const char *q_filter(Imp *I, Val *w, int64_t zmul, const char **zsum) {
+  const char *kq = imp_name(I, xprintf("%s_i8", w->name));
+  imp_call(I, kq, "qfilter_i8", imp_tensor(I, w));
+  *zsum = imp_name(I, xprintf("%s_zsum", w->name));
+  imp_call(I, *zsum, "qfilter_zsum", xprintf("%s, ZX = %lld", kq, (long long)zmul));
+  return kq;
+}
+
+/* Is V absent or all zeros (a constant)? */
+static bool zero_or_none(const Val *v) {
+  for (int64_t i = 0; v && i < val_numel(v); i++)
+    if (!v->c || v->c[i] != 0) return false;
+  return true;
+}
+
 int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, Val **out) {
   const Val *xq = x->dq_x, *wq = w->dq_x;
-  double sx, zx, zw;
+  double sx, zx;
   if (!I->int8 || !xq || !wq || xq->c || !wq->c || xq->dtype != OT_UINT8 || wq->dtype != OT_INT8 ||
       !same_shape(xq, x) || !same_shape(wq, w) || x->ndim != 4 || !one_const(x->dq_s, 1e-30, 1e30, &sx) ||
       !one_const(x->dq_z, 0, 255, &zx) || !w->dq_s || !w->dq_s->c)
     return 0;
   int64_t co = w->shape[0], ci = w->shape[1], kh = w->shape[2], kw = w->shape[3], c4 = (ci + 3) / 4 * 4;
   if (val_numel(w->dq_s) != 1 && (w->dq_axis != 0 || val_numel(w->dq_s) != co)) return 0;
-  for (int64_t i = 0; w->dq_z && i < val_numel(w->dq_z); i++)
-    if (!w->dq_z->c || w->dq_z->c[i] != 0) return 0; /* a symmetric filter */
-  (void)zw;
+  if (!zero_or_none(w->dq_z)) return 0; /* a symmetric filter */
   /* the filter packed [KH, KW, CI4 / 4, CO, 4], zeros past CI; S: the scales' products */
   Val *k = xalloc(sizeof *k), *sc = xalloc(sizeof *sc);
   *k = (Val){.name = xprintf("%s_q", w->name), .dtype = OT_FLOAT, .ndim = 5, .shape = {kh, kw, c4 / 4, co, 4},
@@ -220,9 +236,7 @@ int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, cons
           k->c[(((y * kw + x2) * (c4 / 4) + i / 4) * co + o) * 4 + i % 4] = i < ci ? wq->c[((o * ci + i) * kh + y) * kw + x2] : 0;
   *sc = (Val){.name = xprintf("%s_qscale", w->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {co}, .c = imp_vals(co)};
   for (int64_t o = 0; o < co; o++) sc->c[o] = (float)sx * (float)w->dq_s->c[val_numel(w->dq_s) == 1 ? 0 : o];
-  const char *kq = imp_name(I, xprintf("%s_i8", w->name)), *zs = imp_name(I, xprintf("%s_zsum", w->name));
-  imp_call(I, kq, "qfilter_i8", imp_tensor(I, k));
-  imp_call(I, zs, "qfilter_zsum", xprintf("%s, ZX = %lld", kq, (long long)zx));
+  const char *zs, *kq = q_filter(I, k, (int64_t)zx, &zs);
   /* the input as u8 NHWC, channels padded with its zero point: once per value */
   Val *xv = (Val *)xq;
   if (!xv->as_u8) {
@@ -242,24 +256,15 @@ int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, cons
   return 1;
 }
 
-/* The int8 matrix BQ ([K, N], or [N, K] when TB) packed [K4 / 4, N, 4] (zeros past K) as a
- * weight, made i8 at load (qfilter_i8): its network name; *ZSUM: ZMUL times each column's
- * sum (i32[N], also at load). */
+/* The int8 matrix BQ ([K, N], or [N, K] when TB) packed as a 1 x 1 filter [1, 1, K4 / 4, N, 4]
+ * (zeros past K) through q_filter. */
 static const char *q_pack(Imp *I, const Val *bq, bool tb, int64_t zmul, const char **zsum) {
   int64_t k = bq->shape[tb], n = bq->shape[!tb], k4 = (k + 3) / 4 * 4;
   Val *w = xalloc(sizeof *w);
-  *w = (Val){.name = xprintf("%s_q", bq->name), .dtype = OT_FLOAT, .ndim = 3, .shape = {k4 / 4, n, 4}, .c = imp_vals(k4 * n)};
+  *w = (Val){.name = xprintf("%s_q", bq->name), .dtype = OT_FLOAT, .ndim = 5, .shape = {1, 1, k4 / 4, n, 4}, .c = imp_vals(k4 * n)};
   for (int64_t i = 0; i < k4; i++)
     for (int64_t j = 0; j < n; j++) w->c[((i / 4) * n + j) * 4 + i % 4] = i < k ? bq->c[tb ? j * k + i : i * n + j] : 0;
-  const char *kq = imp_name(I, xprintf("%s_i8", bq->name));
-  const char *ki = imp_kernel(I, "qfilter_i8", xprintf("(X: f32[%lld, %lld, 4]) -> Y: i8[%lld, %lld, 4] {\n  Y[c, j, e] = i8(X[c, j, e])\n}",
-                                                      (long long)(k4 / 4), (long long)n, (long long)(k4 / 4), (long long)n));
-  imp_call(I, kq, ki, imp_tensor(I, w));
-  *zsum = imp_name(I, xprintf("%s_zsum", bq->name));
-  const char *kz = imp_kernel(I, "qfilter_zsum", xprintf("(K: i8[%lld, %lld, 4]) -> Z: i32[%lld] {\n  Z[j] += %lld * i32(K[c, j, e])\n}",
-                                                        (long long)(k4 / 4), (long long)n, (long long)n, (long long)zmul));
-  imp_call(I, *zsum, kz, kq);
-  return kq;
+  return q_filter(I, w, zmul, zsum);
 }
 
 /* The run-time uint8 value AQ (rank >= 2; exact integers held as f32) as u8 with its last
@@ -283,21 +288,14 @@ static void q_dense_call(Imp *I, const Val *a, int64_t k4, int64_t n, const char
                          const char *args, const char *epi, Val *o) {
   int r = a->ndim;
   char *lead = imp_idx("i", r - 1), *dims = imp_dims_text(a->shape, r - 1), *sum = xstrdup("");
-  for (int e = 0; e < 4; e++) sum = xprintf("%s%si32(X[%s, 4 * c + %d]) * i32(K[c, j, %d])", sum, e ? " + " : "", lead, e, e);
+  for (int e = 0; e < 4; e++) sum = xprintf("%s%si32(X[%s, 4 * c + %d]) * i32(K[0, 0, c, j, %d])", sum, e ? " + " : "", lead, e, e);
   char *y = xstrdup("");
   for (const char *p = epi; *p; p++) y = *p == '@' ? xprintf("%s%s, j", y, lead) : xprintf("%s%c", y, *p);
-  const char *kd = imp_kernel(I, "qdense", xprintf("(X: u8[%s, %lld], K: i8[%lld, %lld, 4]%s) -> Y: %s {\n"
+  const char *kd = imp_kernel(I, "qdense", xprintf("(X: u8[%s, %lld], K: i8[1, 1, %lld, %lld, 4]%s) -> Y: %s {\n"
                                                   "  tensor A: i32[%s, %lld]\n  A[%s, j] += %s\n  Y[%s, j] = %s\n}",
                                                   dims, (long long)k4, (long long)(k4 / 4), (long long)n, params, imp_ty(o), dims,
                                                   (long long)n, lead, sum, lead, y));
   imp_call(I, o->tex, kd, xprintf("%s, %s%s", xu, kq, args));
-}
-
-/* Is V absent or all zeros (a constant)? */
-static bool zero_or_none(const Val *v) {
-  for (int64_t i = 0; v && i < val_numel(v); i++)
-    if (!v->c || v->c[i] != 0) return false;
-  return true;
 }
 
 int imp_qdense(Imp *I, Val *a, Val *b, bool tb, Val *o) {
