@@ -218,10 +218,12 @@ static bool zero_or_none(const Val *v) {
 int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, Val **out) {
   const Val *xq = x->dq_x, *wq = w->dq_x;
   double sx, zx;
-  if (!I->int8 || !xq || !wq || xq->c || !wq->c || xq->dtype != OT_UINT8 || wq->dtype != OT_INT8 ||
+  if (!I->int8 || !xq || !wq || xq->c || !wq->c || !q8(xq->dtype) || wq->dtype != OT_INT8 ||
       !same_shape(xq, x) || !same_shape(wq, w) || x->ndim != 4 || !one_const(x->dq_s, 1e-30, 1e30, &sx) ||
-      !one_const(x->dq_z, 0, 255, &zx) || !w->dq_s || !w->dq_s->c)
+      !one_const(x->dq_z, qlo(xq->dtype), qhi(xq->dtype), &zx) || !w->dq_s || !w->dq_s->c)
     return 0;
+  int xo = xq->dtype == OT_INT8 ? 128 : 0; /* int8 values and their zero point made u8 */
+  zx += xo;
   int64_t co = w->shape[0], ci = w->shape[1], kh = w->shape[2], kw = w->shape[3], c4 = (ci + 3) / 4 * 4;
   if (val_numel(w->dq_s) != 1 && (w->dq_axis != 0 || val_numel(w->dq_s) != co)) return 0;
   if (!zero_or_none(w->dq_z)) return 0; /* a symmetric filter */
@@ -241,7 +243,8 @@ int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, cons
   Val *xv = (Val *)xq;
   if (!xv->as_u8) {
     xv->as_u8 = imp_name(I, xprintf("%s_u8", xq->name));
-    imp_call(I, xv->as_u8, "quant_u8_nhwc", xprintf("%s, C4 = %lld, ZX = %lld", imp_tensor_nhwc(I, xv), (long long)c4, (long long)zx));
+    imp_call(I, xv->as_u8, "quant_u8_nhwc",
+             xprintf("%s, C4 = %lld, ZX = %lld%s", imp_tensor_nhwc(I, xv), (long long)c4, (long long)zx, xo ? ", XO = 128" : ""));
   }
   int64_t os[4] = {x->shape[0], co, (x->shape[2] + p[0] + p[2] - d[0] * (kh - 1) - 1) / s[0] + 1,
                    (x->shape[3] + p[1] + p[3] - d[1] * (kw - 1) - 1) / s[1] + 1};
@@ -267,14 +270,16 @@ static const char *q_pack(Imp *I, const Val *bq, bool tb, int64_t zmul, const ch
   return q_filter(I, w, zmul, zsum);
 }
 
-/* The run-time uint8 value AQ (rank >= 2; exact integers held as f32) as u8 with its last
- * axis K padded to K4 with zeros (what a packed matrix's zero rows meet): once per value. */
+/* The run-time uint8 (int8) value AQ (rank >= 2; exact integers held as f32), plus 128 when
+ * int8, as u8 with its last axis K padded to K4 with zeros (what a packed matrix's zero rows
+ * meet): once per value. */
 static const char *q_rows_u8(Imp *I, Val *aq, int64_t k4) {
   if (aq->as_u8_rows) return aq->as_u8_rows;
   int r = aq->ndim;
   char *lead = imp_idx("i", r - 1), *dims = imp_dims_text(aq->shape, r - 1);
-  const char *ku = imp_kernel(I, "quant_u8", xprintf("(X: %s) -> Y: u8[%s, %lld] {\n  Y[%s, c] = c < %lld ? u8(X[%s, c]) : 0\n}", imp_ty(aq),
-                                                    dims, (long long)k4, lead, (long long)aq->shape[r - 1], lead));
+  const char *ku = imp_kernel(I, "quant_u8", xprintf("(X: %s) -> Y: u8[%s, %lld] {\n  Y[%s, c] = c < %lld ? u8(X[%s, c]%s) : 0\n}", imp_ty(aq),
+                                                    dims, (long long)k4, lead, (long long)aq->shape[r - 1], lead,
+                                                    aq->dtype == OT_INT8 ? " + 128.0" : ""));
   aq->as_u8_rows = imp_name(I, xprintf("%s_u8", aq->name));
   imp_call(I, aq->as_u8_rows, ku, imp_tensor(I, aq));
   return aq->as_u8_rows;
@@ -302,10 +307,11 @@ int imp_qdense(Imp *I, Val *a, Val *b, bool tb, Val *o) {
   Val *aq = (Val *)a->dq_x;
   const Val *bq = b->dq_x;
   double sa, za;
-  if (!I->int8 || !aq || !bq || aq->c || !bq->c || aq->dtype != OT_UINT8 || bq->dtype != OT_INT8 || !same_shape(aq, a) ||
+  if (!I->int8 || !aq || !bq || aq->c || !bq->c || !q8(aq->dtype) || bq->dtype != OT_INT8 || !same_shape(aq, a) ||
       !same_shape(bq, b) || a->ndim < 2 || b->ndim != 2 || a->nhwc || !one_const(a->dq_s, 1e-30, 1e30, &sa) ||
-      !one_const(a->dq_z, 0, 255, &za) || !b->dq_s || !b->dq_s->c || !zero_or_none(b->dq_z))
+      !one_const(a->dq_z, qlo(aq->dtype), qhi(aq->dtype), &za) || !b->dq_s || !b->dq_s->c || !zero_or_none(b->dq_z))
     return 0;
+  if (aq->dtype == OT_INT8) za += 128; /* int8 values and their zero point made u8 */
   int64_t k = b->shape[tb], n = b->shape[!tb], k4 = (k + 3) / 4 * 4, ns = val_numel(b->dq_s);
   if (a->shape[a->ndim - 1] != k || (ns != 1 && (ns != n || b->dq_axis != !tb))) return 0;
   Val *sc = xalloc(sizeof *sc);

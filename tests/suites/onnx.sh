@@ -240,6 +240,9 @@ for i8 in 1 0; do
   TEXC_NET_INT8=$i8 expect_all "QDQ convolutions (TEXC_NET_INT8=$i8) = Python reference" "$B/qdq_int.onnx" --input "$B/qdq_int_x.npy" \
     --expect "$B/qdq_int_ya.npy" --expect "$B/qdq_int_yb.npy"
 done
+# the imported text (u8 and i8 tensors, the integer kernels) on OpenCL (PoCL in CI)
+expect_all "QDQ convolutions' imported text on OpenCL = Python reference" "$B/qdq_int.tex" --target opencl \
+  --input "$B/qdq_int_x.npy" --expect "$B/qdq_int_ya.npy" --expect "$B/qdq_int_yb.npy"
 # ... and QDQ products (a rank-3 MatMul scaled per column, a Gemm with transB) as qdense
 mm=$("$TEXC" import "$B/qdq_mm.onnx" -o "$B/qdq_mm.tex" >/dev/null 2>&1 && grep -c "= qdense" "$B/qdq_mm.tex")
 [ "$mm" = $((vnni ? 2 : 0)) ] && echo "ok - onnx QDQ products: integer kernels with VNNI only" || echo "not ok - onnx QDQ products: integer kernels with VNNI only: $mm"
@@ -247,6 +250,15 @@ for i8 in 1 0; do
   TEXC_NET_INT8=$i8 expect_all "QDQ MatMul and Gemm (TEXC_NET_INT8=$i8) = Python reference" "$B/qdq_mm.onnx" --input "$B/qdq_mm_x.npy" \
     --input "$B/qdq_mm_x2.npy" --expect "$B/qdq_mm_ya.npy" --expect "$B/qdq_mm_yb.npy"
 done
+# int8 activations (quantize_static's default): made u8 by adding 128 to the values and
+# the zero point
+i8c=$("$TEXC" import "$B/qdq_int8.onnx" -o "$B/qdq_int8.tex" >/dev/null 2>&1 && grep -c "= qconv2d_nhwc_pad(" "$B/qdq_int8.tex")
+i8m=$("$TEXC" import "$B/qdq_mm8.onnx" -o "$B/qdq_mm8.tex" >/dev/null 2>&1 && grep -c "= qdense" "$B/qdq_mm8.tex")
+[ "$i8c $i8m" = "$((vnni ? 2 : 0)) $((vnni ? 2 : 0))" ] && echo "ok - onnx QDQ with int8 activations: integer kernels with VNNI only" || echo "not ok - onnx QDQ with int8 activations: integer kernels with VNNI only: $i8c $i8m"
+expect_all "QDQ convolutions, int8 activations = Python reference" "$B/qdq_int8.onnx" --input "$B/qdq_int8_x.npy" \
+  --expect "$B/qdq_int8_ya.npy" --expect "$B/qdq_int8_yb.npy"
+expect_all "QDQ MatMul and Gemm, int8 activations = Python reference" "$B/qdq_mm8.onnx" --input "$B/qdq_mm8_x.npy" \
+  --input "$B/qdq_mm8_x2.npy" --expect "$B/qdq_mm8_ya.npy" --expect "$B/qdq_mm8_yb.npy"
 TEXC_NET_INT8=0 "$TEXC" import "$B/qdq_int.onnx" -o "$B/qdq_f32.tex" >/dev/null 2>&1
 grep -q qconv "$B/qdq_f32.tex" && echo "not ok - onnx QDQ convolutions: TEXC_NET_INT8=0 imports f32" || echo "ok - onnx QDQ convolutions: TEXC_NET_INT8=0 imports f32"
 expect_all "dynamic quantized MatMul = Python reference" "$B/dyn_matmul.onnx" --input "$B/dyn_matmul_x.npy" \

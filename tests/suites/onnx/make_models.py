@@ -1088,15 +1088,17 @@ def margin(x, s):  # how far x / s lies from a rounding boundary (.5)
     return abs(abs(t - int(t)) - 0.5)
 
 
-def qdq_conv_int(out):
+def qdq_conv_int(out, s8=False):
     """Two QDQ convolutions of one quantized input as integer kernels where the CPU has
     VNNI (qconv2d_nhwc_pad; docs/ONNX.md, "Quantized models"): 18 input channels (padded to
     20 with the zero point), a 3 x 3 filter of 40 output channels (16-lane vectors and a
     tail of 8) per channel, stride 2 and pads [1, 2, 2, 1]; a 1 x 1 filter of 24 per tensor
     with a bias. The input is dequantized integers (quantization gives them back exactly)
-    and the outputs are float, so the reference is the exact sum, up to f32 rounding."""
-    C, H, W, xs, xz = 18, 9, 9, 0.05, 131
-    q = [int((v + 1) * 127.99) for v in rand(C * H * W, 81, 1.0)]
+    and the outputs are float, so the reference is the exact sum, up to f32 rounding. S8: the
+    input int8 (quantize_static's default activation type; made u8 by adding 128)."""
+    C, H, W, xs, xz = 18, 9, 9, 0.05, (-5 if s8 else 131)
+    q = [int((v + 1) * 127.99) - (128 if s8 else 0) for v in rand(C * H * W, 81, 1.0)]
+    tag, qt = ("qdq_int8" if s8 else "qdq_int"), (3 if s8 else 2)
     x = [dequantize(v, xs, xz) for v in q]
     CA, CB = 40, 24
     wa = [int(v * 127.99) for v in rand(CA * C * 9, 82, 1.0)]
@@ -1124,25 +1126,27 @@ def qdq_conv_int(out):
              node("DequantizeLinear", ["wa", "wsa"], ["fa"], "dqa", axis=0), node("DequantizeLinear", ["wb", "wsb"], ["fb"], "dqb"),
              node("Conv", ["xd", "fa"], ["ya"], "conv_a", strides=[2, 2], pads=[1, 2, 2, 1]),
              node("Conv", ["xd", "fb", "bias"], ["yb"], "conv_b")]
-    inits = [initializer("xs", [], [xs]), typed_init("xz", [], 2, [xz]), typed_init("wa", [CA, C, 3, 3], 3, wa),
+    inits = [initializer("xs", [], [xs]), typed_init("xz", [], qt, [xz]), typed_init("wa", [CA, C, 3, 3], 3, wa),
              initializer("wsa", [CA], wsa), typed_init("wb", [CB, C, 1, 1], 3, wb), initializer("wsb", [], [wsb]),
              initializer("bias", [CB], bias)]
-    open(out + "/qdq_int.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, H, W])],
-                                                  [value_info("ya", [1, CA, 5, 5]), value_info("yb", [1, CB, H, W])]))
-    npy(out + "/qdq_int_x.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(x), *x))
-    npy(out + "/qdq_int_ya.npy", "<f4", (1, CA, 5, 5), struct.pack("<%df" % len(ya), *ya))
-    npy(out + "/qdq_int_yb.npy", "<f4", (1, CB, H, W), struct.pack("<%df" % len(yb), *yb))
+    open(out + "/" + tag + ".onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, H, W])],
+                                                      [value_info("ya", [1, CA, 5, 5]), value_info("yb", [1, CB, H, W])]))
+    npy(out + "/" + tag + "_x.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(x), *x))
+    npy(out + "/" + tag + "_ya.npy", "<f4", (1, CA, 5, 5), struct.pack("<%df" % len(ya), *ya))
+    npy(out + "/" + tag + "_yb.npy", "<f4", (1, CB, H, W), struct.pack("<%df" % len(yb), *yb))
 
 
-def qdq_matmul_int(out):
+def qdq_matmul_int(out, s8=False):
     """QDQ products as integer kernels where the CPU has VNNI (qdense): a MatMul of a rank-3
     quantized input [2, 5, 18] (K = 18, padded to 20 with the zero point) by an int8 [18, 20]
     scaled per column (axis 1), and a Gemm (transB, bias) of a second input [10, 18] by an
     int8 [12, 18] scaled per tensor. Inputs are dequantized integers; the reference is the
-    exact sum, up to f32 rounding."""
-    K, xs, xz, x2s, x2z = 18, 0.05, 7, 0.02, 200
-    q = [int((v + 1) * 127.99) for v in rand(2 * 5 * K, 91, 1.0)]
-    q2 = [int((v + 1) * 127.99) for v in rand(10 * K, 92, 1.0)]
+    exact sum, up to f32 rounding. S8: the inputs int8."""
+    o8 = 128 if s8 else 0
+    K, xs, xz, x2s, x2z = 18, 0.05, 7 - o8, 0.02, 200 - o8
+    q = [int((v + 1) * 127.99) - o8 for v in rand(2 * 5 * K, 91, 1.0)]
+    q2 = [int((v + 1) * 127.99) - o8 for v in rand(10 * K, 92, 1.0)]
+    tag, qt = ("qdq_mm8" if s8 else "qdq_mm"), (3 if s8 else 2)
     x, x2 = [dequantize(v, xs, xz) for v in q], [dequantize(v, x2s, x2z) for v in q2]
     wa = [int(v * 127.99) for v in rand(K * 20, 93, 1.0)]
     wsa = [0.002 * (1 + j % 5) for j in range(20)]
@@ -1154,15 +1158,15 @@ def qdq_matmul_int(out):
              node("QuantizeLinear", ["x2", "x2s", "x2z"], ["x2q"], "qx2"), node("DequantizeLinear", ["x2q", "x2s", "x2z"], ["x2d"], "dqx2"),
              node("DequantizeLinear", ["wa", "wsa"], ["fa"], "dqa", axis=1), node("DequantizeLinear", ["wb", "wsb"], ["fb"], "dqb"),
              node("MatMul", ["xd", "fa"], ["ya"], "mm"), node("Gemm", ["x2d", "fb", "bias"], ["yb"], "gemm", transB=1)]
-    inits = [initializer("xs", [], [xs]), typed_init("xz", [], 2, [xz]), initializer("x2s", [], [x2s]), typed_init("x2z", [], 2, [x2z]),
+    inits = [initializer("xs", [], [xs]), typed_init("xz", [], qt, [xz]), initializer("x2s", [], [x2s]), typed_init("x2z", [], qt, [x2z]),
              typed_init("wa", [K, 20], 3, wa), initializer("wsa", [20], wsa), typed_init("wb", [12, K], 3, wb),
              initializer("wsb", [], [wsb]), initializer("bias", [12], bias)]
-    open(out + "/qdq_mm.onnx", "wb").write(model(nodes, inits, [value_info("x", [2, 5, K]), value_info("x2", [10, K])],
-                                                 [value_info("ya", [2, 5, 20]), value_info("yb", [10, 12])]))
-    npy(out + "/qdq_mm_x.npy", "<f4", (2, 5, K), struct.pack("<%df" % len(x), *x))
-    npy(out + "/qdq_mm_x2.npy", "<f4", (10, K), struct.pack("<%df" % len(x2), *x2))
-    npy(out + "/qdq_mm_ya.npy", "<f4", (2, 5, 20), struct.pack("<%df" % len(ya), *ya))
-    npy(out + "/qdq_mm_yb.npy", "<f4", (10, 12), struct.pack("<%df" % len(yb), *yb))
+    open(out + "/" + tag + ".onnx", "wb").write(model(nodes, inits, [value_info("x", [2, 5, K]), value_info("x2", [10, K])],
+                                                      [value_info("ya", [2, 5, 20]), value_info("yb", [10, 12])]))
+    npy(out + "/" + tag + "_x.npy", "<f4", (2, 5, K), struct.pack("<%df" % len(x), *x))
+    npy(out + "/" + tag + "_x2.npy", "<f4", (10, K), struct.pack("<%df" % len(x2), *x2))
+    npy(out + "/" + tag + "_ya.npy", "<f4", (2, 5, 20), struct.pack("<%df" % len(ya), *ya))
+    npy(out + "/" + tag + "_yb.npy", "<f4", (10, 12), struct.pack("<%df" % len(yb), *yb))
 
 
 def qdq_conv(out):
@@ -1388,7 +1392,9 @@ def main(out):
     recurrent(out)
     qdq_conv(out)
     qdq_conv_int(out)
+    qdq_conv_int(out, s8=True)
     qdq_matmul_int(out)
+    qdq_matmul_int(out, s8=True)
     dyn_matmul(out)
     qaxis(out)
     multi(out)
