@@ -7,16 +7,16 @@
                                                     (QDQ, uint8 activations, int8 weights per
                                                     channel; calibrated on IN and 4 noisy
                                                     copies), REF.npy: its output on IN
-    onnx_models.py bert DIR                      -> DIR/bert_dq.onnx: a 4-layer BERT-base
-                                                    (transformers, random weights, sequence
-                                                    128) through quantize_dynamic, with
-                                                    DIR/ids.npy, DIR/mask.npy, DIR/bert_dq.ref.npy
+    onnx_models.py dynamic MODEL.onnx IN.npy[,IN2.npy...] OUT.onnx REF.npy
+                                                 -> OUT.onnx: quantize_dynamic (int8 weights),
+                                                    REF.npy: its first output on the inputs
     onnx_models.py ort MODEL.onnx IN.npy[,IN2.npy...] THREADS RUNS
                                                  -> "MEDIAN_MS MIN_MS" (onnxruntime, CPU,
                                                     THREADS intra-op threads, RUNS timed runs
                                                     after 3 warm-up runs; one file per graph
                                                     input, in order)
 """
+import os
 import sys
 import time
 
@@ -76,44 +76,30 @@ def quantize(model, inp, out, ref):
         pre = model
     quantize_static(pre, out, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
                     activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    if pre != model:
+        os.remove(pre)
     sess = onnxruntime.InferenceSession(out, providers=["CPUExecutionProvider"])
     np.save(ref, sess.run(None, {name: x})[0])
 
 
-def bert(d):
+def dynamic(model, inputs, out, ref):
+    """quantize_dynamic (int8 weights) of MODEL into OUT; REF: its first output on INPUTS
+    (.npy files, one per graph input, comma-separated)."""
     import onnxruntime
-    import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
-    from transformers import BertConfig, BertModel
 
-    torch.manual_seed(0)
-    cfg = BertConfig(hidden_size=768, num_hidden_layers=4, num_attention_heads=12, intermediate_size=3072)
-    m = BertModel(cfg).eval()
-
-    class Wrap(torch.nn.Module):
-        def __init__(self, m):
-            super().__init__()
-            self.m = m
-
-        def forward(self, ids, mask):
-            return self.m(input_ids=ids, attention_mask=mask).last_hidden_state
-
-    ids, mask = torch.randint(0, cfg.vocab_size, (1, 128)), torch.ones(1, 128, dtype=torch.int64)
-    torch.onnx.export(Wrap(m), (ids, mask), d + "/bert.onnx", input_names=["input_ids", "attention_mask"],
-                      output_names=["hidden"], opset_version=17, dynamo=False)
-    quantize_dynamic(d + "/bert.onnx", d + "/bert_dq.onnx", weight_type=QuantType.QInt8)
-    np.save(d + "/ids.npy", ids.numpy())
-    np.save(d + "/mask.npy", mask.numpy())
-    sess = onnxruntime.InferenceSession(d + "/bert_dq.onnx", providers=["CPUExecutionProvider"])
-    np.save(d + "/bert_dq.ref.npy", sess.run(None, {"input_ids": ids.numpy(), "attention_mask": mask.numpy()})[0])
+    quantize_dynamic(model, out, weight_type=QuantType.QInt8)
+    sess = onnxruntime.InferenceSession(out, providers=["CPUExecutionProvider"])
+    feed = {i.name: np.load(f) for i, f in zip(sess.get_inputs(), inputs.split(","))}
+    np.save(ref, sess.run(None, feed)[0])
 
 
 if __name__ == "__main__":
     if len(sys.argv) == 6 and sys.argv[1] == "quantize":
         quantize(*sys.argv[2:])
         sys.exit(0)
-    if len(sys.argv) == 3 and sys.argv[1] == "bert":
-        bert(sys.argv[2])
+    if len(sys.argv) == 6 and sys.argv[1] == "dynamic":
+        dynamic(*sys.argv[2:])
         sys.exit(0)
     if len(sys.argv) == 4 and sys.argv[1] == "compare":
         compare(sys.argv[2], sys.argv[3])
