@@ -956,6 +956,37 @@ int net_output_index(const Network *n, const NetTensor *t) {
   return -1;
 }
 
+/* Calls whose results nothing reads (no later call, not a result of the network) dropped,
+ * back to front, with the calls only they read: what an import leaves behind (a
+ * DequantizeLinear whose convolution reads the quantized value itself, as integer kernels),
+ * a name rebound before it is read. Their kernels are pure, so nothing else could see them;
+ * they were computed for nothing. */
+static void prune_dead(Network *n) {
+  bool *dead = xalloc(sizeof *dead * (size_t)(n->nnodes + 1));
+  for (int i = n->nnodes - 1; i >= 0; i--) {
+    NetNode *nd = n->nodes[i];
+    if (nd->out->nuses > 0 || net_output_index(n, nd->out) >= 0) continue;
+    dead[i] = true;
+    for (int a = 0; a < nd->nargs; a++) nd->args[a]->nuses--;
+  }
+  int k = 0;
+  for (int i = 0; i < n->nnodes; i++)
+    if (!dead[i]) {
+      n->nodes[k] = n->nodes[i];
+      n->nodes[k]->out->producer = k;
+      k++;
+    }
+  n->nnodes = k;
+  k = 0;
+  for (int i = 0; i < n->ntensors; i++) {
+    NetTensor *t = n->tensors[i];
+    if (t->kind == NT_VALUE && (t->producer >= n->nnodes || n->nodes[t->producer]->out != t)) continue;
+    t->index = k;
+    n->tensors[k++] = t;
+  }
+  n->ntensors = k;
+}
+
 /* FILE parsed; a model (.onnx) imported into *WEIGHTS first (DEFS give its symbolic
  * sizes). NULL: reported. */
 static Ast *parse_network_file(const char *file, Define *defs, int ndefs, WeightSet **weights) {
@@ -994,6 +1025,7 @@ Network *net_load(const char *file, const char *name, Define *defs, int ndefs, c
   for (int i = 0; i < hdr->list3.len; i++)
     if (!add_call(&L, VEC_AT(hdr->list3, i))) return NULL;
   if (!check_results(&L, hdr)) return NULL;
+  prune_dead(L.net);
   make_groups(L.net);
   if (!make_tasks(L.net)) return NULL;
   return L.net;
