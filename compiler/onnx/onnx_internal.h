@@ -39,6 +39,7 @@ typedef struct Val {
   const struct Val *dq_x, *dq_s, *dq_z;
   int dq_axis;
   const char *as_u8;  /* a quantized value as u8 NHWC, channels padded to 4 (quant_u8_nhwc) */
+  double as_u8_zx;    /* ... with this zero point in its padding */
   const char *as_u8_rows; /* ... as u8, its last axis padded to 4 with zeros (imp_qdense) */
 } Val;
 

@@ -238,14 +238,18 @@ int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, cons
           k->c[(((y * kw + x2) * (c4 / 4) + i / 4) * co + o) * 4 + i % 4] = i < ci ? wq->c[((o * ci + i) * kh + y) * kw + x2] : 0;
   *sc = (Val){.name = xprintf("%s_qscale", w->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {co}, .c = imp_vals(co)};
   for (int64_t o = 0; o < co; o++) sc->c[o] = (float)sx * (float)w->dq_s->c[val_numel(w->dq_s) == 1 ? 0 : o];
-  const char *zs, *kq = q_filter(I, k, (int64_t)zx, &zs);
-  /* the input as u8 NHWC, channels padded with its zero point: once per value */
+  /* the input as u8 NHWC, channels padded with its zero point: once per value (and zero
+   * point), and first, so that it directly follows the call that quantized the value, into
+   * whose kernel it fuses when nothing else reads that (the DequantizeLinear's call, unread,
+   * is dropped: prune_dead) */
   Val *xv = (Val *)xq;
-  if (!xv->as_u8) {
+  if (!xv->as_u8 || xv->as_u8_zx != zx) {
     xv->as_u8 = imp_name(I, xprintf("%s_u8", xq->name));
+    xv->as_u8_zx = zx;
     imp_call(I, xv->as_u8, "quant_u8_nhwc",
              xprintf("%s, C4 = %lld, ZX = %lld%s", imp_tensor_nhwc(I, xv), (long long)c4, (long long)zx, xo ? ", XO = 128" : ""));
   }
+  const char *zs, *kq = q_filter(I, k, (int64_t)zx, &zs);
   int64_t os[4] = {x->shape[0], co, (x->shape[2] + p[0] + p[2] - d[0] * (kh - 1) - 1) / s[0] + 1,
                    (x->shape[3] + p[1] + p[3] - d[1] * (kw - 1) - 1) / s[1] + 1};
   Val *o = *out = imp_net_out(I, 0, 4, os);
@@ -317,8 +321,8 @@ int imp_qdense(Imp *I, Val *a, Val *b, bool tb, Val *o) {
   Val *sc = xalloc(sizeof *sc);
   *sc = (Val){.name = xprintf("%s_qscale", b->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {n}, .c = imp_vals(n)};
   for (int64_t j = 0; j < n; j++) sc->c[j] = (float)sa * (float)b->dq_s->c[ns == 1 ? 0 : j];
-  const char *zs, *kq = q_pack(I, bq, tb, (int64_t)za, &zs);
-  q_dense_call(I, a, k4, n, q_rows_u8(I, aq, k4), kq, xprintf(", S: f32[%lld], Z: i32[%lld]", (long long)n, (long long)n),
+  const char *xu = q_rows_u8(I, aq, k4), *zs, *kq = q_pack(I, bq, tb, (int64_t)za, &zs);
+  q_dense_call(I, a, k4, n, xu, kq, xprintf(", S: f32[%lld], Z: i32[%lld]", (long long)n, (long long)n),
                xprintf(", %s, %s", imp_tensor(I, sc), zs), "f32(A[@] - Z[j]) * S[j]", o);
   return 1;
 }
@@ -396,8 +400,8 @@ static Val *matmul_integer(Imp *I, Val *a, Val *za, Val *b, Val *zb) {
     y->dtype = OT_INT32;
     int64_t k4 = (p.k + 3) / 4 * 4;
     bool rt = za && !za->c;
-    const char *zs, *kq = q_pack(I, b, false, za && za->c ? (int64_t)za->c[0] : rt ? 1 : 0, &zs);
-    q_dense_call(I, a, k4, n, q_rows_u8(I, a, k4), kq, xprintf(", Z: i32[%lld]%s", (long long)n, rt ? ", ZA: f32[1]" : ""),
+    const char *xu = q_rows_u8(I, a, k4), *zs, *kq = q_pack(I, b, false, za && za->c ? (int64_t)za->c[0] : rt ? 1 : 0, &zs);
+    q_dense_call(I, a, k4, n, xu, kq, xprintf(", Z: i32[%lld]%s", (long long)n, rt ? ", ZA: f32[1]" : ""),
                  rt ? xprintf(", %s, %s", zs, imp_tensor(I, za)) : xprintf(", %s", zs), rt ? "A[@] - i32(ZA[0]) * Z[j]" : "A[@] - Z[j]", y);
     return y;
   }
