@@ -110,6 +110,10 @@ void imp_call_kernel(Imp *I, const ImpCall *c, const char *base, const Val *out,
  * *OUT; 0: not of that form; -1: an error, reported. */
 int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, Val **out);
 
+/* onnx_quant.c: the depthwise convolution (groups = channels, a multiple of 4) of X by W
+ * ([C, 1, KH, KW]) as integer products (qdepthwise_conv2d_nhwc_pad), as imp_qconv2d. */
+int imp_qdepthwise(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, Val **out);
+
 /* onnx_quant.c: A (rank >= 2) times the constant matrix B ([K, N]; [N, K] when TB) into O as
  * integer products (qdense) when A and B are dequantized uint8 and int8 values and I->int8
  * allows: 1; 0: not of that form. */

@@ -263,6 +263,46 @@ int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, cons
   return 1;
 }
 
+int imp_qdepthwise(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, Val **out) {
+  const Val *xq = x->dq_x, *wq = w->dq_x;
+  double sx, zx;
+  if (!I->int8 || !xq || !wq || xq->c || !wq->c || !q8(xq->dtype) || wq->dtype != OT_INT8 || !same_shape(xq, x) ||
+      !same_shape(wq, w) || x->ndim != 4 || !one_const(x->dq_s, 1e-30, 1e30, &sx) ||
+      !one_const(x->dq_z, qlo(xq->dtype), qhi(xq->dtype), &zx) || !w->dq_s || !w->dq_s->c || !zero_or_none(w->dq_z))
+    return 0;
+  int64_t c = w->shape[0], kh = w->shape[2], kw = w->shape[3];
+  if (c % 4 || w->shape[1] != 1 || x->shape[1] != c || (val_numel(w->dq_s) != 1 && (w->dq_axis != 0 || val_numel(w->dq_s) != c)))
+    return 0;
+  int xo = xq->dtype == OT_INT8 ? 128 : 0;
+  zx += xo;
+  Val *xv = (Val *)xq;
+  if (!xv->as_u8 || xv->as_u8_zx != zx) { /* as imp_qconv2d's (C a multiple of 4: no padding) */
+    xv->as_u8 = imp_name(I, xprintf("%s_u8", xq->name));
+    xv->as_u8_zx = zx;
+    imp_call(I, xv->as_u8, "quant_u8_nhwc",
+             xprintf("%s, C4 = %lld, ZX = %lld%s", imp_tensor_nhwc(I, xv), (long long)c, (long long)zx, xo ? ", XO = 128" : ""));
+  }
+  Val *k = xalloc(sizeof *k), *sc = xalloc(sizeof *sc);
+  *k = (Val){.name = xprintf("%s_qdw", w->name), .dtype = OT_FLOAT, .ndim = 3, .shape = {kh, kw, c}, .c = imp_vals(kh * kw * c)};
+  for (int64_t i = 0; i < c; i++)
+    for (int64_t y = 0; y < kh * kw; y++) k->c[y * c + i] = wq->c[i * kh * kw + y];
+  *sc = (Val){.name = xprintf("%s_qscale", w->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {c}, .c = imp_vals(c)};
+  for (int64_t i = 0; i < c; i++) sc->c[i] = (float)sx * (float)w->dq_s->c[val_numel(w->dq_s) == 1 ? 0 : i];
+  const char *kq = imp_name(I, xprintf("%s_i8", w->name));
+  imp_call(I, kq, "qfilter_i8_dw", imp_tensor(I, k));
+  int64_t os[4] = {x->shape[0], c, (x->shape[2] + p[0] + p[2] - d[0] * (kh - 1) - 1) / s[0] + 1,
+                   (x->shape[3] + p[1] + p[3] - d[1] * (kw - 1) - 1) / s[1] + 1};
+  Val *o = *out = imp_net_out(I, 0, 4, os);
+  o->nhwc = true;
+  char *a = xprintf("%s, %s, %s, ZX = %lld", xv->as_u8, kq, imp_tensor(I, sc), (long long)zx);
+  static const char *const names[8] = {"SH", "SW", "PT", "PL", "PB", "PR", "DH", "DW"};
+  int64_t vals[8] = {s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
+  for (int i = 0; i < 8; i++)
+    if (vals[i] != (i < 2 || i >= 6 ? 1 : 0)) a = xprintf("%s, %s = %lld", a, names[i], (long long)vals[i]);
+  imp_call(I, o->tex, "qdepthwise_conv2d_nhwc_pad", a);
+  return 1;
+}
+
 /* The int8 matrix BQ ([K, N], or [N, K] when TB) packed as a 1 x 1 filter [1, 1, K4 / 4, N, 4]
  * (zeros past K) through q_filter. */
 static const char *q_pack(Imp *I, const Val *bq, bool tb, int64_t zmul, const char **zsum) {

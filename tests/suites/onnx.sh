@@ -227,12 +227,12 @@ expect_all "bool input at run time = Python reference" "$B/bool_in.onnx" --input
 # values and zero point as outputs (exact), sums past 2^24 exact in i32, and per-axis
 # QuantizeLinear / DequantizeLinear at run time after a Conv (int8 output)
 expect_all "QDQ Conv = Python reference" "$B/qdq_conv.onnx" --input "$B/qdq_conv_x.npy" --expect "$B/qdq_conv_ref.npy"
-# QDQ convolutions as integer kernels (qconv2d_nhwc_pad) where the CPU has VNNI, in f32
+# QDQ convolutions as integer kernels (qconv2d_nhwc_pad, qdepthwise_conv2d_nhwc_pad) where the CPU has VNNI, in f32
 # otherwise (and with TEXC_NET_INT8=0): both = the exact sums; one u8 copy of the input
 int8=$("$TEXC" import "$B/qdq_int.onnx" -o "$B/qdq_int.tex" >/dev/null 2>&1 && grep -c "= qconv2d_nhwc_pad(" "$B/qdq_int.tex")
 vnni=$(grep -c -m1 -w -e avx512_vnni -e avx_vnni /proc/cpuinfo)
 if [ "$vnni" != 0 ]; then
-  [ "$int8" = 3 ] && [ "$(grep -c "= quant_u8_nhwc(" "$B/qdq_int.tex")" = 2 ] && echo "ok - onnx QDQ convolutions: integer kernels with VNNI" || echo "not ok - onnx QDQ convolutions: integer kernels with VNNI: $(grep conv "$B/qdq_int.tex")"
+  [ "$int8" = 3 ] && [ "$(grep -c "= quant_u8_nhwc(" "$B/qdq_int.tex")" = 2 ] && [ "$(grep -c "= qdepthwise_conv2d_nhwc_pad(" "$B/qdq_int.tex")" = 1 ] && echo "ok - onnx QDQ convolutions: integer kernels with VNNI" || echo "not ok - onnx QDQ convolutions: integer kernels with VNNI: $(grep conv "$B/qdq_int.tex")"
   # the requantized yb made u8 in the kernel that quantizes it (its DequantizeLinear unread)
   "$TEXC" "$B/qdq_int.onnx" --emit tasks 2>&1 | grep -q "_quantize_[0-9x]*_quant_u8_nhwc" && echo "ok - onnx QDQ convolutions: the u8 copy fused into the quantization" || echo "not ok - onnx QDQ convolutions: the u8 copy fused into the quantization: $("$TEXC" "$B/qdq_int.onnx" --emit tasks 2>&1)"
 else
@@ -240,11 +240,11 @@ else
 fi
 for i8 in 1 0; do
   TEXC_NET_INT8=$i8 expect_all "QDQ convolutions (TEXC_NET_INT8=$i8) = Python reference" "$B/qdq_int.onnx" --input "$B/qdq_int_x.npy" \
-    --expect "$B/qdq_int_ya.npy" --expect "$B/qdq_int_yb.npy" --expect "$B/qdq_int_yc.npy"
+    --expect "$B/qdq_int_ya.npy" --expect "$B/qdq_int_yb.npy" --expect "$B/qdq_int_yc.npy" --expect "$B/qdq_int_yd.npy"
 done
 # the imported text (u8 and i8 tensors, the integer kernels) on OpenCL (PoCL in CI)
 expect_all "QDQ convolutions' imported text on OpenCL = Python reference" "$B/qdq_int.tex" --target opencl \
-  --input "$B/qdq_int_x.npy" --expect "$B/qdq_int_ya.npy" --expect "$B/qdq_int_yb.npy" --expect "$B/qdq_int_yc.npy"
+  --input "$B/qdq_int_x.npy" --expect "$B/qdq_int_ya.npy" --expect "$B/qdq_int_yb.npy" --expect "$B/qdq_int_yc.npy" --expect "$B/qdq_int_yd.npy"
 # ... and QDQ products (a rank-3 MatMul scaled per column, a Gemm with transB) as qdense
 mm=$("$TEXC" import "$B/qdq_mm.onnx" -o "$B/qdq_mm.tex" >/dev/null 2>&1 && grep -c "= qdense" "$B/qdq_mm.tex")
 [ "$mm" = $((vnni ? 2 : 0)) ] && echo "ok - onnx QDQ products: integer kernels with VNNI only" || echo "not ok - onnx QDQ products: integer kernels with VNNI only: $mm"
@@ -258,7 +258,7 @@ i8c=$("$TEXC" import "$B/qdq_int8.onnx" -o "$B/qdq_int8.tex" >/dev/null 2>&1 && 
 i8m=$("$TEXC" import "$B/qdq_mm8.onnx" -o "$B/qdq_mm8.tex" >/dev/null 2>&1 && grep -c "= qdense" "$B/qdq_mm8.tex")
 [ "$i8c $i8m" = "$((vnni ? 3 : 0)) $((vnni ? 2 : 0))" ] && echo "ok - onnx QDQ with int8 activations: integer kernels with VNNI only" || echo "not ok - onnx QDQ with int8 activations: integer kernels with VNNI only: $i8c $i8m"
 expect_all "QDQ convolutions, int8 activations = Python reference" "$B/qdq_int8.onnx" --input "$B/qdq_int8_x.npy" \
-  --expect "$B/qdq_int8_ya.npy" --expect "$B/qdq_int8_yb.npy" --expect "$B/qdq_int8_yc.npy"
+  --expect "$B/qdq_int8_ya.npy" --expect "$B/qdq_int8_yb.npy" --expect "$B/qdq_int8_yc.npy" --expect "$B/qdq_int8_yd.npy"
 expect_all "QDQ MatMul and Gemm, int8 activations = Python reference" "$B/qdq_mm8.onnx" --input "$B/qdq_mm8_x.npy" \
   --input "$B/qdq_mm8_x2.npy" --expect "$B/qdq_mm8_ya.npy" --expect "$B/qdq_mm8_yb.npy"
 TEXC_NET_INT8=0 "$TEXC" import "$B/qdq_int.onnx" -o "$B/qdq_f32.tex" >/dev/null 2>&1

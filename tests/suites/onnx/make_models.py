@@ -1130,20 +1130,39 @@ def qdq_conv_int(out, s8=False):
     wsc = 0.005
     ybq = [dequantize(quantize(y, ys, yz, 0, 255), ys, yz) for y in yb]
     yc = [sum(ybq[c * H * W + i] * dequantize(wc[o * CB + c], wsc, 0) for c in range(CB)) for o in range(CC) for i in range(H * W)]
+    # ... and by a depthwise 3 x 3 convolution (24 channels, stride 2, pads [0, 1, 2, 1]): qdepthwise
+    wd = [int(v * 127.99) for v in rand(CB * 9, 88, 1.0)]
+    wsd = [0.004 + 0.001 * (o % 3) for o in range(CB)]
+    OD = (H + 0 + 2 - 3) // 2 + 1, (W + 1 + 1 - 3) // 2 + 1
+    yd = []
+    for o in range(CB):
+        for i in range(OD[0]):
+            for j in range(OD[1]):
+                t = 0.0
+                for r in range(3):
+                    for q in range(3):
+                        hi, wj = 2 * i + r - 0, 2 * j + q - 1
+                        if 0 <= hi < H and 0 <= wj < W:
+                            t += ybq[(o * H + hi) * W + wj] * dequantize(wd[o * 9 + r * 3 + q], wsd[o], 0)
+                yd.append(t)
     nodes = [node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], "qx"), node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], "dqx"),
              node("DequantizeLinear", ["wa", "wsa"], ["fa"], "dqa", axis=0), node("DequantizeLinear", ["wb", "wsb"], ["fb"], "dqb"),
              node("Conv", ["xd", "fa"], ["ya"], "conv_a", strides=[2, 2], pads=[1, 2, 2, 1]),
              node("Conv", ["xd", "fb", "bias"], ["yb"], "conv_b"),
              node("QuantizeLinear", ["yb", "ys", "yz"], ["ybq"], "qyb"), node("DequantizeLinear", ["ybq", "ys", "yz"], ["ybd"], "dqyb"),
-             node("DequantizeLinear", ["wc", "wsc"], ["fc"], "dqc"), node("Conv", ["ybd", "fc"], ["yc"], "conv_c")]
+             node("DequantizeLinear", ["wc", "wsc"], ["fc"], "dqc"), node("Conv", ["ybd", "fc"], ["yc"], "conv_c"),
+             node("DequantizeLinear", ["wd", "wsd"], ["fd"], "dqd", axis=0),
+             node("Conv", ["ybd", "fd"], ["yd"], "conv_d", group=CB, strides=[2, 2], pads=[0, 1, 2, 1])]
     inits = [initializer("xs", [], [xs]), typed_init("xz", [], qt, [xz]), typed_init("wa", [CA, C, 3, 3], 3, wa),
              initializer("wsa", [CA], wsa), typed_init("wb", [CB, C, 1, 1], 3, wb), initializer("wsb", [], [wsb]),
              initializer("bias", [CB], bias), initializer("ys", [], [ys]), typed_init("yz", [], 2, [yz]),
-             typed_init("wc", [CC, CB, 1, 1], 3, wc), initializer("wsc", [], [wsc])]
+             typed_init("wc", [CC, CB, 1, 1], 3, wc), initializer("wsc", [], [wsc]), typed_init("wd", [CB, 1, 3, 3], 3, wd),
+             initializer("wsd", [CB], wsd)]
     open(out + "/" + tag + ".onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, H, W])],
                                                       [value_info("ya", [1, CA, 5, 5]), value_info("yb", [1, CB, H, W]),
-                                                       value_info("yc", [1, CC, H, W])]))
+                                                       value_info("yc", [1, CC, H, W]), value_info("yd", [1, CB, OD[0], OD[1]])]))
     npy(out + "/" + tag + "_yc.npy", "<f4", (1, CC, H, W), struct.pack("<%df" % len(yc), *yc))
+    npy(out + "/" + tag + "_yd.npy", "<f4", (1, CB, OD[0], OD[1]), struct.pack("<%df" % len(yd), *yd))
     npy(out + "/" + tag + "_x.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(x), *x))
     npy(out + "/" + tag + "_ya.npy", "<f4", (1, CA, 5, 5), struct.pack("<%df" % len(ya), *ya))
     npy(out + "/" + tag + "_yb.npy", "<f4", (1, CB, H, W), struct.pack("<%df" % len(yb), *yb))
