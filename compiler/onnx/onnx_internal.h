@@ -111,7 +111,8 @@ void imp_call_kernel(Imp *I, const ImpCall *c, const char *base, const Val *out,
 int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, Val **out);
 
 /* onnx_quant.c: the depthwise convolution (groups = channels, a multiple of 4) of X by W
- * ([C, 1, KH, KW]) as integer products (qdepthwise_conv2d_nhwc_pad), as imp_qconv2d. */
+ * ([C, 1, KH, KW]) on the u8 input (qdepthwise_conv2d_nhwc_pad: sums exact in f32), as
+ * imp_qconv2d. */
 int imp_qdepthwise(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, Val **out);
 
 /* onnx_quant.c: A (rank >= 2) times the constant matrix B ([K, N]; [N, K] when TB) into O as

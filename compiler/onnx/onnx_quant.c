@@ -271,7 +271,8 @@ int imp_qdepthwise(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, c
       !one_const(x->dq_z, qlo(xq->dtype), qhi(xq->dtype), &zx) || !w->dq_s || !w->dq_s->c || !zero_or_none(w->dq_z))
     return 0;
   int64_t c = w->shape[0], kh = w->shape[2], kw = w->shape[3];
-  if (c % 4 || w->shape[1] != 1 || x->shape[1] != c || (val_numel(w->dq_s) != 1 && (w->dq_axis != 0 || val_numel(w->dq_s) != c)))
+  if (c % 4 || w->shape[1] != 1 || x->shape[1] != c || kh * kw > 514 ||
+      (val_numel(w->dq_s) != 1 && (w->dq_axis != 0 || val_numel(w->dq_s) != c)))
     return 0;
   int xo = xq->dtype == OT_INT8 ? 128 : 0;
   zx += xo;
@@ -282,19 +283,22 @@ int imp_qdepthwise(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, c
     imp_call(I, xv->as_u8, "quant_u8_nhwc",
              xprintf("%s, C4 = %lld, ZX = %lld%s", imp_tensor_nhwc(I, xv), (long long)c, (long long)zx, xo ? ", XO = 128" : ""));
   }
-  Val *k = xalloc(sizeof *k), *sc = xalloc(sizeof *sc);
+  /* the int8 filter [KH, KW, C] as f32 values, Z: ZX times each channel's sum (exact: below
+   * 2^24), S: the scales' products */
+  Val *k = xalloc(sizeof *k), *sc = xalloc(sizeof *sc), *z = xalloc(sizeof *z);
   *k = (Val){.name = xprintf("%s_qdw", w->name), .dtype = OT_FLOAT, .ndim = 3, .shape = {kh, kw, c}, .c = imp_vals(kh * kw * c)};
-  for (int64_t i = 0; i < c; i++)
-    for (int64_t y = 0; y < kh * kw; y++) k->c[y * c + i] = wq->c[i * kh * kw + y];
+  *z = (Val){.name = xprintf("%s_qzsum", w->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {c}, .c = imp_vals(c)};
+  for (int64_t i = 0; i < c; i++) {
+    z->c[i] = 0;
+    for (int64_t y = 0; y < kh * kw; y++) z->c[i] += zx * (k->c[y * c + i] = wq->c[i * kh * kw + y]);
+  }
   *sc = (Val){.name = xprintf("%s_qscale", w->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {c}, .c = imp_vals(c)};
   for (int64_t i = 0; i < c; i++) sc->c[i] = (float)sx * (float)w->dq_s->c[val_numel(w->dq_s) == 1 ? 0 : i];
-  const char *kq = imp_name(I, xprintf("%s_i8", w->name));
-  imp_call(I, kq, "qfilter_i8_dw", imp_tensor(I, k));
   int64_t os[4] = {x->shape[0], c, (x->shape[2] + p[0] + p[2] - d[0] * (kh - 1) - 1) / s[0] + 1,
                    (x->shape[3] + p[1] + p[3] - d[1] * (kw - 1) - 1) / s[1] + 1};
   Val *o = *out = imp_net_out(I, 0, 4, os);
   o->nhwc = true;
-  char *a = xprintf("%s, %s, %s, ZX = %lld", xv->as_u8, kq, imp_tensor(I, sc), (long long)zx);
+  char *a = xprintf("%s, %s, %s, %s, ZX = %lld", xv->as_u8, imp_tensor(I, k), imp_tensor(I, sc), imp_tensor(I, z), (long long)zx);
   static const char *const names[8] = {"SH", "SW", "PT", "PL", "PB", "PR", "DH", "DW"};
   int64_t vals[8] = {s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
   for (int i = 0; i < 8; i++)

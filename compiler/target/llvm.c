@@ -597,6 +597,46 @@ static LLVMValueRef fp_to_int(CG *g, LLVMValueRef v, LLVMTypeRef rt, int lanes) 
 }
 
 /* Convert V (a register value of dtype FROM) to dtype TO. */
+/* Bounds [*LO, *HI] (maybe infinite) of float expression E, which is never NaN, when its
+ * form gives them: a literal, an integer constant or one of at most 16 bits made float, a
+ * max / min with a literal (texc's max(x, k) is k for a NaN x), sums and differences of
+ * such values with finite bounds. False: unknown. */
+static bool float_bounds(const Expr *e, double *lo, double *hi) {
+  double al, ah, bl, bh;
+  switch (e->kind) {
+  case E_FLOAT:
+    if (isnan(e->fval)) return false;
+    *lo = *hi = e->fval;
+    return true;
+  case E_CAST:
+    if (dtype_is_float(e->a->dtype)) return false;
+    if (e->a->kind == E_INT) {
+      *lo = *hi = (double)(float)e->a->ival;
+      return true;
+    }
+    if (dtype_bytes(e->a->dtype) > 2) return false;
+    *lo = dtype_is_signed(e->a->dtype) ? -32768 : 0, *hi = 65535;
+    return true;
+  case E_BIN:
+    if (e->op == OP_MAX || e->op == OP_MIN) {
+      const Expr *k = e->b->kind == E_FLOAT ? e->b : e->a->kind == E_FLOAT ? e->a : NULL;
+      if (!k || isnan(k->fval)) return false;
+      bool known = float_bounds(k == e->b ? e->a : e->b, &al, &ah);
+      if (e->op == OP_MAX) *lo = known && al > k->fval ? al : k->fval, *hi = known ? (ah > k->fval ? ah : k->fval) : INFINITY;
+      else *hi = known && ah < k->fval ? ah : k->fval, *lo = known ? (al < k->fval ? al : k->fval) : -INFINITY;
+      return true;
+    }
+    if ((e->op == OP_ADD || e->op == OP_SUB) && float_bounds(e->a, &al, &ah) && float_bounds(e->b, &bl, &bh) &&
+        isfinite(al) && isfinite(ah) && isfinite(bl) && isfinite(bh)) {
+      *lo = e->op == OP_ADD ? al + bl : al - bh;
+      *hi = e->op == OP_ADD ? ah + bh : ah - bl;
+      return true;
+    }
+    return false;
+  default: return false;
+  }
+}
+
 static LLVMValueRef emit_convert(CG *g, LLVMValueRef v, DType from, DType to) {
   int lanes = is_vec(v) ? (int)LLVMGetVectorSize(LLVMTypeOf(v)) : 1;
   LLVMTypeRef rt = vec_of(reg_type(g, to), lanes);
@@ -1153,7 +1193,19 @@ static LLVMValueRef emit_expr_raw(CG *g, Expr *e) {
   }
   case E_SELECT: return emit_select(g, e);
   case E_CALL: return emit_call(g, e);
-  case E_CAST: return emit_convert(g, emit_expr(g, e->a), e->a->dtype, e->dtype);
+  case E_CAST: {
+    /* a float of known bounds well inside i32 (a quantization's clamp to [0, 255]) made an
+     * integer of at most 32 bits through i32: what the i64 route gives, in one instruction
+     * per vector rather than two and a pack */
+    double lo, hi;
+    if (dtype_is_float(e->a->dtype) && !dtype_is_float(e->dtype) && e->dtype != DT_BOOL && dtype_bytes(e->dtype) <= 4 &&
+        float_bounds(e->a, &lo, &hi) && lo > -2147483520.0 && hi < 2147483520.0) {
+      LLVMValueRef x = emit_expr(g, e->a);
+      int lanes = is_vec(x) ? (int)LLVMGetVectorSize(LLVMTypeOf(x)) : 1;
+      return LLVMBuildIntCast2(g->b, LLVMBuildFPToSI(g->b, x, vec_of(g->i32, lanes), ""), vec_of(reg_type(g, e->dtype), lanes), 1, "");
+    }
+    return emit_convert(g, emit_expr(g, e->a), e->a->dtype, e->dtype);
+  }
   default: die("llvm codegen: bad expression kind %d", e->kind);
   }
 }
