@@ -130,7 +130,7 @@ static bool report(Imp *I, const char *prefix, const char *fmt, va_list ap) {
   const Onnx__NodeProto *n = I->node;
   if (n)
     diag_error((Loc){0}, "%s: node '%s' (%s): %s%s", I->path, n->name && *n->name ? n->name : n->n_output ? n->output[0] : "?",
-               n->op_type, prefix, msg);
+               n->op_type ? n->op_type : "?", prefix, msg);
   else
     diag_error((Loc){0}, "%s: %s%s", I->path, prefix, msg);
   I->failed = true;
@@ -788,6 +788,7 @@ static bool import_model(Imp *I, const Onnx__ModelProto *m, const char *tex_name
   if (!g) return imp_error(I, "the model has no graph");
   for (size_t i = 0; i < g->n_node; i++) { /* first what no opset would make importable */
     I->node = g->node[i];
+    if (!I->node->op_type || !*I->node->op_type) return imp_error(I, "the node has no op_type"); /* a corrupt file */
     if (I->node->domain && *I->node->domain && strcmp(I->node->domain, "ai.onnx") != 0)
       return imp_unsupported(I, "operator %s of domain '%s'", I->node->op_type, I->node->domain);
     if (!onnx_op_known(I->node->op_type)) return imp_unsupported(I, "operator %s", I->node->op_type);

@@ -1462,6 +1462,8 @@ def main(out):
         # a -> b -> a
         "cycle.onnx": model([node("Relu", ["b"], ["a"], "first"), node("Add", ["a", "x"], ["b"], "second"),
                              node("Relu", ["b"], ["y"], "last")], [], [x], [y]),
+        # a node without op_type (a corrupt file: it crashed the importer)
+        "no_op.onnx": model([field(1, "x") + field(2, "y") + field(3, "anon")], [], [x], [y]),
         "bad_init.onnx": model([node("Add", ["x", "w"], ["y"], "add")],
                                [initializer("w", [2, 3], [1, 2, 3])], [x], [y]),
         # the same with a symbolic batch (relu(x * w + w), w broadcast over the batch)
