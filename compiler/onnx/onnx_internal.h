@@ -104,6 +104,10 @@ void imp_call_arg(Imp *I, ImpCall *c, const char *pname, Val *v);
  * C's arguments into OUT. */
 void imp_call_kernel(Imp *I, const ImpCall *c, const char *base, const Val *out, const char *stmt);
 
+/* onnx_nn.c: ARGS and a 2-D convolution's attributes after them, ", SH = 2, PT = 1, ..." (strides
+ * S, dilations D, pads P [t, l, b, r]; those at their defaults left out). */
+char *imp_conv_attrs(char *args, const int64_t *s, const int64_t *d, const int64_t *p);
+
 /* onnx_quant.c: the 2-D convolution of X by W (OIHW, a constant), strides S, dilations D,
  * pads P [t, l, b, r], bias B (or NULL), as integer products (qconv2d_nhwc_pad) when X and
  * W are dequantized uint8 and int8 values and I->int8 allows: 1, its output (NHWC) in

@@ -46,6 +46,11 @@ static char *kw(char *s, const char *name, int64_t v, int64_t def) {
   return v == def ? s : xprintf("%s, %s = %lld", s, name, (long long)v);
 }
 
+char *imp_conv_attrs(char *args, const int64_t *s, const int64_t *d, const int64_t *p) {
+  return kw(kw(kw(kw(kw(kw(kw(kw(args, "SH", s[0], 1), "SW", s[1], 1), "PT", p[0], 0), "PL", p[1], 0), "PB", p[2], 0), "PR", p[3], 0),
+               "DH", d[0], 1), "DW", d[1], 1);
+}
+
 /* A Conv's or ConvTranspose's kernel_shape attribute, when given, is the filter W's spatial
  * shape (the filter decides here; a model where they differ is refused, as onnxruntime
  * does). */
@@ -169,7 +174,7 @@ static bool conv2d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, 
     return conv_bias(I, o, b);
   }
   char *a = xprintf("%s, %s", tx, tw);
-  a = kw(kw(kw(kw(kw(kw(kw(kw(a, "SH", s[0], 1), "SW", s[1], 1), "PT", p[0], 0), "PL", p[1], 0), "PB", p[2], 0), "PR", p[3], 0), "DH", d[0], 1), "DW", d[1], 1);
+  a = imp_conv_attrs(a, s, d, p);
   Val *o = *out = imp_net_out(I, 0, 4, os);
   o->nhwc = nhwc;
   const char *op = g == 1 ? (nhwc ? "conv2d_nhwc_pad" : "conv2d_nchw_pad") : nhwc ? "group_conv2d_nhwc_pad" : "group_conv2d_nchw_pad";

@@ -215,20 +215,73 @@ static bool zero_or_none(const Val *v) {
   return true;
 }
 
+/* The run-time uint8 or int8 value that X dequantizes (one scale *SX and zero point *ZX,
+ * the zero point made u8's: int8 values get 128 added, *XO), when I allows integer kernels
+ * and X is its whole value; NULL otherwise. */
+static Val *dq_input(Imp *I, const Val *x, double *sx, double *zx, int *xo) {
+  Val *xq = (Val *)x->dq_x;
+  if (!I->int8 || !xq || xq->c || !q8(xq->dtype) || !same_shape(xq, x) || !one_const(x->dq_s, 1e-30, 1e30, sx) ||
+      !one_const(x->dq_z, qlo(xq->dtype), qhi(xq->dtype), zx))
+    return NULL;
+  *xo = xq->dtype == OT_INT8 ? 128 : 0; /* int8 values and their zero point made u8 */
+  *zx += *xo;
+  return xq;
+}
+
+/* The int8 constant that W dequantizes, symmetric, scaled per tensor or along axis AXIS's N
+ * values; NULL otherwise. */
+static const Val *dq_filter(const Val *w, int axis, int64_t n) {
+  const Val *wq = w->dq_x;
+  if (!wq || !wq->c || wq->dtype != OT_INT8 || !same_shape(wq, w) || !w->dq_s || !w->dq_s->c || !zero_or_none(w->dq_z) ||
+      (val_numel(w->dq_s) != 1 && (w->dq_axis != axis || val_numel(w->dq_s) != n)))
+    return NULL;
+  return wq;
+}
+
+/* S[j] = SX * W's scale (its j-th, or its one), N values: an integer kernel's factor. */
+static Val *q_scales(const Val *w, double sx, int64_t n) {
+  Val *sc = xalloc(sizeof *sc);
+  *sc = (Val){.name = xprintf("%s_qscale", w->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {n}, .c = imp_vals(n)};
+  for (int64_t j = 0; j < n; j++) sc->c[j] = (float)sx * (float)w->dq_s->c[val_numel(w->dq_s) == 1 ? 0 : j];
+  return sc;
+}
+
+/* XQ as u8 NHWC (plus XO), channels padded to C4 with the zero point ZX: once per value (and
+ * zero point), written before the filter's calls so that it directly follows the call that
+ * quantized the value, into whose kernel it fuses when nothing else reads that (the
+ * DequantizeLinear's call, unread, is dropped: prune_dead). */
+static const char *q_nhwc_u8(Imp *I, Val *xq, int64_t c4, double zx, int xo) {
+  if (!xq->as_u8 || xq->as_u8_zx != zx) {
+    xq->as_u8 = imp_name(I, xprintf("%s_u8", xq->name));
+    xq->as_u8_zx = zx;
+    imp_call(I, xq->as_u8, "quant_u8_nhwc",
+             xprintf("%s, C4 = %lld, ZX = %lld%s", imp_tensor_nhwc(I, xq), (long long)c4, (long long)zx, xo ? ", XO = 128" : ""));
+  }
+  return xq->as_u8;
+}
+
+/* Output 0 of a 2-D convolution of X by a [C, _, KH, KW] filter (C output channels) with
+ * strides S, dilations D and pads P, channels last, made by OP on ARGS (the attributes
+ * added). */
+static Val *q_conv_call(Imp *I, const Val *x, int64_t c, int64_t kh, int64_t kw, const int64_t *s, const int64_t *d,
+                        const int64_t *p, const char *op, char *args) {
+  int64_t os[4] = {x->shape[0], c, (x->shape[2] + p[0] + p[2] - d[0] * (kh - 1) - 1) / s[0] + 1,
+                   (x->shape[3] + p[1] + p[3] - d[1] * (kw - 1) - 1) / s[1] + 1};
+  Val *o = imp_net_out(I, 0, 4, os);
+  o->nhwc = true;
+  imp_call(I, o->tex, op, imp_conv_attrs(args, s, d, p));
+  return o;
+}
+
 int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, Val **out) {
-  const Val *xq = x->dq_x, *wq = w->dq_x;
   double sx, zx;
-  if (!I->int8 || !xq || !wq || xq->c || !wq->c || !q8(xq->dtype) || wq->dtype != OT_INT8 ||
-      !same_shape(xq, x) || !same_shape(wq, w) || x->ndim != 4 || !one_const(x->dq_s, 1e-30, 1e30, &sx) ||
-      !one_const(x->dq_z, qlo(xq->dtype), qhi(xq->dtype), &zx) || !w->dq_s || !w->dq_s->c)
-    return 0;
-  int xo = xq->dtype == OT_INT8 ? 128 : 0; /* int8 values and their zero point made u8 */
-  zx += xo;
+  int xo;
+  Val *xq = x->ndim == 4 ? dq_input(I, x, &sx, &zx, &xo) : NULL;
+  const Val *wq = xq ? dq_filter(w, 0, w->shape[0]) : NULL;
+  if (!wq) return 0;
   int64_t co = w->shape[0], ci = w->shape[1], kh = w->shape[2], kw = w->shape[3], c4 = (ci + 3) / 4 * 4;
-  if (val_numel(w->dq_s) != 1 && (w->dq_axis != 0 || val_numel(w->dq_s) != co)) return 0;
-  if (!zero_or_none(w->dq_z)) return 0; /* a symmetric filter */
-  /* the filter packed [KH, KW, CI4 / 4, CO, 4], zeros past CI; S: the scales' products */
-  Val *k = xalloc(sizeof *k), *sc = xalloc(sizeof *sc);
+  /* the filter packed [KH, KW, CI4 / 4, CO, 4], zeros past CI */
+  Val *k = xalloc(sizeof *k);
   *k = (Val){.name = xprintf("%s_q", w->name), .dtype = OT_FLOAT, .ndim = 5, .shape = {kh, kw, c4 / 4, co, 4},
              .c = imp_vals(kh * kw * c4 * co)};
   for (int64_t o = 0; o < co; o++)
@@ -236,74 +289,33 @@ int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, cons
       for (int64_t x2 = 0; x2 < kw; x2++)
         for (int64_t i = 0; i < c4; i++)
           k->c[(((y * kw + x2) * (c4 / 4) + i / 4) * co + o) * 4 + i % 4] = i < ci ? wq->c[((o * ci + i) * kh + y) * kw + x2] : 0;
-  *sc = (Val){.name = xprintf("%s_qscale", w->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {co}, .c = imp_vals(co)};
-  for (int64_t o = 0; o < co; o++) sc->c[o] = (float)sx * (float)w->dq_s->c[val_numel(w->dq_s) == 1 ? 0 : o];
-  /* the input as u8 NHWC, channels padded with its zero point: once per value (and zero
-   * point), and first, so that it directly follows the call that quantized the value, into
-   * whose kernel it fuses when nothing else reads that (the DequantizeLinear's call, unread,
-   * is dropped: prune_dead) */
-  Val *xv = (Val *)xq;
-  if (!xv->as_u8 || xv->as_u8_zx != zx) {
-    xv->as_u8 = imp_name(I, xprintf("%s_u8", xq->name));
-    xv->as_u8_zx = zx;
-    imp_call(I, xv->as_u8, "quant_u8_nhwc",
-             xprintf("%s, C4 = %lld, ZX = %lld%s", imp_tensor_nhwc(I, xv), (long long)c4, (long long)zx, xo ? ", XO = 128" : ""));
-  }
-  const char *zs, *kq = q_filter(I, k, (int64_t)zx, &zs);
-  int64_t os[4] = {x->shape[0], co, (x->shape[2] + p[0] + p[2] - d[0] * (kh - 1) - 1) / s[0] + 1,
-                   (x->shape[3] + p[1] + p[3] - d[1] * (kw - 1) - 1) / s[1] + 1};
-  Val *o = *out = imp_net_out(I, 0, 4, os);
-  o->nhwc = true;
-  char *a = xprintf("%s, %s, %s, %s, ZX = %lld", xv->as_u8, kq, imp_tensor(I, sc), zs, (long long)zx);
-  static const char *const names[8] = {"SH", "SW", "PT", "PL", "PB", "PR", "DH", "DW"};
-  int64_t vals[8] = {s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
-  for (int i = 0; i < 8; i++)
-    if (vals[i] != (i < 2 || i >= 6 ? 1 : 0)) a = xprintf("%s, %s = %lld", a, names[i], (long long)vals[i]);
-  imp_call(I, o->tex, "qconv2d_nhwc_pad", a);
+  Val *sc = q_scales(w, sx, co);
+  const char *xu = q_nhwc_u8(I, xq, c4, zx, xo), *zs, *kq = q_filter(I, k, (int64_t)zx, &zs);
+  *out = q_conv_call(I, x, co, kh, kw, s, d, p, "qconv2d_nhwc_pad",
+                     xprintf("%s, %s, %s, %s, ZX = %lld", xu, kq, imp_tensor(I, sc), zs, (long long)zx));
   return 1;
 }
 
 int imp_qdepthwise(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, Val **out) {
-  const Val *xq = x->dq_x, *wq = w->dq_x;
   double sx, zx;
-  if (!I->int8 || !xq || !wq || xq->c || !wq->c || !q8(xq->dtype) || wq->dtype != OT_INT8 || !same_shape(xq, x) ||
-      !same_shape(wq, w) || x->ndim != 4 || !one_const(x->dq_s, 1e-30, 1e30, &sx) ||
-      !one_const(x->dq_z, qlo(xq->dtype), qhi(xq->dtype), &zx) || !w->dq_s || !w->dq_s->c || !zero_or_none(w->dq_z))
-    return 0;
+  int xo;
   int64_t c = w->shape[0], kh = w->shape[2], kw = w->shape[3];
-  if (c % 4 || w->shape[1] != 1 || x->shape[1] != c || kh * kw > 514 ||
-      (val_numel(w->dq_s) != 1 && (w->dq_axis != 0 || val_numel(w->dq_s) != c)))
-    return 0;
-  int xo = xq->dtype == OT_INT8 ? 128 : 0;
-  zx += xo;
-  Val *xv = (Val *)xq;
-  if (!xv->as_u8 || xv->as_u8_zx != zx) { /* as imp_qconv2d's (C a multiple of 4: no padding) */
-    xv->as_u8 = imp_name(I, xprintf("%s_u8", xq->name));
-    xv->as_u8_zx = zx;
-    imp_call(I, xv->as_u8, "quant_u8_nhwc",
-             xprintf("%s, C4 = %lld, ZX = %lld%s", imp_tensor_nhwc(I, xv), (long long)c, (long long)zx, xo ? ", XO = 128" : ""));
-  }
+  Val *xq = x->ndim == 4 ? dq_input(I, x, &sx, &zx, &xo) : NULL;
+  const Val *wq = xq ? dq_filter(w, 0, c) : NULL;
+  if (!wq || c % 4 || w->shape[1] != 1 || x->shape[1] != c || kh * kw > 514) return 0;
+  const char *xu = q_nhwc_u8(I, xq, c, zx, xo); /* as imp_qconv2d's (C a multiple of 4: no padding) */
   /* the int8 filter [KH, KW, C] as f32 values, Z: ZX times each channel's sum (exact: below
-   * 2^24), S: the scales' products */
-  Val *k = xalloc(sizeof *k), *sc = xalloc(sizeof *sc), *z = xalloc(sizeof *z);
+   * 2^24) */
+  Val *k = xalloc(sizeof *k), *z = xalloc(sizeof *z);
   *k = (Val){.name = xprintf("%s_qdw", w->name), .dtype = OT_FLOAT, .ndim = 3, .shape = {kh, kw, c}, .c = imp_vals(kh * kw * c)};
   *z = (Val){.name = xprintf("%s_qzsum", w->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {c}, .c = imp_vals(c)};
   for (int64_t i = 0; i < c; i++) {
     z->c[i] = 0;
     for (int64_t y = 0; y < kh * kw; y++) z->c[i] += zx * (k->c[y * c + i] = wq->c[i * kh * kw + y]);
   }
-  *sc = (Val){.name = xprintf("%s_qscale", w->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {c}, .c = imp_vals(c)};
-  for (int64_t i = 0; i < c; i++) sc->c[i] = (float)sx * (float)w->dq_s->c[val_numel(w->dq_s) == 1 ? 0 : i];
-  int64_t os[4] = {x->shape[0], c, (x->shape[2] + p[0] + p[2] - d[0] * (kh - 1) - 1) / s[0] + 1,
-                   (x->shape[3] + p[1] + p[3] - d[1] * (kw - 1) - 1) / s[1] + 1};
-  Val *o = *out = imp_net_out(I, 0, 4, os);
-  o->nhwc = true;
-  char *a = xprintf("%s, %s, %s, %s, ZX = %lld", xv->as_u8, imp_tensor(I, k), imp_tensor(I, sc), imp_tensor(I, z), (long long)zx);
-  static const char *const names[8] = {"SH", "SW", "PT", "PL", "PB", "PR", "DH", "DW"};
-  int64_t vals[8] = {s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1]};
-  for (int i = 0; i < 8; i++)
-    if (vals[i] != (i < 2 || i >= 6 ? 1 : 0)) a = xprintf("%s, %s = %lld", a, names[i], (long long)vals[i]);
-  imp_call(I, o->tex, "qdepthwise_conv2d_nhwc_pad", a);
+  Val *sc = q_scales(w, sx, c);
+  *out = q_conv_call(I, x, c, kh, kw, s, d, p, "qdepthwise_conv2d_nhwc_pad",
+                     xprintf("%s, %s, %s, %s, ZX = %lld", xu, imp_tensor(I, k), imp_tensor(I, sc), imp_tensor(I, z), (long long)zx));
   return 1;
 }
 
@@ -352,19 +364,14 @@ static void q_dense_call(Imp *I, const Val *a, int64_t k4, int64_t n, const char
 }
 
 int imp_qdense(Imp *I, Val *a, Val *b, bool tb, Val *o) {
-  Val *aq = (Val *)a->dq_x;
-  const Val *bq = b->dq_x;
   double sa, za;
-  if (!I->int8 || !aq || !bq || aq->c || !bq->c || !q8(aq->dtype) || bq->dtype != OT_INT8 || !same_shape(aq, a) ||
-      !same_shape(bq, b) || a->ndim < 2 || b->ndim != 2 || a->nhwc || !one_const(a->dq_s, 1e-30, 1e30, &sa) ||
-      !one_const(a->dq_z, qlo(aq->dtype), qhi(aq->dtype), &za) || !b->dq_s || !b->dq_s->c || !zero_or_none(b->dq_z))
-    return 0;
-  if (aq->dtype == OT_INT8) za += 128; /* int8 values and their zero point made u8 */
-  int64_t k = b->shape[tb], n = b->shape[!tb], k4 = (k + 3) / 4 * 4, ns = val_numel(b->dq_s);
-  if (a->shape[a->ndim - 1] != k || (ns != 1 && (ns != n || b->dq_axis != !tb))) return 0;
-  Val *sc = xalloc(sizeof *sc);
-  *sc = (Val){.name = xprintf("%s_qscale", b->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {n}, .c = imp_vals(n)};
-  for (int64_t j = 0; j < n; j++) sc->c[j] = (float)sa * (float)b->dq_s->c[ns == 1 ? 0 : j];
+  int xo;
+  if (a->ndim < 2 || b->ndim != 2 || a->nhwc) return 0;
+  int64_t k = b->shape[tb], n = b->shape[!tb], k4 = (k + 3) / 4 * 4;
+  Val *aq = dq_input(I, a, &sa, &za, &xo); /* q_rows_u8 adds XO itself */
+  const Val *bq = aq ? dq_filter(b, !tb, n) : NULL;
+  if (!bq || a->shape[a->ndim - 1] != k) return 0;
+  Val *sc = q_scales(b, sa, n);
   const char *xu = q_rows_u8(I, aq, k4), *zs, *kq = q_pack(I, bq, tb, (int64_t)za, &zs);
   q_dense_call(I, a, k4, n, xu, kq, xprintf(", S: f32[%lld], Z: i32[%lld]", (long long)n, (long long)n),
                xprintf(", %s, %s", imp_tensor(I, sc), zs), "f32(A[@] - Z[j]) * S[j]", o);
