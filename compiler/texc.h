@@ -602,7 +602,7 @@ Variant *kernel_pick_variant(Kernel *k, const char *name, Target t);
 /* The canonical text of the compute DAG (for the workload key) and its 64-bit hash. */
 char *kernel_canonical(Kernel *k);
 uint64_t kernel_workload_key(Kernel *k);
-double kernel_flops(Kernel *k); /* floating-point operations of one call (sizes bound) */
+double kernel_flops(Kernel *k); /* arithmetic operations of one call, integer ones too (sizes bound) */
 
 /* ===================================================================== */
 /* schedule.c, bound.c, lower/ — steps on stages, bound inference, loops    */

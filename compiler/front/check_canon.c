@@ -162,16 +162,26 @@ uint64_t kernel_workload_key(Kernel *k) {
   return h;
 }
 
-/* Floating-point operations in one evaluation of E. */
-static double expr_flops(const Expr *e) {
+/* Arithmetic operations in one evaluation of E: every operation on floats (comparisons
+ * too), and the arithmetic of integers (+ - * / % min max pow, bitwise and shifts, negation,
+ * calls) outside indices and conditions, so that a quantized model's integer kernels count
+ * their multiply-adds as float kernels do (TVM's FLOP counts, and onnxruntime's, count them
+ * so too); an index's or a border test's integers are addressing, not work. */
+static double expr_ops(const Expr *e, bool index) {
   if (!e) return 0;
+  bool args_index = index || e->kind == E_LOAD;
   double n = 0;
-  for (int i = 0; i < e->nargs; i++) n += expr_flops(e->args[i]);
-  n += expr_flops(e->a) + expr_flops(e->b) + expr_flops(e->c);
+  for (int i = 0; i < e->nargs; i++) n += expr_ops(e->args[i], args_index);
+  n += expr_ops(e->a, index || e->kind == E_SELECT) + expr_ops(e->b, index) + expr_ops(e->c, index);
+  DType t = e->kind == E_BIN && e->a ? e->a->dtype : e->dtype;
+  bool fl = dtype_is_float(t), in = !index && dtype_is_int(t);
   switch (e->kind) {
-  case E_BIN: return n + (dtype_is_float(e->a ? e->a->dtype : e->dtype) && e->op != OP_AND && e->op != OP_OR);
-  case E_UN:
-  case E_CALL: return n + dtype_is_float(e->dtype);
+  case E_BIN:
+    if (e->op == OP_AND || e->op == OP_OR) return n;
+    if (fl) return n + 1;
+    return n + (in && (e->op <= OP_MAX || e->op >= OP_POW));
+  case E_UN: return n + (fl || (in && e->op == OP_NEG));
+  case E_CALL: return n + (fl || in);
   default: return n;
   }
 }
@@ -190,7 +200,7 @@ double kernel_flops(Kernel *k) {
       if (!ir_is_const(op->rext[r], &c)) return 0;
       dom *= (double)c;
     }
-    double per = expr_flops(op->value) + (op->rop != RED_NONE && dtype_is_float(op->out->dtype));
+    double per = expr_ops(op->value, false) + (op->rop != RED_NONE && op->out->dtype != DT_BOOL);
     total += per * dom;
   }
   return total;
