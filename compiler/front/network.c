@@ -824,14 +824,33 @@ static void group_add_input(NetGroup *g, NetTensor *t) {
   g->inputs = in;
 }
 
+/* Does node K read a tensor that nodes FIRST..LAST make? */
+static bool reads_from(const Network *n, int first, int last, int k) {
+  for (int a = 0; a < n->nodes[k]->nargs; a++) {
+    int p = n->nodes[k]->args[a]->producer;
+    if (p >= first && p <= last) return true;
+  }
+  return false;
+}
+
 /* Nodes into groups, in order: each group a node and the elementwise nodes after it that
  * read what it makes, as many as can be closed (an activation that reads its input twice,
- * x * sigmoid(x) or GELU's, is fused whole); then each group's inputs and name. */
+ * x * sigmoid(x) or GELU's, is fused whole), with the side calls moved before one of them
+ * (order_for_fusion); then each group's inputs and name. */
 static void make_groups(Network *n) {
   n->groups = xalloc(sizeof(NetGroup *) * (size_t)(n->nnodes + 1));
   for (int i = 0; i < n->nnodes;) {
     int last = i;
-    while (last + 1 < n->nnodes && joins(n, i, last + 1)) last++;
+    while (last + 1 < n->nnodes) {
+      if (joins(n, i, last + 1)) {
+        last++;
+        continue;
+      }
+      int e = last + 1; /* side calls, then the call they feed: that call joins with them */
+      while (e < n->nnodes && n->nodes[e]->side) e++;
+      if (e == last + 1 || e >= n->nnodes || !reads_from(n, i, last, e) || !joins(n, i, e)) break;
+      last = e;
+    }
     while (last > i && !closed(n, i, last)) last--;
     NetGroup *g = n->groups[n->ngroups++] = xalloc(sizeof *g);
     g->nodes = xalloc(sizeof(int) * (size_t)(last - i + 1));
@@ -987,6 +1006,107 @@ static void prune_dead(Network *n) {
   n->ntensors = k;
 }
 
+/* Bytes of tensor T. */
+static int64_t tensor_bytes_of(const NetTensor *t) {
+  int64_t b = dtype_bytes(t->dtype);
+  for (int d = 0; d < t->ndim; d++) b *= t->shape[d];
+  return b;
+}
+
+/* Can node C be placed now: is each tensor it reads made by a placed node, or by one of
+ * its side calls (order_for_fusion) that can? */
+static bool ready(const Network *n, int c, const bool *placed) {
+  const NetNode *nd = n->nodes[c];
+  for (int a = 0; a < nd->nargs; a++) {
+    const NetTensor *t = nd->args[a];
+    if (t->kind != NT_VALUE || placed[t->producer]) continue;
+    if (!n->nodes[t->producer]->side || !ready(n, t->producer, placed)) return false;
+  }
+  return true;
+}
+
+/* Node I into ORDER at *K, its side calls (BEFORE[I]) first. */
+static void place_node(const Network *n, int i, const Vec *before, NetNode **order, int *k, bool *placed) {
+  for (int j = 0; j < before[i].len; j++) place_node(n, (int)(intptr_t)VEC_AT(before[i], j), before, order, k, placed);
+  order[(*k)++] = n->nodes[i];
+  placed[i] = true;
+}
+
+/* The order in which make_groups fuses: the calls as written, except that (1) a side call
+ * (below) moves to just before the call that reads it, and (2) after each call comes at
+ * once the first elementwise call of its shape that reads it and can run (what it reads
+ * is made), and so on along the chain. A quantized model interleaves its branches (a
+ * ResNet stage's first block: the downsampling convolution, then the quantization of the
+ * main branch's activation, then its own), which cut each chain into kernels of one call.
+ *
+ * Side calls: an elementwise call P that varies per run, whose result one later
+ * elementwise call R of the same shape reads and nothing else, moves to just before R,
+ * into whose group it then fuses instead of writing its result to memory, when that pays:
+ * when P widens what it reads (a dequantization of bytes to floats: the group that made
+ * the bytes stores them, not four times as many), or when P could not have joined the
+ * group before it anyway (everything it reads is read elsewhere too: a kernel of its own).
+ * A QDQ ResNet's residual: the block's output, quantized, is read as bytes by the next
+ * block's convolutions, and dequantized by its Add three convolutions later, which was a
+ * kernel of its own per block. Both moves keep the order topological: a side call's
+ * inputs come before it already and only R reads it; a chained call comes after what it
+ * reads. */
+static void order_for_fusion(Network *n) {
+  int nn = n->nnodes;
+  bool *varies = xalloc(sizeof(bool) * (size_t)(nn + 1));
+  Vec *readers = xalloc(sizeof(Vec) * (size_t)(n->ntensors + 1));
+  for (int i = 0; i < nn; i++) {
+    NetNode *nd = n->nodes[i];
+    for (int a = 0; a < nd->nargs; a++) {
+      const NetTensor *t = nd->args[a];
+      varies[i] |= t->kind == NT_INPUT || (t->kind == NT_VALUE && varies[t->producer]);
+      Vec *rv = &readers[t->index];
+      if (!rv->len || (int)(intptr_t)VEC_AT(*rv, rv->len - 1) != i) vec_push(rv, (void *)(intptr_t)i);
+    }
+  }
+  Vec *before = xalloc(sizeof(Vec) * (size_t)(nn + 1));
+  for (int i = nn - 1; i >= 0; i--) { /* readers first: P before a side reader moves with it */
+    NetNode *p = n->nodes[i];
+    const Vec *rv = &readers[p->out->index];
+    int r = rv->len == 1 ? (int)(intptr_t)VEC_AT(*rv, 0) : -1;
+    if (!p->elementwise || !varies[i] || p->out->nuses != 1 || net_output_index(n, p->out) >= 0 || r <= i ||
+        !n->nodes[r]->elementwise || !same_shape(p->out, n->nodes[r]->out) || (r == i + 1 && !n->nodes[r]->side))
+      continue;
+    int64_t in_bytes = 0;
+    bool alone = true;
+    for (int a = 0; a < p->nargs; a++) {
+      const NetTensor *t = p->args[a];
+      if (t->kind == NT_WEIGHT || (t->kind == NT_VALUE && !varies[t->producer])) continue;
+      in_bytes += tensor_bytes_of(t);
+      alone &= t->nuses > 1;
+    }
+    if (!alone && tensor_bytes_of(p->out) <= in_bytes) continue;
+    p->side = true;
+    vec_push(&before[r], (void *)(intptr_t)i);
+  }
+  NetNode **order = xalloc(sizeof(NetNode *) * (size_t)(nn + 1));
+  bool *placed = xalloc(sizeof(bool) * (size_t)(nn + 1));
+  int k = 0;
+  for (int i = 0; i < nn; i++) {
+    if (placed[i] || n->nodes[i]->side) continue;
+    place_node(n, i, before, order, &k, placed);
+    for (int last = i, next = 0; next >= 0; last = next) {
+      const Vec *rv = &readers[n->nodes[last]->out->index];
+      next = -1;
+      for (int j = 0; j < rv->len && next < 0; j++) {
+        int c = (int)(intptr_t)VEC_AT(*rv, j);
+        const NetNode *cn = n->nodes[c];
+        if (!placed[c] && !cn->side && cn->elementwise && same_shape(cn->out, n->nodes[last]->out) && ready(n, c, placed))
+          next = c;
+      }
+      if (next >= 0) place_node(n, next, before, order, &k, placed);
+    }
+  }
+  for (int i = 0; i < nn; i++) {
+    n->nodes[i] = order[i];
+    n->nodes[i]->out->producer = i;
+  }
+}
+
 /* FILE parsed; a model (.onnx) imported into *WEIGHTS first (DEFS give its symbolic
  * sizes). NULL: reported. */
 static Ast *parse_network_file(const char *file, Define *defs, int ndefs, WeightSet **weights) {
@@ -1026,6 +1146,7 @@ Network *net_load(const char *file, const char *name, Define *defs, int ndefs, c
     if (!add_call(&L, VEC_AT(hdr->list3, i))) return NULL;
   if (!check_results(&L, hdr)) return NULL;
   prune_dead(L.net);
+  order_for_fusion(L.net);
   make_groups(L.net);
   if (!make_tasks(L.net)) return NULL;
   return L.net;

@@ -51,6 +51,8 @@ typedef struct NetNode {
   NetBinding *env;
   int nenv;
   bool elementwise;   /* one `=` statement, no `tensor`: fusable into its producer */
+  bool side;          /* moved to just before its one reader, to fuse into its group (network.c
+                         order_for_fusion) */
   int group;
   int packed_arg;     /* the argument read in the packed layout (a pack node's output), or -1 */
   int64_t pack_block; /* its block B: [KH, KW, CI, CO] read as [CO / B, KH, KW, CI, B] */

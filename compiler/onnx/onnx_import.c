@@ -786,6 +786,7 @@ static bool load_outputs(Imp *I, const Onnx__GraphProto *g, const char **decls) 
 static bool import_model(Imp *I, const Onnx__ModelProto *m, const char *tex_name, OnnxImport *out) {
   const Onnx__GraphProto *g = m->graph;
   if (!g) return imp_error(I, "the model has no graph");
+  I->graph = g;
   for (size_t i = 0; i < g->n_node; i++) { /* first what no opset would make importable */
     I->node = g->node[i];
     if (!I->node->op_type || !*I->node->op_type) return imp_error(I, "the node has no op_type"); /* a corrupt file */

@@ -66,6 +66,7 @@ typedef struct Imp {
   char *guessed;          /* "h, w": those neither -D nor a file gives, taken as 1 */
   bool failed;
   bool int8;              /* quantized convolutions as integer kernels (onnx_int8_convs) */
+  const Onnx__GraphProto *graph; /* the model's graph, being imported */
 } Imp;
 
 int64_t val_numel(const Val *v);

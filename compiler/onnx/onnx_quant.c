@@ -149,11 +149,58 @@ static bool op_quantize(Imp *I) {
   return imp_as_int(I, imp_ew(I, "quantize", in, z ? 3 : 2, e), dt);
 }
 
+static const char *q_nhwc_u8(Imp *I, Val *xq, int64_t c4, double zx, int xo);
+
 /* Output 0 of a DequantizeLinear remembers X, its scale S and zero point Z along AXIS (the
  * quantized convolution reads them: imp_qconv2d). */
 static bool dq_mark(Imp *I, const Val *x, const Val *s, const Val *z, int axis) {
   Val *o = imp_val(I, I->node->output[0]);
   if (o) o->dq_x = x, o->dq_s = s, o->dq_z = z, o->dq_axis = axis;
+  return true;
+}
+
+/* Is NAME read as bytes anyway, or only by residual Adds: does a Conv of the graph read it
+ * as its input X, or do Adds alone read it (at least one)? */
+static bool bytes_pay(const Imp *I, const char *name) {
+  bool adds = true, read = false;
+  for (size_t i = 0; I->graph && i < I->graph->n_node; i++) {
+    const Onnx__NodeProto *nd = I->graph->node[i];
+    for (size_t j = 0; j < nd->n_input; j++) {
+      if (strcmp(nd->input[j], name)) continue;
+      if (j == 0 && nd->op_type && !strcmp(nd->op_type, "Conv")) return true;
+      read = true;
+      adds &= nd->op_type && !strcmp(nd->op_type, "Add");
+    }
+  }
+  return read && adds;
+}
+
+/* With integer kernels (I->int8), a run-time uint8 / int8 X held channels last, its
+ * channels a multiple of 4, with one constant scale S and zero point Z, whose dequantized
+ * value a convolution reads (which will read X's u8 copy) or residual Adds alone (which
+ * read it from another kernel: bytes cost less to pass): dequantized from that copy
+ * (q_nhwc_u8, made here), f32(u) - (Z + XO) being X - Z exactly. Then the copy is all that
+ * reads X and fuses into the kernel that quantizes it, which writes one byte per value
+ * instead of four, and this dequantization reads bytes (a QDQ ResNet's block output:
+ * quantized once, read by the next block's convolutions as u8 and, dequantized, by its
+ * residual Add, into whose kernel it moves: front/network.c order_for_fusion). Other values
+ * keep the f32 form: their kernels (a SiLU's sigmoid and product in
+ * efficientnet_b0, fused into the convolution before) would convert to bytes and back for
+ * nothing (1.1x slower measured). false: not such a value (nothing written). */
+static bool dq_of_u8(Imp *I, Val *x, const Val *s, const Val *z) {
+  if (!I->int8 || !x->nhwc || x->ndim != 4 || x->shape[1] % 4 || !q8(x->dtype) || val_numel(s) != 1 || !s->c ||
+      (z && (val_numel(z) != 1 || !z->c)) || !bytes_pay(I, I->node->output[0]))
+    return false;
+  int xo = x->dtype == OT_INT8 ? 128 : 0;
+  double zx = (z ? z->c[0] : 0) + xo;
+  const char *u = q_nhwc_u8(I, x, x->shape[1], zx, xo);
+  int64_t sh[4] = {x->shape[0], x->shape[2], x->shape[3], x->shape[1]};
+  Val *o = imp_net_out(I, 0, 4, sh);
+  ImpCall c = {.params = xprintf("X0: u8[%s]", imp_dims_text(sh, 4)), .args = xstrdup(u), .n = 1};
+  imp_call_kernel(I, &c, "dequantize_u8", o,
+                  xprintf("Y[i0, i1, i2, i3] = (f32(X0[i0, i1, i2, i3]) - %s) * %s", imp_flit(zx), imp_flit(s->c[0])));
+  memcpy(o->shape, x->shape, sizeof o->shape);
+  o->nhwc = true;
   return true;
 }
 
@@ -173,6 +220,7 @@ static bool op_dequantize(Imp *I) {
   if (axis < 0) return false;
   if (x->c && s->c && (!z || z->c)) return fold_affine(I, x, s, z, axis, OT_FLOAT) && dq_mark(I, x, s, z, axis);
   if (x->c) return imp_unsupported(I, "a constant x with a scale computed at run time");
+  if (dq_of_u8(I, x, s, z)) return dq_mark(I, x, s, z, axis);
   Val *in[3] = {imp_run_time_int(x) ? imp_int_as_f32(I, x) : x, along(I, s, x, axis, "x_scale"),
                 z ? along(I, z, x, axis, "x_zero_point") : NULL};
   if (!in[1] || (z && !in[2])) return false;

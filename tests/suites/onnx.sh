@@ -243,6 +243,16 @@ for i8 in 1 0; do
   TEXC_NET_INT8=$i8 expect_all "QDQ convolutions (TEXC_NET_INT8=$i8) = Python reference" "$B/qdq_int.onnx" --input "$B/qdq_int_x.npy" \
     --expect "$B/qdq_int_ya.npy" --expect "$B/qdq_int_yb.npy" --expect "$B/qdq_int_yc.npy" --expect "$B/qdq_int_yd.npy"
 done
+# a residual block: the convolution's quantized output stored as bytes, dequantized in the
+# Add's kernel (its u8 copy fused into the quantization; no kernel of its own dequantizes)
+for i8 in 1 0; do
+  TEXC_NET_INT8=$i8 expect_all "QDQ residual block (TEXC_NET_INT8=$i8) = Python reference" "$B/qdq_res.onnx" --input "$B/qdq_res_x.npy" --expect "$B/qdq_res_y.npy"
+done
+if [ "$vnni" != 0 ]; then
+  rt=$("$TEXC" "$B/qdq_res.onnx" --emit tasks 2>&1)
+  echo "$rt" | grep -q "t[0-9]*_qconv2d_nhwc_pad_quantize_[0-9x]*_quant_u8_nhwc " && echo "$rt" | grep -q "_dequantize_u8_[0-9x]*_add_" &&
+    ! echo "$rt" | grep -q " t[0-9]*_dequantize_u8" && echo "ok - onnx QDQ residual block: bytes between the kernels" || echo "not ok - onnx QDQ residual block: bytes between the kernels: $rt"
+fi
 # the imported text (u8 and i8 tensors, the integer kernels) on OpenCL (PoCL in CI)
 expect_all "QDQ convolutions' imported text on OpenCL = Python reference" "$B/qdq_int.tex" --target opencl \
   --input "$B/qdq_int_x.npy" --expect "$B/qdq_int_ya.npy" --expect "$B/qdq_int_yb.npy" --expect "$B/qdq_int_yc.npy" --expect "$B/qdq_int_yd.npy"

@@ -1168,6 +1168,39 @@ def qdq_conv_int(out, s8=False):
     npy(out + "/" + tag + "_yb.npy", "<f4", (1, CB, H, W), struct.pack("<%df" % len(yb), *yb))
 
 
+def qdq_residual(out):
+    """A QDQ residual block as a quantized ResNet writes it: the quantized input x
+    (uint8, 8 channels) read by a 1 x 1 convolution and, dequantized, by the Add after it;
+    the convolution's output quantized and dequantized for that Add only; the sum
+    quantized again and dequantized (the output). With integer kernels both dequantizations
+    read the values' u8 copies, and the Add's kernel takes them (docs/ONNX.md "Integer
+    convolutions"). Scales keep every value 1e-3 from a rounding boundary."""
+    C, H, W, xs, xz = 8, 6, 5, 0.04, 120
+    q = [int((v + 1) * 127.99) for v in rand(C * H * W, 101, 1.0)]
+    xd = [dequantize(v, xs, xz) for v in q]
+    wq = [int(v * 127.99) for v in rand(C * C, 102, 1.0)]
+    ws = 0.006
+    ya = [sum(xd[c * H * W + i] * dequantize(wq[o * C + c], ws, 0) for c in range(C)) for o in range(C) for i in range(H * W)]
+    az = 100
+    as_ = next(v for v in (0.03 + 0.0003 * t for t in range(400)) if min(margin(y, v) for y in ya) > 1e-3)
+    yad = [dequantize(quantize(y, as_, az, 0, 255), as_, az) for y in ya]
+    s = [f32(a + b) for a, b in zip(yad, xd)]
+    yz = 90
+    ys = next(v for v in (0.05 + 0.0003 * t for t in range(400)) if min(margin(y, v) for y in s) > 1e-3)
+    ref = [dequantize(quantize(v, ys, yz, 0, 255), ys, yz) for v in s]
+    nodes = [node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], "qx"), node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], "dqx"),
+             node("DequantizeLinear", ["wq", "ws"], ["w"], "dqw"), node("Conv", ["xd", "w"], ["ya"], "conv"),
+             node("QuantizeLinear", ["ya", "as", "az"], ["yaq"], "qa"), node("DequantizeLinear", ["yaq", "as", "az"], ["yad"], "dqa"),
+             node("Add", ["yad", "xd"], ["s"], "add"),
+             node("QuantizeLinear", ["s", "ys", "yz"], ["sq"], "qs"), node("DequantizeLinear", ["sq", "ys", "yz"], ["y"], "dqs")]
+    inits = [initializer("xs", [], [xs]), typed_init("xz", [], 2, [xz]), typed_init("wq", [C, C, 1, 1], 3, wq),
+             initializer("ws", [], [ws]), initializer("as", [], [as_]), typed_init("az", [], 2, [az]),
+             initializer("ys", [], [ys]), typed_init("yz", [], 2, [yz])]
+    open(out + "/qdq_res.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, H, W])], [value_info("y", [1, C, H, W])]))
+    npy(out + "/qdq_res_x.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(xd), *xd))
+    npy(out + "/qdq_res_y.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(ref), *ref))
+
+
 def qdq_matmul_int(out, s8=False):
     """QDQ products as integer kernels where the CPU has VNNI (qdense): a MatMul of a rank-3
     quantized input [2, 5, 18] (K = 18, padded to 20 with the zero point) by an int8 [18, 20]
@@ -1425,6 +1458,7 @@ def main(out):
     qdq_conv(out)
     qdq_conv_int(out)
     qdq_conv_int(out, s8=True)
+    qdq_residual(out)
     qdq_matmul_int(out)
     qdq_matmul_int(out, s8=True)
     dyn_matmul(out)
