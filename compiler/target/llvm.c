@@ -81,6 +81,7 @@ typedef struct CG {
   const char *sym_prefix;     /* of the kernels' symbols (kernel_symbol); NULL: none */
   int dot_lanes;              /* i32 lanes of the target's vpdpbusd (16: AVX-512 VNNI, 8:
                                  AVX-VNNI or VNNI with VL); 0: none (emit_dot4) */
+  int exact;                  /* > 0 inside a float made an integer: no fused multiply-adds */
 } CG;
 
 static LLVMValueRef emit_expr(CG *g, Expr *e);
@@ -339,13 +340,18 @@ static LLVMValueRef emit_shift(CG *g, int op, DType t, LLVMValueRef a, LLVMValue
   return dtype_is_signed(t) ? LLVMBuildAShr(g->b, a, k, "") : LLVMBuildLShr(g->b, a, k, "");
 }
 
+/* V contractible, but not inside a float made an integer (CG.exact). */
+static LLVMValueRef contract_unless_exact(CG *g, LLVMValueRef v) {
+  return g->exact ? v : contract(v);
+}
+
 /* A binary operation on operands of dtype T (already unified). */
 static LLVMValueRef emit_binop(CG *g, int op, DType t, LLVMValueRef a, LLVMValueRef b) {
   bool fp = dtype_is_float(t), sign = dtype_is_signed(t); /* integers wrap: no nsw */
   switch (op) {
-  case OP_ADD: return fp ? contract(LLVMBuildFAdd(g->b, a, b, "")) : LLVMBuildAdd(g->b, a, b, "");
-  case OP_SUB: return fp ? contract(LLVMBuildFSub(g->b, a, b, "")) : LLVMBuildSub(g->b, a, b, "");
-  case OP_MUL: return fp ? contract(LLVMBuildFMul(g->b, a, b, "")) : LLVMBuildMul(g->b, a, b, "");
+  case OP_ADD: return fp ? contract_unless_exact(g, LLVMBuildFAdd(g->b, a, b, "")) : LLVMBuildAdd(g->b, a, b, "");
+  case OP_SUB: return fp ? contract_unless_exact(g, LLVMBuildFSub(g->b, a, b, "")) : LLVMBuildSub(g->b, a, b, "");
+  case OP_MUL: return fp ? contract_unless_exact(g, LLVMBuildFMul(g->b, a, b, "")) : LLVMBuildMul(g->b, a, b, "");
   case OP_DIV: return fp ? LLVMBuildFDiv(g->b, a, b, "") : emit_floordiv(g, a, b, sign);
   case OP_MOD: return fp ? emit_fmod_floor(g, a, b) : emit_floormod(g, a, b, sign);
   /* Float min/max are IEEE minNum/maxNum (C's fmin/fmax, CUDA's and OpenCL's): a NaN
@@ -1168,7 +1174,7 @@ static LLVMValueRef emit_expr_raw(CG *g, Expr *e) {
       if (!d) d = emit_dot4(g, e->b, e->a);
       if (d) return d;
     }
-    if (e->op == OP_ADD && (e->dtype == DT_F32 || e->dtype == DT_F64)) {
+    if (e->op == OP_ADD && (e->dtype == DT_F32 || e->dtype == DT_F64) && !g->exact) {
       Expr *m = is_fmul(e->a) ? e->a : is_fmul(e->b) ? e->b : NULL;
       if (m) return emit_fmuladd(g, m, m == e->a ? e->b : e->a);
     }
@@ -1194,17 +1200,26 @@ static LLVMValueRef emit_expr_raw(CG *g, Expr *e) {
   case E_SELECT: return emit_select(g, e);
   case E_CALL: return emit_call(g, e);
   case E_CAST: {
+    /* a float made an integer is computed without fused multiply-adds, as the interpreter
+     * computes it: an integer is compared exactly, and one rounding less before the
+     * conversion can move it (a quantization's round, x * 1e9 + y made i32) */
+    bool to_int = dtype_is_float(e->a->dtype) && !dtype_is_float(e->dtype);
+    g->exact += to_int;
     /* a float of known bounds well inside i32 (a quantization's clamp to [0, 255]) made an
      * integer of at most 32 bits through i32: what the i64 route gives, in one instruction
      * per vector rather than two and a pack */
     double lo, hi;
-    if (dtype_is_float(e->a->dtype) && !dtype_is_float(e->dtype) && e->dtype != DT_BOOL && dtype_bytes(e->dtype) <= 4 &&
-        float_bounds(e->a, &lo, &hi) && lo > -2147483520.0 && hi < 2147483520.0) {
+    LLVMValueRef r;
+    if (to_int && e->dtype != DT_BOOL && dtype_bytes(e->dtype) <= 4 && float_bounds(e->a, &lo, &hi) &&
+        lo > -2147483520.0 && hi < 2147483520.0) {
       LLVMValueRef x = emit_expr(g, e->a);
       int lanes = is_vec(x) ? (int)LLVMGetVectorSize(LLVMTypeOf(x)) : 1;
-      return LLVMBuildIntCast2(g->b, LLVMBuildFPToSI(g->b, x, vec_of(g->i32, lanes), ""), vec_of(reg_type(g, e->dtype), lanes), 1, "");
+      r = LLVMBuildIntCast2(g->b, LLVMBuildFPToSI(g->b, x, vec_of(g->i32, lanes), ""), vec_of(reg_type(g, e->dtype), lanes), 1, "");
+    } else {
+      r = emit_convert(g, emit_expr(g, e->a), e->a->dtype, e->dtype);
     }
-    return emit_convert(g, emit_expr(g, e->a), e->a->dtype, e->dtype);
+    g->exact -= to_int;
+    return r;
   }
   default: die("llvm codegen: bad expression kind %d", e->kind);
   }
