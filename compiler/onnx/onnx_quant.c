@@ -286,12 +286,31 @@ static const Val *dq_filter(const Val *w, int axis, int64_t n) {
   return wq;
 }
 
-/* S[j] = SX * W's scale (its j-th, or its one), N values: an integer kernel's factor. */
+/* A QLinearConv's output stage, when the integer kernels compute it (qlinear_conv_int):
+ * its int32 bias B (or NULL) and output scale YS; NULL for a QDQ convolution. */
+typedef struct {
+  const Val *b, *ys;
+} QOut;
+static const QOut *q_out;
+
+/* S[j] = SX * W's scale (its j-th, or its one), N values: an integer kernel's factor; for a
+ * QLinearConv (q_out) divided by y_scale, onnxruntime's requantization multiplier. */
 static Val *q_scales(const Val *w, double sx, int64_t n) {
   Val *sc = xalloc(sizeof *sc);
   *sc = (Val){.name = xprintf("%s_qscale", w->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {n}, .c = imp_vals(n)};
-  for (int64_t j = 0; j < n; j++) sc->c[j] = (float)sx * (float)w->dq_s->c[val_numel(w->dq_s) == 1 ? 0 : j];
+  for (int64_t j = 0; j < n; j++) {
+    sc->c[j] = (float)sx * (float)w->dq_s->c[val_numel(w->dq_s) == 1 ? 0 : j];
+    if (q_out) sc->c[j] = (float)sc->c[j] / (float)q_out->ys->c[0];
+  }
   return sc;
+}
+
+/* Does a QLinearConv's bias (q_out) fit f32 exactly (below 2^24), so that the zero-point
+ * term less the bias is exact? No bias, or no QLinearConv: yes. */
+static bool bias_fits(void) {
+  for (int64_t i = 0; q_out && q_out->b && i < val_numel(q_out->b); i++)
+    if (fabs(q_out->b->c[i]) >= 16777216.0) return false;
+  return true;
 }
 
 /* XQ as u8 NHWC (plus XO), channels padded to C4 with the zero point ZX: once per value (and
@@ -326,7 +345,7 @@ int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, cons
   int xo;
   Val *xq = x->ndim == 4 ? dq_input(I, x, &sx, &zx, &xo) : NULL;
   const Val *wq = xq ? dq_filter(w, 0, w->shape[0]) : NULL;
-  if (!wq) return 0;
+  if (!wq || !bias_fits()) return 0;
   int64_t co = w->shape[0], ci = w->shape[1], kh = w->shape[2], kw = w->shape[3], c4 = (ci + 3) / 4 * 4;
   /* the filter packed [KH, KW, CI4 / 4, CO, 4], zeros past CI */
   Val *k = xalloc(sizeof *k);
@@ -339,6 +358,13 @@ int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, cons
           k->c[(((y * kw + x2) * (c4 / 4) + i / 4) * co + o) * 4 + i % 4] = i < ci ? wq->c[((o * ci + i) * kh + y) * kw + x2] : 0;
   Val *sc = q_scales(w, sx, co);
   const char *xu = q_nhwc_u8(I, xq, c4, zx, xo), *zs, *kq = q_filter(I, k, (int64_t)zx, &zs);
+  if (q_out && q_out->b) { /* a QLinearConv's bias: the zero-point term less it (folded) */
+    const char *zb = imp_name(I, xprintf("%s_zb", w->name));
+    const char *kn = imp_kernel(I, "qbias", xprintf("(Z: i32[%lld], B: f32[%lld]) -> Y: i32[%lld] {\n  Y[i] = Z[i] - i32(B[i])\n}",
+                                                    (long long)co, (long long)co, (long long)co));
+    imp_call(I, zb, kn, xprintf("%s, %s", zs, imp_tensor(I, (Val *)q_out->b)));
+    zs = zb;
+  }
   *out = q_conv_call(I, x, co, kh, kw, s, d, p, "qconv2d_nhwc_pad",
                      xprintf("%s, %s, %s, %s, ZX = %lld", xu, kq, imp_tensor(I, sc), zs, (long long)zx));
   return 1;
@@ -350,7 +376,7 @@ int imp_qdepthwise(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, c
   int64_t c = w->shape[0], kh = w->shape[2], kw = w->shape[3];
   Val *xq = x->ndim == 4 ? dq_input(I, x, &sx, &zx, &xo) : NULL;
   const Val *wq = xq ? dq_filter(w, 0, c) : NULL;
-  if (!wq || c % 4 || w->shape[1] != 1 || x->shape[1] != c || kh * kw > 514) return 0;
+  if (!wq || c % 4 || w->shape[1] != 1 || x->shape[1] != c || kh * kw > 514 || !bias_fits()) return 0;
   const char *xu = q_nhwc_u8(I, xq, c, zx, xo); /* as imp_qconv2d's (C a multiple of 4: no padding) */
   /* the int8 filter [KH, KW, C] as f32 values, Z: ZX times each channel's sum (exact: below
    * 2^24) */
@@ -360,6 +386,7 @@ int imp_qdepthwise(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, c
   for (int64_t i = 0; i < c; i++) {
     z->c[i] = 0;
     for (int64_t y = 0; y < kh * kw; y++) z->c[i] += zx * (k->c[y * c + i] = wq->c[i * kh * kw + y]);
+    if (q_out && q_out->b) z->c[i] -= q_out->b->c[i]; /* a QLinearConv's bias */
   }
   Val *sc = q_scales(w, sx, c);
   *out = q_conv_call(I, x, c, kh, kw, s, d, p, "qdepthwise_conv2d_nhwc_pad",
@@ -598,20 +625,31 @@ static bool op_qlinear_matmul(Imp *I) {
 /* A 2-D convolution (NCHW) of X by W (OIHW) over integers: sum of (x - xz)(w - wz), the
  * padding contributing 0, into a new i32 tensor (output 0); WZ one value or one per output
  * channel. NULL: reported. */
-static Val *conv_integer(Imp *I, Val *x, Val *xz, Val *w, Val *wz) {
-  if (x->ndim != 4 || w->ndim != 4) return imp_unsupported(I, "a %d-D integer convolution (2-D only)", x->ndim - 2), NULL;
-  if (x->c) return imp_unsupported(I, "a constant input"), NULL;
+/* The strides S, dilations D and pads P [t, l, b, r] of the current node, an integer 2-D
+ * convolution of X by W. false: reported. */
+static bool int_conv_attrs(Imp *I, const Val *x, const Val *w, int64_t *s, int64_t *d, int64_t *p) {
+  if (x->ndim != 4 || w->ndim != 4) return imp_unsupported(I, "a %d-D integer convolution (2-D only)", x->ndim - 2);
+  if (x->c) return imp_unsupported(I, "a constant input");
   const char *ap = imp_attr_s(I, "auto_pad", "NOTSET");
-  if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) return imp_unsupported(I, "auto_pad %s in an integer convolution (pads only)", ap), NULL;
-  int64_t s[3] = {1, 1}, d[3] = {1, 1}, p[5] = {0}, ks[3] = {0, 0}, g = imp_attr_i(I, "group", 1);
-  int ns = imp_attr_ints(I, "strides", s, 3), nd = imp_attr_ints(I, "dilations", d, 3), np = imp_attr_ints(I, "pads", p, 5);
+  if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) return imp_unsupported(I, "auto_pad %s in an integer convolution (pads only)", ap);
+  int64_t s3[3] = {1, 1}, d3[3] = {1, 1}, p5[5] = {0}, ks[3] = {0, 0};
+  int ns = imp_attr_ints(I, "strides", s3, 3), nd = imp_attr_ints(I, "dilations", d3, 3), np = imp_attr_ints(I, "pads", p5, 5);
   if ((ns >= 0 && ns != 2) || (nd >= 0 && nd != 2) || (np >= 0 && np != 4))
-    return imp_unsupported(I, "strides, dilations or pads not of a 2-D convolution"), NULL;
-  if (!strcmp(ap, "VALID")) memset(p, 0, sizeof p);
+    return imp_unsupported(I, "strides, dilations or pads not of a 2-D convolution");
+  if (!strcmp(ap, "VALID")) memset(p5, 0, sizeof p5);
   int nks = imp_attr_ints(I, "kernel_shape", ks, 3);
-  if (nks >= 0 && (nks != 2 || ks[0] != w->shape[2] || ks[1] != w->shape[3])) return imp_error(I, "kernel_shape is not the filter's spatial shape"), NULL;
-  if (s[0] < 1 || s[1] < 1 || d[0] < 1 || d[1] < 1 || p[0] < 0 || p[1] < 0 || p[2] < 0 || p[3] < 0)
-    return imp_error(I, "strides and dilations must be positive, pads not negative"), NULL;
+  if (nks >= 0 && (nks != 2 || ks[0] != w->shape[2] || ks[1] != w->shape[3])) return imp_error(I, "kernel_shape is not the filter's spatial shape");
+  if (s3[0] < 1 || s3[1] < 1 || d3[0] < 1 || d3[1] < 1 || p5[0] < 0 || p5[1] < 0 || p5[2] < 0 || p5[3] < 0)
+    return imp_error(I, "strides and dilations must be positive, pads not negative");
+  memcpy(s, s3, sizeof(int64_t) * 2);
+  memcpy(d, d3, sizeof(int64_t) * 2);
+  memcpy(p, p5, sizeof(int64_t) * 4);
+  return true;
+}
+
+static Val *conv_integer(Imp *I, Val *x, Val *xz, Val *w, Val *wz) {
+  int64_t s[2], d[2], p[4], g = imp_attr_i(I, "group", 1);
+  if (!int_conv_attrs(I, x, w, s, d, p)) return NULL;
   int64_t c = x->shape[1], m = w->shape[0], cg = w->shape[1];
   if (g < 1 || c % g || m % g || cg * g != c)
     return imp_error(I, "group %lld does not fit %lld input channels and a filter of %lld", (long long)g, (long long)c, (long long)cg), NULL;
@@ -656,8 +694,35 @@ static bool op_conv_integer(Imp *I) {
   return w && !bad && conv_integer(I, x, xz, w, wz);
 }
 
+/* QLinearConv of a run-time X by a constant int8 W (no zero point; one group, or depthwise)
+ * with a constant bias as the QDQ convolutions' integer kernels (imp_qconv2d,
+ * imp_qdepthwise; I->int8): X and W seen as the DequantizeLinear outputs they stand for,
+ * the kernel's zero-point term less the bias and its factor x_scale * w_scale / y_scale,
+ * so that its f32 result is onnxruntime's f32(acc + B) * multiplier, then rounded, offset
+ * by y's zero point and saturated. 1: done; 0: not of that form (nothing written); -1:
+ * reported. */
+static int qlinear_conv_int(Imp *I, Val *x, Val *w, Val *b, Val **s, Val **z) {
+  if (!I->int8 || x->c || x->ndim != 4 || !w->c || w->dtype != OT_INT8 || (b && !b->c) || !s[2]->c || (z[2] && !z[2]->c))
+    return 0;
+  int64_t g = imp_attr_i(I, "group", 1), st[2], d[2], p[4];
+  if ((g != 1 && (g != x->shape[1] || g != w->shape[0])) || !int_conv_attrs(I, x, w, st, d, p)) return I->failed ? -1 : 0;
+  Val xd = {.name = x->name, .dtype = OT_FLOAT, .ndim = 4, .nhwc = x->nhwc, .dq_x = x, .dq_s = s[0], .dq_z = z[0]};
+  Val wd = {.name = w->name, .dtype = OT_FLOAT, .ndim = 4, .c = w->c, .dq_x = w, .dq_s = s[1], .dq_z = z[1], .dq_axis = 0};
+  memcpy(xd.shape, x->shape, sizeof xd.shape);
+  memcpy(wd.shape, w->shape, sizeof wd.shape);
+  QOut qo = {.b = b, .ys = s[2]};
+  Val *o = NULL;
+  q_out = &qo;
+  int r = g == 1 ? imp_qconv2d(I, &xd, &wd, st, d, p, &o) : imp_qdepthwise(I, &xd, &wd, st, d, p, &o);
+  q_out = NULL;
+  if (r <= 0) return r;
+  int dt = z[2] ? z[2]->dtype : OT_UINT8;
+  const char *e = xprintf("min(max(round($0)%s, %s), %s)", z[2] ? xprintf(" + %s", imp_flit(z[2]->c[0])) : "", imp_flit(qlo(dt)), imp_flit(qhi(dt)));
+  return imp_as_int(I, imp_ew(I, "requantize", &o, 1, e), dt) ? 1 : -1;
+}
+
 /* QLinearConv: ConvInteger's accumulator plus the int32 bias B, requantized (w's scale per
- * tensor or per output channel). */
+ * tensor or per output channel); the integer kernels where they apply (qlinear_conv_int). */
 static bool op_qlinear_conv(Imp *I) {
   if (!imp_attrs_known(I, conv_attrs) || !imp_one_output(I)) return false;
   Val *x = q_in(I, 0, "x", false), *w = x ? q_in(I, 3, "w", false) : NULL, *s[3], *z[3], *b = imp_in(I, 8);
@@ -666,6 +731,8 @@ static bool op_qlinear_conv(Imp *I) {
     return imp_error(I, "the bias B is not int32 [%lld]", (long long)w->shape[0]);
   if (val_numel(s[1]) != 1 && !(s[1]->ndim == 1 && s[1]->shape[0] == w->shape[0]))
     return imp_error(I, "w_scale has %lld values (one, or one per output channel: %lld)", (long long)val_numel(s[1]), (long long)w->shape[0]);
+  int fast = w->ndim == 4 ? qlinear_conv_int(I, x, w, b, s, z) : 0;
+  if (fast) return fast > 0;
   Val *acc = conv_integer(I, x, z[0], w, z[1]);
   return acc && requantize(I, acc, b, "i1", s[0], s[1], "i1", s[2], z[2]);
 }

@@ -253,6 +253,14 @@ if [ "$vnni" != 0 ]; then
   echo "$rt" | grep -q "t[0-9]*_qconv2d_nhwc_pad_quantize_[0-9x]*_quant_u8_nhwc " && echo "$rt" | grep -q "_dequantize_u8_[0-9x]*_add_" &&
     ! echo "$rt" | grep -q " t[0-9]*_dequantize_u8" && echo "ok - onnx QDQ residual block: bytes between the kernels" || echo "not ok - onnx QDQ residual block: bytes between the kernels: $rt"
 fi
+# QLinearConv (the QOperator form: a convolution, a depthwise one, int32 biases) as the same
+# integer kernels where the CPU has VNNI, plain i32 kernels otherwise: onnxruntime's
+# requantization exactly
+ql=$("$TEXC" import "$B/qlinear_int.onnx" -o "$B/qlinear_int.tex" >/dev/null 2>&1 && grep -c "= q[a-z_]*conv2d_nhwc_pad(" "$B/qlinear_int.tex")
+[ "$ql" = $((vnni ? 2 : 0)) ] && echo "ok - onnx QLinearConv: integer kernels with VNNI only" || echo "not ok - onnx QLinearConv: integer kernels with VNNI only: $ql"
+for i8 in 1 0; do
+  TEXC_NET_INT8=$i8 expect_all "QLinearConv (TEXC_NET_INT8=$i8) = Python reference" "$B/qlinear_int.onnx" --input "$B/qlinear_int_x.npy" --expect "$B/qlinear_int_y.npy"
+done
 # the imported text (u8 and i8 tensors, the integer kernels) on OpenCL (PoCL in CI)
 expect_all "QDQ convolutions' imported text on OpenCL = Python reference" "$B/qdq_int.tex" --target opencl \
   --input "$B/qdq_int_x.npy" --expect "$B/qdq_int_ya.npy" --expect "$B/qdq_int_yb.npy" --expect "$B/qdq_int_yc.npy" --expect "$B/qdq_int_yd.npy"

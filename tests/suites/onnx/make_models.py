@@ -1201,6 +1201,67 @@ def qdq_residual(out):
     npy(out + "/qdq_res_y.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(ref), *ref))
 
 
+def qlinear_conv_int(out):
+    """QLinearConv (the QOperator form) as the integer kernels where the CPU has VNNI: a
+    quantized input (uint8, 8 channels) through a 3 x 3 QLinearConv of 12 output channels
+    (int8 filter per channel, int32 bias, pads 1) and a depthwise 3 x 3 stride-2 one (12
+    channels, bias), dequantized. The reference is onnxruntime's requantization:
+    round(f32(acc + B) * f32(f32(x_scale * w_scale) / y_scale)) + y_zero_point, saturated."""
+    C, H, W, CA = 8, 7, 6, 12
+    xs, xz = 0.05, 110
+    q = [int((v + 1) * 127.99) for v in rand(C * H * W, 111, 1.0)]
+    wa = [int(v * 127.99) for v in rand(CA * C * 9, 112, 1.0)]
+    wsa = [0.002 * (1 + o % 5) for o in range(CA)]
+    ba = [int(v * 3000) for v in rand(CA, 113, 1.0)]
+    ys, yz = 0.09, 100
+    wd = [int(v * 127.99) for v in rand(CA * 9, 114, 1.0)]
+    wsd = [0.003 + 0.001 * (o % 4) for o in range(CA)]
+    bd = [int(v * 2000) for v in rand(CA, 115, 1.0)]
+    zs, zz = 0.07, 128
+
+    def rq(acc, b, sx, sw, sy, zy):
+        m = f32(f32(f32(sx) * f32(sw)) / f32(sy))
+        return min(max(round(f32(f32(acc + b) * m)) + zy, 0), 255)
+
+    ya = []
+    for o in range(CA):
+        for i in range(H):
+            for j in range(W):
+                acc = 0
+                for c in range(C):
+                    for r in range(3):
+                        for t in range(3):
+                            hi, wj = i + r - 1, j + t - 1
+                            if 0 <= hi < H and 0 <= wj < W:
+                                acc += (q[(c * H + hi) * W + wj] - xz) * wa[((o * C + c) * 3 + r) * 3 + t]
+                ya.append(rq(acc, ba[o], xs, wsa[o], ys, yz))
+    OH, OW = (H + 2 - 3) // 2 + 1, (W + 2 - 3) // 2 + 1
+    y = []
+    for o in range(CA):
+        for i in range(OH):
+            for j in range(OW):
+                acc = 0
+                for r in range(3):
+                    for t in range(3):
+                        hi, wj = 2 * i + r - 1, 2 * j + t - 1
+                        if 0 <= hi < H and 0 <= wj < W:
+                            acc += (ya[(o * H + hi) * W + wj] - yz) * wd[o * 9 + r * 3 + t]
+                y.append(dequantize(rq(acc, bd[o], ys, wsd[o], zs, zz), zs, zz))
+    nodes = [node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], "qx"),
+             node("QLinearConv", ["xq", "xs", "xz", "wa", "wsa", "w0", "ys", "yz", "ba"], ["ya"], "conv_a", pads=[1, 1, 1, 1]),
+             node("QLinearConv", ["ya", "ys", "yz", "wd", "wsd", "w0", "zs", "zz", "bd"], ["yd"], "conv_d", group=CA, strides=[2, 2],
+                  pads=[1, 1, 1, 1]),
+             node("DequantizeLinear", ["yd", "zs", "zz"], ["y"], "dqy")]
+    inits = [initializer("xs", [], [xs]), typed_init("xz", [], 2, [xz]), typed_init("wa", [CA, C, 3, 3], 3, wa),
+             initializer("wsa", [CA], wsa), typed_init("w0", [CA], 3, [0] * CA), initializer("ys", [], [ys]), typed_init("yz", [], 2, [yz]),
+             typed_init("ba", [CA], 6, ba), typed_init("wd", [CA, 1, 3, 3], 3, wd), initializer("wsd", [CA], wsd),
+             initializer("zs", [], [zs]), typed_init("zz", [], 2, [zz]), typed_init("bd", [CA], 6, bd)]
+    x = [dequantize(v, xs, xz) for v in q]
+    open(out + "/qlinear_int.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, H, W])], [value_info("y", [1, CA, OH, OW])]))
+    npy(out + "/qlinear_int_x.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(x), *x))
+    npy(out + "/qlinear_int_y.npy", "<f4", (1, CA, OH, OW), struct.pack("<%df" % len(y), *y))
+
+
 def qdq_matmul_int(out, s8=False):
     """QDQ products as integer kernels where the CPU has VNNI (qdense): a MatMul of a rank-3
     quantized input [2, 5, 18] (K = 18, padded to 20 with the zero point) by an int8 [18, 20]
@@ -1459,6 +1520,7 @@ def main(out):
     qdq_conv_int(out)
     qdq_conv_int(out, s8=True)
     qdq_residual(out)
+    qlinear_conv_int(out)
     qdq_matmul_int(out)
     qdq_matmul_int(out, s8=True)
     dyn_matmul(out)
