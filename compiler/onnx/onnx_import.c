@@ -790,9 +790,10 @@ static bool import_model(Imp *I, const Onnx__ModelProto *m, const char *tex_name
   for (size_t i = 0; i < g->n_node; i++) { /* first what no opset would make importable */
     I->node = g->node[i];
     if (!I->node->op_type || !*I->node->op_type) return imp_error(I, "the node has no op_type"); /* a corrupt file */
-    if (I->node->domain && *I->node->domain && strcmp(I->node->domain, "ai.onnx") != 0)
-      return imp_unsupported(I, "operator %s of domain '%s'", I->node->op_type, I->node->domain);
-    if (!onnx_op_known(I->node->op_type)) return imp_unsupported(I, "operator %s", I->node->op_type);
+    const char *dom = I->node->domain && *I->node->domain ? I->node->domain : "ai.onnx";
+    bool contrib = !strcmp(dom, "com.microsoft") && onnx_contrib_known(I->node->op_type);
+    if (strcmp(dom, "ai.onnx") && !contrib) return imp_unsupported(I, "operator %s of domain '%s'", I->node->op_type, dom);
+    if (!contrib && !onnx_op_known(I->node->op_type)) return imp_unsupported(I, "operator %s", I->node->op_type);
   }
   I->node = NULL;
   if (!check_opset(I, m)) return false;

@@ -129,6 +129,8 @@ int imp_qdense(Imp *I, Val *a, Val *b, bool tb, Val *o);
 bool onnx_op(Imp *I);
 /* Is OP of the default domain one that onnx_op knows? */
 bool onnx_op_known(const char *op);
+/* onnx_quant.c: is OP one of the com.microsoft operators texc imports (QLinearAdd, ...)? */
+bool onnx_contrib_known(const char *op);
 
 /* ---- onnx_ops.c: what the operator files share ------------------------------------
  * A node's inputs and attributes, kernel text, broadcasting, folding and the elementwise

@@ -362,7 +362,11 @@ static bool pool3d(Imp *I, bool max, Val *x, const int64_t *k, const int64_t *s,
 static bool op_pool(Imp *I, bool max) {
   if (!imp_attrs_known(I, max ? "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides"
                           : "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides") || !imp_one_output(I)) return false;
-  Val *x = imp_float_in(I, 0);
+  /* a max pool of quantized values (uint8 / int8 at run time, held as exact f32): one of
+   * them, of their type (a QOperator model's MaxPool) */
+  Val *in = imp_in(I, 0);
+  bool q = max && in && !in->c && (in->dtype == OT_UINT8 || in->dtype == OT_INT8) && in->ndim == 4;
+  Val *x = q ? in : imp_float_in(I, 0);
   if (!x) return false;
   int n = x->ndim - 2;
   if (n < 1 || n > 3) return imp_unsupported(I, "a %d-D pool (1-D to 3-D only)", n);
@@ -380,7 +384,9 @@ static bool op_pool(Imp *I, bool max) {
     return pool2d(I, max, height_one(I, x), k2, s2, d2, p2, &o) && height_dropped(I, o);
   }
   Val *o;
-  return pool2d(I, max, x, k, s, d, p, &o);
+  if (!pool2d(I, max, x, k, s, d, p, &o)) return false;
+  if (q) o->dtype = x->dtype, o->fint = true;
+  return true;
 }
 
 /* The 2-D pool of X (kernel K, strides S, dilations D, pads P [t, l, b, r]) into output 0

@@ -737,6 +737,129 @@ static bool op_qlinear_conv(Imp *I) {
   return acc && requantize(I, acc, b, "i1", s[0], s[1], "i1", s[2], z[2]);
 }
 
+/* ---- onnxruntime's QOperator contrib operators (domain com.microsoft) ---------------- */
+
+/* A constant scale or zero point K, one value (a zero point may be absent: 0): *OUT; false:
+ * reported. */
+static bool one_param(Imp *I, int k, const char *what, bool zero_point, double *out) {
+  *out = 0;
+  if (zero_point && !imp_in(I, k)) return true;
+  bool bad = false;
+  Val *v = zero_point ? zp_in(I, k, what, &bad, false) : scale_in(I, k, what);
+  if (!v || bad) return false;
+  if (!v->c || val_numel(v) != 1) return imp_unsupported(I, "%s computed at run time or of %lld values (one constant)", what, (long long)val_numel(v));
+  *out = v->c[0];
+  return true;
+}
+
+/* The output's type: that of input K's zero point when given, else of input X. */
+static int q_out_type(Imp *I, int k, const Val *x) {
+  Val *z = imp_in(I, k);
+  return z ? z->dtype : x->dtype;
+}
+
+/* QLinearAdd and QLinearMul: C = quantize(dequantize(A) op dequantize(B)) with numpy
+ * broadcasting, in f32 as the operators' definition writes it (Add: (A_scale (A - A_zp) +
+ * B_scale (B - B_zp)) / C_scale; Mul: A_scale (A - A_zp) B_scale (B - B_zp) / C_scale),
+ * rounded to even, offset by C's zero point and saturated: onnxruntime's scalar form (its
+ * vector kernels use fixed-point multipliers, which can differ by one unit). */
+static bool op_qlinear_binary(Imp *I, bool mul) {
+  if (!imp_attrs_known(I, "") || !imp_one_output(I)) return false;
+  Val *x[2] = {q_in(I, 0, "A", false), NULL};
+  x[1] = x[0] ? q_in(I, 3, "B", false) : NULL;
+  double as, az, bs, bz, cs, cz;
+  if (!x[1] || !one_param(I, 1, "A_scale", false, &as) || !one_param(I, 2, "A_zero_point", true, &az) ||
+      !one_param(I, 4, "B_scale", false, &bs) || !one_param(I, 5, "B_zero_point", true, &bz) ||
+      !one_param(I, 6, "C_scale", false, &cs) || !one_param(I, 7, "C_zero_point", true, &cz))
+    return false;
+  if (x[0]->c && x[1]->c) return imp_unsupported(I, "an operation on constants only");
+  int dt = q_out_type(I, 7, x[0]);
+  const char *a = xprintf("(%s * ($0 - %s))", imp_flit(as), imp_flit(az)), *b = xprintf("(%s * ($1 - %s))", imp_flit(bs), imp_flit(bz));
+  const char *v = xprintf("(%s %s %s) / %s", a, mul ? "*" : "+", b, imp_flit(cs));
+  const char *e = xprintf("min(max(round(%s) + %s, %s), %s)", v, imp_flit(cz), imp_flit(qlo(dt)), imp_flit(qhi(dt)));
+  return imp_as_int(I, imp_ew(I, mul ? "qlinear_mul" : "qlinear_add", x, 2, e), dt);
+}
+
+/* QLinearGlobalAveragePool (channels first): the sum over each channel's H x W values
+ * (exact in f32: below 2^24) less H x W times the zero point, times x_scale / (y_scale x
+ * H x W), rounded, offset and saturated (onnxruntime's form). */
+static bool op_qlinear_global_pool(Imp *I) {
+  if (!imp_attrs_known(I, "channels_last") || !imp_one_output(I)) return false;
+  if (imp_attr_i(I, "channels_last", 0)) return imp_unsupported(I, "channels_last 1 (channels first only)");
+  Val *x = q_in(I, 0, "X", false);
+  double xs, xz, ys, yz;
+  if (!x || !one_param(I, 1, "x_scale", false, &xs) || !one_param(I, 2, "x_zero_point", true, &xz) ||
+      !one_param(I, 3, "y_scale", false, &ys) || !one_param(I, 4, "y_zero_point", true, &yz))
+    return false;
+  if (x->c || x->ndim != 4) return imp_unsupported(I, "a constant or not 4-D input (N, C, H, W run-time values only)");
+  int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3], hw = h * w;
+  if (hw * 255 >= 16777216) return imp_unsupported(I, "more than 65793 values per channel");
+  int dt = q_out_type(I, 4, x);
+  const char *m = imp_flit((float)xs / ((float)ys * (float)hw));
+  const char *e = xprintf("min(max(round((S[%s] - %s) * %s) + %s, %s), %s)", x->nhwc ? "n, a, b, c" : "n, c, a, b",
+                          imp_flit(xz * (double)hw), m, imp_flit(yz), imp_flit(qlo(dt)), imp_flit(qhi(dt)));
+  int64_t os[4] = {n, c, 1, 1};
+  Val *o = imp_net_out(I, 0, 4, os);
+  o->dtype = dt;
+  o->fint = true;
+  o->nhwc = x->nhwc;
+  const char *in = x->nhwc ? xprintf("f32[%lld, %lld, %lld, %lld]", (long long)n, (long long)h, (long long)w, (long long)c)
+                           : xprintf("f32[%lld, %lld, %lld, %lld]", (long long)n, (long long)c, (long long)h, (long long)w);
+  const char *ot = x->nhwc ? xprintf("f32[%lld, 1, 1, %lld]", (long long)n, (long long)c) : xprintf("f32[%lld, %lld, 1, 1]", (long long)n, (long long)c);
+  const char *kn = imp_kernel(I, "qlinear_global_pool",
+                              xprintf("(X: %s) -> Y: %s {\n  tensor S: %s\n  S[%s] += X[%s] where h in 0..%lld, w in 0..%lld\n  Y[%s] = %s\n}", in, ot, ot,
+                                      x->nhwc ? "n, a, b, c" : "n, c, a, b", x->nhwc ? "n, h, w, c" : "n, c, h, w", (long long)h,
+                                      (long long)w, x->nhwc ? "n, a, b, c" : "n, c, a, b", e));
+  imp_call(I, o->tex, kn, x->tex);
+  return true;
+}
+
+/* QGemm: Y = alpha A B' + C over the integers of A and B less their zero points (C an int32
+ * bias), requantized by y_scale and y_zero_point (onnxruntime's form, as QLinearMatMul's),
+ * or without y_scale made float: f32(acc + C) * alpha * A_scale * B_scale. B constant when
+ * transposed; not transA. */
+static bool op_qgemm(Imp *I) {
+  if (!imp_attrs_known(I, "alpha,transA,transB") || !imp_one_output(I)) return false;
+  if (imp_attr_i(I, "transA", 0)) return imp_unsupported(I, "transA 1");
+  Val *a = q_in(I, 0, "A", false), *b = a ? q_in(I, 3, "B", false) : NULL, *c = imp_in(I, 6), *ys = imp_in(I, 7);
+  bool bad = false;
+  Val *sa = b ? scale_in(I, 1, "a_scale") : NULL, *sb = sa ? scale_in(I, 4, "b_scale") : NULL;
+  Val *za = sb ? zp_in(I, 2, "a_zero_point", &bad, false) : NULL, *zb = sb && !bad ? zp_in(I, 5, "b_zero_point", &bad, false) : NULL;
+  Val *zy = sb && !bad && ys ? zp_in(I, 8, "y_zero_point", &bad, false) : NULL;
+  if (!sb || bad || a->ndim != 2 || b->ndim != 2) return sb && !bad ? imp_unsupported(I, "A or B not 2-D") : false;
+  if (imp_attr_i(I, "transB", 0)) {
+    if (!b->c) return imp_unsupported(I, "a transposed B computed at run time");
+    Val *t = xalloc(sizeof *t);
+    int64_t r = b->shape[0], k = b->shape[1];
+    *t = (Val){.name = xprintf("%s_t", b->name), .dtype = b->dtype, .ndim = 2, .shape = {k, r}, .c = imp_vals(r * k)};
+    for (int64_t i = 0; i < r; i++)
+      for (int64_t j = 0; j < k; j++) t->c[j * r + i] = b->c[i * k + j];
+    b = t;
+  }
+  int64_t n = b->shape[1];
+  if (c && (c->dtype != OT_INT32 || val_numel(c) != n)) return imp_unsupported(I, "a bias C not int32 of %lld values", (long long)n);
+  if (val_numel(sb) != 1 && val_numel(sb) != n) return imp_unsupported(I, "b_scale of %lld values (one, or one per column)", (long long)val_numel(sb));
+  double alpha = imp_attr_f(I, "alpha", 1.0);
+  if (ys && alpha != 1.0) return imp_unsupported(I, "alpha %g with a quantized output", alpha);
+  Val *acc = matmul_integer(I, a, za, b, zb);
+  if (!acc) return false;
+  if (ys) return requantize(I, acc, c, "i1", sa, sb, "i1", ys, zy);
+  ImpCall o = {0};
+  imp_call_arg(I, &o, "X", acc);
+  char *sum = c ? xprintf("X[i0, i1] + %s", operand(I, &o, c, "i1", true)) : xstrdup("X[i0, i1]");
+  char *m = xprintf("%s * %s * %s", imp_flit(alpha), operand(I, &o, sa, "0", false), operand(I, &o, sb, "i1", false));
+  Val *y = imp_net_out(I, 0, 2, acc->shape);
+  imp_call_kernel(I, &o, "qgemm_float", y, xprintf("Y[i0, i1] = f32(%s) * %s", sum, m));
+  return true;
+}
+
+bool onnx_contrib_known(const char *op) {
+  static const char *const known[] = {"QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QGemm"};
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+    if (!strcmp(op, known[i])) return true;
+  return false;
+}
+
 /* Node I->node if OP is one of this file's operators: 1 or 0 (reported), else -1. */
 int onnx_quant_op(Imp *I, const char *op) {
   if (!strcmp(op, "QuantizeLinear")) return op_quantize(I);
@@ -746,5 +869,8 @@ int onnx_quant_op(Imp *I, const char *op) {
   if (!strcmp(op, "ConvInteger")) return op_conv_integer(I);
   if (!strcmp(op, "QLinearMatMul")) return op_qlinear_matmul(I);
   if (!strcmp(op, "QLinearConv")) return op_qlinear_conv(I);
+  if (!strcmp(op, "QLinearAdd") || !strcmp(op, "QLinearMul")) return op_qlinear_binary(I, !strcmp(op, "QLinearMul"));
+  if (!strcmp(op, "QLinearGlobalAveragePool")) return op_qlinear_global_pool(I);
+  if (!strcmp(op, "QGemm")) return op_qgemm(I);
   return -1;
 }

@@ -81,7 +81,8 @@ typedef struct CG {
   const char *sym_prefix;     /* of the kernels' symbols (kernel_symbol); NULL: none */
   int dot_lanes;              /* i32 lanes of the target's vpdpbusd (16: AVX-512 VNNI, 8:
                                  AVX-VNNI or VNNI with VL); 0: none (emit_dot4) */
-  int exact;                  /* > 0 inside a float made an integer: no fused multiply-adds */
+  int exact;                  /* > 0 inside a float made an integer or rounded to one
+                                 (round, floor, ceil, trunc): no fused multiply-adds */
 } CG;
 
 static LLVMValueRef emit_expr(CG *g, Expr *e);
@@ -551,7 +552,12 @@ static LLVMValueRef emit_sign(CG *g, LLVMValueRef x, DType t) {
 }
 
 static LLVMValueRef emit_call(CG *g, Expr *e) {
+  /* a float rounded to an integer value is computed as a float made an integer (CG.exact):
+   * one rounding less before it can move the result by one (a quantization's round) */
+  bool steps = e->op == FN_ROUND || e->op == FN_FLOOR || e->op == FN_CEIL || e->op == FN_TRUNC;
+  g->exact += steps;
   LLVMValueRef x = emit_expr(g, e->args[0]);
+  g->exact -= steps;
   bool fp = dtype_is_float(e->dtype);
   switch (e->op) {
   case FN_EXP: return is_f32_vec(g, x) ? vec_exp(g, x) : intrinsic1(g, "llvm.exp", x, NULL);

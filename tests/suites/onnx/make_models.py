@@ -1262,6 +1262,81 @@ def qlinear_conv_int(out):
     npy(out + "/qlinear_int_y.npy", "<f4", (1, CA, OH, OW), struct.pack("<%df" % len(y), *y))
 
 
+def qoperator_contrib(out):
+    """onnxruntime's QOperator contrib operators (domain com.microsoft), as a quantized
+    ResNet's tail uses them: x quantized (uint8 [1, 8, 4, 4]) through a 1 x 1 QLinearConv,
+    QLinearAdd of that and x, QLinearMul of the sum and x, QLinearGlobalAveragePool,
+    Flatten, and QGemm (transB, int32 bias) without y_scale: a float result. The reference
+    computes onnxruntime's forms in f32; inputs keep every rounded value 1e-3 from a
+    rounding boundary."""
+    C, H, W, N = 8, 4, 4, 5
+    xs, xz, ys, yz = 0.04, 100, 0.05, 90
+    wq = [int(v * 127.99) for v in rand(C * C, 121, 1.0)]
+    ws = 0.004
+    bq = [int(v * 127.99) for v in rand(N * C, 122, 1.0)]
+    bs, cb = 0.003, [int(v * 500) for v in rand(N, 123, 1.0)]
+
+    def clamp(v):
+        return min(max(v, 0), 255)
+
+    def near_half(v):
+        return abs(abs(v - int(v)) - 0.5) < 1e-3
+
+    for seed in range(124, 400):
+        q = [int((v + 1) * 127.99) for v in rand(C * H * W, seed, 1.0)]
+        m = f32(f32(f32(xs) * f32(ws)) / f32(ys))
+        ya, bad = [], False
+        for o in range(C):
+            for i in range(H * W):
+                t = f32(sum((q[c * H * W + i] - xz) * wq[o * C + c] for c in range(C)) * m)
+                bad |= near_half(t)
+                ya.append(clamp(round(t) + yz))
+        ss, sz = 0.06, 110
+        sv = []
+        for i in range(C * H * W):
+            t = f32(f32(f32(f32(ys) * (ya[i] - yz)) + f32(f32(xs) * (q[i] - xz))) / f32(ss))
+            bad |= near_half(t)
+            sv.append(clamp(round(t) + sz))
+        ms, mz = 0.08, 20
+        mv = []
+        for i in range(C * H * W):
+            t = f32(f32(f32(f32(ss) * (sv[i] - sz)) * f32(f32(xs) * (q[i] - xz))) / f32(ms))
+            bad |= near_half(t)
+            mv.append(clamp(round(t) + mz))
+        gs, gz = 0.02, 30
+        gm = f32(f32(ms) / f32(f32(gs) * f32(H * W)))
+        g = []
+        for c in range(C):
+            t = f32(f32(sum(mv[c * H * W:(c + 1) * H * W]) - mz * H * W) * gm)
+            bad |= near_half(t)
+            g.append(clamp(round(t) + gz))
+        if not bad:
+            break
+    y = [f32(f32(sum((g[k] - gz) * bq[j * C + k] for k in range(C)) + cb[j]) * f32(f32(gs) * f32(bs))) for j in range(N)]
+    ms_node = lambda op, ins, outs, name, **a: node(op, ins, outs, name, **a) + field(7, "com.microsoft")
+    nodes = [node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], "qx"),
+             node("QLinearConv", ["xq", "xs", "xz", "w", "ws", "w0", "ys", "yz"], ["ya"], "conv"),
+             ms_node("QLinearAdd", ["ya", "ys", "yz", "xq", "xs", "xz", "ss", "sz"], ["s"], "add"),
+             ms_node("QLinearMul", ["s", "ss", "sz", "xq", "xs", "xz", "ms", "mz"], ["mo"], "mul"),
+             ms_node("QLinearGlobalAveragePool", ["mo", "ms", "mz", "gs", "gz"], ["g"], "gap", channels_last=0),
+             node("Flatten", ["g"], ["gf"], "flat"),
+             ms_node("QGemm", ["gf", "gs", "gz", "b", "bs", "b0", "cb"], ["y"], "gemm", transB=1)]
+    inits = [initializer("xs", [], [xs]), typed_init("xz", [], 2, [xz]), typed_init("w", [C, C, 1, 1], 3, wq),
+             initializer("ws", [], [ws]), typed_init("w0", [], 3, [0]), initializer("ys", [], [ys]), typed_init("yz", [], 2, [yz]),
+             initializer("ss", [], [ss]), typed_init("sz", [], 2, [sz]), initializer("ms", [], [ms]), typed_init("mz", [], 2, [mz]),
+             initializer("gs", [], [gs]), typed_init("gz", [], 2, [gz]), typed_init("b", [N, C], 3, bq), initializer("bs", [], [bs]),
+             typed_init("b0", [], 3, [0]), typed_init("cb", [N], 6, cb)]
+    x = [dequantize(v, xs, xz) for v in q]
+    open(out + "/qop_contrib.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, H, W])], [value_info("y", [1, N])]))
+    # a com.microsoft operator texc does not import, and QLinearAdd in the default domain
+    other = [nodes[0], ms_node("QLinearSigmoid", ["xq", "xs", "xz", "xs", "xz"], ["y"], "sig")]
+    open(out + "/qop_unknown.onnx", "wb").write(model(other, inits, [value_info("x", [1, C, H, W])], [value_info("y", [1, C, H, W])]))
+    plain = [nodes[0], node("QLinearAdd", ["xq", "xs", "xz", "xq", "xs", "xz", "xs", "xz"], ["y"], "add")]
+    open(out + "/qop_default.onnx", "wb").write(model(plain, inits, [value_info("x", [1, C, H, W])], [value_info("y", [1, C, H, W])]))
+    npy(out + "/qop_contrib_x.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(x), *x))
+    npy(out + "/qop_contrib_y.npy", "<f4", (1, N), struct.pack("<%df" % len(y), *y))
+
+
 def qdq_matmul_int(out, s8=False):
     """QDQ products as integer kernels where the CPU has VNNI (qdense): a MatMul of a rank-3
     quantized input [2, 5, 18] (K = 18, padded to 20 with the zero point) by an int8 [18, 20]
@@ -1521,6 +1596,7 @@ def main(out):
     qdq_conv_int(out, s8=True)
     qdq_residual(out)
     qlinear_conv_int(out)
+    qoperator_contrib(out)
     qdq_matmul_int(out)
     qdq_matmul_int(out, s8=True)
     dyn_matmul(out)
