@@ -51,7 +51,7 @@ def ort(model, inp, threads, runs):
     print(f"{ms[len(ms) // 2]:.3f} {ms[0]:.3f}")
 
 
-def quantize(model, inp, out, ref):
+def quantize(model, inp, out, ref, fmt="qdq"):
     import onnx
     import onnxruntime
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
@@ -74,7 +74,7 @@ def quantize(model, inp, out, ref):
         quant_pre_process(model, pre)
     except Exception:  # vit's shapes defeat the pre-processing; quantize as exported
         pre = model
-    quantize_static(pre, out, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+    quantize_static(pre, out, Reader(), quant_format=QuantFormat.QOperator if fmt == "qop" else QuantFormat.QDQ, per_channel=True,
                     activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
     if pre != model:
         os.remove(pre)
@@ -95,7 +95,7 @@ def dynamic(model, inputs, out, ref):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 6 and sys.argv[1] == "quantize":
+    if len(sys.argv) in (6, 7) and sys.argv[1] == "quantize":  # FORMAT: qdq (default) or qop
         quantize(*sys.argv[2:])
         sys.exit(0)
     if len(sys.argv) == 6 and sys.argv[1] == "dynamic":

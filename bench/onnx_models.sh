@@ -10,7 +10,9 @@
 #                                        those records) for TUNE, onnxruntime with 1 and 2
 #                                        threads (median of ORT_RUNS runs): a markdown table
 #   bench/onnx_models.sh quant [BUILD]   quantized models (docs/ONNX.md, "Quantized models"):
-#                                        QUANT's models through quantize_static (QDQ) and a
+#                                        QUANT's models through quantize_static (QDQ), QOP's
+#                                        in the QOperator form (QLinearConv, com.microsoft's
+#                                        QLinearAdd, ...; QOP= for none) and a
 #                                        4-layer BERT-base through quantize_dynamic (when
 #                                        transformers is there): texc (integer kernels where
 #                                        the CPU has VNNI), texc with TEXC_NET_INT8=0 (f32) and
@@ -76,6 +78,11 @@ if [ "$mode" = quant ]; then
       { echo "onnx_models.sh: quantize_static of $m failed" >&2; continue; }
     models+=("${m}_qdq")
   done
+  for m in ${QOP-resnet18 resnet50 mobilenet_v2 googlenet}; do # the QOperator form (QLinearConv, com.microsoft's QLinearAdd, ...)
+    [ -s "$Q/${m}_qop.onnx" ] || "$PY" -W ignore bench/onnx_models.py quantize "$D/$m.onnx" "$D/$m.in.npy" "$Q/${m}_qop.onnx" "$Q/${m}_qop.ref.npy" qop >/dev/null 2>&1 ||
+      { echo "onnx_models.sh: quantize_static (QOperator) of $m failed" >&2; continue; }
+    models+=("${m}_qop")
+  done
   if "$PY" -c "import transformers" 2>/dev/null; then # scripts/export_bert.py's, 4 layers
     B4=$Q/bert4
     mkdir -p "$B4"
@@ -90,7 +97,7 @@ if [ "$mode" = quant ]; then
   echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
   for m in "${models[@]}"; do
     if [ "$m" = bert_dq ]; then in=(--input "$B4/ids.npy" --input "$B4/mask.npy" --input "$B4/tt.npy"); oin=$bin
-    else in=(--input "$D/${m%_qdq}.in.npy"); oin="$D/${m%_qdq}.in.npy"; fi
+    else b=${m%_qdq}; b=${b%_qop}; in=(--input "$D/$b.in.npy"); oin="$D/$b.in.npy"; fi
     "$TEXC" run "$Q/$m.onnx" "${in[@]}" --output "$tmp/$m.npy" >/dev/null 2>&1
     read -r rel top < <("$PY" bench/onnx_models.py compare "$tmp/$m.npy" "$Q/$m.ref.npy" 2>/dev/null)
     : >"$tmp/a"; : >"$tmp/b"; : >"$tmp/o"

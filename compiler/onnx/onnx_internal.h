@@ -129,6 +129,9 @@ int imp_qdense(Imp *I, Val *a, Val *b, bool tb, Val *o);
 bool onnx_op(Imp *I);
 /* Is OP of the default domain one that onnx_op knows? */
 bool onnx_op_known(const char *op);
+/* onnx_layout.c: X[0..N) (N >= 1) concatenated along AXIS (negative: from the end) into
+ * output 0 of the node (Concat). false: reported. */
+bool imp_concat(Imp *I, Val **x, int n, int64_t axis);
 /* onnx_quant.c: is OP one of the com.microsoft operators texc imports (QLinearAdd, ...)? */
 bool onnx_contrib_known(const char *op);
 

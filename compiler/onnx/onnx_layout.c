@@ -221,13 +221,16 @@ static bool op_concat(Imp *I) {
   if (!imp_attrs_known(I, "axis") || !imp_one_output(I)) return false;
   int n = imp_nin(I);
   Val **x = xalloc(sizeof(Val *) * (size_t)(n + 1));
-  bool all_const = true;
-  for (int k = 0; k < n; k++) {
+  for (int k = 0; k < n; k++)
     if (!(x[k] = imp_in(I, k))) return imp_error(I, "input %d is missing", k + 1);
-    all_const &= x[k]->c != NULL;
-  }
   if (n < 1) return imp_error(I, "no inputs");
-  int r = x[0]->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", I->opset < 4 ? 1 : 0), r); /* Concat-1: 1 */
+  return imp_concat(I, x, n, imp_attr_i(I, "axis", I->opset < 4 ? 1 : 0)); /* Concat-1: 1 */
+}
+
+bool imp_concat(Imp *I, Val **x, int n, int64_t axis) {
+  bool all_const = true;
+  for (int k = 0; k < n; k++) all_const &= x[k]->c != NULL;
+  int r = x[0]->ndim, a = imp_axis_of(I, axis, r);
   if (a < 0) return false;
   int64_t os[HT_MAX_DIMS];
   memcpy(os, x[0]->shape, sizeof os);

@@ -853,8 +853,34 @@ static bool op_qgemm(Imp *I) {
   return true;
 }
 
+/* QLinearConcat: inputs Y_scale, Y_zero_point, then (X, X_scale, X_zero_point) per
+ * input: each X requantized to Y's scale and zero point (as is where they are Y's),
+ * round((X - X_zp) * X_scale / Y_scale) + Y_zp saturated, then concatenated along axis. */
+static bool op_qlinear_concat(Imp *I) {
+  if (!imp_attrs_known(I, "axis") || !imp_one_output(I)) return false;
+  int nin = imp_nin(I), n = (nin - 2) / 3;
+  if (nin < 5 || (nin - 2) % 3) return imp_error(I, "%d inputs (Y_scale, Y_zero_point, then X, X_scale, X_zero_point per input)", nin);
+  double ys, yz;
+  if (!one_param(I, 0, "Y_scale", false, &ys) || !one_param(I, 1, "Y_zero_point", true, &yz)) return false;
+  Val **x = xalloc(sizeof(Val *) * (size_t)(n + 1));
+  int dt = OT_UINT8;
+  for (int k = 0; k < n; k++) {
+    double xs, xz;
+    Val *in = q_in(I, 2 + 3 * k, "X", false);
+    if (!in || !one_param(I, 3 + 3 * k, "X_scale", false, &xs) || !one_param(I, 4 + 3 * k, "X_zero_point", true, &xz)) return false;
+    dt = imp_in(I, 1) ? imp_in(I, 1)->dtype : in->dtype;
+    x[k] = in;
+    if ((float)xs == (float)ys && xz == yz) continue;
+    const char *e = xprintf("min(max(round(($0 - %s) * %s / %s) + %s, %s), %s)", imp_flit(xz), imp_flit(xs), imp_flit(ys),
+                            imp_flit(yz), imp_flit(qlo(dt)), imp_flit(qhi(dt)));
+    if (!imp_as_int(I, imp_ew(I, "qlinear_requantize", &in, 1, e), dt)) return false;
+    x[k] = VEC_AT(I->vals, I->vals.len - 1);
+  }
+  return imp_as_int(I, imp_concat(I, x, n, imp_attr_i(I, "axis", 0)), dt);
+}
+
 bool onnx_contrib_known(const char *op) {
-  static const char *const known[] = {"QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QGemm"};
+  static const char *const known[] = {"QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QGemm", "QLinearConcat"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
   return false;
@@ -872,5 +898,6 @@ int onnx_quant_op(Imp *I, const char *op) {
   if (!strcmp(op, "QLinearAdd") || !strcmp(op, "QLinearMul")) return op_qlinear_binary(I, !strcmp(op, "QLinearMul"));
   if (!strcmp(op, "QLinearGlobalAveragePool")) return op_qlinear_global_pool(I);
   if (!strcmp(op, "QGemm")) return op_qgemm(I);
+  if (!strcmp(op, "QLinearConcat")) return op_qlinear_concat(I);
   return -1;
 }

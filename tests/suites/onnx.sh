@@ -262,10 +262,11 @@ for i8 in 1 0; do
   TEXC_NET_INT8=$i8 expect_all "QLinearConv (TEXC_NET_INT8=$i8) = Python reference" "$B/qlinear_int.onnx" --input "$B/qlinear_int_x.npy" --expect "$B/qlinear_int_y.npy"
 done
 # onnxruntime's QOperator contrib operators (com.microsoft): QLinearAdd, QLinearMul,
-# QLinearGlobalAveragePool, QGemm, as their definitions compute them; other contrib
+# QLinearGlobalAveragePool, QGemm, QLinearConcat, as their definitions compute them; other contrib
 # operators and these names in the default domain refused by name
 for i8 in 1 0; do
-  TEXC_NET_INT8=$i8 expect_all "QOperator contrib operators (TEXC_NET_INT8=$i8) = Python reference" "$B/qop_contrib.onnx" --input "$B/qop_contrib_x.npy" --expect "$B/qop_contrib_y.npy"
+  TEXC_NET_INT8=$i8 expect_all "QOperator contrib operators (TEXC_NET_INT8=$i8) = Python reference" "$B/qop_contrib.onnx" --input "$B/qop_contrib_x.npy" \
+    --expect "$B/qop_contrib_y.npy" --expect "$B/qop_contrib_cat.npy"
 done
 expect_error "unknown contrib operator" "node 'sig' (QLinearSigmoid): not supported: operator QLinearSigmoid of domain 'com.microsoft'" "$TEXC" run "$B/qop_unknown.onnx"
 expect_error "contrib operator in the default domain" "node 'add' (QLinearAdd): not supported: operator QLinearAdd" "$TEXC" run "$B/qop_default.onnx"

@@ -1266,7 +1266,8 @@ def qoperator_contrib(out):
     """onnxruntime's QOperator contrib operators (domain com.microsoft), as a quantized
     ResNet's tail uses them: x quantized (uint8 [1, 8, 4, 4]) through a 1 x 1 QLinearConv,
     QLinearAdd of that and x, QLinearMul of the sum and x, QLinearGlobalAveragePool,
-    Flatten, and QGemm (transB, int32 bias) without y_scale: a float result. The reference
+    Flatten, and QGemm (transB, int32 bias) without y_scale: a float result; and
+    QLinearConcat of the convolution's output and x (requantized). The reference
     computes onnxruntime's forms in f32; inputs keep every rounded value 1e-3 from a
     rounding boundary."""
     C, H, W, N = 8, 4, 4, 5
@@ -1303,6 +1304,12 @@ def qoperator_contrib(out):
             t = f32(f32(f32(f32(ss) * (sv[i] - sz)) * f32(f32(xs) * (q[i] - xz))) / f32(ms))
             bad |= near_half(t)
             mv.append(clamp(round(t) + mz))
+        cat = []  # QLinearConcat of ya (Y's scale) and xq (requantized) along the channels
+        for i in range(C * H * W):
+            t = f32(f32(f32(q[i] - xz) * f32(xs)) / f32(ys))
+            bad |= near_half(t)
+            cat.append(clamp(round(t) + yz))
+        cat = [dequantize(v, ys, yz) for v in ya + cat]
         gs, gz = 0.02, 30
         gm = f32(f32(ms) / f32(f32(gs) * f32(H * W)))
         g = []
@@ -1320,14 +1327,18 @@ def qoperator_contrib(out):
              ms_node("QLinearMul", ["s", "ss", "sz", "xq", "xs", "xz", "ms", "mz"], ["mo"], "mul"),
              ms_node("QLinearGlobalAveragePool", ["mo", "ms", "mz", "gs", "gz"], ["g"], "gap", channels_last=0),
              node("Flatten", ["g"], ["gf"], "flat"),
-             ms_node("QGemm", ["gf", "gs", "gz", "b", "bs", "b0", "cb"], ["y"], "gemm", transB=1)]
+             ms_node("QGemm", ["gf", "gs", "gz", "b", "bs", "b0", "cb"], ["y"], "gemm", transB=1),
+             ms_node("QLinearConcat", ["ys", "yz", "ya", "ys", "yz", "xq", "xs", "xz"], ["cq"], "concat", axis=1),
+             node("DequantizeLinear", ["cq", "ys", "yz"], ["cat"], "dqcat")]
     inits = [initializer("xs", [], [xs]), typed_init("xz", [], 2, [xz]), typed_init("w", [C, C, 1, 1], 3, wq),
              initializer("ws", [], [ws]), typed_init("w0", [], 3, [0]), initializer("ys", [], [ys]), typed_init("yz", [], 2, [yz]),
              initializer("ss", [], [ss]), typed_init("sz", [], 2, [sz]), initializer("ms", [], [ms]), typed_init("mz", [], 2, [mz]),
              initializer("gs", [], [gs]), typed_init("gz", [], 2, [gz]), typed_init("b", [N, C], 3, bq), initializer("bs", [], [bs]),
              typed_init("b0", [], 3, [0]), typed_init("cb", [N], 6, cb)]
     x = [dequantize(v, xs, xz) for v in q]
-    open(out + "/qop_contrib.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, H, W])], [value_info("y", [1, N])]))
+    open(out + "/qop_contrib.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, H, W])],
+                                                     [value_info("y", [1, N]), value_info("cat", [1, 2 * C, H, W])]))
+    npy(out + "/qop_contrib_cat.npy", "<f4", (1, 2 * C, H, W), struct.pack("<%df" % len(cat), *cat))
     # a com.microsoft operator texc does not import, and QLinearAdd in the default domain
     other = [nodes[0], ms_node("QLinearSigmoid", ["xq", "xs", "xz", "xs", "xz"], ["y"], "sig")]
     open(out + "/qop_unknown.onnx", "wb").write(model(other, inits, [value_info("x", [1, C, H, W])], [value_info("y", [1, C, H, W])]))
