@@ -423,10 +423,14 @@ static void remeasure_best(const Network *n, const NetTuneArgs *a) {
 }
 
 /* One round of trials on task I. */
-static void tune_round(const Network *n, const NetTuneArgs *a, int i, int trials, uint64_t seed) {
+/* TRIALS of task I; LEFT_S: seconds left of --time (0: none), which the search stops at
+ * between batches of 8 rather than a round's 16 (a 16-candidate round of a large
+ * convolution took 44 s past a 150 s budget). */
+static void tune_round(const Network *n, const NetTuneArgs *a, int i, int trials, uint64_t seed, double left_s) {
   Task t = task_of(n, a, i);
   Measurer m = measurer_of(a);
-  SearchOpts so = {.trials = trials, .seed = seed, .batch = trials < 16 ? trials : 16,
+  int batch = left_s > 0 ? 8 : 16;
+  SearchOpts so = {.trials = trials, .seed = seed, .batch = trials < batch ? trials : batch, .time_s = left_s,
                    .population = 64, .generations = 3, .eps_random = 0.1,
                    .log = a->log, .quiet = true};
   SearchResult res;
@@ -481,7 +485,9 @@ static int net_tune_rounds(Network *n, NetTuneArgs *pa, TaskState *st) {
     double prev = st[i].best;
     int searched = k;
     if (!st[i].visited && measure_default(n, &a, i)) searched--; /* the default, once */
-    if (searched > 0 && !records_failed(a.log)) tune_round(n, &a, i, searched, a.seed + (uint64_t)r * 7919u);
+    double left_s = a.time_s > 0 ? a.time_s - (rt_now_ms() - t0) / 1e3 : 0;
+    if (searched > 0 && !records_failed(a.log) && (a.time_s <= 0 || left_s > 0))
+      tune_round(n, &a, i, searched, a.seed + (uint64_t)r * 7919u, left_s);
     refresh(n, &a, st);
     st[i].prev_best = prev;
     st[i].visited = true;
