@@ -492,7 +492,7 @@ static int net_tune_rounds(Network *n, NetTuneArgs *pa, TaskState *st) {
     st[i].prev_best = prev;
     st[i].visited = true;
     if (st[i].trials == before) st[i].trials = before + k; /* nothing recorded: do not loop */
-    used += k;
+    used += st[i].trials - before < k ? st[i].trials - before : k; /* fewer when the time ran out */
     print_table(n, st, (rt_now_ms() - t0) / 1e3, used);
     progress_show(&pg, "network", used, a.trials, total_latency(n, st), 0, a.time_s);
   }
