@@ -256,9 +256,7 @@ static int64_t weight_bytes(const Network *n) {
       const NetTensor *t = n->groups[k]->inputs[p];
       if (seen[t->index] || (t->kind != NT_WEIGHT && !net_is_folded(n, t))) continue;
       seen[t->index] = true;
-      int64_t e = 4;
-      for (int d = 0; d < t->ndim; d++) e *= t->shape[d];
-      bytes += e;
+      bytes += 4 * net_numel(t);
     }
   return bytes;
 }
@@ -422,8 +420,7 @@ static void remeasure_best(const Network *n, const NetTuneArgs *a) {
   records(a->records, true);
 }
 
-/* One round of trials on task I. */
-/* TRIALS of task I; LEFT_S: seconds left of --time (0: none), which the search stops at
+/* One round: TRIALS of task I; LEFT_S: seconds left of --time (0: none), which the search stops at
  * between batches of 8 rather than a round's 16 (a 16-candidate round of a large
  * convolution took 44 s past a 150 s budget). */
 static void tune_round(const Network *n, const NetTuneArgs *a, int i, int trials, uint64_t seed, double left_s) {

@@ -27,14 +27,9 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static int64_t numel(const NetTensor *t) {
-  int64_t n = 1;
-  for (int d = 0; d < t->ndim; d++) n *= t->shape[d];
-  return n;
-}
 
 /* T's bytes: f32, or i32 / i64 for integer inputs and what kernels make of them. */
-static size_t tbytes(const NetTensor *t) { return (size_t)dtype_bytes(t->dtype) * (size_t)numel(t); }
+static size_t tbytes(const NetTensor *t) { return (size_t)dtype_bytes(t->dtype) * (size_t)net_numel(t); }
 
 /* Weights: fill_random (uniform in [-1, 1)) seeded by the parameter's position, scaled
  * by sqrt(3 / fan_in) (unit variance per output) (fan_in: all but the last dimension) for tensors of
@@ -42,7 +37,7 @@ static size_t tbytes(const NetTensor *t) { return (size_t)dtype_bytes(t->dtype) 
  * "scale", batch-norm scales (1 + 0.2 x). The input is left in [-1, 1); an integer
  * parameter (token ids) is fill_random's integers, -3 to 3. */
 void net_fill(const NetTensor *t, void *host) {
-  int64_t n = numel(t);
+  int64_t n = net_numel(t);
   fill_random(host, t->dtype, n, 1000u + (uint64_t)t->index);
   float *data = host;
   if (t->kind == NT_INPUT || t->dtype != DT_F32) return;
@@ -214,7 +209,7 @@ static bool same_shape(const HostTensor *h, const NetTensor *t, const char *file
  * boolean parameter or result the integers they hold (each exact in f32: tensor_file_read).
  * false: reported. */
 static bool host_of(const HostTensor *h, const NetTensor *t, const char *file, void *host) {
-  int64_t n = numel(t);
+  int64_t n = net_numel(t);
   const char *role = t->kind == NT_VALUE ? "result" : "parameter";
   if (t->dtype == DT_F32) {
     memcpy(host, h->data, sizeof(float) * (size_t)n);
@@ -391,7 +386,7 @@ static bool check_groups(Cli *c, Exec *e) {
     args[g->ninputs] = xalloc(tbytes(g->out) + 1);
     if (interp_run(ref, args, NULL)) return false;
     void *got = download(e, g->out);
-    if (!compare_values(got, args[g->ninputs], g->out->dtype, numel(g->out), g->kernel->name, &r)) {
+    if (!compare_values(got, args[g->ninputs], g->out->dtype, net_numel(g->out), g->kernel->name, &r)) {
       NetNode *nd = n->nodes[g->nodes[g->nnodes - 1]];
       printf("  MISMATCH in %s (%s:%d)\n", compare_mismatch(&r), nd->loc.file, nd->loc.line);
       printf("  check: FAILED\n");
@@ -534,7 +529,7 @@ static void print_outputs(Exec *e) {
     void *h = download(e, o);
     dump(o, h, e->n->noutputs == 1 ? "output" : xprintf("output%d", r));
     double sum = 0;
-    int64_t n = numel(o), arg = 0;
+    int64_t n = net_numel(o), arg = 0;
     for (int64_t i = 0; i < n; i++) {
       sum += value_at(h, o->dtype, i);
       if (value_at(h, o->dtype, i) > value_at(h, o->dtype, arg)) arg = i;
@@ -563,7 +558,7 @@ static bool write_and_compare(Cli *c, Exec *e) {
     void *want = xalloc(tbytes(o) + 1); /* REF in the result's dtype: integers compared exactly */
     if (same_shape(&ref, o, c->expects[i], "result") && host_of(&ref, o, c->expects[i], want)) {
       CompareResult r = {0};
-      ok &= compare_values(data, want, o->dtype, numel(o), o->name, &r);
+      ok &= compare_values(data, want, o->dtype, net_numel(o), o->name, &r);
       compare_print_as(stdout, xprintf("expect %s", c->expects[i]), &r);
     } else ok = false;
     free(ref.data);

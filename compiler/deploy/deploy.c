@@ -42,11 +42,6 @@ typedef struct Lib {
 static const char *const kind_names[] = {"RT_NET_INPUT", "RT_NET_WEIGHT", "RT_NET_VALUE", "RT_NET_OUTPUT", "RT_NET_FOLDED"};
 enum { K_INPUT, K_WEIGHT, K_VALUE, K_OUTPUT, K_FOLDED };
 
-static int64_t numel(const NetTensor *t) {
-  int64_t n = 1;
-  for (int d = 0; d < t->ndim; d++) n *= t->shape[d];
-  return n;
-}
 
 /* ---- the entry point's name ----------------------------------------------------------- */
 
@@ -100,7 +95,7 @@ static bool lib_layout(const DeploySpec *s, Lib *l) {
     if (out >= 0) l->kind[i] = K_OUTPUT, l->offset[i] = out;
     else if (net_is_folded(n, t)) {
       l->kind[i] = K_FOLDED, l->offset[i] = l->folded_bytes;
-      l->folded_bytes += (numel(t) * 4 + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;
+      l->folded_bytes += (net_numel(t) * 4 + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;
     }
     else if (t->kind == NT_VALUE) /* not planned: fused away, never written (offset 0) */
       l->kind[i] = K_VALUE, l->offset[i] = l->plan.offset[i] >= 0 ? l->plan.offset[i] : 0;
@@ -110,7 +105,7 @@ static bool lib_layout(const DeploySpec *s, Lib *l) {
       memcpy(h.shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
       ws_add(&l->weights, h);
       l->kind[i] = K_WEIGHT, l->offset[i] = l->weights_bytes;
-      l->weights_bytes += (numel(t) * 4 + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;
+      l->weights_bytes += (net_numel(t) * 4 + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;
     }
   }
   if (l->ninputs == 0) {
@@ -159,7 +154,7 @@ static void c_tensors(FILE *f, const Lib *l) {
     c_string(f, t->name);
     fprintf(f, ", %s, %d, %d, {", kind_names[l->kind[i]], dtype_bytes(t->dtype), t->ndim);
     for (int d = 0; d < t->ndim; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
-    fprintf(f, "}, %lld, %lld},\n", (long long)l->offset[i], (long long)(dtype_bytes(t->dtype) * numel(t)));
+    fprintf(f, "}, %lld, %lld},\n", (long long)l->offset[i], (long long)(dtype_bytes(t->dtype) * net_numel(t)));
   }
   fprintf(f, "};\n");
 }
@@ -331,7 +326,7 @@ static bool write_c(const Lib *l, const char *path, const char *blob, LoweredFun
 static void h_shape(FILE *f, const char *macro, const NetTensor *t) {
   fprintf(f, "#define %s_NDIM %d\n#define %s_SHAPE {", macro, t->ndim, macro);
   for (int d = 0; d < t->ndim; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
-  fprintf(f, "}\n#define %s_SIZE %lld /* %s */\n", macro, (long long)numel(t),
+  fprintf(f, "}\n#define %s_SIZE %lld /* %s */\n", macro, (long long)net_numel(t),
           t->dtype == DT_F32 ? "floats" : xprintf("%s values", c_type(t->dtype)));
 }
 

@@ -78,8 +78,7 @@ static void lives(const Network *n, Lives *v) {
   v->bytes = xalloc(sizeof(int64_t) * (size_t)(n->ntensors + 1));
   for (int i = 0; i < n->ntensors; i++) {
     const NetTensor *t = n->tensors[i];
-    int64_t b = dtype_bytes(t->dtype);
-    for (int d = 0; d < t->ndim; d++) b *= t->shape[d];
+    int64_t b = dtype_bytes(t->dtype) * net_numel(t);
     v->bytes[i] = (b + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;
     v->first[i] = v->last[i] = -1;
   }

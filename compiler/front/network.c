@@ -1006,11 +1006,15 @@ static void prune_dead(Network *n) {
   n->ntensors = k;
 }
 
+int64_t net_numel(const NetTensor *t) {
+  int64_t n = 1;
+  for (int d = 0; d < t->ndim; d++) n *= t->shape[d];
+  return n;
+}
+
 /* Bytes of tensor T. */
 static int64_t tensor_bytes_of(const NetTensor *t) {
-  int64_t b = dtype_bytes(t->dtype);
-  for (int d = 0; d < t->ndim; d++) b *= t->shape[d];
-  return b;
+  return dtype_bytes(t->dtype) * net_numel(t);
 }
 
 /* Can node C be placed now: is each tensor it reads made by a placed node, or by one of
@@ -1066,10 +1070,9 @@ static void order_for_fusion(Network *n) {
   Vec *before = xalloc(sizeof(Vec) * (size_t)(nn + 1));
   for (int i = nn - 1; i >= 0; i--) { /* readers first: P before a side reader moves with it */
     NetNode *p = n->nodes[i];
-    const Vec *rv = &readers[p->out->index];
-    int r = rv->len == 1 ? (int)(intptr_t)VEC_AT(*rv, 0) : -1;
-    if (!p->elementwise || !varies[i] || p->out->nuses != 1 || net_output_index(n, p->out) >= 0 || r <= i ||
-        !n->nodes[r]->elementwise || !same_shape(p->out, n->nodes[r]->out) || (r == i + 1 && !n->nodes[r]->side))
+    if (!p->elementwise || !varies[i] || p->out->nuses != 1 || net_output_index(n, p->out) >= 0) continue;
+    int r = (int)(intptr_t)VEC_AT(readers[p->out->index], 0); /* its one reader */
+    if (r <= i || !n->nodes[r]->elementwise || !same_shape(p->out, n->nodes[r]->out) || (r == i + 1 && !n->nodes[r]->side))
       continue;
     int64_t in_bytes = 0;
     bool alone = true;

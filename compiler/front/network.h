@@ -124,6 +124,8 @@ bool net_is_network_file(const char *path);
 bool net_is_folded(const Network *n, const NetTensor *t);
 /* The position of T among N's results, or -1. */
 int net_output_index(const Network *n, const NetTensor *t);
+/* T's number of elements. */
+int64_t net_numel(const NetTensor *t);
 
 /* cli/network_run.c (net_run_cli is declared in cli/driver.h) */
 /* The deterministic data of a parameter tensor (host, its dtype), as NETWORKS.md describes. */
