@@ -109,16 +109,23 @@ void imp_call_kernel(Imp *I, const ImpCall *c, const char *base, const Val *out,
  * S, dilations D, pads P [t, l, b, r]; those at their defaults left out). */
 char *imp_conv_attrs(char *args, const int64_t *s, const int64_t *d, const int64_t *p);
 
+/* A QLinearConv's output stage, when the integer kernels compute it (onnx_quant.c
+ * qlinear_conv_int): its int32 bias B (or NULL) and output scale YS. */
+typedef struct QOut {
+  const Val *b, *ys;
+} QOut;
+
 /* onnx_quant.c: the 2-D convolution of X by W (OIHW, a constant), strides S, dilations D,
- * pads P [t, l, b, r], bias B (or NULL), as integer products (qconv2d_nhwc_pad) when X and
- * W are dequantized uint8 and int8 values and I->int8 allows: 1, its output (NHWC) in
- * *OUT; 0: not of that form; -1: an error, reported. */
-int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, Val **out);
+ * pads P [t, l, b, r], as integer products (qconv2d_nhwc_pad) when X and W are dequantized
+ * uint8 and int8 values and I->int8 allows: 1, its output (NHWC) in *OUT; 0: not of that
+ * form; -1: an error, reported. QO: a QLinearConv's output stage (its factor divided by
+ * y_scale, its bias taken from the zero-point term), NULL for a QDQ convolution. */
+int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, const QOut *qo, Val **out);
 
 /* onnx_quant.c: the depthwise convolution (groups = channels, a multiple of 4) of X by W
  * ([C, 1, KH, KW]) on the u8 input (qdepthwise_conv2d_nhwc_pad: sums exact in f32), as
  * imp_qconv2d. */
-int imp_qdepthwise(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, Val **out);
+int imp_qdepthwise(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, const QOut *qo, Val **out);
 
 /* onnx_quant.c: A (rank >= 2) times the constant matrix B ([K, N]; [N, K] when TB) into O as
  * integer products (qdense) when A and B are dequantized uint8 and int8 values and I->int8

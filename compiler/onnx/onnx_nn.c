@@ -142,7 +142,7 @@ static bool conv2d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, 
   if (span[0] < 0 || span[1] < 0) return imp_error(I, "the output would be empty"); /* the window outgrows the padded input */
   int64_t os[4] = {x->shape[0], w->shape[0], span[0] / s[0] + 1, span[1] / s[1] + 1};
   if ((g == 1 || g == x->shape[1]) && w->c) { /* a quantized model's convolution: integer products */
-    int q = g == 1 ? imp_qconv2d(I, x, w, s, d, p, out) : imp_qdepthwise(I, x, w, s, d, p, out);
+    int q = g == 1 ? imp_qconv2d(I, x, w, s, d, p, NULL, out) : imp_qdepthwise(I, x, w, s, d, p, NULL, out);
     if (q) return q > 0 && conv_bias(I, *out, b);
   }
   /* NHWC with HWIO weights when the filter is a constant (permuted here) */

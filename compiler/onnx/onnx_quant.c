@@ -23,6 +23,12 @@ static bool q8(int dt) { return dt == OT_UINT8 || dt == OT_INT8; }
 static double qlo(int dt) { return dt == OT_INT8 ? -128 : 0; }
 static double qhi(int dt) { return dt == OT_INT8 ? 127 : 255; }
 
+/* Kernel text of a quantization's last step: round(V) plus the zero point ZP (NULL: none),
+ * saturated to DT's range. */
+static char *q_saturate(const char *v, const char *zp, int dt) {
+  return xprintf("min(max(round(%s)%s%s, %s), %s)", v, zp ? " + " : "", zp ? zp : "", imp_flit(qlo(dt)), imp_flit(qhi(dt)));
+}
+
 /* Input K (WHAT), present and of element type uint8 or int8 (or int32 where I32); NULL:
  * reported. */
 static Val *q_in(Imp *I, int k, const char *what, bool i32) {
@@ -145,8 +151,7 @@ static bool op_quantize(Imp *I) {
   if (x->c && s->c && (!z || z->c)) return fold_affine(I, x, s, z, axis, dt);
   Val *in[3] = {imp_float_in(I, 0), along(I, s, x, axis, "y_scale"), z ? along(I, z, x, axis, "y_zero_point") : NULL};
   if (!in[0] || !in[1] || (z && !in[2])) return false;
-  const char *e = xprintf("min(max(round($0 / $1)%s, %s), %s)", z ? " + $2" : "", imp_flit(qlo(dt)), imp_flit(qhi(dt)));
-  return imp_as_int(I, imp_ew(I, "quantize", in, z ? 3 : 2, e), dt);
+  return imp_as_int(I, imp_ew(I, "quantize", in, z ? 3 : 2, q_saturate("$0 / $1", z ? "$2" : NULL, dt)), dt);
 }
 
 static const char *q_nhwc_u8(Imp *I, Val *xq, int64_t c4, double zx, int xo);
@@ -286,30 +291,23 @@ static const Val *dq_filter(const Val *w, int axis, int64_t n) {
   return wq;
 }
 
-/* A QLinearConv's output stage, when the integer kernels compute it (qlinear_conv_int):
- * its int32 bias B (or NULL) and output scale YS; NULL for a QDQ convolution. */
-typedef struct {
-  const Val *b, *ys;
-} QOut;
-static const QOut *q_out;
-
 /* S[j] = SX * W's scale (its j-th, or its one), N values: an integer kernel's factor; for a
- * QLinearConv (q_out) divided by y_scale, onnxruntime's requantization multiplier. */
-static Val *q_scales(const Val *w, double sx, int64_t n) {
+ * QLinearConv (QO) divided by y_scale, onnxruntime's requantization multiplier. */
+static Val *q_scales(const Val *w, double sx, int64_t n, const QOut *qo) {
   Val *sc = xalloc(sizeof *sc);
   *sc = (Val){.name = xprintf("%s_qscale", w->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {n}, .c = imp_vals(n)};
   for (int64_t j = 0; j < n; j++) {
     sc->c[j] = (float)sx * (float)w->dq_s->c[val_numel(w->dq_s) == 1 ? 0 : j];
-    if (q_out) sc->c[j] = (float)sc->c[j] / (float)q_out->ys->c[0];
+    if (qo) sc->c[j] = (float)sc->c[j] / (float)qo->ys->c[0];
   }
   return sc;
 }
 
-/* Does a QLinearConv's bias (q_out) fit f32 exactly (below 2^24), so that the zero-point
- * term less the bias is exact? No bias, or no QLinearConv: yes. */
-static bool bias_fits(void) {
-  for (int64_t i = 0; q_out && q_out->b && i < val_numel(q_out->b); i++)
-    if (fabs(q_out->b->c[i]) >= 16777216.0) return false;
+/* Does a QLinearConv's bias (QO) fit f32 exactly (below 2^24), so that the zero-point term
+ * less the bias is exact? No bias, or no QLinearConv: yes. */
+static bool bias_fits(const QOut *qo) {
+  for (int64_t i = 0; qo && qo->b && i < val_numel(qo->b); i++)
+    if (fabs(qo->b->c[i]) >= 16777216.0) return false;
   return true;
 }
 
@@ -340,12 +338,12 @@ static Val *q_conv_call(Imp *I, const Val *x, int64_t c, int64_t kh, int64_t kw,
   return o;
 }
 
-int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, Val **out) {
+int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, const QOut *qo, Val **out) {
   double sx, zx;
   int xo;
   Val *xq = x->ndim == 4 ? dq_input(I, x, &sx, &zx, &xo) : NULL;
   const Val *wq = xq ? dq_filter(w, 0, w->shape[0]) : NULL;
-  if (!wq || !bias_fits()) return 0;
+  if (!wq || !bias_fits(qo)) return 0;
   int64_t co = w->shape[0], ci = w->shape[1], kh = w->shape[2], kw = w->shape[3], c4 = (ci + 3) / 4 * 4;
   /* the filter packed [KH, KW, CI4 / 4, CO, 4], zeros past CI */
   Val *k = xalloc(sizeof *k);
@@ -356,13 +354,13 @@ int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, cons
       for (int64_t x2 = 0; x2 < kw; x2++)
         for (int64_t i = 0; i < c4; i++)
           k->c[(((y * kw + x2) * (c4 / 4) + i / 4) * co + o) * 4 + i % 4] = i < ci ? wq->c[((o * ci + i) * kh + y) * kw + x2] : 0;
-  Val *sc = q_scales(w, sx, co);
+  Val *sc = q_scales(w, sx, co, qo);
   const char *xu = q_nhwc_u8(I, xq, c4, zx, xo), *zs, *kq = q_filter(I, k, (int64_t)zx, &zs);
-  if (q_out && q_out->b) { /* a QLinearConv's bias: the zero-point term less it (folded) */
+  if (qo && qo->b) { /* a QLinearConv's bias: the zero-point term less it (folded) */
     const char *zb = imp_name(I, xprintf("%s_zb", w->name));
     const char *kn = imp_kernel(I, "qbias", xprintf("(Z: i32[%lld], B: f32[%lld]) -> Y: i32[%lld] {\n  Y[i] = Z[i] - i32(B[i])\n}",
                                                     (long long)co, (long long)co, (long long)co));
-    imp_call(I, zb, kn, xprintf("%s, %s", zs, imp_tensor(I, (Val *)q_out->b)));
+    imp_call(I, zb, kn, xprintf("%s, %s", zs, imp_tensor(I, (Val *)qo->b)));
     zs = zb;
   }
   *out = q_conv_call(I, x, co, kh, kw, s, d, p, "qconv2d_nhwc_pad",
@@ -370,13 +368,13 @@ int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, cons
   return 1;
 }
 
-int imp_qdepthwise(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, Val **out) {
+int imp_qdepthwise(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, const QOut *qo, Val **out) {
   double sx, zx;
   int xo;
   int64_t c = w->shape[0], kh = w->shape[2], kw = w->shape[3];
   Val *xq = x->ndim == 4 ? dq_input(I, x, &sx, &zx, &xo) : NULL;
   const Val *wq = xq ? dq_filter(w, 0, c) : NULL;
-  if (!wq || c % 4 || w->shape[1] != 1 || x->shape[1] != c || kh * kw > 514 || !bias_fits()) return 0;
+  if (!wq || c % 4 || w->shape[1] != 1 || x->shape[1] != c || kh * kw > 514 || !bias_fits(qo)) return 0;
   const char *xu = q_nhwc_u8(I, xq, c, zx, xo); /* as imp_qconv2d's (C a multiple of 4: no padding) */
   /* the int8 filter [KH, KW, C] as f32 values, Z: ZX times each channel's sum (exact: below
    * 2^24) */
@@ -386,9 +384,9 @@ int imp_qdepthwise(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, c
   for (int64_t i = 0; i < c; i++) {
     z->c[i] = 0;
     for (int64_t y = 0; y < kh * kw; y++) z->c[i] += zx * (k->c[y * c + i] = wq->c[i * kh * kw + y]);
-    if (q_out && q_out->b) z->c[i] -= q_out->b->c[i]; /* a QLinearConv's bias */
+    if (qo && qo->b) z->c[i] -= qo->b->c[i]; /* a QLinearConv's bias */
   }
-  Val *sc = q_scales(w, sx, c);
+  Val *sc = q_scales(w, sx, c, qo);
   *out = q_conv_call(I, x, c, kh, kw, s, d, p, "qdepthwise_conv2d_nhwc_pad",
                      xprintf("%s, %s, %s, %s, ZX = %lld", xu, imp_tensor(I, k), imp_tensor(I, sc), imp_tensor(I, z), (long long)zx));
   return 1;
@@ -446,7 +444,7 @@ int imp_qdense(Imp *I, Val *a, Val *b, bool tb, Val *o) {
   Val *aq = dq_input(I, a, &sa, &za, &xo); /* q_rows_u8 adds XO itself */
   const Val *bq = aq ? dq_filter(b, !tb, n) : NULL;
   if (!bq || a->shape[a->ndim - 1] != k) return 0;
-  Val *sc = q_scales(b, sa, n);
+  Val *sc = q_scales(b, sa, n, NULL);
   const char *xu = q_rows_u8(I, aq, k4), *zs, *kq = q_pack(I, bq, tb, (int64_t)za, &zs);
   q_dense_call(I, a, k4, n, xu, kq, xprintf(", S: f32[%lld], Z: i32[%lld]", (long long)n, (long long)n),
                xprintf(", %s, %s", imp_tensor(I, sc), zs), "f32(A[@] - Z[j]) * S[j]", o);
@@ -502,7 +500,7 @@ static bool op_dynamic_quantize(Imp *I) {
     }
   }
   Val *in[3] = {x, sz[0], sz[1]};
-  return imp_as_int(I, imp_ew(I, "quantize", in, 3, "min(max(round($0 / $1) + $2, 0.0), 255.0)"), OT_UINT8);
+  return imp_as_int(I, imp_ew(I, "quantize", in, 3, q_saturate("$0 / $1", "$2", OT_UINT8)), OT_UINT8);
 }
 
 /* ---- integer products: MatMulInteger, QLinearMatMul --------------------------------- */
@@ -582,11 +580,11 @@ static bool requantize(Imp *I, Val *acc, Val *bias, const char *bidx, Val *sa, V
     }
   }
   char *m = xprintf("((%s * %s) / %s)", operand(I, &o, sa, "0", false), operand(I, &o, sb, sbidx, false), operand(I, &o, sy, "0", false));
-  char *z = zy ? xprintf(" + %s", operand(I, &o, zy, "0", false)) : xstrdup("");
+  char *z = zy ? operand(I, &o, zy, "0", false) : NULL;
   Val *y = imp_net_out(I, 0, acc->ndim, acc->shape);
   y->dtype = dt;
   y->fint = true;
-  imp_call_kernel(I, &o, "requantize", y, xprintf("Y[%s] = min(max(round(f32(%s) * %s)%s, %s), %s)", ix, sum, m, z, imp_flit(qlo(dt)), imp_flit(qhi(dt))));
+  imp_call_kernel(I, &o, "requantize", y, xprintf("Y[%s] = %s", ix, q_saturate(xprintf("f32(%s) * %s", sum, m), z, dt)));
   return true;
 }
 
@@ -712,13 +710,10 @@ static int qlinear_conv_int(Imp *I, Val *x, Val *w, Val *b, Val **s, Val **z) {
   memcpy(wd.shape, w->shape, sizeof wd.shape);
   QOut qo = {.b = b, .ys = s[2]};
   Val *o = NULL;
-  q_out = &qo;
-  int r = g == 1 ? imp_qconv2d(I, &xd, &wd, st, d, p, &o) : imp_qdepthwise(I, &xd, &wd, st, d, p, &o);
-  q_out = NULL;
+  int r = g == 1 ? imp_qconv2d(I, &xd, &wd, st, d, p, &qo, &o) : imp_qdepthwise(I, &xd, &wd, st, d, p, &qo, &o);
   if (r <= 0) return r;
   int dt = z[2] ? z[2]->dtype : OT_UINT8;
-  const char *e = xprintf("min(max(round($0)%s, %s), %s)", z[2] ? xprintf(" + %s", imp_flit(z[2]->c[0])) : "", imp_flit(qlo(dt)), imp_flit(qhi(dt)));
-  return imp_as_int(I, imp_ew(I, "requantize", &o, 1, e), dt) ? 1 : -1;
+  return imp_as_int(I, imp_ew(I, "requantize", &o, 1, q_saturate("$0", z[2] ? imp_flit(z[2]->c[0]) : NULL, dt)), dt) ? 1 : -1;
 }
 
 /* QLinearConv: ConvInteger's accumulator plus the int32 bias B, requantized (w's scale per
@@ -776,8 +771,7 @@ static bool op_qlinear_binary(Imp *I, bool mul) {
   int dt = q_out_type(I, 7, x[0]);
   const char *a = xprintf("(%s * ($0 - %s))", imp_flit(as), imp_flit(az)), *b = xprintf("(%s * ($1 - %s))", imp_flit(bs), imp_flit(bz));
   const char *v = xprintf("(%s %s %s) / %s", a, mul ? "*" : "+", b, imp_flit(cs));
-  const char *e = xprintf("min(max(round(%s) + %s, %s), %s)", v, imp_flit(cz), imp_flit(qlo(dt)), imp_flit(qhi(dt)));
-  return imp_as_int(I, imp_ew(I, mul ? "qlinear_mul" : "qlinear_add", x, 2, e), dt);
+  return imp_as_int(I, imp_ew(I, mul ? "qlinear_mul" : "qlinear_add", x, 2, q_saturate(v, imp_flit(cz), dt)), dt);
 }
 
 /* QLinearGlobalAveragePool (channels first): the sum over each channel's H x W values
@@ -795,21 +789,19 @@ static bool op_qlinear_global_pool(Imp *I) {
   int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3], hw = h * w;
   if (hw * 255 >= 16777216) return imp_unsupported(I, "more than 65793 values per channel");
   int dt = q_out_type(I, 4, x);
-  const char *m = imp_flit((float)xs / ((float)ys * (float)hw));
-  const char *e = xprintf("min(max(round((S[%s] - %s) * %s) + %s, %s), %s)", x->nhwc ? "n, a, b, c" : "n, c, a, b",
-                          imp_flit(xz * (double)hw), m, imp_flit(yz), imp_flit(qlo(dt)), imp_flit(qhi(dt)));
-  int64_t os[4] = {n, c, 1, 1};
-  Val *o = imp_net_out(I, 0, 4, os);
+  /* the sum S and the output [N, 1, 1, C] channels last, [N, C, 1, 1] first */
+  const char *at = x->nhwc ? "n, a, b, c" : "n, c, a, b", *from = x->nhwc ? "n, h, w, c" : "n, c, h, w";
+  int64_t xs4[4] = {n, h, w, c}, xc4[4] = {n, c, h, w}, os4[4] = {n, 1, 1, c}, oc4[4] = {n, c, 1, 1};
+  const char *in = imp_dims_text(x->nhwc ? xs4 : xc4, 4), *ot = imp_dims_text(x->nhwc ? os4 : oc4, 4);
+  const char *e = q_saturate(xprintf("(S[%s] - %s) * %s", at, imp_flit(xz * (double)hw), imp_flit((float)xs / ((float)ys * (float)hw))),
+                             imp_flit(yz), dt);
+  Val *o = imp_net_out(I, 0, 4, oc4);
   o->dtype = dt;
   o->fint = true;
   o->nhwc = x->nhwc;
-  const char *in = x->nhwc ? xprintf("f32[%lld, %lld, %lld, %lld]", (long long)n, (long long)h, (long long)w, (long long)c)
-                           : xprintf("f32[%lld, %lld, %lld, %lld]", (long long)n, (long long)c, (long long)h, (long long)w);
-  const char *ot = x->nhwc ? xprintf("f32[%lld, 1, 1, %lld]", (long long)n, (long long)c) : xprintf("f32[%lld, %lld, 1, 1]", (long long)n, (long long)c);
   const char *kn = imp_kernel(I, "qlinear_global_pool",
-                              xprintf("(X: %s) -> Y: %s {\n  tensor S: %s\n  S[%s] += X[%s] where h in 0..%lld, w in 0..%lld\n  Y[%s] = %s\n}", in, ot, ot,
-                                      x->nhwc ? "n, a, b, c" : "n, c, a, b", x->nhwc ? "n, h, w, c" : "n, c, h, w", (long long)h,
-                                      (long long)w, x->nhwc ? "n, a, b, c" : "n, c, a, b", e));
+                              xprintf("(X: f32[%s]) -> Y: f32[%s] {\n  tensor S: f32[%s]\n  S[%s] += X[%s] where h in 0..%lld, w in 0..%lld\n  Y[%s] = %s\n}",
+                                      in, ot, ot, at, from, (long long)h, (long long)w, at, e));
   imp_call(I, o->tex, kn, x->tex);
   return true;
 }
@@ -862,17 +854,16 @@ static bool op_qlinear_concat(Imp *I) {
   if (nin < 5 || (nin - 2) % 3) return imp_error(I, "%d inputs (Y_scale, Y_zero_point, then X, X_scale, X_zero_point per input)", nin);
   double ys, yz;
   if (!one_param(I, 0, "Y_scale", false, &ys) || !one_param(I, 1, "Y_zero_point", true, &yz)) return false;
-  Val **x = xalloc(sizeof(Val *) * (size_t)(n + 1));
-  int dt = OT_UINT8;
+  Val **x = xalloc(sizeof(Val *) * (size_t)(n + 1)), *x0 = q_in(I, 2, "X", false);
+  if (!x0) return false;
+  int dt = q_out_type(I, 1, x0);
   for (int k = 0; k < n; k++) {
     double xs, xz;
     Val *in = q_in(I, 2 + 3 * k, "X", false);
     if (!in || !one_param(I, 3 + 3 * k, "X_scale", false, &xs) || !one_param(I, 4 + 3 * k, "X_zero_point", true, &xz)) return false;
-    dt = imp_in(I, 1) ? imp_in(I, 1)->dtype : in->dtype;
     x[k] = in;
     if ((float)xs == (float)ys && xz == yz) continue;
-    const char *e = xprintf("min(max(round(($0 - %s) * %s / %s) + %s, %s), %s)", imp_flit(xz), imp_flit(xs), imp_flit(ys),
-                            imp_flit(yz), imp_flit(qlo(dt)), imp_flit(qhi(dt)));
+    const char *e = q_saturate(xprintf("($0 - %s) * %s / %s", imp_flit(xz), imp_flit(xs), imp_flit(ys)), imp_flit(yz), dt);
     if (!imp_as_int(I, imp_ew(I, "qlinear_requantize", &in, 1, e), dt)) return false;
     x[k] = VEC_AT(I->vals, I->vals.len - 1);
   }

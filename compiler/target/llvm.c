@@ -608,7 +608,6 @@ static LLVMValueRef fp_to_int(CG *g, LLVMValueRef v, LLVMTypeRef rt, int lanes) 
   return LLVMBuildIntCast2(g->b, i, rt, 1, "");
 }
 
-/* Convert V (a register value of dtype FROM) to dtype TO. */
 /* Bounds [*LO, *HI] (maybe infinite) of float expression E, which is never NaN, when its
  * form gives them: a literal, an integer constant or one of at most 16 bits made float, a
  * max / min with a literal (texc's max(x, k) is k for a NaN x), sums and differences of
@@ -649,6 +648,7 @@ static bool float_bounds(const Expr *e, double *lo, double *hi) {
   }
 }
 
+/* Convert V (a register value of dtype FROM) to dtype TO. */
 static LLVMValueRef emit_convert(CG *g, LLVMValueRef v, DType from, DType to) {
   int lanes = is_vec(v) ? (int)LLVMGetVectorSize(LLVMTypeOf(v)) : 1;
   LLVMTypeRef rt = vec_of(reg_type(g, to), lanes);
