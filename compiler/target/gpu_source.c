@@ -39,6 +39,9 @@ typedef struct Dialect {
   const char *inf32, *inf64;
   bool f_suffix;               /* expf for f32 (CUDA); OpenCL's builtins are overloaded */
   bool half_storage;           /* f16 buffers as `half` + vload_half (OpenCL) */
+  bool rn_ops;                 /* float + - * that no compiler contracts: __fadd_rn ... (CUDA);
+                                  else a statement with such an operation is a compound statement
+                                  under `#pragma OPENCL FP_CONTRACT OFF` (Gen.exact) */
 } Dialect;
 
 /* texc_fdiv / texc_fmod: floor division and modulo, total as LANGUAGE.md defines them
@@ -93,6 +96,7 @@ static const Dialect dialect_cuda = {
     .inf32 = "__int_as_float(0x7f800000)",
     .inf64 = "__longlong_as_double(0x7ff0000000000000LL)",
     .f_suffix = true,
+    .rn_ops = true,
 };
 
 static const Dialect dialect_opencl = {
@@ -188,6 +192,12 @@ typedef struct Gen {
   Vec staged;             /* Buffer*: register staging of prefetched copies (staged_seq) */
   Vec stage_from, stage_to; /* Stmt*: each sequence staged, and what it was printed as */
   bool staging;           /* printing a staged sequence (its own copies are not staged again) */
+  /* Inside a float made an integer or rounded to an integer value (round, floor, ceil,
+   * trunc), float + - * are not contracted into fused multiply-adds: the interpreter rounds
+   * each, and one rounding less can move the integer (x * 1e9 + y made i32, a
+   * quantization's round). LLVM's backend does the same (llvm.c CG.exact). */
+  int exact;              /* depth of such contexts around the expression being printed */
+  bool exact_printed;     /* such an operation was printed (OpenCL: fence the statement) */
 } Gen;
 
 /* Every identifier made from a user's name is printed with a prefix (gpu_name), so that
@@ -374,8 +384,11 @@ static void call(Gen *g, Str *o, const Expr *e) {
     expr(g, o, x);
     return;
   }
+  bool steps = e->op == FN_ROUND || e->op == FN_FLOOR || e->op == FN_CEIL || e->op == FN_TRUNC;
   str_putf(o, "%s(", math_name(g, names[e->op], e->dtype));
+  g->exact += steps;
   expr(g, o, x);
+  g->exact -= steps;
   str_putf(o, ")");
 }
 
@@ -498,6 +511,18 @@ static void binary(Gen *g, Str *o, const Expr *e) {
     str_putf(o, cast ? "))" : ")");
     return;
   }
+  if (fl && g->exact && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL)) {
+    g->exact_printed = true;
+    if (g->d->rn_ops) {
+      const char *op = e->op == OP_ADD ? "add" : e->op == OP_SUB ? "sub" : "mul";
+      str_putf(o, "__%c%s_rn(", t == DT_F64 ? 'd' : 'f', op);
+      expr(g, o, e->a);
+      str_putf(o, ", ");
+      expr(g, o, e->b);
+      str_putf(o, ")");
+      return;
+    }
+  }
   str_putf(o, "(");
   expr(g, o, e->a);
   str_putf(o, " %s ", ops[e->op]);
@@ -543,7 +568,9 @@ static void expr(Gen *g, Str *o, const Expr *e) {
       /* As the interpreter: truncate to i64 (0 for NaN and out of range), then wrap;
        * a plain C cast of an out-of-range float is undefined. */
       const char *f = e->a->dtype == DT_F64 ? "" : "f";
+      g->exact++;
       char *x = expr_str(g, e->a);
+      g->exact--;
       str_putf(o, "((%s)(texc_i64)((%s) > -9.2e18%s && (%s) < 9.2e18%s ? (%s) : 0))", ctype(g, e->dtype), x,
                f, x, f, x);
     } else {
@@ -800,7 +827,44 @@ static void atomic_store(Gen *g, Stmt *s, const char *name, const char *idx) {
   }
 }
 
+/* OpenCL has no float operation that is never contracted: the lines printed between
+ * fence_begin and fence_end become a compound statement under `#pragma OPENCL FP_CONTRACT
+ * OFF` when they hold a float + - * inside a float made an integer (Gen.exact). CUDA
+ * prints those as __fadd_rn ... and needs no fence. */
+typedef struct Fence {
+  Str *out, text;
+  bool was;
+} Fence;
+
+static void fence_begin(Gen *g, Fence *f) {
+  *f = (Fence){.out = g->out, .was = g->exact_printed};
+  g->exact_printed = false;
+  g->out = &f->text;
+}
+
+static void fence_end(Gen *g, Fence *f) {
+  g->out = f->out;
+  bool fenced = g->exact_printed && !g->d->rn_ops;
+  if (fenced) {
+    line(g, "{");
+    line(g, "#pragma OPENCL FP_CONTRACT OFF");
+  }
+  if (f->text.p) str_putf(g->out, "%s", f->text.p);
+  if (fenced) line(g, "}");
+  free(f->text.p);
+  g->exact_printed = g->exact_printed || f->was;
+}
+
+static void store_text(Gen *g, Stmt *s);
+
 static void store(Gen *g, Stmt *s) {
+  Fence f;
+  fence_begin(g, &f);
+  store_text(g, s);
+  fence_end(g, &f);
+}
+
+static void store_text(Gen *g, Stmt *s) {
   Buffer *b = s->buf;
   if (s == g->promo) {
     line(g, "%s = %s;", g->promo_name, expr_str(g, s->value));
@@ -1036,7 +1100,10 @@ static bool vector_loop(Gen *g, Stmt *s) {
     Expr *lane = ir_int(k);
     Expr *val = simplify(ir_subst(swap_loads(st->value, &from, &to[k]), &s->var, &lane, 1), &g->ranges);
     if (sbase) {
+      Fence f;
+      fence_begin(g, &f);
       line(g, "texc_v%d.%c = %s;", rid, lanes[k], expr_str(g, val));
+      fence_end(g, &f);
     } else {
       Stmt one = *st;
       one.value = val;
