@@ -192,6 +192,32 @@ static void test_panel_space(void) {
   check(checked > 0 && right == checked, "space: packed and tail candidates match the interpreter");
 }
 
+/* A task without a source file (a network's imported task) above 2e8 operations is
+ * checked at full size against its unscheduled kernel compiled for the CPU, where the
+ * interpreter would take minutes: a right candidate passes, a wrong one (the output's
+ * first element changed by a test hook) is found wrong. */
+static void test_compiled_reference(void) {
+  Kernel *k = kernel_of(tailmm_src, "matmul");
+  check(k != NULL, "reference: a 50-row matmul parses and checks");
+  if (!k) return;
+  const char *cand = "i_o, i_i = split(C.i, 5)\nvectorize(C.j)\n";
+  for (int big = 0; big < 2; big++) {
+    Task task = {.kernel = k, .target = TARGET_LLVM, .opts = {.target = TARGET_LLVM, .opt_level = 3},
+                 .flops = big ? 3e8 : 2 * 50 * 64 * 24};
+    const char *by = big ? "the unscheduled kernel" : "the interpreter";
+    char msg[256] = "";
+    int ok = measure_check(&task, cand, false, msg, sizeof msg);
+    if (ok != 1) printf("# %s\n", msg);
+    check(ok == 1, xprintf("reference: a right candidate passes against %s", by));
+    setenv("TEXC_CHECK_INJECT_WRONG", "1", 1);
+    msg[0] = 0;
+    ok = measure_check(&task, cand, false, msg, sizeof msg);
+    unsetenv("TEXC_CHECK_INJECT_WRONG");
+    printf("# %s\n", msg);
+    check(ok == 0 && strstr(msg, by), xprintf("reference: a wrong candidate is found wrong against %s", by));
+  }
+}
+
 static const char *padconv_src =
     "const H = 8, W = 8, CI = 16, CO = 32\n"
     "kernel conv(X: f32[1, H, W, CI], F: f32[3, 3, CI, CO]) -> Y: f32[1, H, W, CO] {\n"
@@ -423,6 +449,7 @@ int main(void) {
   test_conv_space();
   test_packed_space();
   test_panel_space();
+  test_compiled_reference();
   test_measurer_best_per_task();
   test_gpu_space();
   test_tag_named_axes();
