@@ -380,11 +380,27 @@ static bool measure_default(const Network *n, const NetTuneArgs *a, int i) {
 
 #define REMEASURE_TOP 3
 
+/* With --time, the part of it that the rounds may take; the rest is for remeasure_best. */
+#define SEARCH_SHARE 0.9
+
 /* After the search: the REMEASURE_TOP best schedules of every task (and its default) are
  * measured again, REMEASURE_TOP x 2 runs each, so that the best is judged by all its runs
- * (best_schedule pools them) rather than by one lucky measurement on a shared machine. */
-static void remeasure_best(const Network *n, const NetTuneArgs *a) {
-  for (int i = 0; i < n->ntasks && !records_failed(a->log) && !measurers_lost(); i++) {
+ * (best_schedule pools them) rather than by one lucky measurement on a shared machine.
+ * The tasks go by their share of the latency (weight x best), largest first; at DEADLINE_MS
+ * (rt_now_ms; 0: none) it stops, the tasks left keeping the costs the search recorded.
+ * Returns the tasks measured again. */
+static int remeasure_best(const Network *n, const NetTuneArgs *a, const TaskState *st, double deadline_ms) {
+  int *order = xalloc(sizeof(int) * (size_t)(n->ntasks + 1)), done = 0;
+  for (int i = 0; i < n->ntasks; i++) { /* insertion by weight x best, descending */
+    double c = n->tasks[i].weight * (isinf(st[i].best) ? 0 : st[i].best);
+    int j = i;
+    for (; j > 0 && n->tasks[order[j - 1]].weight * (isinf(st[order[j - 1]].best) ? 0 : st[order[j - 1]].best) < c; j--)
+      order[j] = order[j - 1];
+    order[j] = i;
+  }
+  for (int oi = 0; oi < n->ntasks && !records_failed(a->log) && !measurers_lost(); oi++, done++) {
+    if (deadline_ms > 0 && rt_now_ms() > deadline_ms) break;
+    int i = order[oi];
     const RecordList *l = records(a->records, true);
     int cnt;
     int *idx = task_records(n, i, &a->o, l, &cnt);
@@ -418,6 +434,7 @@ static void remeasure_best(const Network *n, const NetTuneArgs *a) {
     if (k) measure_append(n, a, i, top, k, 2 * REMEASURE_TOP);
   }
   records(a->records, true);
+  return done;
 }
 
 /* One round: TRIALS of task I; LEFT_S: seconds left of --time (0: none), which the search stops at
@@ -472,8 +489,11 @@ static int net_tune_rounds(Network *n, NetTuneArgs *pa, TaskState *st) {
   TuneProgress pg;
   progress_start(&pg);
   print_table(n, st, 0, 0);
+  /* --time bounds the whole run: the rounds stop at SEARCH_SHARE of it, the re-measuring
+   * of the best at its end */
+  double search_s = a.time_s * SEARCH_SHARE;
   for (int r = 1; used < a.trials && !records_failed(a.log) && !measurers_lost(); r++) {
-    if (a.time_s > 0 && rt_now_ms() - t0 > a.time_s * 1e3) break;
+    if (a.time_s > 0 && rt_now_ms() - t0 > search_s * 1e3) break;
     progress_end(&pg);
     int i = pick_task(n, st, a.round);
     int k = a.trials - used < a.round ? a.trials - used : a.round;
@@ -482,7 +502,7 @@ static int net_tune_rounds(Network *n, NetTuneArgs *pa, TaskState *st) {
     double prev = st[i].best;
     int searched = k;
     if (!st[i].visited && measure_default(n, &a, i)) searched--; /* the default, once */
-    double left_s = a.time_s > 0 ? a.time_s - (rt_now_ms() - t0) / 1e3 : 0;
+    double left_s = a.time_s > 0 ? search_s - (rt_now_ms() - t0) / 1e3 : 0;
     if (searched > 0 && !records_failed(a.log) && (a.time_s <= 0 || left_s > 0))
       tune_round(n, &a, i, searched, a.seed + (uint64_t)r * 7919u, left_s);
     refresh(n, &a, st);
@@ -502,7 +522,10 @@ static int net_tune_rounds(Network *n, NetTuneArgs *pa, TaskState *st) {
   }
   if (used > 0 && !records_failed(a.log)) {
     printf("\nmeasuring the best schedules of every task again\n");
-    remeasure_best(n, &a);
+    int again = remeasure_best(n, &a, st, a.time_s > 0 ? t0 + a.time_s * 1e3 : 0);
+    if (again < n->ntasks)
+      printf("the time is up: %d of %d tasks measured again (the largest first); the others keep the costs "
+             "the search recorded\n", again, n->ntasks);
     refresh(n, &a, st);
     print_table(n, st, (rt_now_ms() - t0) / 1e3, used);
   }
