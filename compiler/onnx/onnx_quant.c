@@ -375,9 +375,9 @@ int imp_qdepthwise(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, c
   Val *xq = x->ndim == 4 ? dq_input(I, x, &sx, &zx, &xo) : NULL;
   const Val *wq = xq ? dq_filter(w, 0, c) : NULL;
   if (!wq || c % 4 || w->shape[1] != 1 || x->shape[1] != c || kh * kw > 514 || !bias_fits(qo)) return 0;
-  const char *xu = q_nhwc_u8(I, xq, c, zx, xo); /* as imp_qconv2d's (C a multiple of 4: no padding) */
-  /* the int8 filter [KH, KW, C] as f32 values, Z: ZX times each channel's sum (exact: below
-   * 2^24) */
+  /* the int8 filter [KH, KW, C] as f32 values, Z: ZX times each channel's sum (below 2^24)
+   * less a QLinearConv's bias: exact in f32 only below 2^24 too, else the plain path (the
+   * sum A less Z is then one rounding of the exact integer, as onnxruntime's f32(acc + B)) */
   Val *k = xalloc(sizeof *k), *z = xalloc(sizeof *z);
   *k = (Val){.name = xprintf("%s_qdw", w->name), .dtype = OT_FLOAT, .ndim = 3, .shape = {kh, kw, c}, .c = imp_vals(kh * kw * c)};
   *z = (Val){.name = xprintf("%s_qzsum", w->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {c}, .c = imp_vals(c)};
@@ -385,7 +385,9 @@ int imp_qdepthwise(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, c
     z->c[i] = 0;
     for (int64_t y = 0; y < kh * kw; y++) z->c[i] += zx * (k->c[y * c + i] = wq->c[i * kh * kw + y]);
     if (qo && qo->b) z->c[i] -= qo->b->c[i]; /* a QLinearConv's bias */
+    if (fabs(z->c[i]) >= 16777216.0) return 0;
   }
+  const char *xu = q_nhwc_u8(I, xq, c, zx, xo); /* as imp_qconv2d's (C a multiple of 4: no padding) */
   Val *sc = q_scales(w, sx, c, qo);
   *out = q_conv_call(I, x, c, kh, kw, s, d, p, "qdepthwise_conv2d_nhwc_pad",
                      xprintf("%s, %s, %s, %s, ZX = %lld", xu, imp_tensor(I, k), imp_tensor(I, sc), imp_tensor(I, z), (long long)zx));
