@@ -694,7 +694,32 @@ static int cmd_bench(Cli *c, Network *n) {
   return 0;
 }
 
+/* texc fuzz-schedule NET.tex: random schedules of every task (or of --kernel's: a task's
+ * name or its id tN, as `--emit tasks` lists them), each checked as a kernel's are
+ * (randsched.c): against the interpreter's result of the task's default at the task's
+ * full size, on random inputs (weights too). */
+static int net_fuzz(Cli *c) {
+  NetRewrites rw = net_rewrites(c->o.target);
+  Network *n = net_load(c->file, NULL, c->defs, c->ndefs, &rw);
+  if (!n || diag_errors()) return 1;
+  Program p = {.file = c->file, .kernels = xalloc(sizeof(Kernel *) * (size_t)(n->ntasks + 1))};
+  bool found = !c->kernel;
+  for (int i = 0; i < n->ntasks; i++) { /* every task, so that a trial's seed is the same with --kernel */
+    Kernel *k = p.kernels[p.nkernels++] = n->groups[n->tasks[i].group]->kernel;
+    char id[32];
+    snprintf(id, sizeof id, "t%d", i);
+    if (c->kernel && (!strcmp(c->kernel, k->name) || !strcmp(c->kernel, id))) c->kernel = k->name, found = true;
+  }
+  if (!found) {
+    fprintf(stderr, "texc: error: --kernel %s: no task of that name or id in network %s (`texc %s --emit tasks` "
+            "lists them)\n", c->kernel, n->name, c->file);
+    return 1;
+  }
+  return drv_fuzz_schedule(c, &p);
+}
+
 int net_run_cli(Cli *c) {
+  if (c->cmd == CMD_FUZZ) return net_fuzz(c);
   onnx_bind_inputs(c->inputs, c->ninputs);
   NetRewrites rw = net_rewrites(c->o.target);
   Network *n = net_load(c->file, c->kernel, c->defs, c->ndefs, &rw);

@@ -14,6 +14,8 @@
  */
 #include "driver.h"
 #include "autosched/autosched.h"
+#include "front/network.h"
+#include "onnx/onnx.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -376,8 +378,12 @@ static const char *const kind_names[TRIAL_NKINDS] = {"ok", "MISMATCH", "ERROR", 
 static void report(const Cli *c, const Kernel *k, int n, const TrialReport *rep) {
   printf("FAIL %s trial %d: %s: %s\n", k->name, n, kind_names[rep->kind], rep->why);
   printf("schedule %s.repro%d%s%s {\n%s}\n", k->name, n, rep->target[0] ? " for " : "", rep->target, rep->text);
-  printf("# to reproduce: add the block to %s, then: texc run %s --kernel %s --schedule repro%d "
-         "--check", c->file, c->file, k->name, n);
+  if (net_is_network_file(c->file) || onnx_is_model(c->file)) /* a network's task: no block to add */
+    printf("# to reproduce: texc fuzz-schedule %s --kernel %s --seed %llu --count %d (its last trial)", c->file,
+           k->name, (unsigned long long)c->seed, n + 1);
+  else
+    printf("# to reproduce: add the block to %s, then: texc run %s --kernel %s --schedule repro%d "
+           "--check", c->file, c->file, k->name, n);
   for (int i = 0; i < c->ndefs; i++)
     printf(" -D %s=%lld", c->defs[i].name, (long long)c->defs[i].value);
   printf("%s\n", c->interp ? " --interp" : "");

@@ -37,6 +37,30 @@ else
   echo "not ok - fuzz: texc --help lists fuzz-schedule, fuzz-schedule --help its options"
 fi
 
+# fuzz-schedule of a network: random schedules of every task (fused kernels with their
+# producers and consumers), each against the interpreter; --kernel takes a task's id; a
+# failure says how to reproduce it (no block to paste into a network).
+NET=tests/lit/network/fusion_order.tex
+out=$(timeout 300 "$TEXC" fuzz-schedule $NET --count 6 --seed 2 2>&1); rc=$?
+if [ $rc = 0 ] && [ "$(grep -c ': 6 random schedules checked, 0 failed' <<<"$out")" = 3 ] &&
+   grep -q '^t2_mm_from_u8_add: 6 random' <<<"$out"; then
+  echo "ok - fuzz: fuzz-schedule of a network checks each of its 3 tasks"
+else
+  echo "not ok - fuzz: fuzz-schedule of a network checks each of its 3 tasks (rc $rc)"
+  echo "$out" | tail -10 | sed 's/^/#   /'
+fi
+one=$(timeout 120 "$TEXC" fuzz-schedule $NET --kernel t1 --count 3 2>&1); rc1=$?
+bad=$(timeout 60 "$TEXC" fuzz-schedule $NET --kernel t9 --count 3 2>&1); rc2=$?
+inj=$(TEXC_FUZZ_INJECT=crash:1 timeout 120 "$TEXC" fuzz-schedule $NET --kernel t0 --count 2 --seed 4 2>&1); rc3=$?
+if [ $rc1 = 0 ] && [ "$(grep -c 'random schedules checked' <<<"$one")" = 1 ] && grep -q '^t1_mm_relu: 3 random' <<<"$one" &&
+   [ $rc2 = 1 ] && grep -q 'error: --kernel t9: no task of that name or id in network net' <<<"$bad" &&
+   [ $rc3 = 1 ] && grep -q "^# to reproduce: texc fuzz-schedule $NET --kernel t0_mm_relu_to_u8 --seed 4 --count 2" <<<"$inj"; then
+  echo "ok - fuzz: fuzz-schedule --kernel picks a network's task by id; an unknown one is an error; a failure's reproduction"
+else
+  echo "not ok - fuzz: fuzz-schedule --kernel picks a network's task by id; an unknown one is an error; a failure's reproduction ($rc1 $rc2 $rc3)"
+  echo "$one$bad$inj" | tail -10 | sed 's/^/#   /'
+fi
+
 n=$(ls tests/fuzz/corpus | wc -l)
 if out=$(B="$B" timeout 600 tests/fuzz/run.sh replay 2>&1); then
   echo "ok - fuzz: corpus of $n inputs replays cleanly"
