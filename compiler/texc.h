@@ -722,7 +722,8 @@ typedef struct CpuInfo {
   int vregs;            /* architectural vector registers (32, 16, 32) */
   bool fma;             /* fused multiply-add */
   int dot_lanes;        /* i32 lanes of a four-byte dot product instruction (x86 VNNI's
-                           vpdpbusd: 16 with AVX-512, 8 with AVX-VNNI); 0: none */
+                           vpdpbusd: 16 with AVX-512, 8 with AVX-VNNI; AArch64 I8MM's
+                           usdot: 4); 0: none */
   int64_t l1d, l2, l3;  /* data cache bytes: L1 and L2 per core, L3 in all */
   int cores;           /* the threads its code runs with (rt_num_threads: TEX_NUM_THREADS, else the cores) */
   int mr, nr;           /* the micro-kernel: MR rows x NR f32 columns (NR / lanes vectors) of

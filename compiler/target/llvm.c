@@ -79,8 +79,11 @@ typedef struct CG {
   int nouts;                  /* outlined functions so far (for names) */
   int in_parallel;            /* > 0 inside an outlined parallel body */
   const char *sym_prefix;     /* of the kernels' symbols (kernel_symbol); NULL: none */
-  int dot_lanes;              /* i32 lanes of the target's vpdpbusd (16: AVX-512 VNNI, 8:
-                                 AVX-VNNI or VNNI with VL); 0: none (emit_dot4) */
+  int dot_lanes;              /* i32 lanes of the target's four-byte dot product (x86's
+                                 vpdpbusd: 16 with AVX-512 VNNI, 8 with AVX-VNNI or VNNI and
+                                 VL; AArch64's usdot: 4, with the I8MM extension); 0: none
+                                 (emit_dot4) */
+  bool dot_arm;               /* that instruction is AArch64's usdot */
   int exact;                  /* > 0 inside a float made an integer or rounded to one
                                  (round, floor, ceil, trunc): no fused multiply-adds */
 } CG;
@@ -1144,12 +1147,21 @@ static LLVMValueRef emit_dot4(CG *g, Expr *acc, Expr *sum) {
     u = LLVMBuildShuffleVector(g->b, u, LLVMGetPoison(vt), LLVMConstVector(m, (unsigned)w), "");
     for (int i = 0; i < w; i++) m[i] = LLVMConstInt(g->i32, (unsigned)(at + i), 0);
     LLVMValueRef sel = LLVMConstVector(m, (unsigned)w);
-    const char *name = w == 16 ? "llvm.x86.avx512.vpdpbusd.512" : w == 8 ? "llvm.x86.avx512.vpdpbusd.256" : "llvm.x86.avx512.vpdpbusd.128";
+    const char *name = g->dot_arm ? "llvm.aarch64.neon.usdot"
+                       : w == 16   ? "llvm.x86.avx512.vpdpbusd.512"
+                       : w == 8    ? "llvm.x86.avx512.vpdpbusd.256"
+                                   : "llvm.x86.avx512.vpdpbusd.128";
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
     LLVMValueRef args[3] = {lanes == w ? a : LLVMBuildShuffleVector(g->b, a, LLVMGetPoison(LLVMTypeOf(a)), sel, ""), u,
                             lanes == w ? s : LLVMBuildShuffleVector(g->b, s, LLVMGetPoison(LLVMTypeOf(s)), sel, "")};
-    LLVMValueRef r = LLVMBuildCall2(g->b, LLVMIntrinsicGetType(g->ctx, id, NULL, 0), LLVMGetIntrinsicDeclaration(g->mod, id, NULL, 0),
-                                    args, 3, "");
+    /* usdot (unsigned bytes of its second operand by signed ones of its third) is overloaded
+     * on its <4 x i32> and <16 x i8> types; vpdpbusd takes i32 vectors and is not */
+    LLVMTypeRef ot[2] = {vt, LLVMVectorType(g->i8, (unsigned)(4 * w))};
+    int nt = g->dot_arm ? 2 : 0;
+    if (g->dot_arm)
+      for (int i = 1; i < 3; i++) args[i] = LLVMBuildBitCast(g->b, args[i], ot[1], "");
+    LLVMValueRef r = LLVMBuildCall2(g->b, LLVMIntrinsicGetType(g->ctx, id, nt ? ot : NULL, (size_t)nt),
+                                    LLVMGetIntrinsicDeclaration(g->mod, id, nt ? ot : NULL, (size_t)nt), args, 3, "");
     if (lanes == w) return r;
     /* R's lanes into OUT at AT: R widened to LANES (its lanes first), then blended in */
     for (int i = 0; i < lanes; i++) m[i] = LLVMConstInt(g->i32, (unsigned)(i < w ? i : 0), 0);
@@ -1947,19 +1959,33 @@ static const char *const cpus_vnni256[] = {"alderlake", "raptorlake", "meteorlak
 static bool in_list(const char *const *l, const char *s);
 static bool has_feature(const char *f, const char *feature);
 
-/* The i32 lanes of vpdpbusd with LLVM's feature list F ("+avx512vnni,..."): 16 with
- * AVX-512 VNNI, 8 with AVX-VNNI or VNNI and VL; 0: none. */
+/* AArch64 CPUs by LLVM name (--mcpu) with the I8MM extension (usdot: Armv8.6-A and later,
+ * and these earlier cores that have it). */
+static const char *const cpus_i8mm[] = {
+    "neoverse-v1", "neoverse-v2", "neoverse-v3", "neoverse-n2", "neoverse-n3", "neoverse-512tvb",
+    "cortex-a510", "cortex-a520", "cortex-a710", "cortex-a715", "cortex-a720", "cortex-a725",
+    "cortex-x2", "cortex-x3", "cortex-x4", "cortex-x925", "apple-a15", "apple-a16", "apple-a17",
+    "apple-m2", "apple-m3", "apple-m4", "ampere1", "ampere1a", "ampere1b", "grace", NULL};
+
+/* The i32 lanes of the four-byte dot product with LLVM's feature list F ("+avx512vnni,...",
+ * "+neon,+i8mm,..."): 16 with AVX-512 VNNI, 8 with AVX-VNNI or VNNI and VL, 4 with
+ * AArch64's I8MM (usdot); 0: none. */
 static int feature_dot_lanes(const char *f) {
+  if (has_feature(f, "+i8mm") && has_feature(f, "+neon")) return 4;
   if (has_feature(f, "+avx512vnni") && has_feature(f, "+avx512f")) return 16;
   return has_feature(f, "+avxvnni") || (has_feature(f, "+avx512vnni") && has_feature(f, "+avx512vl")) ? 8 : 0;
 }
 
-/* The i32 lanes of TM's vpdpbusd (CG.dot_lanes): from its features, else its CPU's name. */
-static int dot_lanes(LLVMTargetMachineRef tm) {
+/* The i32 lanes of TM's four-byte dot product (CG.dot_lanes): from its features, else its
+ * CPU's name; *ARM: it is usdot. */
+static int dot_lanes(LLVMTargetMachineRef tm, bool *arm) {
   char *cpu = LLVMGetTargetMachineCPU(tm), *f = LLVMGetTargetMachineFeatureString(tm);
   char *triple = LLVMGetTargetMachineTriple(tm);
   int lanes = 0;
-  if (!strncmp(triple, "x86_64", 6))
+  *arm = !strncmp(triple, "aarch64", 7) || !strncmp(triple, "arm64", 5);
+  if (*arm)
+    lanes = (*f && has_feature(f, "+i8mm")) || in_list(cpus_i8mm, cpu) ? 4 : 0;
+  else if (!strncmp(triple, "x86_64", 6))
     lanes = *f ? feature_dot_lanes(f) : in_list(cpus_vnni512, cpu) ? 16 : in_list(cpus_vnni256, cpu) ? 8 : 0;
   LLVMDisposeMessage(cpu);
   LLVMDisposeMessage(f);
@@ -1977,7 +2003,7 @@ static LLVMModuleRef build_module(LLVMContextRef ctx, LoweredFunc **fns, int n, 
   g.mod = LLVMModuleCreateWithNameInContext("texc", ctx);
   g.b = LLVMCreateBuilderInContext(ctx);
   cg_init_types(&g);
-  g.dot_lanes = dot_lanes(tm);
+  g.dot_lanes = dot_lanes(tm, &g.dot_arm);
   char *triple = LLVMGetTargetMachineTriple(tm);
   LLVMSetTarget(g.mod, triple);
   LLVMDisposeMessage(triple);
@@ -2405,6 +2431,7 @@ static void cross_cpu(const Options *o, CpuInfo *c) {
     c->lanes = 8, c->fma = true;
   }
   if (x86) c->dot_lanes = in_list(cpus_vnni512, mcpu) ? 16 : in_list(cpus_vnni256, mcpu) ? 8 : 0;
+  if (arm) c->dot_lanes = in_list(cpus_i8mm, mcpu) ? 4 : 0;
   if (c->cores < 1) c->cores = 1;
   if (host) LLVMDisposeMessage(host);
 }

@@ -5,7 +5,10 @@
 # run under qemu-aarch64-static against a plain C reference (the filter packed by the
 # network's folded pack_weights task first when it has one); the same for the Winograd
 # default of 3 x 3 convolutions (its four tasks), then the direct convolution's default
-# (TEXC_NET_WINOGRAD=0). Skipped without those tools.
+# (TEXC_NET_WINOGRAD=0); then the four-byte dot products of quantized convolutions as
+# usdot (AArch64's I8MM: --mcpu neoverse-v1; qemu's default CPU has it) against exact
+# integer references: lit's dot4 kernel and a network's qconv2d_nhwc_pad task. Skipped
+# without those tools.
 # Environment: $TEXC (the texc binary). Prints ok / not ok / skip lines.
 TEXC=${TEXC:-build/texc}
 ok() { echo "ok - cross: $1"; }
@@ -103,3 +106,90 @@ TEX
 }
 for shape in "14 32" "7 64" "28 16"; do check 1 $shape; done
 for shape in "56 16" "14 64" "7 32" "28 24"; do check 0 $shape; done
+
+# Quantized products on AArch64 (llvm.c emit_dot4): with I8MM one usdot per 4 output
+# channels, without it (cortex-a72) plain i32 arithmetic; both exact.
+cat >"$T/dot4.c" <<'C'
+#include <stdint.h>
+#include <stdio.h>
+int conv(const uint8_t *x, const int8_t *k, int32_t *y);
+enum { CO = 40, C = 6, H = 7 };
+int main(void) {
+  static uint8_t x[H * 4 * C];
+  static int8_t k[C * CO * 4];
+  static int32_t y[(H + 2) * CO];
+  for (int i = 0; i < H * 4 * C; i++) x[i] = (uint8_t)(i * 7919 % 256);
+  for (int i = 0; i < C * CO * 4; i++) k[i] = (int8_t)(i * 104729 % 256 - 128);
+  if (conv(x, k, y)) return 2;
+  int bad = 0;
+  for (int h = 0; h < H + 2; h++)
+    for (int co = 0; co < CO; co++) {
+      int32_t s = 0;
+      for (int c = 0; c < C; c++)
+        for (int j = 0; j < 4; j++) s += (h >= 1 && h <= H ? x[(h - 1) * 4 * C + 4 * c + j] : 200) * k[(c * CO + co) * 4 + j];
+      bad += s != y[h * CO + co];
+    }
+  printf("%d of %d wrong", bad, (H + 2) * CO);
+  return bad != 0;
+}
+C
+cat >"$T/qconv.c" <<'C'
+#include <stdint.h>
+#include <stdio.h>
+int t0_qconv2d_nhwc_pad(const uint8_t *x, const int8_t *k, const float *s, const int32_t *z, float *y);
+enum { H = 9, CI = 16, CO = 48, ZX = 3 };
+int main(void) {
+  static uint8_t x[H * H * CI];
+  static int8_t k[9 * CI * CO];
+  static float s[CO], y[H * H * CO];
+  static int32_t z[CO];
+  for (int i = 0; i < H * H * CI; i++) x[i] = (uint8_t)(i * 7919 % 256);
+  for (int i = 0; i < 9 * CI * CO; i++) k[i] = (int8_t)(i * 104729 % 256 - 128);
+  for (int o = 0; o < CO; o++) s[o] = 0.001f * (1 + o % 7), z[o] = o * 37 - 500;
+  if (t0_qconv2d_nhwc_pad(x, k, s, z, y)) return 2;
+  int bad = 0;
+  for (int h = 0; h < H; h++)
+    for (int w = 0; w < H; w++)
+      for (int o = 0; o < CO; o++) {
+        int32_t a = 0;
+        for (int ry = 0; ry < 3; ry++)
+          for (int rx = 0; rx < 3; rx++)
+            for (int c = 0; c < CI; c++) {
+              int ih = h + ry - 1, iw = w + rx - 1;
+              int u = ih >= 0 && ih < H && iw >= 0 && iw < H ? x[(ih * H + iw) * CI + c] : ZX;
+              a += u * k[(((ry * 3 + rx) * (CI / 4) + c / 4) * CO + o) * 4 + c % 4];
+            }
+        bad += (float)(a - z[o]) * s[o] != y[(h * H + w) * CO + o];
+      }
+  printf("%d of %d wrong", bad, H * H * CO);
+  return bad != 0;
+}
+C
+cat >"$T/q.tex" <<'TEX'
+import "nn/onnx.tex"
+network n(x: u8[1, 9, 9, 16], k: i8[3, 3, 4, 48, 4], s: f32[48], z: i32[48]) -> y: f32[1, 9, 9, 48] {
+  y = qconv2d_nhwc_pad(x, k, s, z, ZX = 3, PT = 1, PL = 1, PB = 1, PR = 1)
+}
+TEX
+# qcheck NAME DRIVER CPU TEXC-ARGS...: compile for aarch64 CPU, run under qemu; the usdot count
+qcheck() {
+  local name=$1 drv=$2 cpu=$3
+  shift 3
+  if "$TEXC" "$@" --emit obj --mtriple aarch64-linux-gnu --mcpu "$cpu" -o "$T/k.o" 2>"$T/err" &&
+     $CC -O1 -static -D_GNU_SOURCE -Iruntime -o "$T/qdrv" "$T/$drv" "$T/k.o" runtime/rt_cpu.c -lpthread -lm 2>>"$T/err" &&
+     out=$(TEX_NUM_THREADS=2 timeout 300 $QEMU "$T/qdrv" 2>>"$T/err"); then
+    local n=$(aarch64-linux-gnu-objdump -d "$T/k.o" 2>/dev/null | grep -c usdot)
+    if { [ "$cpu" = cortex-a72 ] && [ "$n" = 0 ]; } || { [ "$cpu" != cortex-a72 ] && [ "$n" -gt 0 ]; }; then
+      ok "$name on $cpu under qemu ($out, $n usdot)"
+    else
+      bad "$name on $cpu: $n usdot instructions"
+    fi
+  else
+    bad "$name on $cpu under qemu: $(head -3 "$T/err" | tr '\n' ' ') $out"
+  fi
+}
+for cpu in neoverse-v1 cortex-a72; do
+  qcheck "dot4 kernel, 32-lane vectors" dot4.c $cpu tests/lit/hardening/dot4.tex --kernel conv --schedule v
+  qcheck "dot4 kernel, 24-lane vectors" dot4.c $cpu tests/lit/hardening/dot4.tex --kernel conv --schedule v24
+  qcheck "network default of a quantized 3x3 convolution" qconv.c $cpu "$T/q.tex" --records "$T/none.jsonl"
+done
