@@ -126,6 +126,9 @@ int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, cons
  * ([C, 1, KH, KW]) on the u8 input (qdepthwise_conv2d_nhwc_pad: sums exact in f32), as
  * imp_qconv2d. */
 int imp_qdepthwise(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, const QOut *qo, Val **out);
+/* onnx_nn.c: Conv's 2-D convolution of X by W (OIHW), group G, strides S, dilations D, pads
+ * P [t, l, b, r], bias B (or NULL) into output 0 of the node (maybe channels last: *OUT). */
+bool imp_conv2d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, const int64_t *d, const int64_t *p, Val **out);
 
 /* onnx_quant.c: A (rank >= 2) times the constant matrix B ([K, N]; [N, K] when TB) into O as
  * integer products (qdense) when A and B are dequantized uint8 and int8 values and I->int8

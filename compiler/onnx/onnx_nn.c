@@ -134,6 +134,10 @@ static bool op_conv(Imp *I) {
   return conv2d(I, height_one(I, x), height_one(I, w), b, g, s2, d2, p2, &o) && height_dropped(I, o);
 }
 
+bool imp_conv2d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, const int64_t *d, const int64_t *p, Val **out) {
+  return conv2d(I, x, w, b, g, s, d, p, out);
+}
+
 static bool conv2d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, const int64_t *d, const int64_t *p, Val **out) {
   int64_t ks[2] = {w->shape[2], w->shape[3]};
   if (g < 1 || x->shape[1] % g || w->shape[0] % g || w->shape[1] * g != x->shape[1])

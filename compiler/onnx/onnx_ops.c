@@ -595,7 +595,7 @@ bool imp_ew_to(Imp *I, const char *base, Val **x, int n, const char *expr, const
 /* Input X of an elementwise operator seen channels last: a rank-4 NHWC tensor as is, an
  * NCHW one through nchw_to_nhwc, a constant (padded to rank 4 by leading 1s) permuted. */
 Val *imp_ew_nhwc_input(Imp *I, Val *x) {
-  if (x->c && val_numel(x) == 1) return x; /* a literal */
+  if (val_numel(x) == 1 && (x->c || x->ndim < 4)) return x; /* a literal, or one run-time value (any layout) */
   Val *p = xalloc(sizeof *p);
   *p = *x;
   p->nhwc = false;
@@ -618,12 +618,13 @@ Val *imp_ew_nhwc_input(Imp *I, Val *x) {
 }
 
 /* An elementwise operator: channels last when an input is an NHWC tensor and every other
- * input is a rank-4 tensor or a constant of rank <= 4; else in the model's layout. */
+ * input is a rank-4 tensor, a constant of rank <= 4 or one run-time value (a dynamic
+ * quantization's scale); else in the model's layout. */
 bool imp_ew(Imp *I, const char *base, Val **x, int n, const char *expr) {
   bool nhwc = false, can = true;
   for (int k = 0; k < n; k++) {
     nhwc |= x[k]->nhwc;
-    can &= x[k]->c ? x[k]->ndim <= 4 : x[k]->ndim == 4;
+    can &= x[k]->c || val_numel(x[k]) == 1 ? x[k]->ndim <= 4 : x[k]->ndim == 4;
   }
   if (!nhwc || !can) return imp_ew_to(I, base, x, n, expr, NULL, -1);
   Val *p[8];

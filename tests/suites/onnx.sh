@@ -291,6 +291,13 @@ expect_all "QDQ MatMul and Gemm, int8 activations = Python reference" "$B/qdq_mm
   --input "$B/qdq_mm8_x2.npy" --expect "$B/qdq_mm8_ya.npy" --expect "$B/qdq_mm8_yb.npy"
 TEXC_NET_INT8=0 "$TEXC" import "$B/qdq_int.onnx" -o "$B/qdq_f32.tex" >/dev/null 2>&1
 grep -q qconv "$B/qdq_f32.tex" && echo "not ok - onnx QDQ convolutions: TEXC_NET_INT8=0 imports f32" || echo "ok - onnx QDQ convolutions: TEXC_NET_INT8=0 imports f32"
+# quantize_dynamic's convolution: ConvInteger read as floats is an f32 convolution of x less
+# its zero point (channels last); one whose int32 output is the graph's, the exact kernel
+dc=$("$TEXC" import "$B/dyn_conv.onnx" -o "$B/dyn_conv.tex" >/dev/null 2>&1 && grep -c "= conv2d_nhwc_pad(\|= conv_integer" "$B/dyn_conv.tex")
+[ "$dc" = 2 ] && grep -q "= conv2d_nhwc_pad(" "$B/dyn_conv.tex" && grep -q "less_zero_point" "$B/dyn_conv.tex" &&
+  echo "ok - onnx ConvInteger read as floats: an f32 convolution" || echo "not ok - onnx ConvInteger read as floats: an f32 convolution: $dc"
+expect_all "dynamic quantized Conv = Python reference" "$B/dyn_conv.onnx" --input "$B/dyn_conv_x.npy" \
+  --expect "$B/dyn_conv_y.npy" --expect "$B/dyn_conv_acc.npy"
 expect_all "dynamic quantized MatMul = Python reference" "$B/dyn_matmul.onnx" --input "$B/dyn_matmul_x.npy" \
   --expect "$B/dyn_matmul_y.npy" --expect "$B/dyn_matmul_xq.npy" --expect "$B/dyn_matmul_xz.npy"
 # MatMulInteger of an int8 weight without a zero point: qdense where the CPU has VNNI

@@ -1413,6 +1413,48 @@ def qdq_conv(out):
     npy(out + "/qdq_conv_ref.npy", "<f4", (1, CO, H, W), struct.pack("<%df" % len(ref), *ref))
 
 
+def dyn_conv(out):
+    """quantize_dynamic's convolution: DynamicQuantizeLinear of a run-time [1, 5, 7, 6],
+    ConvInteger (pads 1, stride 2 in width, the run-time zero point of x, a zero point per
+    output channel of the int8 filter) read by a Cast to float only, Mul by x_scale * w_scale:
+    imported as an f32 convolution of x - x_zero_point (channels last). And a ConvInteger
+    whose int32 output is the graph's: the exact integer kernel."""
+    C, H, W, M = 5, 7, 6, 4
+    x = rand(C * H * W, 91, 2.0)
+    lo, hi = min(min(x), 0.0), max(max(x), 0.0)
+    s = f32(f32(hi - lo) / 255.0)
+    z = round(min(max(f32(0.0 - f32(lo / s)), 0.0), 255.0))
+    xq = [quantize(v, s, z, 0, 255) for v in x]
+    wq = [int(v * 127) for v in rand(M * C * 9, 92, 1.0)]
+    wz = [0, 2, -3, 1]
+    ws = 0.015
+    OH, OW = H, (W + 2 - 3) // 2 + 1
+    acc = []
+    for m in range(M):
+        for i in range(OH):
+            for j in range(OW):
+                a = 0
+                for c in range(C):
+                    for r in range(3):
+                        for t in range(3):
+                            hi_, wj = i + r - 1, 2 * j + t - 1
+                            if 0 <= hi_ < H and 0 <= wj < W:
+                                a += (xq[(c * H + hi_) * W + wj] - z) * (wq[((m * C + c) * 3 + r) * 3 + t] - wz[m])
+                acc.append(a)
+    y = [f32(f32(a) * f32(s * f32(ws))) for a in acc]
+    nodes = [node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], "dql"),
+             node("ConvInteger", ["xq", "wq", "xz", "wz"], ["acc"], "ci", pads=[1, 1, 1, 1], strides=[1, 2]),
+             node("Cast", ["acc"], ["accf"], "cast", to=1), node("Mul", ["xs", "ws"], ["sc"], "scale"),
+             node("Mul", ["accf", "sc"], ["y"], "mul"),
+             node("ConvInteger", ["xq", "wq", "xz", "wz"], ["acc2"], "ci2", pads=[1, 1, 1, 1], strides=[1, 2])]
+    inits = [typed_init("wq", [M, C, 3, 3], 3, wq), typed_init("wz", [M], 3, wz), initializer("ws", [], [ws])]
+    open(out + "/dyn_conv.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, H, W])],
+                                                   [value_info("y", [1, M, OH, OW]), value_info("acc2", [1, M, OH, OW], 6)], opset=11))
+    npy(out + "/dyn_conv_x.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(x), *x))
+    npy(out + "/dyn_conv_y.npy", "<f4", (1, M, OH, OW), struct.pack("<%df" % len(y), *y))
+    npy(out + "/dyn_conv_acc.npy", "<i4", (1, M, OH, OW), struct.pack("<%di" % len(acc), *acc))
+
+
 def dyn_matmul(out):
     """quantize_dynamic's product: DynamicQuantizeLinear of a run-time [2, 3, 4], MatMulInteger
     by an int8 weight with a zero point per column, Cast, Mul by x_scale * w_scale; the
@@ -1611,6 +1653,7 @@ def main(out):
     qdq_matmul_int(out)
     qdq_matmul_int(out, s8=True)
     dyn_matmul(out)
+    dyn_conv(out)
     qaxis(out)
     multi(out)
     bool_in(out)
