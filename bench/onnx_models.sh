@@ -12,7 +12,8 @@
 #   bench/onnx_models.sh quant [BUILD]   quantized models (docs/ONNX.md, "Quantized models"):
 #                                        QUANT's models through quantize_static (QDQ), QOP's
 #                                        in the QOperator form (QLinearConv, com.microsoft's
-#                                        QLinearAdd, ...; QOP= for none) and a
+#                                        QLinearAdd, ...; QOP= for none), DYN's through
+#                                        quantize_dynamic (ConvInteger; DYN= for none) and a
 #                                        4-layer BERT-base through quantize_dynamic (when
 #                                        transformers is there): texc (integer kernels where
 #                                        the CPU has VNNI), texc with TEXC_NET_INT8=0 (f32) and
@@ -83,6 +84,11 @@ if [ "$mode" = quant ]; then
       { echo "onnx_models.sh: quantize_static (QOperator) of $m failed" >&2; continue; }
     models+=("${m}_qop")
   done
+  for m in ${DYN-resnet18 mobilenet_v2}; do # quantize_dynamic of a CNN: ConvInteger read as floats
+    [ -s "$Q/${m}_dyn.onnx" ] || "$PY" -W ignore bench/onnx_models.py dynamic "$D/$m.onnx" "$D/$m.in.npy" "$Q/${m}_dyn.onnx" "$Q/${m}_dyn.ref.npy" >/dev/null 2>&1 ||
+      { echo "onnx_models.sh: quantize_dynamic of $m failed" >&2; continue; }
+    models+=("${m}_dyn")
+  done
   if "$PY" -c "import transformers" 2>/dev/null; then # scripts/export_bert.py's, 4 layers
     B4=$Q/bert4
     mkdir -p "$B4"
@@ -97,7 +103,7 @@ if [ "$mode" = quant ]; then
   echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
   for m in "${models[@]}"; do
     if [ "$m" = bert_dq ]; then in=(--input "$B4/ids.npy" --input "$B4/mask.npy" --input "$B4/tt.npy"); oin=$bin
-    else b=${m%_qdq}; b=${b%_qop}; in=(--input "$D/$b.in.npy"); oin="$D/$b.in.npy"; fi
+    else b=${m%_qdq}; b=${b%_qop}; b=${b%_dyn}; in=(--input "$D/$b.in.npy"); oin="$D/$b.in.npy"; fi
     "$TEXC" run "$Q/$m.onnx" "${in[@]}" --output "$tmp/$m.npy" >/dev/null 2>&1
     read -r rel top < <("$PY" bench/onnx_models.py compare "$tmp/$m.npy" "$Q/$m.ref.npy" 2>/dev/null)
     : >"$tmp/a"; : >"$tmp/b"; : >"$tmp/o"

@@ -907,8 +907,8 @@ static bool lane_offsets(Expr **args, const IrVar *v, int64_t base, int lanes, L
   if (!lane_part(args[0], v, base, &l0)) return false;
   o->nd = 0, o->lo = INT64_MAX, o->hi = INT64_MIN;
   for (int l = 0; l < lanes; l++) {
-    int64_t x, d;
-    if (!lane_part(args[0], v, (int64_t)((uint64_t)base + (uint64_t)l), &x)) return false;
+    int64_t x = l0, d;
+    if (l && !lane_part(args[0], v, (int64_t)((uint64_t)base + (uint64_t)l), &x)) return false;
     d = o->off[l] = (int64_t)((uint64_t)x - (uint64_t)l0);
     if (d < -(1 << 20) || d > (1 << 20)) return false;
     int j = 0;
