@@ -773,8 +773,16 @@ static bool cast_int(Imp *I, Val *x, int to) {
   o->dtype = to;
   char *ix = imp_idx("i", x->ndim), *e = xstrdup("");
   for (const char *p = expr; *p; p++) e = *p == '$' ? xprintf("%s%s", e, ix) : xprintf("%s%c", e, *p);
+  Val xl = *x, ol = *o; /* the tensors as held: an integer convolution's output channels last */
+  if (x->nhwc && x->ndim == 4) {
+    o->nhwc = true;
+    for (Val *v = &xl; v; v = v == &xl ? &ol : NULL) {
+      int64_t c = v->shape[1];
+      v->shape[1] = v->shape[2], v->shape[2] = v->shape[3], v->shape[3] = c;
+    }
+  }
   const char *kn = imp_kernel(I, to == OT_FLOAT ? "to_float" : to == OT_BOOL ? "to_bool" : "to_int",
-                              xprintf("(X: %s) -> Y: %s {\n  Y[%s] = %s\n}", imp_ty(x), imp_ty(o), ix, e));
+                              xprintf("(X: %s) -> Y: %s {\n  Y[%s] = %s\n}", imp_ty(&xl), imp_ty(&ol), ix, e));
   imp_call(I, o->tex, kn, x->tex);
   return true;
 }

@@ -750,13 +750,43 @@ static int conv_integer_f32(Imp *I, Val *x, Val *xz, Val *w, Val *wz) {
   return 1;
 }
 
+/* ConvInteger of a run-time uint8 X with a run-time zero point (a DynamicQuantizeLinear's)
+ * by a constant int8 filter without a zero point, one group, where the CPU has a four-byte
+ * dot product (I->int8): stdlib's qconv2d_nhwc_rzp, ConvInteger's exact i32 result,
+ * channels last: X's u8 copy (quant_u8_nhwc; channels padded to a multiple of 4 with zeros,
+ * which meet zero filter values), the filter packed as for the QDQ convolutions with each
+ * output channel's sum, which the kernel multiplies by the zero point. 1: done; 0: not of
+ * that form (nothing written); -1: reported. */
+static int conv_integer_q(Imp *I, Val *x, Val *xz, Val *w, Val *wz) {
+  if (!I->int8 || x->c || x->dtype != OT_UINT8 || x->ndim != 4 || !w->c || w->dtype != OT_INT8 || w->ndim != 4 ||
+      !zero_or_none(wz) || !xz || xz->c || val_numel(xz) != 1 || imp_attr_i(I, "group", 1) != 1)
+    return 0;
+  int64_t s[2], d[2], p[4];
+  if (!int_conv_attrs(I, x, w, s, d, p)) return -1;
+  int64_t co = w->shape[0], ci = w->shape[1], kh = w->shape[2], kw = w->shape[3], c4 = (ci + 3) / 4 * 4;
+  if (x->shape[1] != ci) return imp_error(I, "the filter has %lld input channels, x %lld", (long long)ci, (long long)x->shape[1]), -1;
+  Val *k = xalloc(sizeof *k); /* [KH, KW, C4 / 4, CO, 4], zeros past CI */
+  *k = (Val){.name = xprintf("%s_q", w->name), .dtype = OT_FLOAT, .ndim = 5, .shape = {kh, kw, c4 / 4, co, 4},
+             .c = imp_vals(kh * kw * c4 * co)};
+  for (int64_t o = 0; o < co; o++)
+    for (int64_t y = 0; y < kh; y++)
+      for (int64_t x2 = 0; x2 < kw; x2++)
+        for (int64_t i = 0; i < c4; i++)
+          k->c[(((y * kw + x2) * (c4 / 4) + i / 4) * co + o) * 4 + i % 4] = i < ci ? w->c[((o * ci + i) * kh + y) * kw + x2] : 0;
+  const char *zs, *kq = q_filter(I, k, 1, &zs), *xu = q_nhwc_u8(I, x, c4, 0, 0);
+  Val *o = q_conv_call(I, x, co, kh, kw, s, d, p, "qconv2d_nhwc_rzp", xprintf("%s, %s, %s, %s", xu, imp_tensor(I, xz), kq, zs));
+  o->dtype = OT_INT32;
+  return 1;
+}
+
 static bool op_conv_integer(Imp *I) {
   if (!imp_attrs_known(I, conv_attrs) || !imp_one_output(I)) return false;
   bool bad = false;
   Val *x = q_in(I, 0, "x", false), *w = x ? q_in(I, 1, "w", false) : NULL;
   Val *xz = w ? zp_in(I, 2, "x_zero_point", &bad, false) : NULL, *wz = w && !bad ? zp_in(I, 3, "w_zero_point", &bad, false) : NULL;
   if (!w || bad) return false;
-  int f = conv_integer_f32(I, x, xz, w, wz);
+  int f = conv_integer_q(I, x, xz, w, wz);
+  if (!f) f = conv_integer_f32(I, x, xz, w, wz);
   return f ? f > 0 : conv_integer(I, x, xz, w, wz) != NULL;
 }
 

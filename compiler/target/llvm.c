@@ -1075,9 +1075,9 @@ static bool dot4_of(CG *g, Expr *sum, Dot4 *d) {
     d->u[i] = widened(x, DT_U8), d->s[i] = widened(y, DT_I8);
     if (!d->u[i] || !d->s[i] || ir_uses_var(d->u[i], g->vvar)) return false;
     Expr *ul = u_load(d->u[i]), *u0 = d->u[0];
-    if (u0->kind == E_SELECT) {
-      if (d->u[i]->kind != E_SELECT || d->u[i]->c->kind != E_INT || !ir_equal(d->u[i]->a, u0->a) ||
-          !ir_equal(d->u[i]->c, u0->c))
+    if (u0->kind == E_SELECT) { /* the guard's other value: a constant or one u8 value for all lanes */
+      if (d->u[i]->kind != E_SELECT || (d->u[i]->c->kind != E_INT && ir_uses_var(d->u[i]->c, g->vvar)) ||
+          !ir_equal(d->u[i]->a, u0->a) || !ir_equal(d->u[i]->c, u0->c))
         return false;
     } else if (d->u[i]->kind != E_LOAD) {
       return false;
@@ -1091,7 +1091,8 @@ static bool dot4_of(CG *g, Expr *sum, Dot4 *d) {
 }
 
 /* The four u8 bytes of D as one i32 (uniform): loaded when their guard holds, else the
- * guard's constant in each byte. */
+ * guard's other value (a constant, or a u8 value the same for every lane: a run-time zero
+ * point) in each byte. */
 static LLVMValueRef dot4_word(CG *g, const Dot4 *d) {
   int lanes = g->lanes;
   g->lanes = 1; /* nothing here moves with the vector's var */
@@ -1101,8 +1102,11 @@ static LLVMValueRef dot4_word(CG *g, const Dot4 *d) {
     word = LLVMBuildLoad2(g->b, g->i32, elem_ptr(g, l->buf, emit_expr(g, l->args[0])), "");
     LLVMSetAlignment(word, 1);
   } else {
-    LLVMValueRef c = emit_expr(g, d->u[0]->a);
-    uint32_t z = (uint32_t)(d->u[0]->c->ival & 0xff) * 0x01010101u;
+    LLVMValueRef c = emit_expr(g, d->u[0]->a), z;
+    if (d->u[0]->c->kind == E_INT)
+      z = LLVMConstInt(g->i32, (uint32_t)(d->u[0]->c->ival & 0xff) * 0x01010101u, 0);
+    else /* the byte in each of the four */
+      z = LLVMBuildMul(g->b, LLVMBuildZExt(g->b, emit_expr(g, d->u[0]->c), g->i32, ""), LLVMConstInt(g->i32, 0x01010101u, 0), "");
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
     LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "dot.t");
     LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "dot.j");
@@ -1114,7 +1118,7 @@ static LLVMValueRef dot4_word(CG *g, const Dot4 *d) {
     LLVMBuildBr(g->b, jb);
     LLVMPositionBuilderAtEnd(g->b, jb);
     word = LLVMBuildPhi(g->b, g->i32, "dot.word");
-    LLVMValueRef vals[2] = {x, LLVMConstInt(g->i32, z, 0)};
+    LLVMValueRef vals[2] = {x, z};
     LLVMBasicBlockRef blocks[2] = {tend, pre};
     LLVMAddIncoming(word, vals, blocks, 2);
   }

@@ -113,6 +113,7 @@ cat >"$T/dot4.c" <<'C'
 #include <stdint.h>
 #include <stdio.h>
 int conv(const uint8_t *x, const int8_t *k, int32_t *y);
+int rzp(const uint8_t *x, const uint8_t *z, const int8_t *k, int32_t *y); /* the padding byte at run time */
 enum { CO = 40, C = 6, H = 7 };
 int main(void) {
   static uint8_t x[H * 4 * C];
@@ -120,7 +121,12 @@ int main(void) {
   static int32_t y[(H + 2) * CO];
   for (int i = 0; i < H * 4 * C; i++) x[i] = (uint8_t)(i * 7919 % 256);
   for (int i = 0; i < C * CO * 4; i++) k[i] = (int8_t)(i * 104729 % 256 - 128);
+#ifdef RZP
+  static const uint8_t z[1] = {200};
+  if (rzp(x, z, k, y)) return 2;
+#else
   if (conv(x, k, y)) return 2;
+#endif
   int bad = 0;
   for (int h = 0; h < H + 2; h++)
     for (int co = 0; co < CO; co++) {
@@ -172,11 +178,12 @@ network n(x: u8[1, 9, 9, 16], k: i8[3, 3, 4, 48, 4], s: f32[48], z: i32[48]) -> 
 }
 TEX
 # qcheck NAME DRIVER CPU TEXC-ARGS...: compile for aarch64 CPU, run under qemu; the usdot count
+# ($DEF: a -D for the driver)
 qcheck() {
   local name=$1 drv=$2 cpu=$3
   shift 3
   if "$TEXC" "$@" --emit obj --mtriple aarch64-linux-gnu --mcpu "$cpu" -o "$T/k.o" 2>"$T/err" &&
-     $CC -O1 -static -D_GNU_SOURCE -Iruntime -o "$T/qdrv" "$T/$drv" "$T/k.o" runtime/rt_cpu.c -lpthread -lm 2>>"$T/err" &&
+     $CC -O1 -static -D_GNU_SOURCE $DEF -Iruntime -o "$T/qdrv" "$T/$drv" "$T/k.o" runtime/rt_cpu.c -lpthread -lm 2>>"$T/err" &&
      out=$(TEX_NUM_THREADS=2 timeout 300 $QEMU "$T/qdrv" 2>>"$T/err"); then
     local n=$(aarch64-linux-gnu-objdump -d "$T/k.o" 2>/dev/null | grep -c usdot)
     if { [ "$cpu" = cortex-a72 ] && [ "$n" = 0 ]; } || { [ "$cpu" != cortex-a72 ] && [ "$n" -gt 0 ]; }; then
@@ -191,5 +198,6 @@ qcheck() {
 for cpu in neoverse-v1 cortex-a72; do
   qcheck "dot4 kernel, 32-lane vectors" dot4.c $cpu tests/lit/hardening/dot4.tex --kernel conv --schedule v
   qcheck "dot4 kernel, 24-lane vectors" dot4.c $cpu tests/lit/hardening/dot4.tex --kernel conv --schedule v24
+  DEF=-DRZP qcheck "dot4 kernel, the padding byte at run time" dot4.c $cpu tests/lit/hardening/dot4.tex --kernel rzp --schedule v
   qcheck "network default of a quantized 3x3 convolution" qconv.c $cpu "$T/q.tex" --records "$T/none.jsonl"
 done

@@ -1453,6 +1453,30 @@ def dyn_conv(out):
     npy(out + "/dyn_conv_x.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(x), *x))
     npy(out + "/dyn_conv_y.npy", "<f4", (1, M, OH, OW), struct.pack("<%df" % len(y), *y))
     npy(out + "/dyn_conv_acc.npy", "<i4", (1, M, OH, OW), struct.pack("<%di" % len(acc), *acc))
+    # without the filter's zero point, 8 output channels: the integer kernel where the CPU
+    # has a four-byte dot product (qconv2d_nhwc_rzp: the run-time zero point pads)
+    M = 8
+    wq = [int(v * 127) for v in rand(M * C * 9, 93, 1.0)]
+    acc = []
+    for m in range(M):
+        for i in range(OH):
+            for j in range(OW):
+                a = 0
+                for c in range(C):
+                    for r in range(3):
+                        for t in range(3):
+                            hi_, wj = i + r - 1, 2 * j + t - 1
+                            if 0 <= hi_ < H and 0 <= wj < W:
+                                a += (xq[(c * H + hi_) * W + wj] - z) * wq[((m * C + c) * 3 + r) * 3 + t]
+                acc.append(a)
+    y = [f32(f32(a) * f32(s * f32(ws))) for a in acc]
+    nodes = [node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], "dql"),
+             node("ConvInteger", ["xq", "wq", "xz"], ["acc"], "ci", pads=[1, 1, 1, 1], strides=[1, 2]),
+             node("Cast", ["acc"], ["accf"], "cast", to=1), node("Mul", ["xs", "ws"], ["sc"], "scale"),
+             node("Mul", ["accf", "sc"], ["y"], "mul")]
+    inits = [typed_init("wq", [M, C, 3, 3], 3, wq), initializer("ws", [], [ws])]
+    open(out + "/dyn_conv8.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, H, W])], [value_info("y", [1, M, OH, OW])], opset=11))
+    npy(out + "/dyn_conv8_y.npy", "<f4", (1, M, OH, OW), struct.pack("<%df" % len(y), *y))
 
 
 def dyn_matmul(out):
