@@ -237,6 +237,9 @@ typedef enum {
   FN_LOG2, FN_LOG1P, FN_EXP2, FN_EXPM1,
   CALLFN_COUNT
 } CallFn;
+/* Does OP round a float to an integer value (round, floor, ceil, trunc)? Backends compute
+ * its argument, as a float made an integer, without fused multiply-adds. */
+static inline bool callfn_rounds(CallFn op) { return op == FN_ROUND || op == FN_FLOOR || op == FN_CEIL || op == FN_TRUNC; }
 extern const char *const binop_names[];
 extern const char *const callfn_names[];
 

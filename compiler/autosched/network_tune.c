@@ -391,11 +391,11 @@ static bool measure_default(const Network *n, const NetTuneArgs *a, int i) {
  * Returns the tasks measured again. */
 static int remeasure_best(const Network *n, const NetTuneArgs *a, const TaskState *st, double deadline_ms) {
   int *order = xalloc(sizeof(int) * (size_t)(n->ntasks + 1)), done = 0;
+  double *share = xalloc(sizeof(double) * (size_t)(n->ntasks + 1));
   for (int i = 0; i < n->ntasks; i++) { /* insertion by weight x best, descending */
-    double c = n->tasks[i].weight * (isinf(st[i].best) ? 0 : st[i].best);
+    share[i] = n->tasks[i].weight * (isinf(st[i].best) ? 0 : st[i].best);
     int j = i;
-    for (; j > 0 && n->tasks[order[j - 1]].weight * (isinf(st[order[j - 1]].best) ? 0 : st[order[j - 1]].best) < c; j--)
-      order[j] = order[j - 1];
+    for (; j > 0 && share[order[j - 1]] < share[i]; j--) order[j] = order[j - 1];
     order[j] = i;
   }
   for (int oi = 0; oi < n->ntasks && !records_failed(a->log) && !measurers_lost(); oi++, done++) {

@@ -338,24 +338,31 @@ static Val *q_conv_call(Imp *I, const Val *x, int64_t c, int64_t kh, int64_t kw,
   return o;
 }
 
+/* The int8 values C of filter W ([CO, CI, KH, KW]) packed [KH, KW, C4 / 4, CO, 4] (input
+ * channel 4 c + j of output channel co at [.., c, co, j]; zeros past CI): f32 constants for
+ * q_filter. */
+static Val *q_conv_packed(const Val *w, const double *c) {
+  int64_t co = w->shape[0], ci = w->shape[1], kh = w->shape[2], kw = w->shape[3], c4 = (ci + 3) / 4 * 4;
+  Val *k = xalloc(sizeof *k);
+  *k = (Val){.name = xprintf("%s_q", w->name), .dtype = OT_FLOAT, .ndim = 5, .shape = {kh, kw, c4 / 4, co, 4},
+             .c = imp_vals(kh * kw * c4 * co)};
+  for (int64_t o = 0; o < co; o++)
+    for (int64_t y = 0; y < kh; y++)
+      for (int64_t x = 0; x < kw; x++)
+        for (int64_t i = 0; i < c4; i++)
+          k->c[(((y * kw + x) * (c4 / 4) + i / 4) * co + o) * 4 + i % 4] = i < ci ? c[((o * ci + i) * kh + y) * kw + x] : 0;
+  return k;
+}
+
 int imp_qconv2d(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, const int64_t *p, const QOut *qo, Val **out) {
   double sx, zx;
   int xo;
   Val *xq = x->ndim == 4 ? dq_input(I, x, &sx, &zx, &xo) : NULL;
   const Val *wq = xq ? dq_filter(w, 0, w->shape[0]) : NULL;
   if (!wq || !bias_fits(qo)) return 0;
-  int64_t co = w->shape[0], ci = w->shape[1], kh = w->shape[2], kw = w->shape[3], c4 = (ci + 3) / 4 * 4;
-  /* the filter packed [KH, KW, CI4 / 4, CO, 4], zeros past CI */
-  Val *k = xalloc(sizeof *k);
-  *k = (Val){.name = xprintf("%s_q", w->name), .dtype = OT_FLOAT, .ndim = 5, .shape = {kh, kw, c4 / 4, co, 4},
-             .c = imp_vals(kh * kw * c4 * co)};
-  for (int64_t o = 0; o < co; o++)
-    for (int64_t y = 0; y < kh; y++)
-      for (int64_t x2 = 0; x2 < kw; x2++)
-        for (int64_t i = 0; i < c4; i++)
-          k->c[(((y * kw + x2) * (c4 / 4) + i / 4) * co + o) * 4 + i % 4] = i < ci ? wq->c[((o * ci + i) * kh + y) * kw + x2] : 0;
+  int64_t co = w->shape[0], kh = w->shape[2], kw = w->shape[3], c4 = (w->shape[1] + 3) / 4 * 4;
   Val *sc = q_scales(w, sx, co, qo);
-  const char *xu = q_nhwc_u8(I, xq, c4, zx, xo), *zs, *kq = q_filter(I, k, (int64_t)zx, &zs);
+  const char *xu = q_nhwc_u8(I, xq, c4, zx, xo), *zs, *kq = q_filter(I, q_conv_packed(w, wq->c), (int64_t)zx, &zs);
   if (qo && qo->b) { /* a QLinearConv's bias: the zero-point term less it (folded) */
     const char *zb = imp_name(I, xprintf("%s_zb", w->name));
     const char *kn = imp_kernel(I, "qbias", xprintf("(Z: i32[%lld], B: f32[%lld]) -> Y: i32[%lld] {\n  Y[i] = Z[i] - i32(B[i])\n}",
@@ -765,15 +772,7 @@ static int conv_integer_q(Imp *I, Val *x, Val *xz, Val *w, Val *wz) {
   if (!int_conv_attrs(I, x, w, s, d, p)) return -1;
   int64_t co = w->shape[0], ci = w->shape[1], kh = w->shape[2], kw = w->shape[3], c4 = (ci + 3) / 4 * 4;
   if (x->shape[1] != ci) return imp_error(I, "the filter has %lld input channels, x %lld", (long long)ci, (long long)x->shape[1]), -1;
-  Val *k = xalloc(sizeof *k); /* [KH, KW, C4 / 4, CO, 4], zeros past CI */
-  *k = (Val){.name = xprintf("%s_q", w->name), .dtype = OT_FLOAT, .ndim = 5, .shape = {kh, kw, c4 / 4, co, 4},
-             .c = imp_vals(kh * kw * c4 * co)};
-  for (int64_t o = 0; o < co; o++)
-    for (int64_t y = 0; y < kh; y++)
-      for (int64_t x2 = 0; x2 < kw; x2++)
-        for (int64_t i = 0; i < c4; i++)
-          k->c[(((y * kw + x2) * (c4 / 4) + i / 4) * co + o) * 4 + i % 4] = i < ci ? w->c[((o * ci + i) * kh + y) * kw + x2] : 0;
-  const char *zs, *kq = q_filter(I, k, 1, &zs), *xu = q_nhwc_u8(I, x, c4, 0, 0);
+  const char *zs, *kq = q_filter(I, q_conv_packed(w, w->c), 1, &zs), *xu = q_nhwc_u8(I, x, c4, 0, 0);
   Val *o = q_conv_call(I, x, co, kh, kw, s, d, p, "qconv2d_nhwc_rzp", xprintf("%s, %s, %s, %s", xu, imp_tensor(I, xz), kq, zs));
   o->dtype = OT_INT32;
   return 1;

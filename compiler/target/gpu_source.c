@@ -384,7 +384,7 @@ static void call(Gen *g, Str *o, const Expr *e) {
     expr(g, o, x);
     return;
   }
-  bool steps = e->op == FN_ROUND || e->op == FN_FLOOR || e->op == FN_CEIL || e->op == FN_TRUNC;
+  bool steps = callfn_rounds((CallFn)e->op);
   str_putf(o, "%s(", math_name(g, names[e->op], e->dtype));
   g->exact += steps;
   expr(g, o, x);

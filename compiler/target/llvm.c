@@ -557,7 +557,7 @@ static LLVMValueRef emit_sign(CG *g, LLVMValueRef x, DType t) {
 static LLVMValueRef emit_call(CG *g, Expr *e) {
   /* a float rounded to an integer value is computed as a float made an integer (CG.exact):
    * one rounding less before it can move the result by one (a quantization's round) */
-  bool steps = e->op == FN_ROUND || e->op == FN_FLOOR || e->op == FN_CEIL || e->op == FN_TRUNC;
+  bool steps = callfn_rounds((CallFn)e->op);
   g->exact += steps;
   LLVMValueRef x = emit_expr(g, e->args[0]);
   g->exact -= steps;

@@ -1429,18 +1429,23 @@ def dyn_conv(out):
     wz = [0, 2, -3, 1]
     ws = 0.015
     OH, OW = H, (W + 2 - 3) // 2 + 1
-    acc = []
-    for m in range(M):
-        for i in range(OH):
-            for j in range(OW):
-                a = 0
-                for c in range(C):
-                    for r in range(3):
-                        for t in range(3):
-                            hi_, wj = i + r - 1, 2 * j + t - 1
-                            if 0 <= hi_ < H and 0 <= wj < W:
-                                a += (xq[(c * H + hi_) * W + wj] - z) * (wq[((m * C + c) * 3 + r) * 3 + t] - wz[m])
-                acc.append(a)
+
+    def conv_acc(wq, wz, M):  # sum of (x - z) * (w - wz[m]) over the valid taps, pads 1, strides 1 x 2
+        acc = []
+        for m in range(M):
+            for i in range(OH):
+                for j in range(OW):
+                    a = 0
+                    for c in range(C):
+                        for r in range(3):
+                            for t in range(3):
+                                hi_, wj = i + r - 1, 2 * j + t - 1
+                                if 0 <= hi_ < H and 0 <= wj < W:
+                                    a += (xq[(c * H + hi_) * W + wj] - z) * (wq[((m * C + c) * 3 + r) * 3 + t] - wz[m])
+                    acc.append(a)
+        return acc
+
+    acc = conv_acc(wq, wz, M)
     y = [f32(f32(a) * f32(s * f32(ws))) for a in acc]
     nodes = [node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], "dql"),
              node("ConvInteger", ["xq", "wq", "xz", "wz"], ["acc"], "ci", pads=[1, 1, 1, 1], strides=[1, 2]),
@@ -1457,19 +1462,7 @@ def dyn_conv(out):
     # has a four-byte dot product (qconv2d_nhwc_rzp: the run-time zero point pads)
     M = 8
     wq = [int(v * 127) for v in rand(M * C * 9, 93, 1.0)]
-    acc = []
-    for m in range(M):
-        for i in range(OH):
-            for j in range(OW):
-                a = 0
-                for c in range(C):
-                    for r in range(3):
-                        for t in range(3):
-                            hi_, wj = i + r - 1, 2 * j + t - 1
-                            if 0 <= hi_ < H and 0 <= wj < W:
-                                a += (xq[(c * H + hi_) * W + wj] - z) * wq[((m * C + c) * 3 + r) * 3 + t]
-                acc.append(a)
-    y = [f32(f32(a) * f32(s * f32(ws))) for a in acc]
+    y = [f32(f32(a) * f32(s * f32(ws))) for a in conv_acc(wq, [0] * M, M)]
     nodes = [node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], "dql"),
              node("ConvInteger", ["xq", "wq", "xz"], ["acc"], "ci", pads=[1, 1, 1, 1], strides=[1, 2]),
              node("Cast", ["acc"], ["accf"], "cast", to=1), node("Mul", ["xs", "ws"], ["sc"], "scale"),
