@@ -159,10 +159,11 @@ static RtTensor *exec_tensor(Exec *e, Target target, const NetTensor *t) {
 }
 
 /* The intermediates in one planned arena, unless --check reads them all after the run,
- * or the device's buffers cannot be offset (OpenCL's cl_mem). false: printed. */
+ * --interp fills them one by one, or the device's buffers cannot be offset (OpenCL's
+ * cl_mem). false: printed. */
 static bool exec_arena(Cli *c, Exec *e) {
   net_plan(e->n, &e->plan);
-  if (c->check || backend_for(c->o.target)->rt_device == RT_OPENCL) return true;
+  if (c->check || c->interp || backend_for(c->o.target)->rt_device == RT_OPENCL) return true;
   int64_t bytes = e->plan.arena_bytes;
   e->arena = rt_tensor_alloc(target_device(c->o.target), 1, 1, &bytes);
   return e->arena != NULL;
@@ -284,7 +285,8 @@ static bool exec_sequence(Exec *e) {
 }
 
 /* Build FNS into one module, allocate every tensor, upload the parameters, compute the
- * folded groups (the packed weights: NETWORKS.md). false: printed. */
+ * folded groups (the packed weights: NETWORKS.md). false: printed. --interp: no module
+ * (FNS is NULL), host tensors, nothing computed (interp_forward computes every group). */
 static bool exec_init(Cli *c, Network *n, LoweredFunc **fns, Exec *e) {
   memset(e, 0, sizeof *e);
   e->n = n;
@@ -297,16 +299,19 @@ static bool exec_init(Cli *c, Network *n, LoweredFunc **fns, Exec *e) {
     diag_error((Loc){0}, "%d --input files, but network %s has %d parameters", c->ninputs, n->name, nparams);
     return false;
   }
-  e->m = backend_for(c->o.target)->build(fns, n->ntasks, &c->o);
-  if (!e->m) return false;
-  e->fns = xalloc(sizeof *e->fns * (size_t)(n->ntasks + 1));
-  for (int t = 0; t < n->ntasks; t++)
-    if (!(e->fns[t] = rt_module_func(e->m, fns[t]->name))) goto rt_error;
+  Target target = c->interp ? TARGET_LLVM : c->o.target;
+  if (!c->interp) {
+    e->m = backend_for(target)->build(fns, n->ntasks, &c->o);
+    if (!e->m) return false;
+    e->fns = xalloc(sizeof *e->fns * (size_t)(n->ntasks + 1));
+    for (int t = 0; t < n->ntasks; t++)
+      if (!(e->fns[t] = rt_module_func(e->m, fns[t]->name))) goto rt_error;
+  }
   if (!exec_arena(c, e)) goto rt_error;
   e->tensors = xalloc(sizeof *e->tensors * (size_t)(n->ntensors + 1));
   for (int i = 0, p = 0; i < n->ntensors; i++) {
     NetTensor *t = n->tensors[i];
-    e->tensors[i] = exec_tensor(e, c->o.target, t);
+    e->tensors[i] = exec_tensor(e, target, t);
     if (!e->tensors[i]) goto rt_error;
     if (t->kind == NT_VALUE) continue;
     void *host = malloc(tbytes(t) + 1);
@@ -319,6 +324,7 @@ static bool exec_init(Cli *c, Network *n, LoweredFunc **fns, Exec *e) {
     free(host);
     if (rc) goto rt_error;
   }
+  if (c->interp) return true;
   for (int k = 0; k < n->ngroups; k++) /* the folded groups (packed weights), once */
     if (n->groups[k]->folded && exec_group(e, k)) return false;
   if (exec_sequence(e)) return true;
@@ -369,6 +375,23 @@ static void *download(Exec *e, const NetTensor *t) {
   void *h = xalloc(tbytes(t) + 1);
   if (rt_tensor_to_host(h, e->tensors[t->index])) fprintf(stderr, "texc: error: %s\n", rt_last_error());
   return h;
+}
+
+/* --interp: every group, the folded too, in order, by the interpreter (its default
+ * schedule: the reference), its inputs and output in E's host tensors. 0 on success. */
+static int interp_forward(Cli *c, Exec *e) {
+  Network *n = e->n;
+  for (int k = 0; k < n->ngroups; k++) {
+    NetGroup *g = n->groups[k];
+    Vec none = {0};
+    LoweredFunc *ref = drv_lower(c, g->kernel, TARGET_LLVM, &none);
+    if (!ref) return 1;
+    void **args = xalloc(sizeof(void *) * (size_t)(g->ninputs + 1));
+    for (int i = 0; i < g->ninputs; i++) args[i] = e->tensors[g->inputs[i]->index]->data;
+    args[g->ninputs] = e->tensors[g->out->index]->data;
+    if (interp_run(ref, args, NULL)) return 1;
+  }
+  return 0;
 }
 
 /* Interpret every group on the compiled run's own inputs (so errors do not add up) and
@@ -567,15 +590,16 @@ static bool write_and_compare(Cli *c, Exec *e) {
 }
 
 static int cmd_run(Cli *c, Network *n) {
-  int ntuned;
-  LoweredFunc **fns = lower_tasks(c, n, &ntuned);
+  int ntuned = 0;
+  LoweredFunc **fns = c->interp ? NULL : lower_tasks(c, n, &ntuned);
   Exec e;
-  if (!fns || !exec_init(c, n, fns, &e)) return 1;
+  if ((!fns && !c->interp) || !exec_init(c, n, fns, &e)) return 1;
   double t0 = now_ms();
-  int rc = exec_forward(&e);
+  int rc = c->interp ? interp_forward(c, &e) : exec_forward(&e);
   double ms = now_ms() - t0;
   if (rc == 0) {
-    printf("%s [%d tasks, %d tuned, %s]: %.3f ms\n", n->name, n->ntasks, ntuned, target_names[c->o.target], ms);
+    if (c->interp) printf("%s [%d tasks, interpreted]: %.3f ms\n", n->name, n->ntasks, ms);
+    else printf("%s [%d tasks, %d tuned, %s]: %.3f ms\n", n->name, n->ntasks, ntuned, target_names[c->o.target], ms);
     print_outputs(&e);
     if (c->check && !check_groups(c, &e)) rc = 1;
     if (!write_and_compare(c, &e)) rc = 1;

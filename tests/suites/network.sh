@@ -38,4 +38,36 @@ else echo "not ok - tune resumes from the log"; echo "$out" | tail -8 | sed 's/^
 out=$("$TEXC" bench "$tmp/small.tex" --records "$tmp/r.jsonl" 2>&1)
 if [ $? -eq 0 ] && grep -q 'Measured latency: [0-9.]* ms .* Estimated: [0-9.]* ms' <<<"$out"; then echo "ok - bench a tuned network"
 else echo "not ok - bench a tuned network"; echo "$out" | tail -5 | sed 's/^/    /'; fi
+# --interp: the whole network in the reference interpreter (each f32 operation rounded, as
+# numpy's float32 would: a batch norm's x * s + b twice, where compiled code has one FMA);
+# the compiled run within --check's tolerances of it.
+cat > "$tmp/bn.tex" <<'NET'
+import "nn/elementwise.tex"
+network bn(x: f32[1, 4, 4, 16], scale: f32[16], bias: f32[16]) -> y: f32[1, 4, 4, 16] {
+  y = batch_norm(x, scale, bias)
+  y = relu(y)
+}
+NET
+mkdir -p "$tmp/dump"
+out=$(TEXC_NET_DUMP="$tmp/dump" "$TEXC" run "$tmp/bn.tex" --interp 2>&1) && out=$(python3 - "$tmp/dump" <<'PY' 2>&1
+import struct, sys
+d = sys.argv[1]
+def f32s(name):
+    b = open(f"{d}/{name}.bin", "rb").read()
+    return struct.unpack(f"{len(b) // 4}f", b)
+def f32(v):
+    return struct.unpack("f", struct.pack("f", v))[0]
+x, s, b, y = f32s("x"), f32s("scale"), f32s("bias"), f32s("output")
+want = [max(f32(f32(v * s[i % 16]) + b[i % 16]), 0.0) for i, v in enumerate(x)]
+bad = sum(1 for u, w in zip(y, want) if u != w)
+print(f"{bad} of {len(y)} differ from the twice-rounded x * s + b" if bad else "exact")
+PY
+)
+if [ "$out" = exact ]; then echo "ok - run --interp: a network in the interpreter, rounded as f32"
+else echo "not ok - run --interp: a network in the interpreter, rounded as f32"; echo "$out" | tail -5 | sed 's/^/    /'; fi
+out=$("$TEXC" run examples/resnet18.tex -D HW=32 --interp --output "$tmp/ref.npy" 2>&1) &&
+  grep -q '\[.* tasks, interpreted\]' <<<"$out" &&
+  out=$("$TEXC" run examples/resnet18.tex -D HW=32 --expect "$tmp/ref.npy" 2>&1)
+if [ $? -eq 0 ] && grep -q "expect .*: ok" <<<"$out"; then echo "ok - resnet18 -D HW=32 compiled against its --interp run"
+else echo "not ok - resnet18 -D HW=32 compiled against its --interp run"; echo "$out" | tail -5 | sed 's/^/    /'; fi
 rm -rf "$tmp"
