@@ -666,7 +666,7 @@ static int print_profile(Cli *c, Exec *e) {
 /* `bench --json`: the document of a kernel file's bench (drv_bench_json), with one result,
  * the network's forward pass (MS sorted, C->repeat runs), in the same fields as a kernel's
  * rows, and the estimate when every task has a record. */
-static int bench_json(Cli *c, Network *n, const double *ms, double est, int missing) {
+static int bench_json(Cli *c, Network *n, const double *ms, int passes, double est, int missing) {
   cJSON *o = drv_bench_json(c);
   cJSON_AddStringToObject(o, "network", n->name);
   cJSON *r = cJSON_CreateObject();
@@ -679,7 +679,7 @@ static int bench_json(Cli *c, Network *n, const double *ms, double est, int miss
   cJSON_AddNumberToObject(r, "min_ms", ms[0]);
   cJSON_AddNumberToObject(r, "mean_ms", sum / c->repeat);
   cJSON_AddNumberToObject(r, "runs", c->repeat);
-  cJSON_AddNumberToObject(r, "calls_per_run", 1);
+  cJSON_AddNumberToObject(r, "calls_per_run", passes);
   if (!missing) cJSON_AddNumberToObject(r, "estimated_ms", est);
   char *s = cJSON_Print(o);
   printf("%s\n", s);
@@ -688,17 +688,27 @@ static int bench_json(Cli *c, Network *n, const double *ms, double est, int miss
   return 0;
 }
 
+/* Passes per measurement, as a kernel's calls (docs/CLI.md): --number (default 1), more
+ * when they would take less than --min-repeat-ms (one pass took WARM_MS), at most 1000. */
+static int bench_passes(const Cli *c, double warm_ms) {
+  int passes = c->number > 0 ? c->number : 1;
+  if (passes * warm_ms >= c->min_repeat_ms) return passes;
+  return (int)fmin(1000, ceil(c->min_repeat_ms / fmax(warm_ms, 1e-3)));
+}
+
 static int cmd_bench(Cli *c, Network *n) {
   int ntuned, missing;
   LoweredFunc **fns = lower_tasks(c, n, &ntuned);
   Exec e;
   if (!fns || !exec_init(c, n, fns, &e)) return 1;
+  double t0 = now_ms();
   int rc = exec_forward(&e); /* warm-up */
+  int passes = bench_passes(c, now_ms() - t0);
   double *ms = xalloc(sizeof(double) * (size_t)(c->repeat + 1));
   for (int r = 0; rc == 0 && r < c->repeat; r++) {
-    double t0 = now_ms();
-    rc = exec_forward(&e);
-    ms[r] = now_ms() - t0;
+    t0 = now_ms();
+    for (int p = 0; rc == 0 && p < passes; p++) rc = exec_forward(&e);
+    ms[r] = (now_ms() - t0) / passes;
   }
   if (rc == 0 && c->o.verbose) rc = print_profile(c, &e);
   const char *how = rt_seq_is_graph(e.seq) ? ", one CUDA graph" : "";
@@ -706,11 +716,11 @@ static int cmd_bench(Cli *c, Network *n) {
   if (rc) return 1;
   median(ms, c->repeat);
   double est = estimate_ms(c, n, &missing);
-  if (c->json) return bench_json(c, n, ms, est, missing);
+  if (c->json) return bench_json(c, n, ms, passes, est, missing);
   print_summary(n);
   net_plan_print(stdout, &e.plan); /* deploy/plan.c */
-  printf("Measured latency: %.3f ms (median of %d, best %.3f, %s%s)  Estimated: ", ms[c->repeat / 2], c->repeat,
-         ms[0], target_names[c->o.target], how);
+  printf("Measured latency: %.3f ms (median of %d, best %.3f, %s%s%s)  Estimated: ", ms[c->repeat / 2], c->repeat,
+         ms[0], target_names[c->o.target], how, passes > 1 ? xprintf(", %d passes each", passes) : "");
   int timed = 0; /* the folded tasks are not timed */
   for (int t = 0; t < n->ntasks; t++) timed += !n->tasks[t].folded;
   if (missing) printf("n/a (%d of %d tasks have no record in %s)\n", missing, timed, c->records);

@@ -70,4 +70,11 @@ out=$("$TEXC" run examples/resnet18.tex -D HW=32 --interp --output "$tmp/ref.npy
   out=$("$TEXC" run examples/resnet18.tex -D HW=32 --expect "$tmp/ref.npy" 2>&1)
 if [ $? -eq 0 ] && grep -q "expect .*: ok" <<<"$out"; then echo "ok - resnet18 -D HW=32 compiled against its --interp run"
 else echo "not ok - resnet18 -D HW=32 compiled against its --interp run"; echo "$out" | tail -5 | sed 's/^/    /'; fi
+# bench: --number N passes per measurement (the JSON's calls_per_run), --min-repeat-ms grows them.
+out=$("$TEXC" bench "$tmp/bn.tex" --number 3 --min-repeat-ms 0 --repeat 2 --json 2>&1)
+if [ $? -eq 0 ] && grep -q '"calls_per_run":[[:space:]]*3$' <<<"$out"; then echo "ok - bench a network --number 3"
+else echo "not ok - bench a network --number 3"; echo "$out" | tail -5 | sed 's/^/    /'; fi
+out=$("$TEXC" bench "$tmp/bn.tex" --min-repeat-ms 20 --repeat 2 2>&1)
+if [ $? -eq 0 ] && grep -q 'Measured latency: .*, [0-9]* passes each)' <<<"$out"; then echo "ok - bench a network --min-repeat-ms 20"
+else echo "not ok - bench a network --min-repeat-ms 20"; echo "$out" | tail -5 | sed 's/^/    /'; fi
 rm -rf "$tmp"
