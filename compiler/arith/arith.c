@@ -243,7 +243,9 @@ static Interval iv(Expr *e, const RangeMap *m, int n) {
   case E_CAST:
     if (!dtype_is_int(e->a->dtype) || dtype_bytes(e->a->dtype) > dtype_bytes(e->dtype))
       return UNBOUNDED;
-    return sound(e->a, iv(e->a, m, n)); /* the operand wraps at its own width */
+    a = sound(e->a, iv(e->a, m, n)); /* the operand wraps at its own width */
+    if (e->a->dtype == e->dtype) return a;
+    return (Interval){a.min ? simp0(ir_cast(e->dtype, a.min)) : NULL, a.max ? simp0(ir_cast(e->dtype, a.max)) : NULL};
   case E_BIN: break;
   default: return UNBOUNDED;
   }

@@ -237,8 +237,10 @@ static bool host_of(const HostTensor *h, const NetTensor *t, const char *file, v
 }
 
 /* The data of parameter T (position P in the header): input file P, the weight of its
- * name, or net_fill. An integer parameter takes a file or the fill. false: reported. */
-static bool net_param_data(Cli *c, WeightSet *w, const NetTensor *t, int p, void *host) {
+ * name, or net_fill. An integer parameter takes a file or the fill, and so does a float one
+ * that an imported model's weights (IMPORTED) lack: a graph input after the first. false:
+ * reported. */
+static bool net_param_data(Cli *c, WeightSet *w, bool imported, const NetTensor *t, int p, void *host) {
   HostTensor h;
   if (p < c->ninputs) {
     if (!tensor_file_read(c->inputs[p], &h)) return false;
@@ -248,7 +250,7 @@ static bool net_param_data(Cli *c, WeightSet *w, const NetTensor *t, int p, void
     return ok;
   }
   HostTensor *f = w && t->dtype == DT_F32 ? ws_find(w, t->name) : NULL;
-  if (!f && (!w || t->kind == NT_INPUT || t->dtype != DT_F32)) { /* no weights, the input, integers: the fill */
+  if (!f && (!w || imported || t->kind == NT_INPUT || t->dtype != DT_F32)) { /* no weights, an input, integers: the fill */
     net_fill(t, host);
     return true;
   }
@@ -315,7 +317,7 @@ static bool exec_init(Cli *c, Network *n, LoweredFunc **fns, Exec *e) {
     if (!e->tensors[i]) goto rt_error;
     if (t->kind == NT_VALUE) continue;
     void *host = malloc(tbytes(t) + 1);
-    if (!net_param_data(c, w, t, p++, host)) {
+    if (!net_param_data(c, w, w && w == n->weights, t, p++, host)) {
       free(host);
       return false;
     }
@@ -497,7 +499,7 @@ static int cmd_deploy(Cli *c, Network *n, LoweredFunc **fns, int ntuned, const c
       return 1;
     }
     s.data[i] = xalloc(tbytes(t) + 1);
-    if (!net_param_data(c, w, t, p, s.data[i])) return 1;
+    if (!net_param_data(c, w, false, t, p, s.data[i])) return 1;
   }
   return net_deploy_emit(&s, n, fns);
 }

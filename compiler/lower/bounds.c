@@ -87,6 +87,8 @@ static bool consumer_region(Stage *p, Stage *x, Vec *fixed, Region *region, bool
       Expr *idx = lower_root_subst(x, ld->args[d]), *first = p->root[d]->dmin;
       Expr *t = bnd_unclamp(idx, first, bnd_simplify(ir_sub(ir_add(first, p->root[d]->dext), ir_int(1))), &r);
       Interval iv = bnd_interval(idx, &r);
+      if (bnd_reads_data(iv.min) || bnd_reads_data(iv.max)) /* where data says: anywhere in the domain */
+        iv = (Interval){first, bnd_simplify(ir_sub(ir_add(first, p->root[d]->dext), ir_int(1)))};
       region->iv[d] = widen(region->iv[d], iv, *have);
       region->un[d] = widen(region->un[d], t == idx ? iv : bnd_interval(t, &r), *have);
       region->clamped[d] |= t != idx;

@@ -555,7 +555,8 @@ static bool bind_input(Imp *I, const char *path, Val *v) {
 
 /* Integer and boolean graph inputs: run-time tensors of the network (token ids, masks: the
  * first attempt of onnx_import), or, in its second attempt, folded in from their --input
- * files (shapes and axes; ONNX's node tests). */
+ * files (shapes and axes; ONNX's node tests), and so float inputs read only as Resize's
+ * scales (float_const_only). */
 static bool fold_bound_ints;
 
 static char *idx_text(int nd) {
@@ -639,6 +640,26 @@ static bool input_sizes(Imp *I, const Onnx__GraphProto *g) {
   return true;
 }
 
+/* Is graph input NAME a float that G reads only as Resize's roi or scales (Upsample's
+ * scales): numbers the import needs as constants, folded in from an --input file as the
+ * integer shapes and axes are (ONNX's node tests give scales so). */
+static bool float_const_only(const Onnx__GraphProto *g, const char *name) {
+  bool read = false;
+  for (size_t i = 0; i < g->n_node; i++) {
+    const Onnx__NodeProto *nd = g->node[i];
+    for (size_t j = 0; j < nd->n_input; j++) {
+      if (!nd->input[j] || strcmp(nd->input[j], name) != 0) continue;
+      bool resize = nd->op_type && !strcmp(nd->op_type, "Resize") && (j == 1 || j == 2);
+      bool upsample = nd->op_type && !strcmp(nd->op_type, "Upsample") && j == 1;
+      if (!resize && !upsample) return false;
+      read = true;
+    }
+  }
+  for (size_t i = 0; i < g->n_output; i++)
+    if (g->output[i]->name && !strcmp(g->output[i]->name, name)) return false;
+  return read;
+}
+
 /* The graph inputs that are not initializers: the network's first parameters, in order. */
 static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
   int count = 0, k = 0;
@@ -652,6 +673,11 @@ static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
     if (init) continue; /* an initializer listed as an input (IR < 4): a constant */
     Val *v = new_val(I, vi->name, dtype, nd, shape);
     bool q8 = dtype == OT_UINT8 || dtype == OT_INT8; /* quantized values: always at run time */
+    if (dtype == OT_FLOAT && fold_bound_ints && k < nbound && float_const_only(g, vi->name)) {
+      if (!bind_input(I, bound_files[k], v)) return false;
+      bound_folded[k++] = true;
+      continue;
+    }
     bool int_param = ((dtype == OT_INT64 || dtype == OT_INT32 || dtype == OT_BOOL) && nd > 0 && val_numel(v) > 0 &&
                       !(fold_bound_ints && k < nbound)) || (q8 && val_numel(v) > 0);
     if (dtype != OT_FLOAT && !int_param && k < nbound) {
@@ -844,7 +870,8 @@ static bool int_input_bound(const Onnx__ModelProto *m) {
     if (vi->name && is_initializer(g, vi->name)) continue;
     const Onnx__TypeProto *tp = vi->type;
     int dt = tp && tp->tensor_type ? tp->tensor_type->elem_type : 0;
-    bool is_int = dt == OT_INT64 || dt == OT_INT32 || dt == OT_BOOL, has_file = (int)k++ < nbound;
+    bool is_int = dt == OT_INT64 || dt == OT_INT32 || dt == OT_BOOL || (dt == OT_FLOAT && float_const_only(g, vi->name)),
+         has_file = (int)k++ < nbound;
     bound |= is_int && has_file;
     stays |= !is_int || !has_file;
   }

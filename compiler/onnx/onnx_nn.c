@@ -1049,19 +1049,54 @@ static int64_t resize_nearest(const char *nm, double x, int64_t in) {
   return r < 0 ? 0 : r > (double)(in - 1) ? in - 1 : (int64_t)r;
 }
 
+/* How Resize interpolates: TAPS input points per output point along a resized axis (1
+ * nearest, 2 linear, 4 cubic), the coordinate_transformation_mode CT, nearest_mode NM, and
+ * for cubic the coefficient A (cubic_coeff_a) and exclude_outside. */
+typedef struct ResizeMode {
+  int taps;
+  const char *ct, *nm;
+  double a;
+  bool exclude;
+} ResizeMode;
+
+/* Keys' cubic convolution weight of a point at distance D (0 <= D <= 2) with coefficient A. */
+static double cubic_weight(double d, double a) {
+  if (d <= 1) return ((a + 2) * d - (a + 3)) * d * d + 1;
+  return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+}
+
 /* The table of axis D resized from IN to OUT (by SCALE; BY_SIZE: OUT was given): per
- * output index the nearest input index, or (LINEAR) rows of the lower and upper neighbours
- * and the upper's weight. */
-static Val *resize_table(Imp *I, int d, int64_t in, int64_t out, double scale, bool by_size, bool linear, const char *ct,
-                         const char *nm) {
+ * output index the nearest input index; or (linear) rows of the lower and upper neighbours
+ * and the upper's weight; or (cubic) rows of the four neighbours (clamped: the edge
+ * repeated) and their four weights. Cubic follows ONNX's reference: the neighbours of
+ * coordinate x are f - 1 .. f + 2 for f = floor(x), or f = x - 1 when x is an integer;
+ * exclude_outside gives a neighbour outside 0..IN-1 no weight and rescales the others to
+ * sum 1. */
+static Val *resize_table(Imp *I, int d, int64_t in, int64_t out, double scale, bool by_size, const ResizeMode *m) {
   Val *tab = xalloc(sizeof *tab);
-  *tab = (Val){.name = xprintf("%s_resize%d", I->node->output[0], d), .dtype = OT_FLOAT, .ndim = linear ? 2 : 1,
-               .shape = {linear ? 3 : out, out}, .c = imp_vals(linear ? 3 * out : out)};
+  int rows = m->taps == 1 ? 1 : m->taps == 2 ? 3 : 8;
+  *tab = (Val){.name = xprintf("%s_resize%d", I->node->output[0], d), .dtype = OT_FLOAT, .ndim = rows > 1 ? 2 : 1,
+               .shape = {rows > 1 ? rows : out, out}, .c = imp_vals(rows * out)};
   for (int64_t i = 0; i < out; i++) {
-    bool rounded = by_size || !strcmp(ct, "half_pixel_symmetric"); /* its adjustment is of the rounded size */
-    double c = resize_coord(ct, (double)i, scale, in, rounded ? (double)out : (double)in * scale);
-    if (!linear) {
-      tab->c[i] = (double)resize_nearest(nm, c, in);
+    bool rounded = by_size || !strcmp(m->ct, "half_pixel_symmetric"); /* its adjustment is of the rounded size */
+    double c = resize_coord(m->ct, (double)i, scale, in, rounded ? (double)out : (double)in * scale);
+    if (m->taps == 1) {
+      tab->c[i] = (double)resize_nearest(m->nm, c, in);
+      continue;
+    }
+    if (m->taps == 4) {
+      double f = floor(c), w[4], sum = 0;
+      if (f == c) f -= 1;
+      double t = c - f;
+      w[0] = cubic_weight(1 + t, m->a), w[1] = cubic_weight(t, m->a);
+      w[2] = cubic_weight(1 - t, m->a), w[3] = cubic_weight(2 - t, m->a);
+      for (int j = 0; j < 4; j++) {
+        double at = f - 1 + j;
+        if (m->exclude && (at < 0 || at > (double)(in - 1))) w[j] = 0;
+        sum += w[j];
+        tab->c[j * out + i] = at < 0 ? 0 : at > (double)(in - 1) ? (double)(in - 1) : at;
+      }
+      for (int j = 0; j < 4; j++) tab->c[(4 + j) * out + i] = m->exclude && sum != 0 ? w[j] / sum : w[j];
       continue;
     }
     c = c < 0 ? 0 : c > (double)(in - 1) ? (double)(in - 1) : c;
@@ -1072,17 +1107,18 @@ static Val *resize_table(Imp *I, int d, int64_t in, int64_t out, double scale, b
 }
 
 /* Resize X (at most 3 of its axes resized) to OS, by SCALE per axis (BY_SIZE: OS was
- * given, SCALE derived from it): nearest (an index
- * table per resized axis) or linear (per resized axis a table of the lower and upper
- * neighbours and the weight of the upper: 2^k terms). A channels-last X stays so when its
- * N and C are not resized. */
-static bool resize_to(Imp *I, Val *x, const int64_t *os, const double *scale, bool by_size, bool linear,
-                      const char *ct, const char *nm) {
+ * given, SCALE derived from it): nearest (an index table per resized axis), linear (per
+ * resized axis a table of the lower and upper neighbours and the weight of the upper: 2^k
+ * terms) or cubic (four neighbours and four weights per axis: 4^k terms, k at most 2). A
+ * channels-last X stays so when its N and C are not resized. */
+static bool resize_to(Imp *I, Val *x, const int64_t *os, const double *scale, bool by_size, const ResizeMode *m) {
   int r = x->ndim, k = 0, ax[HT_MAX_DIMS];
   for (int d = 0; d < r; d++)
     if (os[d] != x->shape[d] || scale[d] != 1) ax[k++] = d;
   if (!k) return imp_alias(I, x);
-  if (k > 3) return imp_unsupported(I, "%d resized axes (at most 3)", k);
+  if (k > 3 || (m->taps == 4 && k > 2))
+    return imp_unsupported(I, "%d resized axes (at most %d)", k, m->taps == 4 ? 2 : 3);
+  bool linear = m->taps == 2;
   bool nhwc = x->nhwc && r == 4 && os[0] == x->shape[0] && os[1] == x->shape[1];
   /* the tensor's axis t holds logical axis lg[t] */
   int lg[HT_MAX_DIMS];
@@ -1090,41 +1126,45 @@ static bool resize_to(Imp *I, Val *x, const int64_t *os, const double *scale, bo
   int64_t ts[HT_MAX_DIMS], tin[HT_MAX_DIMS];
   for (int t = 0; t < r; t++) ts[t] = os[lg[t]], tin[t] = x->shape[lg[t]];
   char *params = xprintf("X: f32[%s]", imp_dims_text(tin, r)), *args = xstrdup(nhwc ? imp_tensor_nhwc(I, x) : imp_tensor(I, x));
-  char *pos[HT_MAX_DIMS][2];  /* per tensor axis: the source index (lower, upper) */
-  char *wt[HT_MAX_DIMS] = {0}; /* per tensor axis: the upper's weight (linear) */
+  char *pos[HT_MAX_DIMS][4];  /* per tensor axis: the source index of each tap */
+  char *wt[HT_MAX_DIMS][4] = {{0}}; /* per tensor axis: each tap's weight (linear: the upper's) */
   for (int t = 0; t < r; t++) {
     int d = lg[t];
-    pos[t][0] = pos[t][1] = xprintf("i%d", t);
+    for (int h = 0; h < 4; h++) pos[t][h] = xprintf("i%d", t);
     bool resized = false;
     for (int j = 0; j < k; j++) resized |= ax[j] == d;
     if (!resized) continue;
     int64_t in = x->shape[d];
-    Val *tab = resize_table(I, d, in, os[d], scale[d], by_size, linear, ct, nm);
+    Val *tab = resize_table(I, d, in, os[d], scale[d], by_size, m);
     const char *tn = xprintf("T%d", t);
     params = xprintf("%s, %s: %s", params, tn, imp_ty(tab));
     args = xprintf("%s, %s", args, imp_tensor(I, tab));
-    if (linear) {
-      for (int h = 0; h < 2; h++) pos[t][h] = xprintf("clamp(i32(%s[%d, i%d]), 0, %lld)", tn, h, t, (long long)(in - 1));
-      wt[t] = xprintf("%s[2, i%d]", tn, t);
-    } else {
-      pos[t][0] = pos[t][1] = xprintf("clamp(i32(%s[i%d]), 0, %lld)", tn, t, (long long)(in - 1));
+    if (m->taps == 1) {
+      pos[t][0] = xprintf("clamp(i32(%s[i%d]), 0, %lld)", tn, t, (long long)(in - 1));
+      continue;
     }
+    for (int h = 0; h < m->taps; h++) pos[t][h] = xprintf("clamp(i32(%s[%d, i%d]), 0, %lld)", tn, h, t, (long long)(in - 1));
+    if (linear) wt[t][1] = xprintf("%s[2, i%d]", tn, t), wt[t][0] = xprintf("(1.0 - %s)", wt[t][1]);
+    else
+      for (int h = 0; h < 4; h++) wt[t][h] = xprintf("%s[%d, i%d]", tn, 4 + h, t);
   }
   char *e = xstrdup("");
-  for (int corner = 0; corner < (linear ? 1 << k : 1); corner++) {
+  int terms = 1;
+  for (int j = 0; j < k; j++) terms *= m->taps;
+  for (int term = 0; term < terms; term++) {
     char *w = xstrdup(""), *at = xstrdup("");
-    for (int t = 0, j = 0; t < r; t++) {
-      int hi = 0;
-      if (wt[t]) {
-        hi = corner >> j++ & 1;
-        w = xprintf("%s%s%s", w, *w ? " * " : "", hi ? wt[t] : xprintf("(1.0 - %s)", wt[t]));
+    for (int t = 0, rest = term; t < r; t++) {
+      int tap = 0;
+      if (wt[t][0]) {
+        tap = rest % m->taps, rest /= m->taps;
+        w = xprintf("%s%s%s", w, *w ? " * " : "", wt[t][tap]);
       }
-      at = xprintf("%s%s%s", at, t ? ", " : "", pos[t][hi]);
+      at = xprintf("%s%s%s", at, t ? ", " : "", pos[t][tap]);
     }
-    e = xprintf("%s%s%s%sX[%s]", e, corner ? " + " : "", w, *w ? " * " : "", at);
+    e = xprintf("%s%s%s%sX[%s]", e, term ? " + " : "", w, *w ? " * " : "", at);
   }
   Val *o = imp_net_out(I, 0, r, ts);
-  const char *kn = imp_kernel(I, linear ? "resize_linear" : "resize_nearest",
+  const char *kn = imp_kernel(I, m->taps == 1 ? "resize_nearest" : linear ? "resize_linear" : "resize_cubic",
                               xprintf("(%s) -> Y: %s {\n  Y[%s] = %s\n}", params, imp_ty(o), imp_idx("i", r), e));
   imp_call(I, o->tex, kn, args);
   if (nhwc) { /* back to the logical shape */
@@ -1183,7 +1223,8 @@ static bool resize_shape(Imp *I, const Val *x, bool upsample, int64_t *os, doubl
   return imp_shape_ok(I, os, r);
 }
 
-/* Resize (opset >= 10) and Upsample (7 to 9): nearest and linear; scales or sizes constant. */
+/* Resize (opset >= 10) and Upsample (7 to 9): nearest, linear and (Resize, opset 11 on)
+ * cubic; scales or sizes constant. */
 static bool op_resize(Imp *I, bool upsample) {
   bool old = upsample || I->opset < 11;
   if (!imp_one_output(I)) return false;
@@ -1196,10 +1237,11 @@ static bool op_resize(Imp *I, bool upsample) {
   if (!x) return false;
   if (x->c) return imp_unsupported(I, "%s of a constant", upsample ? "Upsample" : "Resize");
   const char *mode = imp_attr_s(I, "mode", "nearest");
-  bool linear = !strcmp(mode, "linear");
-  if (!linear && strcmp(mode, "nearest")) return imp_unsupported(I, "mode '%s'", mode);
-  const char *ct = old ? "asymmetric" : imp_attr_s(I, "coordinate_transformation_mode", "half_pixel");
-  const char *nm = old ? "floor" : imp_attr_s(I, "nearest_mode", "round_prefer_floor");
+  ResizeMode m = {.taps = !strcmp(mode, "linear") ? 2 : !strcmp(mode, "cubic") && !old ? 4 : 1,
+                  .a = imp_attr_f(I, "cubic_coeff_a", -0.75), .exclude = imp_attr_i(I, "exclude_outside", 0) != 0};
+  if (m.taps == 1 && strcmp(mode, "nearest")) return imp_unsupported(I, "mode '%s'", mode);
+  const char *ct = m.ct = old ? "asymmetric" : imp_attr_s(I, "coordinate_transformation_mode", "half_pixel");
+  m.nm = old ? "floor" : imp_attr_s(I, "nearest_mode", "round_prefer_floor");
   static const char *const modes[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
                                       "asymmetric", "tf_half_pixel_for_nn"};
   bool known = false;
@@ -1213,7 +1255,110 @@ static bool op_resize(Imp *I, bool upsample) {
   int64_t os[HT_MAX_DIMS];
   bool by_size = false;
   if (!resize_shape(I, x, upsample, os, scale, &by_size)) return false;
-  return resize_to(I, x, os, scale, by_size, linear, ct, nm);
+  return resize_to(I, x, os, scale, by_size, &m);
+}
+
+/* GridSample's reflection of coordinate V (text) into LO..HI, as ONNX's reference: by the
+ * near border, over and over (an odd count of ranges from the other border). */
+static char *grid_reflect(const char *v, double lo, double hi) {
+  const char *L = imp_flit(lo), *H = imp_flit(hi), *R = imp_flit(hi - lo);
+  char *below = xprintf("(%s - %s)", L, v), *above = xprintf("(%s - %s)", v, H);
+  char *rb = xprintf("(%s - trunc(%s / %s) * %s)", below, below, R, R), *ra = xprintf("(%s - trunc(%s / %s) * %s)", above, above, R, R);
+  return xprintf("(%s < %s ? (fmod(trunc(%s / %s), 2.0) == 0.0 ? %s + %s : %s - %s) : %s > %s ? (fmod(trunc(%s / %s), 2.0) == "
+                 "0.0 ? %s - %s : %s + %s) : %s)",
+                 v, L, below, R, L, rb, H, rb, v, H, above, R, H, ra, L, ra, v);
+}
+
+/* Keys' cubic weight (A = -0.75, as GridSample fixes it) at distance D (text), 0..1 or
+ * (FAR) 1..2. */
+static char *grid_cubic(const char *d, bool far) {
+  const double a = -0.75;
+  if (far)
+    return xprintf("(((%s * %s - %s) * %s + %s) * %s - %s)", imp_flit(a), d, imp_flit(5 * a), d, imp_flit(8 * a), d, imp_flit(4 * a));
+  return xprintf("((%s * %s - %s) * %s * %s + 1.0)", imp_flit(a + 2), d, imp_flit(a + 3), d, d);
+}
+
+/* GridSample (opset 16; 20's N-D and mode names): X [N, C, D1..DS] sampled at the grid's
+ * normalized coordinates [N, O1..OS, S] (last component first: x, y, ...), S at most 3.
+ * One kernel: per spatial axis s the coordinate (un-normalized, rounded for nearest, then
+ * clamped for border or reflected for reflection padding: tensor U_s), its taps' input
+ * indices (-1 for a tap outside under zeros padding: P_s) and weights (Q_s); the output
+ * sums, over the taps of every axis (reduction axes), the product of the weights by the
+ * element there (0 outside); with two spatial axes channels last, each tap a contiguous
+ * row of the channels (the output channels last too). As ONNX's reference: align_corners maps -1 and 1 to the
+ * corner elements' centres, else to the edges of the corner elements. But cubic with
+ * border padding clamps each tap, not the coordinate first, as PyTorch and onnxruntime
+ * do (the reference clamps both: 0.07-0.2 away from them at coordinates past the border;
+ * no node test has the pair). */
+static bool op_grid_sample(Imp *I) {
+  if (!imp_attrs_known(I, "align_corners,mode,padding_mode") || !imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0), *g = x ? imp_float_in(I, 1) : NULL;
+  if (!g) return false;
+  int r = x->ndim, S = r - 2;
+  if (S < 1 || S > 3) return imp_unsupported(I, "input of rank %d (3 to 5)", r);
+  if (g->ndim != r || g->shape[0] != x->shape[0] || g->shape[r - 1] != S)
+    return imp_error(I, "grid of shape [%s] for an input of shape [%s]", imp_dims_text(g->shape, g->ndim), imp_dims_text(x->shape, r));
+  const char *mode = imp_attr_s(I, "mode", I->opset >= 20 ? "linear" : "bilinear"),
+             *pad = imp_attr_s(I, "padding_mode", "zeros");
+  int taps = !strcmp(mode, "nearest") ? 1 : !strcmp(mode, "bilinear") || !strcmp(mode, "linear") ? 2
+           : !strcmp(mode, "bicubic") || !strcmp(mode, "cubic") ? 4 : 0;
+  if (!taps) return imp_error(I, "mode '%s'", mode);
+  bool zeros = !strcmp(pad, "zeros"), border = !strcmp(pad, "border"), reflection = !strcmp(pad, "reflection");
+  if (!zeros && !border && !reflection) return imp_error(I, "padding_mode '%s'", pad);
+  bool align = imp_attr_i(I, "align_corners", 0) != 0;
+  int64_t os[HT_MAX_DIMS];
+  os[0] = x->shape[0], os[1] = x->shape[1];
+  for (int d = 0; d < S; d++) os[2 + d] = g->shape[1 + d];
+  char *o = xstrdup("");
+  for (int d = 0; d < S; d++) o = xprintf("%s, o%d", o, d);
+  char *body = xstrdup(""), *decl = xstrdup("");
+  char *odims = xstrdup("");
+  for (int d = 0; d < S; d++) odims = xprintf("%s, %lld", odims, (long long)g->shape[1 + d]);
+  char *prod = xstrdup(""), *guard = xstrdup(""), *at = xstrdup("");
+  for (int s = 0; s < S; s++) {
+    double D = (double)x->shape[2 + s], lo = align ? 0 : -0.5, hi = align ? D - 1 : D - 0.5;
+    const char *Dl = imp_flit(D), *Dm = imp_flit(D - 1);
+    char *gv = xprintf("G[n%s, %d]", o, S - 1 - s);
+    char *den = align ? xprintf("(%s + 1.0) / 2.0 * %s", gv, Dm) : xprintf("((%s + 1.0) * %s - 1.0) / 2.0", gv, Dl);
+    if (taps == 1) den = xprintf("round(%s)", den);
+    char *V = xprintf("V%d[n%s]", s, o), *U = xprintf("U%d[n%s]", s, o);
+    char *u = border && taps != 4 ? xprintf("%s < %s ? 0.0 : %s > %s ? %s : %s", V, imp_flit(lo), V, imp_flit(hi), Dm, V)
+            : reflection ? grid_reflect(V, lo, hi) : V;
+    char *k = taps == 1 ? xprintf("trunc(%s)", U) : xprintf("floor(%s) + %sf32(t)", U, taps == 4 ? "(-1.0) + " : "");
+    char *idx = zeros ? xprintf("%s >= 0.0 && %s <= %s ? %s : (-1.0)", k, k, Dm, k)
+              : border ? xprintf("clamp(%s, 0.0, %s)", k, Dm) : xprintf("trunc(%s)", grid_reflect(xprintf("(%s)", k), lo, hi));
+    char *f = xprintf("(%s - floor(%s))", U, U);
+    char *w = taps == 1 ? xstrdup("1.0")
+            : taps == 2 ? xprintf("t == 0 ? 1.0 - %s : %s", f, f)
+                        : xprintf("t == 0 ? %s : t == 1 ? %s : t == 2 ? %s : %s", grid_cubic(xprintf("(%s + 1.0)", f), true),
+                                  grid_cubic(f, false), grid_cubic(xprintf("(1.0 - %s)", f), false),
+                                  grid_cubic(xprintf("(2.0 - %s)", f), true));
+    decl = xprintf("%s  tensor V%d: f32[%lld%s]\n  tensor U%d: f32[%lld%s]\n  tensor P%d: f32[%lld%s, %d]\n  tensor Q%d: f32[%lld%s, %d]\n",
+                   decl, s, (long long)x->shape[0], odims, s, (long long)x->shape[0], odims, s, (long long)x->shape[0], odims,
+                   taps, s, (long long)x->shape[0], odims, taps);
+    body = xprintf("%s  V%d[n%s] = %s\n  U%d[n%s] = %s\n  P%d[n%s, t] = %s\n  Q%d[n%s, t] = %s\n", body, s, o, den, s, o, u, s, o,
+                   idx, s, o, w);
+    char *p = xprintf("P%d[n%s, r%d]", s, o, s);
+    prod = xprintf("%s%sQ%d[n%s, r%d]", prod, s ? " * " : "", s, o, s);
+    guard = xprintf("%s%s%s >= 0.0", guard, s ? " && " : "", p);
+    at = xprintf("%s, clamp(i32(%s), 0, %lld)", at, p, (long long)x->shape[2 + s] - 1);
+  }
+  bool nhwc = S == 2; /* channels last: each tap one contiguous row of C */
+  char *val = nhwc ? xprintf("X[n%s, c]", at) : xprintf("X[n, c%s]", at);
+  if (zeros) val = xprintf("(%s ? %s : 0.0)", guard, val);
+  int64_t xs[HT_MAX_DIMS], ys[HT_MAX_DIMS];
+  for (int d = 0; d < r; d++) xs[d] = x->shape[nhwc ? imp_nhwc_axis[d] : d], ys[d] = os[nhwc ? imp_nhwc_axis[d] : d];
+  Val *y = imp_net_out(I, 0, r, ys);
+  const char *kn = imp_kernel(I, xprintf("grid_sample_%s", taps == 1 ? "nearest" : taps == 2 ? "linear" : "cubic"),
+                              xprintf("(X: f32[%s], G: f32[%s]) -> Y: %s {\n%s%s  Y[n%s%s] += %s * %s\n}",
+                                      imp_dims_text(xs, r), imp_dims_text(g->shape, r), imp_ty(y), decl, body,
+                                      nhwc ? "" : ", c", xprintf("%s%s", o, nhwc ? ", c" : ""), prod, val));
+  imp_call(I, y->tex, kn, xprintf("%s, %s", nhwc ? imp_tensor_nhwc(I, x) : imp_tensor(I, x), imp_tensor(I, g)));
+  if (nhwc) { /* the logical shape, held channels last */
+    memcpy(y->shape, os, sizeof(int64_t) * 4);
+    y->nhwc = true;
+  }
+  return true;
 }
 
 /* ArgMax / ArgMin: the index (int64, held as such) of the largest / smallest value along
@@ -1332,6 +1477,7 @@ int onnx_nn_op(Imp *I, const char *op) {
   if (!strcmp(op, "InstanceNormalization")) return op_instance_norm(I);
   if (!strcmp(op, "Resize")) return op_resize(I, false);
   if (!strcmp(op, "Upsample")) return op_resize(I, true);
+  if (!strcmp(op, "GridSample")) return op_grid_sample(I);
   if (!strcmp(op, "LRN")) return op_lrn(I);
   if (!strcmp(op, "Hardmax")) return op_hardmax(I);
   if (!strcmp(op, "Einsum")) return op_einsum(I);

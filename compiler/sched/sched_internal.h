@@ -124,5 +124,7 @@ Expr *bnd_max(Expr *a, Expr *b);
  * max(t, lo) at its top (hi >= LAST, lo <= FIRST, neither over R's vars): the element it
  * reads is t clamped into the domain. Returns t (IDX when nothing is stripped). */
 Expr *bnd_unclamp(Expr *idx, Expr *first, Expr *last, const Relax *r);
+/* Does E read a buffer (a value known only at run time: a data-dependent index)? */
+bool bnd_reads_data(const Expr *e);
 
 #endif

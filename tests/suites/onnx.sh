@@ -158,6 +158,11 @@ expect_all "block = Python reference" "$B/block.onnx" --input "$B/block_x.npy" -
 for m in layout_ops pad_old resize upsample einsum_cumsum masks scatter scatter_const conv1d conv3d pool3d convtr1d convtr3d castlike; do
   expect_all "$m = Python reference" "$B/$m.onnx" --input "$B/${m}_x.npy" --expect "$B/${m}_ref.npy"
 done
+# GridSample at a run-time grid past the borders: bicubic / border (taps clamped, as
+# PyTorch), bilinear / reflection / align_corners, nearest / zeros
+expect_all "GridSample = Python reference" "$B/grid_sample.onnx" --input "$B/grid_sample_x.npy" \
+  --input "$B/grid_sample_g.npy" --expect "$B/grid_sample_y1.npy" --expect "$B/grid_sample_y2.npy" \
+  --expect "$B/grid_sample_y3.npy"
 # ShuffleNet's channel shuffle (Reshape, Transpose, Reshape after a Conv) and a Split in
 # halves: one kernel permuting the channels of the NHWC tensor, channels-last slices; a
 # second shuffle whose transposed value is an output, node by node

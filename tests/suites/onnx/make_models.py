@@ -399,6 +399,84 @@ def resize(out):
     npy(out + "/upsample_ref.npy", "<f4", (1, 1, 4, 6), struct.pack("<24f", *ref))
 
 
+def grid_sample_ref(t, H, W, grid, mode, pad, align):
+    """GridSample of t[c][h][w] at grid[i][j] = (x, y) as PyTorch computes it: for linear and
+    nearest the coordinate clamped (border) or reflected (reflection) first; for cubic each of
+    the 16 taps clamped or reflected (the ONNX reference clamps a cubic coordinate too; PyTorch
+    and onnxruntime do not)."""
+    import math
+
+    def unnorm(g, n):
+        return (g + 1) / 2 * (n - 1) if align else ((g + 1) * n - 1) / 2
+
+    def reflect(v, n):
+        lo, hi = (0.0, n - 1.0) if align else (-0.5, n - 0.5)
+        span = hi - lo
+        while v < lo or v > hi:
+            v = 2 * lo - v if v < lo else 2 * hi - v
+        return v if span > 0 else lo
+
+    def bound(v, n):  # a coordinate or tap under the padding mode
+        if pad == "border":
+            return min(max(v, 0.0), n - 1.0)
+        if pad == "reflection":
+            return reflect(v, n)
+        return v
+
+    def pixel(c, h, w):
+        h, w = int(bound(h, H)), int(bound(w, W))
+        return t[c][h][w] if 0 <= h < H and 0 <= w < W else 0.0
+
+    def cubic(d):
+        a, d = -0.75, abs(d)
+        return ((a + 2) * d - (a + 3)) * d * d + 1 if d <= 1 else ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+
+    out = []
+    for c in range(len(t)):
+        for row in grid:
+            for gx, gy in row:
+                x, y = unnorm(gx, W), unnorm(gy, H)
+                if mode == "cubic":
+                    fx, fy = math.floor(x), math.floor(y)
+                    out.append(sum(cubic(y - (fy + a)) * cubic(x - (fx + b)) * pixel(c, fy + a, fx + b)
+                                   for a in range(-1, 3) for b in range(-1, 3)))
+                    continue
+                x, y = bound(x, W), bound(y, H)
+                if mode == "nearest":
+                    out.append(pixel(c, round(y), round(x)))
+                    continue
+                fx, fy = math.floor(x), math.floor(y)
+                tx, ty = x - fx, y - fy
+                out.append(sum(wy * wx * pixel(c, fy + a, fx + b) for a, wy in ((0, 1 - ty), (1, ty))
+                               for b, wx in ((0, 1 - tx), (1, tx))))
+    return out
+
+
+def grid_sample(out):
+    """GridSample of a Conv's output (channels last inside) at a run-time grid reaching past
+    the borders: bicubic with border padding (each tap clamped, as PyTorch), bilinear with
+    reflection and align_corners, nearest with zeros; against grid_sample_ref."""
+    C, H, W, Ho, Wo = 2, 4, 5, 3, 4
+    x = rand(C * H * W, 41, 1.0)
+    wc = rand(C * C, 42, 1.0)
+    t = [[[sum(wc[o * C + i] * x[(i * H + h) * W + w] for i in range(C)) for w in range(W)] for h in range(H)]
+         for o in range(C)]
+    g = [1.4 * v for v in rand(Ho * Wo * 2, 43, 1.0)]
+    grid = [[(g[(i * Wo + j) * 2], g[(i * Wo + j) * 2 + 1]) for j in range(Wo)] for i in range(Ho)]
+    cases = [("bicubic", "border", 0), ("bilinear", "reflection", 1), ("nearest", "zeros", 0)]
+    nodes = [node("Conv", ["x", "wc"], ["c"], "conv", kernel_shape=[1, 1])]
+    for k, (mode, pad, align) in enumerate(cases):
+        nodes.append(node("GridSample", ["c", "grid"], ["y%d" % (k + 1)], "gs%d" % k, mode=mode, padding_mode=pad,
+                          align_corners=align))
+        ref = grid_sample_ref(t, H, W, grid, mode[2:] if mode.startswith("bi") else mode, pad, align)
+        npy(out + "/grid_sample_y%d.npy" % (k + 1), "<f4", (1, C, Ho, Wo), struct.pack("<%df" % len(ref), *ref))
+    open(out + "/grid_sample.onnx", "wb").write(model(
+        nodes, [initializer("wc", [C, C, 1, 1], wc)], [value_info("x", [1, C, H, W]), value_info("grid", [1, Ho, Wo, 2])],
+        [value_info("y%d" % (k + 1), [1, C, Ho, Wo]) for k in range(3)], opset=16))
+    npy(out + "/grid_sample_x.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(x), *x))
+    npy(out + "/grid_sample_g.npy", "<f4", (1, Ho, Wo, 2), struct.pack("<%df" % len(g), *g))
+
+
 def einsum_cumsum(out):
     """Einsum (a batched product with a weight, a contraction to a vector, and a row sum
     through an ellipsis),
@@ -1685,6 +1763,7 @@ def main(out):
     layout_ops(out)
     pad_old(out)
     resize(out)
+    grid_sample(out)
     einsum_cumsum(out)
     masks(out)
     scatter(out)
