@@ -641,7 +641,7 @@ static bool input_sizes(Imp *I, const Onnx__GraphProto *g) {
 }
 
 /* Is graph input NAME a float that G reads only as Resize's roi or scales (Upsample's
- * scales): numbers the import needs as constants, folded in from an --input file as the
+ * scales, OneHot's depth): numbers the import needs as constants, folded in from an --input file as the
  * integer shapes and axes are (ONNX's node tests give scales so). */
 static bool float_const_only(const Onnx__GraphProto *g, const char *name) {
   bool read = false;
@@ -651,7 +651,8 @@ static bool float_const_only(const Onnx__GraphProto *g, const char *name) {
       if (!nd->input[j] || strcmp(nd->input[j], name) != 0) continue;
       bool resize = nd->op_type && !strcmp(nd->op_type, "Resize") && (j == 1 || j == 2);
       bool upsample = nd->op_type && !strcmp(nd->op_type, "Upsample") && j == 1;
-      if (!resize && !upsample) return false;
+      bool depth = nd->op_type && !strcmp(nd->op_type, "OneHot") && j == 1;
+      if (!resize && !upsample && !depth) return false;
       read = true;
     }
   }

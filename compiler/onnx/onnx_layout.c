@@ -900,6 +900,44 @@ static bool op_trilu(Imp *I) {
   return true;
 }
 
+/* OneHot: for indices X (integers, or floats truncated; negative ones counted from the end)
+ * the output has a new axis of DEPTH (constant, or an --input file folded) at AXIS, holding
+ * values[1] where its position is the index and values[0] elsewhere (everywhere for an
+ * index outside -DEPTH..DEPTH-1). */
+static bool op_onehot(Imp *I) {
+  if (!imp_attrs_known(I, "axis") || !imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0), *dv = x ? imp_const_in(I, 1, "depth") : NULL, *v = dv ? imp_float_in(I, 2) : NULL;
+  if (!v) return false;
+  if (val_numel(dv) != 1) return imp_error(I, "depth has %lld values (one)", (long long)val_numel(dv));
+  if (val_numel(v) != 2) return imp_error(I, "values has %lld values (off, on)", (long long)val_numel(v));
+  double depth = trunc(dv->c[0]);
+  if (!(depth >= 1 && depth <= (double)MAX_RESULT)) return imp_unsupported(I, "depth %g", dv->c[0]);
+  int r = x->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", -1), r + 1);
+  if (a < 0) return false;
+  int64_t os[HT_MAX_DIMS];
+  if (r + 1 > HT_MAX_DIMS) return imp_unsupported(I, "an output of rank %d", r + 1);
+  char *at = xstrdup("");
+  for (int d = 0, k = 0; d <= r; d++) {
+    if (d == a) {
+      os[d] = (int64_t)depth;
+      continue;
+    }
+    os[d] = x->shape[k];
+    at = xprintf("%s%si%d", at, k ? ", " : "", d);
+    k++;
+  }
+  if (!r) at = xstrdup("0");
+  const char *D = imp_flit(depth), *idx = xprintf("trunc(X[%s])", at);
+  char *on = v->c ? imp_flit(v->c[1]) : xstrdup("V[1]"), *off = v->c ? imp_flit(v->c[0]) : xstrdup("V[0]");
+  Val *o = imp_net_out(I, 0, r + 1, os);
+  const char *kn = imp_kernel(I, "one_hot",
+                              xprintf("(X: %s%s) -> Y: %s {\n  Y[%s] = (%s < 0.0 ? %s + %s : %s) == f32(i%d) ? %s : %s\n}", imp_ty(x),
+                                      v->c ? "" : xprintf(", V: %s", imp_ty(v)), imp_ty(o), imp_idx("i", r + 1), idx, idx, D, idx, a,
+                                      on, off));
+  imp_call(I, o->tex, kn, v->c ? imp_tensor(I, x) : xprintf("%s, %s", imp_tensor(I, x), imp_tensor(I, v)));
+  return true;
+}
+
 /* ---- ScatterND, ScatterElements ---------------------------------------------------
  * With constant indices, a scatter is a gather from the output's side: a table per
  * position of the data (ScatterND: of its first K axes) names the update that lands there,
@@ -1169,6 +1207,7 @@ int onnx_layout_op(Imp *I, const char *op) {
   if (!strcmp(op, "GatherElements")) return op_gather_elements(I);
   if (!strcmp(op, "Size")) return op_size(I);
   if (!strcmp(op, "Trilu")) return op_trilu(I);
+  if (!strcmp(op, "OneHot")) return op_onehot(I);
   if (!strcmp(op, "ScatterND")) return op_scatter_nd(I);
   if (!strcmp(op, "ScatterElements") || !strcmp(op, "Scatter")) return op_scatter_elements(I);
   if (!strcmp(op, "Reshape")) return op_reshape(I);

@@ -991,7 +991,7 @@ bool onnx_op_known(const char *op) {
       "ReduceLogSumExp", "ReduceProd", "Pad", "DepthToSpace", "SpaceToDepth", "Tile", "InstanceNormalization",
       "Resize", "Upsample", "LRN", "GatherElements", "Hardmax", "Einsum", "CumSum", "Size", "Trilu",
       "MeanVarianceNormalization", "Mish", "LessOrEqual", "GreaterOrEqual", "ScatterND", "ScatterElements",
-      "Scatter", "RNN", "GRU", "LSTM", "IsInf", "Xor", "CastLike", "TopK", "GridSample",
+      "Scatter", "RNN", "GRU", "LSTM", "IsInf", "Xor", "CastLike", "TopK", "GridSample", "OneHot",
       "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
@@ -1016,6 +1016,7 @@ static const struct {
     {"Tile", 1, 6, "Tile-1 takes the tiles and the axis as inputs"},
     {"Resize", 10, 0, NULL},
     {"GridSample", 16, 0, NULL},
+    {"OneHot", 9, 0, NULL},
     {"GatherElements", 11, 0, NULL},
     {"Einsum", 12, 0, NULL},
     {"Size", 1, 0, NULL},

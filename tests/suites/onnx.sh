@@ -163,6 +163,11 @@ done
 expect_all "GridSample = Python reference" "$B/grid_sample.onnx" --input "$B/grid_sample_x.npy" \
   --input "$B/grid_sample_g.npy" --expect "$B/grid_sample_y1.npy" --expect "$B/grid_sample_y2.npy" \
   --expect "$B/grid_sample_y3.npy"
+# a model's float inputs after the first, given no file, are filled as the first is (bench
+# takes no --input; it failed with "no tensor 'grid'")
+out=$("$TEXC" bench "$B/grid_sample.onnx" --repeat 2 2>&1)
+grep -q "Measured latency" <<<"$out" && echo "ok - onnx bench of a model of two float inputs" ||
+  echo "not ok - onnx bench of a model of two float inputs: $out"
 # ShuffleNet's channel shuffle (Reshape, Transpose, Reshape after a Conv) and a Split in
 # halves: one kernel permuting the channels of the NHWC tensor, channels-last slices; a
 # second shuffle whose transposed value is an output, node by node
