@@ -645,6 +645,7 @@ static bool input_sizes(Imp *I, const Onnx__GraphProto *g) {
  * integer shapes and axes are (ONNX's node tests give scales so). */
 static bool float_const_only(const Onnx__GraphProto *g, const char *name) {
   bool read = false;
+  if (!name || !*name) return false;
   for (size_t i = 0; i < g->n_node; i++) {
     const Onnx__NodeProto *nd = g->node[i];
     for (size_t j = 0; j < nd->n_input; j++) {
