@@ -87,6 +87,7 @@ od -A n -j 128 -t f4 "$B/opset5.npy" | tr -s ' \n' ' ' | grep -q "^ 1 0 3 0 5 0 
 "$TEXC" run "$B/old.onnx" --input "$B/x.npy" --output "$B/old.npy" >/dev/null 2>&1
 od -A n -j 128 -t f4 "$B/old.npy" | tr -s ' \n' ' ' | grep -q "^ 1 -2 3 -1 2 -4 5 -6 2 -1 *$" && echo "ok - onnx opset 3: Slice-1, Clip-1, Concat-1 attributes" || echo "not ok - onnx opset 3: Slice-1, Clip-1, Concat-1 attributes: $(od -A n -j 128 -t f4 "$B/old.npy")"
 expect_error "unknown operator" "node 'frob' (Frobnicate): not supported: operator Frobnicate" "$TEXC" import "$B/unknown_op.onnx"
+expect_error "a graph input without a name" "noname_input.onnx: graph input 1 has no name" "$TEXC" run "$B/noname_input.onnx" --input "$B/x.npy" --input "$B/x.npy"
 expect_error "an attribute of 7 values" "long_attr.onnx: node 'pool' (MaxPool): attribute 'pads' has 7 values (at most 6 here)" "$TEXC" import "$B/long_attr.onnx"
 expect_error "undefined input" "input 'nowhere' is defined by no node" "$TEXC" import "$B/undefined.onnx"
 expect_error "npy shape" "bad_shape.npy: input 'x' is \[3, 2\], but the network's parameter x is \[2, 3\]" "$TEXC" run "$B/good.onnx" --input "$B/bad_shape.npy"

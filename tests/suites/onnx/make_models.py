@@ -1828,6 +1828,11 @@ def main(out):
                                   [initializer("scales", [2], [1.0, 1e9])], [x], [value_info("y", [2, 3000000000])]),
         "undefined.onnx": model([node("Add", ["x", "nowhere"], ["y"], "add")], [], [x], [y]),
         # an attribute longer than any form takes (7 pads): an error, not its first values
+        # a graph input with no name field at all (protobuf-c leaves it NULL): once a crash
+        # in the check for Resize's scales given as files
+        "noname_input.onnx": model([node("Resize", ["x", "", "s"], ["y"], "up", mode="nearest")], [],
+                                   [value_info("x", [1, 1, 2, 2]), field(2, field(1, ivar(1, 1) + field(2, field(1, ivar(1, 4)))))],
+                                   [value_info("y", [1, 1, 4, 4])], opset=13),
         "long_attr.onnx": model([node("MaxPool", ["x"], ["y"], "pool", kernel_shape=[1], pads=[0] * 7)], [],
                                 [value_info("x", [1, 2, 5])], [value_info("y", [1, 2, 5])]),
     }
