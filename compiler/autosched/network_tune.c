@@ -160,10 +160,11 @@ typedef struct NetTuneArgs {
   const char *file, *records, *network; /* --kernel NAME: which network of the file */
   Target target;
   Options o; /* -O, --mcpu, --mtriple, --opencl-device: as kernels are tuned and networks run */
-  int trials, round, repeat, jobs;
-  double time_s;
+  int trials, round, repeat, jobs, batch;
+  double time_s, min_repeat_ms, run_timeout_s;
   uint64_t seed;
   bool check_all; /* every candidate against the interpreter (--check-all) */
+  bool quiet;     /* no round tables or progress: the final table only */
   Define *defs;
   int ndefs;
   RecordLog *log; /* open and locked for the tune's duration */
@@ -175,7 +176,8 @@ static NetTuneArgs args_of(const Cli *c) {
   return (NetTuneArgs){.file = c->file, .records = c->records, .target = c->o.target, .o = c->o,
                        .trials = c->trials, .round = c->round, .repeat = c->repeat,
                        .jobs = c->jobs, .time_s = c->time_s, .seed = c->seed, .network = c->kernel,
-                       .check_all = c->check_all, .defs = (Define *)c->defs, .ndefs = c->ndefs};
+                       .check_all = c->check_all, .defs = (Define *)c->defs, .ndefs = c->ndefs, .batch = c->batch,
+                       .min_repeat_ms = c->min_repeat_ms, .run_timeout_s = c->run_timeout_s, .quiet = c->quiet};
 }
 
 /* ---- the scheduler --------------------------------------------------------------- */
@@ -312,7 +314,8 @@ static Task task_at(const void *ctx, int i) {
 }
 
 static Measurer measurer_of(const NetTuneArgs *a) {
-  MeasureOpts mo = {.repeat = a->repeat, .build_timeout_s = 20, .run_timeout_s = 10, .check_all = a->check_all};
+  MeasureOpts mo = {.repeat = a->repeat, .min_repeat_ms = a->min_repeat_ms, .build_timeout_s = 20,
+                    .run_timeout_s = a->run_timeout_s > 0 ? a->run_timeout_s : 10, .check_all = a->check_all};
   mo.jobs = a->jobs > 0 ? a->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (mo.jobs < 1) mo.jobs = 1;
   if (tune_shared_measurer) { /* texc-mpi: the ranks measure */
@@ -437,13 +440,14 @@ static int remeasure_best(const Network *n, const NetTuneArgs *a, const TaskStat
   return done;
 }
 
-/* One round: TRIALS of task I; LEFT_S: seconds left of --time (0: none), which the search stops at
- * between batches of 8 rather than a round's 16 (a 16-candidate round of a large
- * convolution took 44 s past a 150 s budget). */
+/* One round: TRIALS of task I, --batch (16) at a time; LEFT_S: seconds left of --time (0:
+ * none), which the search stops at between batches of at most 8 (a 16-candidate round of a
+ * large convolution took 44 s past a 150 s budget). */
 static void tune_round(const Network *n, const NetTuneArgs *a, int i, int trials, uint64_t seed, double left_s) {
   Task t = task_of(n, a, i);
   Measurer m = measurer_of(a);
-  int batch = left_s > 0 ? 8 : 16;
+  int batch = a->batch > 0 ? a->batch : 16;
+  if (left_s > 0 && batch > 8) batch = 8;
   SearchOpts so = {.trials = trials, .seed = seed, .batch = trials < batch ? trials : batch, .time_s = left_s,
                    .population = 64, .generations = 3, .eps_random = 0.1,
                    .log = a->log, .quiet = true};
@@ -458,6 +462,11 @@ static void tune_round(const Network *n, const NetTuneArgs *a, int i, int trials
 static int net_tune_rounds(Network *n, NetTuneArgs *pa, TaskState *st);
 
 int net_tune_main(Cli *c) {
+  if (c->deterministic) {
+    fprintf(stderr, "texc tune: error: --deterministic applies to kernels: a network's rounds go to the tasks whose "
+            "measured latencies weigh most, which no seed fixes\n");
+    return 1;
+  }
   NetTuneArgs a = args_of(c);
   NetRewrites rw = net_rewrites(a.target);
   Network *n = net_load(a.file, a.network, a.defs, a.ndefs, &rw);
@@ -488,7 +497,7 @@ static int net_tune_rounds(Network *n, NetTuneArgs *pa, TaskState *st) {
   int used = 0;
   TuneProgress pg;
   progress_start(&pg);
-  print_table(n, st, 0, 0);
+  if (!a.quiet) print_table(n, st, 0, 0);
   /* --time bounds the whole run: the rounds stop at SEARCH_SHARE of it, the re-measuring
    * of the best at its end */
   double search_s = a.time_s * SEARCH_SHARE;
@@ -498,7 +507,7 @@ static int net_tune_rounds(Network *n, NetTuneArgs *pa, TaskState *st) {
     int i = pick_task(n, st, a.round);
     int k = a.trials - used < a.round ? a.trials - used : a.round;
     int before = st[i].trials;
-    printf("\nround %d: task %d (%s), %d trials\n", r, i, n->groups[n->tasks[i].group]->kernel->name, k);
+    if (!a.quiet) printf("\nround %d: task %d (%s), %d trials\n", r, i, n->groups[n->tasks[i].group]->kernel->name, k);
     double prev = st[i].best;
     int searched = k;
     if (!st[i].visited && measure_default(n, &a, i)) searched--; /* the default, once */
@@ -510,6 +519,7 @@ static int net_tune_rounds(Network *n, NetTuneArgs *pa, TaskState *st) {
     st[i].visited = true;
     if (st[i].trials == before) st[i].trials = before + k; /* nothing recorded: do not loop */
     used += st[i].trials - before < k ? st[i].trials - before : k; /* fewer when the time ran out */
+    if (a.quiet) continue;
     print_table(n, st, (rt_now_ms() - t0) / 1e3, used);
     progress_show(&pg, "network", used, a.trials, total_latency(n, st), 0, a.time_s);
   }
@@ -521,7 +531,7 @@ static int net_tune_rounds(Network *n, NetTuneArgs *pa, TaskState *st) {
     return 1;
   }
   if (used > 0 && !records_failed(a.log)) {
-    printf("\nmeasuring the best schedules of every task again\n");
+    if (!a.quiet) printf("\nmeasuring the best schedules of every task again\n");
     int again = remeasure_best(n, &a, st, a.time_s > 0 ? t0 + a.time_s * 1e3 : 0);
     if (again < n->ntasks)
       printf("the time is up: %d of %d tasks measured again (the largest first); the others keep the costs "

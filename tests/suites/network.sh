@@ -35,6 +35,14 @@ else echo "not ok - tune a network"; echo "$out" | tail -8 | sed 's/^/    /'; fi
 out=$(timeout 300 "$TEXC" tune "$tmp/small.tex" --trials 4 --round 4 --records "$tmp/r.jsonl" 2>&1)
 if [ $? -eq 0 ] && grep -q 'Trials: 12 ' <<<"$out"; then echo "ok - tune resumes from the log"
 else echo "not ok - tune resumes from the log"; echo "$out" | tail -8 | sed 's/^/    /'; fi
+# --quiet: no round tables, the final one; --batch and --min-repeat-ms reach the search and
+# the measurer (ignored before, as --quiet was); --deterministic is refused by name
+out=$(timeout 300 "$TEXC" tune "$tmp/small.tex" --trials 4 --round 4 --batch 2 --min-repeat-ms 1 --quiet --records "$tmp/q.jsonl" 2>&1)
+if [ $? -eq 0 ] && ! grep -q '^round ' <<<"$out" && [ "$(grep -c '^Estimated total latency' <<<"$out")" = 1 ]; then echo "ok - tune a network --quiet"
+else echo "not ok - tune a network --quiet"; echo "$out" | tail -8 | sed 's/^/    /'; fi
+out=$("$TEXC" tune "$tmp/small.tex" --trials 4 --deterministic --records "$tmp/q.jsonl" 2>&1)
+if [ $? -eq 1 ] && grep -q 'deterministic applies to kernels' <<<"$out"; then echo "ok - tune a network --deterministic: refused"
+else echo "not ok - tune a network --deterministic: refused"; echo "$out" | tail -5 | sed 's/^/    /'; fi
 out=$("$TEXC" bench "$tmp/small.tex" --records "$tmp/r.jsonl" 2>&1)
 if [ $? -eq 0 ] && grep -q 'Measured latency: [0-9.]* ms .* Estimated: [0-9.]* ms' <<<"$out"; then echo "ok - bench a tuned network"
 else echo "not ok - bench a tuned network"; echo "$out" | tail -5 | sed 's/^/    /'; fi
