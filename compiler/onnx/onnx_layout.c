@@ -209,7 +209,7 @@ static bool op_transpose(Imp *I) {
   int64_t inv[HT_MAX_DIMS];
   for (int d = 0; d < r; d++) inv[perm[d]] = d;
   for (int d = 0; d < r; d++) acc = xprintf("%s%si%lld", acc, d ? ", " : "", (long long)inv[d]);
-  Val *o = imp_net_out(I, 0, r, os);
+  Val *o = imp_net_out_like(I, 0, r, os, x); /* run-time integers stay so */
   const char *k = imp_kernel(I, "transpose", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(x), imp_ty(o), imp_idx("i", r), acc));
   imp_call(I, o->tex, k, imp_tensor(I, x));
   return true;
@@ -524,7 +524,7 @@ static bool slice_out(Imp *I, Val *x, int k, const int64_t *start, const int64_t
     if (start[a]) e = xprintf("%s + %lld", e, (long long)start[a]);
     acc = xprintf("%s%s%s", acc, d ? ", " : "", e);
   }
-  Val *o = imp_net_out(I, k, r, ps);
+  Val *o = imp_net_out_like(I, k, r, ps, x); /* run-time integers stay so */
   const char *kn = imp_kernel(I, "slice", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(&px), imp_ty(o), imp_idx("i", r), acc));
   imp_call(I, o->tex, kn, nhwc ? imp_tensor_nhwc(I, x) : imp_tensor(I, x));
   if (nhwc) { /* a slice of a channels-last value stays channels last */
@@ -644,6 +644,7 @@ static bool op_expand(Imp *I) {
     imp_const_out(I, 0, x->dtype, no, os, c);
     return true;
   }
+  if (imp_run_time_int(x)) x = imp_int_as_f32(I, x); /* the result: integers held as f32 (int_result), as Concat's */
   return imp_ew_to(I, "expand", &x, 1, "$0", shape, nd);
 }
 

@@ -363,9 +363,17 @@ static bool pool3d(Imp *I, bool max, Val *x, const int64_t *k, const int64_t *s,
   return true;
 }
 
+static bool pool_indices(Imp *I, Val *x, const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *p,
+                         const int64_t *os);
+
 static bool op_pool(Imp *I, bool max) {
+  bool indices = max && I->node->n_output > 1 && *I->node->output[1]; /* MaxPool's second output */
   if (!imp_attrs_known(I, max ? "auto_pad,ceil_mode,dilations,kernel_shape,pads,storage_order,strides"
-                          : "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides") || !imp_one_output(I)) return false;
+                          : "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides") ||
+      (!indices && !imp_one_output(I)))
+    return false;
+  for (size_t j = 2; j < I->node->n_output; j++)
+    if (*I->node->output[j]) return imp_error(I, "output %zu ('%s'): MaxPool has two", j + 1, I->node->output[j]);
   /* a max pool of quantized values (uint8 / int8 at run time, held as exact f32): one of
    * them, of their type (a QOperator model's MaxPool) */
   Val *in = imp_in(I, 0);
@@ -374,13 +382,13 @@ static bool op_pool(Imp *I, bool max) {
   if (!x) return false;
   int n = x->ndim - 2;
   if (n < 1 || n > 3) return imp_unsupported(I, "a %d-D pool (1-D to 3-D only)", n);
-  if (imp_attr_i(I, "storage_order", 0)) return imp_unsupported(I, "storage_order 1");
   int64_t k[3] = {1, 1, 1}, s[3], d[3], p[6];
   if (imp_attr_ints(I, "kernel_shape", k, 3) != n) return imp_error(I, "kernel_shape must have %d values", n);
   if (!spatial_n(I, n, "strides", s) || !spatial_n(I, n, "dilations", d) || !pads_of(I, n, x->shape + 2, k, s, d, p)) return false;
   for (int i = 0; i < n; i++) /* onnxruntime's and PyTorch's rule: no window wholly in the padding */
     if (p[i] >= k[i] || p[i + n] >= k[i])
       return imp_error(I, "pads (%lld, %lld) of axis %d must be smaller than the kernel (%lld)", (long long)p[i], (long long)p[i + n], i, (long long)k[i]);
+  if (indices && (n != 2 || q)) return imp_unsupported(I, "the indices of a %s pool", q ? "quantized" : n == 1 ? "1-D" : "3-D");
   if (n == 3) return pool3d(I, max, x, k, s, d, p);
   if (n == 1) { /* the 2-D pool over a height of 1, then the height dropped */
     int64_t k2[2] = {1, k[0]}, s2[2] = {1, s[0]}, d2[2] = {1, d[0]}, p2[4] = {0, p[0], 0, p[1]};
@@ -390,6 +398,33 @@ static bool op_pool(Imp *I, bool max) {
   Val *o;
   if (!pool2d(I, max, x, k, s, d, p, &o)) return false;
   if (q) o->dtype = x->dtype, o->fint = true;
+  return !indices || pool_indices(I, x, k, s, d, p, o->shape);
+}
+
+/* MaxPool's Indices (output 2, int64): per output the flat NCHW index of the input element
+ * that is its maximum, the first in the window's row-major order on ties (argmax=; padding
+ * never wins), as onnxruntime and PyTorch's return_indices give them; storage_order 1
+ * counts H and W column-major (n, c, w, h). OS: the output's logical shape. (The pooled
+ * values do not depend on storage_order.) */
+static bool pool_indices(Imp *I, Val *x, const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *p,
+                         const int64_t *os) {
+  long long H = x->shape[2], W = x->shape[3];
+  char *h = xprintf("y * %lld - %lld + ry * %lld", (long long)s[0], (long long)p[0], (long long)d[0]);
+  char *w = xprintf("x * %lld - %lld + rx * %lld", (long long)s[1], (long long)p[1], (long long)d[1]);
+  Val *o = imp_net_out(I, 1, 4, os);
+  o->dtype = OT_INT64;
+  char *hi = xprintf("y * %lld - %lld + T[n, c, y, x] / %lld * %lld", (long long)s[0], (long long)p[0], (long long)k[1], (long long)d[0]);
+  char *wi = xprintf("x * %lld - %lld + T[n, c, y, x] %% %lld * %lld", (long long)s[1], (long long)p[1], (long long)k[1], (long long)d[1]);
+  bool col = imp_attr_i(I, "storage_order", 0) != 0;
+  const char *kn = imp_kernel(I, col ? "max_pool_indices_col" : "max_pool_indices",
+                              xprintf("(X: %s) -> Y: %s {\n  tensor T: i64[%s]\n"
+                                      "  T[n, c, y, x] argmax= %s >= 0 && %s < %lld && %s >= 0 && %s < %lld ? X[n, c, clamp(%s, 0, %lld), "
+                                      "clamp(%s, 0, %lld)] : %s where ry in 0..%lld, rx in 0..%lld\n"
+                                      "  Y[n, c, y, x] = ((n * %lld + c) * %lld + %s) * %lld + %s\n}",
+                                      imp_ty(x), imp_ty(o), imp_dims_text(os, 4), h, h, H, w, w, W, h, H - 1, w, W - 1,
+                                      imp_flit(-INFINITY), (long long)k[0], (long long)k[1], (long long)x->shape[1],
+                                      col ? W : H, col ? wi : hi, col ? H : W, col ? hi : wi));
+  imp_call(I, o->tex, kn, imp_tensor(I, x));
   return true;
 }
 
@@ -1258,6 +1293,71 @@ static bool op_resize(Imp *I, bool upsample) {
   return resize_to(I, x, os, scale, by_size, &m);
 }
 
+/* MaxUnpool: X's values put back at the flat positions INDICES names (MaxPool's Indices,
+ * NCHW row-major) of an output of zeros, [N, C] and each spatial axis (in - 1) x stride +
+ * kernel - its pads, or output_shape (constant, or an --input file folded; the indices
+ * still count in the default shape, each element kept at its coordinates). Two scatters
+ * into the flat output (an index outside it is skipped): the largest value sent to each
+ * position, and how many were; a position none reached is 0. (Windows that overlap send one
+ * element twice: its value both times.) */
+static bool op_max_unpool(Imp *I) {
+  if (!imp_attrs_known(I, "kernel_shape,pads,strides") || !imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0), *ix = x ? imp_in(I, 1) : NULL, *shp = imp_in(I, 2);
+  if (!ix) return x ? imp_error(I, "input 2 (indices) is missing") : false;
+  if (!ix->c && !imp_run_time_int(ix) && !ix->fint) return imp_unsupported(I, "indices of element type %s", imp_type_name(ix->dtype));
+  int r = x->ndim, n = r - 2;
+  if (n < 1 || n > 3) return imp_unsupported(I, "input of rank %d (3 to 5)", r);
+  if (ix->ndim != r || memcmp(ix->shape, x->shape, sizeof(int64_t) * (size_t)r))
+    return imp_error(I, "indices of shape [%s] for an input of shape [%s]", imp_dims_text(ix->shape, ix->ndim), imp_dims_text(x->shape, r));
+  int64_t k[3], st[3] = {1, 1, 1}, p[6] = {0}, os[HT_MAX_DIMS];
+  if (imp_attr_ints(I, "kernel_shape", k, 3) != n) return imp_error(I, "kernel_shape must have %d values", n);
+  int ns = imp_attr_ints(I, "strides", st, 3), np = imp_attr_ints(I, "pads", p, 6);
+  if ((ns >= 0 && ns != n) || (np >= 0 && np != 2 * n)) return imp_error(I, "strides or pads of another rank than the kernel's");
+  os[0] = x->shape[0], os[1] = x->shape[1];
+  for (int i = 0; i < n; i++) os[2 + i] = (x->shape[2 + i] - 1) * st[i] + k[i] - p[i] - p[n + i];
+  int64_t ds[HT_MAX_DIMS]; /* the shape the indices count in: the default output's */
+  memcpy(ds, os, sizeof(int64_t) * (size_t)r);
+  if (shp) {
+    if (!(shp = imp_const_in(I, 2, "output_shape"))) return false;
+    if (val_numel(shp) != r) return imp_error(I, "output_shape has %lld values for rank %d", (long long)val_numel(shp), r);
+    for (int d = 0; d < r; d++) os[d] = (int64_t)shp->c[d];
+    if (os[0] != x->shape[0] || os[1] != x->shape[1]) return imp_error(I, "output_shape changes N or C");
+  }
+  int64_t total = 1;
+  for (int d = 0; d < r; d++) {
+    if (os[d] < 1) return imp_error(I, "the output would be empty (axis %d: %lld)", d, (long long)os[d]);
+    total *= os[d];
+  }
+  if (!imp_shape_ok(I, os, r)) return false;
+  char *flat = xstrdup("i0");
+  for (int d = 1; d < r; d++) flat = xprintf("(%s) * %lld + i%d", flat, (long long)os[d], d);
+  char *src = imp_idx("r", r), *at = ix->c ? xprintf("i64(P[%s])", src) : imp_int_at(ix, "P", src);
+  if (memcmp(ds, os, sizeof(int64_t) * (size_t)r)) { /* output_shape: each index's coordinates in it (-1 past it) */
+    char *fits = xstrdup(""), *to = xstrdup("0");
+    int64_t inner = 1;
+    for (int d = r - 1; d >= 0; d--) {
+      char *cd = xprintf("%s / %lld %% %lld", at, (long long)inner, (long long)ds[d]);
+      fits = xprintf("%s%s%s < %lld", fits, *fits ? " && " : "", cd, (long long)os[d]);
+      inner *= ds[d];
+    }
+    for (int d = 0; d < r; d++) {
+      int64_t below = 1;
+      for (int e = d + 1; e < r; e++) below *= ds[e];
+      to = xprintf("(%s) * %lld + %s / %lld %% %lld", to, (long long)os[d], at, (long long)below, (long long)ds[d]);
+    }
+    at = xprintf("%s >= 0 && %s ? %s : -1", at, fits, to);
+  }
+  Val *o = imp_net_out(I, 0, r, os);
+  const char *kn = imp_kernel(I, "max_unpool",
+                              xprintf("(X: %s, P: %s) -> Y: %s {\n  tensor M: f32[%lld]\n  tensor K: f32[%lld]\n"
+                                      "  M[%s] max= X[%s]\n  K[%s] += 1.0\n"
+                                      "  Y[%s] = K[%s] > 0.0 ? M[%s] : 0.0\n}",
+                                      imp_ty(x), imp_ty(ix), imp_ty(o), (long long)total, (long long)total, at, src, at,
+                                      imp_idx("i", r), flat, flat));
+  imp_call(I, o->tex, kn, xprintf("%s, %s", imp_tensor(I, x), imp_tensor(I, ix)));
+  return true;
+}
+
 /* GridSample's reflection of coordinate V (text) into LO..HI, as ONNX's reference: by the
  * near border, over and over (an odd count of ranges from the other border). */
 static char *grid_reflect(const char *v, double lo, double hi) {
@@ -1478,6 +1578,7 @@ int onnx_nn_op(Imp *I, const char *op) {
   if (!strcmp(op, "Resize")) return op_resize(I, false);
   if (!strcmp(op, "Upsample")) return op_resize(I, true);
   if (!strcmp(op, "GridSample")) return op_grid_sample(I);
+  if (!strcmp(op, "MaxUnpool")) return op_max_unpool(I);
   if (!strcmp(op, "LRN")) return op_lrn(I);
   if (!strcmp(op, "Hardmax")) return op_hardmax(I);
   if (!strcmp(op, "Einsum")) return op_einsum(I);

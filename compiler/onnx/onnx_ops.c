@@ -991,7 +991,7 @@ bool onnx_op_known(const char *op) {
       "ReduceLogSumExp", "ReduceProd", "Pad", "DepthToSpace", "SpaceToDepth", "Tile", "InstanceNormalization",
       "Resize", "Upsample", "LRN", "GatherElements", "Hardmax", "Einsum", "CumSum", "Size", "Trilu",
       "MeanVarianceNormalization", "Mish", "LessOrEqual", "GreaterOrEqual", "ScatterND", "ScatterElements",
-      "Scatter", "RNN", "GRU", "LSTM", "IsInf", "Xor", "CastLike", "TopK", "GridSample", "OneHot",
+      "Scatter", "RNN", "GRU", "LSTM", "IsInf", "Xor", "CastLike", "TopK", "GridSample", "OneHot", "MaxUnpool",
       "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
@@ -1017,6 +1017,7 @@ static const struct {
     {"Resize", 10, 0, NULL},
     {"GridSample", 16, 0, NULL},
     {"OneHot", 9, 0, NULL},
+    {"MaxUnpool", 9, 0, NULL},
     {"GatherElements", 11, 0, NULL},
     {"Einsum", 12, 0, NULL},
     {"Size", 1, 0, NULL},

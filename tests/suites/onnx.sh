@@ -225,6 +225,10 @@ expect_all "integer arithmetic at run time = Python reference" "$B/positions.onn
   --expect "$B/positions_y.npy" --expect "$B/positions_z.npy"
 # Integer and boolean graph outputs: ArgMax (no keepdims), ArgMin (select_last_index, a tie),
 # Greater's booleans; compared exactly
+expect_all "int64 values through Transpose, Slice, Expand = Python reference" "$B/int_moves.onnx" \
+  --input "$B/int_moves_x.npy" --expect "$B/int_moves_y.npy"
+expect_all "MaxPool with its Indices = Python reference" "$B/pool_idx.onnx" --input "$B/pool_idx_x.npy" \
+  --expect "$B/pool_idx_y.npy" --expect "$B/pool_idx_i.npy"
 expect_all "int64 and bool outputs = Python reference" "$B/labels.onnx" --input "$B/labels_x.npy" \
   --expect "$B/labels_lab.npy" --expect "$B/labels_low.npy" --expect "$B/labels_pos.npy"
 # Cast of floats to int64, Div and Mod (fmod 0 and 1) of integers, Mod of floats, at run time

@@ -1100,6 +1100,45 @@ def labels(out):
     npy(out + "/labels_pos.npy", "|b1", (2, 5), bytes(int(v) for v in pos))
 
 
+def int_moves(out):
+    """Run-time int64 values moved (token ids, MaxPool's indices): Transpose, then Slice, then
+    Expand, an int64 graph output (Transpose and Slice declared their result f32 and the
+    kernel did not build; Expand did not either); and a MaxPool with its Indices."""
+    N, C, H, W = 1, 2, 3, 4
+    x = [(i * 7) % 23 - 5 for i in range(N * C * H * W)]
+    t = [[[[x[((n * C + c) * H + h) * W + w] for c in range(C)] for w in range(W)] for h in range(H)] for n in range(N)]
+    sl = [[[[t[n][h][w][c] for c in range(C)] for w in range(1, 3)] for h in range(H)] for n in range(N)]
+    y = [sl[0][h][w][c] for _ in range(2) for h in range(H) for w in range(2) for c in range(C)]
+    nodes = [node("Transpose", ["x"], ["t"], "perm", perm=[0, 2, 3, 1]),
+             node("Slice", ["t", "s", "e", "a"], ["sl"], "slice"),
+             node("Expand", ["sl", "shape"], ["y"], "expand")]
+    inits = [int_init("s", [1]), int_init("e", [3]), int_init("a", [2]), int_init("shape", [2, 1, 1, 1])]
+    open(out + "/int_moves.onnx", "wb").write(model(nodes, inits, [value_info("x", [N, C, H, W], 7)],
+                                                     [value_info("y", [2, H, 2, C], 7)]))
+    npy(out + "/int_moves_x.npy", "<i8", (N, C, H, W), struct.pack("<%dq" % len(x), *x))
+    npy(out + "/int_moves_y.npy", "<i8", (2, H, 2, C), struct.pack("<%dq" % len(y), *y))
+    # MaxPool 2 x 2, stride 1, pad 1 (bottom and right) with Indices: flat NCHW positions
+    f = rand(C * H * W, 61, 1.0)
+    pv, pi = [], []
+    for c in range(C):
+        for i in range(H):
+            for j in range(W):
+                best = None
+                for a in range(2):
+                    for b in range(2):
+                        h, w = i + a, j + b
+                        if h < H and w < W and (best is None or f[(c * H + h) * W + w] > best[0]):
+                            best = (f[(c * H + h) * W + w], (c * H + h) * W + w)
+                pv.append(best[0])
+                pi.append(best[1])
+    open(out + "/pool_idx.onnx", "wb").write(model(
+        [node("MaxPool", ["x"], ["y", "i"], "pool", kernel_shape=[2, 2], pads=[0, 0, 1, 1])], [],
+        [value_info("x", [1, C, H, W])], [value_info("y", [1, C, H, W]), value_info("i", [1, C, H, W], 7)]))
+    npy(out + "/pool_idx_x.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(f), *f))
+    npy(out + "/pool_idx_y.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(pv), *pv))
+    npy(out + "/pool_idx_i.npy", "<i8", (1, C, H, W), struct.pack("<%dq" % len(pi), *pi))
+
+
 def int_ops(out):
     """Run-time Cast of floats to int64 (truncated toward zero), then Div (truncating) and
     Mod (the divisor's sign; fmod 1: the dividend's) by int64 constants, and Mod of floats
@@ -1764,6 +1803,7 @@ def main(out):
     pad_old(out)
     resize(out)
     grid_sample(out)
+    int_moves(out)
     einsum_cumsum(out)
     masks(out)
     scatter(out)
