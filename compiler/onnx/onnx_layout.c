@@ -1018,16 +1018,54 @@ static void scatter_apply(const char *red, double *at, double v) {
  * reduces into) the slice of the data at the index tuple indices[q]; folded when the data
  * and the updates are constants too (Swin's shifted-window mask, made by slice
  * assignments into zeros). */
+/* A scatter with indices known only at run time (P): one kernel whose local tensor M
+ * takes each update at the position LHS names (the language's scatter: an update outside
+ * the data is skipped), under RED (none and max: max=, add: +=, mul: *=, min: min=), then
+ * the data combined with it; for none a count K says which positions an update reached
+ * (duplicates are undefined in ONNX: the largest wins). UAT: the update read per point. */
+static bool scatter_run_time(Imp *I, Val *x, Val *ix, Val *u, const char *red, const char *lhs, const char *uat) {
+  int r = x->ndim;
+  bool none = !strcmp(red, "none"), add = !strcmp(red, "add"), mul = !strcmp(red, "mul"), min = !strcmp(red, "min");
+  const char *op = add ? "+=" : mul ? "*=" : min ? "min=" : "max=", *xi = imp_idx("i", r), *dims = imp_dims_text(x->shape, r);
+  char *y = add ? xprintf("X[%s] + M[%s]", xi, xi) : mul ? xprintf("X[%s] * M[%s]", xi, xi)
+          : none ? xprintf("K[%s] > 0.0 ? M[%s] : X[%s]", xi, xi, xi) : xprintf("%s(X[%s], M[%s])", min ? "min" : "max", xi, xi);
+  Val *o = imp_net_out(I, 0, r, x->shape);
+  const char *kn = imp_kernel(I, xprintf("scatter_%s", red),
+                              xprintf("(X: %s, P: %s, U: %s) -> Y: %s {\n  tensor M: f32[%s]\n%s  M[%s] %s U[%s]\n%s  Y[%s] = %s\n}",
+                                      imp_ty(x), imp_ty(ix), imp_ty(u), imp_ty(o), dims,
+                                      none ? xprintf("  tensor K: f32[%s]\n", dims) : "", lhs, op, uat,
+                                      none ? xprintf("  K[%s] += 1.0\n", lhs) : "", xi, y));
+  imp_call(I, o->tex, kn, xprintf("%s, %s, %s", imp_tensor(I, x), imp_tensor(I, ix), imp_tensor(I, u)));
+  return true;
+}
+
+/* Index D of P at the point AT, run-time integers (or integers held as f32), a negative
+ * one counted from the end of an axis of N. */
+static char *scatter_index(const Val *ix, const char *at, int64_t n) {
+  char *v = imp_int_at(ix, "P", at);
+  return xprintf("(%s < 0 ? %s + %lld : %s)", v, v, (long long)n, v);
+}
+
 static bool op_scatter_nd(Imp *I) {
   if (!imp_attrs_known(I, "reduction") || !imp_one_output(I)) return false;
   const char *red = scatter_reduction(I);
-  Val *x = red ? imp_float_in(I, 0) : NULL, *ix = x ? imp_const_in(I, 1, "indices") : NULL, *u = ix ? imp_float_in(I, 2) : NULL;
-  if (!u) return false;
+  Val *x = red ? imp_float_in(I, 0) : NULL, *ix = x ? imp_in(I, 1) : NULL, *u = ix ? imp_float_in(I, 2) : NULL;
+  if (!u) return x && !ix ? imp_error(I, "input 2 (indices) is missing") : false;
   int r = x->ndim, q = ix->ndim - 1;
   int64_t k = q >= 0 ? ix->shape[q] : 0, rows = 1;
   if (q < 0 || k < 1 || k > r) return imp_error(I, "indices of shape [%s] for data of rank %d", imp_dims_text(ix->shape, ix->ndim), r);
   for (int i = 0; i < q; i++) rows *= ix->shape[i];
   if (u->ndim != q + r - (int)k) return imp_error(I, "updates of rank %d (%d expected)", u->ndim, q + r - (int)k);
+  if (!ix->c) { /* at run time: M[indices[j], t...] red= U[j, t...] */
+    if (!imp_run_time_int(ix) && !ix->fint) return imp_unsupported(I, "indices of element type %s", imp_type_name(ix->dtype));
+    char *j = imp_idx("j", q), *lhs = xstrdup(""), *uat = xstrdup(q ? j : "");
+    for (int d = 0; d < r; d++)
+      lhs = xprintf("%s%s%s", lhs, d ? ", " : "", d < k ? scatter_index(ix, q ? xprintf("%s, %d", j, d) : xprintf("%d", d), x->shape[d])
+                                                          : xprintf("t%d", d));
+    for (int d = (int)k; d < r; d++) uat = xprintf("%s%st%d", uat, *uat ? ", " : "", d);
+    if (!*uat) uat = xstrdup("0");
+    return scatter_run_time(I, x, ix, u, red, lhs, uat);
+  }
   ScatterMap m = {.p = 1};
   for (int d = 0; d < k; d++) m.p *= x->shape[d];
   m.t = imp_vals(m.p * SCATTER_MAX_HITS);
@@ -1073,14 +1111,21 @@ static bool op_scatter_nd(Imp *I) {
 static bool op_scatter_elements(Imp *I) {
   if (!imp_attrs_known(I, "axis,reduction") || !imp_one_output(I)) return false;
   const char *red = scatter_reduction(I);
-  Val *x = red ? imp_float_in(I, 0) : NULL, *ix = x ? imp_const_in(I, 1, "indices") : NULL, *u = ix ? imp_float_in(I, 2) : NULL;
-  if (!u) return false;
+  Val *x = red ? imp_float_in(I, 0) : NULL, *ix = x ? imp_in(I, 1) : NULL, *u = ix ? imp_float_in(I, 2) : NULL;
+  if (!u) return x && !ix ? imp_error(I, "input 2 (indices) is missing") : false;
   int r = x->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", 0), r);
   if (a < 0) return false;
   if (ix->ndim != r || u->ndim != r || memcmp(ix->shape, u->shape, sizeof(int64_t) * (size_t)r))
     return imp_error(I, "indices [%s] and updates [%s] must have one shape, of the data's rank", imp_dims_text(ix->shape, ix->ndim), imp_dims_text(u->shape, u->ndim));
   for (int d = 0; d < r; d++)
     if (ix->shape[d] > x->shape[d] && d != a) return imp_error(I, "indices larger than the data on axis %d", d);
+  if (!ix->c) { /* at run time: M[r0, .., indices[r], .., rN] red= U[r] (every axis a reduction axis) */
+    if (!imp_run_time_int(ix) && !ix->fint) return imp_unsupported(I, "indices of element type %s", imp_type_name(ix->dtype));
+    char *ri = imp_idx("r", r), *lhs = xstrdup("");
+    for (int d = 0; d < r; d++)
+      lhs = xprintf("%s%s%s", lhs, d ? ", " : "", d == a ? scatter_index(ix, ri, x->shape[d]) : xprintf("r%d + 0", d));
+    return scatter_run_time(I, x, ix, u, red, lhs, ri);
+  }
   ScatterMap m = {.p = val_numel(x)};
   m.t = imp_vals(m.p * SCATTER_MAX_HITS);
   for (int64_t i = 0; i < m.p * SCATTER_MAX_HITS; i++) m.t[i] = -1;

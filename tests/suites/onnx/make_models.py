@@ -1139,6 +1139,39 @@ def int_moves(out):
     npy(out + "/pool_idx_i.npy", "<i8", (1, C, H, W), struct.pack("<%dq" % len(pi), *pi))
 
 
+def scatter_rt(out):
+    """ScatterND and ScatterElements whose indices are a run-time int64 input (a KV cache's
+    update, the dynamo exporter's max_unpool): ScatterND add with a repeated and a negative
+    index, ScatterElements none along axis 1 with a negative index; against Python."""
+    D0, D1, D2 = 5, 4, 3
+    x = rand(D0 * D1 * D2, 71, 1.0)
+    u = rand(2 * D1 * D2, 72, 1.0)
+    ind = [1, -4]  # rows 1 and 5 - 4 = 1: both add to row 1
+    y1 = list(x)
+    for j, v in enumerate(ind):
+        row = v + D0 if v < 0 else v
+        for t in range(D1 * D2):
+            y1[row * D1 * D2 + t] += u[j * D1 * D2 + t]
+    ie = [0, -1, 2, 1, 2, 0]  # shape [1, 2, 3]; no position twice (ONNX leaves that undefined)
+    ue = rand(6, 73, 1.0)
+    y2 = list(x)
+    for a in range(2):
+        for c in range(D2):
+            v = ie[a * D2 + c]
+            v = v + D1 if v < 0 else v
+            y2[(0 * D1 + v) * D2 + c] = ue[a * D2 + c]
+    nodes = [node("ScatterND", ["x", "i", "u"], ["y1"], "nd", reduction="add"),
+             node("ScatterElements", ["x", "ie", "ue"], ["y2"], "el", axis=1)]
+    open(out + "/scatter_rt.onnx", "wb").write(model(
+        nodes, [], [value_info("x", [D0, D1, D2]), value_info("i", [2, 1], 7), value_info("u", [2, D1, D2]),
+                    value_info("ie", [1, 2, D2], 7), value_info("ue", [1, 2, D2])],
+        [value_info("y1", [D0, D1, D2]), value_info("y2", [D0, D1, D2])], opset=16))
+    for name, dt, shape, vals in [("x", "<f4", (D0, D1, D2), x), ("i", "<i8", (2, 1), ind), ("u", "<f4", (2, D1, D2), u),
+                                  ("ie", "<i8", (1, 2, D2), ie), ("ue", "<f4", (1, 2, D2), ue),
+                                  ("y1", "<f4", (D0, D1, D2), y1), ("y2", "<f4", (D0, D1, D2), y2)]:
+        npy(out + "/scatter_rt_%s.npy" % name, dt, shape, struct.pack("<%d%s" % (len(vals), dt[-2] if dt != "<i8" else "q"), *vals))
+
+
 def int_ops(out):
     """Run-time Cast of floats to int64 (truncated toward zero), then Div (truncating) and
     Mod (the divisor's sign; fmod 1: the dividend's) by int64 constants, and Mod of floats
@@ -1804,6 +1837,7 @@ def main(out):
     resize(out)
     grid_sample(out)
     int_moves(out)
+    scatter_rt(out)
     einsum_cumsum(out)
     masks(out)
     scatter(out)
