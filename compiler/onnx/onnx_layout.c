@@ -484,10 +484,44 @@ static void gather_nd_kernel(Imp *I, Val *x, const Val *ix, const GatherNd *G) {
 
 /* GatherND (opset 11; batch_dims from 12) with constant indices: each index tuple of the
  * last indices axis picks X's element or slice after the batch axes. */
+/* GatherND by indices computed at run time (P): Y[j, t] = X[batch axes of j, P[j, 0..k-1]
+ * (a negative index counted from the end, then clamped into the axis: ONNX leaves one outside
+ * undefined), t]. */
+static bool gather_nd_run_time(Imp *I, Val *x, Val *ix) {
+  int r = x->ndim, q = ix->ndim, b = (int)imp_attr_i(I, "batch_dims", 0), k = q ? (int)ix->shape[q - 1] : 0;
+  if (q < 1 || b < 0 || b >= q || b >= r || k < 1 || b + k > r)
+    return imp_error(I, "indices of rank %d (last axis %d) and batch_dims %d do not fit data of rank %d", q, k, b, r);
+  for (int d = 0; d < b; d++)
+    if (ix->shape[d] != x->shape[d]) return imp_error(I, "batch axis %d: indices %lld, data %lld", d, (long long)ix->shape[d], (long long)x->shape[d]);
+  if (!imp_run_time_int(ix) && !ix->fint) return imp_unsupported(I, "indices of element type %s", imp_type_name(ix->dtype));
+  int no = q - 1 + r - b - k;
+  if (no > HT_MAX_DIMS) return imp_unsupported(I, "more than 8 dimensions");
+  int64_t os[HT_MAX_DIMS];
+  for (int d = 0; d < q - 1; d++) os[d] = ix->shape[d];
+  for (int d = b + k; d < r; d++) os[q - 1 + d - b - k] = x->shape[d];
+  char *lead = xstrdup(""), *acc = xstrdup("");
+  for (int d = 0; d < q - 1; d++) lead = xprintf("%s%si%d", lead, d ? ", " : "", d);
+  for (int d = 0; d < b; d++) acc = xprintf("%s%si%d", acc, d ? ", " : "", d);
+  for (int m = 0; m < k; m++) {
+    char *v = imp_int_at(ix, "P", xprintf("%s%s%d", lead, *lead ? ", " : "", m));
+    long long n = (long long)x->shape[b + m];
+    acc = xprintf("%s%sclamp(%s < 0 ? %s + %lld : %s, 0, %lld)", acc, *acc ? ", " : "", v, v, n, v, n - 1);
+  }
+  for (int d = b + k; d < r; d++) acc = xprintf("%s, i%d", acc, q - 1 + d - b - k);
+  bool scalar = no == 0;
+  if (scalar) os[no++] = 1;
+  Val *o = imp_net_out_like(I, 0, no, os, x);
+  const char *kn = imp_kernel(I, "gather_nd", xprintf("(X: %s, P: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(x), imp_ty(ix),
+                                                      imp_ty(o), imp_idx("i", no), acc));
+  imp_call(I, o->tex, kn, xprintf("%s, %s", imp_tensor(I, x), imp_tensor(I, ix)));
+  return true;
+}
+
 static bool op_gather_nd(Imp *I) {
   if (!imp_attrs_known(I, "batch_dims") || !imp_one_output(I)) return false;
-  Val *x = imp_in(I, 0), *ix = x ? imp_const_in(I, 1, "indices") : NULL;
-  if (!x || !ix) return x ? false : imp_error(I, "input 1 is missing");
+  Val *x = imp_in(I, 0), *ix = x ? imp_in(I, 1) : NULL;
+  if (!x || !ix) return x ? imp_error(I, "input 2 (indices) is missing") : imp_error(I, "input 1 is missing");
+  if (!ix->c) return gather_nd_run_time(I, x, ix);
   GatherNd G;
   bool ok = gather_nd_plan(I, x, ix, &G);
   if (ok && !x->c && G.tuples > ((int64_t)1 << 24)) ok = imp_unsupported(I, "more than 2^24 index tuples");

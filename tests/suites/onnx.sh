@@ -229,11 +229,12 @@ expect_all "int64 values through Transpose, Slice, Expand = Python reference" "$
   --input "$B/int_moves_x.npy" --expect "$B/int_moves_y.npy"
 expect_all "MaxPool with its Indices = Python reference" "$B/pool_idx.onnx" --input "$B/pool_idx_x.npy" \
   --expect "$B/pool_idx_y.npy" --expect "$B/pool_idx_i.npy"
-expect_all "ScatterND / ScatterElements by run-time indices = Python reference" "$B/scatter_rt.onnx" \
+expect_all "ScatterND / ScatterElements / GatherND by run-time indices = Python reference" "$B/scatter_rt.onnx" \
   --input "$B/scatter_rt_x.npy" --input "$B/scatter_rt_i.npy" --input "$B/scatter_rt_u.npy" \
-  --input "$B/scatter_rt_ie.npy" --input "$B/scatter_rt_ue.npy" --expect "$B/scatter_rt_y1.npy" --expect "$B/scatter_rt_y2.npy"
+  --input "$B/scatter_rt_ie.npy" --input "$B/scatter_rt_ue.npy" --input "$B/scatter_rt_ig.npy" \
+  --expect "$B/scatter_rt_y1.npy" --expect "$B/scatter_rt_y2.npy" --expect "$B/scatter_rt_y3.npy"
 out=$("$TEXC" import "$B/scatter_rt.onnx" -o "$B/scatter_rt.tex" 2>&1) && grep -q "^kernel scatter_add" "$B/scatter_rt.tex" &&
-  grep -q "^kernel scatter_none" "$B/scatter_rt.tex" && echo "ok - onnx scatters by run-time indices import without the index files" ||
+  grep -q "^kernel scatter_none" "$B/scatter_rt.tex" && grep -q "^kernel gather_nd" "$B/scatter_rt.tex" && echo "ok - onnx scatters by run-time indices import without the index files" ||
   echo "not ok - onnx scatters by run-time indices import without the index files: $out"
 expect_all "int64 and bool outputs = Python reference" "$B/labels.onnx" --input "$B/labels_x.npy" \
   --expect "$B/labels_lab.npy" --expect "$B/labels_low.npy" --expect "$B/labels_pos.npy"

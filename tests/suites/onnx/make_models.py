@@ -1142,7 +1142,8 @@ def int_moves(out):
 def scatter_rt(out):
     """ScatterND and ScatterElements whose indices are a run-time int64 input (a KV cache's
     update, the dynamo exporter's max_unpool): ScatterND add with a repeated and a negative
-    index, ScatterElements none along axis 1 with a negative index; against Python."""
+    index, ScatterElements none along axis 1 with a negative index, GatherND of two index
+    pairs (one negative); against Python."""
     D0, D1, D2 = 5, 4, 3
     x = rand(D0 * D1 * D2, 71, 1.0)
     u = rand(2 * D1 * D2, 72, 1.0)
@@ -1160,14 +1161,18 @@ def scatter_rt(out):
             v = ie[a * D2 + c]
             v = v + D1 if v < 0 else v
             y2[(0 * D1 + v) * D2 + c] = ue[a * D2 + c]
+    ig = [1, -1, 4, 0]
+    y3 = [x[((ig[2 * t] % D0) * D1 + ig[2 * t + 1] % D1) * D2 + c] for t in range(2) for c in range(D2)]
     nodes = [node("ScatterND", ["x", "i", "u"], ["y1"], "nd", reduction="add"),
-             node("ScatterElements", ["x", "ie", "ue"], ["y2"], "el", axis=1)]
+             node("ScatterElements", ["x", "ie", "ue"], ["y2"], "el", axis=1),
+             node("GatherND", ["x", "ig"], ["y3"], "gnd")]
     open(out + "/scatter_rt.onnx", "wb").write(model(
         nodes, [], [value_info("x", [D0, D1, D2]), value_info("i", [2, 1], 7), value_info("u", [2, D1, D2]),
-                    value_info("ie", [1, 2, D2], 7), value_info("ue", [1, 2, D2])],
-        [value_info("y1", [D0, D1, D2]), value_info("y2", [D0, D1, D2])], opset=16))
+                    value_info("ie", [1, 2, D2], 7), value_info("ue", [1, 2, D2]), value_info("ig", [2, 2], 7)],
+        [value_info("y1", [D0, D1, D2]), value_info("y2", [D0, D1, D2]), value_info("y3", [2, D2])], opset=16))
     for name, dt, shape, vals in [("x", "<f4", (D0, D1, D2), x), ("i", "<i8", (2, 1), ind), ("u", "<f4", (2, D1, D2), u),
-                                  ("ie", "<i8", (1, 2, D2), ie), ("ue", "<f4", (1, 2, D2), ue),
+                                  ("ie", "<i8", (1, 2, D2), ie), ("ue", "<f4", (1, 2, D2), ue), ("ig", "<i8", (2, 2), ig),
+                                  ("y3", "<f4", (2, D2), y3),
                                   ("y1", "<f4", (D0, D1, D2), y1), ("y2", "<f4", (D0, D1, D2), y2)]:
         npy(out + "/scatter_rt_%s.npy" % name, dt, shape, struct.pack("<%d%s" % (len(vals), dt[-2] if dt != "<i8" else "q"), *vals))
 
