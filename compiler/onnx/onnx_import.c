@@ -641,7 +641,7 @@ static bool input_sizes(Imp *I, const Onnx__GraphProto *g) {
 }
 
 /* Is graph input NAME a float that G reads only as Resize's roi or scales (Upsample's
- * scales, OneHot's depth): numbers the import needs as constants, folded in from an --input file as the
+ * scales, OneHot's depth, Dropout's ratio): numbers the import needs as constants, folded in from an --input file as the
  * integer shapes and axes are (ONNX's node tests give scales so). */
 static bool float_const_only(const Onnx__GraphProto *g, const char *name) {
   bool read = false;
@@ -653,7 +653,8 @@ static bool float_const_only(const Onnx__GraphProto *g, const char *name) {
       bool resize = nd->op_type && !strcmp(nd->op_type, "Resize") && (j == 1 || j == 2);
       bool upsample = nd->op_type && !strcmp(nd->op_type, "Upsample") && j == 1;
       bool depth = nd->op_type && !strcmp(nd->op_type, "OneHot") && j == 1;
-      if (!resize && !upsample && !depth) return false;
+      bool ratio = nd->op_type && !strcmp(nd->op_type, "Dropout") && j == 1;
+      if (!resize && !upsample && !depth && !ratio) return false;
       read = true;
     }
   }
@@ -771,20 +772,20 @@ static bool load_output(Imp *I, const Onnx__GraphProto *g, size_t k, const Vec *
     return imp_error(I, "output '%s' is declared %s but its node makes %s", vi->name,
                      shape_decl(&(Val){.ndim = nd, .shape = {shape[0], shape[1], shape[2], shape[3], shape[4], shape[5], shape[6], shape[7]}}),
                      shape_decl(v));
-  if (v->c) return imp_unsupported(I, "output '%s' is a constant", vi->name);
   char *dims = strchr(shape_decl(v), '[');
   *decl = xprintf("%s%s", dtype == OT_BOOL ? "bool" : dtype == OT_INT64 ? "i64" : dtype == OT_INT32 || q8 ? "i32" : "f32", dims);
   /* The result is a call's, in the model's layout and type: a copy when the output is a
-   * parameter (Identity of the input) or an earlier output's tensor too (each result is its
-   * own); a mask (0 and 1 held as f32) or integers held as f32 converted. */
-  const char *res = imp_tensor(I, v);
-  bool taken = false, convert = dtype == OT_BOOL || v->fint || v->dtype != dtype;
+   * parameter (Identity of the input, or a constant: Shape, Size, an inference Dropout's
+   * mask) or an earlier output's tensor too (each result is its own); a mask (0 and 1 held
+   * as f32) or integers held as f32 converted. */
+  const char *res = imp_tensor(I, v); /* a constant: a weight of its values (f32), copied */
+  bool taken = false, convert = dtype == OT_BOOL || v->fint || v->dtype != dtype || (v->c && dtype != OT_FLOAT);
   for (int i = 0; i < results->len; i++) taken |= strcmp(VEC_AT(*results, i), res) == 0;
   if ((v->param && !v->nhwc) || taken || convert) {
     const char *src = res, *ix = idx_text(v->ndim);
     const char *rhs = dtype == OT_BOOL ? xprintf("X[%s] != 0.0", ix) : convert ? xprintf("%s(X[%s])", dtype == OT_INT64 ? "i64" : "i32", ix)
                                                                         : xprintf("X[%s]", ix);
-    const char *xdecl = v->fint || v->dtype == OT_BOOL ? xprintf("f32%s", dims) : shape_decl(v);
+    const char *xdecl = v->fint || v->dtype == OT_BOOL || v->c ? xprintf("f32%s", dims) : shape_decl(v);
     res = imp_name(I, xprintf("%s_out", vi->name));
     const char *copy = imp_kernel(I, convert ? "to_output" : "copy", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = %s\n}", xdecl, *decl, ix, rhs));
     imp_call(I, res, copy, src);

@@ -824,12 +824,26 @@ static bool op_cast(Imp *I, bool like) {
   return true;
 }
 
+/* Dropout at inference (or in training with ratio 0): the input itself, and (output 2) a
+ * mask of every element kept. */
 static bool op_dropout(Imp *I) {
-  if (!imp_attrs_known(I, "seed,ratio") || !imp_one_output(I)) return false;
-  Val *t = imp_in(I, 2);
-  if (t && (!(t = imp_const_in(I, 2, "training_mode")) || t->c[0] != 0)) return t ? imp_unsupported(I, "training_mode true") : false;
+  if (!imp_attrs_known(I, "seed,ratio")) return false;
+  for (size_t k = 2; k < I->node->n_output; k++)
+    if (*I->node->output[k]) return imp_error(I, "output %zu ('%s'): Dropout has two", k + 1, I->node->output[k]);
+  Val *t = imp_in(I, 2), *ratio = imp_in(I, 1);
+  if (t && !(t = imp_const_in(I, 2, "training_mode"))) return false;
+  if (t && t->c[0] != 0) { /* training: only a ratio of 0 keeps every element (nothing random) */
+    if (ratio && !(ratio = imp_const_in(I, 1, "ratio"))) return false;
+    if (!ratio || ratio->c[0] != 0) return imp_unsupported(I, "training_mode true (with a ratio other than 0: random)");
+  }
   Val *x = imp_in(I, 0);
-  return x ? imp_alias(I, x) : imp_error(I, "input 1 is missing");
+  if (!x) return imp_error(I, "input 1 is missing");
+  if (I->node->n_output > 1 && *I->node->output[1]) {
+    double *ones = imp_vals(val_numel(x));
+    for (int64_t i = 0; i < val_numel(x); i++) ones[i] = 1;
+    imp_const_out(I, 1, OT_BOOL, x->ndim, x->shape, ones);
+  }
+  return imp_alias(I, x);
 }
 
 /* Folding of the constant-only forms (Mod: no run-time form). */
