@@ -310,6 +310,30 @@ if [ $rc -eq 0 ] && cmp -s "$OUT/quant/out.bin" <(tail -c $((4 * 40 * 25)) "$OUT
   echo "ok - a quantized model (QDQ convolutions) as a library: equal to texc run --output"
 else echo "not ok - a quantized model (QDQ convolutions) as a library (exit $rc)"; sed 's/^/  # /' "$OUT/quant.log" | head -8; fi
 
+# A constant graph output (ONNX's Shape node test: the int64 shape of the input) filled on
+# every call, not only at create().
+SHP=/usr/share/libonnx-testdata/data/node/test_shape/model.onnx
+if [ -f "$SHP" ]; then
+  mkdir -p "$OUT/shape"
+  cat >"$OUT/shape/shape.c" <<'C'
+#include <stdio.h>
+#include "net.h"
+int main(void) {
+  static float x[net_INPUT_SIZE];
+  for (int call = 0; call < 2; call++) {
+    int64_t y[net_OUTPUT_SIZE] = {-1, -1, -1};
+    if (net(x, y)) return 1;
+    printf("%lld %lld %lld\n", (long long)y[0], (long long)y[1], (long long)y[2]);
+  }
+  return 0;
+}
+C
+  out=$(cd "$OUT/shape" && "$TEXC" "$SHP" --emit so -o libnet.so && "$TEXC" "$SHP" --emit header -o net.h --name net &&
+        cc $SAN -O1 -o shape shape.c -L. -lnet -Wl,-rpath,'$ORIGIN' && ./shape 2>&1)
+  [ "$out" = "$(printf '3 4 5\n3 4 5')" ] && echo "ok - a constant output (Shape) as a library: filled on every call" ||
+    echo "not ok - a constant output (Shape) as a library: filled on every call ($out)"
+else echo "skip - a constant output (Shape) as a library: no $SHP"; fi
+
 # Integer inputs (tests/lit/network/int_input.tex: i64 token ids, an i32 mask): the library
 # takes `const int64_t *` and `const int32_t *`; the results equal `texc run`'s on the same ids.
 mkdir -p "$OUT/ints"
