@@ -1358,6 +1358,83 @@ static bool op_max_unpool(Imp *I) {
   return true;
 }
 
+/* ---- losses ---------------------------------------------------------------------- */
+
+/* NegativeLogLikelihoodLoss of log-probabilities X [N, C, d...] (a Val, or TEXX: its tensor
+ * text when it was made here) at the targets TG [N, d...] (int64 at run time, or constants),
+ * weighted by W [C] (NULL: 1): per point -X[n, t, d] * W[t], 0 where t is ignore_index;
+ * reduction none (that tensor), sum, or mean (the sum over the sum of the weights taken). A
+ * target outside 0..C-1 other than ignore_index reads the clamped class (ONNX: undefined). */
+static bool nll_loss(Imp *I, const Val *x, const char *texx, Val *tg, Val *w, int out) {
+  const char *red = imp_attr_s(I, "reduction", "mean");
+  bool none = !strcmp(red, "none"), sum = !strcmp(red, "sum");
+  if (!none && !sum && strcmp(red, "mean")) return imp_error(I, "reduction '%s' (none, sum or mean)", red);
+  int r = x->ndim;
+  long long C = r >= 2 ? (long long)x->shape[1] : 0;
+  if (r < 2 || tg->ndim != r - 1 || tg->shape[0] != x->shape[0] || memcmp(tg->shape + 1, x->shape + 2, sizeof(int64_t) * (size_t)(r - 2)))
+    return imp_error(I, "target of shape [%s] for input [%s] (N, then the input's axes after C)", imp_dims_text(tg->shape, tg->ndim),
+                     imp_dims_text(x->shape, r));
+  if (w && (w->ndim != 1 || w->shape[0] != C)) return imp_error(I, "weight of shape [%s] for %lld classes", imp_dims_text(w->shape, w->ndim), C);
+  if (!tg->c && !imp_run_time_int(tg) && !tg->fint) return imp_unsupported(I, "target of element type %s", imp_type_name(tg->dtype));
+  const Onnx__AttributeProto *ia = imp_attr(I, "ignore_index");
+  bool has_ii = ia && ia->has_i;
+  long long ii = has_ii ? (long long)ia->i : 0;
+  const char *p = none ? "i" : "r"; /* the points: the output's axes, or reduction axes */
+  char *pt = imp_idx(p, r - 1), *t = tg->c || tg->fint ? xprintf("i64(T[%s])", pt) : xprintf("T[%s]", pt);
+  char *cls = xprintf("clamp(%s, 0, %lld)", t, C - 1), *xat = xprintf("%s0, %s", p, cls);
+  for (int d = 1; d < r - 1; d++) xat = xprintf("%s, %s%d", xat, p, d);
+  char *wt = w ? xprintf("W[%s]", cls) : xstrdup("1.0");
+  char *term = xprintf("-(X[%s] * %s)", xat, wt), *taken = wt;
+  if (has_ii) term = xprintf("%s == %lld ? 0.0 : %s", t, ii, term), taken = xprintf("%s == %lld ? 0.0 : %s", t, ii, wt);
+  char *params = xprintf("X: f32[%s], T: %s%s", imp_dims_text(x->shape, r), tg->c || tg->fint ? xprintf("f32[%s]", imp_dims_text(tg->shape, tg->ndim)) : imp_ty(tg),
+                         w ? xprintf(", W: f32[%lld]", C) : "");
+  char *args = xprintf("%s, %s%s", texx, imp_tensor(I, tg), w ? xprintf(", %s", imp_tensor(I, w)) : "");
+  Val *o = none ? imp_net_out(I, out, r - 1, tg->shape) : imp_net_out(I, out, 0, NULL);
+  const char *body = none ? xprintf("  Y[%s] = %s\n", pt, term)
+                   : sum  ? xprintf("  Y[z] += %s\n", term)
+                   : !w && !has_ii /* the mean over every point: their count */
+                          ? xprintf("  tensor S: f32[1]\n  S[z] += %s\n  Y[i0] = S[i0] / %s\n", term, imp_flit((double)val_numel(tg)))
+                          : xprintf("  tensor S: f32[1]\n  tensor Q: f32[1]\n  S[z] += %s\n  Q[z] += %s\n  Y[i0] = S[i0] / Q[i0]\n", term, taken);
+  const char *kn = imp_kernel(I, xprintf("nll_loss_%s", red), xprintf("(%s) -> Y: %s {\n%s}", params, imp_ty(o), body));
+  imp_call(I, o->tex, kn, args);
+  return true;
+}
+
+static bool op_nll_loss(Imp *I) {
+  if (!imp_attrs_known(I, "ignore_index,reduction") || !imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0), *tg = x ? imp_in(I, 1) : NULL, *w = imp_in(I, 2);
+  if (!tg) return x ? imp_error(I, "input 2 (target) is missing") : false;
+  if (w && !(w = imp_float_in(I, 2))) return false;
+  return nll_loss(I, x, imp_tensor(I, x), tg, w, 0);
+}
+
+/* SoftmaxCrossEntropyLoss: the log-softmax of the scores over axis 1 (output 2, log_prob,
+ * when asked), then NegativeLogLikelihoodLoss of it. */
+static bool op_sce_loss(Imp *I) {
+  if (!imp_attrs_known(I, "ignore_index,reduction")) return false;
+  for (size_t k = 2; k < I->node->n_output; k++)
+    if (*I->node->output[k]) return imp_error(I, "output %zu ('%s'): SoftmaxCrossEntropyLoss has two", k + 1, I->node->output[k]);
+  Val *x = imp_float_in(I, 0), *tg = x ? imp_in(I, 1) : NULL, *w = imp_in(I, 2);
+  if (!tg) return x ? imp_error(I, "input 2 (labels) is missing") : false;
+  if (w && !(w = imp_float_in(I, 2))) return false;
+  int r = x->ndim;
+  if (r < 2) return imp_error(I, "scores of rank %d (at least 2: N, C)", r);
+  char *all = imp_idx("i", r), *red = xstrdup("i0"), *over = xstrdup("i0, r");
+  int64_t rs[HT_MAX_DIMS] = {x->shape[0]};
+  for (int d = 2; d < r; d++) red = xprintf("%s, i%d", red, d), over = xprintf("%s, i%d", over, d), rs[d - 1] = x->shape[d];
+  bool keep = I->node->n_output > 1 && *I->node->output[1];
+  Val *lp = keep ? imp_net_out(I, 1, r, x->shape) : NULL;
+  const char *lpt = keep ? lp->tex : imp_name(I, xprintf("%s_log_prob", I->node->output[0]));
+  const char *dims = imp_dims_text(rs, r - 1);
+  const char *kn = imp_kernel(I, "log_softmax_c", xprintf("(X: %s) -> Y: f32[%s] {\n  tensor M: f32[%s]\n  tensor S: f32[%s]\n"
+                                                         "  M[%s] max= X[%s]\n  S[%s] += exp(X[%s] - M[%s])\n"
+                                                         "  Y[%s] = X[%s] - M[%s] - log(S[%s])\n}",
+                                                         imp_ty(x), imp_dims_text(x->shape, r), dims, dims, red, over, red, over, red,
+                                                         all, all, red, red));
+  imp_call(I, lpt, kn, imp_tensor(I, x));
+  return nll_loss(I, x, lpt, tg, w, 0);
+}
+
 /* GridSample's reflection of coordinate V (text) into LO..HI, as ONNX's reference: by the
  * near border, over and over (an odd count of ranges from the other border). */
 static char *grid_reflect(const char *v, double lo, double hi) {
@@ -1579,6 +1656,8 @@ int onnx_nn_op(Imp *I, const char *op) {
   if (!strcmp(op, "Upsample")) return op_resize(I, true);
   if (!strcmp(op, "GridSample")) return op_grid_sample(I);
   if (!strcmp(op, "MaxUnpool")) return op_max_unpool(I);
+  if (!strcmp(op, "NegativeLogLikelihoodLoss")) return op_nll_loss(I);
+  if (!strcmp(op, "SoftmaxCrossEntropyLoss")) return op_sce_loss(I);
   if (!strcmp(op, "LRN")) return op_lrn(I);
   if (!strcmp(op, "Hardmax")) return op_hardmax(I);
   if (!strcmp(op, "Einsum")) return op_einsum(I);

@@ -1005,7 +1005,7 @@ bool onnx_op_known(const char *op) {
       "ReduceLogSumExp", "ReduceProd", "Pad", "DepthToSpace", "SpaceToDepth", "Tile", "InstanceNormalization",
       "Resize", "Upsample", "LRN", "GatherElements", "Hardmax", "Einsum", "CumSum", "Size", "Trilu",
       "MeanVarianceNormalization", "Mish", "LessOrEqual", "GreaterOrEqual", "ScatterND", "ScatterElements",
-      "Scatter", "RNN", "GRU", "LSTM", "IsInf", "Xor", "CastLike", "TopK", "GridSample", "OneHot", "MaxUnpool",
+      "Scatter", "RNN", "GRU", "LSTM", "IsInf", "Xor", "CastLike", "TopK", "GridSample", "OneHot", "MaxUnpool", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss",
       "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
@@ -1032,6 +1032,8 @@ static const struct {
     {"GridSample", 16, 0, NULL},
     {"OneHot", 9, 0, NULL},
     {"MaxUnpool", 9, 0, NULL},
+    {"NegativeLogLikelihoodLoss", 12, 0, NULL},
+    {"SoftmaxCrossEntropyLoss", 12, 0, NULL},
     {"GatherElements", 11, 0, NULL},
     {"Einsum", 12, 0, NULL},
     {"Size", 1, 0, NULL},
