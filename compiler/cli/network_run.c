@@ -488,7 +488,8 @@ static int cmd_deploy(Cli *c, Network *n, LoweredFunc **fns, int ntuned, const c
       p--;
       continue;
     }
-    if (leading && (t->kind == NT_INPUT || t->dtype != DT_F32 || (w && !ws_find(w, t->name)))) {
+    bool weight = w && ws_find(w, t->name); /* a graph of constants only: its first parameter is one */
+    if (leading && !weight && (t->kind == NT_INPUT || t->dtype != DT_F32 || w)) {
       s.input[i] = true;
       continue;
     }

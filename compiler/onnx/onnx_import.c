@@ -701,7 +701,7 @@ static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
     if (dtype == OT_BOOL) param_as_f32(I, v, "bool", "to_mask", "X[%s] ? 1.0 : 0.0", "mask");
     if (q8) param_as_f32(I, v, "i32", "to_float", "f32(X[%s])", "f32"), v->fint = true;
   }
-  if (!count) return imp_unsupported(I, "a graph without runtime inputs");
+  (void)count; /* a graph of constants only: its outputs are copies of weights (load_output) */
   return true;
 }
 
@@ -772,6 +772,7 @@ static bool load_output(Imp *I, const Onnx__GraphProto *g, size_t k, const Vec *
     return imp_error(I, "output '%s' is declared %s but its node makes %s", vi->name,
                      shape_decl(&(Val){.ndim = nd, .shape = {shape[0], shape[1], shape[2], shape[3], shape[4], shape[5], shape[6], shape[7]}}),
                      shape_decl(v));
+  if (val_numel(v) == 0) return imp_unsupported(I, "output '%s' is empty (a dimension of 0)", vi->name);
   char *dims = strchr(shape_decl(v), '[');
   *decl = xprintf("%s%s", dtype == OT_BOOL ? "bool" : dtype == OT_INT64 ? "i64" : dtype == OT_INT32 || q8 ? "i32" : "f32", dims);
   /* The result is a call's, in the model's layout and type: a copy when the output is a
@@ -850,7 +851,7 @@ static bool import_model(Imp *I, const Onnx__ModelProto *m, const char *tex_name
                       m->producer_name && *m->producer_name ? m->producer_name : "", (size_t)I->weights.n,
                       *I->symbolic ? xprintf("# Symbolic sizes, fixed here: %s (texc import -D NAME=N picks others).\n", I->symbolic) : "",
                       I->kernels,
-                      gname, inputs, I->params, results, I->body);
+                      gname, inputs, *inputs ? I->params : I->params + strspn(I->params, ",\n "), results, I->body);
   out->weights = I->weights;
   out->ninputs = I->ninputs;
   return true;
