@@ -558,6 +558,42 @@ static bool op_range(Imp *I) {
   return true;
 }
 
+/* HannWindow, HammingWindow, BlackmanWindow (opset 17) of a constant size: folded, as ONNX's
+ * reference computes them (in double, then the output type): over n = 0..size-1 with N =
+ * size (periodic, the default) or size - 1. */
+static bool op_window(Imp *I, const char *op) {
+  if (!imp_attrs_known(I, "output_datatype,periodic") || !imp_one_output(I)) return false;
+  Val *sz = imp_const_in(I, 0, "size");
+  if (!sz) return false;
+  if (val_numel(sz) != 1 || !(sz->c[0] >= 1 && sz->c[0] <= (double)MAX_RESULT)) return imp_unsupported(I, "size %g", val_numel(sz) ? sz->c[0] : 0.0);
+  int64_t n = (int64_t)sz->c[0];
+  int dt = (int)imp_attr_i(I, "output_datatype", OT_FLOAT);
+  double N = imp_attr_i(I, "periodic", 1) ? (double)n : (double)n - 1, *c = imp_vals(n);
+  for (int64_t i = 0; i < n; i++) {
+    double x = (double)i;
+    if (!strcmp(op, "HannWindow")) c[i] = pow(sin(x * M_PI / N), 2);
+    else if (!strcmp(op, "HammingWindow")) c[i] = 25.0 / 46.0 - 21.0 / 46.0 * cos(2 * M_PI * x / N);
+    else c[i] = 0.42 - 0.5 * cos(x * 2 * M_PI / N) + 0.08 * cos(x * 4 * M_PI / N);
+    c[i] = typed(dt, c[i]);
+  }
+  imp_const_out(I, 0, dt, 1, &n, c);
+  return true;
+}
+
+/* EyeLike: ones on the diagonal K of X's 2-D shape (X's values unread), of dtype (X's). */
+static bool op_eye_like(Imp *I) {
+  if (!imp_attrs_known(I, "dtype,k") || !imp_one_output(I)) return false;
+  Val *x = imp_in(I, 0);
+  if (!x) return imp_error(I, "input 1 is missing");
+  if (x->ndim != 2) return imp_error(I, "input of rank %d (2)", x->ndim);
+  int dt = (int)imp_attr_i(I, "dtype", x->dtype);
+  int64_t k = imp_attr_i(I, "k", 0), n = val_numel(x);
+  double *c = imp_vals(n);
+  for (int64_t i = 0; i < n; i++) c[i] = i % x->shape[1] - i / x->shape[1] == k;
+  imp_const_out(I, 0, dt, 2, x->shape, c);
+  return true;
+}
+
 /* ---- generated kernels ----------------------------------------------------------- */
 
 /* Y = EXPR at every point of the broadcast of inputs X[0..N) (or of OSHAPE when NO >= 0),
@@ -1006,6 +1042,7 @@ bool onnx_op_known(const char *op) {
       "Resize", "Upsample", "LRN", "GatherElements", "Hardmax", "Einsum", "CumSum", "Size", "Trilu",
       "MeanVarianceNormalization", "Mish", "LessOrEqual", "GreaterOrEqual", "ScatterND", "ScatterElements",
       "Scatter", "RNN", "GRU", "LSTM", "IsInf", "Xor", "CastLike", "TopK", "GridSample", "OneHot", "MaxUnpool", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss",
+      "HannWindow", "HammingWindow", "BlackmanWindow", "EyeLike",
       "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
@@ -1034,6 +1071,10 @@ static const struct {
     {"MaxUnpool", 9, 0, NULL},
     {"NegativeLogLikelihoodLoss", 12, 0, NULL},
     {"SoftmaxCrossEntropyLoss", 12, 0, NULL},
+    {"HannWindow", 17, 0, NULL},
+    {"HammingWindow", 17, 0, NULL},
+    {"BlackmanWindow", 17, 0, NULL},
+    {"EyeLike", 9, 0, NULL},
     {"GatherElements", 11, 0, NULL},
     {"Einsum", 12, 0, NULL},
     {"Size", 1, 0, NULL},
@@ -1182,6 +1223,8 @@ static bool dispatch(Imp *I, const char *op) {
   if (!strcmp(op, "Shape")) return op_shape(I);
   if (!strcmp(op, "ConstantOfShape")) return imp_attrs_known(I, "value") && op_constant_of_shape(I);
   if (!strcmp(op, "Range")) return op_range(I);
+  if (!strcmp(op, "HannWindow") || !strcmp(op, "HammingWindow") || !strcmp(op, "BlackmanWindow")) return op_window(I, op);
+  if (!strcmp(op, "EyeLike")) return op_eye_like(I);
   if (!strcmp(op, "Where")) return op_where(I);
   if (!strcmp(op, "Gelu")) return op_gelu(I);
   if (!strcmp(op, "Equal") || !strcmp(op, "Less") || !strcmp(op, "Greater") || !strcmp(op, "LessOrEqual") ||
