@@ -973,6 +973,85 @@ static bool op_onehot(Imp *I) {
   return true;
 }
 
+/* ReverseSequence: along the time axis, each batch entry's first sequence_lens[b] steps
+ * reversed, the rest as they are (lengths at run time or constant; one past the axis reads
+ * as the axis's length). */
+static bool op_reverse_sequence(Imp *I) {
+  if (!imp_attrs_known(I, "batch_axis,time_axis") || !imp_one_output(I)) return false;
+  Val *x = imp_in(I, 0), *len = x ? imp_in(I, 1) : NULL;
+  if (!len) return imp_error(I, "input %d is missing", x ? 2 : 1);
+  if (!x->c && imp_run_time_int(x)) x = imp_int_as_f32(I, x);
+  int r = x->ndim, ba = imp_axis_of(I, imp_attr_i(I, "batch_axis", 1), r), ta = imp_axis_of(I, imp_attr_i(I, "time_axis", 0), r);
+  if (ba < 0 || ta < 0) return false;
+  if (r < 2 || ba == ta) return imp_error(I, "batch_axis %d and time_axis %d of a rank-%d input", ba, ta, r);
+  if (len->ndim != 1 || len->shape[0] != x->shape[ba]) return imp_error(I, "sequence_lens of shape [%s] for a batch of %lld", imp_dims_text(len->shape, len->ndim), (long long)x->shape[ba]);
+  if (!len->c && !imp_run_time_int(len) && !len->fint) return imp_unsupported(I, "sequence_lens of element type %s", imp_type_name(len->dtype));
+  long long T = (long long)x->shape[ta];
+  char *l = xprintf("min(i64(L[i%d]), %lld)", ba, T), *acc = xstrdup("");
+  for (int d = 0; d < r; d++)
+    acc = xprintf("%s%s%s", acc, d ? ", " : "", d != ta ? xprintf("i%d", d)
+                                                   : xprintf("clamp(i%d < %s ? %s - 1 - i%d : i%d, 0, %lld)", d, l, l, d, d, T - 1));
+  Val *o = imp_net_out_like(I, 0, r, x->shape, x);
+  const char *kn = imp_kernel(I, "reverse_sequence", xprintf("(X: %s, L: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(x),
+                                                             len->c ? xprintf("f32[%lld]", (long long)len->shape[0]) : imp_ty(len),
+                                                             imp_ty(o), imp_idx("i", r), acc));
+  imp_call(I, o->tex, kn, xprintf("%s, %s", imp_tensor(I, x), imp_tensor(I, len)));
+  return true;
+}
+
+/* Compress by a constant condition (or an --input file folded): the positions along AXIS
+ * (or of the flattened input) whose condition is true, in order; a condition shorter than
+ * the axis selects nothing past its end, a longer one is read only as far as the axis. */
+static bool op_compress(Imp *I) {
+  if (!imp_attrs_known(I, "axis") || !imp_one_output(I)) return false;
+  Val *x = imp_in(I, 0), *cv = x ? imp_const_in(I, 1, "condition") : NULL;
+  if (!cv) return x ? false : imp_error(I, "input 1 is missing");
+  if (!x->c && imp_run_time_int(x)) x = imp_int_as_f32(I, x);
+  bool flat = !imp_attr(I, "axis");
+  int r = x->ndim, a = flat ? 0 : imp_axis_of(I, imp_attr_i(I, "axis", 0), r);
+  if (a < 0) return false;
+  int64_t n = flat ? val_numel(x) : x->shape[a], k = 0;
+  double *sel = imp_vals(n);
+  for (int64_t i = 0; i < n && i < val_numel(cv); i++)
+    if (cv->c[i] != 0) sel[k++] = (double)i;
+  if (!k) return imp_unsupported(I, "an empty result (no condition true)");
+  int64_t os[HT_MAX_DIMS];
+  int no = flat ? 1 : r;
+  if (flat) os[0] = k;
+  else memcpy(os, x->shape, sizeof(int64_t) * (size_t)r), os[a] = k;
+  if (x->c) {
+    int64_t inner = 1, total = k;
+    for (int d = a + 1; !flat && d < r; d++) inner *= x->shape[d];
+    for (int d = 0; d < no; d++) total = d == a ? total : total * os[d];
+    double *c = imp_vals(total);
+    for (int64_t i = 0; i < total; i++) {
+      int64_t in = i % inner, j = i / inner % k, out = i / inner / k;
+      c[i] = flat ? x->c[(int64_t)sel[i]] : x->c[(out * n + (int64_t)sel[j]) * inner + in];
+    }
+    imp_const_out(I, 0, x->dtype, no, os, c);
+    return true;
+  }
+  Val *t = xalloc(sizeof *t);
+  *t = (Val){.name = xprintf("%s_selected", I->node->output[0]), .dtype = OT_FLOAT, .ndim = 1, .shape = {k}, .c = sel};
+  char *acc = xstrdup("");
+  if (flat) { /* the flat position S[i0] decoded into X's axes */
+    int64_t below = val_numel(x);
+    for (int d = 0; d < r; d++) {
+      below /= x->shape[d];
+      acc = xprintf("%s%sclamp(i64(S[i0]) / %lld %% %lld, 0, %lld)", acc, d ? ", " : "", (long long)below, (long long)x->shape[d],
+                    (long long)x->shape[d] - 1);
+    }
+  } else {
+    for (int d = 0; d < r; d++)
+      acc = xprintf("%s%s%s", acc, d ? ", " : "", d == a ? xprintf("clamp(i64(S[i%d]), 0, %lld)", d, (long long)n - 1) : xprintf("i%d", d));
+  }
+  Val *o = imp_net_out_like(I, 0, no, os, x);
+  const char *kn = imp_kernel(I, "compress", xprintf("(X: %s, S: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(x), imp_ty(t), imp_ty(o),
+                                                     imp_idx("i", no), acc));
+  imp_call(I, o->tex, kn, xprintf("%s, %s", imp_tensor(I, x), imp_tensor(I, t)));
+  return true;
+}
+
 /* ---- ScatterND, ScatterElements ---------------------------------------------------
  * With constant indices, a scatter is a gather from the output's side: a table per
  * position of the data (ScatterND: of its first K axes) names the update that lands there,
@@ -1288,6 +1367,8 @@ int onnx_layout_op(Imp *I, const char *op) {
   if (!strcmp(op, "Size")) return op_size(I);
   if (!strcmp(op, "Trilu")) return op_trilu(I);
   if (!strcmp(op, "OneHot")) return op_onehot(I);
+  if (!strcmp(op, "ReverseSequence")) return op_reverse_sequence(I);
+  if (!strcmp(op, "Compress")) return op_compress(I);
   if (!strcmp(op, "ScatterND")) return op_scatter_nd(I);
   if (!strcmp(op, "ScatterElements") || !strcmp(op, "Scatter")) return op_scatter_elements(I);
   if (!strcmp(op, "Reshape")) return op_reshape(I);
