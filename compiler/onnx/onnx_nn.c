@@ -1358,6 +1358,92 @@ static bool op_max_unpool(Imp *I) {
   return true;
 }
 
+/* ---- DFT, STFT -------------------------------------------------------------------- */
+
+/* The twiddle tables of a K-point output from N input points as weights [2, K, M] (M = the
+ * points that exist, at most N: the rest are zeros): cos(2 pi k n / N) and sign x sin, both
+ * times SCALE (1, or 1 / N for the inverse). */
+static Val *twiddles(Imp *I, int64_t k, int64_t n, int64_t m, bool inverse) {
+  Val *t = xalloc(sizeof *t);
+  *t = (Val){.name = xprintf("%s_twiddles", I->node->output[0]), .dtype = OT_FLOAT, .ndim = 3, .shape = {2, k, m}, .c = imp_vals(2 * k * m)};
+  double scale = inverse ? 1.0 / (double)n : 1.0, sign = inverse ? 1 : -1;
+  for (int64_t a = 0; a < k; a++)
+    for (int64_t b = 0; b < m; b++) {
+      double th = 2 * M_PI * (double)((a * b) % n) / (double)n;
+      t->c[a * m + b] = cos(th) * scale, t->c[k * m + a * m + b] = sign * sin(th) * scale;
+    }
+  return t;
+}
+
+/* The sum over the reduction axis r of the complex product of X's point (XRE, XIM: its
+ * real and imaginary parts as text, XIM NULL for a real signal) by the twiddle T[., k, r],
+ * component c of the output. */
+static char *dft_term(const char *k, const char *xre, const char *xim) {
+  char *re = xprintf("%s * T[0, %s, r]", xre, k), *im = xprintf("%s * T[1, %s, r]", xre, k);
+  if (!xim) return xprintf("c == 0 ? %s : %s", re, im);
+  return xprintf("c == 0 ? %s - %s * T[1, %s, r] : %s * T[0, %s, r] + %s", re, xim, k, xim, k, im);
+}
+
+/* DFT (opset 17: axis, inverse, onesided attributes; dft_length a constant input): a sum
+ * over the signal axis against constant twiddle tables (N^2 products: no FFT), the signal
+ * real ([..., 1]) or complex ([..., 2]), zero-padded or cut to dft_length. */
+static bool op_dft(Imp *I) {
+  if (!imp_attrs_known(I, "axis,inverse,onesided") || !imp_one_output(I)) return false;
+  if (I->opset >= 20) return imp_unsupported(I, "DFT-20 (axis as an input)");
+  Val *x = imp_float_in(I, 0), *lv = x ? imp_in(I, 1) : NULL;
+  if (!x) return false;
+  if (lv && !(lv = imp_const_in(I, 1, "dft_length"))) return false;
+  int r = x->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", 1), r);
+  if (a < 0) return false;
+  int64_t cmp = r ? x->shape[r - 1] : 0;
+  if (r < 2 || (cmp != 1 && cmp != 2) || a == r - 1) return imp_error(I, "input [%s]: the last axis holds 1 (real) or 2 (complex) values, the axis another", imp_dims_text(x->shape, r));
+  bool inverse = imp_attr_i(I, "inverse", 0), onesided = imp_attr_i(I, "onesided", 0);
+  if (inverse && onesided) return imp_error(I, "inverse and onesided together");
+  int64_t n = lv ? (int64_t)lv->c[0] : x->shape[a], m = n < x->shape[a] ? n : x->shape[a], k = onesided ? n / 2 + 1 : n;
+  if (n < 1 || n > (1 << 16)) return imp_unsupported(I, "a DFT of %lld points (1 to 65536)", (long long)n);
+  int64_t os[HT_MAX_DIMS];
+  memcpy(os, x->shape, sizeof(int64_t) * (size_t)r);
+  os[a] = k, os[r - 1] = 2;
+  char *yi = xstrdup(""), *xat = xstrdup("");
+  for (int d = 0; d < r - 1; d++) {
+    const char *v = d == a ? "k" : xprintf("i%d", d);
+    yi = xprintf("%s%s, ", yi, v);
+    xat = xprintf("%s%s, ", xat, d == a ? "r" : v);
+  }
+  char *term = dft_term("k", xprintf("X[%s0]", xat), cmp == 2 ? xprintf("X[%s1]", xat) : NULL);
+  Val *t = twiddles(I, k, n, m, inverse), *o = imp_net_out(I, 0, r, os);
+  const char *kn = imp_kernel(I, inverse ? "idft" : "dft",
+                              xprintf("(X: %s, T: %s) -> Y: %s {\n  Y[%sc] += %s where r in 0..%lld\n}", imp_ty(x), imp_ty(t), imp_ty(o),
+                                      yi, term, (long long)m));
+  imp_call(I, o->tex, kn, xprintf("%s, %s", imp_tensor(I, x), imp_tensor(I, t)));
+  return true;
+}
+
+/* STFT (opset 17): frames of frame_length points every frame_step (constant), each times the
+ * window (at run time or constant; none: ones), then their DFT (onesided: bins 0..L/2).
+ * Signal [batch, length, 1 or 2] -> [batch, frames, bins, 2]. */
+static bool op_stft(Imp *I) {
+  if (!imp_attrs_known(I, "onesided") || !imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0), *st = x ? imp_const_in(I, 1, "frame_step") : NULL, *w = imp_in(I, 2), *fl = imp_in(I, 3);
+  if (!st) return false;
+  if (w && !(w = imp_float_in(I, 2))) return false;
+  if (fl && !(fl = imp_const_in(I, 3, "frame_length"))) return false;
+  if (x->ndim != 3 || (x->shape[2] != 1 && x->shape[2] != 2)) return imp_error(I, "signal [%s] ([batch, length, 1 or 2])", imp_dims_text(x->shape, x->ndim));
+  int64_t len = fl ? (int64_t)fl->c[0] : w ? w->shape[0] : x->shape[1], step = (int64_t)st->c[0];
+  if (w && (w->ndim != 1 || w->shape[0] != len)) return imp_error(I, "a window of shape [%s] for frames of %lld", imp_dims_text(w->shape, w->ndim), (long long)len);
+  if (step < 1 || len < 1 || len > x->shape[1] || len > (1 << 16)) return imp_error(I, "frame_step %lld and frame_length %lld for a signal of %lld", (long long)step, (long long)len, (long long)x->shape[1]);
+  bool onesided = imp_attr_i(I, "onesided", 1);
+  int64_t frames = 1 + (x->shape[1] - len) / step, k = onesided ? len / 2 + 1 : len;
+  int64_t os[4] = {x->shape[0], frames, k, 2};
+  char *at = xprintf("i0, i1 * %lld + r", (long long)step), *win = w ? xstrdup(" * W[r]") : xstrdup("");
+  char *term = dft_term("k", xprintf("X[%s, 0]%s", at, win), x->shape[2] == 2 ? xprintf("X[%s, 1]%s", at, win) : NULL);
+  Val *t = twiddles(I, k, len, len, false), *o = imp_net_out(I, 0, 4, os);
+  const char *kn = imp_kernel(I, "stft", xprintf("(X: %s, T: %s%s) -> Y: %s {\n  Y[i0, i1, k, c] += %s where r in 0..%lld\n}", imp_ty(x),
+                                                 imp_ty(t), w ? xprintf(", W: %s", imp_ty(w)) : "", imp_ty(o), term, (long long)len));
+  imp_call(I, o->tex, kn, xprintf("%s, %s%s", imp_tensor(I, x), imp_tensor(I, t), w ? xprintf(", %s", imp_tensor(I, w)) : ""));
+  return true;
+}
+
 /* ---- losses ---------------------------------------------------------------------- */
 
 /* NegativeLogLikelihoodLoss of log-probabilities X [N, C, d...] (a Val, or TEXX: its tensor
@@ -1657,6 +1743,8 @@ int onnx_nn_op(Imp *I, const char *op) {
   if (!strcmp(op, "GridSample")) return op_grid_sample(I);
   if (!strcmp(op, "MaxUnpool")) return op_max_unpool(I);
   if (!strcmp(op, "NegativeLogLikelihoodLoss")) return op_nll_loss(I);
+  if (!strcmp(op, "DFT")) return op_dft(I);
+  if (!strcmp(op, "STFT")) return op_stft(I);
   if (!strcmp(op, "SoftmaxCrossEntropyLoss")) return op_sce_loss(I);
   if (!strcmp(op, "LRN")) return op_lrn(I);
   if (!strcmp(op, "Hardmax")) return op_hardmax(I);

@@ -1042,7 +1042,7 @@ bool onnx_op_known(const char *op) {
       "Resize", "Upsample", "LRN", "GatherElements", "Hardmax", "Einsum", "CumSum", "Size", "Trilu",
       "MeanVarianceNormalization", "Mish", "LessOrEqual", "GreaterOrEqual", "ScatterND", "ScatterElements",
       "Scatter", "RNN", "GRU", "LSTM", "IsInf", "Xor", "CastLike", "TopK", "GridSample", "OneHot", "MaxUnpool", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss",
-      "HannWindow", "HammingWindow", "BlackmanWindow", "EyeLike", "ReverseSequence", "Compress",
+      "HannWindow", "HammingWindow", "BlackmanWindow", "EyeLike", "ReverseSequence", "Compress", "DFT", "STFT",
       "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
@@ -1077,6 +1077,8 @@ static const struct {
     {"EyeLike", 9, 0, NULL},
     {"ReverseSequence", 10, 0, NULL},
     {"Compress", 9, 0, NULL},
+    {"DFT", 17, 0, NULL},
+    {"STFT", 17, 0, NULL},
     {"GatherElements", 11, 0, NULL},
     {"Einsum", 12, 0, NULL},
     {"Size", 1, 0, NULL},
