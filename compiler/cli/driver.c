@@ -147,7 +147,7 @@ int drv_main(int argc, char **argv) {
   case CMD_COMPILE: return cmd_compile(&c, p);           /* ... -> emit */
   case CMD_RUN: return drv_run(&c, p);                   /* ... -> build -> call (--check) */
   case CMD_BENCH: return drv_bench(&c, p);               /* ... -> build -> time */
-  case CMD_FUZZ: return drv_fuzz_schedule(&c, p);        /* random steps -> interpret */
+  case CMD_FUZZ: return drv_fuzz_schedule(&c, p, false);        /* random steps -> interpret */
   case CMD_TUNE: return cmd_tune(&c, p);                 /* searched steps -> measure */
   default: return 1;
   }

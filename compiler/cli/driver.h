@@ -58,6 +58,7 @@ bool kio_write_outputs(Cli *c, const LoweredFunc *f, void **args); /* --output, 
 /* network_run.c: `texc NET.tex`, `texc run NET.tex`, `texc bench NET.tex`. */
 int net_run_cli(Cli *c);
 
-/* randsched.c */
-int drv_fuzz_schedule(Cli *c, Program *p);
+/* randsched.c. TASKS: P's kernels are a network's tasks, whose first trial is the
+ * network's default on the target (the schedule `texc run` gives them). */
+int drv_fuzz_schedule(Cli *c, Program *p, bool tasks);
 #endif

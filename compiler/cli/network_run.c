@@ -752,7 +752,7 @@ static int net_fuzz(Cli *c) {
             "lists them)\n", c->kernel, n->name, c->file);
     return 1;
   }
-  return drv_fuzz_schedule(c, &p);
+  return drv_fuzz_schedule(c, &p, true);
 }
 
 int net_run_cli(Cli *c) {

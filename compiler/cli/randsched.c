@@ -65,6 +65,7 @@ typedef struct Trial {
   Vec fresh; /* names introduced by this trial's steps */
   int next_name;
   TrialReport *rep;
+  const char *fixed; /* the steps of this trial (a network task's default), else NULL: random */
 } Trial;
 
 static bool is_fresh(Trial *t, const char *name) {
@@ -278,8 +279,16 @@ static void run_trial(Cli *c, Trial *t, int n, void **args, void **ref) {
   char *text = NULL;
   diag_silent = true;
   set_stage(rep, "building the schedule");
-  bool gpu = backend_for(c->o.target)->device == DEVICE_GPU && n % 2 == 1;
+  bool gpu = backend_for(c->o.target)->device == DEVICE_GPU && n % 2 == 1 && !t->fixed;
   Schedule *s = gpu ? sketch_schedule(t, c->o.target, &text) : NULL;
+  if (t->fixed) { /* the task's network default */
+    Vec st = {0};
+    text = xstrdup(t->fixed);
+    snprintf(rep->text, sizeof rep->text, "%s", text);
+    snprintf(rep->target, sizeof rep->target, "%s", target_names[c->o.target]);
+    s = parse_steps("<default>", text, &st) ? sched_build(t->k, c->o.target, &st) : NULL;
+    if (!s) rep->lower_error = true;
+  }
   if (!s && gpu && rep->target[0]) rep->lower_error = true; /* a sketch candidate that does not apply */
   if (!s && !rep->target[0]) s = random_schedule(t, 1 + (int)rnd(&t->rng, 6), &text);
   set_stage(rep, "lowering");
@@ -389,7 +398,7 @@ static void report(const Cli *c, const Kernel *k, int n, const TrialReport *rep)
   printf("%s\n", c->interp ? " --interp" : "");
 }
 
-int drv_fuzz_schedule(Cli *c, Program *p) {
+int drv_fuzz_schedule(Cli *c, Program *p, bool tasks) {
   int count = c->count, total_failed = 0;
   double timeout_s = c->run_timeout_s > 0 ? c->run_timeout_s : FUZZ_TIMEOUT_S;
   TrialReport *rep = mmap(NULL, sizeof *rep, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
@@ -406,22 +415,25 @@ int drv_fuzz_schedule(Cli *c, Program *p) {
     void **ref = drv_reference(c, k, args, def);
     if (!ref) return 1;
     int tally[TRIAL_NKINDS] = {0}, lower_errors = 0, failed = 0, sketched = 0;
+    const char *task_def = !tasks ? NULL
+                    : backend_for(c->o.target)->device == DEVICE_CPU ? net_default_steps(k) : sketch_gpu_default(k, c->o.target);
     for (int n = 0; n < count; n++) {
       Arena *a = arena_new(), *old = arena_swap(a);
       Trial t = {.rng = {(c->seed + 1) * 1000003u + (uint64_t)n * 7919u + (uint64_t)i}, .k = k,
-                 .rep = rep};
+                 .rep = rep, .fixed = n == 0 ? task_def : NULL};
       fork_trial(c, &t, n, args, ref, timeout_s);
       if (c->o.verbose) printf("trial %d:\n%s", n, rep->text);
       tally[rep->kind]++;
       lower_errors += rep->lower_error;
-      sketched += rep->target[0] != 0;
+      sketched += rep->target[0] != 0 && !t.fixed;
       if (rep->kind != TRIAL_OK) failed++, report(c, k, n, rep);
       arena_swap(old);
       arena_free(a);
     }
     diag_reset();
-    printf("%s: %d random schedules checked, %d failed (%d crashes, %d timeouts, %d mismatches, "
-           "%d errors; %d failed to lower)%s\n", k->name, count, failed, tally[TRIAL_CRASH],
+    printf("%s: %d %s checked, %d failed (%d crashes, %d timeouts, %d mismatches, "
+           "%d errors; %d failed to lower)%s\n", k->name, count,
+           task_def && count > 0 ? "schedules (the task's default, then random ones)" : "random schedules", failed, tally[TRIAL_CRASH],
            tally[TRIAL_TIMEOUT], tally[TRIAL_MISMATCH], tally[TRIAL_ERROR], lower_errors,
            sketched ? xprintf("; %d of them the tuner's GPU candidates", sketched) : "");
     fflush(stdout);
