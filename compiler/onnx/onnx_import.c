@@ -701,8 +701,7 @@ static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
     if (dtype == OT_BOOL) param_as_f32(I, v, "bool", "to_mask", "X[%s] ? 1.0 : 0.0", "mask");
     if (q8) param_as_f32(I, v, "i32", "to_float", "f32(X[%s])", "f32"), v->fint = true;
   }
-  (void)count; /* a graph of constants only: its outputs are copies of weights (load_output) */
-  return true;
+  return true; /* none at all: a graph of constants only, its outputs copies of weights (load_output) */
 }
 
 /* Nodes in an order where each reads only what earlier nodes (or the graph) define;
