@@ -68,6 +68,12 @@ expect_all() {
   if [ "$(grep -c "expect .*: ok" <<<"$out")" = "$n" ] && grep -q "check: .*: ok" <<<"$out"; then echo "ok - onnx $label"
   else echo "not ok - onnx $label: $out"; fi
 }
+# expect_all under both paths of a quantized model: the integer kernels (TEXC_NET_INT8=1,
+# where the CPU has them) and the f32 / plain ones (0); LABEL gets the setting.
+expect_int8_paths() {
+  local label=$1 i8; shift
+  for i8 in 1 0; do TEXC_NET_INT8=$i8 expect_all "$label (TEXC_NET_INT8=$i8) = Python reference" "$@"; done
+}
 python3 "$HERE/onnx/make_models.py" "$tmp" || echo "not ok - onnx make_models.py"
 B=$tmp
 expect_error "truncated model" "trunc.onnx: not an ONNX model" bash -c "head -c 30 $B/good.onnx > $B/trunc.onnx; '$TEXC' import $B/trunc.onnx -o $B/trunc.tex"
@@ -261,15 +267,11 @@ if [ "$vnni" != 0 ]; then
 else
   [ "$int8" = 0 ] && echo "ok - onnx QDQ convolutions: f32 without VNNI" || echo "not ok - onnx QDQ convolutions: f32 without VNNI: $(grep conv "$B/qdq_int.tex")"
 fi
-for i8 in 1 0; do
-  TEXC_NET_INT8=$i8 expect_all "QDQ convolutions (TEXC_NET_INT8=$i8) = Python reference" "$B/qdq_int.onnx" --input "$B/qdq_int_x.npy" \
+expect_int8_paths "QDQ convolutions" "$B/qdq_int.onnx" --input "$B/qdq_int_x.npy" \
     --expect "$B/qdq_int_ya.npy" --expect "$B/qdq_int_yb.npy" --expect "$B/qdq_int_yc.npy" --expect "$B/qdq_int_yd.npy"
-done
 # a residual block: the convolution's quantized output stored as bytes, dequantized in the
 # Add's kernel (its u8 copy fused into the quantization; no kernel of its own dequantizes)
-for i8 in 1 0; do
-  TEXC_NET_INT8=$i8 expect_all "QDQ residual block (TEXC_NET_INT8=$i8) = Python reference" "$B/qdq_res.onnx" --input "$B/qdq_res_x.npy" --expect "$B/qdq_res_y.npy"
-done
+expect_int8_paths "QDQ residual block" "$B/qdq_res.onnx" --input "$B/qdq_res_x.npy" --expect "$B/qdq_res_y.npy"
 if [ "$vnni" != 0 ]; then
   rt=$("$TEXC" "$B/qdq_res.onnx" --emit tasks 2>&1)
   echo "$rt" | grep -q "t[0-9]*_qconv2d_nhwc_pad_quantize_[0-9x]*_quant_u8_nhwc " && echo "$rt" | grep -q "_dequantize_u8_[0-9x]*_add_" &&
@@ -280,16 +282,12 @@ fi
 # requantization exactly
 ql=$("$TEXC" import "$B/qlinear_int.onnx" -o "$B/qlinear_int.tex" >/dev/null 2>&1 && grep -c "= q[a-z_]*conv2d_nhwc_pad(" "$B/qlinear_int.tex")
 [ "$ql" = $((vnni ? 2 : 0)) ] && echo "ok - onnx QLinearConv: integer kernels with VNNI only" || echo "not ok - onnx QLinearConv: integer kernels with VNNI only: $ql"
-for i8 in 1 0; do
-  TEXC_NET_INT8=$i8 expect_all "QLinearConv (TEXC_NET_INT8=$i8) = Python reference" "$B/qlinear_int.onnx" --input "$B/qlinear_int_x.npy" --expect "$B/qlinear_int_y.npy"
-done
+expect_int8_paths "QLinearConv" "$B/qlinear_int.onnx" --input "$B/qlinear_int_x.npy" --expect "$B/qlinear_int_y.npy"
 # onnxruntime's QOperator contrib operators (com.microsoft): QLinearAdd, QLinearMul,
 # QLinearGlobalAveragePool, QGemm, QLinearConcat, as their definitions compute them; other contrib
 # operators and these names in the default domain refused by name
-for i8 in 1 0; do
-  TEXC_NET_INT8=$i8 expect_all "QOperator contrib operators (TEXC_NET_INT8=$i8) = Python reference" "$B/qop_contrib.onnx" --input "$B/qop_contrib_x.npy" \
+expect_int8_paths "QOperator contrib operators" "$B/qop_contrib.onnx" --input "$B/qop_contrib_x.npy" \
     --expect "$B/qop_contrib_y.npy" --expect "$B/qop_contrib_cat.npy"
-done
 expect_error "unknown contrib operator" "node 'sig' (QLinearSigmoid): not supported: operator QLinearSigmoid of domain 'com.microsoft'" "$TEXC" run "$B/qop_unknown.onnx"
 expect_error "contrib operator in the default domain" "node 'add' (QLinearAdd): not supported: operator QLinearAdd" "$TEXC" run "$B/qop_default.onnx"
 # the imported text (u8 and i8 tensors, the integer kernels) on OpenCL (PoCL in CI)
@@ -298,10 +296,8 @@ expect_all "QDQ convolutions' imported text on OpenCL = Python reference" "$B/qd
 # ... and QDQ products (a rank-3 MatMul scaled per column, a Gemm with transB) as qdense
 mm=$("$TEXC" import "$B/qdq_mm.onnx" -o "$B/qdq_mm.tex" >/dev/null 2>&1 && grep -c "= qdense" "$B/qdq_mm.tex")
 [ "$mm" = $((vnni ? 2 : 0)) ] && echo "ok - onnx QDQ products: integer kernels with VNNI only" || echo "not ok - onnx QDQ products: integer kernels with VNNI only: $mm"
-for i8 in 1 0; do
-  TEXC_NET_INT8=$i8 expect_all "QDQ MatMul and Gemm (TEXC_NET_INT8=$i8) = Python reference" "$B/qdq_mm.onnx" --input "$B/qdq_mm_x.npy" \
+expect_int8_paths "QDQ MatMul and Gemm" "$B/qdq_mm.onnx" --input "$B/qdq_mm_x.npy" \
     --input "$B/qdq_mm_x2.npy" --expect "$B/qdq_mm_ya.npy" --expect "$B/qdq_mm_yb.npy"
-done
 # int8 activations (quantize_static's default): made u8 by adding 128 to the values and
 # the zero point
 i8c=$("$TEXC" import "$B/qdq_int8.onnx" -o "$B/qdq_int8.tex" >/dev/null 2>&1 && grep -c "= qconv2d_nhwc_pad(" "$B/qdq_int8.tex")
@@ -324,19 +320,15 @@ expect_all "dynamic quantized Conv = Python reference" "$B/dyn_conv.onnx" --inpu
 # where the CPU has a four-byte dot product, else the f32 convolution; both exact
 d8=$("$TEXC" import "$B/dyn_conv8.onnx" -o "$B/dyn_conv8.tex" >/dev/null 2>&1 && grep -c "= qconv2d_nhwc_rzp(" "$B/dyn_conv8.tex")
 [ "$d8" = $((vnni ? 1 : 0)) ] && echo "ok - onnx dynamic quantized Conv: the integer kernel with VNNI only" || echo "not ok - onnx dynamic quantized Conv: the integer kernel with VNNI only: $d8"
-for i8 in 1 0; do
-  TEXC_NET_INT8=$i8 expect_all "dynamic quantized Conv without a filter zero point (TEXC_NET_INT8=$i8) = Python reference" "$B/dyn_conv8.onnx" \
+expect_int8_paths "dynamic quantized Conv without a filter zero point" "$B/dyn_conv8.onnx" \
     --input "$B/dyn_conv_x.npy" --expect "$B/dyn_conv8_y.npy"
-done
 expect_all "dynamic quantized MatMul = Python reference" "$B/dyn_matmul.onnx" --input "$B/dyn_matmul_x.npy" \
   --expect "$B/dyn_matmul_y.npy" --expect "$B/dyn_matmul_xq.npy" --expect "$B/dyn_matmul_xz.npy"
 # MatMulInteger of an int8 weight without a zero point: qdense where the CPU has VNNI
 dm=$("$TEXC" import "$B/dyn_mm8.onnx" -o "$B/dyn_mm8.tex" >/dev/null 2>&1 && grep -c "= qdense" "$B/dyn_mm8.tex")
 [ "$dm" = $((vnni ? 1 : 0)) ] && echo "ok - onnx dynamic quantized MatMul: integer kernels with VNNI only" || echo "not ok - onnx dynamic quantized MatMul: integer kernels with VNNI only: $dm"
-for i8 in 1 0; do
-  TEXC_NET_INT8=$i8 expect_all "dynamic quantized MatMul, int8 weight (TEXC_NET_INT8=$i8) = Python reference" "$B/dyn_mm8.onnx" \
+expect_int8_paths "dynamic quantized MatMul, int8 weight" "$B/dyn_mm8.onnx" \
     --input "$B/dyn_mm8_x.npy" --expect "$B/dyn_mm8_y.npy"
-done
 expect_all "MatMulInteger past 2^24 = Python reference" "$B/int_acc.onnx" --input "$B/int_acc_a.npy" --expect "$B/int_acc_y.npy"
 expect_all "per-axis int8 Quantize/DequantizeLinear = Python reference" "$B/qaxis.onnx" --input "$B/qaxis_x.npy" \
   --expect "$B/qaxis_y.npy" --expect "$B/qaxis_q.npy"

@@ -1356,6 +1356,25 @@ def qdq_residual(out):
     npy(out + "/qdq_res_y.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(ref), *ref))
 
 
+def qconv3x3_acc(xq, xz, C, H, W, wq, wz, M, sw):
+    """The integer sums of a 3 x 3 convolution, pads 1, stride 1 in height and SW in width:
+    per output channel m and position, (x - XZ) * (w - WZ[m]) over the taps inside x
+    (xq flat [C, H, W], wq flat [M, C, 3, 3]); in [m, i, j] order."""
+    acc = []
+    for m in range(M):
+        for i in range(H):
+            for j in range((W + 2 - 3) // sw + 1):
+                a = 0
+                for c in range(C):
+                    for r in range(3):
+                        for t in range(3):
+                            hi, wj = i + r - 1, sw * j + t - 1
+                            if 0 <= hi < H and 0 <= wj < W:
+                                a += (xq[(c * H + hi) * W + wj] - xz) * (wq[((m * C + c) * 3 + r) * 3 + t] - wz[m])
+                acc.append(a)
+    return acc
+
+
 def qlinear_conv_int(out):
     """QLinearConv (the QOperator form) as the integer kernels where the CPU has VNNI: a
     quantized input (uint8, 8 channels) through a 3 x 3 QLinearConv of 12 output channels
@@ -1378,18 +1397,8 @@ def qlinear_conv_int(out):
         m = f32(f32(f32(sx) * f32(sw)) / f32(sy))
         return min(max(round(f32(f32(acc + b) * m)) + zy, 0), 255)
 
-    ya = []
-    for o in range(CA):
-        for i in range(H):
-            for j in range(W):
-                acc = 0
-                for c in range(C):
-                    for r in range(3):
-                        for t in range(3):
-                            hi, wj = i + r - 1, j + t - 1
-                            if 0 <= hi < H and 0 <= wj < W:
-                                acc += (q[(c * H + hi) * W + wj] - xz) * wa[((o * C + c) * 3 + r) * 3 + t]
-                ya.append(rq(acc, ba[o], xs, wsa[o], ys, yz))
+    ya = [rq(a, ba[k // (H * W)], xs, wsa[k // (H * W)], ys, yz)
+          for k, a in enumerate(qconv3x3_acc(q, xz, C, H, W, wa, [0] * CA, CA, 1))]
     OH, OW = (H + 2 - 3) // 2 + 1, (W + 2 - 3) // 2 + 1
     y = []
     for o in range(CA):
@@ -1585,20 +1594,8 @@ def dyn_conv(out):
     ws = 0.015
     OH, OW = H, (W + 2 - 3) // 2 + 1
 
-    def conv_acc(wq, wz, M):  # sum of (x - z) * (w - wz[m]) over the valid taps, pads 1, strides 1 x 2
-        acc = []
-        for m in range(M):
-            for i in range(OH):
-                for j in range(OW):
-                    a = 0
-                    for c in range(C):
-                        for r in range(3):
-                            for t in range(3):
-                                hi_, wj = i + r - 1, 2 * j + t - 1
-                                if 0 <= hi_ < H and 0 <= wj < W:
-                                    a += (xq[(c * H + hi_) * W + wj] - z) * (wq[((m * C + c) * 3 + r) * 3 + t] - wz[m])
-                    acc.append(a)
-        return acc
+    def conv_acc(wq, wz, M):  # pads 1, strides 1 x 2
+        return qconv3x3_acc(xq, z, C, H, W, wq, wz, M, 2)
 
     acc = conv_acc(wq, wz, M)
     y = [f32(f32(a) * f32(s * f32(ws))) for a in acc]
