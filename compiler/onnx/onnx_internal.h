@@ -164,6 +164,7 @@ int imp_nin(Imp *I);
 Val *imp_const_in(Imp *I, int k, const char *what);
 Val *imp_float_in(Imp *I, int k);
 bool imp_one_output(Imp *I);
+bool imp_two_outputs(Imp *I); /* a third output is an error */
 int imp_axis_of(Imp *I, int64_t a, int r);
 char *imp_flit(double v);
 char *imp_dims_text(const int64_t *shape, int nd);

@@ -372,8 +372,7 @@ static bool op_pool(Imp *I, bool max) {
                           : "auto_pad,ceil_mode,count_include_pad,kernel_shape,pads,strides") ||
       (!indices && !imp_one_output(I)))
     return false;
-  for (size_t j = 2; j < I->node->n_output; j++)
-    if (*I->node->output[j]) return imp_error(I, "output %zu ('%s'): MaxPool has two", j + 1, I->node->output[j]);
+  if (indices && !imp_two_outputs(I)) return false;
   /* a max pool of quantized values (uint8 / int8 at run time, held as exact f32): one of
    * them, of their type (a QOperator model's MaxPool) */
   Val *in = imp_in(I, 0);
@@ -1379,9 +1378,9 @@ static Val *twiddles(Imp *I, int64_t k, int64_t n, int64_t m, bool inverse) {
  * real and imaginary parts as text, XIM NULL for a real signal) by the twiddle T[., k, r],
  * component c of the output. */
 static char *dft_term(const char *k, const char *xre, const char *xim) {
-  char *re = xprintf("%s * T[0, %s, r]", xre, k), *im = xprintf("%s * T[1, %s, r]", xre, k);
   if (!xim) return xprintf("%s * T[c, %s, r]", xre, k); /* a real signal: one product per component */
-  return xprintf("c == 0 ? %s - %s * T[1, %s, r] : %s * T[0, %s, r] + %s", re, xim, k, xim, k, im);
+  return xprintf("c == 0 ? %s * T[0, %s, r] - %s * T[1, %s, r] : %s * T[0, %s, r] + %s * T[1, %s, r]", xre, k, xim, k, xim, k,
+                 xre, k);
 }
 
 /* DFT (opset 17: axis, inverse, onesided attributes; dft_length a constant input): a sum
@@ -1519,8 +1518,7 @@ static bool op_nll_loss(Imp *I) {
  * when asked), then NegativeLogLikelihoodLoss of it. */
 static bool op_sce_loss(Imp *I) {
   if (!imp_attrs_known(I, "ignore_index,reduction")) return false;
-  for (size_t k = 2; k < I->node->n_output; k++)
-    if (*I->node->output[k]) return imp_error(I, "output %zu ('%s'): SoftmaxCrossEntropyLoss has two", k + 1, I->node->output[k]);
+  if (!imp_two_outputs(I)) return false;
   Val *x = imp_float_in(I, 0), *tg = x ? imp_in(I, 1) : NULL, *w = imp_in(I, 2);
   if (!tg) return x ? imp_error(I, "input 2 (labels) is missing") : false;
   if (w && !(w = imp_float_in(I, 2))) return false;

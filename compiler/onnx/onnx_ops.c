@@ -106,6 +106,13 @@ Val *imp_float_in(Imp *I, int k) {
   return v;
 }
 
+/* An operator of two outputs: a third is an error. */
+bool imp_two_outputs(Imp *I) {
+  for (size_t k = 2; k < I->node->n_output; k++)
+    if (*I->node->output[k]) return imp_error(I, "output %zu ('%s'): %s has two", k + 1, I->node->output[k], I->node->op_type);
+  return true;
+}
+
 bool imp_one_output(Imp *I) {
   for (size_t k = 1; k < I->node->n_output; k++)
     if (*I->node->output[k]) return imp_unsupported(I, "output %zu ('%s')", k + 1, I->node->output[k]);
@@ -864,8 +871,7 @@ static bool op_cast(Imp *I, bool like) {
  * mask of every element kept. */
 static bool op_dropout(Imp *I) {
   if (!imp_attrs_known(I, "seed,ratio")) return false;
-  for (size_t k = 2; k < I->node->n_output; k++)
-    if (*I->node->output[k]) return imp_error(I, "output %zu ('%s'): Dropout has two", k + 1, I->node->output[k]);
+  if (!imp_two_outputs(I)) return false;
   Val *t = imp_in(I, 2), *ratio = imp_in(I, 1);
   if (t && !(t = imp_const_in(I, 2, "training_mode"))) return false;
   if (t && t->c[0] != 0) { /* training: only a ratio of 0 keeps every element (nothing random) */
