@@ -541,11 +541,58 @@ static bool reduce(Imp *I, Val *x, const bool *mask, bool keep, const char *kind
   return true;
 }
 
+/* The output element of X's element I, STRIDE each axis's step in the output (0: reduced). */
+static int64_t reduced_at(const Val *x, const int64_t *stride, int64_t i) {
+  int64_t o = 0;
+  for (int d = x->ndim - 1; d >= 0; d--) o += (i % x->shape[d]) * stride[d], i /= x->shape[d];
+  return o;
+}
+
+/* A reduction of a constant X (the weight norm of a model exported with weight_norm, say):
+ * folded at import, summed in double and rounded to f32 once. */
+static bool fold_reduce(Imp *I, const Val *x, const bool *mask, bool keep, const char *kind) {
+  int r = x->ndim, no = 0;
+  int64_t os[HT_MAX_DIMS], stride[HT_MAX_DIMS] = {0}, n = 1;
+  for (int d = r - 1; d >= 0; d--)
+    if (!mask[d]) stride[d] = n, n *= x->shape[d];
+  for (int d = 0; d < r; d++)
+    if (!mask[d] || keep) os[no++] = mask[d] ? 1 : x->shape[d];
+  if (!no) os[no++] = 1;
+  bool mx = !strcmp(kind, "max"), mn = !strcmp(kind, "min"), prod = !strcmp(kind, "prod");
+  bool lse = !strcmp(kind, "logsumexp"), l1 = !strcmp(kind, "l1");
+  bool sq = !strcmp(kind, "sumsq") || !strcmp(kind, "l2");
+  double *acc = imp_vals(n), *m = imp_vals(n), *c = imp_vals(n);
+  for (int64_t j = 0; j < n; j++) acc[j] = mx ? -INFINITY : mn ? INFINITY : prod ? 1 : 0, m[j] = -INFINITY;
+  int64_t total = val_numel(x), cnt = n ? total / n : 0;
+  for (int64_t i = 0; lse && i < total; i++) /* the maximum first, as the kernel subtracts it */
+    m[reduced_at(x, stride, i)] = fmax(m[reduced_at(x, stride, i)], x->c[i]);
+  for (int64_t i = 0; i < total; i++) {
+    int64_t o = reduced_at(x, stride, i);
+    double v = x->c[i];
+    acc[o] = mx     ? fmax(acc[o], v)
+             : mn   ? fmin(acc[o], v)
+             : prod ? acc[o] * v
+             : lse  ? acc[o] + exp(v - m[o])
+                    : acc[o] + (l1 ? fabs(v) : sq ? v * v : v);
+  }
+  for (int64_t j = 0; j < n; j++) {
+    double v = acc[j];
+    if (!strcmp(kind, "mean")) v /= (double)cnt;
+    if (!strcmp(kind, "l2")) v = sqrt(v);
+    if (!strcmp(kind, "logsum")) v = log(v);
+    if (lse) v = m[j] + log(v);
+    c[j] = (float)v;
+  }
+  free(acc);
+  free(m);
+  imp_const_out(I, 0, OT_FLOAT, no, os, c);
+  return true;
+}
+
 static bool op_reduce(Imp *I, const char *kind) {
   if (!imp_attrs_known(I, "axes,keepdims,noop_with_empty_axes") || !imp_one_output(I)) return false;
   Val *x = imp_float_in(I, 0);
   if (!x) return false;
-  if (x->c) return imp_unsupported(I, "a reduction of a constant");
   int64_t axes[HT_MAX_DIMS];
   int na = imp_attr_ints(I, "axes", axes, HT_MAX_DIMS);
   Val *av = imp_in(I, 1);
@@ -564,7 +611,8 @@ static bool op_reduce(Imp *I, const char *kind) {
     if (a < 0) return false;
     mask[a] = true;
   }
-  return reduce(I, x, mask, imp_attr_i(I, "keepdims", 1) != 0, kind);
+  bool keep = imp_attr_i(I, "keepdims", 1) != 0;
+  return x->c ? fold_reduce(I, x, mask, keep, kind) : reduce(I, x, mask, keep, kind);
 }
 
 static bool op_global_pool(Imp *I, const char *kind) {

@@ -729,6 +729,44 @@ def conv1d(out):
     npy(out + "/conv1d_ref.npy", "<f4", (1, 6, lm), struct.pack("<%df" % len(ap), *ap))
 
 
+def const_reduce(out):
+    """Reductions of constants, folded at import: wav2vec2's weight norm as PyTorch's dynamo
+    exports it (ReduceL2 of the filter over its other axes, Div, Mul by g) feeding a 1-D
+    Conv, and ReduceLogSumExp and ReduceMax of a constant added to the input; the result here."""
+    import math
+    C, L, CO, K = 3, 6, 2, 3
+    x = rand(C * L, 91, 1.0)
+    v, g = rand(CO * C * K, 92, 1.0), [1 + e for e in rand(CO, 93, 0.5)]
+    t = rand(4 * L, 94, 2.0)  # [4, L]: its log-sum-exp over axis 0 and its maximum over all
+    w = []
+    for o in range(CO):
+        row = v[o * C * K:(o + 1) * C * K]
+        n = math.sqrt(sum(e * e for e in row))
+        w += [g[o] * e / n for e in row]
+    lse = [math.log(sum(math.exp(t[a * L + j]) for a in range(4))) for j in range(L)]
+    tmax = max(t)
+    y = []
+    for o in range(CO):
+        for j in range(L):
+            acc = 0.0
+            for ci in range(C):
+                for r in range(K):
+                    p = j + r - 1
+                    if 0 <= p < L:
+                        acc += (x[ci * L + p] + lse[p] + tmax) * w[(o * C + ci) * K + r]
+            y.append(acc)
+    nodes = [node("ReduceL2", ["v"], ["n"], "norm", axes=[1, 2], keepdims=1),
+             node("Div", ["v", "n"], ["vn"], "div"), node("Mul", ["g", "vn"], ["w"], "mul"),
+             node("ReduceLogSumExp", ["t"], ["lse"], "lse", axes=[0], keepdims=0),
+             node("ReduceMax", ["t"], ["tmax"], "tmax", keepdims=0),
+             node("Add", ["x", "lse"], ["xa"], "add1"), node("Add", ["xa", "tmax"], ["xb"], "add2"),
+             node("Conv", ["xb", "w"], ["y"], "conv", pads=[1, 1], kernel_shape=[K])]
+    inits = [initializer("v", [CO, C, K], v), initializer("g", [CO, 1, 1], g), initializer("t", [4, L], t)]
+    open(out + "/const_reduce.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, L])], [value_info("y", [1, CO, L])]))
+    npy(out + "/const_reduce_x.npy", "<f4", (1, C, L), struct.pack("<%df" % len(x), *x))
+    npy(out + "/const_reduce_ref.npy", "<f4", (1, CO, L), struct.pack("<%df" % len(y), *y))
+
+
 def conv3d(out):
     """A 3-D convolution (video models: r3d_18) with strides, pads, a dilation and a bias,
     then Relu and a channel-wise 3-D convolution (group = channels); the result here."""
@@ -1844,6 +1882,7 @@ def main(out):
     masks(out)
     scatter(out)
     conv1d(out)
+    const_reduce(out)
     conv3d(out)
     pool3d(out)
     convtr1d(out)
