@@ -242,6 +242,8 @@ static bool conv3d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, 
 
 static bool conv_transpose_nd(Imp *I, int n, Val *x, Val *w, Val *b, const int64_t *s, const int64_t *d, int64_t *p,
                               const int64_t *op, const int64_t *oshape, bool given, Val **out);
+static bool conv_transpose_gemm(Imp *I, Val *x, Val *w, Val *b, const int64_t *s, const int64_t *d, const int64_t *p,
+                                const int64_t *os, Val **out);
 
 /* ConvTranspose (1-D to 3-D, group 1): Y[n, co, y, x] sums X[n, ci, iy, ix] K[ci, co, ry, rx]
  * over the points with iy * S + ry * D = y + PT (and the same for x); a 1-D one over a
@@ -271,6 +273,57 @@ static bool op_conv_transpose(Imp *I) {
   if (n > 1) return conv_transpose_nd(I, n, x, w, b, s, d, p, op, oshape, nos >= 0, &o);
   int64_t s2[2] = {1, s[0]}, d2[2] = {1, d[0]}, p2[4] = {0, p[0], 0, p[1]}, op2[2] = {0, op[0]}, os2[2] = {1, oshape[0]};
   return conv_transpose_nd(I, 2, height_one(I, x), height_one(I, w), b, s2, d2, p2, op2, os2, nos >= 0, &o) && height_dropped(I, o);
+}
+
+/* A 2-D ConvTranspose by a constant filter W [CI, CO, KH, KW] as onnxruntime computes it:
+ * each input pixel's products with every tap, P[n, iy, ix, (ry KW + rx) CO + co], as a 1 x 1
+ * convolution (the NHWC product path: packed weights, the CPU's product schedule), then
+ * each output pixel the sum of the products that land on it (col2im; one product each where
+ * the stride is the filter's size, U-Nets' upsampling). The direct form summed all CI x KH x
+ * KW products of every output pixel, stride^2 times those that land: a U-Net's 2 x 2
+ * upsampling of 64 x 64 x 64 to 32 channels took 22 ms, 0.3 ms this way. OS: [N, CO, OH,
+ * OW]; the output channels last. */
+static bool conv_transpose_gemm(Imp *I, Val *x, Val *w, Val *b, const int64_t *s, const int64_t *d, const int64_t *p,
+                                const int64_t *os, Val **out) {
+  int64_t ci = w->shape[0], co = w->shape[1], kh = w->shape[2], kw = w->shape[3], taps = co * kh * kw;
+  Val *w1 = xalloc(sizeof *w1); /* [taps, CI, 1, 1]: output channel (ry KW + rx) CO + co */
+  *w1 = (Val){.name = xprintf("%s_taps", w->name), .dtype = OT_FLOAT, .ndim = 4, .shape = {taps, ci, 1, 1}, .c = imp_vals(taps * ci)};
+  for (int64_t i = 0; i < ci; i++)
+    for (int64_t o = 0; o < co; o++)
+      for (int64_t t = 0; t < kh * kw; t++) w1->c[(t * co + o) * ci + i] = w->c[(i * co + o) * kh * kw + t];
+  int64_t one[2] = {1, 1}, zero[4] = {0, 0, 0, 0};
+  Val *pv;
+  if (!conv2d(I, x, w1, NULL, 1, one, one, zero, &pv)) return false;
+  int64_t h = x->shape[2], wd = x->shape[3];
+  const char *ptype = pv->nhwc ? xprintf("f32[%lld, %lld, %lld, %lld]", (long long)os[0], (long long)h, (long long)wd, (long long)taps)
+                               : imp_ty(pv);
+  Val *o = *out = imp_net_out(I, 0, 4, os);
+  o->nhwc = true;
+  char *at[2], *guard = xstrdup("");
+  const char *ov[2] = {"y", "x"}, *rv[2] = {"ry", "rx"};
+  for (int i = 0; i < 2; i++) {
+    at[i] = xprintf("(%s + %lld - %s * %lld)", ov[i], (long long)p[i], rv[i], (long long)d[i]);
+    guard = xprintf("%s%s%s %% %lld == 0 && %s / %lld >= 0 && %s / %lld < %lld", guard, i ? " && " : "", at[i], (long long)s[i], at[i],
+                    (long long)s[i], at[i], (long long)s[i], (long long)x->shape[2 + i]);
+  }
+  char *tap = xprintf("(ry * %lld + rx) * %lld + co", (long long)kw, (long long)co);
+  char *read = pv->nhwc ? xprintf("P[n, %s / %lld, %s / %lld, %s]", at[0], (long long)s[0], at[1], (long long)s[1], tap)
+                        : xprintf("P[n, %s, %s / %lld, %s / %lld]", tap, at[0], (long long)s[0], at[1], (long long)s[1]);
+  char *body;
+  if (s[0] == kh && s[1] == kw && d[0] == 1 && d[1] == 1 && !p[0] && !p[1] && os[2] == h * kh && os[3] == wd * kw) {
+    /* the taps tile the output: one product each, no sum */
+    char *one_tap = pv->nhwc ? xprintf("P[n, y / %lld, x / %lld, ((y %% %lld) * %lld + x %% %lld) * %lld + co]", (long long)kh,
+                                       (long long)kw, (long long)kh, (long long)kw, (long long)kw, (long long)co)
+                             : xprintf("P[n, ((y %% %lld) * %lld + x %% %lld) * %lld + co, y / %lld, x / %lld]", (long long)kh,
+                                       (long long)kw, (long long)kw, (long long)co, (long long)kh, (long long)kw);
+    body = xprintf("  Y[n, y, x, co] = %s", one_tap);
+  } else {
+    body = xprintf("  Y[n, y, x, co] += %s ? %s : 0.0 where ry in 0..%lld, rx in 0..%lld", guard, read, (long long)kh, (long long)kw);
+  }
+  const char *kn = imp_kernel(I, "col2im", xprintf("(P: %s) -> Y: f32[%lld, %lld, %lld, %lld] {\n%s\n}", ptype, (long long)os[0],
+                                                  (long long)os[2], (long long)os[3], (long long)co, body));
+  imp_call(I, o->tex, kn, pv->tex);
+  return conv_bias(I, o, b);
 }
 
 /* The N-D ConvTranspose (N = 2 or 3) of X by W ([CI, CO, K...]): strides S, dilations D,
@@ -306,6 +359,7 @@ static bool conv_transpose_nd(Imp *I, int n, Val *x, Val *w, Val *b, const int64
     outv = xprintf("%s, %s", outv, ov[i]);
     kv = xprintf("%s, %s", kv, rv[i]);
   }
+  if (n == 2 && w->c) return conv_transpose_gemm(I, x, w, b, s, d, p, os, out);
   Val *o = *out = imp_net_out(I, 0, 2 + n, os);
   const char *kn = imp_kernel(I, "conv_transpose",
                               xprintf("(X: %s, K: %s) -> Y: %s {\n  Y[n, co%s] += (%s%s ? X[n, ci%s] : 0.0) * K[ci, co%s]\n}",

@@ -166,6 +166,10 @@ expect_all "block = Python reference" "$B/block.onnx" --input "$B/block_x.npy" -
 for m in layout_ops pad_old resize upsample einsum_cumsum masks scatter scatter_const conv1d const_reduce conv3d pool3d convtr1d convtr3d castlike; do
   expect_all "$m = Python reference" "$B/$m.onnx" --input "$B/${m}_x.npy" --expect "$B/${m}_ref.npy"
 done
+# 2-D ConvTransposes by constant filters (a 1 x 1 product, then col2im): a 2 x 2 upsampling
+# of stride 2 after a Conv, and strides, a dilation, uneven pads, output_padding and a bias
+expect_all "ConvTranspose 2-D = Python reference" "$B/convtr2d.onnx" --input "$B/convtr2d_x.npy" \
+  --expect "$B/convtr2d_y1.npy" --expect "$B/convtr2d_y2.npy"
 # GridSample at a run-time grid past the borders: bicubic / border (taps clamped, as
 # PyTorch), bilinear / reflection / align_corners, nearest / zeros
 expect_all "GridSample = Python reference" "$B/grid_sample.onnx" --input "$B/grid_sample_x.npy" \

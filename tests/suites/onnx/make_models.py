@@ -883,6 +883,47 @@ def convtr1d(out):
     npy(out + "/convtr1d_ref.npy", "<f4", (1, CO, lo), struct.pack("<%df" % len(y), *y))
 
 
+def convtr2d(out):
+    """2-D ConvTransposes by constant filters (onnx_nn.c conv_transpose_gemm: a 1 x 1
+    product, then col2im): a U-Net's 2 x 2 upsampling of stride 2 (the taps tile the output)
+    after a Conv (channels last), and a 3 x 2 filter with strides 2 and 3, a dilation,
+    uneven pads and output_padding, with a bias; the results here."""
+    CI, CO, H, W = 3, 4, 3, 4
+    x = rand(CI * H * W, 121, 1.0)
+    wc = rand(CI * CI, 122, 0.7)
+    c = [sum(wc[o * CI + i] * x[(i * H + h) * W + w] for i in range(CI)) for o in range(CI) for h in range(H) for w in range(W)]
+
+    def convtr(xs, kh, kw, st, dil, pb, pe, opad, w, bias):
+        oh = st[0] * (H - 1) + opad[0] + (kh - 1) * dil[0] + 1 - pb[0] - pe[0]
+        ow = st[1] * (W - 1) + opad[1] + (kw - 1) * dil[1] + 1 - pb[1] - pe[1]
+        y = [bias[co] if bias else 0.0 for co in range(CO) for _ in range(oh * ow)]
+        for ci in range(CI):
+            for i in range(H):
+                for j in range(W):
+                    for co in range(CO):
+                        for a in range(kh):
+                            for b_ in range(kw):
+                                ty, tx = i * st[0] + a * dil[0] - pb[0], j * st[1] + b_ * dil[1] - pb[1]
+                                if 0 <= ty < oh and 0 <= tx < ow:
+                                    y[(co * oh + ty) * ow + tx] += xs[(ci * H + i) * W + j] * w[((ci * CO + co) * kh + a) * kw + b_]
+        return y, oh, ow
+    w1 = rand(CI * CO * 4, 123, 0.5)
+    y1, oh1, ow1 = convtr(c, 2, 2, (2, 2), (1, 1), (0, 0), (0, 0), (0, 0), w1, None)
+    w2, b2 = rand(CI * CO * 6, 124, 0.5), rand(CO, 125, 0.5)
+    y2, oh2, ow2 = convtr(x, 3, 2, (2, 3), (1, 2), (1, 0), (0, 1), (1, 2), w2, b2)
+    nodes = [node("Conv", ["x", "wc"], ["c"], "conv", kernel_shape=[1, 1]),
+             node("ConvTranspose", ["c", "w1"], ["y1"], "up", strides=[2, 2], kernel_shape=[2, 2]),
+             node("ConvTranspose", ["x", "w2", "b2"], ["y2"], "convtr", strides=[2, 3], dilations=[1, 2], pads=[1, 0, 0, 1],
+                  output_padding=[1, 2])]
+    inits = [initializer("wc", [CI, CI, 1, 1], wc), initializer("w1", [CI, CO, 2, 2], w1), initializer("w2", [CI, CO, 3, 2], w2),
+             initializer("b2", [CO], b2)]
+    open(out + "/convtr2d.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, CI, H, W])],
+                                                   [value_info("y1", [1, CO, oh1, ow1]), value_info("y2", [1, CO, oh2, ow2])]))
+    npy(out + "/convtr2d_x.npy", "<f4", (1, CI, H, W), struct.pack("<%df" % len(x), *x))
+    npy(out + "/convtr2d_y1.npy", "<f4", (1, CO, oh1, ow1), struct.pack("<%df" % len(y1), *y1))
+    npy(out + "/convtr2d_y2.npy", "<f4", (1, CO, oh2, ow2), struct.pack("<%df" % len(y2), *y2))
+
+
 def convtr3d(out):
     """A 3-D ConvTranspose (3-D U-Nets' upsampling) with strides, pads, output_padding and a
     bias; the result here."""
@@ -1886,6 +1927,7 @@ def main(out):
     conv3d(out)
     pool3d(out)
     convtr1d(out)
+    convtr2d(out)
     convtr3d(out)
     cnn(out)
     block(out)
