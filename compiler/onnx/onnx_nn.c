@@ -115,6 +115,8 @@ static bool conv_bias(Imp *I, Val *o, Val *b) {
 static bool conv2d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, const int64_t *d, const int64_t *p, Val **out);
 
 static bool conv3d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, const int64_t *d, const int64_t *p);
+static bool conv2d_regions(Imp *I, Val *x, Val *w, Val *b, const int64_t *s, const int64_t *d, const int64_t *p, const int64_t *os,
+                           Val **out);
 
 static bool op_conv(Imp *I) {
   if (!imp_attrs_known(I, "auto_pad,dilations,group,kernel_shape,pads,strides") || !imp_one_output(I)) return false;
@@ -138,6 +140,108 @@ bool imp_conv2d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, con
   return conv2d(I, x, w, b, g, s, d, p, out);
 }
 
+/* The bands of one spatial axis of a convolution: runs of output points (N of them) whose
+ * input points are in range for the same taps LO..HI (of K; LO > HI: none), the input L
+ * long, stride S, dilation D, padding P before. Their count, or 0 when more than MAX_BANDS. */
+typedef struct {
+  int64_t start, len, lo, hi;
+} Band;
+
+enum { MAX_BANDS = 3 };
+
+static int conv_bands(int64_t n, int64_t l, int64_t k, int64_t s, int64_t d, int64_t p, Band *out) {
+  int nb = 0;
+  for (int64_t o = 0; o < n; o++) {
+    int64_t lo = k, hi = -1;
+    for (int64_t r = 0; r < k; r++) {
+      int64_t at = o * s + r * d - p;
+      if (at >= 0 && at < l) {
+        if (lo == k) lo = r;
+        hi = r;
+      }
+    }
+    if (nb && out[nb - 1].lo == lo && out[nb - 1].hi == hi) {
+      out[nb - 1].len++;
+      continue;
+    }
+    if (nb == MAX_BANDS) return 0;
+    out[nb++] = (Band){o, 1, lo, hi};
+  }
+  return nb;
+}
+
+/* A 2-D convolution (group 1, constant filter W, OIHW) whose taps mostly land in the
+ * padding — DeepLab's atrous pyramid: 3 x 3 filters dilated 12, 24 and 36 over a 28 x 28
+ * map, where the padded copy was 100 x 100 and most products read its zeros — as one
+ * convolution per region of the output whose points read the same taps (bands of rows x
+ * bands of columns), each over those taps only and reading X in place (no padding), then
+ * the regions put together (channels last; one region is the output itself). Where the
+ * taps in range make more than 60% of the products, or an axis has more than MAX_BANDS
+ * bands, false: nothing emitted. OS: [N, CO, OH, OW]. */
+static bool conv2d_regions(Imp *I, Val *x, Val *w, Val *b, const int64_t *s, const int64_t *d, const int64_t *p, const int64_t *os,
+                           Val **out) {
+  int64_t kh = w->shape[2], kw = w->shape[3], ci = w->shape[1], co = w->shape[0];
+  Band by[MAX_BANDS], bx[MAX_BANDS];
+  int ny = conv_bands(os[2], x->shape[2], kh, s[0], d[0], p[0], by), nx = conv_bands(os[3], x->shape[3], kw, s[1], d[1], p[1], bx);
+  if (!ny || !nx) return false;
+  double used = 0, all = (double)os[2] * (double)os[3] * (double)(kh * kw);
+  for (int i = 0; i < ny; i++)
+    for (int j = 0; j < nx; j++)
+      if (by[i].hi >= by[i].lo && bx[j].hi >= bx[j].lo)
+        used += (double)(by[i].len * bx[j].len) * (double)((by[i].hi - by[i].lo + 1) * (bx[j].hi - bx[j].lo + 1));
+  if (used > 0.6 * all) return false;
+  const char *tx = imp_tensor_nhwc(I, x), *xty = xprintf("f32[%lld, %lld, %lld, %lld]", (long long)x->shape[0], (long long)x->shape[2],
+                                                          (long long)x->shape[3], (long long)ci);
+  Val *o = *out = imp_net_out(I, 0, 4, os);
+  o->nhwc = true;
+  char *params = xstrdup(""), *args = xstrdup(""), *val[MAX_BANDS][MAX_BANDS];
+  int regions = 0;
+  for (int i = 0; i < ny; i++)
+    for (int j = 0; j < nx; j++) {
+      const Band *u = &by[i], *v = &bx[j];
+      if (u->hi < u->lo || v->hi < v->lo) { /* no tap in range: zero (the bias after) */
+        val[i][j] = xstrdup("0.0");
+        continue;
+      }
+      int64_t rh = u->hi - u->lo + 1, rw = v->hi - v->lo + 1;
+      Val *k = xalloc(sizeof *k); /* the region's taps, HWIO */
+      *k = (Val){.name = xprintf("%s_r%d%d", w->name, i, j), .dtype = OT_FLOAT, .ndim = 4, .shape = {rh, rw, ci, co}, .c = imp_vals(rh * rw * ci * co)};
+      for (int64_t oc = 0; oc < co; oc++)
+        for (int64_t c = 0; c < ci; c++)
+          for (int64_t a = 0; a < rh; a++)
+            for (int64_t e = 0; e < rw; e++)
+              k->c[((a * rw + e) * ci + c) * co + oc] = w->c[((oc * ci + c) * kh + u->lo + a) * kw + v->lo + e];
+      /* the input point of the region's output point (y, x) and its tap (ry, rx) */
+      int64_t oy = u->start * s[0] + u->lo * d[0] - p[0], ox = v->start * s[1] + v->lo * d[1] - p[1];
+      const char *kn = imp_kernel(I, "conv2d_region",
+                                  xprintf("(X: %s, K: %s) -> Y: f32[%lld, %lld, %lld, %lld] {\n  Y[n, y, x, co] += X[n, y * %lld + ry * %lld + %lld, "
+                                          "x * %lld + rx * %lld + %lld, ci] * K[ry, rx, ci, co]\n}",
+                                          xty, imp_ty(k), (long long)os[0], (long long)u->len, (long long)v->len, (long long)co,
+                                          (long long)s[0], (long long)d[0], (long long)oy, (long long)s[1], (long long)d[1], (long long)ox));
+      bool whole = ny == 1 && nx == 1;
+      const char *rn = whole ? o->tex : imp_name(I, xprintf("%s_r%d%d", x->name, i, j));
+      imp_call(I, rn, kn, xprintf("%s, %s", tx, imp_tensor(I, k)));
+      if (whole) return conv_bias(I, o, b);
+      params = xprintf("%s, R%d%d: f32[%lld, %lld, %lld, %lld]", params, i, j, (long long)os[0], (long long)u->len, (long long)v->len, (long long)co);
+      args = xprintf("%s, %s", args, rn);
+      val[i][j] = xprintf("R%d%d[n, y - %lld, x - %lld, co]", i, j, (long long)u->start, (long long)v->start);
+      regions++;
+    }
+  /* the regions put together by nested selects, the last band of each axis the fallback */
+  char *rows = NULL;
+  for (int i = ny - 1; i >= 0; i--) {
+    char *cols = val[i][nx - 1];
+    for (int j = nx - 2; j >= 0; j--) cols = xprintf("x < %lld ? %s : %s", (long long)bx[j + 1].start, val[i][j], cols);
+    rows = !rows ? cols : xprintf("y < %lld ? (%s) : (%s)", (long long)by[i + 1].start, cols, rows);
+  }
+  const char *kn = regions ? imp_kernel(I, "regions", xprintf("(%s) -> Y: f32[%lld, %lld, %lld, %lld] {\n  Y[n, y, x, co] = %s\n}", params + 2,
+                                                              (long long)os[0], (long long)os[2], (long long)os[3], (long long)co, rows))
+                           : imp_kernel(I, "zeros", xprintf("(X: %s) -> Y: f32[%lld, %lld, %lld, %lld] {\n  Y[n, y, x, co] = 0.0\n}", xty,
+                                                            (long long)os[0], (long long)os[2], (long long)os[3], (long long)co));
+  imp_call(I, o->tex, kn, regions ? args + 2 : tx); /* no tap reaches the input anywhere: zeros */
+  return conv_bias(I, o, b);
+}
+
 static bool conv2d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, const int64_t *d, const int64_t *p, Val **out) {
   int64_t ks[2] = {w->shape[2], w->shape[3]};
   if (g < 1 || x->shape[1] % g || w->shape[0] % g || w->shape[1] * g != x->shape[1])
@@ -149,6 +253,7 @@ static bool conv2d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, 
     int q = g == 1 ? imp_qconv2d(I, x, w, s, d, p, NULL, out) : imp_qdepthwise(I, x, w, s, d, p, NULL, out);
     if (q) return q > 0 && conv_bias(I, *out, b);
   }
+  if (g == 1 && w->c && conv2d_regions(I, x, w, b, s, d, p, os, out)) return true;
   /* NHWC with HWIO weights when the filter is a constant (permuted here) */
   bool nhwc = w->c != NULL;
   const char *tx = nhwc ? imp_tensor_nhwc(I, x) : imp_tensor(I, x), *tw;

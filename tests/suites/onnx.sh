@@ -170,6 +170,14 @@ done
 # of stride 2 after a Conv, and strides, a dilation, uneven pads, output_padding and a bias
 expect_all "ConvTranspose 2-D = Python reference" "$B/convtr2d.onnx" --input "$B/convtr2d_x.npy" \
   --expect "$B/convtr2d_y1.npy" --expect "$B/convtr2d_y2.npy"
+# Convolutions whose taps mostly read padding, as one convolution per region of the output
+# (dilated 2, 4 and 8 after a Conv: 9, 9 and 1 regions; uneven pads, a bias and a row that
+# reads no input: 4 regions and 2 of zeros)
+expect_all "atrous Conv = Python reference" "$B/atrous.onnx" --input "$B/atrous_x.npy" --expect "$B/atrous_y1.npy" \
+  --expect "$B/atrous_y2.npy" --expect "$B/atrous_y3.npy" --expect "$B/atrous_y4.npy"
+"$TEXC" import "$B/atrous.onnx" -o "$tmp/atrous.tex" >/dev/null 2>&1
+[ "$(grep -c '= conv2d_region' "$tmp/atrous.tex")" -eq 23 ] && echo "ok - onnx atrous Conv: by regions" ||
+  echo "not ok - onnx atrous Conv: by regions ($(grep -c '= conv2d_region' "$tmp/atrous.tex") region calls)"
 # GridSample at a run-time grid past the borders: bicubic / border (taps clamped, as
 # PyTorch), bilinear / reflection / align_corners, nearest / zeros
 expect_all "GridSample = Python reference" "$B/grid_sample.onnx" --input "$B/grid_sample_x.npy" \

@@ -924,6 +924,53 @@ def convtr2d(out):
     npy(out + "/convtr2d_y2.npy", "<f4", (1, CO, oh2, ow2), struct.pack("<%df" % len(y2), *y2))
 
 
+def atrous(out):
+    """Convolutions whose taps mostly land in the padding (onnx_nn.c conv2d_regions: one
+    convolution per region of the output that reads the same taps): DeepLab's atrous
+    pyramid in small, 3 x 3 filters dilated 2 and 4 over a 5 x 6 map after a Conv (9
+    regions each), one dilated 8 (only the centre tap in range: one region), and a 3 x 2
+    filter dilated 4 x 5 with uneven pads and a bias whose bottom row reads no input (3 x 2
+    regions, 2 of them zeros); the results here."""
+    C, CO, H, W = 3, 4, 5, 6
+    x = rand(C * H * W, 131, 1.0)
+    wc = rand(C * C, 132, 0.7)
+    c = [sum(wc[o * C + i] * x[(i * H + h) * W + w] for i in range(C)) for o in range(C) for h in range(H) for w in range(W)]
+
+    def conv(xs, w, kh, kw, st, dil, pt, pl, pb, pr, bias):
+        oh, ow = (H + pt + pb - dil[0] * (kh - 1) - 1) // st[0] + 1, (W + pl + pr - dil[1] * (kw - 1) - 1) // st[1] + 1
+        y = []
+        for o in range(CO):
+            for i in range(oh):
+                for j in range(ow):
+                    acc = bias[o] if bias else 0.0
+                    for ci in range(C):
+                        for a in range(kh):
+                            for e in range(kw):
+                                hy, wx = i * st[0] + a * dil[0] - pt, j * st[1] + e * dil[1] - pl
+                                if 0 <= hy < H and 0 <= wx < W:
+                                    acc += xs[(ci * H + hy) * W + wx] * w[((o * C + ci) * kh + a) * kw + e]
+                    y.append(acc)
+        return y, oh, ow
+    cases = [(3, 3, (1, 1), (2, 2), (2, 2, 2, 2), False), (3, 3, (1, 1), (4, 4), (4, 4, 4, 4), False),
+             (3, 3, (1, 1), (8, 8), (8, 8, 8, 8), False), (3, 2, (1, 1), (4, 5), (0, 0, 9, 5), True)]
+    nodes, inits, outs = [node("Conv", ["x", "wc"], ["c"], "conv", kernel_shape=[1, 1])], [initializer("wc", [C, C, 1, 1], wc)], []
+    for k, (kh, kw, st, dil, pads, has_b) in enumerate(cases):
+        w, bias = rand(CO * C * kh * kw, 133 + k, 0.5), rand(CO, 140 + k, 0.5) if has_b else None
+        y, oh, ow = conv(c, w, kh, kw, st, dil, pads[0], pads[1], pads[2], pads[3], bias)
+        name = "y%d" % (k + 1)
+        inits.append(initializer("w%d" % k, [CO, C, kh, kw], w))
+        ins = ["c", "w%d" % k]
+        if bias:
+            inits.append(initializer("b%d" % k, [CO], bias))
+            ins.append("b%d" % k)
+        nodes.append(node("Conv", ins, [name], "atrous%d" % k, kernel_shape=[kh, kw], strides=list(st), dilations=list(dil),
+                          pads=list(pads)))
+        outs.append(value_info(name, [1, CO, oh, ow]))
+        npy(out + "/atrous_%s.npy" % name, "<f4", (1, CO, oh, ow), struct.pack("<%df" % len(y), *y))
+    open(out + "/atrous.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, H, W])], outs))
+    npy(out + "/atrous_x.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(x), *x))
+
+
 def convtr3d(out):
     """A 3-D ConvTranspose (3-D U-Nets' upsampling) with strides, pads, output_padding and a
     bias; the result here."""
@@ -1928,6 +1975,7 @@ def main(out):
     pool3d(out)
     convtr1d(out)
     convtr2d(out)
+    atrous(out)
     convtr3d(out)
     cnn(out)
     block(out)
