@@ -196,6 +196,9 @@ typedef struct Loader {
   int nconsts;
   const NetRewrites *rw; /* the caller's rewrites for its target; NULL: none */
   Vec packed;            /* Packed*: each weight packed once, whatever calls read it */
+  NetBinding *defs;      /* -D values: the constants of the network's own file, its kernels' too */
+  int ndefs;
+  const Vec *items;      /* the network file's items */
 } Loader;
 
 /* Weight W packed in blocks of B (pack_weight): tensor PACKED. */
@@ -628,6 +631,8 @@ static bool add_call(Loader *L, const Ast *st) {
   NetBinding *attrs = NULL;
   int nattrs = 0;
   if (!call_attrs(L, st, d, &attrs, &nattrs) || !call_args(L, st, nd)) return false;
+  for (int i = 0; d->items == L->items && i < L->ndefs; i++) /* a kernel of the network's file: -D too */
+    if (!env_find(attrs, nattrs, L->defs[i].name)) env_push(&attrs, &nattrs, L->defs[i].name, L->defs[i].value);
   if (!file_consts(d->items, attrs, nattrs, &nd->env, &nd->nenv)) {
     diag_note(st->loc, "in this call of %s", st->name);
     return false;
@@ -1131,7 +1136,7 @@ Network *net_load(const char *file, const char *name, Define *defs, int ndefs, c
   Ast *ast = parse_network_file(file, defs, ndefs, &weights);
   Ast *hdr = ast ? pick_network(ast, name) : NULL;
   if (!hdr) return NULL;
-  Loader L = {.rw = rw};
+  Loader L = {.rw = rw, .items = &ast->list};
   L.net = xalloc(sizeof *L.net);
   L.net->name = hdr->name;
   L.net->file = file;
@@ -1140,6 +1145,7 @@ Network *net_load(const char *file, const char *name, Define *defs, int ndefs, c
   NetBinding *ovr = NULL;
   int novr = 0;
   for (int i = 0; i < ndefs; i++) env_push(&ovr, &novr, defs[i].name, defs[i].value);
+  L.defs = ovr, L.ndefs = novr;
   if (!file_consts(&ast->list, ovr, novr, &L.consts, &L.nconsts)) return NULL;
   for (int i = 0; i < ndefs; i++) defs[i].used |= env_find(L.consts, L.nconsts, defs[i].name) != NULL;
   collect_ops(&ast->list, &L.ops);
