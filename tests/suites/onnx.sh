@@ -167,9 +167,10 @@ for m in layout_ops pad_old resize upsample einsum_cumsum masks scatter scatter_
   expect_all "$m = Python reference" "$B/$m.onnx" --input "$B/${m}_x.npy" --expect "$B/${m}_ref.npy"
 done
 # 2-D ConvTransposes by constant filters (a 1 x 1 product, then col2im): a 2 x 2 upsampling
-# of stride 2 after a Conv, and strides, a dilation, uneven pads, output_padding and a bias
+# of stride 2 after a Conv, and strides, a dilation, uneven pads, output_padding and a bias;
+# a depthwise one (group = channels)
 expect_all "ConvTranspose 2-D = Python reference" "$B/convtr2d.onnx" --input "$B/convtr2d_x.npy" \
-  --expect "$B/convtr2d_y1.npy" --expect "$B/convtr2d_y2.npy"
+  --expect "$B/convtr2d_y1.npy" --expect "$B/convtr2d_y2.npy" --expect "$B/convtr2d_y3.npy"
 # Convolutions whose taps mostly read padding, as one convolution per region of the output
 # (dilated 2, 4 and 8 after a Conv: 9, 9 and 1 regions; uneven pads, a bias and a row that
 # reads no input: 4 regions and 2 of zeros)

@@ -887,7 +887,8 @@ def convtr2d(out):
     """2-D ConvTransposes by constant filters (onnx_nn.c conv_transpose_gemm: a 1 x 1
     product, then col2im): a U-Net's 2 x 2 upsampling of stride 2 (the taps tile the output)
     after a Conv (channels last), and a 3 x 2 filter with strides 2 and 3, a dilation,
-    uneven pads and output_padding, with a bias; the results here."""
+    uneven pads and output_padding, with a bias; a depthwise one (group = channels, FCN's
+    bilinear upsampling: 4 x 4, stride 2, pads 1); the results here."""
     CI, CO, H, W = 3, 4, 3, 4
     x = rand(CI * H * W, 121, 1.0)
     wc = rand(CI * CI, 122, 0.7)
@@ -911,17 +912,32 @@ def convtr2d(out):
     y1, oh1, ow1 = convtr(c, 2, 2, (2, 2), (1, 1), (0, 0), (0, 0), (0, 0), w1, None)
     w2, b2 = rand(CI * CO * 6, 124, 0.5), rand(CO, 125, 0.5)
     y2, oh2, ow2 = convtr(x, 3, 2, (2, 3), (1, 2), (1, 0), (0, 1), (1, 2), w2, b2)
+    # depthwise (group = channels): FCN's bilinear upsampling, 4 x 4 of stride 2, pads 1
+    w3 = rand(CI * 16, 126, 0.5)
+    oh3, ow3 = 2 * (H - 1) + 4 - 2, 2 * (W - 1) + 4 - 2
+    y3 = [0.0] * (CI * oh3 * ow3)
+    for ch in range(CI):
+        for i in range(H):
+            for j in range(W):
+                for a in range(4):
+                    for b_ in range(4):
+                        ty, tx = i * 2 + a - 1, j * 2 + b_ - 1
+                        if 0 <= ty < oh3 and 0 <= tx < ow3:
+                            y3[(ch * oh3 + ty) * ow3 + tx] += c[(ch * H + i) * W + j] * w3[ch * 16 + a * 4 + b_]
     nodes = [node("Conv", ["x", "wc"], ["c"], "conv", kernel_shape=[1, 1]),
              node("ConvTranspose", ["c", "w1"], ["y1"], "up", strides=[2, 2], kernel_shape=[2, 2]),
              node("ConvTranspose", ["x", "w2", "b2"], ["y2"], "convtr", strides=[2, 3], dilations=[1, 2], pads=[1, 0, 0, 1],
-                  output_padding=[1, 2])]
+                  output_padding=[1, 2]),
+             node("ConvTranspose", ["c", "w3"], ["y3"], "dwup", strides=[2, 2], pads=[1, 1, 1, 1], group=CI, kernel_shape=[4, 4])]
     inits = [initializer("wc", [CI, CI, 1, 1], wc), initializer("w1", [CI, CO, 2, 2], w1), initializer("w2", [CI, CO, 3, 2], w2),
-             initializer("b2", [CO], b2)]
+             initializer("b2", [CO], b2), initializer("w3", [CI, 1, 4, 4], w3)]
     open(out + "/convtr2d.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, CI, H, W])],
-                                                   [value_info("y1", [1, CO, oh1, ow1]), value_info("y2", [1, CO, oh2, ow2])]))
+                                                   [value_info("y1", [1, CO, oh1, ow1]), value_info("y2", [1, CO, oh2, ow2]),
+                                                    value_info("y3", [1, CI, oh3, ow3])]))
     npy(out + "/convtr2d_x.npy", "<f4", (1, CI, H, W), struct.pack("<%df" % len(x), *x))
     npy(out + "/convtr2d_y1.npy", "<f4", (1, CO, oh1, ow1), struct.pack("<%df" % len(y1), *y1))
     npy(out + "/convtr2d_y2.npy", "<f4", (1, CO, oh2, ow2), struct.pack("<%df" % len(y2), *y2))
+    npy(out + "/convtr2d_y3.npy", "<f4", (1, CI, oh3, ow3), struct.pack("<%df" % len(y3), *y3))
 
 
 def atrous(out):
