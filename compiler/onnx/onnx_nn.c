@@ -347,8 +347,8 @@ static bool conv3d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, 
 
 static bool conv_transpose_nd(Imp *I, int n, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, const int64_t *d, int64_t *p,
                               const int64_t *op, const int64_t *oshape, bool given, Val **out);
-static bool conv_transpose_gemm(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, const int64_t *d, const int64_t *p,
-                                const int64_t *os, Val **out);
+static Val *conv_transpose_gemm(Imp *I, int n, Val *x, Val *w, int64_t g, const int64_t *s, const int64_t *d, const int64_t *p,
+                                const int64_t *os);
 
 /* ConvTranspose (1-D to 3-D, group 1): Y[n, co, y, x] sums X[n, ci, iy, ix] K[ci, co, ry, rx]
  * over the points with iy * S + ry * D = y + PT (and the same for x); a 1-D one over a
@@ -365,7 +365,7 @@ static bool op_conv_transpose(Imp *I) {
   if (x->c) return imp_unsupported(I, "a constant input");
   if (w->shape[0] != x->shape[1]) return imp_error(I, "the filter has %lld input channels, the input %lld", (long long)w->shape[0], (long long)x->shape[1]);
   if (g < 1 || x->shape[1] % g) return imp_error(I, "group %lld does not divide the %lld input channels", (long long)g, (long long)x->shape[1]);
-  if (g != 1 && (n == 3 || !w->c)) return imp_unsupported(I, "group %lld of a %s (groups of 1-D and 2-D constant filters only)", (long long)g, n == 3 ? "3-D filter" : "run-time filter");
+  if (g != 1 && !w->c) return imp_unsupported(I, "group %lld of a run-time filter (groups of constant filters only)", (long long)g);
   if (!kernel_shape_fits(I, w)) return false;
   int64_t s[3], d[3], p[6] = {0}, op[3] = {0, 0, 0}, oshape[3] = {0, 0, 0};
   if (!spatial_n(I, n, "strides", s) || !spatial_n(I, n, "dilations", d)) return false;
@@ -383,63 +383,79 @@ static bool op_conv_transpose(Imp *I) {
 }
 
 /* The channel of conv_transpose_gemm's products P that holds output channel co (COG per
- * group of G) at the tap (RY, RX) of a KH x KW filter: g T + (RY KW + RX) COg + cog, T =
- * COg KH KW the taps of a group. */
-static char *tap_channel(int64_t g, int64_t cog, int64_t kh, int64_t kw, const char *ry, const char *rx) {
-  if (g == 1) return xprintf("(%s * %lld + %s) * %lld + co", ry, (long long)kw, rx, (long long)cog);
-  return xprintf("co / %lld * %lld + (%s * %lld + %s) * %lld + co %% %lld", (long long)cog, (long long)(cog * kh * kw), ry, (long long)kw,
-                 rx, (long long)cog, (long long)cog);
+ * group of G) at tap T (of KK taps per channel; T a text): g COg KK + T COg + cog. */
+static char *tap_channel(int64_t g, int64_t cog, int64_t kk, const char *t) {
+  if (g == 1) return xprintf("(%s) * %lld + co", t, (long long)cog);
+  return xprintf("co / %lld * %lld + (%s) * %lld + co %% %lld", (long long)cog, (long long)(cog * kk), t, (long long)cog, (long long)cog);
 }
 
-/* A 2-D ConvTranspose by a constant filter W [CI, CO / G, KH, KW] (G groups) as onnxruntime
- * computes it: each input pixel's products with every tap, P[n, iy, ix, g T + (ry KW + rx)
- * COg + cog] (T = COg KH KW taps per group, co = g COg + cog), as a 1 x 1 convolution (the
- * NHWC product path: packed weights, the CPU's product schedule; grouped for G > 1), then
- * each output pixel the sum of the products that land on it (col2im; one product each where
- * the stride is the filter's size, U-Nets' upsampling). The direct form summed all CI x KH x
- * KW products of every output pixel, stride^2 times those that land: a U-Net's 2 x 2
- * upsampling of 64 x 64 x 64 to 32 channels took 22 ms, 0.3 ms this way. OS: [N, CO, OH,
- * OW]; the output channels last. */
-static bool conv_transpose_gemm(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, const int64_t *d, const int64_t *p,
-                                const int64_t *os, Val **out) {
-  int64_t ci = w->shape[0], cog = w->shape[1], kh = w->shape[2], kw = w->shape[3], tg = cog * kh * kw, cig = ci / g, co = cog * g;
-  Val *w1 = xalloc(sizeof *w1); /* [G T, CI / G, 1, 1]: output channel g T + (ry KW + rx) COg + cog */
+/* An N-D ConvTranspose (N = 2 or 3) by a constant filter W [CI, CO / G, K...] (G groups) as
+ * onnxruntime computes it: each input point's products with every tap, P[n, iy, ix, g T +
+ * t COg + cog] (t the tap, T = COg x the taps: a group's; co = g COg + cog), as a 1 x 1
+ * convolution (the NHWC product path: packed weights, the CPU's product schedule; grouped
+ * for G > 1; a 3-D input's depths stacked into its rows), then each output point the sum
+ * of the products that land on it (col2im; one product each where the stride is the
+ * filter's size, U-Nets' upsampling). The direct form summed all CI x K... products of
+ * every output point, stride^N times those that land: a U-Net's 2 x 2 upsampling of 64 x
+ * 64 x 64 to 32 channels took 22 ms, 0.3 ms this way. OS: [N, CO, spatial...]; the output
+ * channels last in 2-D (NCDHW in 3-D); no bias. NULL: reported. */
+static Val *conv_transpose_gemm(Imp *I, int n, Val *x, Val *w, int64_t g, const int64_t *s, const int64_t *d, const int64_t *p,
+                                const int64_t *os) {
+  int64_t ci = w->shape[0], cog = w->shape[1], kk = 1, cig = ci / g, co = cog * g;
+  for (int i = 0; i < n; i++) kk *= w->shape[2 + i];
+  int64_t tg = cog * kk;
+  Val *w1 = xalloc(sizeof *w1); /* [G T, CI / G, 1, 1]: output channel g T + t COg + cog */
   *w1 = (Val){.name = xprintf("%s_taps", w->name), .dtype = OT_FLOAT, .ndim = 4, .shape = {g * tg, cig, 1, 1}, .c = imp_vals(g * tg * cig)};
   for (int64_t i = 0; i < ci; i++)
     for (int64_t o = 0; o < cog; o++)
-      for (int64_t t = 0; t < kh * kw; t++) w1->c[((i / cig) * tg + t * cog + o) * cig + i % cig] = w->c[(i * cog + o) * kh * kw + t];
+      for (int64_t t = 0; t < kk; t++) w1->c[((i / cig) * tg + t * cog + o) * cig + i % cig] = w->c[(i * cog + o) * kk + t];
+  int64_t nb = x->shape[0], rows = x->shape[2] * (n == 3 ? x->shape[3] : 1), cols = x->shape[1 + n];
+  Val *x2 = x;
+  if (n == 3) { /* [N, CI, D H, W]: the depths stacked into the rows */
+    x2 = xalloc(sizeof *x2);
+    *x2 = (Val){.name = xprintf("%s_rows", x->name), .dtype = OT_FLOAT, .ndim = 4, .shape = {nb, ci, rows, cols}};
+    const char *k = imp_kernel(I, "depth_rows", xprintf("(X: %s) -> Y: %s {\n  Y[n, c, r, w] = X[n, c, r / %lld, r %% %lld, w]\n}", imp_ty(x),
+                                                        imp_ty(x2), (long long)x->shape[3], (long long)x->shape[3]));
+    x2->tex = imp_name(I, x2->name);
+    imp_call(I, x2->tex, k, imp_tensor(I, x));
+  }
   int64_t one[2] = {1, 1}, zero[4] = {0, 0, 0, 0};
   Val *pv;
-  if (!conv2d(I, x, w1, NULL, g, one, one, zero, &pv)) return false;
-  int64_t h = x->shape[2], wd = x->shape[3], taps = g * tg;
-  const char *ptype = pv->nhwc ? xprintf("f32[%lld, %lld, %lld, %lld]", (long long)os[0], (long long)h, (long long)wd, (long long)taps)
+  if (!conv2d(I, x2, w1, NULL, g, one, one, zero, &pv)) return NULL;
+  const char *ptype = pv->nhwc ? xprintf("f32[%lld, %lld, %lld, %lld]", (long long)nb, (long long)rows, (long long)cols, (long long)(g * tg))
                                : imp_ty(pv);
-  Val *o = *out = imp_net_out(I, 0, 4, os);
-  o->nhwc = true;
-  char *at[2], *guard = xstrdup("");
-  const char *ov[2] = {"y", "x"}, *rv[2] = {"ry", "rx"};
-  for (int i = 0; i < 2; i++) {
-    at[i] = xprintf("(%s + %lld - %s * %lld)", ov[i], (long long)p[i], rv[i], (long long)d[i]);
-    guard = xprintf("%s%s%s %% %lld == 0 && %s / %lld >= 0 && %s / %lld < %lld", guard, i ? " && " : "", at[i], (long long)s[i], at[i],
-                    (long long)s[i], at[i], (long long)s[i], (long long)x->shape[2 + i]);
+  Val *o = imp_net_out(I, 0, 2 + n, os);
+  o->nhwc = n == 2;
+  const char *ov[3] = {"y", "x"}, *rv[3] = {"ry", "rx"};
+  if (n == 3) ov[0] = "z", ov[1] = "y", ov[2] = "x", rv[0] = "rz", rv[1] = "ry", rv[2] = "rx";
+  char *guard = xstrdup(""), *in[3], *tin[3], *tap = xstrdup(""), *ttap = xstrdup(""), *ranges = xstrdup("");
+  bool tiles = true; /* do the taps tile the output (one product per output point)? */
+  for (int i = 0; i < n; i++) {
+    int64_t k = w->shape[2 + i];
+    char *at = xprintf("(%s + %lld - %s * %lld)", ov[i], (long long)p[i], rv[i], (long long)d[i]);
+    guard = xprintf("%s%s%s %% %lld == 0 && %s / %lld >= 0 && %s / %lld < %lld", guard, i ? " && " : "", at, (long long)s[i], at,
+                    (long long)s[i], at, (long long)s[i], (long long)x->shape[2 + i]);
+    in[i] = xprintf("%s / %lld", at, (long long)s[i]);
+    tin[i] = xprintf("%s / %lld", ov[i], (long long)k);
+    tap = i ? xprintf("(%s) * %lld + %s", tap, (long long)k, rv[i]) : xstrdup(rv[i]);
+    ttap = i ? xprintf("(%s) * %lld + %s %% %lld", ttap, (long long)k, ov[i], (long long)k) : xprintf("%s %% %lld", ov[i], (long long)k);
+    ranges = xprintf("%s%s%s in 0..%lld", ranges, i ? ", " : "", rv[i], (long long)k);
+    tiles &= s[i] == k && d[i] == 1 && !p[i] && os[2 + i] == x->shape[2 + i] * k;
   }
-  char *tap = tap_channel(g, cog, kh, kw, "ry", "rx");
-  char *read = pv->nhwc ? xprintf("P[n, %s / %lld, %s / %lld, %s]", at[0], (long long)s[0], at[1], (long long)s[1], tap)
-                        : xprintf("P[n, %s, %s / %lld, %s / %lld]", tap, at[0], (long long)s[0], at[1], (long long)s[1]);
-  char *body;
-  if (s[0] == kh && s[1] == kw && d[0] == 1 && d[1] == 1 && !p[0] && !p[1] && os[2] == h * kh && os[3] == wd * kw) {
-    /* the taps tile the output: one product each, no sum */
-    char *t1 = tap_channel(g, cog, kh, kw, xprintf("(y %% %lld)", (long long)kh), xprintf("(x %% %lld)", (long long)kw));
-    char *one_tap = pv->nhwc ? xprintf("P[n, y / %lld, x / %lld, %s]", (long long)kh, (long long)kw, t1)
-                             : xprintf("P[n, %s, y / %lld, x / %lld]", t1, (long long)kh, (long long)kw);
-    body = xprintf("  Y[n, y, x, co] = %s", one_tap);
-  } else {
-    body = xprintf("  Y[n, y, x, co] += %s ? %s : 0.0 where ry in 0..%lld, rx in 0..%lld", guard, read, (long long)kh, (long long)kw);
-  }
-  const char *kn = imp_kernel(I, "col2im", xprintf("(P: %s) -> Y: f32[%lld, %lld, %lld, %lld] {\n%s\n}", ptype, (long long)os[0],
-                                                  (long long)os[2], (long long)os[3], (long long)co, body));
+  /* P's row of an input point: its depth's rows, then its row (clamped: the guard keeps it
+   * in range, which the checker does not prove of the sum) */
+  char *row = n == 3 ? xprintf("clamp((%s) * %lld + %s, 0, %lld)", in[0], (long long)x->shape[3], in[1], (long long)(rows - 1)) : in[0];
+  char *trow = n == 3 ? xprintf("(%s) * %lld + %s", tin[0], (long long)x->shape[3], tin[1]) : tin[0];
+  const char *col = in[n - 1], *tcol = tin[n - 1];
+  char *ch = tap_channel(g, cog, kk, tiles ? ttap : tap);
+  char *read = pv->nhwc ? xprintf("P[n, %s, %s, %s]", tiles ? trow : row, tiles ? tcol : col, ch)
+                        : xprintf("P[n, %s, %s, %s]", ch, tiles ? trow : row, tiles ? tcol : col);
+  const char *lhs = n == 2 ? "Y[n, y, x, co]" : "Y[n, co, z, y, x]";
+  char *body = tiles ? xprintf("  %s = %s", lhs, read) : xprintf("  %s += %s ? %s : 0.0 where %s", lhs, guard, read, ranges);
+  const char *oty = n == 2 ? xprintf("f32[%lld, %lld, %lld, %lld]", (long long)nb, (long long)os[2], (long long)os[3], (long long)co) : imp_ty(o);
+  const char *kn = imp_kernel(I, "col2im", xprintf("(P: %s) -> Y: %s {\n%s\n}", ptype, oty, body));
   imp_call(I, o->tex, kn, pv->tex);
-  return conv_bias(I, o, b);
+  return o;
 }
 
 /* The N-D ConvTranspose (N = 2 or 3) of X by W ([CI, CO, K...]): strides S, dilations D,
@@ -475,13 +491,17 @@ static bool conv_transpose_nd(Imp *I, int n, Val *x, Val *w, Val *b, int64_t g, 
     outv = xprintf("%s, %s", outv, ov[i]);
     kv = xprintf("%s, %s", kv, rv[i]);
   }
-  if (n == 2 && w->c) return conv_transpose_gemm(I, x, w, b, g, s, d, p, os, out);
-  Val *o = *out = imp_net_out(I, 0, 2 + n, os);
-  const char *kn = imp_kernel(I, "conv_transpose",
-                              xprintf("(X: %s, K: %s) -> Y: %s {\n  Y[n, co%s] += (%s%s ? X[n, ci%s] : 0.0) * K[ci, co%s]\n}",
-                                      imp_ty(x), imp_ty(w), imp_ty(o), outv, mod, range, xs, kv));
-  const char *tx = imp_tensor(I, x), *tw = imp_tensor(I, w);
-  imp_call(I, o->tex, kn, xprintf("%s, %s", tx, tw));
+  Val *o;
+  if (w->c) {
+    if (!(o = *out = conv_transpose_gemm(I, n, x, w, g, s, d, p, os))) return false;
+  } else {
+    o = *out = imp_net_out(I, 0, 2 + n, os);
+    const char *kn = imp_kernel(I, "conv_transpose",
+                                xprintf("(X: %s, K: %s) -> Y: %s {\n  Y[n, co%s] += (%s%s ? X[n, ci%s] : 0.0) * K[ci, co%s]\n}",
+                                        imp_ty(x), imp_ty(w), imp_ty(o), outv, mod, range, xs, kv));
+    const char *tx = imp_tensor(I, x), *tw = imp_tensor(I, w);
+    imp_call(I, o->tex, kn, xprintf("%s, %s", tx, tw));
+  }
   if (n == 2 || !b) return conv_bias(I, o, b);
   if (b->ndim != 1 || b->shape[0] != os[1]) return imp_error(I, "the bias is not [%lld]", (long long)os[1]);
   const char *raw = o->tex, *kb = imp_kernel(I, "bias_add_5d", xprintf("(X: %s, B: %s) -> Y: %s {\n  Y[n, c, z, y, x] = X[n, c, z, y, x] + B[c]\n}",
