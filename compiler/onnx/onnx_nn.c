@@ -802,7 +802,22 @@ static bool op_reduce(Imp *I, const char *kind) {
     mask[a] = true;
   }
   bool keep = imp_attr_i(I, "keepdims", 1) != 0;
-  return x->c ? fold_reduce(I, x, mask, keep, kind) : reduce(I, x, mask, keep, kind);
+  if (x->c) return fold_reduce(I, x, mask, keep, kind);
+  if (x->nhwc && x->ndim == 4 && !mask[0] && !mask[1] && mask[2] && mask[3]) {
+    /* over H and W of a channels-last value (a squeeze-excitation's mean): reduced in
+     * place, [N, 1, 1, C] still channels last (or [N, C]), not turned to NCHW first */
+    Val p = {.name = x->name, .dtype = OT_FLOAT, .ndim = 4, .shape = {x->shape[0], x->shape[2], x->shape[3], x->shape[1]}, .tex = x->tex};
+    bool pm[HT_MAX_DIMS] = {false, true, true, false};
+    if (!reduce(I, &p, pm, keep, kind)) return false;
+    if (keep) {
+      Val *o = VEC_AT(I->vals, I->vals.len - 1);
+      int64_t logical[4] = {x->shape[0], x->shape[1], 1, 1};
+      memcpy(o->shape, logical, sizeof logical);
+      o->nhwc = true;
+    }
+    return true;
+  }
+  return reduce(I, x, mask, keep, kind);
 }
 
 static bool op_global_pool(Imp *I, const char *kind) {

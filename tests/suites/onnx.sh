@@ -179,6 +179,13 @@ expect_all "atrous Conv = Python reference" "$B/atrous.onnx" --input "$B/atrous_
 "$TEXC" import "$B/atrous.onnx" -o "$tmp/atrous.tex" >/dev/null 2>&1
 [ "$(grep -c '= conv2d_region' "$tmp/atrous.tex")" -eq 23 ] && echo "ok - onnx atrous Conv: by regions" ||
   echo "not ok - onnx atrous Conv: by regions ($(grep -c '= conv2d_region' "$tmp/atrous.tex") region calls)"
+# ReduceMean over H and W of a channels-last value (a squeeze-excitation's mean), keepdims 1
+# and 0: reduced in place, no layout change before it
+expect_all "ReduceMean of NHWC = Python reference" "$B/se_mean.onnx" --input "$B/se_mean_x.npy" --expect "$B/se_mean_y1.npy" \
+  --expect "$B/se_mean_y2.npy"
+"$TEXC" import "$B/se_mean.onnx" -o "$tmp/se_mean.tex" >/dev/null 2>&1
+grep -q "^kernel reduce_mean.*(X: f32\[1, 4, 5, 3\])" "$tmp/se_mean.tex" && ! grep -q "= nhwc_to_nchw(c)" "$tmp/se_mean.tex" &&
+  echo "ok - onnx ReduceMean of NHWC: in place" || echo "not ok - onnx ReduceMean of NHWC: in place"
 # GridSample at a run-time grid past the borders: bicubic / border (taps clamped, as
 # PyTorch), bilinear / reflection / align_corners, nearest / zeros
 expect_all "GridSample = Python reference" "$B/grid_sample.onnx" --input "$B/grid_sample_x.npy" \

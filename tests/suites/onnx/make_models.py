@@ -987,6 +987,26 @@ def atrous(out):
     npy(out + "/atrous_x.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(x), *x))
 
 
+def se_mean(out):
+    """A squeeze-excitation's mean: ReduceMean over H and W of a Conv's output (channels
+    last inside), keepdims 1 then Mul back onto it (y1), and keepdims 0 (y2, [N, C]):
+    reduced in place, not turned to NCHW first; the results here."""
+    C, H, W = 3, 4, 5
+    x = rand(C * H * W, 151, 1.0)
+    wc = rand(C * C, 152, 0.7)
+    c = [sum(wc[o * C + i] * x[(i * H + h) * W + w] for i in range(C)) for o in range(C) for h in range(H) for w in range(W)]
+    m = [sum(c[ch * H * W:(ch + 1) * H * W]) / (H * W) for ch in range(C)]
+    y1 = [c[ch * H * W + k] * m[ch] for ch in range(C) for k in range(H * W)]
+    nodes = [node("Conv", ["x", "wc"], ["c"], "conv", kernel_shape=[1, 1]),
+             node("ReduceMean", ["c"], ["m"], "mean", axes=[2, 3], keepdims=1), node("Mul", ["c", "m"], ["y1"], "scale"),
+             node("ReduceMean", ["c"], ["y2"], "mean2", axes=[-1, -2], keepdims=0)]
+    open(out + "/se_mean.onnx", "wb").write(model(nodes, [initializer("wc", [C, C, 1, 1], wc)], [value_info("x", [1, C, H, W])],
+                                                  [value_info("y1", [1, C, H, W]), value_info("y2", [1, C])]))
+    npy(out + "/se_mean_x.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(x), *x))
+    npy(out + "/se_mean_y1.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(y1), *y1))
+    npy(out + "/se_mean_y2.npy", "<f4", (1, C), struct.pack("<%df" % len(m), *m))
+
+
 def convtr3d(out):
     """A 3-D ConvTranspose (3-D U-Nets' upsampling) with strides, pads, output_padding and a
     bias; the result here."""
@@ -1992,6 +2012,7 @@ def main(out):
     convtr1d(out)
     convtr2d(out)
     atrous(out)
+    se_mean(out)
     convtr3d(out)
     cnn(out)
     block(out)
