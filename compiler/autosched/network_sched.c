@@ -583,6 +583,12 @@ static char *pooled_steps(Kernel *k, Op *o, Op *a) {
     if (k->ops[i]->nred || k->ops[i]->ndim != d) return NULL;
     step(&s, xprintf("compute_inline(%s)", k->ops[i]->name));
   }
+  /* S's last axis must be the output's (each stage reads S at its own last axis), not an
+   * axis of the same extent: x - max(x) over a square 1500 x 1500 (attention scores) read
+   * M[i, j] at O[i, j, k] and recomputed M for every vector of k (1.8 s, not 3 ms) */
+  for (int i = 0; i < k->nops; i++)
+    if (k->ops[i] != a && k->ops[i]->ndim >= 1 && !loads_last(k->ops[i]->value, a->out, k->ops[i]->axes[k->ops[i]->ndim - 1]))
+      return NULL;
   static const int lanes[] = {64, 32, 16, 8, 4, 0};
   int64_t v = pick_divisor(extent(o, d - 1), lanes);
   while (v > target_cpu(NULL)->lanes) v /= 2;
