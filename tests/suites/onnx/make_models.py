@@ -92,23 +92,31 @@ def rand(n, seed, scale):
     return out
 
 
-def conv(x, c, h, w, k, co, ks, pad, group, bias):
-    """NCHW convolution, stride 1, x flat [c, h, w], k flat [co, c/group, ks, ks]."""
+def conv_any(x, c, h, w, k, co, kh, kw, st, dil, pads, group, bias):
+    """NCHW convolution, x flat [c, h, w], k flat [co, c/group, kh, kw], strides ST and
+    dilations DIL (rows, columns), PADS (top, left, bottom, right); (y, oh, ow)."""
     cg, og = c // group, co // group
+    oh = (h + pads[0] + pads[2] - dil[0] * (kh - 1) - 1) // st[0] + 1
+    ow = (w + pads[1] + pads[3] - dil[1] * (kw - 1) - 1) // st[1] + 1
     y = []
     for o in range(co):
         g = o // og
-        for i in range(h):
-            for j in range(w):
+        for i in range(oh):
+            for j in range(ow):
                 s = bias[o] if bias else 0.0
                 for ci in range(cg):
-                    for r in range(ks):
-                        for q in range(ks):
-                            hi, wj = i + r - pad, j + q - pad
+                    for r in range(kh):
+                        for q in range(kw):
+                            hi, wj = i * st[0] + r * dil[0] - pads[0], j * st[1] + q * dil[1] - pads[1]
                             if 0 <= hi < h and 0 <= wj < w:
-                                s += x[((g * cg + ci) * h + hi) * w + wj] * k[((o * cg + ci) * ks + r) * ks + q]
+                                s += x[((g * cg + ci) * h + hi) * w + wj] * k[((o * cg + ci) * kh + r) * kw + q]
                 y.append(s)
-    return y
+    return y, oh, ow
+
+
+def conv(x, c, h, w, k, co, ks, pad, group, bias):
+    """NCHW convolution, stride 1, x flat [c, h, w], k flat [co, c/group, ks, ks]."""
+    return conv_any(x, c, h, w, k, co, ks, ks, (1, 1), (1, 1), (pad, pad, pad, pad), group, bias)[0]
 
 
 def cnn(out):
@@ -952,27 +960,12 @@ def atrous(out):
     wc = rand(C * C, 132, 0.7)
     c = [sum(wc[o * C + i] * x[(i * H + h) * W + w] for i in range(C)) for o in range(C) for h in range(H) for w in range(W)]
 
-    def conv(xs, w, kh, kw, st, dil, pt, pl, pb, pr, bias):
-        oh, ow = (H + pt + pb - dil[0] * (kh - 1) - 1) // st[0] + 1, (W + pl + pr - dil[1] * (kw - 1) - 1) // st[1] + 1
-        y = []
-        for o in range(CO):
-            for i in range(oh):
-                for j in range(ow):
-                    acc = bias[o] if bias else 0.0
-                    for ci in range(C):
-                        for a in range(kh):
-                            for e in range(kw):
-                                hy, wx = i * st[0] + a * dil[0] - pt, j * st[1] + e * dil[1] - pl
-                                if 0 <= hy < H and 0 <= wx < W:
-                                    acc += xs[(ci * H + hy) * W + wx] * w[((o * C + ci) * kh + a) * kw + e]
-                    y.append(acc)
-        return y, oh, ow
     cases = [(3, 3, (1, 1), (2, 2), (2, 2, 2, 2), False), (3, 3, (1, 1), (4, 4), (4, 4, 4, 4), False),
              (3, 3, (1, 1), (8, 8), (8, 8, 8, 8), False), (3, 2, (1, 1), (4, 5), (0, 0, 9, 5), True)]
     nodes, inits, outs = [node("Conv", ["x", "wc"], ["c"], "conv", kernel_shape=[1, 1])], [initializer("wc", [C, C, 1, 1], wc)], []
     for k, (kh, kw, st, dil, pads, has_b) in enumerate(cases):
         w, bias = rand(CO * C * kh * kw, 133 + k, 0.5), rand(CO, 140 + k, 0.5) if has_b else None
-        y, oh, ow = conv(c, w, kh, kw, st, dil, pads[0], pads[1], pads[2], pads[3], bias)
+        y, oh, ow = conv_any(c, C, H, W, w, CO, kh, kw, st, dil, pads, 1, bias)
         name = "y%d" % (k + 1)
         inits.append(initializer("w%d" % k, [CO, C, kh, kw], w))
         ins = ["c", "w%d" % k]
