@@ -641,7 +641,7 @@ static bool input_sizes(Imp *I, const Onnx__GraphProto *g) {
 }
 
 /* Is graph input NAME a float that G reads only as Resize's roi or scales (Upsample's
- * scales, OneHot's depth, Dropout's ratio): numbers the import needs as constants, folded in from an --input file as the
+ * scales, OneHot's depth, Dropout's ratio, MelWeightMatrix's edges): numbers the import needs as constants, folded in from an --input file as the
  * integer shapes and axes are (ONNX's node tests give scales so). */
 static bool float_const_only(const Onnx__GraphProto *g, const char *name) {
   bool read = false;
@@ -654,7 +654,8 @@ static bool float_const_only(const Onnx__GraphProto *g, const char *name) {
       bool upsample = nd->op_type && !strcmp(nd->op_type, "Upsample") && j == 1;
       bool depth = nd->op_type && !strcmp(nd->op_type, "OneHot") && j == 1;
       bool ratio = nd->op_type && !strcmp(nd->op_type, "Dropout") && j == 1;
-      if (!resize && !upsample && !depth && !ratio) return false;
+      bool mel = nd->op_type && !strcmp(nd->op_type, "MelWeightMatrix") && (j == 3 || j == 4);
+      if (!resize && !upsample && !depth && !ratio && !mel) return false;
       read = true;
     }
   }
@@ -861,13 +862,13 @@ bool onnx_is_model(const char *path) {
   return n > 5 && strcmp(path + n - 5, ".onnx") == 0;
 }
 
-/* Is a second attempt worth it: is an integer graph input of M given as an --input file
- * (onnx_bind_inputs), and does an input stay at run time when those are folded in (a
- * float one, or an integer one without a file)? Else folding leaves "a graph without
- * runtime inputs", and the first attempt's errors are the ones to show. */
+/* Is a second attempt worth it: is an integer graph input of M (or a float one read only
+ * as a constant, float_const_only) given as an --input file (onnx_bind_inputs)? When every
+ * input folds so, the graph is one of constants (MelWeightMatrix's node test), which
+ * imports too. */
 static bool int_input_bound(const Onnx__ModelProto *m) {
   const Onnx__GraphProto *g = m->graph;
-  bool bound = false, stays = false;
+  bool bound = false;
   for (size_t i = 0, k = 0; g && i < g->n_input; i++) {
     const Onnx__ValueInfoProto *vi = g->input[i];
     if (vi->name && is_initializer(g, vi->name)) continue;
@@ -876,9 +877,8 @@ static bool int_input_bound(const Onnx__ModelProto *m) {
     bool is_int = dt == OT_INT64 || dt == OT_INT32 || dt == OT_BOOL || (dt == OT_FLOAT && float_const_only(g, vi->name)),
          has_file = (int)k++ < nbound;
     bound |= is_int && has_file;
-    stays |= !is_int || !has_file;
   }
-  return bound && stays;
+  return bound;
 }
 
 /* One attempt at M: integer inputs at run time, or (FOLD) those given as files folded. */

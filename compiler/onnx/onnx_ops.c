@@ -587,6 +587,50 @@ static bool op_window(Imp *I, const char *op) {
   return true;
 }
 
+/* MelWeightMatrix (opset 17) of constant inputs: folded, as ONNX's reference computes it:
+ * num_mel_bins + 2 edges equally spaced in mels (2595 log10(1 + f / 700), the ends in f32)
+ * between lower_edge_hertz and upper_edge_hertz, each made a DFT bin, floor((dft_length +
+ * 1) f / sample_rate); filter i rises from edge i to edge i + 1 and falls to edge i + 2.
+ * [dft_length / 2 + 1, num_mel_bins]: a log-mel front end's product with the STFT's
+ * magnitudes. */
+static bool op_mel_weight_matrix(Imp *I) {
+  if (!imp_attrs_known(I, "output_datatype") || !imp_one_output(I)) return false;
+  static const char *const names[] = {"num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz"};
+  double a[5];
+  for (int k = 0; k < 5; k++) {
+    Val *v = imp_const_in(I, k, names[k]);
+    if (!v) return false;
+    if (val_numel(v) != 1) return imp_error(I, "%s is not a scalar", names[k]);
+    a[k] = v->c[0];
+  }
+  int64_t mels = (int64_t)a[0], dft = (int64_t)a[1], rate = (int64_t)a[2], bins = dft / 2 + 1;
+  if (mels < 1 || mels > 4096 || dft < 1 || dft > MAX_RESULT || rate < 1 || !(a[4] >= a[3]))
+    return imp_unsupported(I, "num_mel_bins %lld, dft_length %lld, sample_rate %lld, edges %g to %g", (long long)mels, (long long)dft,
+                           (long long)rate, a[3], a[4]);
+  float lo = (float)(2595 * log10f((float)(1 + (float)a[3] / 700))), hi = (float)(2595 * log10f((float)(1 + (float)a[4] / 700)));
+  float step = (hi - lo) / (float)(mels + 2);
+  int64_t *edge = xalloc(sizeof *edge * (size_t)(mels + 2));
+  for (int64_t i = 0; i < mels + 2; i++) {
+    double hz = 700 * (pow(10, ((double)i * (double)step + (double)lo) / 2595) - 1);
+    edge[i] = (int64_t)floor((double)(dft + 1) * hz / (double)rate);
+  }
+  double *c = imp_vals(bins * mels);
+  for (int64_t j = 0; j < bins * mels; j++) c[j] = 0;
+  for (int64_t i = 0; i < mels; i++) {
+    int64_t l = edge[i], m = edge[i + 1], r = edge[i + 2];
+    if (m - l == 0 && m >= 0 && m < bins) c[m * mels + i] = 1;
+    for (int64_t j = l; m - l != 0 && j <= m; j++)
+      if (j >= 0 && j < bins) c[j * mels + i] = (double)(j - l) / (double)(m - l);
+    for (int64_t j = m; r - m > 0 && j < r; j++)
+      if (j >= 0 && j < bins) c[j * mels + i] = (double)(r - j) / (double)(r - m);
+  }
+  int dt = (int)imp_attr_i(I, "output_datatype", OT_FLOAT);
+  for (int64_t j = 0; j < bins * mels; j++) c[j] = typed(dt, c[j]);
+  int64_t shape[2] = {bins, mels};
+  imp_const_out(I, 0, dt, 2, shape, c);
+  return true;
+}
+
 /* EyeLike: ones on the diagonal K of X's 2-D shape (X's values unread), of dtype (X's). */
 static bool op_eye_like(Imp *I) {
   if (!imp_attrs_known(I, "dtype,k") || !imp_one_output(I)) return false;
@@ -1049,7 +1093,7 @@ bool onnx_op_known(const char *op) {
       "MeanVarianceNormalization", "Mish", "LessOrEqual", "GreaterOrEqual", "ScatterND", "ScatterElements",
       "Scatter", "RNN", "GRU", "LSTM", "IsInf", "Xor", "CastLike", "TopK", "GridSample", "OneHot", "MaxUnpool", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss",
       "HannWindow", "HammingWindow", "BlackmanWindow", "EyeLike", "ReverseSequence", "Compress", "DFT", "STFT",
-      "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv"};
+      "MelWeightMatrix", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
   return false;
@@ -1080,6 +1124,7 @@ static const struct {
     {"HannWindow", 17, 0, NULL},
     {"HammingWindow", 17, 0, NULL},
     {"BlackmanWindow", 17, 0, NULL},
+    {"MelWeightMatrix", 17, 0, NULL},
     {"EyeLike", 9, 0, NULL},
     {"ReverseSequence", 10, 0, NULL},
     {"Compress", 9, 0, NULL},
@@ -1234,6 +1279,7 @@ static bool dispatch(Imp *I, const char *op) {
   if (!strcmp(op, "ConstantOfShape")) return imp_attrs_known(I, "value") && op_constant_of_shape(I);
   if (!strcmp(op, "Range")) return op_range(I);
   if (!strcmp(op, "HannWindow") || !strcmp(op, "HammingWindow") || !strcmp(op, "BlackmanWindow")) return op_window(I, op);
+  if (!strcmp(op, "MelWeightMatrix")) return op_mel_weight_matrix(I);
   if (!strcmp(op, "EyeLike")) return op_eye_like(I);
   if (!strcmp(op, "Where")) return op_where(I);
   if (!strcmp(op, "Gelu")) return op_gelu(I);
