@@ -392,10 +392,10 @@ static const char *tile_output(char **s, Op *o, bool channels_first, const Op *c
   *inner_at = NULL;
   if (patch && !channels_first && !attach && v > 1 && extent(o, d - 1) > v && n >= 2)
     *inner_at = outer[--n];
-  /* ELEMENTWISE (no anchor) and no vector tile (a layout change of 3 channels): only the
-   * outer loops that give the threads enough iterations are fused, the rest stay loops
-   * (fusing them all divided the fused index per element: efficientnet's 3 x 224 x 224
-   * NCHW-to-NHWC input took 0.22 ms) */
+  /* ELEMENTWISE (no anchor) without a tile of rows (a layout change of 3 channels; a large
+   * output that reads in order, default_steps): only the outer loops that give the
+   * threads enough iterations are fused, the rest stay loops (fusing them all divided the
+   * fused index per element: efficientnet's 3 x 224 x 224 NCHW-to-NHWC input took 0.22 ms) */
   int nf = n;
   if (elementwise && tw == 1 && !attach && !*inner_at) {
     int64_t grain = 16 * (int64_t)(target_cpu(NULL)->cores > 0 ? target_cpu(NULL)->cores : 1), prod = 1;
@@ -741,9 +741,9 @@ static char *totals_steps(Kernel *k) {
  * apart: NCHW -> NHWC of 64 x 128 x 128 took 1.5 ms, 0.27 in blocks; NHWC -> NCHW 1.1 ->
  * 0.24 (AVX-512, 16 x 16; AVX2 code, 8 x 8: 0.23 and 0.18). The unrolled axis need not
  * divide by L when the vectorized one does (its last block shorter): a segmentation's 21
- * classes, 224 x 224 x 21 to NCHW, 0.57 -> 0.27 ms (AVX2 code 0.47 -> 0.17). NULL when K is not one, or the vectorized
- * axis does not divide by 4 lanes, or the unrolled one is shorter than L (an image's 3
- * channels). */
+ * classes, 224 x 224 x 21 to NCHW, 0.57 -> 0.27 ms (AVX2 code 0.47 -> 0.17). NULL when K
+ * is not one, or the vectorized axis does not divide by 4 lanes, or the unrolled one is
+ * shorter than L (an image's 3 channels). */
 static char *transpose_steps(Kernel *k, Op *o) {
   int d = o->ndim, L = target_cpu(NULL)->lanes, q = -1, at[NET_MAX_DIMS];
   const Expr *v = o->value;
