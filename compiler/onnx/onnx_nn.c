@@ -205,7 +205,8 @@ static bool conv2d_regions(Imp *I, Val *x, Val *w, Val *b, const int64_t *s, con
       }
       int64_t rh = u->hi - u->lo + 1, rw = v->hi - v->lo + 1;
       Val *k = xalloc(sizeof *k); /* the region's taps, HWIO */
-      *k = (Val){.name = xprintf("%s_r%d%d", w->name, i, j), .dtype = OT_FLOAT, .ndim = 4, .shape = {rh, rw, ci, co}, .c = imp_vals(rh * rw * ci * co)};
+      *k = (Val){.name = xprintf("%s_r%d%d", w->name, i, j), .dtype = OT_FLOAT, .ndim = 4, .shape = {rh, rw, ci, co},
+                 .c = imp_vals(rh * rw * ci * co)};
       for (int64_t oc = 0; oc < co; oc++)
         for (int64_t c = 0; c < ci; c++)
           for (int64_t a = 0; a < rh; a++)
