@@ -383,6 +383,29 @@ static bool op_conv_transpose(Imp *I) {
   return conv_transpose_nd(I, 2, height_one(I, x), height_one(I, w), b, g, s2, d2, p2, op2, os2, nos >= 0, &o) && height_dropped(I, o);
 }
 
+/* Where a ConvTranspose's output point (z,) y, x meets filter point (rz,) ry, rx: the input
+ * index of each axis, (y + PT - ry D) / S, and the guard that the point is one (the stride
+ * divides it, in range of the input X). */
+typedef struct {
+  const char *ov[3], *rv[3]; /* the output's and the filter's variables */
+  char *in[3];               /* the input index per axis */
+  char *guard;
+} CtPoint;
+
+static CtPoint ct_point(int n, const Val *x, const int64_t *s, const int64_t *d, const int64_t *p) {
+  CtPoint c = {.ov = {"y", "x"}, .rv = {"ry", "rx"}};
+  if (n == 3) c.ov[0] = "z", c.ov[1] = "y", c.ov[2] = "x", c.rv[0] = "rz", c.rv[1] = "ry", c.rv[2] = "rx";
+  char *mod = xstrdup(""), *range = xstrdup("");
+  for (int i = 0; i < n; i++) {
+    char *at = xprintf("(%s + %lld - %s * %lld)", c.ov[i], (long long)p[i], c.rv[i], (long long)d[i]);
+    mod = xprintf("%s%s%s %% %lld == 0", mod, i ? " && " : "", at, (long long)s[i]);
+    range = xprintf("%s && %s / %lld >= 0 && %s / %lld < %lld", range, at, (long long)s[i], at, (long long)s[i], (long long)x->shape[2 + i]);
+    c.in[i] = xprintf("%s / %lld", at, (long long)s[i]);
+  }
+  c.guard = xprintf("%s%s", mod, range);
+  return c;
+}
+
 /* The channel of conv_transpose_gemm's products P that holds output channel co (COG per
  * group of G) at tap T (of KK taps per channel; T a text): g COg KK + T COg + cog. */
 static char *tap_channel(int64_t g, int64_t cog, int64_t kk, const char *t) {
@@ -427,32 +450,30 @@ static Val *conv_transpose_gemm(Imp *I, int n, Val *x, Val *w, int64_t g, const 
                                : imp_ty(pv);
   Val *o = imp_net_out(I, 0, 2 + n, os);
   o->nhwc = n == 2;
-  const char *ov[3] = {"y", "x"}, *rv[3] = {"ry", "rx"};
-  if (n == 3) ov[0] = "z", ov[1] = "y", ov[2] = "x", rv[0] = "rz", rv[1] = "ry", rv[2] = "rx";
-  char *guard = xstrdup(""), *in[3], *tin[3], *tap = xstrdup(""), *ttap = xstrdup(""), *ranges = xstrdup("");
+  CtPoint c = ct_point(n, x, s, d, p);
   bool tiles = true; /* do the taps tile the output (one product per output point)? */
   for (int i = 0; i < n; i++) {
     int64_t k = w->shape[2 + i];
-    char *at = xprintf("(%s + %lld - %s * %lld)", ov[i], (long long)p[i], rv[i], (long long)d[i]);
-    guard = xprintf("%s%s%s %% %lld == 0 && %s / %lld >= 0 && %s / %lld < %lld", guard, i ? " && " : "", at, (long long)s[i], at,
-                    (long long)s[i], at, (long long)s[i], (long long)x->shape[2 + i]);
-    in[i] = xprintf("%s / %lld", at, (long long)s[i]);
-    tin[i] = xprintf("%s / %lld", ov[i], (long long)k);
-    tap = i ? xprintf("(%s) * %lld + %s", tap, (long long)k, rv[i]) : xstrdup(rv[i]);
-    ttap = i ? xprintf("(%s) * %lld + %s %% %lld", ttap, (long long)k, ov[i], (long long)k) : xprintf("%s %% %lld", ov[i], (long long)k);
-    ranges = xprintf("%s%s%s in 0..%lld", ranges, i ? ", " : "", rv[i], (long long)k);
     tiles &= s[i] == k && d[i] == 1 && !p[i] && os[2 + i] == x->shape[2 + i] * k;
   }
-  /* P's row of an input point: its depth's rows, then its row (clamped: the guard keeps it
-   * in range, which the checker does not prove of the sum) */
-  char *row = n == 3 ? xprintf("clamp((%s) * %lld + %s, 0, %lld)", in[0], (long long)x->shape[3], in[1], (long long)(rows - 1)) : in[0];
-  char *trow = n == 3 ? xprintf("(%s) * %lld + %s", tin[0], (long long)x->shape[3], tin[1]) : tin[0];
-  const char *col = in[n - 1], *tcol = tin[n - 1];
-  char *ch = tap_channel(g, cog, kk, tiles ? ttap : tap);
-  char *read = pv->nhwc ? xprintf("P[n, %s, %s, %s]", tiles ? trow : row, tiles ? tcol : col, ch)
-                        : xprintf("P[n, %s, %s, %s]", ch, tiles ? trow : row, tiles ? tcol : col);
+  /* per axis the input index and the tap (where the taps tile: y / K and y % K) */
+  char *in[3], *tap = xstrdup(""), *ranges = xstrdup("");
+  for (int i = 0; i < n; i++) {
+    long long k = (long long)w->shape[2 + i];
+    in[i] = tiles ? xprintf("%s / %lld", c.ov[i], k) : c.in[i];
+    char *t = tiles ? xprintf("%s %% %lld", c.ov[i], k) : xstrdup(c.rv[i]);
+    tap = i ? xprintf("(%s) * %lld + %s", tap, k, t) : t;
+    ranges = xprintf("%s%s%s in 0..%lld", ranges, i ? ", " : "", c.rv[i], k);
+  }
+  /* P's row of an input point: its depth's rows, then its row (clamped where not tiled:
+   * the guard keeps it in range, which the checker does not prove of the sum) */
+  char *row = n == 2 ? in[0]
+              : tiles ? xprintf("(%s) * %lld + %s", in[0], (long long)x->shape[3], in[1])
+                      : xprintf("clamp((%s) * %lld + %s, 0, %lld)", in[0], (long long)x->shape[3], in[1], (long long)(rows - 1));
+  char *ch = tap_channel(g, cog, kk, tap);
+  char *read = pv->nhwc ? xprintf("P[n, %s, %s, %s]", row, in[n - 1], ch) : xprintf("P[n, %s, %s, %s]", ch, row, in[n - 1]);
   const char *lhs = n == 2 ? "Y[n, y, x, co]" : "Y[n, co, z, y, x]";
-  char *body = tiles ? xprintf("  %s = %s", lhs, read) : xprintf("  %s += %s ? %s : 0.0 where %s", lhs, guard, read, ranges);
+  char *body = tiles ? xprintf("  %s = %s", lhs, read) : xprintf("  %s += %s ? %s : 0.0 where %s", lhs, c.guard, read, ranges);
   const char *oty = n == 2 ? xprintf("f32[%lld, %lld, %lld, %lld]", (long long)nb, (long long)os[2], (long long)os[3], (long long)co) : imp_ty(o);
   const char *kn = imp_kernel(I, "col2im", xprintf("(P: %s) -> Y: %s {\n%s\n}", ptype, oty, body));
   imp_call(I, o->tex, kn, pv->tex);
@@ -479,27 +500,21 @@ static bool conv_transpose_nd(Imp *I, int n, Val *x, Val *w, Val *b, int64_t g, 
     os[2 + i] = full - p[i] - p[i + n];
     if (os[2 + i] < 1) return imp_error(I, "the output would be empty");
   }
-  /* the input point of output point (z,) y, x and filter point (rz,) ry, rx, and its guard */
-  const char *ov[3] = {"y", "x"}, *rv[3] = {"ry", "rx"};
-  if (n == 3) ov[0] = "z", ov[1] = "y", ov[2] = "x", rv[0] = "rz", rv[1] = "ry", rv[2] = "rx";
-  char *at[3], *mod = xstrdup(""), *range = xstrdup(""), *xs = xstrdup(""), *outv = xstrdup(""), *kv = xstrdup("");
-  for (int i = 0; i < n; i++) {
-    at[i] = xprintf("(%s + %lld - %s * %lld)", ov[i], (long long)p[i], rv[i], (long long)d[i]);
-    mod = xprintf("%s%s%s %% %lld == 0", mod, i ? " && " : "", at[i], (long long)s[i]);
-    range = xprintf("%s && %s / %lld >= 0 && %s / %lld < %lld", range, at[i], (long long)s[i], at[i], (long long)s[i],
-                    (long long)x->shape[2 + i]);
-    xs = xprintf("%s, %s / %lld", xs, at[i], (long long)s[i]);
-    outv = xprintf("%s, %s", outv, ov[i]);
-    kv = xprintf("%s, %s", kv, rv[i]);
-  }
   Val *o;
   if (w->c) {
     if (!(o = *out = conv_transpose_gemm(I, n, x, w, g, s, d, p, os))) return false;
   } else {
+    CtPoint c = ct_point(n, x, s, d, p);
+    char *xs = xstrdup(""), *outv = xstrdup(""), *kv = xstrdup("");
+    for (int i = 0; i < n; i++) {
+      xs = xprintf("%s, %s", xs, c.in[i]);
+      outv = xprintf("%s, %s", outv, c.ov[i]);
+      kv = xprintf("%s, %s", kv, c.rv[i]);
+    }
     o = *out = imp_net_out(I, 0, 2 + n, os);
     const char *kn = imp_kernel(I, "conv_transpose",
-                                xprintf("(X: %s, K: %s) -> Y: %s {\n  Y[n, co%s] += (%s%s ? X[n, ci%s] : 0.0) * K[ci, co%s]\n}",
-                                        imp_ty(x), imp_ty(w), imp_ty(o), outv, mod, range, xs, kv));
+                                xprintf("(X: %s, K: %s) -> Y: %s {\n  Y[n, co%s] += (%s ? X[n, ci%s] : 0.0) * K[ci, co%s]\n}",
+                                        imp_ty(x), imp_ty(w), imp_ty(o), outv, c.guard, xs, kv));
     const char *tx = imp_tensor(I, x), *tw = imp_tensor(I, w);
     imp_call(I, o->tex, kn, xprintf("%s, %s", tx, tw));
   }
@@ -732,6 +747,21 @@ static bool reduce(Imp *I, Val *x, const bool *mask, bool keep, const char *kind
   return true;
 }
 
+/* A reduction over H and W of a channels-last X ([N, H, W, C] holding logical NCHW): KEEP,
+ * [N, 1, 1, C], still channels last; else [N, C]. */
+static bool reduce_hw_nhwc(Imp *I, Val *x, bool keep, const char *kind) {
+  Val p = {.name = x->name, .dtype = OT_FLOAT, .ndim = 4, .shape = {x->shape[0], x->shape[2], x->shape[3], x->shape[1]}, .tex = x->tex};
+  bool mask[HT_MAX_DIMS] = {false, true, true, false};
+  if (!reduce(I, &p, mask, keep, kind)) return false;
+  if (keep) {
+    Val *o = VEC_AT(I->vals, I->vals.len - 1);
+    int64_t logical[4] = {x->shape[0], x->shape[1], 1, 1};
+    memcpy(o->shape, logical, sizeof logical);
+    o->nhwc = true;
+  }
+  return true;
+}
+
 /* The output element of X's element I, STRIDE each axis's step in the output (0: reduced). */
 static int64_t reduced_at(const Val *x, const int64_t *stride, int64_t i) {
   int64_t o = 0;
@@ -755,8 +785,8 @@ static bool fold_reduce(Imp *I, const Val *x, const bool *mask, bool keep, const
   double *acc = imp_vals(n), *m = imp_vals(n), *c = imp_vals(n);
   for (int64_t j = 0; j < n; j++) acc[j] = mx ? -INFINITY : mn ? INFINITY : prod ? 1 : 0, m[j] = -INFINITY;
   int64_t total = val_numel(x), cnt = n ? total / n : 0;
-  for (int64_t i = 0; lse && i < total; i++) /* the maximum first, as the kernel subtracts it */
-    m[reduced_at(x, stride, i)] = fmax(m[reduced_at(x, stride, i)], x->c[i]);
+  for (int64_t i = 0, o; lse && i < total; i++) /* the maximum first, as the kernel subtracts it */
+    o = reduced_at(x, stride, i), m[o] = fmax(m[o], x->c[i]);
   for (int64_t i = 0; i < total; i++) {
     int64_t o = reduced_at(x, stride, i);
     double v = x->c[i];
@@ -804,20 +834,9 @@ static bool op_reduce(Imp *I, const char *kind) {
   }
   bool keep = imp_attr_i(I, "keepdims", 1) != 0;
   if (x->c) return fold_reduce(I, x, mask, keep, kind);
-  if (x->nhwc && x->ndim == 4 && !mask[0] && !mask[1] && mask[2] && mask[3]) {
-    /* over H and W of a channels-last value (a squeeze-excitation's mean): reduced in
-     * place, [N, 1, 1, C] still channels last (or [N, C]), not turned to NCHW first */
-    Val p = {.name = x->name, .dtype = OT_FLOAT, .ndim = 4, .shape = {x->shape[0], x->shape[2], x->shape[3], x->shape[1]}, .tex = x->tex};
-    bool pm[HT_MAX_DIMS] = {false, true, true, false};
-    if (!reduce(I, &p, pm, keep, kind)) return false;
-    if (keep) {
-      Val *o = VEC_AT(I->vals, I->vals.len - 1);
-      int64_t logical[4] = {x->shape[0], x->shape[1], 1, 1};
-      memcpy(o->shape, logical, sizeof logical);
-      o->nhwc = true;
-    }
-    return true;
-  }
+  /* over H and W of a channels-last value (a squeeze-excitation's mean): in place, not
+   * turned to NCHW first */
+  if (x->nhwc && x->ndim == 4 && !mask[0] && !mask[1] && mask[2] && mask[3]) return reduce_hw_nhwc(I, x, keep, kind);
   return reduce(I, x, mask, keep, kind);
 }
 
@@ -826,17 +845,8 @@ static bool op_global_pool(Imp *I, const char *kind) {
   Val *x = imp_float_in(I, 0);
   if (!x) return false;
   if (x->ndim < 3) return imp_error(I, "the input has rank %d (N, C and spatial axes)", x->ndim);
+  if (x->nhwc) return reduce_hw_nhwc(I, x, true, kind);
   bool mask[HT_MAX_DIMS] = {0};
-  if (x->nhwc) { /* over H and W of [N, H, W, C]: [N, 1, 1, C], still NHWC */
-    Val p = {.name = x->name, .dtype = OT_FLOAT, .ndim = 4, .shape = {x->shape[0], x->shape[2], x->shape[3], x->shape[1]}, .tex = x->tex};
-    mask[1] = mask[2] = true;
-    if (!reduce(I, &p, mask, true, kind)) return false;
-    Val *o = VEC_AT(I->vals, I->vals.len - 1);
-    int64_t logical[4] = {x->shape[0], x->shape[1], 1, 1};
-    memcpy(o->shape, logical, sizeof logical);
-    o->nhwc = true;
-    return true;
-  }
   for (int d = 2; d < x->ndim; d++) mask[d] = true;
   return reduce(I, x, mask, true, kind);
 }
