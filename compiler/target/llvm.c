@@ -349,7 +349,6 @@ static LLVMValueRef contract_unless_exact(CG *g, LLVMValueRef v) {
   return g->exact ? v : contract(v);
 }
 
-/* A binary operation on operands of dtype T (already unified). */
 /* The value of a constant float, or of each lane of a constant vector that repeats one
  * (*OUT); false for anything else. */
 static bool const_splat(LLVMValueRef v, double *out) {
@@ -387,6 +386,7 @@ static LLVMValueRef emit_fpow(CG *g, LLVMValueRef a, LLVMValueRef b) {
   return intrinsic1(g, "llvm.pow", a, b);
 }
 
+/* A binary operation on operands of dtype T (already unified). */
 static LLVMValueRef emit_binop(CG *g, int op, DType t, LLVMValueRef a, LLVMValueRef b) {
   bool fp = dtype_is_float(t), sign = dtype_is_signed(t); /* integers wrap: no nsw */
   switch (op) {
