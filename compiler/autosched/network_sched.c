@@ -579,6 +579,159 @@ static char *rowwise_steps(Kernel *k, Op *o) {
   return s;
 }
 
+/* Does every load of B in E index B by the first N variables of AXES and then LAST? */
+static bool loads_row(const Expr *e, const Buffer *b, IrVar *const *axes, int n, const IrVar *last) {
+  if (!e) return true;
+  if (e->kind == E_LOAD && e->buf == b) {
+    if (e->nargs != n + 1 || e->args[n]->kind != E_VAR || e->args[n]->var != last) return false;
+    for (int i = 0; i < n; i++)
+      if (e->args[i]->kind != E_VAR || e->args[i]->var != axes[i]) return false;
+  }
+  for (int i = 0; i < e->nargs; i++)
+    if (!loads_row(e->args[i], b, axes, n, last)) return false;
+  return loads_row(e->a, b, axes, n, last) && loads_row(e->b, b, axes, n, last) && loads_row(e->c, b, axes, n, last);
+}
+
+/* One reduction axis of constant extent, over a box, no update, scatter, scan or call. */
+static bool plain_reduction(const Op *p) {
+  int64_t e;
+  return p->nred == 1 && !p->rcond && !p->init && !p->scatter && !p->is_scan && !p->ext && ir_is_const(p->rext[0], &e);
+}
+
+/* Does stage P of K, whose first R axes are rows, read every other stage of K at its own
+ * row: a stage of R axes at P's first R, a stage of R + 1 at those and then P's last axis
+ * (LAST, or its reduction axis where P is a statistic of R axes)? */
+static bool reads_at_row(const Kernel *k, const Op *p, int r) {
+  const IrVar *last = p->ndim == r + 1 ? p->axes[r] : p->nred == 1 ? p->raxes[0] : NULL;
+  for (int j = 0; j < p->nreads; j++) {
+    const Buffer *b = p->reads[j];
+    if (!b->op || b->kind == BUF_INPUT) continue;
+    if (b->ndim == r ? !loads_prefix(p->value, b, p->axes, r) : !last || !loads_row(p->value, b, p->axes, r, last)) return false;
+  }
+  return true;
+}
+
+/* Attention as one kernel (network.c merge_attention fuses it on a CPU): scores S[.., i, j]
+ * += Q[.., i, k] * K[.., k, j], a row-wise kernel of them (softmax: the row's max, the
+ * exponentials, their sum, the quotients P) and the output O[.., i, e] += P[.., i, j] *
+ * V[.., j, e]. Every stage has the output's rows (its leading axes): the scores' length
+ * M or E wide, or a statistic of the row. One parallel loop over blocks of R rows (the
+ * batch axes fused with them), every stage computed at it for the block: the scores and
+ * the output as register tiles of R rows by one or two vectors (reduction outside, rows
+ * unrolled), the statistics by vectors (rfactor, as rowwise_steps), the elementwise
+ * stages by vectors. So the scores, whole 4 x 1500 x 1500 x 4 bytes = 36 MB for Whisper's
+ * encoder, exist R rows at a time in the L2 cache, never in memory (Whisper's 4 heads of
+ * 1500 x 32: 10.1 ms as three kernels, 7.5 fused). R: the most rows of a register tile
+ * (as many vectors of accumulators as the registers hold beside the loads, at most 8),
+ * fewer where R rows of every row-length stage would pass half the L2. NULL when K does
+ * not have that form. */
+static char *attention_steps(Kernel *k, Op *o) {
+  const CpuInfo *cpu = target_cpu(NULL);
+  int d = o->ndim, L = cpu->lanes, r = d - 1;
+  if (d < 2 || !plain_reduction(o) || o->rop != RED_SUM || k->nops < 4) return NULL;
+  for (int a = 0; a < d; a++)
+    if (!extent(o, a)) return NULL;
+  int64_t m, e = extent(o, d - 1);
+  ir_is_const(o->rext[0], &m);
+  /* the output reads one stage (P) at [rows, j], its other operands along its last axis */
+  Op *s = NULL;
+  int rowlen = 0, stats = 0;
+  for (int j = 0; j < o->nreads; j++) {
+    const Buffer *b = o->reads[j];
+    if (b->op && b->kind != BUF_INPUT ? b->ndim != d || !loads_row(o->value, b, o->axes, r, o->raxes[0])
+                                      : !loads_last(o->value, b, o->axes[d - 1]))
+      return NULL;
+  }
+  for (int i = 0; i < k->nops; i++) {
+    Op *p = k->ops[i];
+    if (p == o) continue;
+    if (p->ext || p->scatter || p->is_scan || (p->ndim != d && p->ndim != r)) return NULL;
+    for (int a = 0; a < r; a++)
+      if (extent(p, a) != extent(o, a)) return NULL;
+    if (p->ndim == d && extent(p, d - 1) != m) return NULL;
+    if (!reads_at_row(k, p, r)) return NULL;
+    if (p->ndim == d) rowlen++;
+    if (p->ndim == r && p->nred) stats++;
+    if (p->ndim == d && p->nred) { /* the scores: a product of inputs, read along j in order */
+      if (s || !plain_reduction(p) || p->rop != RED_SUM || reads_across(p->value, p->axes[d - 1])) return NULL;
+      for (int j = 0; j < p->nreads; j++)
+        if (p->reads[j]->op && p->reads[j]->kind != BUF_INPUT) return NULL;
+      s = p;
+    }
+  }
+  if (!s || !stats) return NULL;
+  int nv = (m >= 2 * L || e >= 2 * L) ? 2 : 1;
+  int64_t rows = (cpu->vregs - 2 - nv) / nv;
+  if (rows > 8) rows = 8;
+  while (rows > 1 && rows * m * 4 * rowlen > cpu->l2 / 2) rows--;
+  if (rows * m * 4 * rowlen > cpu->l2 / 2) return NULL;
+  if (rows > extent(o, d - 2)) rows = extent(o, d - 2);
+  const char *on = o->name, *acc = xprintf("%s_acc", on);
+  char *st = xstrdup("");
+  step(&st, xprintf("%s = cache_write(%s, local)", acc, on));
+  step(&st, xprintf("%s_ro, %s_ri = split(%s.%s, %d)", on, on, on, o->axes[d - 2]->name, (int)rows));
+  const char *par = xprintf("%s_ro", on);
+  if (d >= 3) {
+    const char *row = xprintf("%s.%s", on, o->axes[0]->name);
+    for (int a = 1; a < d - 2; a++) {
+      const char *f = xprintf("%s_b%d", on, a);
+      step(&st, xprintf("%s = fuse(%s, %s.%s)", f, row, on, o->axes[a]->name));
+      row = f;
+    }
+    step(&st, xprintf("%s_p = fuse(%s, %s_ro)", on, row, on));
+    par = xprintf("%s_p", on);
+  }
+  step(&st, xprintf("parallel(%s)", par));
+  if (e >= L) {
+    step(&st, xprintf("%s_v0, %s_v1 = split(%s.%s, %d)", on, on, on, o->axes[d - 1]->name, L));
+    step(&st, xprintf("vectorize(%s_v1)", on));
+  }
+  /* a register tile of ROWS rows by one or two vectors of stage P (its last axis C, its
+   * reduction K), the reduction outside the rows */
+  const Op *tiles[2] = {o, s};
+  const char *tname[2] = {acc, s->name};
+  for (int t = 0; t < 2; t++) {
+    const Op *p = tiles[t];
+    const char *pn = tname[t], *row = p->axes[d - 2]->name, *c = p->axes[d - 1]->name, *kx = p->raxes[0]->name;
+    int64_t w = extent(p, d - 1);
+    step(&st, xprintf("compute_at(%s, %s, %s)", pn, on, par));
+    if (w < L) {
+      step(&st, xprintf("reorder(%s.%s, %s.%s, %s.%s)", pn, kx, pn, row, pn, c));
+      step(&st, xprintf("unroll(%s.%s)", pn, row));
+      continue;
+    }
+    int v = w >= 2 * L ? nv : 1;
+    step(&st, xprintf("%s_to, %s_tv = split(%s.%s, %d)", pn, pn, pn, c, v * L));
+    step(&st, xprintf("%s_tvo, %s_tvi = split(%s_tv, %d)", pn, pn, pn, L));
+    step(&st, xprintf("reorder(%s_to, %s.%s, %s.%s, %s_tvo, %s_tvi)", pn, pn, kx, pn, row, pn, pn));
+    step(&st, xprintf("unroll(%s.%s)", pn, row));
+    step(&st, xprintf("unroll(%s_tvo)", pn));
+    step(&st, xprintf("vectorize(%s_tvi)", pn));
+  }
+  for (int i = k->nops - 1; i >= 0; i--) {
+    Op *p = k->ops[i];
+    if (p == o || p == s) continue;
+    const char *pn = p->name;
+    if (p->ndim == r && m >= L && statistic_lanes(p, L)) {
+      step(&st, xprintf("%s_ko, %s_kv = split(%s.%s, %d)", pn, pn, pn, p->raxes[0]->name, L));
+      step(&st, xprintf("%s_rf = rfactor(%s, %s_kv)", pn, pn, pn));
+      step(&st, xprintf("compute_at(%s_rf, %s, %s.%s)", pn, pn, pn, p->axes[r - 1]->name));
+      step(&st, xprintf("reorder(%s_rf.%s_ko, %s_rf.%s_kv)", pn, pn, pn, pn));
+      step(&st, xprintf("vectorize(%s_rf.%s_kv)", pn, pn));
+    }
+    step(&st, xprintf("compute_at(%s, %s, %s)", pn, on, par));
+    if (p->ndim == d && m >= L) {
+      step(&st, xprintf("%s_v0, %s_v1 = split(%s.%s, %d)", pn, pn, pn, p->axes[d - 1]->name, L));
+      step(&st, xprintf("vectorize(%s_v1)", pn));
+    }
+  }
+  return st;
+}
+
+bool net_attention(Kernel *k) {
+  return k->noutputs == 1 && k->outputs[0]->op && attention_steps(k, k->outputs[0]->op) != NULL;
+}
+
 /* Pooling over the middle axes (a global average pool, ONNX ReduceMean over H and W): one
  * reduction S[n, c] += X[n, r1, r2, c] of fewer axes than the output O[n, 1, 1, c] = f(S),
  * whose last axis (the channels, contiguous in X) is S's last. The output's channels split
@@ -829,6 +982,8 @@ static char *default_steps(Kernel *k) {
   bool ok;
   Op *a = find_anchor(k, o, &ok);
   if (!ok) {
+    char *att = attention_steps(k, o);
+    if (att) return att;
     char *pooled = pooled_steps(k, o, a), *rows = pooled ? NULL : rowwise_steps(k, o);
     return pooled ? pooled : rows ? rows : totals_steps(k);
   }
@@ -922,5 +1077,6 @@ NetRewrites net_rewrites(Target t) {
   bool cpu = backend_for(t)->device == DEVICE_CPU;
   return (NetRewrites){.winograd = cpu && env_on("TEXC_NET_WINOGRAD"),
                        .pack_block = cpu && env_on("TEXC_NET_PACK") ? net_pack_block : NULL,
-                       .int8 = cpu && target_cpu(NULL)->dot_lanes > 0 && env_on("TEXC_NET_INT8")};
+                       .int8 = cpu && target_cpu(NULL)->dot_lanes > 0 && env_on("TEXC_NET_INT8"),
+                       .attention = cpu && env_on("TEXC_NET_ATTENTION") ? net_attention : NULL};
 }

@@ -838,6 +838,24 @@ static bool reads_from(const Network *n, int first, int last, int k) {
   return false;
 }
 
+/* Group K's name, its inputs (every argument its nodes read from outside it) and whether
+ * it is folded. */
+static void group_inputs(Network *n, int k) {
+  NetGroup *g = n->groups[k];
+  g->ninputs = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    NetNode *nd = n->nodes[g->nodes[i]];
+    g->name = i ? xprintf("%s_%s", g->name, nd->op) : nd->op;
+    for (int a = 0; a < nd->nargs; a++)
+      if (nd->args[a]->producer < 0 || n->nodes[nd->args[a]->producer]->group != k) group_add_input(g, nd->args[a]);
+  }
+  g->folded = g->ninputs > 0 && net_output_index(n, g->out) < 0;
+  for (int i = 0; i < g->ninputs; i++) {
+    const NetTensor *t = g->inputs[i];
+    if (t->kind == NT_INPUT || (t->kind == NT_VALUE && !n->groups[n->nodes[t->producer]->group]->folded)) g->folded = false;
+  }
+}
+
 /* Nodes into groups, in order: each group a node and the elementwise nodes after it that
  * read what it makes, as many as can be closed (an activation that reads its input twice,
  * x * sigmoid(x) or GELU's, is fused whole), with the side calls moved before one of them
@@ -866,20 +884,49 @@ static void make_groups(Network *n) {
     g->out = n->nodes[last]->out;
     i = last + 1;
   }
-  for (int k = 0; k < n->ngroups; k++) {
-    NetGroup *g = n->groups[k];
-    for (int i = 0; i < g->nnodes; i++) {
-      NetNode *nd = n->nodes[g->nodes[i]];
-      g->name = i ? xprintf("%s_%s", g->name, nd->op) : nd->op;
-      for (int a = 0; a < nd->nargs; a++)
-        if (nd->args[a]->producer < 0 || n->nodes[nd->args[a]->producer]->group != k) group_add_input(g, nd->args[a]);
-    }
-    g->folded = g->ninputs > 0 && net_output_index(n, g->out) < 0;
-    for (int i = 0; i < g->ninputs; i++) {
-      const NetTensor *t = g->inputs[i];
-      if (t->kind == NT_INPUT || (t->kind == NT_VALUE && !n->groups[n->nodes[t->producer]->group]->folded)) g->folded = false;
-    }
+  for (int k = 0; k < n->ngroups; k++) group_inputs(n, k);
+}
+
+/* Group K's nodes, then group K + 1's and K + 2's, as one group (in place of the three)
+ * when the target's default computes their kernel one block of rows at a time
+ * (NetRewrites.attention): a product, a row-wise kernel of its result alone (softmax) and
+ * a product of that alone: attention's scores, their softmax and its product by the
+ * values, of which only a block of rows then exists at a time (NETWORKS.md, "Attention").
+ * False (the groups unchanged) otherwise. */
+static bool merge_attention(Network *n, int k, const NetRewrites *rw) {
+  NetGroup **g = n->groups + k;
+  for (int i = 0; i < 3; i++)
+    if (g[i]->folded) return false;
+  for (int i = 0; i < 2; i++) {
+    const NetTensor *t = g[i]->out;
+    if (t->nuses != 1 || net_output_index(n, t) >= 0 || input_index(g[i + 1], (NetTensor *)t) < 0) return false;
   }
+  if (!same_shape(g[0]->out, g[1]->out)) return false;
+  NetGroup *m = xalloc(sizeof *m);
+  m->nodes = xalloc(sizeof(int) * (size_t)(g[0]->nnodes + g[1]->nnodes + g[2]->nnodes));
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < g[i]->nnodes; j++) {
+      m->nodes[m->nnodes++] = g[i]->nodes[j];
+      n->nodes[g[i]->nodes[j]]->group = k;
+    }
+  m->out = g[2]->out;
+  NetGroup *keep = g[0];
+  g[0] = m;
+  group_inputs(n, k);
+  Program *p = check_program(group_ast(n, m), NULL, 0);
+  if (!p || p->nkernels != 1) die("network: the fused kernel of %s does not check", m->name);
+  if (!rw->attention(p->kernels[0])) {
+    g[0] = keep;
+    for (int i = 1; i < 3; i++)
+      for (int j = 0; j < g[i]->nnodes; j++) n->nodes[g[i]->nodes[j]]->group = k + i;
+    return false;
+  }
+  n->ngroups -= 2;
+  for (int i = k + 1; i < n->ngroups; i++) {
+    n->groups[i] = n->groups[i + 2];
+    for (int j = 0; j < n->groups[i]->nnodes; j++) n->nodes[n->groups[i]->nodes[j]]->group = i;
+  }
+  return true;
 }
 
 /* Check each group's kernel and collect the distinct workloads. false: reported. */
@@ -1157,6 +1204,7 @@ Network *net_load(const char *file, const char *name, Define *defs, int ndefs, c
   prune_dead(L.net);
   order_for_fusion(L.net);
   make_groups(L.net);
+  for (int k = 0; rw && rw->attention && k + 2 < L.net->ngroups; k++) merge_attention(L.net, k, rw);
   if (!make_tasks(L.net)) return NULL;
   return L.net;
 }

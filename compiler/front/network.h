@@ -111,6 +111,10 @@ typedef struct NetRewrites {
   int64_t (*pack_block)(const NetTensor *out);
   /* an ONNX model's quantized convolutions as integer kernels (onnx_int8_convs) */
   bool int8;
+  /* Does the target's default compute K, the kernel of a product, a row-wise kernel of its
+   * result and a product of that fused into one, a block of rows at a time (attention)?
+   * NULL or false: they stay three kernels (network.c merge_attention). */
+  bool (*attention)(Kernel *k);
 } NetRewrites;
 /* Load network NAME of FILE (NULL: the file's only network; `--kernel NAME` picks one
  * of several): parse, instantiate, fuse, check every group. NULL on errors (reported at
@@ -165,6 +169,8 @@ bool net_threads_pay(const Kernel *k);
  * channels of the default register tile of OUT (its rows on the same axis, whole vectors of
  * the CPU compiled for); 0: no packing (C is one block, or not a multiple of one). */
 int64_t net_pack_block(const NetTensor *out);
+/* Does the CPU default compute K as attention, a block of rows at a time (NetRewrites.attention)? */
+bool net_attention(Kernel *k);
 /* The rewrites net_load makes for target T: on a CPU, Winograd (unless TEXC_NET_WINOGRAD=0)
  * and filters packed in net_pack_block's blocks (unless TEXC_NET_PACK=0); none on GPUs. */
 NetRewrites net_rewrites(Target t);
