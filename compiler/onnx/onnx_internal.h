@@ -11,7 +11,7 @@
  * add forms refused by name (Pad's wrap mode, AveragePool's dilations), Resize's
  * half_pixel_symmetric (read), and Gelu (opset 20, read). PyTorch's dynamo exporter writes
  * opset 20. */
-#define ONNX_MAX_OPSET 22
+#define ONNX_MAX_OPSET 25
 
 /* ONNX element types we meet (TensorProto.DataType). */
 enum { OT_FLOAT = 1, OT_UINT8 = 2, OT_INT8 = 3, OT_INT32 = 6, OT_INT64 = 7, OT_BOOL = 9, OT_DOUBLE = 11 };
@@ -212,6 +212,8 @@ int onnx_layout_op(Imp *I, const char *op);
 bool onnx_channel_shuffle(Imp *I, const Onnx__GraphProto *g, int k, bool *skip);
 /* onnx_rnn.c: RNN, GRU, LSTM (same contract). */
 int onnx_rnn_op(Imp *I, const char *op);
+/* onnx_attention.c: Attention, RotaryEmbedding; -1: not one of them */
+int onnx_attention_op(Imp *I, const char *op);
 /* onnx_quant.c: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger,
  * ConvInteger, QLinearMatMul, QLinearConv; as onnx_nn_op. */
 int onnx_quant_op(Imp *I, const char *op);

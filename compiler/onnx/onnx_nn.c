@@ -1068,6 +1068,34 @@ static bool op_layer_norm(Imp *I) {
   return true;
 }
 
+/* RMSNormalization (opset 23): X over the root of the mean of its squares over the axes
+ * from `axis`, plus epsilon, times Scale. */
+static bool op_rms_norm(Imp *I) {
+  if (!imp_attrs_known(I, "axis,epsilon,stash_type") || !imp_one_output(I)) return false;
+  if (imp_attr_i(I, "stash_type", 1) != 1) return imp_unsupported(I, "stash_type %lld (float only)", (long long)imp_attr_i(I, "stash_type", 1));
+  Val *x = imp_float_in(I, 0), *sc = x ? imp_float_in(I, 1) : NULL;
+  if (!sc) return false;
+  if (x->c) return imp_unsupported(I, "a constant input");
+  int r = x->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", -1), r);
+  if (a < 0) return false;
+  int64_t bs[HT_MAX_DIMS];
+  int nb;
+  if (!imp_broadcast(I, x->shape, r, sc->shape, sc->ndim, bs, &nb)) return false;
+  if (nb != r || memcmp(bs, x->shape, sizeof(int64_t) * (size_t)r)) return imp_error(I, "the scale does not broadcast to the input's shape");
+  bool mask[HT_MAX_DIMS] = {0};
+  for (int d = a; d < r; d++) mask[d] = true;
+  Reduced R = reduced_axes(x, mask);
+  char *all = imp_idx("i", r);
+  Val *o = imp_net_out(I, 0, r, x->shape);
+  char *body = xprintf("  tensor S: f32[%s]\n  S[%s] += X[%s] * X[%s] where %s\n  Y[%s] = X[%s] / sqrt(S[%s] / %s + %s) * %s", R.kdims, R.klhs,
+                       R.src, R.src, R.where, all, all, R.kept, imp_flit((double)R.cnt), imp_flit((float)imp_attr_f(I, "epsilon", 1e-5)),
+                       imp_baccess("Sc", sc, x->shape, r));
+  const char *kn = imp_kernel(I, "rms_norm", xprintf("(X: %s, Sc: %s) -> Y: %s {\n%s\n}", imp_ty(x), imp_ty(sc), imp_ty(o), body));
+  const char *tx = imp_tensor(I, x);
+  imp_call(I, o->tex, kn, xprintf("%s, %s", tx, imp_tensor(I, sc)));
+  return true;
+}
+
 /* InstanceNormalization: each (n, c) normalized over the spatial axes, then scale[c] and
  * bias[c]. */
 static bool op_instance_norm(Imp *I) {
@@ -2002,6 +2030,7 @@ static bool op_topk(Imp *I) {
 /* Node I->node if OP is one of this file's operators (convolutions, pools, products, reductions, normalizations, Einsum, CumSum, ArgMax, Resize): 1 or 0 (reported), else -1. */
 int onnx_nn_op(Imp *I, const char *op) {
   if (!strcmp(op, "LayerNormalization")) return op_layer_norm(I);
+  if (!strcmp(op, "RMSNormalization")) return op_rms_norm(I);
   if (!strcmp(op, "ArgMax") || !strcmp(op, "ArgMin")) return op_argmax(I, !strcmp(op, "ArgMax"));
   if (!strcmp(op, "TopK")) return op_topk(I);
   if (!strcmp(op, "Conv")) return op_conv(I);

@@ -296,7 +296,7 @@ static bool foldable(const char *op) {
       "Or", "Max", "Min", "Where", "Neg", "Abs", "Not", "Sqrt", "Exp", "Log", "Relu", "Floor", "Ceil", "Reciprocal",
       "Sigmoid", "Tanh", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Round", "Sign",
       "Softplus", "Softsign", "HardSwish", "LeakyRelu", "HardSigmoid", "Elu", "Selu", "Celu", "ThresholdedRelu",
-      "Shrink", "Asinh", "Acosh", "Atanh", "Mish", "PRelu", "Identity", "Cast", "IsNaN", "Gelu", "IsInf", "Xor"};
+      "Shrink", "Asinh", "Acosh", "Atanh", "Mish", "PRelu", "Identity", "Cast", "IsNaN", "Gelu", "IsInf", "Xor", "Swish"};
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
     if (!strcmp(op, ops[i])) return true;
   return false;
@@ -369,6 +369,7 @@ static double fold_value(Imp *I, const char *op, int dt, double a, double b, dou
     return fmax(0, a) + fmin(0, al * expm1(a / al));
   }
   if (!strcmp(op, "ThresholdedRelu")) return a > (float)imp_attr_f(I, "alpha", 1) ? a : 0;
+  if (!strcmp(op, "Swish")) return a / (1 + exp(-(float)imp_attr_f(I, "alpha", 1) * a));
   if (!strcmp(op, "Shrink")) {
     double l = (float)imp_attr_f(I, "lambd", 0.5), bias = (float)imp_attr_f(I, "bias", 0);
     return a < -l ? a + bias : a > l ? a - bias : 0;
@@ -1029,6 +1030,9 @@ static bool op_activation(Imp *I, const char *op) {
   } else if (!strcmp(op, "ThresholdedRelu")) {
     if (!imp_attrs_known(I, "alpha")) return false;
     e = xprintf("$0 > %s ? $0 : 0.0", a);
+  } else if (!strcmp(op, "Swish")) { /* opset 24 */
+    if (!imp_attrs_known(I, "alpha")) return false;
+    e = xprintf("$0 * sigmoid(%s * $0)", a);
   } else { /* Shrink */
     if (!imp_attrs_known(I, "bias,lambd")) return false;
     double l = (float)imp_attr_f(I, "lambd", 0.5), b = (float)imp_attr_f(I, "bias", 0);
@@ -1093,7 +1097,8 @@ bool onnx_op_known(const char *op) {
       "MeanVarianceNormalization", "Mish", "LessOrEqual", "GreaterOrEqual", "ScatterND", "ScatterElements",
       "Scatter", "RNN", "GRU", "LSTM", "IsInf", "Xor", "CastLike", "TopK", "GridSample", "OneHot", "MaxUnpool", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss",
       "HannWindow", "HammingWindow", "BlackmanWindow", "EyeLike", "ReverseSequence", "Compress", "DFT", "STFT",
-      "MelWeightMatrix", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv"};
+      "MelWeightMatrix", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv",
+      "Attention", "RotaryEmbedding", "RMSNormalization", "Swish"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
   return false;
@@ -1178,6 +1183,7 @@ static const struct {
     {"LSTM", 1, 7, "LSTM-1 has output_sequence"},
     {"QuantizeLinear", 10, 0, NULL}, {"DequantizeLinear", 10, 0, NULL}, {"DynamicQuantizeLinear", 11, 0, NULL},
     {"MatMulInteger", 10, 0, NULL}, {"ConvInteger", 10, 0, NULL}, {"QLinearMatMul", 10, 0, NULL}, {"QLinearConv", 10, 0, NULL},
+    {"Attention", 23, 0, NULL}, {"RotaryEmbedding", 23, 0, NULL}, {"RMSNormalization", 23, 0, NULL}, {"Swish", 24, 0, NULL},
 };
 
 /* Does the node's operator mean in this opset what onnx_op reads? false: reported. */
@@ -1291,7 +1297,7 @@ static bool dispatch(Imp *I, const char *op) {
   if (!strcmp(op, "LeakyRelu")) return op_leaky_relu(I);
   if (!strcmp(op, "HardSigmoid")) return op_hard_sigmoid(I);
   if (!strcmp(op, "Clip")) return op_clip(I);
-  if (!strcmp(op, "Elu") || !strcmp(op, "Selu") || !strcmp(op, "Celu") || !strcmp(op, "ThresholdedRelu") ||
+  if (!strcmp(op, "Elu") || !strcmp(op, "Selu") || !strcmp(op, "Celu") || !strcmp(op, "ThresholdedRelu") || !strcmp(op, "Swish") ||
       !strcmp(op, "Shrink"))
     return op_activation(I, op);
   if (!strcmp(op, "PRelu")) return op_prelu(I);
@@ -1300,9 +1306,10 @@ static bool dispatch(Imp *I, const char *op) {
   if (!strcmp(op, "Cast") || !strcmp(op, "CastLike")) return op_cast(I, !strcmp(op, "CastLike"));
   if (!strcmp(op, "Identity")) return imp_attrs_known(I, "") && imp_one_output(I) && (imp_in(I, 0) ? imp_alias(I, imp_in(I, 0)) : imp_error(I, "input 1 is missing"));
   if (!strcmp(op, "Dropout")) return op_dropout(I);
-  int r = onnx_nn_op(I, op); /* onnx_nn.c, then onnx_layout.c, onnx_rnn.c, onnx_quant.c */
+  int r = onnx_nn_op(I, op); /* onnx_nn.c, then onnx_layout.c, onnx_rnn.c, onnx_attention.c, onnx_quant.c */
   if (r < 0) r = onnx_layout_op(I, op);
   if (r < 0) r = onnx_rnn_op(I, op);
+  if (r < 0) r = onnx_attention_op(I, op);
   if (r < 0) r = onnx_quant_op(I, op);
   return r >= 0 ? r : imp_unsupported(I, "operator %s", op);
 }

@@ -293,6 +293,7 @@ static bool is_size(const Gen *g, const IrVar *v) {
 }
 
 static void float_lit(Gen *g, Str *o, double v, DType t) {
+  if (t != DT_F64) v = (float)v; /* an f32 literal beyond FLT_MAX (-1.0e39) is the infinity it is on a CPU */
   if (isnan(v)) {
     str_putf(o, t == DT_F64 ? "(0.0/0.0)" : "(0.0f/0.0f)");
     return;

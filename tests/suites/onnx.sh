@@ -85,7 +85,7 @@ expect_error "cycle" "cycle.onnx: node 'first' (Relu): the graph has a cycle" "$
 expect_error "a node without op_type" "no_op.onnx: node 'anon' (?): the node has no op_type" "$TEXC" import "$B/no_op.onnx"
 expect_error "a Resize to 3e9 columns" "resize_huge.onnx: node 'up' (Resize): not supported: an axis of 3e+09 elements" "$TEXC" import "$B/resize_huge.onnx"
 expect_error "initializer size" "bad_init.onnx: initializer 'w': 3 values for a shape of 6" "$TEXC" import "$B/bad_init.onnx"
-expect_error "unknown opset" "opset30.onnx: not supported: opset 30 of the default domain (texc imports opsets 1 to 22)" "$TEXC" run "$B/opset30.onnx"
+expect_error "unknown opset" "opset30.onnx: not supported: opset 30 of the default domain (texc imports opsets 1 to 25)" "$TEXC" run "$B/opset30.onnx"
 expect_error "Reshape-1" "reshape_opset4.onnx: node 'rs' (Reshape): not supported: Reshape in opset 4 (Reshape-1 takes the shape as an attribute" "$TEXC" run "$B/reshape_opset4.onnx"
 expect_error "an operator before its opset" "node 'hs' (HardSwish): not supported: HardSwish in opset 13 (it exists from opset 14)" "$TEXC" import "$B/hardswish_opset13.onnx"
 "$TEXC" run "$B/opset5.onnx" --input "$B/x.npy" --output "$B/opset5.npy" >/dev/null 2>&1
@@ -181,6 +181,9 @@ expect_all "atrous Conv = Python reference" "$B/atrous.onnx" --input "$B/atrous_
   echo "not ok - onnx atrous Conv: by regions ($(grep -c '= conv2d_region' "$tmp/atrous.tex") region calls)"
 # ReduceMean over H and W of a channels-last value (a squeeze-excitation's mean), keepdims 1
 # and 0: reduced in place, no layout change before it
+expect_all "opset 23: Attention (grouped-query, cache, masks, softcap), RMSNormalization, RotaryEmbedding = Python reference" \
+  "$B/attention23.onnx" --input "$B/attention23_x.npy" --expect "$B/attention23_y1.npy" --expect "$B/attention23_y2.npy" \
+  --expect "$B/attention23_y3.npy" --expect "$B/attention23_y4.npy"
 expect_all "ReduceMean of NHWC = Python reference" "$B/se_mean.onnx" --input "$B/se_mean_x.npy" --expect "$B/se_mean_y1.npy" \
   --expect "$B/se_mean_y2.npy"
 "$TEXC" import "$B/se_mean.onnx" -o "$tmp/se_mean.tex" >/dev/null 2>&1

@@ -980,6 +980,76 @@ def atrous(out):
     npy(out + "/atrous_x.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(x), *x))
 
 
+
+def attention23(out):
+    """Opset 23's transformer operators in one graph, their results computed here: x [1, 6,
+    16] RMS-normalized (y2), rotated (RotaryEmbedding, 4 heads of 4, positions 2..7 from
+    [8, 2] caches: y3) as the queries; keys and values by MatMuls, 2 heads of 4 (grouped-query
+    attention, 2 query heads each), after a cache of 2 positions; a boolean mask [6, 8] that
+    leaves query 0 no key (a row of zeros), causal masking, softcap 10 (y1: [1, 6, 16]), and
+    the keys with their cache (y4: [1, 2, 8, 4])."""
+    S, C, H, HK, D, P = 6, 16, 4, 2, 4, 2
+    T = P + S
+    x = rand(S * C, 161, 1.5)
+    sc = rand(C, 162, 1.0)
+    wk, wv = rand(C * HK * D, 163, 0.5), rand(C * HK * D, 164, 0.5)
+    pk, pv = rand(HK * P * D, 165, 1.0), rand(HK * P * D, 166, 1.0)
+    cos_c, sin_c = rand(8 * 2, 167, 1.0), rand(8 * 2, 168, 1.0)
+    pos = [2 + i for i in range(S)]
+    mask = [[0 if i == 0 else (1 if (i + j) % 3 else 0) for j in range(T)] for i in range(S)]
+    n = []
+    for i in range(S):
+        row = x[i * C:(i + 1) * C]
+        r = (sum(v * v for v in row) / C + 1e-5) ** 0.5
+        n += [row[c] / r * sc[c] for c in range(C)]
+    q = []
+    for i in range(S):
+        for h in range(H):
+            b = i * C + h * D
+            for c in range(D):
+                k2 = c % 2
+                cs, sn = cos_c[pos[i] * 2 + k2], sin_c[pos[i] * 2 + k2]
+                q.append(cs * n[b + c] - sn * n[b + c + 2] if c < 2 else sn * n[b + c - 2] + cs * n[b + c])
+    km = [sum(n[i * C + c] * wk[c * HK * D + o] for c in range(C)) for i in range(S) for o in range(HK * D)]
+    vm = [sum(n[i * C + c] * wv[c * HK * D + o] for c in range(C)) for i in range(S) for o in range(HK * D)]
+    def full(cache, new, hk, j, d):
+        return cache[(hk * P + j) * D + d] if j < P else new[(j - P) * HK * D + hk * D + d]
+    y = [0.0] * (S * C)
+    import math
+    for h in range(H):
+        hk = h // (H // HK)
+        for i in range(S):
+            sc_ = []
+            for j in range(T):
+                v = 0.5 * sum(q[i * C + h * D + d] * full(pk, km, hk, j, d) for d in range(D))
+                v = 10 * math.tanh(v / 10)
+                sc_.append(v if mask[i][j] and j <= i + P else None)
+            live = [v for v in sc_ if v is not None]
+            if not live:
+                continue
+            m = max(live)
+            e = [math.exp(v - m) if v is not None else 0.0 for v in sc_]
+            tot = sum(e)
+            for d in range(D):
+                y[i * C + h * D + d] = sum(e[j] / tot * full(pv, vm, hk, j, d) for j in range(T))
+    pres = [full(pk, km, hk, j, d) for hk in range(HK) for j in range(T) for d in range(D)]
+    mask_init = (b"".join(ivar(1, d) for d in [S, T]) + ivar(2, 9) +
+                 field(9, bytes(mask[i][j] for i in range(S) for j in range(T))) + field(8, "mask"))
+    nodes = [node("RMSNormalization", ["x", "sc"], ["y2"], "rms"),
+             node("RotaryEmbedding", ["y2", "cos", "sin", "pos"], ["y3"], "rot", num_heads=H),
+             node("MatMul", ["y2", "wk"], ["k"], "k"), node("MatMul", ["y2", "wv"], ["v"], "v"),
+             node("Attention", ["y3", "k", "v", "mask", "pk", "pv"], ["y1", "y4"], "att", q_num_heads=H, kv_num_heads=HK,
+                  is_causal=1, softcap=10.0)]
+    inits = [initializer("sc", [C], sc), initializer("wk", [C, HK * D], wk), initializer("wv", [C, HK * D], wv),
+             initializer("pk", [1, HK, P, D], pk), initializer("pv", [1, HK, P, D], pv),
+             initializer("cos", [8, 2], cos_c), initializer("sin", [8, 2], sin_c), int_init("pos", pos, [1, S]), mask_init]
+    open(out + "/attention23.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, S, C])],
+                                                      [value_info("y1", [1, S, C]), value_info("y2", [1, S, C]),
+                                                       value_info("y3", [1, S, C]), value_info("y4", [1, HK, T, D])], opset=23))
+    npy(out + "/attention23_x.npy", "<f4", (1, S, C), struct.pack("<%df" % len(x), *x))
+    for name, vals, shape in (("y1", y, (1, S, C)), ("y2", n, (1, S, C)), ("y3", q, (1, S, C)), ("y4", pres, (1, HK, T, D))):
+        npy(out + "/attention23_%s.npy" % name, "<f4", shape, struct.pack("<%df" % len(vals), *vals))
+
 def se_mean(out):
     """A squeeze-excitation's mean: ReduceMean over H and W of a Conv's output (channels
     last inside), keepdims 1 then Mul back onto it (y1), and keepdims 0 (y2, [N, C]):
@@ -2006,6 +2076,7 @@ def main(out):
     convtr2d(out)
     atrous(out)
     se_mean(out)
+    attention23(out)
     convtr3d(out)
     cnn(out)
     block(out)
