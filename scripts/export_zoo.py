@@ -2,7 +2,10 @@
 """export_zoo.py — models beyond classification to ONNX, as users export them today
 (torch.onnx.export with dynamo=True, opset 18), with onnxruntime's result on a seeded input.
 
-    /work/torchenv/bin/python scripts/export_zoo.py OUTDIR [MODEL ...]
+    /work/torchenv/bin/python scripts/export_zoo.py [--opset N] OUTDIR [MODEL ...]
+
+(--opset 23: PyTorch writes scaled_dot_product_attention as ONNX's Attention, its RMSNorm as
+RMSNormalization.)
 
 For each MODEL (default: all of ZOO) writes OUTDIR/MODEL.onnx (random weights from
 torch.manual_seed(0): torchvision's and transformers' own initialization, small
@@ -179,7 +182,7 @@ ZOO = {
 }
 
 
-def export(name, outdir):
+def export(name, outdir, opset):
     import numpy as np
     import onnxruntime as ort
     import torch
@@ -189,7 +192,7 @@ def export(name, outdir):
     model.eval()
     path = os.path.join(outdir, name + ".onnx")
     with torch.no_grad():
-        torch.onnx.export(model, tuple(inputs), path, opset_version=18, dynamo=True)
+        torch.onnx.export(model, tuple(inputs), path, opset_version=opset, dynamo=True)
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
@@ -205,9 +208,13 @@ def main():
     if len(sys.argv) < 2:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    outdir = sys.argv[1]
+    args = sys.argv[1:]
+    opset = 18
+    if args[0] == "--opset" and len(args) > 2:  # 23: scaled_dot_product_attention as ONNX's Attention
+        opset, args = int(args[1]), args[2:]
+    outdir = args[0]
     os.makedirs(outdir, exist_ok=True)
-    names = sys.argv[2:] or list(ZOO)
+    names = args[1:] or list(ZOO)
     unknown = [n for n in names if n not in ZOO]
     if unknown:
         print(f"export_zoo.py: unknown model {unknown[0]} (one of {', '.join(ZOO)})", file=sys.stderr)
@@ -217,7 +224,7 @@ def main():
     failed = 0
     for n in names:
         try:
-            export(n, outdir)
+            export(n, outdir, opset)
         except Exception as e:  # an exporter's failure: report it and go on with the others
             print(f"{n}: export failed: {str(e).splitlines()[0][:200]}", file=sys.stderr)
             failed += 1

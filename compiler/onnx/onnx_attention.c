@@ -153,11 +153,20 @@ static bool op_attention(Imp *I) {
   /* the scores */
   char *qat = h.rank == 4 ? "Q[b, h, i, d]" : xprintf("Q[b, i, h * %lld + d]", (long long)h.d);
   char *kty = xprintf("f32[%lld, %lld, %lld, %lld]", (long long)h.b, (long long)h.hkv, (long long)h.d, (long long)h.t);
-  const char *s = emit(I, "attention_scores", xprintf("Q: %s, K: %s", imp_ty(q), kty), xprintf("%s, %s", imp_tensor(I, q), kt), dims,
+  /* scaled on the queries (fewer than the scores; the reference scales Q and K by the root
+   * of the scale, the same within rounding), so that nothing but the masks is left between
+   * the scores and their softmax */
+  const char *tq = imp_tensor(I, q);
+  if (scale != 1.0) {
+    char *all = imp_idx("i", h.rank);
+    tq = emit(I, "attention_scale", xprintf("X: %s", imp_ty(q)), tq, imp_dims_text(q->shape, q->ndim),
+              xprintf("  Y[%s] = X[%s] * %s", all, all, imp_flit((float)scale)), xprintf("%s_scaled", q->name));
+  }
+  const char *s = emit(I, "attention_scores", xprintf("Q: %s, K: %s", imp_ty(q), kty), xprintf("%s, %s", tq, kt), dims,
                        xprintf("  Y[b, h, i, j] += %s * K[b, %s, d, j] where d in 0..%lld", qat, kvh, (long long)h.d), xprintf("%s_scores", q->name));
-  /* their scale, cap and mask: -inf where a key is masked (i0..i3: b, h, i, j, as imp_baccess
+  /* their cap and masks: -inf where a key is masked (i0..i3: b, h, i, j, as imp_baccess
    * indexes the mask) */
-  char *x = xprintf("X[i0, i1, i2, i3] * %s", imp_flit((float)scale));
+  char *x = xstrdup("X[i0, i1, i2, i3]");
   if (cap > 0) x = xprintf("%s * tanh(%s / %s)", imp_flit((float)cap), x, imp_flit((float)cap));
   char *params = xprintf("X: f32[%s]", dims), *args = xstrdup(s), *allowed = xstrdup("");
   if (mask) {
@@ -188,12 +197,14 @@ static bool op_attention(Imp *I) {
   if (left >= 0) allowed = xprintf("%s%si2 + %s - i3 <= %lld", allowed, *allowed ? " && " : "", off, (long long)left);
   if (right >= 0) allowed = xprintf("%s%si3 - (i2 + %s) <= %lld", allowed, *allowed ? " && " : "", off, (long long)right);
   if (*allowed) x = xprintf("%s ? %s : %s", allowed, x, NEG_INF);
-  const char *sm = emit(I, "attention_bias", params, args, dims, xprintf("  Y[i0, i1, i2, i3] = %s", x), xprintf("%s_masked", q->name));
+  const char *sm = cap > 0 || mask || *allowed ? emit(I, "attention_bias", params, args, dims, xprintf("  Y[i0, i1, i2, i3] = %s", x),
+                                                      xprintf("%s_masked", q->name))
+                                                 : s;
   Val *qk = NULL;
   if (qk_out) { /* output 3: the scores scaled (0), capped (1), masked (2), or the weights (3) */
     int64_t qs[4] = {h.b, h.hq, h.sq, h.t};
     qk = imp_net_out(I, 3, 4, qs);
-    char *e = xprintf("X[i0, i1, i2, i3] * %s", imp_flit((float)scale));
+    char *e = xstrdup("X[i0, i1, i2, i3]");
     if (mode == 1 && cap > 0) e = xprintf("%s * tanh(%s / %s)", imp_flit((float)cap), e, imp_flit((float)cap));
     if (mode >= 2) e = xstrdup("X[i0, i1, i2, i3]");
     if (mode != 3)

@@ -207,6 +207,9 @@ bool imp_matmul_plan(Imp *I, const Val *a, const Val *b, MatmulPlan *p);
  * (reported), else -1 (onnx_op asks the next). */
 int onnx_nn_op(Imp *I, const char *op);
 int onnx_layout_op(Imp *I, const char *op);
+/* X's index (text over i0..) at each point of X reshaped to SHAPE, within groups of paired
+ * dimensions; NULL when they do not pair up. */
+char *imp_reshape_index(const Val *x, const int64_t *shape, int nd);
 /* Node K of G and the two after it as one channel shuffle of a channels-last value
  * (onnx_layout.c); *SKIP marks the nodes it imported; false: not that form. */
 bool onnx_channel_shuffle(Imp *I, const Onnx__GraphProto *g, int k, bool *skip);

@@ -16,7 +16,7 @@
  * the group's own flat index: a dimension split in several reads X at their row-major
  * combination, several merged into one divide it; no division by a stride outside the
  * group ([197, 1, 2304] -> [197, 1, 3, 768] reads X[i0, 0, i2 * 768 + i3]). */
-static char *reshape_index(const Val *x, const int64_t *shape, int nd) {
+char *imp_reshape_index(const Val *x, const int64_t *shape, int nd) {
   int in[HT_MAX_DIMS], out[HT_MAX_DIMS], ni = 0, no = 0;
   for (int d = 0; d < x->ndim; d++)
     if (x->shape[d] != 1) in[ni++] = d;
@@ -68,7 +68,7 @@ static bool reshape_to(Imp *I, Val *x, const int64_t *shape, int nd) {
   }
   if (nd == x->ndim && !memcmp(shape, x->shape, sizeof(int64_t) * (size_t)nd)) return imp_alias(I, x);
   Val *o = imp_net_out_like(I, 0, nd, shape, x);
-  char *rhs = reshape_index(x, shape, nd);
+  char *rhs = imp_reshape_index(x, shape, nd);
   if (rhs) {
     rhs = xprintf("X[%s]", rhs);
   } else { /* the flat index of the output point, then X's index of the same flat index */

@@ -1096,6 +1096,43 @@ static bool op_rms_norm(Imp *I) {
   return true;
 }
 
+/* GroupNormalization (opset 18; 21: scale and bias per channel, before per group): each
+ * instance's groups of C / G channels normalized over those channels and the spatial axes
+ * together. As the exporters' own decomposition (Reshape, InstanceNormalization, Reshape,
+ * Mul, Add) computes it: the normalization over [N, G, C / G x spatial] rows (a row-wise
+ * kernel, its rows read from X in place), then the scale and bias on X's shape. */
+static bool op_group_norm(Imp *I) {
+  if (!imp_attrs_known(I, "epsilon,num_groups,stash_type") || !imp_one_output(I)) return false;
+  if (imp_attr_i(I, "stash_type", 1) != 1) return imp_unsupported(I, "stash_type %lld (float only)", (long long)imp_attr_i(I, "stash_type", 1));
+  Val *x = imp_float_in(I, 0), *sc = x ? imp_float_in(I, 1) : NULL, *bi = sc ? imp_float_in(I, 2) : NULL;
+  if (!bi) return false;
+  if (x->c) return imp_unsupported(I, "a constant input");
+  int r = x->ndim;
+  if (r < 3) return imp_error(I, "the input has rank %d (N, C and spatial axes)", r);
+  int64_t c = x->shape[1], g = imp_attr_i(I, "num_groups", 0), per = I->opset >= 21 ? c : g;
+  if (g < 1 || c % g) return imp_error(I, "num_groups %lld does not divide %lld channels", (long long)g, (long long)c);
+  if (sc->ndim != 1 || bi->ndim != 1 || sc->shape[0] != per || bi->shape[0] != per)
+    return imp_error(I, "scale and bias must be vectors of %lld values (opset %d: per %s)", (long long)per, I->opset, per == c ? "channel" : "group");
+  int64_t rows[3] = {x->shape[0], g, val_numel(x) / x->shape[0] / g};
+  char *in = imp_reshape_index(x, rows, 3);
+  if (!in) return imp_error(I, "cannot view the input as [%lld, %lld, %lld]", (long long)rows[0], (long long)rows[1], (long long)rows[2]);
+  Val z = {.name = xprintf("%s_groups", x->name), .dtype = OT_FLOAT, .ndim = 3, .shape = {rows[0], rows[1], rows[2]}};
+  bool mask[HT_MAX_DIMS] = {false, false, true};
+  char *body = norm_body(&z, mask, imp_flit((float)imp_attr_f(I, "epsilon", 1e-5)), "");
+  const char *kn = imp_kernel(I, "group_norm", xprintf("(In: %s) -> Y: %s {\n  tensor X: %s\n  X[i0, i1, i2] = In[%s]\n%s\n}", imp_ty(x),
+                                                       imp_ty(&z), imp_ty(&z), in, body));
+  z.tex = imp_name(I, z.name);
+  imp_call(I, z.tex, kn, imp_tensor(I, x));
+  Val *o = imp_net_out(I, 0, r, x->shape);
+  const char *ch = per == c ? "i1" : xprintf("i1 / %lld", (long long)(c / g));
+  const char *ak = imp_kernel(I, "group_affine", xprintf("(Z: %s, Sc: f32[%lld], B: f32[%lld]) -> Y: %s {\n  Y[%s] = Z[%s] * Sc[%s] + B[%s]\n}",
+                                                         imp_ty(&z), (long long)per, (long long)per, imp_ty(o), imp_idx("i", r),
+                                                         imp_reshape_index(&z, x->shape, r), ch, ch));
+  const char *ts = imp_tensor(I, sc), *tb = imp_tensor(I, bi);
+  imp_call(I, o->tex, ak, xprintf("%s, %s, %s", z.tex, ts, tb));
+  return true;
+}
+
 /* InstanceNormalization: each (n, c) normalized over the spatial axes, then scale[c] and
  * bias[c]. */
 static bool op_instance_norm(Imp *I) {
@@ -2031,6 +2068,7 @@ static bool op_topk(Imp *I) {
 int onnx_nn_op(Imp *I, const char *op) {
   if (!strcmp(op, "LayerNormalization")) return op_layer_norm(I);
   if (!strcmp(op, "RMSNormalization")) return op_rms_norm(I);
+  if (!strcmp(op, "GroupNormalization")) return op_group_norm(I);
   if (!strcmp(op, "ArgMax") || !strcmp(op, "ArgMin")) return op_argmax(I, !strcmp(op, "ArgMax"));
   if (!strcmp(op, "TopK")) return op_topk(I);
   if (!strcmp(op, "Conv")) return op_conv(I);
