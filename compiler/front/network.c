@@ -1204,7 +1204,12 @@ Network *net_load(const char *file, const char *name, Define *defs, int ndefs, c
   prune_dead(L.net);
   order_for_fusion(L.net);
   make_groups(L.net);
-  for (int k = 0; rw && rw->attention && k + 2 < L.net->ngroups; k++) merge_attention(L.net, k, rw);
   if (!make_tasks(L.net)) return NULL;
+  bool merged = false; /* among groups that check: a fused kernel that does not is texc's error */
+  for (int k = 0; rw && rw->attention && k + 2 < L.net->ngroups; k++) merged |= merge_attention(L.net, k, rw);
+  if (merged) {
+    L.net->ntasks = 0;
+    if (!make_tasks(L.net)) return NULL;
+  }
   return L.net;
 }

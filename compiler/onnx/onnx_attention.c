@@ -172,6 +172,7 @@ static bool op_attention(Imp *I) {
   if (mask) {
     int64_t ms[4] = {h.b, h.hq, h.sq, tm};
     char *m = imp_baccess("M", mask, ms, 4);
+    if (tm < h.t) m = xprintf("(i3 < %lld ? %s : 0.0)", (long long)tm, m); /* the keys past the mask's */
     params = xprintf("%s, M: %s", params, imp_ty(mask)), args = xprintf("%s, %s", args, imp_tensor(I, mask));
     if (tm < h.t) allowed = xprintf("i3 < %lld", (long long)tm);
     if (bool_mask) allowed = xprintf("%s%s%s != 0.0", allowed, *allowed ? " && " : "", m);
