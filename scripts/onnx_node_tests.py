@@ -4,9 +4,10 @@ their cases in the installed `onnx` package, PyPI) into DIR in libonnx-testdata'
 that tests/suites/onnx.sh runs them: `ONNX_TESTDATA=DIR bash tests/suites/onnx.sh`.
 
 Debian's libonnx-testdata stops at the operators of ONNX 1.14; this is how the operators of
-later opsets (Attention, RMSNormalization, RotaryEmbedding: 23; Swish: 24) are checked
+later opsets (GroupNormalization: 18 and 21; Attention, RMSNormalization, RotaryEmbedding:
+23; Swish: 24) are checked
 against ONNX's reference. Comparison only: `make test` does not need it.
-  /work/torchenv/bin/python scripts/onnx_node_tests.py /tmp/nodes Attention RMSNormalization RotaryEmbedding Swish
+  /work/torchenv/bin/python scripts/onnx_node_tests.py /tmp/nodes Attention RMSNormalization RotaryEmbedding Swish GroupNormalization
 """
 import os
 import shutil

@@ -20,9 +20,9 @@
  *     patch per tile and positions outermost, the channel tiles stay a serial loop inside
  *     the parallel loop of positions (the patch computed once for all of them), and the
  *     anchor is computed at that channel loop.
- * Row-wise kernels of several reductions (softmax, layer norm: rowwise_steps) and pooling
- * over the middle axes (pooled_steps) have their own; other kernels get no steps: the
- * default schedule.
+ * Row-wise kernels of several reductions (softmax, layer norm: rowwise_steps), pooling
+ * over the middle axes (pooled_steps) and attention (attention_steps) have their own; any
+ * other kernel gets its stages at the root, each in parallel (root_steps).
  */
 #include "front/network.h"
 
@@ -950,6 +950,46 @@ static char *transpose_steps(Kernel *k, Op *o) {
   return s;
 }
 
+/* Any other kernel: each stage where the language puts it (at the root, in order), its
+ * leading axes fused until they give every core 4 iterations (or all are fused, but the
+ * last of an elementwise stage that is vectorized) and run in parallel, an elementwise
+ * stage's last axis by vectors where it reads in that order. Every iteration of a stage's data-parallel axes writes its own elements, so
+ * this holds for any stage but a scatter, a scan or an extern call, which stay serial.
+ * (Such kernels ran as the bare loop nest, serial: a mean over the first axis read back at
+ * every element, r3d_18's mean over a clip's depth, height and width, a user's kernel of a
+ * form no default knows.) NULL when no stage gains a step. */
+static char *root_steps(Kernel *k) {
+  const CpuInfo *cpu = target_cpu(NULL);
+  int L = cpu->lanes;
+  char *s = NULL;
+  for (int i = 0; i < k->nops; i++) {
+    Op *p = k->ops[i];
+    if (p->scatter || p->is_scan || p->ext || p->ndim < 1) continue;
+    bool known = true;
+    for (int d = 0; d < p->ndim; d++) known &= extent(p, d) > 0;
+    if (!known) continue;
+    const char *pn = p->name, *lead = xprintf("%s.%s", pn, p->axes[0]->name);
+    int64_t iters = extent(p, 0);
+    int fused = 1;
+    if (!s) s = xstrdup("");
+    /* a reduction's last data axis may join (its reductions stay inside); an elementwise
+     * stage keeps its last for the vectors when it is long enough */
+    bool vec = !p->nred && extent(p, p->ndim - 1) >= L && !reads_across(p->value, p->axes[p->ndim - 1]);
+    while (iters < 4 * (int64_t)cpu->cores && fused < p->ndim - (vec ? 1 : 0)) {
+      const char *f = xprintf("%s_g%d", pn, fused);
+      step(&s, xprintf("%s = fuse(%s, %s.%s)", f, lead, pn, p->axes[fused]->name));
+      iters *= extent(p, fused++);
+      lead = f;
+    }
+    if (iters > 1) step(&s, xprintf("parallel(%s)", lead));
+    if (vec) {
+      step(&s, xprintf("%s_v0, %s_v1 = split(%s.%s, %d)", pn, pn, pn, p->axes[p->ndim - 1]->name, L));
+      step(&s, xprintf("vectorize(%s_v1)", pn));
+    }
+  }
+  return s && *s ? s : NULL;
+}
+
 static char *serial(const char *steps) {
   char *s = xstrdup("");
   for (const char *p = steps; *p;) {
@@ -969,6 +1009,7 @@ bool net_threads_pay(const Kernel *k) {
 
 char *net_default_steps(Kernel *k) {
   char *s = default_steps(k);
+  if (!s) s = root_steps(k);
   return s && !net_threads_pay(k) ? serial(s) : s;
 }
 
