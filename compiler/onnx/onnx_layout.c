@@ -717,15 +717,42 @@ static bool pad_amounts(Imp *I, int r, int64_t *b, int64_t *e, double *value, Va
   return true;
 }
 
+/* Pad of a constant X, folded (output shape OS, B pads before each axis): each point's
+ * source as the kernel below reads it. */
+static bool pad_fold(Imp *I, const Val *x, const int64_t *b, const int64_t *os, double value, bool constant, bool reflect) {
+  int r = x->ndim;
+  Val shape = {.ndim = r};
+  memcpy(shape.shape, os, sizeof(int64_t) * (size_t)r);
+  int64_t n = val_numel(&shape);
+  double *c = imp_vals(n);
+  for (int64_t k = 0; k < n; k++) {
+    int64_t rest = k, src = 0, stride = 1;
+    bool in = true;
+    for (int d = r - 1; d >= 0; d--) {
+      int64_t i = rest % os[d] - b[d], len = x->shape[d];
+      rest /= os[d];
+      if (i < 0 || i >= len) {
+        if (constant) in = false;
+        else if (reflect) i = len - 1 - llabs(len - 1 - llabs(i));
+        else i = i < 0 ? 0 : len - 1; /* edge */
+      }
+      src += i * stride, stride *= len;
+    }
+    c[k] = in ? x->c[src] : value;
+  }
+  imp_const_out(I, 0, x->dtype, r, os, c);
+  return true;
+}
+
 static bool op_pad(Imp *I) {
   if (!imp_attrs_known(I, I->opset < 11 ? "mode,pads,value" : "mode") || !imp_one_output(I)) return false;
   Val *x = imp_float_in(I, 0), *cv;
   if (!x) return false;
-  if (x->c) return imp_unsupported(I, "Pad of a constant");
   int r = x->ndim;
   int64_t b[HT_MAX_DIMS], e[HT_MAX_DIMS];
   double value;
   if (!pad_amounts(I, r, b, e, &value, &cv)) return false;
+  if (x->c && cv) return imp_unsupported(I, "Pad of a constant by a value computed at run time");
   const char *mode = imp_attr_s(I, "mode", "constant");
   bool constant = !strcmp(mode, "constant"), reflect = !strcmp(mode, "reflect"), edge = !strcmp(mode, "edge");
   if (!constant && !reflect && !edge) return imp_unsupported(I, "mode '%s'", mode);
@@ -756,6 +783,7 @@ static bool op_pad(Imp *I) {
     src = xprintf("%s%s%s", src, d ? ", " : "", at);
   }
   if (!imp_shape_ok(I, os, r)) return false;
+  if (x->c) return pad_fold(I, x, b, os, value, constant, reflect);
   Val *o = imp_net_out(I, 0, r, os);
   char *rhs = xprintf("X[%s]", r ? src : "0"), *params = xprintf("X: %s", imp_ty(x)), *args = xstrdup(imp_tensor(I, x));
   if (*cond && cv) {

@@ -1335,12 +1335,29 @@ static bool op_cumsum(Imp *I) {
   if (!imp_attrs_known(I, "exclusive,reverse") || !imp_one_output(I)) return false;
   Val *x = imp_float_in(I, 0), *av = x ? imp_const_in(I, 1, "axis") : NULL;
   if (!av) return false;
-  if (x->c) return imp_unsupported(I, "CumSum of a constant");
   if (val_numel(av) != 1) return imp_error(I, "axis is not a scalar");
   int r = x->ndim, a = imp_axis_of(I, (int64_t)av->c[0], r);
   if (a < 0) return false;
   bool ex = imp_attr_i(I, "exclusive", 0), rev = imp_attr_i(I, "reverse", 0);
   long long n = x->shape[a];
+  if (x->c) { /* folded: the sums in order along the axis (float ones rounded to f32 at each step, as the kernel's) */
+    int64_t inner = 1, total = val_numel(x);
+    for (int d = a + 1; d < r; d++) inner *= x->shape[d];
+    double *c = imp_vals(total);
+    for (int64_t o = 0; o < total / (n * inner); o++)
+      for (int64_t in = 0; in < inner; in++) {
+        double sum = 0;
+        for (int64_t t = 0; t < n; t++) {
+          int64_t at = (o * n + (rev ? n - 1 - t : t)) * inner + in;
+          double v = x->c[at];
+          if (ex) c[at] = sum;
+          sum = x->dtype == OT_FLOAT ? (float)(sum + v) : sum + v;
+          if (!ex) c[at] = sum;
+        }
+      }
+    imp_const_out(I, 0, x->dtype, r, x->shape, c);
+    return true;
+  }
   char *src = xstrdup("");
   for (int d = 0; d < r; d++) src = xprintf("%s%s%s", src, d ? ", " : "", d == a ? "q" : xprintf("i%d", d));
   const char *range = rev ? xprintf("i%d%s..%lld", a, ex ? " + 1" : "", n) : xprintf("0..i%d%s", a, ex ? "" : " + 1");
