@@ -5,9 +5,9 @@ that tests/suites/onnx.sh runs them: `ONNX_TESTDATA=DIR bash tests/suites/onnx.s
 
 Debian's libonnx-testdata stops at the operators of ONNX 1.14; this is how the operators of
 later opsets (GroupNormalization: 18 and 21; Attention, RMSNormalization, RotaryEmbedding:
-23; Swish: 24) are checked
+23; Swish, TensorScatter: 24) are checked
 against ONNX's reference. Comparison only: `make test` does not need it.
-  /work/torchenv/bin/python scripts/onnx_node_tests.py /tmp/nodes Attention RMSNormalization RotaryEmbedding Swish GroupNormalization
+  /work/torchenv/bin/python scripts/onnx_node_tests.py /tmp/nodes Attention RMSNormalization RotaryEmbedding Swish GroupNormalization TensorScatter
 """
 import os
 import shutil

@@ -1,6 +1,7 @@
 /* onnx_attention.c — the transformer operators of opset 23: Attention (scaled dot-product
  * attention: grouped-query heads, 3-D or 4-D inputs, boolean or float masks, causal
- * masking, a key / value cache, a soft cap) and RotaryEmbedding; onnx_attention_op is
+ * masking, a key / value cache, a soft cap), RotaryEmbedding and TensorScatter (24: a cache's
+ * update); onnx_attention_op is
  * their entry from the table (onnx_ops.c's helpers; RMSNormalization is with the other
  * normalizations in onnx_nn.c).
  *
@@ -323,8 +324,54 @@ static bool op_rotary_embedding(Imp *I) {
   return true;
 }
 
+/* TensorScatter (opset 24), a key / value cache's update: the cache with UPDATE written
+ * along `axis` (after the batch) from each batch's write index (write_indices, default 0),
+ * or wrapping around the cache's length (mode circular). As a read, one kernel: each cache
+ * position takes the update's element that lands there, else its own; a linear write index
+ * past the cache writes nothing there (ONNX leaves it undefined). */
+static bool op_tensor_scatter(Imp *I) {
+  if (!imp_attrs_known(I, "axis,mode") || !imp_one_output(I)) return false;
+  Val *pc = imp_float_in(I, 0), *up = pc ? imp_float_in(I, 1) : NULL, *wi = imp_in(I, 2);
+  if (!up) return false;
+  int r = pc->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", -2), r);
+  if (a < 0) return false;
+  if (a == 0) return imp_error(I, "axis 0 is the batch");
+  const char *mode = imp_attr_s(I, "mode", "linear");
+  bool circular = !strcmp(mode, "circular");
+  if (!circular && strcmp(mode, "linear")) return imp_error(I, "mode '%s' (linear or circular)", mode);
+  if (up->ndim != r) return imp_error(I, "the update has rank %d, the cache %d", up->ndim, r);
+  for (int d = 0; d < r; d++)
+    if (d == a ? up->shape[d] > pc->shape[d] : up->shape[d] != pc->shape[d])
+      return imp_error(I, "the update's shape does not fit the cache's along axis %d", d);
+  char *params = xprintf("P: %s, U: %s", imp_ty(pc), imp_ty(up)), *w = xstrdup("0");
+  const char *tp = imp_tensor(I, pc), *tu = imp_tensor(I, up);
+  char *args = xprintf("%s, %s", tp, tu);
+  if (wi) {
+    if (wi->ndim != 1 || wi->shape[0] != pc->shape[0] || (!wi->c && !imp_run_time_int(wi) && !wi->fint))
+      return imp_error(I, "write_indices must be %lld integers", (long long)pc->shape[0]);
+    if (wi->c) {
+      Val *t = xalloc(sizeof *t);
+      *t = (Val){.name = xprintf("%s_f", wi->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {wi->shape[0]}, .c = wi->c};
+      wi = t;
+    }
+    w = wi->c ? xstrdup("i64(W[i0])") : imp_int_at(wi, "W", "i0");
+    params = xprintf("%s, W: %s", params, imp_ty(wi)), args = xprintf("%s, %s", args, wi->c ? imp_tensor(I, wi) : wi->tex);
+  }
+  long long len = (long long)pc->shape[a], n = (long long)up->shape[a];
+  char *sidx = circular ? xprintf("(i%d - %s) %% %lld", a, w, len) : xprintf("i%d - %s", a, w);
+  char *cond = circular ? xprintf("%s < %lld", sidx, n) : xprintf("%s >= 0 && %s < %lld", sidx, sidx, n);
+  char *uat = xstrdup("");
+  for (int d = 0; d < r; d++) uat = xprintf("%s%s%s", uat, d ? ", " : "", d == a ? xprintf("clamp(%s, 0, %lld)", sidx, n - 1) : xprintf("i%d", d));
+  Val *o = imp_net_out(I, 0, r, pc->shape);
+  char *all = imp_idx("i", r);
+  const char *kn = imp_kernel(I, "tensor_scatter", xprintf("(%s) -> Y: %s {\n  Y[%s] = %s ? U[%s] : P[%s]\n}", params, imp_ty(o), all, cond, uat, all));
+  imp_call(I, o->tex, kn, args);
+  return true;
+}
+
 int onnx_attention_op(Imp *I, const char *op) {
   if (!strcmp(op, "Attention")) return op_attention(I);
   if (!strcmp(op, "RotaryEmbedding")) return op_rotary_embedding(I);
+  if (!strcmp(op, "TensorScatter")) return op_tensor_scatter(I);
   return -1;
 }

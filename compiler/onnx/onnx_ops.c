@@ -1098,7 +1098,7 @@ bool onnx_op_known(const char *op) {
       "Scatter", "RNN", "GRU", "LSTM", "IsInf", "Xor", "CastLike", "TopK", "GridSample", "OneHot", "MaxUnpool", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss",
       "HannWindow", "HammingWindow", "BlackmanWindow", "EyeLike", "ReverseSequence", "Compress", "DFT", "STFT",
       "MelWeightMatrix", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv",
-      "Attention", "RotaryEmbedding", "RMSNormalization", "Swish", "GroupNormalization"};
+      "Attention", "RotaryEmbedding", "RMSNormalization", "Swish", "GroupNormalization", "TensorScatter"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
   return false;
@@ -1183,7 +1183,7 @@ static const struct {
     {"LSTM", 1, 7, "LSTM-1 has output_sequence"},
     {"QuantizeLinear", 10, 0, NULL}, {"DequantizeLinear", 10, 0, NULL}, {"DynamicQuantizeLinear", 11, 0, NULL},
     {"MatMulInteger", 10, 0, NULL}, {"ConvInteger", 10, 0, NULL}, {"QLinearMatMul", 10, 0, NULL}, {"QLinearConv", 10, 0, NULL},
-    {"Attention", 23, 0, NULL}, {"RotaryEmbedding", 23, 0, NULL}, {"RMSNormalization", 23, 0, NULL}, {"Swish", 24, 0, NULL}, {"GroupNormalization", 18, 0, NULL},
+    {"Attention", 23, 0, NULL}, {"RotaryEmbedding", 23, 0, NULL}, {"RMSNormalization", 23, 0, NULL}, {"Swish", 24, 0, NULL}, {"GroupNormalization", 18, 0, NULL}, {"TensorScatter", 24, 0, NULL},
 };
 
 /* Does the node's operator mean in this opset what onnx_op reads? false: reported. */
