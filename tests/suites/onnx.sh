@@ -184,6 +184,8 @@ expect_all "atrous Conv = Python reference" "$B/atrous.onnx" --input "$B/atrous_
 expect_all "opset 23: Attention (grouped-query, cache, masks, softcap), RMSNormalization, RotaryEmbedding = Python reference" \
   "$B/attention23.onnx" --input "$B/attention23_x.npy" --expect "$B/attention23_y1.npy" --expect "$B/attention23_y2.npy" \
   --expect "$B/attention23_y3.npy" --expect "$B/attention23_y4.npy"
+expect_all "opset 24: TensorScatter, linear and circular = Python reference" "$B/tensor_scatter.onnx" \
+  --input "$B/tensor_scatter_x.npy" --expect "$B/tensor_scatter_y1.npy" --expect "$B/tensor_scatter_y2.npy"
 expect_all "ReduceMean of NHWC = Python reference" "$B/se_mean.onnx" --input "$B/se_mean_x.npy" --expect "$B/se_mean_y1.npy" \
   --expect "$B/se_mean_y2.npy"
 "$TEXC" import "$B/se_mean.onnx" -o "$tmp/se_mean.tex" >/dev/null 2>&1

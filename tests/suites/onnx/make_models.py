@@ -1050,6 +1050,38 @@ def attention23(out):
     for name, vals, shape in (("y1", y, (1, S, C)), ("y2", n, (1, S, C)), ("y3", q, (1, S, C)), ("y4", pres, (1, HK, T, D))):
         npy(out + "/attention23_%s.npy" % name, "<f4", shape, struct.pack("<%df" % len(vals), *vals))
 
+
+def tensor_scatter(out):
+    """TensorScatter (opset 24): a cache [2, 3, 5, 2] updated along axis 2 by [2, 3, 3, 2] from
+    write indices 1 and 4, linear (y1: batch 1 writes up to the end) and circular (y2: batch
+    1 wraps to positions 4, 0, 1); the results here."""
+    B, H, L, D, N = 2, 3, 5, 2, 3
+    past = rand(B * H * L * D, 171, 1.0)
+    upd = rand(B * H * N * D, 172, 1.0)
+    w = [1, 4]
+    def scatter(circular, wv):
+        y = list(past)
+        for b in range(B):
+            for h in range(H):
+                for s in range(N):
+                    p = wv[b] + s
+                    if circular:
+                        p %= L
+                    if p >= L:
+                        continue
+                    for d in range(D):
+                        y[((b * H + h) * L + p) * D + d] = upd[((b * H + h) * N + s) * D + d]
+        return y
+    y1, y2 = scatter(False, [1, 2]), scatter(True, w)
+    nodes = [node("TensorScatter", ["x", "u", "w1"], ["y1"], "lin", axis=2),
+             node("TensorScatter", ["x", "u", "w2"], ["y2"], "circ", axis=-2, mode="circular")]
+    inits = [initializer("u", [B, H, N, D], upd), int_init("w1", [1, 2]), int_init("w2", w)]
+    open(out + "/tensor_scatter.onnx", "wb").write(model(nodes, inits, [value_info("x", [B, H, L, D])],
+                                                         [value_info("y1", [B, H, L, D]), value_info("y2", [B, H, L, D])], opset=24))
+    npy(out + "/tensor_scatter_x.npy", "<f4", (B, H, L, D), struct.pack("<%df" % len(past), *past))
+    npy(out + "/tensor_scatter_y1.npy", "<f4", (B, H, L, D), struct.pack("<%df" % len(y1), *y1))
+    npy(out + "/tensor_scatter_y2.npy", "<f4", (B, H, L, D), struct.pack("<%df" % len(y2), *y2))
+
 def se_mean(out):
     """A squeeze-excitation's mean: ReduceMean over H and W of a Conv's output (channels
     last inside), keepdims 1 then Mul back onto it (y1), and keepdims 0 (y2, [N, C]):
@@ -2077,6 +2109,7 @@ def main(out):
     atrous(out)
     se_mean(out)
     attention23(out)
+    tensor_scatter(out)
     convtr3d(out)
     cnn(out)
     block(out)
