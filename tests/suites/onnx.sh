@@ -186,6 +186,9 @@ expect_all "opset 23: Attention (grouped-query, cache, masks, softcap), RMSNorma
   --expect "$B/attention23_y3.npy" --expect "$B/attention23_y4.npy"
 expect_all "opset 24: TensorScatter, linear and circular = Python reference" "$B/tensor_scatter.onnx" \
   --input "$B/tensor_scatter_x.npy" --expect "$B/tensor_scatter_y1.npy" --expect "$B/tensor_scatter_y2.npy"
+expect_all "opset 24: a decoder step with a static cache (TensorScatter, Attention with nonpad_kv_seqlen and causal) = Python reference" \
+  "$B/decoder_step.onnx" --input "$B/decoder_step_x.npy" --input "$B/decoder_step_pos.npy" --expect "$B/decoder_step_y1.npy" \
+  --expect "$B/decoder_step_y2.npy"
 expect_all "ReduceMean of NHWC = Python reference" "$B/se_mean.onnx" --input "$B/se_mean_x.npy" --expect "$B/se_mean_y1.npy" \
   --expect "$B/se_mean_y2.npy"
 "$TEXC" import "$B/se_mean.onnx" -o "$tmp/se_mean.tex" >/dev/null 2>&1

@@ -1082,6 +1082,47 @@ def tensor_scatter(out):
     npy(out + "/tensor_scatter_y1.npy", "<f4", (B, H, L, D), struct.pack("<%df" % len(y1), *y1))
     npy(out + "/tensor_scatter_y2.npy", "<f4", (B, H, L, D), struct.pack("<%df" % len(y2), *y2))
 
+
+def decoder_step(out):
+    """A decoder's step with a static key / value cache (opset 24), as a fixed-shape library
+    runs it per token: the token's keys and values written into [1, 2, 6, 4] caches at
+    position `pos` (TensorScatter), then Attention over the cache with nonpad_kv_seqlen =
+    pos + 1 and causal masking (its frontier pos). pos = 3 (given as a file: an int64 input);
+    the caches hold three earlier positions and stale values after them (y1: [1, 2, 1, 4],
+    y2: the new key cache); the results here."""
+    C, H, D, L, pos = 8, 2, 4, 6, 3
+    x = rand(C, 181, 1.0)
+    wk, wv, wq = rand(C * H * D, 182, 0.5), rand(C * H * D, 183, 0.5), rand(C * H * D, 184, 0.5)
+    kc, vc = rand(H * L * D, 185, 1.0), rand(H * L * D, 186, 1.0)
+    proj = lambda w: [sum(x[c] * w[c * H * D + o] for c in range(C)) for o in range(H * D)]
+    k, v, q = proj(wk), proj(wv), proj(wq)
+    kn, vn = list(kc), list(vc)
+    for h in range(H):
+        for d in range(D):
+            kn[(h * L + pos) * D + d], vn[(h * L + pos) * D + d] = k[h * D + d], v[h * D + d]
+    import math
+    y = []
+    for h in range(H):
+        sc = [sum(q[h * D + d] * kn[(h * L + j) * D + d] for d in range(D)) / math.sqrt(D) for j in range(pos + 1)]
+        m = max(sc)
+        e = [math.exp(t - m) for t in sc]
+        y += [sum(e[j] / sum(e) * vn[(h * L + j) * D + d] for j in range(pos + 1)) for d in range(D)]
+    nodes = [node("MatMul", ["x", "wk"], ["k"], "k"), node("MatMul", ["x", "wv"], ["v"], "v"), node("MatMul", ["x", "wq"], ["q"], "q"),
+             node("Reshape", ["k", "s4"], ["kr"], "kr"), node("Transpose", ["kr"], ["k4"], "kt", perm=[0, 2, 1, 3]),
+             node("Reshape", ["v", "s4"], ["vr"], "vr"), node("Transpose", ["vr"], ["v4"], "vt", perm=[0, 2, 1, 3]),
+             node("Reshape", ["q", "s4"], ["qr"], "qr"), node("Transpose", ["qr"], ["q4"], "qt", perm=[0, 2, 1, 3]),
+             node("TensorScatter", ["kc", "k4", "pos"], ["y2"], "kw", axis=2), node("TensorScatter", ["vc", "v4", "pos"], ["vw"], "vw", axis=2),
+             node("Add", ["pos", "one"], ["n"], "n"),
+             node("Attention", ["q4", "y2", "vw", "", "", "", "n"], ["y1"], "att", is_causal=1)]
+    inits = [initializer("wk", [C, H * D], wk), initializer("wv", [C, H * D], wv), initializer("wq", [C, H * D], wq),
+             initializer("kc", [1, H, L, D], kc), initializer("vc", [1, H, L, D], vc), int_init("s4", [1, 1, H, D]), int_init("one", [1])]
+    open(out + "/decoder_step.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, 1, C]), value_info("pos", [1], 7)],
+                                                       [value_info("y1", [1, H, 1, D]), value_info("y2", [1, H, L, D])], opset=24))
+    npy(out + "/decoder_step_x.npy", "<f4", (1, 1, C), struct.pack("<%df" % C, *x))
+    npy(out + "/decoder_step_pos.npy", "<i8", (1,), struct.pack("<q", pos))
+    npy(out + "/decoder_step_y1.npy", "<f4", (1, H, 1, D), struct.pack("<%df" % len(y), *y))
+    npy(out + "/decoder_step_y2.npy", "<f4", (1, H, L, D), struct.pack("<%df" % len(kn), *kn))
+
 def se_mean(out):
     """A squeeze-excitation's mean: ReduceMean over H and W of a Conv's output (channels
     last inside), keepdims 1 then Mul back onto it (y1), and keepdims 0 (y2, [N, C]):
@@ -2110,6 +2151,7 @@ def main(out):
     se_mean(out)
     attention23(out)
     tensor_scatter(out)
+    decoder_step(out)
     convtr3d(out)
     cnn(out)
     block(out)
