@@ -509,6 +509,23 @@ static char *winograd_product_steps(Kernel *k) {
   return s;
 }
 
+/* Steps: statistic PN (a sum, max or min over its reduction axis R) L lanes at a time:
+ * `PN_rf` accumulates L partial results over the axis in steps of L, PN combines them; the
+ * partial results computed at loop AT (NULL: at the root). */
+static void statistic_steps(char **s, const char *pn, const char *r, int L, const char *at) {
+  step(s, xprintf("%s_ko, %s_kv = split(%s.%s, %d)", pn, pn, pn, r, L));
+  step(s, xprintf("%s_rf = rfactor(%s, %s_kv)", pn, pn, pn));
+  if (at) step(s, xprintf("compute_at(%s_rf, %s)", pn, at));
+  step(s, xprintf("reorder(%s_rf.%s_ko, %s_rf.%s_kv)", pn, pn, pn, pn));
+  step(s, xprintf("vectorize(%s_rf.%s_kv)", pn, pn));
+}
+
+/* Steps: axis AX of stage PN by vectors of L lanes (PN_v0 outside, PN_v1 vectorized). */
+static void vector_steps(char **s, const char *pn, const char *ax, int L) {
+  step(s, xprintf("%s_v0, %s_v1 = split(%s.%s, %d)", pn, pn, pn, ax, L));
+  step(s, xprintf("vectorize(%s_v1)", pn));
+}
+
 /* Can the statistic P (a reduction over the row) be computed L lanes at a time: one
  * reduction axis of constant extent at least L, a sum, max or min that rfactor splits
  * (no `where` over the indices, no update definition)? */
@@ -552,29 +569,16 @@ static char *rowwise_steps(Kernel *k, Op *o) {
   }
   step(&s, xprintf("parallel(%s)", row));
   bool vec = extent(o, d - 1) >= L;
-  if (vec) {
-    step(&s, xprintf("%s_v0, %s_v1 = split(%s.%s, %d)", on, on, on, o->axes[d - 1]->name, L));
-    step(&s, xprintf("vectorize(%s_v1)", on));
-  }
+  if (vec) vector_steps(&s, on, o->axes[d - 1]->name, L);
   for (int i = 0; i < k->nops; i++) {
     Op *p = k->ops[i];
     if (p == o) continue;
-    if (vec && statistic_lanes(p, L)) {
-      /* the row's statistic by vectors: L partial results (a sum's or a max's lanes) over
-       * the row in steps of L, then the L lanes combined (vit's softmax of 12 x 197 x 197:
-       * 0.28 -> 0.12 ms, its max and sum had been serial scalar chains) */
-      const char *pn = p->name, *r = p->raxes[0]->name;
-      step(&s, xprintf("%s_ko, %s_kv = split(%s.%s, %d)", pn, pn, pn, r, L));
-      step(&s, xprintf("%s_rf = rfactor(%s, %s_kv)", pn, pn, pn));
-      step(&s, xprintf("compute_at(%s_rf, %s, %s)", pn, on, row));
-      step(&s, xprintf("reorder(%s_rf.%s_ko, %s_rf.%s_kv)", pn, pn, pn, pn));
-      step(&s, xprintf("vectorize(%s_rf.%s_kv)", pn, pn));
-    }
+    /* the row's statistic by vectors: L partial results (a sum's or a max's lanes) over the
+     * row in steps of L, then the L lanes combined (vit's softmax of 12 x 197 x 197: 0.28 ->
+     * 0.12 ms, its max and sum had been serial scalar chains) */
+    if (vec && statistic_lanes(p, L)) statistic_steps(&s, p->name, p->raxes[0]->name, L, xprintf("%s, %s", on, row));
     step(&s, xprintf("compute_at(%s, %s, %s)", p->name, on, row));
-    if (vec && p->ndim == d) {
-      step(&s, xprintf("%s_v0, %s_v1 = split(%s.%s, %d)", p->name, p->name, p->name, p->axes[d - 1]->name, L));
-      step(&s, xprintf("vectorize(%s_v1)", p->name));
-    }
+    if (vec && p->ndim == d) vector_steps(&s, p->name, p->axes[d - 1]->name, L);
   }
   return s;
 }
@@ -682,10 +686,7 @@ static char *attention_steps(Kernel *k, Op *o) {
     par = xprintf("%s_p", on);
   }
   step(&st, xprintf("parallel(%s)", par));
-  if (e >= L) {
-    step(&st, xprintf("%s_v0, %s_v1 = split(%s.%s, %d)", on, on, on, o->axes[d - 1]->name, L));
-    step(&st, xprintf("vectorize(%s_v1)", on));
-  }
+  if (e >= L) vector_steps(&st, on, o->axes[d - 1]->name, L);
   /* a register tile of ROWS rows by one or two vectors of stage P (its last axis C, its
    * reduction K), the reduction outside the rows */
   const Op *tiles[2] = {o, s};
@@ -712,18 +713,12 @@ static char *attention_steps(Kernel *k, Op *o) {
     Op *p = k->ops[i];
     if (p == o || p == s) continue;
     const char *pn = p->name;
-    if (p->ndim == r && m >= L && statistic_lanes(p, L)) {
-      step(&st, xprintf("%s_ko, %s_kv = split(%s.%s, %d)", pn, pn, pn, p->raxes[0]->name, L));
-      step(&st, xprintf("%s_rf = rfactor(%s, %s_kv)", pn, pn, pn));
-      step(&st, xprintf("compute_at(%s_rf, %s, %s.%s)", pn, pn, pn, p->axes[r - 1]->name));
-      step(&st, xprintf("reorder(%s_rf.%s_ko, %s_rf.%s_kv)", pn, pn, pn, pn));
-      step(&st, xprintf("vectorize(%s_rf.%s_kv)", pn, pn));
-    }
+    /* a statistic's partial results computed per row (at the block, its buffer's lanes would
+     * lie a row apart: gathers) */
+    if (p->ndim == r && m >= L && statistic_lanes(p, L))
+      statistic_steps(&st, pn, p->raxes[0]->name, L, xprintf("%s, %s.%s", pn, pn, p->axes[r - 1]->name));
     step(&st, xprintf("compute_at(%s, %s, %s)", pn, on, par));
-    if (p->ndim == d && m >= L) {
-      step(&st, xprintf("%s_v0, %s_v1 = split(%s.%s, %d)", pn, pn, pn, p->axes[d - 1]->name, L));
-      step(&st, xprintf("vectorize(%s_v1)", pn));
-    }
+    if (p->ndim == d && m >= L) vector_steps(&st, pn, p->axes[d - 1]->name, L);
   }
   return st;
 }
@@ -874,10 +869,7 @@ static char *totals_steps(Kernel *k) {
     if (!folds_tensor(p, L)) continue;
     const char *pn = p->name, *r = p->raxes[p->nred - 1]->name;
     if (!s) s = xstrdup("");
-    step(&s, xprintf("%s_ko, %s_kv = split(%s.%s, %d)", pn, pn, pn, r, L));
-    step(&s, xprintf("%s_rf = rfactor(%s, %s_kv)", pn, pn, pn));
-    step(&s, xprintf("reorder(%s_rf.%s_ko, %s_rf.%s_kv)", pn, pn, pn, pn));
-    step(&s, xprintf("vectorize(%s_rf.%s_kv)", pn, pn));
+    statistic_steps(&s, pn, r, L, NULL);
   }
   return s;
 }
@@ -953,15 +945,16 @@ static char *transpose_steps(Kernel *k, Op *o) {
 /* Any other kernel: each stage where the language puts it (at the root, in order), its
  * leading axes fused until they give every core 4 iterations (or all are fused, but the
  * last of an elementwise stage that is vectorized) and run in parallel, an elementwise
- * stage's last axis by vectors where it reads in that order. Every iteration of a stage's data-parallel axes writes its own elements, so
- * this holds for any stage but a scatter, a scan or an extern call, which stay serial.
+ * stage's last axis by vectors where it reads in that order. Every iteration of a stage's
+ * data-parallel axes writes its own elements, so this holds for any stage but a scatter, a
+ * scan or an extern call, which stay serial.
  * (Such kernels ran as the bare loop nest, serial: a mean over the first axis read back at
  * every element, r3d_18's mean over a clip's depth, height and width, a user's kernel of a
  * form no default knows.) NULL when no stage gains a step. */
 static char *root_steps(Kernel *k) {
   const CpuInfo *cpu = target_cpu(NULL);
   int L = cpu->lanes;
-  char *s = NULL;
+  char *s = xstrdup("");
   for (int i = 0; i < k->nops; i++) {
     Op *p = k->ops[i];
     if (p->scatter || p->is_scan || p->ext || p->ndim < 1) continue;
@@ -971,7 +964,6 @@ static char *root_steps(Kernel *k) {
     const char *pn = p->name, *lead = xprintf("%s.%s", pn, p->axes[0]->name);
     int64_t iters = extent(p, 0);
     int fused = 1;
-    if (!s) s = xstrdup("");
     /* a reduction's last data axis may join (its reductions stay inside); an elementwise
      * stage keeps its last for the vectors when it is long enough */
     bool vec = !p->nred && extent(p, p->ndim - 1) >= L && !reads_across(p->value, p->axes[p->ndim - 1]);
@@ -982,12 +974,9 @@ static char *root_steps(Kernel *k) {
       lead = f;
     }
     if (iters > 1) step(&s, xprintf("parallel(%s)", lead));
-    if (vec) {
-      step(&s, xprintf("%s_v0, %s_v1 = split(%s.%s, %d)", pn, pn, pn, p->axes[p->ndim - 1]->name, L));
-      step(&s, xprintf("vectorize(%s_v1)", pn));
-    }
+    if (vec) vector_steps(&s, pn, p->axes[p->ndim - 1]->name, L);
   }
-  return s && *s ? s : NULL;
+  return *s ? s : NULL;
 }
 
 static char *serial(const char *steps) {

@@ -898,8 +898,8 @@ static bool merge_attention(Network *n, int k, const NetRewrites *rw) {
   for (int i = 0; i < 3; i++)
     if (g[i]->folded) return false;
   for (int i = 0; i < 2; i++) {
-    const NetTensor *t = g[i]->out;
-    if (t->nuses != 1 || net_output_index(n, t) >= 0 || input_index(g[i + 1], (NetTensor *)t) < 0) return false;
+    NetTensor *t = g[i]->out;
+    if (t->nuses != 1 || net_output_index(n, t) >= 0 || input_index(g[i + 1], t) < 0) return false;
   }
   if (!same_shape(g[0]->out, g[1]->out)) return false;
   NetGroup *m = xalloc(sizeof *m);
@@ -915,7 +915,8 @@ static bool merge_attention(Network *n, int k, const NetRewrites *rw) {
   group_inputs(n, k);
   Program *p = check_program(group_ast(n, m), NULL, 0);
   if (!p || p->nkernels != 1) die("network: the fused kernel of %s does not check", m->name);
-  if (!rw->attention(p->kernels[0])) {
+  m->kernel = p->kernels[0];
+  if (!rw->attention(m->kernel)) {
     g[0] = keep;
     for (int i = 1; i < 3; i++)
       for (int j = 0; j < g[i]->nnodes; j++) n->nodes[g[i]->nodes[j]]->group = k + i;
@@ -936,12 +937,14 @@ static bool make_tasks(Network *n) {
     int k = j % n->ngroups;
     NetGroup *g = n->groups[k];
     if (g->folded != (j >= n->ngroups)) continue;
-    Program *p = check_program(group_ast(n, g), NULL, 0);
-    if (!p || p->nkernels != 1) {
-      diag_note(n->nodes[g->nodes[0]]->loc, "in the kernel of the call(s) fused here");
-      return false;
+    if (!g->kernel) { /* checked once: a second pass (after merge_attention) keeps each kernel */
+      Program *p = check_program(group_ast(n, g), NULL, 0);
+      if (!p || p->nkernels != 1) {
+        diag_note(n->nodes[g->nodes[0]]->loc, "in the kernel of the call(s) fused here");
+        return false;
+      }
+      g->kernel = p->kernels[0];
     }
-    g->kernel = p->kernels[0];
     g->key = kernel_workload_key(g->kernel);
     g->task = -1;
     for (int t = 0; t < n->ntasks; t++)
@@ -1207,7 +1210,7 @@ Network *net_load(const char *file, const char *name, Define *defs, int ndefs, c
   if (!make_tasks(L.net)) return NULL;
   bool merged = false; /* among groups that check: a fused kernel that does not is texc's error */
   for (int k = 0; rw && rw->attention && k + 2 < L.net->ngroups; k++) merged |= merge_attention(L.net, k, rw);
-  if (merged) {
+  if (merged) { /* the tasks again, of the kernels already checked */
     L.net->ntasks = 0;
     if (!make_tasks(L.net)) return NULL;
   }
