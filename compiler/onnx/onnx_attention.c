@@ -28,6 +28,14 @@ static const char *emit(Imp *I, const char *base, const char *params, const char
   return t;
 }
 
+/* Integer input V (a constant, made an f32 weight, or run-time integers held either way) as
+ * kernel parameter NAME, appended to *PARAMS and *ARGS; the i64 text of its read at IDX. */
+static char *int_param(Imp *I, Val *v, const char *name, const char *idx, char **params, char **args) {
+  *params = xprintf("%s, %s: %s", *params, name, imp_ty(v));
+  *args = xprintf("%s, %s", *args, imp_tensor(I, v));
+  return v->c ? xprintf("i64(%s[%s])", name, idx) : imp_int_at(v, name, idx);
+}
+
 /* The heads, lengths and sizes of an Attention node's inputs. */
 typedef struct {
   int rank;          /* 3: [B, S, H x D]; 4: [B, H, S, D] */
@@ -78,9 +86,8 @@ static bool attention_heads(Imp *I, const Val *q, const Val *k, const Val *v, co
 /* Keys or values with the cache before them, [B, Hkv, T, HD] (TRANSPOSE: keys as [B, Hkv,
  * HD, T]) from X (rank R) and PAST (NULL: none): the tensor, named after HINT. */
 static const char *cache_cat(Imp *I, Val *x, Val *past, const Heads *h, int64_t hd, bool transpose, const char *hint) {
-  const char *j = "j";
   char *src = h->past ? xprintf("j < %lld ? P[b, h, j, e] : %s", (long long)h->past, at4("X", h->rank, hd, "b", "h", xprintf("j - %lld", (long long)h->past), "e"))
-                      : at4("X", h->rank, hd, "b", "h", j, "e");
+                      : at4("X", h->rank, hd, "b", "h", "j", "e");
   char *params = xprintf("X: %s", imp_ty(x)), *args = xstrdup(imp_tensor(I, x));
   if (past) params = xprintf("%s, P: %s", params, imp_ty(past)), args = xprintf("%s, %s", args, imp_tensor(I, past));
   char *out = transpose ? xprintf("%lld, %lld, %lld, %lld", (long long)h->b, (long long)h->hkv, (long long)hd, (long long)h->t)
@@ -144,7 +151,7 @@ static bool op_attention(Imp *I) {
     if (I->node->n_output <= (size_t)o || !*I->node->output[o]) continue;
     int64_t os[4] = {h.b, h.hkv, h.t, o == 1 ? h.d : h.dv};
     Val *pres = imp_net_out(I, o, 4, os);
-    const char *src = o == 1 ? xprintf("X[b, h, e, j]") : "X[b, h, j, e]";
+    const char *src = o == 1 ? "X[b, h, e, j]" : "X[b, h, j, e]";
     const char *kn = imp_kernel(I, "attention_present", xprintf("(X: f32[%s]) -> Y: %s {\n  Y[b, h, j, e] = %s\n}",
                                                                 o == 1 ? xprintf("%lld, %lld, %lld, %lld", (long long)h.b, (long long)h.hkv, (long long)h.d, (long long)h.t)
                                                                        : xprintf("%lld, %lld, %lld, %lld", (long long)h.b, (long long)h.hkv, (long long)h.t, (long long)h.dv),
@@ -183,13 +190,7 @@ static bool op_attention(Imp *I) {
   char *off = xprintf("%lld", (long long)h.past);
   if (np) {
     if (np->shape[0] != h.b) return imp_error(I, "nonpad_kv_seqlen has %lld values for %lld batches", (long long)np->shape[0], (long long)h.b);
-    if (np->c) {
-      Val *t = xalloc(sizeof *t);
-      *t = (Val){.name = xprintf("%s_f", np->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {h.b}, .c = np->c};
-      np = t;
-    }
-    char *n = np->c ? xstrdup("i64(NP[i0])") : imp_int_at(np, "NP", "i0");
-    params = xprintf("%s, NP: %s", params, imp_ty(np)), args = xprintf("%s, %s", args, np->c ? imp_tensor(I, np) : np->tex);
+    char *n = int_param(I, np, "NP", "i0", &params, &args);
     allowed = xprintf("%s%si3 < %s", allowed, *allowed ? " && " : "", n);
     off = xprintf("(%s - %lld)", n, (long long)h.sq);
   }
@@ -284,14 +285,7 @@ static bool op_rotary_embedding(Imp *I) {
       for (int64_t i = 0; i < b * s; i++)
         if (pos->c[i] < 0 || pos->c[i] >= (double)np) return imp_error(I, "position %.0f outside the caches' %lld", pos->c[i], (long long)np);
     /* run-time positions clamped into the caches (no read leaves them) */
-    char *pe = pos->c ? xstrdup("i32(Pos[b, s])") : imp_int_at(pos, "Pos", "b, s");
-    row = xprintf("clamp(%s, 0, %lld)", pe, (long long)np - 1);
-    if (pos->c) {
-      Val *t = xalloc(sizeof *t);
-      *t = (Val){.name = xprintf("%s_f", pos->name), .dtype = OT_FLOAT, .ndim = 2, .shape = {b, s}, .c = pos->c};
-      pos = t;
-    }
-    params = xprintf("%s, Pos: %s", params, imp_ty(pos)), args = xprintf("%s, %s", args, pos->c ? imp_tensor(I, pos) : pos->tex);
+    row = xprintf("clamp(%s, 0, %lld)", int_param(I, pos, "Pos", "b, s", &params, &args), (long long)np - 1);
   } else {
     if (cs->ndim != 3 || cs->shape[0] != b || cs->shape[1] != s)
       return imp_error(I, "without position_ids the caches must be [%lld, %lld, %lld]", (long long)b, (long long)s, (long long)half);
@@ -299,7 +293,6 @@ static bool op_rotary_embedding(Imp *I) {
   }
   /* X's element at channel C of head h, position s; the caches at pair K */
   char *xa = r == 4 ? "X[b, h, s, %s]" : xprintf("X[b, s, h * %lld + %%s]", (long long)hd);
-  const char *lhs = r == 4 ? "Y[b, h, s, c]" : xprintf("Y[b, s, hc]");
   char *cat, *sat, *k, *x1, *x2, *first;
   if (row) cat = xprintf("C[%s, %%s]", row), sat = xprintf("Sn[%s, %%s]", row);
   else cat = xstrdup("C[b, s, %s]"), sat = xstrdup("Sn[b, s, %s]");
@@ -315,7 +308,7 @@ static bool op_rotary_embedding(Imp *I) {
   char *ck = xprintf(cat, k), *sk = xprintf(sat, k);
   char *v1 = xprintf(xa, x1), *v2 = xprintf(xa, x2), *self = xprintf(xa, "c");
   char *e = xprintf("c < %lld ? (%s ? %s * %s - %s * %s : %s * %s + %s * %s) : %s", (long long)rd, first, ck, v1, sk, v2, sk, v1, ck, v2, self);
-  char *body = r == 4 ? xprintf("  %s = %s", lhs, e)
+  char *body = r == 4 ? xprintf("  Y[b, h, s, c] = %s", e)
                       : xprintf("  tensor R: f32[%lld, %lld, %lld, %lld]\n  R[b, s, h, c] = %s\n  Y[b, s, hc] = R[b, s, hc / %lld, hc %% %lld]",
                                 (long long)b, (long long)s, (long long)nh, (long long)hd, e, (long long)hd, (long long)hd);
   Val *o = imp_net_out(I, 0, r, x->shape);
@@ -349,13 +342,7 @@ static bool op_tensor_scatter(Imp *I) {
   if (wi) {
     if (wi->ndim != 1 || wi->shape[0] != pc->shape[0] || (!wi->c && !imp_run_time_int(wi) && !wi->fint))
       return imp_error(I, "write_indices must be %lld integers", (long long)pc->shape[0]);
-    if (wi->c) {
-      Val *t = xalloc(sizeof *t);
-      *t = (Val){.name = xprintf("%s_f", wi->name), .dtype = OT_FLOAT, .ndim = 1, .shape = {wi->shape[0]}, .c = wi->c};
-      wi = t;
-    }
-    w = wi->c ? xstrdup("i64(W[i0])") : imp_int_at(wi, "W", "i0");
-    params = xprintf("%s, W: %s", params, imp_ty(wi)), args = xprintf("%s, %s", args, wi->c ? imp_tensor(I, wi) : wi->tex);
+    w = int_param(I, wi, "W", "i0", &params, &args);
   }
   long long len = (long long)pc->shape[a], n = (long long)up->shape[a];
   char *sidx = circular ? xprintf("(i%d - %s) %% %lld", a, w, len) : xprintf("i%d - %s", a, w);
