@@ -221,10 +221,11 @@ static void c_gpu_plans(FILE *f, const RtGpuFunc *plans, int nfuncs) {
   fprintf(f, "};\n");
 }
 
-/* The C type of a tensor's elements: float, int32_t, int64_t, int8_t, or uint8_t for u8 and
- * bool (0 or 1). */
+/* The C type of a tensor's elements: float, double, uint16_t for f16 (IEEE half's bits),
+ * int32_t, int64_t, int8_t, or uint8_t for u8 and bool (0 or 1). */
 static const char *c_type(DType t) {
-  return t == DT_I64 ? "int64_t" : t == DT_I32 ? "int32_t" : t == DT_I8 ? "int8_t" : t == DT_BOOL || t == DT_U8 ? "uint8_t" : "float";
+  return t == DT_I64 ? "int64_t" : t == DT_I32 ? "int32_t" : t == DT_I8 ? "int8_t" : t == DT_BOOL || t == DT_U8 ? "uint8_t"
+         : t == DT_F16 ? "uint16_t" : t == DT_F64 ? "double" : "float";
 }
 
 /* The C type of input I: `const float`, or `const int32_t` / `const int64_t` for integers. */
@@ -327,7 +328,8 @@ static void h_shape(FILE *f, const char *macro, const NetTensor *t) {
   fprintf(f, "#define %s_NDIM %d\n#define %s_SHAPE {", macro, t->ndim, macro);
   for (int d = 0; d < t->ndim; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
   fprintf(f, "}\n#define %s_SIZE %lld /* %s */\n", macro, (long long)net_numel(t),
-          t->dtype == DT_F32 ? "floats" : xprintf("%s values", c_type(t->dtype)));
+          t->dtype == DT_F32 ? "floats" : t->dtype == DT_F16 ? "uint16_t values: IEEE half-precision bits"
+                                    : xprintf("%s values", c_type(t->dtype)));
 }
 
 static bool write_header(const Lib *l, const char *path, bool cuda) {

@@ -238,7 +238,7 @@ static NetTensor *new_tensor(Loader *L, const char *name, NetTensorKind kind, in
 /* The dtypes of network tensors: f32; the integers and booleans of ids, indices and masks;
  * u8 and i8 for quantized values and filters. */
 static bool net_dtype(DType t) {
-  return t == DT_F32 || t == DT_I32 || t == DT_I64 || t == DT_BOOL || t == DT_U8 || t == DT_I8;
+  return t == DT_F32 || t == DT_F16 || t == DT_F64 || t == DT_I32 || t == DT_I64 || t == DT_BOOL || t == DT_U8 || t == DT_I8;
 }
 
 /* The shape of a header parameter (constants of the network's file); false: reported. */
@@ -248,7 +248,7 @@ static bool param_shape(Loader *L, const Ast *p, int64_t *shape, int *nd) {
     return false;
   }
   if (!net_dtype((DType)p->op)) {
-    diag_error(p->loc, "%s: a network tensor is f32, i32, i64, u8, i8 or bool, not %s", p->name,
+    diag_error(p->loc, "%s: a network tensor is f32, f16, f64, i32, i64, u8, i8 or bool, not %s", p->name,
                dtype_name((DType)p->op));
     return false;
   }
@@ -414,7 +414,7 @@ static bool call_output(Loader *L, const Ast *st, NetNode *nd) {
     }
   }
   if (!net_dtype((DType)o->op)) {
-    diag_error(st->loc, "operator %s makes %s: a network tensor is f32, i32, i64 or bool", st->name, dtype_name((DType)o->op));
+    diag_error(st->loc, "operator %s makes %s: a network tensor is f32, f16, f64, i32, i64, u8, i8 or bool", st->name, dtype_name((DType)o->op));
     return false;
   }
   const Ast *res = VEC_AT(st->list, 0);

@@ -19,8 +19,50 @@
 
 /* ---- tensors --------------------------------------------------------------------- */
 
-/* The values of TP as doubles (malloc'd, *N of them). false: *WHY. */
-static bool tensor_values(const Onnx__TensorProto *tp, double **out, int64_t *n, const char **why) {
+/* Bytes of one element of ONNX type DT as raw_data holds it; 0: a type not read. */
+static size_t element_size(int dt) {
+  switch (dt) {
+  case OT_UINT8: case OT_INT8: case OT_BOOL: return 1;
+  case OT_UINT16: case OT_INT16: case OT_FLOAT16: case OT_BFLOAT16: return 2;
+  case OT_FLOAT: case OT_INT32: case OT_UINT32: return 4;
+  case OT_INT64: case OT_DOUBLE: case OT_UINT64: return 8;
+  default: return 0;
+  }
+}
+
+/* Element I of TP (of type DT), from its raw bytes R or its typed field: ONNX keeps the
+ * types narrower than 32 bits (float16 and bfloat16 as their bits) in int32_data, uint32
+ * and uint64 in uint64_data. */
+static double element(const Onnx__TensorProto *tp, int dt, const uint8_t *r, int64_t i) {
+  union { float f; uint32_t u; } b16;
+  float f;
+  double d;
+  int32_t i32;
+  int64_t i64;
+  uint32_t u32;
+  uint64_t u64;
+  uint16_t u16 = 0;
+  if ((dt == OT_FLOAT16 || dt == OT_BFLOAT16 || dt == OT_UINT16 || dt == OT_INT16)) {
+    if (r) memcpy(&u16, r, 2);
+    else u16 = (uint16_t)tp->int32_data[i];
+  }
+  switch (dt) {
+  case OT_FLOAT: return r ? (memcpy(&f, r, 4), f) : tp->float_data[i];
+  case OT_DOUBLE: return r ? (memcpy(&d, r, 8), d) : tp->double_data[i];
+  case OT_INT64: return (double)(r ? (memcpy(&i64, r, 8), i64) : tp->int64_data[i]);
+  case OT_INT32: return r ? (memcpy(&i32, r, 4), i32) : tp->int32_data[i];
+  case OT_UINT32: return r ? (memcpy(&u32, r, 4), u32) : (double)tp->uint64_data[i];
+  case OT_UINT64: return (double)(r ? (memcpy(&u64, r, 8), u64) : tp->uint64_data[i]);
+  case OT_FLOAT16: return f16_to_f32(u16);
+  case OT_BFLOAT16: return b16.u = (uint32_t)u16 << 16, b16.f;
+  case OT_UINT16: return u16;
+  case OT_INT16: return (int16_t)u16;
+  case OT_INT8: return r ? (int8_t)r[0] : tp->int32_data[i];
+  default: return r ? r[0] : tp->int32_data[i]; /* uint8, bool */
+  }
+}
+
+bool imp_tensor_values(const Onnx__TensorProto *tp, double **out, int64_t *n, const char **why) {
   int64_t m = 1;
   for (size_t d = 0; d < tp->n_dims; d++) {
     if (tp->dims[d] < 0 || (tp->dims[d] && m > ((int64_t)1 << 40) / tp->dims[d])) {
@@ -34,46 +76,24 @@ static bool tensor_values(const Onnx__TensorProto *tp, double **out, int64_t *n,
     return false;
   }
   int dt = tp->data_type;
-  size_t esize = dt == OT_FLOAT || dt == OT_INT32 ? 4 : dt == OT_INT64 || dt == OT_DOUBLE ? 8 : dt == OT_UINT8 || dt == OT_INT8 || dt == OT_BOOL ? 1 : 0;
+  size_t esize = element_size(dt);
   if (!esize) {
-    *why = xprintf("not supported: data type %s (float, double, int8/32/64, uint8, bool)", imp_type_name(dt));
+    *why = xprintf("not supported: data type %s (float, float16, bfloat16, double, integers of 8 to 64 bits, bool)",
+                   imp_type_name(dt));
     return false;
   }
-  double *v = malloc(sizeof(double) * (size_t)(m ? m : 1));
   size_t have = tp->has_raw_data ? tp->raw_data.len / esize
                 : dt == OT_FLOAT ? tp->n_float_data : dt == OT_INT64 ? tp->n_int64_data
-                : dt == OT_DOUBLE ? tp->n_double_data : tp->n_int32_data;
+                : dt == OT_DOUBLE ? tp->n_double_data : dt == OT_UINT32 || dt == OT_UINT64 ? tp->n_uint64_data
+                : tp->n_int32_data;
   if (tp->has_raw_data && tp->raw_data.len % esize) have = (size_t)-1;
   if (have != (size_t)m) {
-    free(v);
     *why = xprintf("%zu values for a shape of %lld elements", have == (size_t)-1 ? 0 : have, (long long)m);
     return false;
   }
-  for (int64_t i = 0; i < m; i++) {
-    const uint8_t *r = tp->has_raw_data ? tp->raw_data.data + (size_t)i * esize : NULL;
-    if (dt == OT_FLOAT) {
-      float f;
-      if (r) memcpy(&f, r, 4);
-      else f = tp->float_data[i];
-      v[i] = f;
-    } else if (dt == OT_DOUBLE) {
-      if (r) memcpy(&v[i], r, 8);
-      else v[i] = tp->double_data[i];
-    } else if (dt == OT_INT64) {
-      int64_t x;
-      if (r) memcpy(&x, r, 8);
-      else x = tp->int64_data[i];
-      v[i] = (double)x;
-    } else if (dt == OT_INT32) {
-      int32_t x;
-      if (r) memcpy(&x, r, 4);
-      else x = tp->int32_data[i];
-      v[i] = x;
-    } else {
-      int x = r ? (dt == OT_INT8 ? (int)(int8_t)r[0] : r[0]) : tp->int32_data[i];
-      v[i] = x;
-    }
-  }
+  double *v = malloc(sizeof(double) * (size_t)(m ? m : 1));
+  for (int64_t i = 0; i < m; i++)
+    v[i] = element(tp, dt, tp->has_raw_data ? tp->raw_data.data + (size_t)i * esize : NULL, i);
   *out = v;
   *n = m;
   return true;
@@ -83,7 +103,7 @@ bool onnx_tensor_f32(const Onnx__TensorProto *tp, HostTensor *t, const char **wh
   double *v;
   int64_t n;
   if (tp->n_dims > HT_MAX_DIMS) return *why = "more than 8 dimensions", false;
-  if (!tensor_values(tp, &v, &n, why)) return false;
+  if (!imp_tensor_values(tp, &v, &n, why)) return false;
   memset(t, 0, sizeof *t);
   t->ndim = tp->n_dims ? (int)tp->n_dims : 1;
   t->shape[0] = 1;
@@ -113,7 +133,8 @@ Val *imp_val(Imp *I, const char *name) {
 static Val *new_val(Imp *I, const char *name, int dtype, int nd, const int64_t *shape) {
   Val *v = xalloc(sizeof *v);
   v->name = xstrdup(name);
-  v->dtype = dtype;
+  v->dtype = imp_held_type(dtype);
+  v->declared = v->dtype != dtype ? dtype : 0;
   v->ndim = nd;
   if (nd) memcpy(v->shape, shape, sizeof(int64_t) * (size_t)nd);
   vec_push(&I->vals, v);
@@ -391,7 +412,7 @@ static bool value_type(Imp *I, const Onnx__ValueInfoProto *vi, const char *what,
       if (shape[d] < 1) return imp_error(I, "%s '%s': -D %s=%lld: a size must be at least 1", what, vi->name, dim->dim_param, (long long)shape[d]);
       continue;
     }
-    if (dim->dim_value < (*dtype == OT_FLOAT ? 1 : 0)) return imp_unsupported(I, "%s '%s': dimension %zu is %lld (empty tensors)", what, vi->name, d + 1, (long long)dim->dim_value);
+    if (dim->dim_value < (imp_held_type(*dtype) == OT_FLOAT ? 1 : 0)) return imp_unsupported(I, "%s '%s': dimension %zu is %lld (empty tensors)", what, vi->name, d + 1, (long long)dim->dim_value);
     shape[d] = dim->dim_value;
   }
   return true;
@@ -486,7 +507,7 @@ static bool external_values(Imp *I, const Onnx__TensorProto *tp, double **out, i
   bool read = fseek(f, off, SEEK_SET) == 0 && fread(raw.raw_data.data, 1, (size_t)len, f) == (size_t)len;
   fclose(f);
   const char *why = "cannot read its external data file";
-  bool ok = read && tensor_values(&raw, out, n, &why);
+  bool ok = read && imp_tensor_values(&raw, out, n, &why);
   free(raw.raw_data.data);
   return ok ? true : imp_error(I, "initializer '%s': %s (%s)", tp->name, why, file);
 }
@@ -502,7 +523,7 @@ static bool load_initializers(Imp *I, const Onnx__GraphProto *g) {
     if (!stripped_values(I, tp, &v, &n)) return false;
     if (!v && tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
       if (!external_values(I, tp, &v, &n)) return false;
-    } else if (!v && !tensor_values(tp, &v, &n, &why)) return imp_error(I, "initializer '%s': %s", tp->name, why);
+    } else if (!v && !imp_tensor_values(tp, &v, &n, &why)) return imp_error(I, "initializer '%s': %s", tp->name, why);
     if (imp_val(I, tp->name)) return imp_error(I, "initializer '%s' is defined twice", tp->name);
     new_val(I, tp->name, tp->data_type, (int)tp->n_dims, tp->dims)->c = v;
   }
@@ -535,7 +556,7 @@ static bool bind_input(Imp *I, const char *path, Val *v) {
     Onnx__TensorProto *tp = b ? onnx__tensor_proto__unpack(NULL, len, b) : NULL;
     free(b);
     const char *why = "not a serialized onnx.TensorProto";
-    bool ok = tp && tensor_values(tp, &v->c, &n, &why);
+    bool ok = tp && imp_tensor_values(tp, &v->c, &n, &why);
     if (tp) onnx__tensor_proto__free_unpacked(tp, NULL);
     if (!ok) return diag_error((Loc){0}, "%s: %s", path, why), I->failed = true, false;
   } else {
@@ -675,32 +696,39 @@ static bool load_inputs(Imp *I, const Onnx__GraphProto *g, char **header) {
     Val *init = imp_val(I, vi->name);
     if (!value_type(I, vi, "input", &dtype, &nd, shape, NULL)) return false;
     if (init) continue; /* an initializer listed as an input (IR < 4): a constant */
+    if (dtype == OT_BFLOAT16)
+      return imp_unsupported(I, "input '%s' of element type bfloat16 (texc's tensors are float16, float or double; a "
+                             "model's bfloat16 weights and Casts are read)", vi->name);
     Val *v = new_val(I, vi->name, dtype, nd, shape);
     bool q8 = dtype == OT_UINT8 || dtype == OT_INT8; /* quantized values: always at run time */
-    if (dtype == OT_FLOAT && fold_bound_ints && k < nbound && float_const_only(g, vi->name)) {
+    bool fl = v->dtype == OT_FLOAT; /* float, float16 or double, held as f32 */
+    if (fl && fold_bound_ints && k < nbound && float_const_only(g, vi->name)) {
       if (!bind_input(I, bound_files[k], v)) return false;
       bound_folded[k++] = true;
       continue;
     }
     bool int_param = ((dtype == OT_INT64 || dtype == OT_INT32 || dtype == OT_BOOL) && nd > 0 && val_numel(v) > 0 &&
                       !(fold_bound_ints && k < nbound)) || (q8 && val_numel(v) > 0);
-    if (dtype != OT_FLOAT && !int_param && k < nbound) {
+    if (!fl && !int_param && k < nbound) {
       if (!bind_input(I, bound_files[k], v)) return false;
       bound_folded[k++] = true;
       continue;
     }
     k++;
     if (val_numel(v) == 0) return imp_unsupported(I, "input '%s' is empty (a dimension of 0)", vi->name);
-    if (dtype != OT_FLOAT && !int_param)
-      return imp_unsupported(I, "input '%s' has element type %s; networks take float (f32), int64, int32 and bool (an "
-                             "integer input given with --input is folded in as a constant where it must be one)", vi->name, imp_type_name(dtype));
+    if (!fl && !int_param)
+      return imp_unsupported(I, "input '%s' has element type %s; networks take float (f32, f16, f64), int64, int32 and "
+                             "bool (an integer input given with --input is folded in as a constant where it must be "
+                             "one)", vi->name, imp_type_name(dtype));
     v->tex = imp_name(I, vi->name);
     v->param = true;
     I->ninputs++;
-    const char *decl = dtype == OT_BOOL || q8 ? xprintf("%s%s", q8 ? "i32" : "bool", strchr(shape_decl(v), '[')) : shape_decl(v);
+    const char *from = dtype == OT_BOOL ? "bool" : q8 ? "i32" : dtype == OT_FLOAT16 ? "f16" : dtype == OT_DOUBLE ? "f64" : NULL;
+    const char *decl = from ? xprintf("%s%s", from, strchr(shape_decl(v), '[')) : shape_decl(v);
     *header = xprintf("%s%s%s: %s", *header, count++ ? ",\n    " : "", v->tex, decl);
     if (dtype == OT_BOOL) param_as_f32(I, v, "bool", "to_mask", "X[%s] ? 1.0 : 0.0", "mask");
     if (q8) param_as_f32(I, v, "i32", "to_float", "f32(X[%s])", "f32"), v->fint = true;
+    if (v->declared) param_as_f32(I, v, from, "to_float", "f32(X[%s])", "f32");
   }
   return true; /* none at all: a graph of constants only, its outputs copies of weights (load_output) */
 }
@@ -764,9 +792,13 @@ static bool load_output(Imp *I, const Onnx__GraphProto *g, size_t k, const Vec *
   for (int d = 0; d < nd && nd == v->ndim; d++)
     if (!shape[d]) shape[d] = v->shape[d]; /* a free symbolic dimension: the graph's */
   bool ints = dtype == OT_INT64 || dtype == OT_INT32, q8 = dtype == OT_UINT8 || dtype == OT_INT8; /* q8: an i32 result */
-  if (dtype != OT_FLOAT && dtype != OT_BOOL && !ints && !q8)
-    return imp_unsupported(I, "output '%s' of element type %s (float, int64, int32, uint8, int8, bool)", vi->name, imp_type_name(dtype));
-  if (v->dtype != dtype && !(ints && (v->dtype == OT_INT64 || v->dtype == OT_INT32)))
+  int held = imp_held_type(dtype); /* float16 and double results: held as f32, converted */
+  if (held != OT_FLOAT && dtype != OT_BOOL && !ints && !q8)
+    return imp_unsupported(I, "output '%s' of element type %s (float, float16, double, int64, int32, uint8, int8, bool)",
+                           vi->name, imp_type_name(dtype));
+  if (dtype == OT_BFLOAT16)
+    return imp_unsupported(I, "output '%s' of element type bfloat16 (texc's tensors are float16, float or double)", vi->name);
+  if (v->dtype != held && !(ints && (v->dtype == OT_INT64 || v->dtype == OT_INT32)))
     return imp_unsupported(I, "output '%s' of element type %s, made as element type %s here", vi->name, imp_type_name(dtype), imp_type_name(v->dtype));
   if (nd != v->ndim || (nd && memcmp(shape, v->shape, sizeof(int64_t) * (size_t)nd)))
     return imp_error(I, "output '%s' is declared %s but its node makes %s", vi->name,
@@ -774,18 +806,21 @@ static bool load_output(Imp *I, const Onnx__GraphProto *g, size_t k, const Vec *
                      shape_decl(v));
   if (val_numel(v) == 0) return imp_unsupported(I, "output '%s' is empty (a dimension of 0)", vi->name);
   char *dims = strchr(shape_decl(v), '[');
-  *decl = xprintf("%s%s", dtype == OT_BOOL ? "bool" : dtype == OT_INT64 ? "i64" : dtype == OT_INT32 || q8 ? "i32" : "f32", dims);
+  const char *ty = dtype == OT_BOOL ? "bool" : dtype == OT_INT64 ? "i64" : dtype == OT_INT32 || q8 ? "i32"
+                   : dtype == OT_FLOAT16 ? "f16" : dtype == OT_DOUBLE ? "f64" : "f32";
+  *decl = xprintf("%s%s", ty, dims);
   /* The result is a call's, in the model's layout and type: a copy when the output is a
    * parameter (Identity of the input, or a constant: Shape, Size, an inference Dropout's
    * mask) or an earlier output's tensor too (each result is its own); a mask (0 and 1 held
    * as f32) or integers held as f32 converted. */
   const char *res = imp_tensor(I, v); /* a constant: a weight of its values (f32), copied */
   bool taken = false, convert = dtype == OT_BOOL || v->fint || v->dtype != dtype || (v->c && dtype != OT_FLOAT);
+  bool narrow = dtype == OT_FLOAT16 || dtype == OT_DOUBLE; /* f32 converted to the result's float type */
   for (int i = 0; i < results->len; i++) taken |= strcmp(VEC_AT(*results, i), res) == 0;
   if ((v->param && !v->nhwc) || taken || convert) {
     const char *src = res, *ix = idx_text(v->ndim);
-    const char *rhs = dtype == OT_BOOL ? xprintf("X[%s] != 0.0", ix) : convert ? xprintf("%s(X[%s])", dtype == OT_INT64 ? "i64" : "i32", ix)
-                                                                        : xprintf("X[%s]", ix);
+    const char *rhs = dtype == OT_BOOL ? xprintf("X[%s] != 0.0", ix)
+                      : convert ? xprintf("%s(X[%s])", narrow || dtype == OT_INT64 ? ty : "i32", ix) : xprintf("X[%s]", ix);
     const char *xdecl = v->fint || v->dtype == OT_BOOL || v->c ? xprintf("f32%s", dims) : shape_decl(v);
     res = imp_name(I, xprintf("%s_out", vi->name));
     const char *copy = imp_kernel(I, convert ? "to_output" : "copy", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = %s\n}", xdecl, *decl, ix, rhs));
@@ -874,7 +909,7 @@ static bool int_input_bound(const Onnx__ModelProto *m) {
     if (vi->name && is_initializer(g, vi->name)) continue;
     const Onnx__TypeProto *tp = vi->type;
     int dt = tp && tp->tensor_type ? tp->tensor_type->elem_type : 0;
-    bool is_int = dt == OT_INT64 || dt == OT_INT32 || dt == OT_BOOL || (dt == OT_FLOAT && float_const_only(g, vi->name)),
+    bool is_int = dt == OT_INT64 || dt == OT_INT32 || dt == OT_BOOL || (imp_held_type(dt) == OT_FLOAT && float_const_only(g, vi->name)),
          has_file = (int)k++ < nbound;
     bound |= is_int && has_file;
   }

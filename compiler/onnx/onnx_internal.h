@@ -14,7 +14,18 @@
 #define ONNX_MAX_OPSET 25
 
 /* ONNX element types we meet (TensorProto.DataType). */
-enum { OT_FLOAT = 1, OT_UINT8 = 2, OT_INT8 = 3, OT_INT32 = 6, OT_INT64 = 7, OT_BOOL = 9, OT_DOUBLE = 11 };
+enum {
+  OT_FLOAT = 1, OT_UINT8 = 2, OT_INT8 = 3, OT_UINT16 = 4, OT_INT16 = 5, OT_INT32 = 6, OT_INT64 = 7, OT_BOOL = 9,
+  OT_FLOAT16 = 10, OT_DOUBLE = 11, OT_UINT32 = 12, OT_UINT64 = 13, OT_BFLOAT16 = 16
+};
+
+/* Every float of a network is held as f32: a float16, bfloat16 or double value of the model
+ * is a float (OT_FLOAT) inside the importer, its own type kept only where a Cast rounds to
+ * it and where the graph's inputs and outputs are declared (docs/ONNX.md "Element types"). */
+int imp_held_type(int dt);
+/* X rounded to ONNX type DT (f32, f16 or bf16 precision, double as it is, integers
+ * truncated, bool 0 or 1). */
+double imp_round_to(int dt, double x);
 
 /* A value of the graph: a constant known at import (C: its values, folded shape arithmetic
  * and weights) or a tensor of the network (TEX: its name there). A constant that a
@@ -29,6 +40,8 @@ typedef struct Val {
   bool param;         /* TEX is a parameter of the network (input or weight) */
   bool nhwc;          /* TEX holds the rank-4 value channels last: [N, H, W, C] */
   const char *other;  /* the value in the other layout, once made */
+  int declared;       /* float16 / bfloat16 / double: the model's type of a value held as f32
+                         (imp_held_type; 0 for float and the rest) */
   bool fint;          /* integers (dtype OT_INT64 / OT_INT32) that TEX holds as f32, exact to 2^24:
                          what arithmetic on run-time integers makes (onnx_ops.c, int_result);
                          quantized values (OT_UINT8 / OT_INT8: onnx_quant.c, uint8 and int8
@@ -158,6 +171,9 @@ const char *imp_attr_s(Imp *I, const char *name, const char *def);
 int imp_attr_ints(Imp *I, const char *name, int64_t *out, int max);
 /* ONNX's name of element type DT (TensorProto.DataType), for messages. */
 const char *imp_type_name(int dt);
+/* The values of TP as doubles (malloc'd, *N of them; floats of every width exactly,
+ * integers exactly to 2^53). false: *WHY. */
+bool imp_tensor_values(const Onnx__TensorProto *tp, double **out, int64_t *n, const char **why);
 bool imp_attrs_known(Imp *I, const char *known);
 Val *imp_in(Imp *I, int k);
 int imp_nin(Imp *I);

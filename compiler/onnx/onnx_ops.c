@@ -272,16 +272,31 @@ Val *imp_const_out(Imp *I, int k, int dtype, int nd, const int64_t *shape, doubl
   return v;
 }
 
-/* Round a folded value to its type: f32 for float, truncation for integers. */
-static double typed(int dtype, double x) {
-  if (dtype == OT_FLOAT) return (float)x;
-  if (dtype == OT_DOUBLE) return x;
-  if (dtype == OT_BOOL) return x != 0;
-  return isfinite(x) ? trunc(x) : 0;
+int imp_held_type(int dt) {
+  return dt == OT_FLOAT16 || dt == OT_BFLOAT16 || dt == OT_DOUBLE ? OT_FLOAT : dt;
+}
+
+/* bfloat16: the top half of an f32, rounded to nearest even (NaN kept a NaN). */
+static float round_bf16(float f) {
+  union { float f; uint32_t u; } b = {f};
+  if (isnan(f)) return f;
+  b.u = (b.u + 0x7fffu + ((b.u >> 16) & 1u)) & 0xffff0000u;
+  return b.f;
+}
+
+double imp_round_to(int dt, double x) {
+  switch (dt) {
+  case OT_FLOAT: return (float)x;
+  case OT_FLOAT16: return f16_to_f32(f32_to_f16((float)x));
+  case OT_BFLOAT16: return round_bf16((float)x);
+  case OT_DOUBLE: return x;
+  case OT_BOOL: return x != 0;
+  default: return isfinite(x) ? trunc(x) : 0;
+  }
 }
 
 static bool is_int(int dtype) {
-  return dtype != OT_FLOAT && dtype != OT_DOUBLE;
+  return imp_held_type(dtype) != OT_FLOAT;
 }
 
 /* One elementwise operation on folded values, in double precision (rounded to the type
@@ -409,7 +424,7 @@ static bool fold_ew(Imp *I, const char *op) {
     double a = x[0]->c[imp_bidx(x[0]->shape, x[0]->ndim, ix, no)];
     double b = n > 1 ? x[1]->c[imp_bidx(x[1]->shape, x[1]->ndim, ix, no)] : 0;
     double cc = n > 2 ? x[2]->c[imp_bidx(x[2]->shape, x[2]->ndim, ix, no)] : 0;
-    c[i] = typed(logic ? OT_BOOL : dt, fold_value(I, op, dt, a, b, cc));
+    c[i] = imp_round_to(logic ? OT_BOOL : dt, fold_value(I, op, dt, a, b, cc));
   }
   imp_const_out(I, 0, logic ? OT_BOOL : dt, no, os, c);
   return true;
@@ -421,47 +436,13 @@ static bool op_constant(Imp *I) {
   if (!a) return imp_error(I, "a Constant needs exactly one value attribute");
   int64_t one = 1;
   if (!strcmp(a->name, "value") && a->t) {
-    HostTensor t;
-    const char *why;
     const Onnx__TensorProto *tp = a->t;
+    const char *why;
+    double *c;
+    int64_t n;
     if (tp->n_dims > HT_MAX_DIMS) return imp_unsupported(I, "more than 8 dimensions");
-    /* through f32 for floats; integers exactly */
-    if (tp->data_type == OT_FLOAT) {
-      if (!onnx_tensor_f32(tp, &t, &why)) return imp_error(I, "%s", why);
-      double *c = imp_vals(ht_numel(&t));
-      for (int64_t i = 0; i < ht_numel(&t); i++) c[i] = t.data[i];
-      free(t.data);
-      imp_const_out(I, 0, OT_FLOAT, (int)tp->n_dims, tp->dims, c);
-      return true;
-    }
-    int64_t n = 1;
-    for (size_t d = 0; d < tp->n_dims; d++) n *= tp->dims[d];
-    if (tp->data_type != OT_INT64 && tp->data_type != OT_INT32 && tp->data_type != OT_BOOL && tp->data_type != OT_DOUBLE)
-      return imp_unsupported(I, "a constant of element type %s", imp_type_name(tp->data_type));
-    double *c = imp_vals(n);
-    for (int64_t i = 0; i < n; i++) {
-      const uint8_t *r = tp->has_raw_data ? tp->raw_data.data : NULL;
-      size_t es = tp->data_type == OT_INT64 || tp->data_type == OT_DOUBLE ? 8 : tp->data_type == OT_INT32 ? 4 : 1;
-      if (r && tp->raw_data.len != (size_t)n * es) return imp_error(I, "a constant's data does not match its shape");
-      if (!r && (tp->data_type == OT_INT64 ? tp->n_int64_data : tp->data_type == OT_DOUBLE ? tp->n_double_data : tp->n_int32_data) != (size_t)n)
-        return imp_error(I, "a constant's data does not match its shape");
-      if (tp->data_type == OT_INT64) {
-        int64_t x;
-        if (r) memcpy(&x, r + 8 * i, 8);
-        else x = tp->int64_data[i];
-        c[i] = (double)x;
-      } else if (tp->data_type == OT_DOUBLE) {
-        if (r) memcpy(&c[i], r + 8 * i, 8);
-        else c[i] = tp->double_data[i];
-      } else if (tp->data_type == OT_INT32) {
-        int32_t x;
-        if (r) memcpy(&x, r + 4 * i, 4);
-        else x = tp->int32_data[i];
-        c[i] = x;
-      } else {
-        c[i] = r ? r[i] : tp->int32_data[i];
-      }
-    }
+    if (!imp_tensor_values(tp, &c, &n, &why))
+      return strncmp(why, "not supported: ", 15) ? imp_error(I, "%s", why) : imp_unsupported(I, "%s", why + 15);
     imp_const_out(I, 0, tp->data_type, (int)tp->n_dims, tp->dims, c);
     return true;
   }
@@ -561,7 +542,7 @@ static bool op_range(Imp *I) {
   if (!(len <= (double)MAX_RESULT)) return imp_unsupported(I, "a result of more than 2^30 elements");
   int64_t n = (int64_t)len;
   double *c = imp_vals(n);
-  for (int64_t i = 0; i < n; i++) c[i] = typed(s->dtype, st + (double)i * de);
+  for (int64_t i = 0; i < n; i++) c[i] = imp_round_to(s->dtype, st + (double)i * de);
   imp_const_out(I, 0, s->dtype, 1, &n, c);
   return true;
 }
@@ -582,7 +563,7 @@ static bool op_window(Imp *I, const char *op) {
     if (!strcmp(op, "HannWindow")) c[i] = pow(sin(x * M_PI / N), 2);
     else if (!strcmp(op, "HammingWindow")) c[i] = 25.0 / 46.0 - 21.0 / 46.0 * cos(2 * M_PI * x / N);
     else c[i] = 0.42 - 0.5 * cos(x * 2 * M_PI / N) + 0.08 * cos(x * 4 * M_PI / N);
-    c[i] = typed(dt, c[i]);
+    c[i] = imp_round_to(dt, c[i]);
   }
   imp_const_out(I, 0, dt, 1, &n, c);
   return true;
@@ -626,7 +607,7 @@ static bool op_mel_weight_matrix(Imp *I) {
       if (j >= 0 && j < bins) c[j * mels + i] = (double)(r - j) / (double)(r - m);
   }
   int dt = (int)imp_attr_i(I, "output_datatype", OT_FLOAT);
-  for (int64_t j = 0; j < bins * mels; j++) c[j] = typed(dt, c[j]);
+  for (int64_t j = 0; j < bins * mels; j++) c[j] = imp_round_to(dt, c[j]);
   int64_t shape[2] = {bins, mels};
   imp_const_out(I, 0, dt, 2, shape, c);
   return true;
@@ -881,16 +862,20 @@ static bool op_cast(Imp *I, bool like) {
   if (!imp_attrs_known(I, like ? "saturate" : "to,saturate") || !imp_one_output(I)) return false;
   Val *x = imp_in(I, 0), *type_of = like ? imp_in(I, 1) : NULL;
   if (!x || (like && !type_of)) return imp_error(I, "input %d is missing", x ? 2 : 1);
-  int to = like ? type_of->dtype : (int)imp_attr_i(I, "to", 0);
+  int to = like ? (type_of->declared ? type_of->declared : type_of->dtype) : (int)imp_attr_i(I, "to", 0);
   if (x->c && like) { /* CastLike of a constant: its values in the type of input 2 */
     int64_t n = val_numel(x);
     double *c = imp_vals(n);
-    for (int64_t i = 0; i < n; i++) c[i] = typed(to, x->c[i]);
+    for (int64_t i = 0; i < n; i++) c[i] = imp_round_to(to, x->c[i]);
     imp_const_out(I, 0, to, x->ndim, x->shape, c);
     return true;
   }
   if (x->c) return fold_ew(I, "Cast");
-  if (imp_run_time_int(x)) return cast_int(I, x, to);
+  if (imp_run_time_int(x)) { /* to float16 or double: to f32 first, then as a float */
+    if (to != OT_FLOAT16 && to != OT_DOUBLE) return cast_int(I, x, to);
+    if (!cast_int(I, x, OT_FLOAT)) return false;
+    x = VEC_AT(I->vals, I->vals.len - 1);
+  }
   /* the rest is held as f32: floats, masks (0 and 1), integers (Val.fint) */
   bool ints = to == OT_INT64 || to == OT_INT32;
   if (x->dtype != OT_FLOAT && x->dtype != OT_BOOL && !x->fint)
@@ -904,10 +889,15 @@ static bool op_cast(Imp *I, bool like) {
   if (ints && x->dtype == OT_FLOAT) /* truncated toward zero */
     return imp_as_int(I, imp_ew(I, "to_int", &x, 1, "$0 < 0.0 ? ceil($0) : floor($0)"), to);
   if (ints) return imp_as_int(I, imp_alias(I, x), to); /* a mask's 0 and 1, or integers: as they are */
-  if (to != OT_FLOAT) return imp_unsupported(I, "a run-time Cast to element type %s (networks are f32)", imp_type_name(to));
-  if (!imp_alias(I, x)) return false;
+  if (to == OT_BFLOAT16)
+    return imp_unsupported(I, "a run-time Cast to bfloat16 (texc has no bfloat16 tensors to round to; float16 and double are read)");
+  if (imp_held_type(to) != OT_FLOAT)
+    return imp_unsupported(I, "a run-time Cast to element type %s (networks hold floats and integers)", imp_type_name(to));
+  /* float and double: as it is (held as f32); float16: rounded to half precision, held as f32 */
+  if (!(to == OT_FLOAT16 ? imp_ew(I, "to_half", &x, 1, "f32(f16($0))") : imp_alias(I, x))) return false;
   Val *o = VEC_AT(I->vals, I->vals.len - 1); /* a mask's 0 and 1, or integers, as floats */
   o->dtype = OT_FLOAT;
+  o->declared = to == OT_FLOAT ? 0 : to;
   o->fint = false;
   return true;
 }

@@ -189,6 +189,16 @@ expect_all "opset 24: TensorScatter, linear and circular = Python reference" "$B
 expect_all "opset 24: a decoder step with a static cache (TensorScatter, Attention with nonpad_kv_seqlen and causal) = Python reference" \
   "$B/decoder_step.onnx" --input "$B/decoder_step_x.npy" --input "$B/decoder_step_pos.npy" --expect "$B/decoder_step_y1.npy" \
   --expect "$B/decoder_step_y2.npy"
+# float16 and double models (held as f32): their inputs, weights (raw bytes, int32_data bits,
+# a bfloat16 constant) and results in their own types; Casts to float16 round
+expect_all "float16 model (f16 input and results, a bfloat16 constant, Casts) = Python reference" "$B/half.onnx" \
+  --input "$B/half_x.npy" --expect "$B/half_y.npy" --expect "$B/half_y2.npy" --expect "$B/half_y3.npy"
+expect_all "double model (f64 input and result) = Python reference" "$B/double.onnx" --input "$B/double_x.npy" \
+  --expect "$B/double_y.npy" --expect "$B/double_z.npy"
+"$TEXC" "$B/half.onnx" --emit header --name half -o "$tmp/half.h" 2>/dev/null
+grep -q "^int half(const uint16_t \*input, uint16_t \*output0, float \*output1, uint16_t \*output2);" "$tmp/half.h" &&
+  echo "ok - onnx float16 model: a library of uint16_t (half) inputs and results" ||
+  echo "not ok - onnx float16 model: a library of uint16_t (half) inputs and results"
 expect_all "ReduceMean of NHWC = Python reference" "$B/se_mean.onnx" --input "$B/se_mean_x.npy" --expect "$B/se_mean_y1.npy" \
   --expect "$B/se_mean_y2.npy"
 "$TEXC" import "$B/se_mean.onnx" -o "$tmp/se_mean.tex" >/dev/null 2>&1

@@ -5,6 +5,7 @@ A few protobuf fields written by hand (the test needs no onnx package): good mod
 initializers, and bad ones (a cycle, an initializer of the wrong size, an unknown opset),
 plus .npy files of a wrong shape, dtype or magic.
 """
+import math
 import struct
 import sys
 
@@ -1083,6 +1084,52 @@ def tensor_scatter(out):
     npy(out + "/tensor_scatter_y2.npy", "<f4", (B, H, L, D), struct.pack("<%df" % len(y2), *y2))
 
 
+def float_types(out):
+    """Models of float16, bfloat16 and double (held as f32 inside texc; docs/ONNX.md "Element
+    types"). half.onnx: x float16 [2, 6] times W (float16, raw bytes) plus B (float16 as
+    int32_data bits), y = Relu of it (float16), y2 = Sigmoid of it cast to float times a
+    bfloat16 constant cast to float (float), y3 = y2 cast back to float16 at run time.
+    double.onnx: y = Tanh(x W) in double, z = y cast to float. The results here, in double,
+    rounded once to each output's type."""
+    def half(v):
+        return struct.unpack("<e", struct.pack("<e", v))[0]
+    def bits16(v):
+        return struct.unpack("<H", struct.pack("<e", v))[0]
+    M, K, N = 2, 6, 4
+    x = [half(v) for v in rand(M * K, 181, 2.0)]
+    W = [half(v) for v in rand(K * N, 182, 1.0)]
+    B = [half(v) for v in rand(N, 183, 0.5)]
+    a = [sum(x[i * K + k] * W[k * N + j] for k in range(K)) + B[j] for i in range(M) for j in range(N)]
+    y = [half(max(v, 0.0)) for v in a]
+    y2 = [struct.unpack("<f", struct.pack("<f", 1.25 / (1 + math.exp(-v))))[0] for v in a]
+    y3 = [half(v) for v in y2]
+    bf = field(8, "c_bf") + ivar(2, 16) + field(9, struct.pack("<H", 0x3fa0))  # bfloat16 1.25, a scalar
+    nodes = [node("MatMul", ["x", "W"], ["m"], "mm"), node("Add", ["m", "B"], ["a"], "add"),
+             node("Relu", ["a"], ["y"], "relu"), node("Sigmoid", ["a"], ["s"], "sig"),
+             node("Cast", ["s"], ["sf"], "to_f32", to=1), node("Cast", ["c_bf"], ["c"], "bf_to_f32", to=1),
+             node("Mul", ["sf", "c"], ["y2"], "scale"), node("Cast", ["y2"], ["y3"], "to_f16", to=10)]
+    inits = [b"".join(ivar(1, d) for d in (K, N)) + ivar(2, 10) + field(9, struct.pack("<%de" % len(W), *W)) + field(8, "W"),
+             ivar(1, N) + ivar(2, 10) + field(5, b"".join(varint(bits16(v)) for v in B)) + field(8, "B"), bf]
+    open(out + "/half.onnx", "wb").write(model(nodes, inits, [value_info("x", [M, K], 10)],
+                                               [value_info("y", [M, N], 10), value_info("y2", [M, N]), value_info("y3", [M, N], 10)]))
+    npy(out + "/half_x.npy", "<f2", (M, K), struct.pack("<%de" % len(x), *x))
+    npy(out + "/half_y.npy", "<f2", (M, N), struct.pack("<%de" % len(y), *y))
+    npy(out + "/half_y2.npy", "<f4", (M, N), struct.pack("<%df" % len(y2), *y2))
+    npy(out + "/half_y3.npy", "<f2", (M, N), struct.pack("<%de" % len(y3), *y3))
+    M, K, N = 3, 5, 2
+    x = rand(M * K, 184, 1.0)
+    W = rand(K * N, 185, 1.0)
+    y = [math.tanh(sum(x[i * K + k] * W[k * N + j] for k in range(K))) for i in range(M) for j in range(N)]
+    nodes = [node("MatMul", ["x", "W"], ["m"], "mm"), node("Tanh", ["m"], ["y"], "tanh"),
+             node("Cast", ["y"], ["z"], "to_f32", to=1)]
+    inits = [b"".join(ivar(1, d) for d in (K, N)) + ivar(2, 11) + field(9, struct.pack("<%dd" % len(W), *W)) + field(8, "W")]
+    open(out + "/double.onnx", "wb").write(model(nodes, inits, [value_info("x", [M, K], 11)],
+                                                 [value_info("y", [M, N], 11), value_info("z", [M, N])]))
+    npy(out + "/double_x.npy", "<f8", (M, K), struct.pack("<%dd" % len(x), *x))
+    npy(out + "/double_y.npy", "<f8", (M, N), struct.pack("<%dd" % len(y), *y))
+    npy(out + "/double_z.npy", "<f4", (M, N), struct.pack("<%df" % len(y), *y))
+
+
 def decoder_step(out):
     """A decoder's step with a static key / value cache (opset 24), as a fixed-shape library
     runs it per token: the token's keys and values written into [1, 2, 6, 4] caches at
@@ -2152,6 +2199,7 @@ def main(out):
     attention23(out)
     tensor_scatter(out)
     decoder_step(out)
+    float_types(out)
     convtr3d(out)
     cnn(out)
     block(out)
