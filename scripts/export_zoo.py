@@ -2,10 +2,11 @@
 """export_zoo.py — models beyond classification to ONNX, as users export them today
 (torch.onnx.export with dynamo=True, opset 18), with onnxruntime's result on a seeded input.
 
-    /work/torchenv/bin/python scripts/export_zoo.py [--opset N] OUTDIR [MODEL ...]
+    /work/torchenv/bin/python scripts/export_zoo.py [--opset N] [--half] OUTDIR [MODEL ...]
 
 (--opset 23: PyTorch writes scaled_dot_product_attention as ONNX's Attention, its RMSNorm as
-RMSNormalization.)
+RMSNormalization. --half: the model and its float inputs in float16, model.half(), as
+exported for a GPU; texc computes such a model in f32, docs/ONNX.md "Element types".)
 
 For each MODEL (default: all of ZOO) writes OUTDIR/MODEL.onnx (random weights from
 torch.manual_seed(0): torchvision's and transformers' own initialization, small
@@ -182,7 +183,7 @@ ZOO = {
 }
 
 
-def export(name, outdir, opset):
+def export(name, outdir, opset, half=False):
     import numpy as np
     import onnxruntime as ort
     import torch
@@ -190,6 +191,9 @@ def export(name, outdir, opset):
     torch.manual_seed(0)
     model, inputs = ZOO[name]()
     model.eval()
+    if half:
+        model = model.half()
+        inputs = [x.half() if x.is_floating_point() else x for x in inputs]
     path = os.path.join(outdir, name + ".onnx")
     with torch.no_grad():
         torch.onnx.export(model, tuple(inputs), path, opset_version=opset, dynamo=True)
@@ -209,9 +213,17 @@ def main():
         print(__doc__.strip(), file=sys.stderr)
         return 2
     args = sys.argv[1:]
-    opset = 18
-    if args[0] == "--opset" and len(args) > 2:  # 23: scaled_dot_product_attention as ONNX's Attention
-        opset, args = int(args[1]), args[2:]
+    opset, half = 18, False
+    while args and args[0] in ("--opset", "--half"):
+        if args[0] == "--half":
+            half, args = True, args[1:]
+        elif len(args) > 2:  # 23: scaled_dot_product_attention as ONNX's Attention
+            opset, args = int(args[1]), args[2:]
+        else:
+            break
+    if not args:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
     outdir = args[0]
     os.makedirs(outdir, exist_ok=True)
     names = args[1:] or list(ZOO)
@@ -224,7 +236,7 @@ def main():
     failed = 0
     for n in names:
         try:
-            export(n, outdir, opset)
+            export(n, outdir, opset, half)
         except Exception as e:  # an exporter's failure: report it and go on with the others
             print(f"{n}: export failed: {str(e).splitlines()[0][:200]}", file=sys.stderr)
             failed += 1

@@ -15,7 +15,7 @@
 #include <math.h>
 #include <string.h>
 
-/* -inf in kernel text: an f32 literal beyond FLT_MAX (imp_flit writes -FLT_MAX) */
+/* -inf in kernel text: an f32 literal beyond FLT_MAX (as imp_flit writes it) */
 #define NEG_INF "(-1.0e39)"
 
 /* A kernel named BASE, `(PARAMS) -> Y: f32[OUT] { BODY }`, called on ARGS into a new network

@@ -127,9 +127,11 @@ int imp_axis_of(Imp *I, int64_t a, int r) {
 
 /* ---- text helpers ---------------------------------------------------------------- */
 
-/* A float literal of the language: always with '.' or an exponent; +-inf as the largest f32. */
+/* A float literal of the language: always with '.' or an exponent; +-inf as 1.0e39, an f32
+ * literal beyond FLT_MAX, which is infinity (FLT_MAX would not be: a mask's -inf cast to
+ * float16 and compared with -inf, or -inf - -inf, would differ from the model's). */
 char *imp_flit(double v) {
-  if (isinf(v)) v = v > 0 ? 3.4028234e38 : -3.4028234e38;
+  if (isinf(v)) return xstrdup(v > 0 ? "1.0e39" : "(-1.0e39)");
   char *s = xprintf("%.9g", fabs(v));
   if (!strpbrk(s, ".e")) s = xprintf("%s.0", s);
   return v < 0 ? xprintf("(-%s)", s) : s;
