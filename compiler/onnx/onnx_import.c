@@ -662,7 +662,7 @@ static bool input_sizes(Imp *I, const Onnx__GraphProto *g) {
 }
 
 /* Is graph input NAME a float that G reads only as Resize's roi or scales (Upsample's
- * scales, OneHot's depth, Dropout's ratio, MelWeightMatrix's edges): numbers the import needs as constants, folded in from an --input file as the
+ * scales, OneHot's depth, Dropout's ratio, MelWeightMatrix's edges, Range's bounds): numbers the import needs as constants, folded in from an --input file as the
  * integer shapes and axes are (ONNX's node tests give scales so). */
 static bool float_const_only(const Onnx__GraphProto *g, const char *name) {
   bool read = false;
@@ -676,7 +676,8 @@ static bool float_const_only(const Onnx__GraphProto *g, const char *name) {
       bool depth = nd->op_type && !strcmp(nd->op_type, "OneHot") && j == 1;
       bool ratio = nd->op_type && !strcmp(nd->op_type, "Dropout") && j == 1;
       bool mel = nd->op_type && !strcmp(nd->op_type, "MelWeightMatrix") && (j == 3 || j == 4);
-      if (!resize && !upsample && !depth && !ratio && !mel) return false;
+      bool range = nd->op_type && !strcmp(nd->op_type, "Range");
+      if (!resize && !upsample && !depth && !ratio && !mel && !range) return false;
       read = true;
     }
   }

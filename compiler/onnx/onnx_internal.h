@@ -9,9 +9,13 @@
 /* The newest opset of the default domain texc reads. Opsets 19 to 22 change, for the
  * operators texc imports, only element types (float8, int4, bfloat16: refused by name) and
  * add forms refused by name (Pad's wrap mode, AveragePool's dilations), Resize's
- * half_pixel_symmetric (read), and Gelu (opset 20, read). PyTorch's dynamo exporter writes
- * opset 20. */
-#define ONNX_MAX_OPSET 25
+ * half_pixel_symmetric (read), and Gelu (opset 20, read). 23 to 25 add Attention,
+ * RotaryEmbedding, RMSNormalization, Swish and TensorScatter (onnx_attention.c, read); 26
+ * to 28 add CumProd, CausalConvWithState and SwiGLU (read), BitCast and LinearAttention
+ * (refused as unknown operators), SpaceToDepth's mode and Range's stash_type (read), and
+ * otherwise element types (float6: refused by name). PyTorch's dynamo exporter writes
+ * opset 18 unless told otherwise. */
+#define ONNX_MAX_OPSET 28
 
 /* ONNX element types we meet (TensorProto.DataType). */
 enum {

@@ -800,9 +800,9 @@ static bool op_pad(Imp *I) {
   return true;
 }
 
-/* DepthToSpace (DCR, CRD) and SpaceToDepth of an NCHW tensor, blocks of B x B. */
+/* DepthToSpace and SpaceToDepth (DCR, CRD: SpaceToDepth's from opset 28) of an NCHW tensor, blocks of B x B. */
 static bool op_depth_space(Imp *I, bool to_space) {
-  if (!imp_attrs_known(I, to_space ? "blocksize,mode" : "blocksize") || !imp_one_output(I)) return false;
+  if (!imp_attrs_known(I, "blocksize,mode") || !imp_one_output(I)) return false; /* SpaceToDepth's mode: opset 28 */
   Val *x = imp_float_in(I, 0);
   if (!x) return false;
   if (x->c) return imp_unsupported(I, "a constant input");
@@ -811,8 +811,8 @@ static bool op_depth_space(Imp *I, bool to_space) {
   if (b < 1) return imp_error(I, "blocksize %lld", b);
   const char *mode = imp_attr_s(I, "mode", "DCR"), *rhs;
   int64_t os[4];
+  if (strcmp(mode, "DCR") && strcmp(mode, "CRD")) return imp_unsupported(I, "mode '%s'", mode);
   if (to_space) {
-    if (strcmp(mode, "DCR") && strcmp(mode, "CRD")) return imp_unsupported(I, "mode '%s'", mode);
     if (c % (b * b)) return imp_error(I, "%lld channels are not a multiple of blocksize^2 = %lld", c, b * b);
     long long cp = c / (b * b);
     os[0] = n, os[1] = cp, os[2] = h * b, os[3] = w * b;
@@ -821,7 +821,8 @@ static bool op_depth_space(Imp *I, bool to_space) {
   } else {
     if (h % b || w % b) return imp_error(I, "H x W %lld x %lld is not a multiple of blocksize %lld", h, w, b);
     os[0] = n, os[1] = c * b * b, os[2] = h / b, os[3] = w / b;
-    rhs = xprintf("X[i0, i1 %% %lld, i2 * %lld + (i1 / %lld) / %lld, i3 * %lld + (i1 / %lld) %% %lld]", c, b, c, b, b, c, b);
+    rhs = !strcmp(mode, "DCR") ? xprintf("X[i0, i1 %% %lld, i2 * %lld + (i1 / %lld) / %lld, i3 * %lld + (i1 / %lld) %% %lld]", c, b, c, b, b, c, b)
+                               : xprintf("X[i0, i1 / %lld, i2 * %lld + (i1 %% %lld) / %lld, i3 * %lld + i1 %% %lld]", b * b, b, b * b, b, b, b);
   }
   Val *o = imp_net_out(I, 0, 4, os);
   const char *k = imp_kernel(I, to_space ? "depth_to_space" : "space_to_depth",

@@ -1,6 +1,6 @@
 /* onnx_nn.c — the ONNX operators of neural-network layers (docs/ONNX.md): convolutions and
  * pools, Gemm and MatMul, batch, layer, instance and LRN normalizations, reductions and
- * softmax, Einsum, CumSum, ArgMax / ArgMin, Resize and Upsample. Each becomes a stdlib
+ * softmax, Einsum, CumSum, CumProd, ArgMax / ArgMin, Resize and Upsample. Each becomes a stdlib
  * operator where one fits, else a kernel written for the node's shapes (onnx_ops.c's
  * helpers); onnx_nn_op is their entry from the table.
  */
@@ -1330,8 +1330,9 @@ static bool op_einsum(Imp *I) {
   return true;
 }
 
-/* CumSum along a constant axis: inclusive or exclusive, forward or reverse. */
-static bool op_cumsum(Imp *I) {
+/* CumSum (PROD: CumProd, opset 26) along a constant axis: inclusive or exclusive, forward
+ * or reverse; an exclusive first element is 0 (1). */
+static bool op_cumulative(Imp *I, bool prod) {
   if (!imp_attrs_known(I, "exclusive,reverse") || !imp_one_output(I)) return false;
   Val *x = imp_float_in(I, 0), *av = x ? imp_const_in(I, 1, "axis") : NULL;
   if (!av) return false;
@@ -1340,19 +1341,19 @@ static bool op_cumsum(Imp *I) {
   if (a < 0) return false;
   bool ex = imp_attr_i(I, "exclusive", 0), rev = imp_attr_i(I, "reverse", 0);
   long long n = x->shape[a];
-  if (x->c) { /* folded: the sums in order along the axis (float ones rounded to f32 at each step, as the kernel's) */
+  if (x->c) { /* folded: in order along the axis (float ones rounded to f32 at each step, as the kernel's) */
     int64_t inner = 1, total = val_numel(x);
     for (int d = a + 1; d < r; d++) inner *= x->shape[d];
     double *c = imp_vals(total);
     for (int64_t o = 0; o < total / (n * inner); o++)
       for (int64_t in = 0; in < inner; in++) {
-        double sum = 0;
+        double acc = prod;
         for (int64_t t = 0; t < n; t++) {
           int64_t at = (o * n + (rev ? n - 1 - t : t)) * inner + in;
           double v = x->c[at];
-          if (ex) c[at] = sum;
-          sum = x->dtype == OT_FLOAT ? (float)(sum + v) : sum + v;
-          if (!ex) c[at] = sum;
+          if (ex) c[at] = acc;
+          acc = imp_round_to(x->dtype, prod ? acc * v : acc + v);
+          if (!ex) c[at] = acc;
         }
       }
     imp_const_out(I, 0, x->dtype, r, x->shape, c);
@@ -1362,9 +1363,56 @@ static bool op_cumsum(Imp *I) {
   for (int d = 0; d < r; d++) src = xprintf("%s%s%s", src, d ? ", " : "", d == a ? "q" : xprintf("i%d", d));
   const char *range = rev ? xprintf("i%d%s..%lld", a, ex ? " + 1" : "", n) : xprintf("0..i%d%s", a, ex ? "" : " + 1");
   Val *o = imp_net_out(I, 0, r, x->shape);
-  const char *k = imp_kernel(I, "cumsum", xprintf("(X: %s) -> Y: %s {\n  Y[%s] += X[%s] where q in %s\n}", imp_ty(x), imp_ty(o),
-                                                  imp_idx("i", r), src, range));
+  const char *k = imp_kernel(I, prod ? "cumprod" : "cumsum", xprintf("(X: %s) -> Y: %s {\n  Y[%s] %s X[%s] where q in %s\n}", imp_ty(x),
+                                                  imp_ty(o), imp_idx("i", r), prod ? "*=" : "+=", src, range));
   imp_call(I, o->tex, k, imp_tensor(I, x));
+  return true;
+}
+
+/* CausalConvWithState (opset 27: Mamba's and Gated DeltaNet's convolution): a depthwise
+ * causal 1-D convolution of X [B, C, L] by W [C, 1, K] over the past state P [B, C, K - 1]
+ * (zeros when absent) followed by X, plus the bias, SiLU when asked; output 2 is the last
+ * K - 1 positions of that sequence, the next step's state. Two kernels, each reading X or P
+ * by which side of the seam its position falls. */
+static bool op_causal_conv(Imp *I) {
+  if (!imp_attrs_known(I, "activation")) return false;
+  for (size_t k = 2; k < I->node->n_output; k++)
+    if (*I->node->output[k]) return imp_error(I, "output %zu: CausalConvWithState has two", k + 1);
+  Val *x = imp_float_in(I, 0), *w = x ? imp_float_in(I, 1) : NULL, *b = imp_in(I, 2), *p = imp_in(I, 3);
+  if (!w || (b && !(b = imp_float_in(I, 2))) || (p && !(p = imp_float_in(I, 3)))) return false;
+  const char *act = imp_attr_s(I, "activation", "none");
+  bool silu = !strcmp(act, "silu") || !strcmp(act, "swish");
+  if (!silu && strcmp(act, "none")) return imp_error(I, "activation '%s' (silu, swish or none)", act);
+  if (x->ndim != 3 || w->ndim != 3) return imp_error(I, "input is %s and weight %s (rank 3 both)", imp_ty(x), imp_ty(w));
+  long long B = x->shape[0], C = x->shape[1], L = x->shape[2], K = w->shape[2];
+  if (w->shape[0] != C || w->shape[1] != 1)
+    return imp_error(I, "weight is %s; [%lld, 1, K] for %lld channels", imp_ty(w), C, C);
+  if (K < 2) return imp_unsupported(I, "a kernel of size %lld (its state would be empty)", K);
+  if (b && (b->ndim != 1 || b->shape[0] != C)) return imp_error(I, "bias is %s, not f32[%lld]", imp_ty(b), C);
+  if (p && (p->ndim != 3 || p->shape[0] != B || p->shape[1] != C || p->shape[2] != K - 1))
+    return imp_error(I, "past_state is %s, not f32[%lld, %lld, %lld]", imp_ty(p), B, C, K - 1);
+  ImpCall call = {0};
+  imp_call_arg(I, &call, "X", x);
+  imp_call_arg(I, &call, "W", w);
+  if (b) imp_call_arg(I, &call, "Bi", b);
+  if (p) imp_call_arg(I, &call, "P", p);
+  /* position T of the sequence P ++ X: X[T - (K - 1)] past the seam, else P[T] (or 0) */
+  const char *at = "i2 + j";
+  char *seq = xprintf("(%s >= %lld ? X[i0, i1, %s - %lld] : %s)", at, K - 1, at, K - 1, p ? xprintf("P[i0, i1, %s]", at) : "0.0");
+  const char *v = xprintf("S[i0, i1, i2]%s", b ? " + Bi[i1]" : "");
+  Val *o = imp_net_out(I, 0, 3, x->shape);
+  imp_call_kernel(I, &call, silu ? "causal_conv_silu" : "causal_conv", o,
+                  xprintf("tensor S: f32[%lld, %lld, %lld]\n  S[i0, i1, i2] += W[i1, 0, j] * %s where j in 0..%lld\n"
+                          "  Y[i0, i1, i2] = %s", B, C, L, seq, K, silu ? xprintf("(%s) * sigmoid(%s)", v, v) : v));
+  if (I->node->n_output < 2 || !*I->node->output[1]) return true;
+  ImpCall st = {0};
+  imp_call_arg(I, &st, "X", x);
+  if (p) imp_call_arg(I, &st, "P", p);
+  int64_t ss[3] = {B, C, K - 1};
+  Val *ps = imp_net_out(I, 1, 3, ss);
+  imp_call_kernel(I, &st, "causal_conv_state", ps,
+                  xprintf("Y[i0, i1, i2] = i2 + %lld >= %lld ? X[i0, i1, i2 + %lld - %lld] : %s", L, K - 1, L, K - 1,
+                          p ? xprintf("P[i0, i1, i2 + %lld]", L) : "0.0"));
   return true;
 }
 
@@ -2116,7 +2164,8 @@ int onnx_nn_op(Imp *I, const char *op) {
   if (!strcmp(op, "LRN")) return op_lrn(I);
   if (!strcmp(op, "Hardmax")) return op_hardmax(I);
   if (!strcmp(op, "Einsum")) return op_einsum(I);
-  if (!strcmp(op, "CumSum")) return op_cumsum(I);
+  if (!strcmp(op, "CausalConvWithState")) return op_causal_conv(I);
+  if (!strcmp(op, "CumSum") || !strcmp(op, "CumProd")) return op_cumulative(I, !strcmp(op, "CumProd"));
   if (!strcmp(op, "MeanVarianceNormalization")) return op_mvn(I);
   if (!strcmp(op, "Softmax")) return op_softmax(I, false);
   if (!strcmp(op, "LogSoftmax")) return op_softmax(I, true);

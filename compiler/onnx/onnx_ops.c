@@ -325,11 +325,12 @@ static double fold_value(Imp *I, const char *op, int dt, double a, double b, dou
   if (!strcmp(op, "Sub")) return a - b;
   if (!strcmp(op, "Mul")) return a * b;
   if (!strcmp(op, "Div")) return is_int(dt) ? (b == 0 ? 0 : trunc(a / b)) : a / b;
-  if (!strcmp(op, "Mod")) {
-    if (b == 0) return 0;
-    if (fmod_attr || !is_int(dt)) return fmod(a, b);
-    double r = fmod(a, b);
-    return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+  if (!strcmp(op, "Mod")) { /* integers by 0: 0 (ONNX leaves it undefined); floats as the kernels' (int_div_mod) */
+    if (b == 0 && is_int(dt)) return 0;
+    if (fmod_attr) return fmod(a, b);
+    if (!is_int(dt) && isinf(b) && isfinite(a)) return a == 0 || (a < 0) == (b < 0) ? copysign(a, b) : b;
+    double r = fmod(a, b); /* floor division's remainder: the divisor's sign, a zero one too */
+    return r != 0 && (r < 0) != (b < 0) ? r + b : is_int(dt) || r != 0 ? r : copysign(0.0, b);
   }
   if (!strcmp(op, "Pow")) return pow(a, b);
   if (!strcmp(op, "Equal")) return a == b;
@@ -536,6 +537,9 @@ static bool op_constant_of_shape(Imp *I) {
 }
 
 static bool op_range(Imp *I) {
+  if (!imp_attrs_known(I, "stash_type")) return false;
+  if (imp_attr_i(I, "stash_type", 1) != 1) /* opset 27: float16 / bfloat16 ranges computed in float (1) or their own type */
+    return imp_unsupported(I, "stash_type %lld (a range accumulated in float16 or bfloat16)", (long long)imp_attr_i(I, "stash_type", 1));
   Val *s = imp_const_in(I, 0, "start"), *l = s ? imp_const_in(I, 1, "limit") : NULL, *d = l ? imp_const_in(I, 2, "delta") : NULL;
   if (!d) return false;
   double st = s->c[0], lim = l->c[0], de = d->c[0];
@@ -742,19 +746,17 @@ bool imp_as_int(Imp *I, bool ok, int dt) {
 
 /* Div and Mod of integers at run time, held as f32 (exact to 2^24): Div truncates toward
  * zero; Mod takes the divisor's sign (fmod 0) or the dividend's (fmod 1); by 0 both give 0
- * (ONNX leaves it undefined). Mod of floats needs fmod 1, as ONNX says (by 0: NaN). */
+ * (ONNX leaves it undefined). Mod of floats: the language's `%` (floor division's remainder,
+ * the divisor's sign: fmod 0, as opset 28 spells it out) or C's fmod (fmod 1); by 0: NaN. */
 static bool int_div_mod(Imp *I, const char *op) {
   Val *x[2] = {imp_float_in(I, 0), NULL};
   if (!x[0] || !(x[1] = imp_float_in(I, 1)) || !imp_one_output(I)) return false;
   bool ints = int_valued(imp_in(I, 0)) && int_valued(imp_in(I, 1)), div = !strcmp(op, "Div");
   bool fm = imp_attr_i(I, "fmod", 0);
-  if (!div && !ints && !fm) return imp_error(I, "Mod of floats needs fmod 1");
+  if (!div && !ints) return imp_ew(I, "mod", x, 2, fm ? "fmod($0, $1)" : "$0 % $1");
   const char *q = "($0 / $1 < 0.0 ? ceil($0 / $1) : floor($0 / $1))"; /* the quotient truncated */
-  const char *e = div ? xprintf("$1 == 0.0 ? 0.0 : %s", q)
-                      : xprintf("%s$0 - $1 * %s", ints ? "$1 == 0.0 ? 0.0 : " : "", fm ? q : "floor($0 / $1)");
-  /* floats by 0: NaN, as C's fmod gives */
-  bool ok = imp_ew(I, div ? "div_int" : "mod", x, 2, e);
-  return ints ? imp_as_int(I, ok, imp_in(I, 0)->dtype) : ok;
+  const char *e = div ? xprintf("$1 == 0.0 ? 0.0 : %s", q) : xprintf("$1 == 0.0 ? 0.0 : $0 - $1 * %s", fm ? q : "floor($0 / $1)");
+  return imp_as_int(I, imp_ew(I, div ? "div_int" : "mod", x, 2, e), imp_in(I, 0)->dtype);
 }
 
 static bool binary(Imp *I, const char *op, const char *sym) {
@@ -1042,6 +1044,16 @@ static bool op_prelu(Imp *I) {
   return imp_ew(I, "prelu", x, 2, "$0 < 0.0 ? $1 * $0 : $0");
 }
 
+/* SwiGLU (opset 28): Swish_alpha(A) x B, A and B of one shape (no broadcasting). */
+static bool op_swiglu(Imp *I) {
+  Val *x[2] = {imp_float_in(I, 0), NULL};
+  if (!imp_attrs_known(I, "alpha") || !x[0] || !(x[1] = imp_float_in(I, 1)) || !imp_one_output(I)) return false;
+  if (x[0]->ndim != x[1]->ndim || memcmp(x[0]->shape, x[1]->shape, sizeof(int64_t) * (size_t)x[0]->ndim))
+    return imp_error(I, "A is %s but B is %s (SwiGLU does not broadcast)", imp_ty(x[0]), imp_ty(x[1]));
+  if (x[0]->c && x[1]->c) return imp_unsupported(I, "SwiGLU of constants (not folded at import)");
+  return imp_ew(I, "swiglu", x, 2, xprintf("$0 * sigmoid(%s * $0) * $1", imp_flit((float)imp_attr_f(I, "alpha", 1))));
+}
+
 /* Sum and Mean of 1 to 8 inputs, broadcast. */
 static bool op_sum_mean(Imp *I, bool mean) {
   int n = imp_nin(I);
@@ -1090,7 +1102,8 @@ bool onnx_op_known(const char *op) {
       "Scatter", "RNN", "GRU", "LSTM", "IsInf", "Xor", "CastLike", "TopK", "GridSample", "OneHot", "MaxUnpool", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss",
       "HannWindow", "HammingWindow", "BlackmanWindow", "EyeLike", "ReverseSequence", "Compress", "DFT", "STFT",
       "MelWeightMatrix", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv",
-      "Attention", "RotaryEmbedding", "RMSNormalization", "Swish", "GroupNormalization", "TensorScatter"};
+      "Attention", "RotaryEmbedding", "RMSNormalization", "Swish", "GroupNormalization", "TensorScatter", "CumProd",
+      "SwiGLU", "CausalConvWithState"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
   return false;
@@ -1176,6 +1189,7 @@ static const struct {
     {"QuantizeLinear", 10, 0, NULL}, {"DequantizeLinear", 10, 0, NULL}, {"DynamicQuantizeLinear", 11, 0, NULL},
     {"MatMulInteger", 10, 0, NULL}, {"ConvInteger", 10, 0, NULL}, {"QLinearMatMul", 10, 0, NULL}, {"QLinearConv", 10, 0, NULL},
     {"Attention", 23, 0, NULL}, {"RotaryEmbedding", 23, 0, NULL}, {"RMSNormalization", 23, 0, NULL}, {"Swish", 24, 0, NULL}, {"GroupNormalization", 18, 0, NULL}, {"TensorScatter", 24, 0, NULL},
+    {"CumProd", 26, 0, NULL}, {"CausalConvWithState", 27, 0, NULL}, {"SwiGLU", 28, 0, NULL},
 };
 
 /* Does the node's operator mean in this opset what onnx_op reads? false: reported. */
@@ -1207,7 +1221,7 @@ static bool dispatch(Imp *I, const char *op);
  * as indices, a Cast as what they are (RoBERTa's positions: a cumulative sum of the mask
  * times the mask, plus the padding index). Where's condition is not counted. */
 static void int_result(Imp *I, const char *op, bool moves) {
-  static const char *const arith[] = {"Add", "Sub", "Mul", "Neg", "Abs", "Max", "Min", "Sum", "CumSum", "Where",
+  static const char *const arith[] = {"Add", "Sub", "Mul", "Neg", "Abs", "Max", "Min", "Sum", "CumSum", "CumProd", "Where",
                                       "ReduceSum", "ReduceMax", "ReduceMin", "Identity", "Trilu"};
   bool listed = moves;
   for (size_t i = 0; i < sizeof arith / sizeof arith[0]; i++) listed |= !strcmp(op, arith[i]);
@@ -1293,6 +1307,7 @@ static bool dispatch(Imp *I, const char *op) {
       !strcmp(op, "Shrink"))
     return op_activation(I, op);
   if (!strcmp(op, "PRelu")) return op_prelu(I);
+  if (!strcmp(op, "SwiGLU")) return op_swiglu(I);
   if (!strcmp(op, "Sum")) return op_sum_mean(I, false);
   if (!strcmp(op, "Mean")) return op_sum_mean(I, true);
   if (!strcmp(op, "Cast") || !strcmp(op, "CastLike")) return op_cast(I, !strcmp(op, "CastLike"));

@@ -85,7 +85,7 @@ expect_error "cycle" "cycle.onnx: node 'first' (Relu): the graph has a cycle" "$
 expect_error "a node without op_type" "no_op.onnx: node 'anon' (?): the node has no op_type" "$TEXC" import "$B/no_op.onnx"
 expect_error "a Resize to 3e9 columns" "resize_huge.onnx: node 'up' (Resize): not supported: an axis of 3e+09 elements" "$TEXC" import "$B/resize_huge.onnx"
 expect_error "initializer size" "bad_init.onnx: initializer 'w': 3 values for a shape of 6" "$TEXC" import "$B/bad_init.onnx"
-expect_error "unknown opset" "opset30.onnx: not supported: opset 30 of the default domain (texc imports opsets 1 to 25)" "$TEXC" run "$B/opset30.onnx"
+expect_error "unknown opset" "opset30.onnx: not supported: opset 30 of the default domain (texc imports opsets 1 to 28)" "$TEXC" run "$B/opset30.onnx"
 expect_error "Reshape-1" "reshape_opset4.onnx: node 'rs' (Reshape): not supported: Reshape in opset 4 (Reshape-1 takes the shape as an attribute" "$TEXC" run "$B/reshape_opset4.onnx"
 expect_error "an operator before its opset" "node 'hs' (HardSwish): not supported: HardSwish in opset 13 (it exists from opset 14)" "$TEXC" import "$B/hardswish_opset13.onnx"
 "$TEXC" run "$B/opset5.onnx" --input "$B/x.npy" --output "$B/opset5.npy" >/dev/null 2>&1
@@ -189,6 +189,10 @@ expect_all "opset 24: TensorScatter, linear and circular = Python reference" "$B
 expect_all "opset 24: a decoder step with a static cache (TensorScatter, Attention with nonpad_kv_seqlen and causal) = Python reference" \
   "$B/decoder_step.onnx" --input "$B/decoder_step_x.npy" --input "$B/decoder_step_pos.npy" --expect "$B/decoder_step_y1.npy" \
   --expect "$B/decoder_step_y2.npy"
+expect_all "opsets 26 to 28: CausalConvWithState, SwiGLU, CumProd, SpaceToDepth CRD, Mod of floats = Python reference" \
+  "$B/opset28.onnx" --input "$B/opset28_x.npy" --input "$B/opset28_past.npy" --input "$B/opset28_x4.npy" \
+  --expect "$B/opset28_y1.npy" --expect "$B/opset28_y2.npy" --expect "$B/opset28_y3.npy" --expect "$B/opset28_y4.npy" \
+  --expect "$B/opset28_y5.npy" --expect "$B/opset28_y6.npy"
 # float16 and double models (held as f32): their inputs, weights (raw bytes, int32_data bits,
 # a bfloat16 constant) and results in their own types; Casts to float16 round
 expect_all "float16 model (f16 input and results, a bfloat16 constant, Casts) = Python reference" "$B/half.onnx" \

@@ -1130,6 +1130,53 @@ def float_types(out):
     npy(out + "/double_z.npy", "<f4", (M, N), struct.pack("<%df" % len(y), *y))
 
 
+def opset28(out):
+    """Operators of opsets 26 to 28: CausalConvWithState (27) over a past state with SiLU, and
+    its present state; SwiGLU (28) with alpha; CumProd (26), exclusive and reversed;
+    SpaceToDepth's CRD mode (28); Mod of floats with fmod 0 (floor division's remainder, the
+    divisor's sign, as opset 28 defines it). The results here."""
+    B, C, L, K = 1, 4, 6, 3
+    x = rand(B * C * L, 191, 1.0)
+    w = rand(C * K, 192, 1.0)
+    bias = rand(C, 193, 0.5)
+    past = rand(B * C * (K - 1), 194, 1.0)
+    u = rand(B * C * L, 195, 1.0)
+    dv = [v if abs(v) > 0.1 else 0.5 for v in rand(B * C * L, 196, 2.0)]
+    conv, state = [], []
+    for c in range(C):
+        seq = past[c * (K - 1):(c + 1) * (K - 1)] + x[c * L:(c + 1) * L]
+        for t in range(L):
+            v = bias[c] + sum(w[c * K + j] * seq[t + j] for j in range(K))
+            conv.append(v / (1 + math.exp(-v)))
+        state += seq[L:L + K - 1]
+    swiglu = [a / (1 + math.exp(-1.5 * a)) * b for a, b in zip(x, u)]
+    cumprod = []
+    for c in range(C):
+        row = x[c * L:(c + 1) * L]
+        cumprod += [math.prod(row[t + 1:]) for t in range(L)]
+    mod = [a - b * math.floor(a / b) for a, b in zip(x, dv)]
+    H = W = 4
+    x4 = rand(2 * H * W, 197, 1.0)  # [1, 2, 4, 4]
+    s2d = [x4[(c // 4) * H * W + (2 * i + (c % 4) // 2) * W + 2 * j + c % 2] for c in range(8) for i in range(2) for j in range(2)]
+    nodes = [node("CausalConvWithState", ["x", "w", "b", "past"], ["y1", "y2"], "conv", activation="silu"),
+             node("SwiGLU", ["x", "u"], ["y3"], "swiglu", alpha=1.5),
+             node("CumProd", ["x", "axis"], ["y4"], "cumprod", exclusive=1, reverse=1),
+             node("SpaceToDepth", ["x4"], ["y5"], "s2d", blocksize=2, mode="CRD"),
+             node("Mod", ["x", "dv"], ["y6"], "mod")]
+    inits = [initializer("w", [C, 1, K], w), initializer("b", [C], bias), initializer("u", [B, C, L], u),
+             int_init("axis", [2], shape=[]), initializer("dv", [B, C, L], dv)]
+    outs = [("y1", [B, C, L], conv), ("y2", [B, C, K - 1], state), ("y3", [B, C, L], swiglu),
+            ("y4", [B, C, L], cumprod), ("y5", [1, 8, 2, 2], s2d), ("y6", [B, C, L], mod)]
+    open(out + "/opset28.onnx", "wb").write(model(nodes, inits, [value_info("x", [B, C, L]), value_info("past", [B, C, K - 1]),
+                                                                 value_info("x4", [1, 2, H, W])],
+                                                  [value_info(n, sh) for n, sh, _ in outs], opset=28))
+    npy(out + "/opset28_x.npy", "<f4", (B, C, L), struct.pack("<%df" % len(x), *x))
+    npy(out + "/opset28_past.npy", "<f4", (B, C, K - 1), struct.pack("<%df" % len(past), *past))
+    npy(out + "/opset28_x4.npy", "<f4", (1, 2, H, W), struct.pack("<%df" % len(x4), *x4))
+    for n, sh, v in outs:
+        npy(out + "/opset28_%s.npy" % n, "<f4", sh, struct.pack("<%df" % len(v), *v))
+
+
 def decoder_step(out):
     """A decoder's step with a static key / value cache (opset 24), as a fixed-shape library
     runs it per token: the token's keys and values written into [1, 2, 6, 4] caches at
@@ -2200,6 +2247,7 @@ def main(out):
     tensor_scatter(out)
     decoder_step(out)
     float_types(out)
+    opset28(out)
     convtr3d(out)
     cnn(out)
     block(out)
