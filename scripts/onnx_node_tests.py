@@ -5,9 +5,11 @@ that tests/suites/onnx.sh runs them: `ONNX_TESTDATA=DIR bash tests/suites/onnx.s
 
 Debian's libonnx-testdata stops at the operators of ONNX 1.14; this is how the operators of
 later opsets (GroupNormalization: 18 and 21; Attention, RMSNormalization, RotaryEmbedding:
-23; Swish, TensorScatter: 24) are checked
-against ONNX's reference. Comparison only: `make test` does not need it.
+23; Swish, TensorScatter: 24; CumProd: 26; CausalConvWithState: 27; SwiGLU and the changed
+ones: 28) are checked against ONNX's reference. Comparison only: `make test` does not need it.
   /work/torchenv/bin/python scripts/onnx_node_tests.py /tmp/nodes Attention RMSNormalization RotaryEmbedding Swish GroupNormalization TensorScatter
+  /work/torchenv/bin/python scripts/onnx_node_tests.py /tmp/n28 CumProd SwiGLU SpaceToDepth Range CausalConvWithState \
+      Mod DepthToSpace Celu Einsum OneHot ReduceLogSum ReduceLogSumExp ReverseSequence Compress
 """
 import os
 import shutil
