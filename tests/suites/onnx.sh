@@ -193,6 +193,10 @@ expect_all "opsets 26 to 28: CausalConvWithState, SwiGLU, CumProd, SpaceToDepth 
   "$B/opset28.onnx" --input "$B/opset28_x.npy" --input "$B/opset28_past.npy" --input "$B/opset28_x4.npy" \
   --expect "$B/opset28_y1.npy" --expect "$B/opset28_y2.npy" --expect "$B/opset28_y3.npy" --expect "$B/opset28_y4.npy" \
   --expect "$B/opset28_y5.npy" --expect "$B/opset28_y6.npy"
+expect_all "If of a condition known at import: its branch in place = Python reference" "$B/if_const.onnx" \
+  --input "$B/if_const_x.npy" --expect "$B/if_const_y.npy"
+expect_error "If of a run-time condition" "node 'if' (If): not supported: If of a condition computed at run time" \
+  "$TEXC" run "$B/if_runtime.onnx"
 # float16 and double models (held as f32): their inputs, weights (raw bytes, int32_data bits,
 # a bfloat16 constant) and results in their own types; Casts to float16 round
 expect_all "float16 model (f16 input and results, a bfloat16 constant, Casts) = Python reference" "$B/half.onnx" \

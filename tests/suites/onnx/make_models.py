@@ -1177,6 +1177,32 @@ def opset28(out):
         npy(out + "/opset28_%s.npy" % n, "<f4", sh, struct.pack("<%df" % len(v), *v))
 
 
+def if_const(out):
+    """If whose condition shape arithmetic decides at import (Size(x) > 4: true): the then
+    branch (Relu of the outer x, times a constant of the branch's own) imported in place,
+    the else branch (Neg) never; y = the If's output plus 1."""
+    x = rand(6, 198, 1.0)
+    def graph(name, nodes, inits, outs):
+        return (b"".join(field(1, n) for n in nodes) + field(2, name) + b"".join(field(5, t) for t in inits) +
+                b"".join(field(12, v) for v in outs))
+    then_g = graph("then", [node("Relu", ["x"], ["r"], "relu"), node("Mul", ["r", "three"], ["t_out"], "mul")],
+                   [initializer("three", [], [3.0])], [value_info("t_out", [2, 3])])
+    else_g = graph("else", [node("Neg", ["x"], ["e_out"], "neg")], [], [value_info("e_out", [2, 3])])
+    branch = lambda name, g: field(1, name) + field(6, g) + ivar(20, 5)  # a GRAPH attribute
+    if_node = (field(1, "c") + field(2, "z") + field(3, "if") + field(4, "If") + field(5, branch("then_branch", then_g)) +
+               field(5, branch("else_branch", else_g)))
+    nodes = [node("Size", ["x"], ["n"], "size"), node("Greater", ["n", "four"], ["c"], "gt"), if_node,
+             node("Add", ["z", "one"], ["y"], "add")]
+    inits = [int_init("four", [4], shape=[]), initializer("one", [], [1.0])]
+    open(out + "/if_const.onnx", "wb").write(model(nodes, inits, [value_info("x", [2, 3])], [value_info("y", [2, 3])]))
+    # the condition a run-time input (bool [1]): refused by name
+    open(out + "/if_runtime.onnx", "wb").write(model([if_node], [], [value_info("x", [2, 3]), value_info("c", [1], 9)],
+                                                     [value_info("z", [2, 3])]))
+    y = [3 * max(v, 0.0) + 1 for v in x]
+    npy(out + "/if_const_x.npy", "<f4", (2, 3), struct.pack("<6f", *x))
+    npy(out + "/if_const_y.npy", "<f4", (2, 3), struct.pack("<6f", *y))
+
+
 def decoder_step(out):
     """A decoder's step with a static key / value cache (opset 24), as a fixed-shape library
     runs it per token: the token's keys and values written into [1, 2, 6, 4] caches at
@@ -2248,6 +2274,7 @@ def main(out):
     decoder_step(out)
     float_types(out)
     opset28(out)
+    if_const(out)
     convtr3d(out)
     cnn(out)
     block(out)
