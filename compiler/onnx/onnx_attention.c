@@ -1,7 +1,7 @@
 /* onnx_attention.c — the transformer operators of opset 23: Attention (scaled dot-product
  * attention: grouped-query heads, 3-D or 4-D inputs, boolean or float masks, causal
- * masking, a key / value cache, a soft cap), RotaryEmbedding and TensorScatter (24: a cache's
- * update); onnx_attention_op is
+ * masking, a key / value cache, a soft cap), RotaryEmbedding, TensorScatter (24: a cache's
+ * update) and LinearAttention (27: recurrent linear attention, unrolled); onnx_attention_op is
  * their entry from the table (onnx_ops.c's helpers; RMSNormalization is with the other
  * normalizations in onnx_nn.c).
  *
@@ -356,9 +356,102 @@ static bool op_tensor_scatter(Imp *I) {
   return true;
 }
 
+/* ---- LinearAttention (opset 27) -------------------------------------------------------- */
+
+/* A float network tensor of shape SHAPE whose text name is TEX. */
+static Val *tensor_val(const char *tex, int nd, const int64_t *shape) {
+  Val *v = xalloc(sizeof *v);
+  v->name = tex;
+  v->tex = tex;
+  v->dtype = OT_FLOAT;
+  v->ndim = nd;
+  memcpy(v->shape, shape, sizeof(int64_t) * (size_t)nd);
+  return v;
+}
+
+/* LinearAttention: the recurrence over the tokens unrolled at import (a state kernel and an
+ * output kernel a token, each reading its token's row of the inputs; the outputs stacked by
+ * pairs): S_t = G_t S_{t-1} + k_t (x) w_t, where G_t is exp(decay) per key dimension or per
+ * head (gated rules; else 1) and w_t is v_t (linear, gated) or beta_t (v_t - (G_t
+ * S_{t-1})^T k_t) (delta rules); o_t = scale q_t^T S_t, query head h reading state h / (Hq /
+ * Hkv). past_state (else zeros) is S_0's predecessor, present_state the last. */
+static bool op_linear_attention(Imp *I) {
+  if (!imp_attrs_known(I, "chunk_size,kv_num_heads,q_num_heads,scale,update_rule")) return false;
+  for (size_t k = 2; k < I->node->n_output; k++)
+    if (*I->node->output[k]) return imp_error(I, "output %zu: LinearAttention has two", k + 1);
+  Val *q = imp_float_in(I, 0), *k = q ? imp_float_in(I, 1) : NULL, *v = k ? imp_float_in(I, 2) : NULL;
+  Val *past = imp_in(I, 3), *dc = imp_in(I, 4), *be = imp_in(I, 5);
+  if (!v || (past && !(past = imp_float_in(I, 3))) || (dc && !(dc = imp_float_in(I, 4))) || (be && !(be = imp_float_in(I, 5))))
+    return false;
+  const char *rule = imp_attr_s(I, "update_rule", "gated_delta");
+  bool gated = !strcmp(rule, "gated") || !strcmp(rule, "gated_delta"), delta = !strcmp(rule, "delta") || !strcmp(rule, "gated_delta");
+  if (!gated && !delta && strcmp(rule, "linear")) return imp_error(I, "update_rule '%s' (linear, gated, delta, gated_delta)", rule);
+  long long hq = imp_attr_i(I, "q_num_heads", 0), hkv = imp_attr_i(I, "kv_num_heads", 0);
+  if (hq < 1 || hkv < 1 || hq % hkv) return imp_error(I, "q_num_heads %lld and kv_num_heads %lld (a multiple of it)", hq, hkv);
+  if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3) return imp_error(I, "query, key and value of ranks %d, %d, %d (3)", q->ndim, k->ndim, v->ndim);
+  long long b = q->shape[0], t = q->shape[1], dk = q->shape[2] / hq, dv = v->shape[2] / hkv;
+  if (q->shape[2] % hq || k->shape[2] != hkv * dk || v->shape[2] % hkv || k->shape[0] != b || v->shape[0] != b ||
+      k->shape[1] != t || v->shape[1] != t)
+    return imp_error(I, "query %s, key %s and value %s do not hold %lld and %lld heads of one size", imp_ty(q), imp_ty(k),
+                     imp_ty(v), hq, hkv);
+  if (t > 1024) return imp_unsupported(I, "%lld tokens (unrolled at import: 1024 at most)", t);
+  if (gated && !dc) return imp_error(I, "update_rule '%s' needs decay (input 5)", rule);
+  if (delta && !be) return imp_error(I, "update_rule '%s' needs beta (input 6)", rule);
+  bool dc_dim = dc && dc->ndim == 3 && dc->shape[2] == hkv * dk, be_head = be && be->ndim == 3 && be->shape[2] == hkv;
+  if (gated && !(dc->ndim == 3 && dc->shape[0] == b && dc->shape[1] == t && (dc_dim || dc->shape[2] == hkv)))
+    return imp_error(I, "decay is %s: [%lld, %lld, %lld] or [%lld, %lld, %lld]", imp_ty(dc), b, t, hkv * dk, b, t, hkv);
+  if (delta && !(be->ndim == 3 && be->shape[0] == b && be->shape[1] == t && (be_head || be->shape[2] == 1)))
+    return imp_error(I, "beta is %s: [%lld, %lld, %lld] or [%lld, %lld, 1]", imp_ty(be), b, t, hkv, b, t);
+  if (past && (past->ndim != 4 || past->shape[0] != b || past->shape[1] != hkv || past->shape[2] != dk || past->shape[3] != dv))
+    return imp_error(I, "past_state is %s, not f32[%lld, %lld, %lld, %lld]", imp_ty(past), b, hkv, dk, dv);
+  double sc = imp_attr_f(I, "scale", 0);
+  if (sc == 0) sc = 1 / sqrt((double)dk);
+  int64_t ss[4] = {b, hkv, dk, dv}, os[2] = {b, hq * dv};
+  const char *st = xprintf("f32[%lld, %lld, %lld, %lld]", b, hkv, dk, dv), *name = I->node->output[0];
+  const char *prev = past ? imp_tensor(I, past) : NULL;
+  Val **outs = xalloc(sizeof(Val *) * (size_t)t);
+  for (long long s = 0; s < t; s++) {
+    /* the state: its kernel reads token S's row of K, V, decay and beta */
+    char *params = xprintf("K: %s, V: %s", imp_ty(k), imp_ty(v)), *args = xprintf("%s, %s", imp_tensor(I, k), imp_tensor(I, v));
+    if (prev) params = xprintf("SP: %s, %s", st, params), args = xprintf("%s, %s", prev, args);
+    if (gated) params = xprintf("%s, Dc: %s", params, imp_ty(dc)), args = xprintf("%s, %s", args, imp_tensor(I, dc));
+    if (delta) params = xprintf("%s, Be: %s", params, imp_ty(be)), args = xprintf("%s, %s", args, imp_tensor(I, be));
+#define KT(i) xprintf("K[i0, %lld, i1 * %lld + %s]", s, dk, i)
+#define SD(i, j) (gated ? xprintf("exp(%s) * SP[i0, i1, %s, %s]", dc_dim ? xprintf("Dc[i0, %lld, i1 * %lld + %s]", s, dk, i) \
+                                                                          : xprintf("Dc[i0, %lld, i1]", s), i, j)     \
+                        : xprintf("SP[i0, i1, %s, %s]", i, j))
+    const char *vt = xprintf("V[i0, %lld, i1 * %lld + i3]", s, dv), *bt = xprintf("Be[i0, %lld, %s]", s, be_head ? "i1" : "0");
+    const char *body;
+    if (!delta)
+      body = xprintf("  Y[i0, i1, i2, i3] = %s%s * %s", prev ? xprintf("%s + ", SD("i2", "i3")) : "", KT("i2"), vt);
+    else if (!prev)
+      body = xprintf("  Y[i0, i1, i2, i3] = %s * %s * %s", bt, KT("i2"), vt);
+    else
+      body = xprintf("  tensor U: f32[%lld, %lld, %lld]\n  U[i0, i1, i2] += %s * %s where m in 0..%lld\n"
+                     "  Y[i0, i1, i2, i3] = %s + %s * %s * (%s - U[i0, i1, i3])",
+                     b, hkv, dv, SD("m", "i2"), KT("m"), dk, SD("i2", "i3"), bt, KT("i2"), vt);
+#undef KT
+#undef SD
+    prev = emit(I, delta ? "linear_attention_delta" : "linear_attention_state", params, args, xprintf("%lld, %lld, %lld, %lld", b, hkv, dk, dv),
+                body, xprintf("%s_state%lld", name, s));
+    /* the token's output: query head h = i1 / dv reads state h / (Hq / Hkv) */
+    const char *h = xprintf("(i1 / %lld)", dv), *kvh = hq == hkv ? h : xprintf("(i1 / %lld)", dv * (hq / hkv));
+    const char *o = emit(I, "linear_attention_out", xprintf("S: %s, Q: %s", st, imp_ty(q)), xprintf("%s, %s", prev, imp_tensor(I, q)),
+                         xprintf("%lld, %lld", b, hq * dv),
+                         xprintf("  Y[i0, i1] += %s * Q[i0, %lld, %s * %lld + m] * S[i0, %s, m, i1 %% %lld] where m in 0..%lld",
+                                 imp_flit((float)sc), s, h, dk, kvh, dv, dk),
+                         xprintf("%s_out%lld", name, s));
+    outs[s] = tensor_val(o, 2, os);
+  }
+  imp_alias_as(I, name, imp_stack(I, outs, t, 1, name));
+  if (I->node->n_output > 1 && *I->node->output[1]) imp_alias_as(I, I->node->output[1], tensor_val(prev, 4, ss));
+  return true;
+}
+
 int onnx_attention_op(Imp *I, const char *op) {
   if (!strcmp(op, "Attention")) return op_attention(I);
   if (!strcmp(op, "RotaryEmbedding")) return op_rotary_embedding(I);
   if (!strcmp(op, "TensorScatter")) return op_tensor_scatter(I);
+  if (!strcmp(op, "LinearAttention")) return op_linear_attention(I);
   return -1;
 }

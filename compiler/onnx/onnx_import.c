@@ -848,44 +848,6 @@ static bool load_outputs(Imp *I, const Onnx__GraphProto *g, const char **decls) 
   return true;
 }
 
-static bool import_nodes(Imp *I, const Onnx__GraphProto *g);
-
-/* If whose condition is known at import (a constant, folded shape arithmetic, or a file
- * given with --input): the chosen branch's initializers and nodes imported in place, its
- * outputs the If's. A condition computed at run time is refused by name. */
-static bool import_if(Imp *I) {
-  const Onnx__NodeProto *nd = I->node;
-  if (!imp_attrs_known(I, "then_branch,else_branch")) return false;
-  Val *c = imp_in(I, 0);
-  if (!c) return imp_error(I, "input 1 (cond) is missing");
-  if (!c->c) return imp_unsupported(I, "If of a condition computed at run time (one known at import imports its branch)");
-  if (val_numel(c) != 1) return imp_error(I, "cond has %lld values (one)", (long long)val_numel(c));
-  const char *which = c->c[0] != 0 ? "then_branch" : "else_branch";
-  const Onnx__AttributeProto *a = imp_attr(I, which);
-  if (!a || !a->g) return imp_error(I, "no %s graph", which);
-  const Onnx__GraphProto *b = a->g, *outer = I->graph;
-  if (b->n_output != nd->n_output) return imp_error(I, "%s has %zu outputs, the node %zu", which, b->n_output, nd->n_output);
-  I->graph = b; /* what the importer searches for a value's readers: the branch's nodes */
-  bool ok = load_initializers(I, b) && import_nodes(I, b);
-  I->graph = outer;
-  I->node = nd;
-  if (!ok) return false;
-  for (size_t k = 0; k < nd->n_output; k++) {
-    if (!*nd->output[k]) continue;
-    Val *v = b->output[k]->name ? imp_val(I, b->output[k]->name) : NULL;
-    if (!v) return imp_error(I, "%s's output %zu is computed by no node", which, k + 1);
-    Val *o = imp_out(I, (int)k, v->dtype, v->ndim, v->shape);
-    const char *name = o->name;
-    *o = *v; /* the same tensor (or constant) under the If's name */
-    o->name = name;
-    if (v->c) {
-      o->c = imp_vals(val_numel(v));
-      memcpy(o->c, v->c, sizeof(double) * (size_t)val_numel(v));
-    }
-  }
-  return true;
-}
-
 /* G's nodes in an order where each reads what is defined before it; false after errors. */
 static bool import_nodes(Imp *I, const Onnx__GraphProto *g) {
   int *order = xalloc(sizeof(int) * (g->n_node + 1));
@@ -896,12 +858,31 @@ static bool import_nodes(Imp *I, const Onnx__GraphProto *g) {
     I->node = g->node[order[i]];
     for (size_t j = 0; j < I->node->n_output; j++)
       if (*I->node->output[j] && imp_val(I, I->node->output[j])) return imp_error(I, "value '%s' is defined twice", I->node->output[j]);
-    if (I->node->op_type && !strcmp(I->node->op_type, "If")) {
-      if (!import_if(I)) return false;
-    } else if (!onnx_channel_shuffle(I, g, order[i], skip) && !onnx_op(I))
-      return false;
+    if (!onnx_channel_shuffle(I, g, order[i], skip) && !onnx_op(I)) return false;
   }
   return true;
+}
+
+bool imp_import_graph(Imp *I, const Onnx__GraphProto *g) {
+  const Onnx__GraphProto *outer = I->graph;
+  const Onnx__NodeProto *node = I->node;
+  I->graph = g; /* what the importer searches for a value's readers: the subgraph's nodes */
+  bool ok = load_initializers(I, g) && import_nodes(I, g);
+  I->graph = outer;
+  I->node = node;
+  return ok;
+}
+
+Val *imp_alias_as(Imp *I, const char *name, const Val *v) {
+  Val *o = new_val(I, name, v->dtype, v->ndim, v->shape);
+  const char *n = o->name;
+  *o = *v; /* the same tensor (or constant) under another name */
+  o->name = n;
+  if (v->c) {
+    o->c = imp_vals(val_numel(v));
+    memcpy(o->c, v->c, sizeof(double) * (size_t)val_numel(v));
+  }
+  return o;
 }
 
 /* The model's text and weights; false after errors. */

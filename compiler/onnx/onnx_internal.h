@@ -11,9 +11,9 @@
  * add forms refused by name (Pad's wrap mode, AveragePool's dilations), Resize's
  * half_pixel_symmetric (read), and Gelu (opset 20, read). 23 to 25 add Attention,
  * RotaryEmbedding, RMSNormalization, Swish and TensorScatter (onnx_attention.c, read); 26
- * to 28 add CumProd, CausalConvWithState and SwiGLU (read), BitCast and LinearAttention
- * (refused as unknown operators), SpaceToDepth's mode and Range's stash_type (read), and
- * otherwise element types (float6: refused by name). PyTorch's dynamo exporter writes
+ * to 28 add CumProd, CausalConvWithState, LinearAttention and SwiGLU (read), BitCast (refused
+ * as an unknown operator), SpaceToDepth's mode and Range's stash_type (read), and otherwise
+ * element types (float6: refused by name). PyTorch's dynamo exporter writes
  * opset 18 unless told otherwise. */
 #define ONNX_MAX_OPSET 28
 
@@ -175,6 +175,16 @@ const char *imp_attr_s(Imp *I, const char *name, const char *def);
 int imp_attr_ints(Imp *I, const char *name, int64_t *out, int max);
 /* ONNX's name of element type DT (TensorProto.DataType), for messages. */
 const char *imp_type_name(int dt);
+/* Subgraph G (an If's branch, a Scan's body) imported in place: its initializers, then its
+ * nodes (they read the enclosing graph's values by name); false: reported. */
+bool imp_import_graph(Imp *I, const Onnx__GraphProto *g);
+/* A new value NAME that is V (its tensor, or a copy of its constant values). */
+Val *imp_alias_as(Imp *I, const char *name, const Val *v);
+/* onnx_control.c: If and Scan (1 or 0, reported), else -1. */
+int onnx_control_op(Imp *I, const char *op);
+/* The N values V (one rank, one shape) stacked along a new axis A (log2 N kinds of kernel):
+ * a network tensor named after HINT. */
+Val *imp_stack(Imp *I, Val **v, int64_t n, int a, const char *hint);
 /* The values of TP as doubles (malloc'd, *N of them; floats of every width exactly,
  * integers exactly to 2^53). false: *WHY. */
 bool imp_tensor_values(const Onnx__TensorProto *tp, double **out, int64_t *n, const char **why);

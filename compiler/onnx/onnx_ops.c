@@ -1103,7 +1103,7 @@ bool onnx_op_known(const char *op) {
       "HannWindow", "HammingWindow", "BlackmanWindow", "EyeLike", "ReverseSequence", "Compress", "DFT", "STFT",
       "MelWeightMatrix", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv",
       "Attention", "RotaryEmbedding", "RMSNormalization", "Swish", "GroupNormalization", "TensorScatter", "CumProd",
-      "SwiGLU", "CausalConvWithState", "If"};
+      "SwiGLU", "CausalConvWithState", "If", "Scan", "LinearAttention"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
   return false;
@@ -1189,7 +1189,7 @@ static const struct {
     {"QuantizeLinear", 10, 0, NULL}, {"DequantizeLinear", 10, 0, NULL}, {"DynamicQuantizeLinear", 11, 0, NULL},
     {"MatMulInteger", 10, 0, NULL}, {"ConvInteger", 10, 0, NULL}, {"QLinearMatMul", 10, 0, NULL}, {"QLinearConv", 10, 0, NULL},
     {"Attention", 23, 0, NULL}, {"RotaryEmbedding", 23, 0, NULL}, {"RMSNormalization", 23, 0, NULL}, {"Swish", 24, 0, NULL}, {"GroupNormalization", 18, 0, NULL}, {"TensorScatter", 24, 0, NULL},
-    {"CumProd", 26, 0, NULL}, {"CausalConvWithState", 27, 0, NULL}, {"SwiGLU", 28, 0, NULL},
+    {"Scan", 8, 9, "Scan-8 has a batch axis and sequence_lens"}, {"CumProd", 26, 0, NULL}, {"CausalConvWithState", 27, 0, NULL}, {"LinearAttention", 27, 0, NULL}, {"SwiGLU", 28, 0, NULL},
 };
 
 /* Does the node's operator mean in this opset what onnx_op reads? false: reported. */
@@ -1313,10 +1313,11 @@ static bool dispatch(Imp *I, const char *op) {
   if (!strcmp(op, "Cast") || !strcmp(op, "CastLike")) return op_cast(I, !strcmp(op, "CastLike"));
   if (!strcmp(op, "Identity")) return imp_attrs_known(I, "") && imp_one_output(I) && (imp_in(I, 0) ? imp_alias(I, imp_in(I, 0)) : imp_error(I, "input 1 is missing"));
   if (!strcmp(op, "Dropout")) return op_dropout(I);
-  int r = onnx_nn_op(I, op); /* onnx_nn.c, then onnx_layout.c, onnx_rnn.c, onnx_attention.c, onnx_quant.c */
+  int r = onnx_nn_op(I, op); /* onnx_nn.c, then onnx_layout.c, onnx_rnn.c, onnx_attention.c, onnx_quant.c, onnx_control.c */
   if (r < 0) r = onnx_layout_op(I, op);
   if (r < 0) r = onnx_rnn_op(I, op);
   if (r < 0) r = onnx_attention_op(I, op);
   if (r < 0) r = onnx_quant_op(I, op);
+  if (r < 0) r = onnx_control_op(I, op);
   return r >= 0 ? r : imp_unsupported(I, "operator %s", op);
 }

@@ -197,6 +197,11 @@ expect_all "If of a condition known at import: its branch in place = Python refe
   --input "$B/if_const_x.npy" --expect "$B/if_const_y.npy"
 expect_error "If of a run-time condition" "node 'if' (If): not supported: If of a condition computed at run time" \
   "$TEXC" run "$B/if_runtime.onnx"
+expect_all "Scan unrolled (a state, scan inputs along axes 0 and 1, reversed ones) = Python reference" "$B/scan.onnx" \
+  --input "$B/scan_x.npy" --input "$B/scan_y.npy" --expect "$B/scan_sT.npy" --expect "$B/scan_z.npy" --expect "$B/scan_w.npy"
+expect_all "opset 27: LinearAttention (gated delta rule, grouped heads, past state) = Python reference" \
+  "$B/linear_attention.onnx" --input "$B/linear_attention_q.npy" --input "$B/linear_attention_past.npy" \
+  --expect "$B/linear_attention_o.npy" --expect "$B/linear_attention_present.npy"
 # float16 and double models (held as f32): their inputs, weights (raw bytes, int32_data bits,
 # a bfloat16 constant) and results in their own types; Casts to float16 round
 expect_all "float16 model (f16 input and results, a bfloat16 constant, Casts) = Python reference" "$B/half.onnx" \

@@ -1203,6 +1203,80 @@ def if_const(out):
     npy(out + "/if_const_y.npy", "<f4", (2, 3), struct.pack("<6f", *y))
 
 
+def recurrences(out):
+    """Scan (unrolled at import) and LinearAttention (27). scan.onnx: a state s [2] and two
+    scan inputs, x [4, 2] along axis 0 and y [2, 4] along axis 1 read backwards; the body
+    (s' = s + x_t y_t, z_t = s', w_t = x_t - y_t) reads an outer constant; z stacked along
+    axis 0, w along axis 1 in reverse. linear_attention.onnx: the gated delta rule with 4
+    query heads over 2 key / value heads, a per-head decay, per-head beta and a past state,
+    3 tokens; its output and present state. The results here."""
+    T = 4
+    x = rand(T * 2, 201, 1.0)
+    y = rand(2 * T, 202, 1.0)
+    st = [0.5, -0.25]
+    zs, ws = [], []
+    for t in range(T):
+        yt = [y[0 * T + (T - 1 - t)], y[1 * T + (T - 1 - t)]]
+        st = [st[i] + x[t * 2 + i] * yt[i] * 2.0 for i in range(2)]
+        zs.append(list(st))
+        ws.append([x[t * 2 + i] - yt[i] for i in range(2)])
+    z = [v for row in zs for v in row]
+    w = [ws[T - 1 - t][i] for i in range(2) for t in range(T)]  # [2, T]: reversed along axis 1
+    def graph(name, nodes, inits, ins, outs):
+        return (b"".join(field(1, n) for n in nodes) + field(2, name) + b"".join(field(5, t) for t in inits) +
+                b"".join(field(11, v) for v in ins) + b"".join(field(12, v) for v in outs))
+    body = graph("body", [node("Mul", ["xt", "yt"], ["p"], "mul"), node("Mul", ["p", "two"], ["p2"], "mul2"),
+                          node("Add", ["s", "p2"], ["s2"], "add"), node("Identity", ["s2"], ["zt"], "id"),
+                          node("Sub", ["xt", "yt"], ["wt"], "sub")], [],
+                 [value_info("s", [2]), value_info("xt", [2]), value_info("yt", [2])],
+                 [value_info("s2", [2]), value_info("zt", [2]), value_info("wt", [2])])
+    scan = (field(1, "s0") + field(1, "x") + field(1, "y") + field(2, "sT") + field(2, "z") + field(2, "w") +
+            field(3, "scan") + field(4, "Scan") + field(5, field(1, "body") + field(6, body) + ivar(20, 5)) +
+            field(5, attr("num_scan_inputs", 2)) + field(5, attr("scan_input_axes", [0, 1])) +
+            field(5, attr("scan_input_directions", [0, 1])) + field(5, attr("scan_output_axes", [0, 1])) +
+            field(5, attr("scan_output_directions", [0, 1])))
+    open(out + "/scan.onnx", "wb").write(model([scan], [initializer("s0", [2], [0.5, -0.25]), initializer("two", [], [2.0])],
+                                               [value_info("x", [T, 2]), value_info("y", [2, T])],
+                                               [value_info("sT", [2]), value_info("z", [T, 2]), value_info("w", [2, T])], opset=16))
+    npy(out + "/scan_x.npy", "<f4", (T, 2), struct.pack("<8f", *x))
+    npy(out + "/scan_y.npy", "<f4", (2, T), struct.pack("<8f", *y))
+    npy(out + "/scan_sT.npy", "<f4", (2,), struct.pack("<2f", *st))
+    npy(out + "/scan_z.npy", "<f4", (T, 2), struct.pack("<8f", *z))
+    npy(out + "/scan_w.npy", "<f4", (2, T), struct.pack("<8f", *w))
+    B, T, HQ, HKV, DK, DV = 1, 3, 4, 2, 3, 2
+    q = rand(B * T * HQ * DK, 203, 1.0)
+    k = rand(B * T * HKV * DK, 204, 0.5)
+    v = rand(B * T * HKV * DV, 205, 1.0)
+    g = [-abs(a) for a in rand(B * T * HKV, 206, 0.5)]
+    be = [0.5 + 0.5 * a for a in rand(B * T * HKV, 207, 0.9)]
+    past = rand(B * HKV * DK * DV, 208, 0.5)
+    S = [[[past[(h * DK + i) * DV + j] for j in range(DV)] for i in range(DK)] for h in range(HKV)]
+    o = []
+    for t in range(T):
+        for h in range(HKV):
+            d = math.exp(g[t * HKV + h])
+            kt = [k[t * HKV * DK + h * DK + i] for i in range(DK)]
+            vt = [v[t * HKV * DV + h * DV + j] for j in range(DV)]
+            Sd = [[d * S[h][i][j] for j in range(DV)] for i in range(DK)]
+            u = [sum(Sd[i][j] * kt[i] for i in range(DK)) for j in range(DV)]
+            b_ = be[t * HKV + h]
+            S[h] = [[Sd[i][j] + b_ * kt[i] * (vt[j] - u[j]) for j in range(DV)] for i in range(DK)]
+        for hq in range(HQ):
+            h = hq // (HQ // HKV)
+            qt = [q[t * HQ * DK + hq * DK + i] for i in range(DK)]
+            o += [sum(qt[i] * S[h][i][j] for i in range(DK)) / math.sqrt(DK) for j in range(DV)]
+    present = [S[h][i][j] for h in range(HKV) for i in range(DK) for j in range(DV)]
+    la = node("LinearAttention", ["q", "k", "v", "past", "g", "beta"], ["o", "present"], "la", q_num_heads=HQ, kv_num_heads=HKV)
+    inits = [initializer("k", [B, T, HKV * DK], k), initializer("v", [B, T, HKV * DV], v), initializer("g", [B, T, HKV], g),
+             initializer("beta", [B, T, HKV], be)]
+    open(out + "/linear_attention.onnx", "wb").write(model([la], inits, [value_info("q", [B, T, HQ * DK]), value_info("past", [B, HKV, DK, DV])],
+                                                           [value_info("o", [B, T, HQ * DV]), value_info("present", [B, HKV, DK, DV])], opset=27))
+    npy(out + "/linear_attention_q.npy", "<f4", (B, T, HQ * DK), struct.pack("<%df" % len(q), *q))
+    npy(out + "/linear_attention_past.npy", "<f4", (B, HKV, DK, DV), struct.pack("<%df" % len(past), *past))
+    npy(out + "/linear_attention_o.npy", "<f4", (B, T, HQ * DV), struct.pack("<%df" % len(o), *o))
+    npy(out + "/linear_attention_present.npy", "<f4", (B, HKV, DK, DV), struct.pack("<%df" % len(present), *present))
+
+
 def decoder_step(out):
     """A decoder's step with a static key / value cache (opset 24), as a fixed-shape library
     runs it per token: the token's keys and values written into [1, 2, 6, 4] caches at
@@ -2275,6 +2349,7 @@ def main(out):
     float_types(out)
     opset28(out)
     if_const(out)
+    recurrences(out)
     convtr3d(out)
     cnn(out)
     block(out)

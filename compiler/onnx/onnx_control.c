@@ -1,0 +1,216 @@
+/* onnx_control.c — ONNX's control flow where the import can decide it (docs/ONNX.md): If
+ * whose condition is known at import imports its chosen branch in place; Scan, whose trip
+ * count is a static shape, is unrolled: each step slices its scan inputs, imports the body
+ * with the body's inputs bound to the states and slices, and the steps' scan outputs are
+ * stacked by pairs (log2 T kinds of kernel). A body imported again per step makes the same
+ * kernels (imp_kernel defines each text once); its values are renamed after the step, so that
+ * the next step defines them anew. onnx_control_op is the entry from the table.
+ */
+#include "onnx/onnx_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { SCAN_MAX_STEPS = 1024, SCAN_MAX_VALUES = 64 };
+
+/* ---- If -------------------------------------------------------------------------------- */
+
+/* If whose condition is known at import (a constant, folded shape arithmetic, or a file
+ * given with --input): the chosen branch's initializers and nodes imported in place, its
+ * outputs the If's. A condition computed at run time is refused by name. */
+static bool op_if(Imp *I) {
+  const Onnx__NodeProto *nd = I->node;
+  if (!imp_attrs_known(I, "then_branch,else_branch")) return false;
+  Val *c = imp_in(I, 0);
+  if (!c) return imp_error(I, "input 1 (cond) is missing");
+  if (!c->c) return imp_unsupported(I, "If of a condition computed at run time (one known at import imports its branch)");
+  if (val_numel(c) != 1) return imp_error(I, "cond has %lld values (one)", (long long)val_numel(c));
+  const char *which = c->c[0] != 0 ? "then_branch" : "else_branch";
+  const Onnx__AttributeProto *a = imp_attr(I, which);
+  if (!a || !a->g) return imp_error(I, "no %s graph", which);
+  const Onnx__GraphProto *b = a->g;
+  if (b->n_output != nd->n_output) return imp_error(I, "%s has %zu outputs, the node %zu", which, b->n_output, nd->n_output);
+  if (!imp_import_graph(I, b)) return false;
+  for (size_t k = 0; k < nd->n_output; k++) {
+    if (!*nd->output[k]) continue;
+    Val *v = b->output[k]->name ? imp_val(I, b->output[k]->name) : NULL;
+    if (!v) return imp_error(I, "%s's output %zu is computed by no node", which, k + 1);
+    imp_alias_as(I, nd->output[k], v);
+  }
+  return true;
+}
+
+/* ---- Scan ------------------------------------------------------------------------------ */
+
+/* A network tensor made here, in no ONNX name's hands: of X's kind (run-time integers stay
+ * integers), shape SHAPE, named after HINT. */
+static Val *tmp_like(Imp *I, const Val *x, const char *hint, int nd, const int64_t *shape) {
+  Val *v = xalloc(sizeof *v);
+  v->name = hint;
+  v->dtype = !x->c && (imp_run_time_int(x) || x->dtype == OT_BOOL) ? x->dtype : OT_FLOAT;
+  v->fint = !x->c && x->fint;
+  v->ndim = nd;
+  if (nd) memcpy(v->shape, shape, sizeof(int64_t) * (size_t)nd);
+  v->tex = imp_name(I, hint);
+  return v;
+}
+
+/* Index i0..i(ND-1) with axis A's index replaced by TEXT, or left out (TEXT NULL; "0" when
+ * none is left: a rank-0 value, held as [1]). */
+static char *index_with(int nd, int a, const char *text) {
+  char *s = xstrdup("");
+  int k = 0;
+  for (int d = 0; d < nd; d++) {
+    if (d == a && !text) continue;
+    s = xprintf("%s%s%s", s, k++ ? ", " : "", d == a ? text : xprintf("i%d", d));
+  }
+  return k ? s : xstrdup("0");
+}
+
+/* X at position IDX of axis A, that axis gone (a constant sliced here, else a kernel). */
+static Val *slice_at(Imp *I, Val *x, int a, int64_t idx, const char *hint) {
+  int64_t shape[HT_MAX_DIMS];
+  int nd = 0;
+  for (int d = 0; d < x->ndim; d++)
+    if (d != a) shape[nd++] = x->shape[d];
+  Val *o = tmp_like(I, x, hint, nd, shape);
+  if (x->c) {
+    int64_t inner = 1, n = x->shape[a];
+    for (int d = a + 1; d < x->ndim; d++) inner *= x->shape[d];
+    o->c = imp_vals(val_numel(o));
+    o->dtype = x->dtype;
+    for (int64_t i = 0; i < val_numel(o); i++) o->c[i] = x->c[(i / inner * n + idx) * inner + i % inner];
+    return o;
+  }
+  /* Y's axes: X's without A; X read at Y's index with IDX put in at A */
+  char *src = xstrdup("");
+  for (int d = 0, k = 0; d < x->ndim; d++)
+    src = xprintf("%s%s%s", src, d ? ", " : "", d == a ? xprintf("%lld", (long long)idx) : xprintf("i%d", k++));
+  const char *kn = imp_kernel(I, "scan_slice", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(x), imp_ty(o),
+                                                       imp_idx("i", nd), src));
+  imp_call(I, o->tex, kn, imp_tensor(I, x));
+  return o;
+}
+
+/* (onnx_internal.h) One value unsqueezed, else the two halves stacked and put together. */
+Val *imp_stack(Imp *I, Val **v, int64_t n, int a, const char *hint) {
+  int r = v[0]->ndim;
+  int64_t shape[HT_MAX_DIMS];
+  for (int d = 0, k = 0; d <= r; d++) shape[d] = d == a ? n : v[0]->shape[k++];
+  Val *o = tmp_like(I, v[0], hint, r + 1, shape);
+  char *all = imp_idx("i", r + 1);
+  if (n == 1) {
+    const char *kn = imp_kernel(I, "scan_unsqueeze", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(v[0]),
+                                                             imp_ty(o), all, index_with(r + 1, a, NULL)));
+    imp_call(I, o->tex, kn, imp_tensor(I, v[0]));
+    return o;
+  }
+  int64_t n1 = n / 2;
+  Val *x = imp_stack(I, v, n1, a, hint), *y = imp_stack(I, v + n1, n - n1, a, hint);
+  const char *ia = xprintf("i%d", a);
+  const char *kn = imp_kernel(I, "scan_stack", xprintf("(A: %s, B: %s) -> Y: %s {\n  Y[%s] = %s < %lld ? A[%s] : B[%s]\n}",
+                                                       imp_ty(x), imp_ty(y), imp_ty(o), all, ia, (long long)n1, all,
+                                                       index_with(r + 1, a, xprintf("%s - %lld", ia, (long long)n1))));
+  imp_call(I, o->tex, kn, xprintf("%s, %s", x->tex, y->tex));
+  return o;
+}
+
+/* Up to MAX ints of attribute NAME into OUT, else DEF for each of N; false: reported. */
+static bool axes_attr(Imp *I, const char *name, int64_t *out, int n, int64_t def) {
+  int got = imp_attr_ints(I, name, out, SCAN_MAX_VALUES);
+  if (got < 0)
+    for (int k = 0; k < n; k++) out[k] = def;
+  else if (got != n)
+    return imp_error(I, "attribute '%s' has %d values for %d tensors", name, got, n);
+  return !I->failed;
+}
+
+/* Scan (opset 9 on): the body run once per position of the scan inputs, unrolled. */
+static bool op_scan(Imp *I) {
+  const Onnx__NodeProto *nd = I->node;
+  if (!imp_attrs_known(I, "body,num_scan_inputs,scan_input_axes,scan_input_directions,scan_output_axes,scan_output_directions"))
+    return false;
+  const Onnx__AttributeProto *ba = imp_attr(I, "body");
+  if (!ba || !ba->g) return imp_error(I, "no body graph");
+  const Onnx__GraphProto *body = ba->g;
+  int m = (int)imp_attr_i(I, "num_scan_inputs", -1), nin = imp_nin(I), n = nin - m, nout = (int)nd->n_output, k = nout - n;
+  if (m < 1 || n < 0 || k < 0 || nin > SCAN_MAX_VALUES || nout > SCAN_MAX_VALUES)
+    return imp_error(I, "num_scan_inputs %d for %d inputs and %d outputs", m, nin, nout);
+  if ((int)body->n_input != n + m || (int)body->n_output != n + k)
+    return imp_error(I, "the body has %zu inputs and %zu outputs; %d and %d here", body->n_input, body->n_output, n + m, n + k);
+  int64_t in_axes[SCAN_MAX_VALUES], in_dirs[SCAN_MAX_VALUES], out_axes[SCAN_MAX_VALUES], out_dirs[SCAN_MAX_VALUES];
+  if (!axes_attr(I, "scan_input_axes", in_axes, m, 0) || !axes_attr(I, "scan_input_directions", in_dirs, m, 0) ||
+      !axes_attr(I, "scan_output_axes", out_axes, k, 0) || !axes_attr(I, "scan_output_directions", out_dirs, k, 0))
+    return false;
+  Val *state[SCAN_MAX_VALUES], *scanned[SCAN_MAX_VALUES];
+  int64_t steps = -1;
+  for (int j = 0; j < nin; j++) {
+    Val *v = imp_in(I, j);
+    if (!v) return imp_error(I, "input %d is missing", j + 1);
+    if (j < n) {
+      state[j] = v;
+      continue;
+    }
+    int a = imp_axis_of(I, in_axes[j - n], v->ndim);
+    if (a < 0) return false;
+    in_axes[j - n] = a;
+    if (steps >= 0 && v->shape[a] != steps)
+      return imp_error(I, "scan input %d has %lld positions along its axis, the first %lld", j - n + 1,
+                       (long long)v->shape[a], (long long)steps);
+    steps = v->shape[a];
+    scanned[j - n] = v;
+  }
+  if (steps < 1) return imp_unsupported(I, "a scan of no position (empty tensors)");
+  if (steps > SCAN_MAX_STEPS) return imp_unsupported(I, "a scan of %lld positions (unrolled at import: %d at most)", (long long)steps, SCAN_MAX_STEPS);
+  Val **outs = xalloc(sizeof(Val *) * (size_t)(k * steps + 1));
+  for (int64_t t = 0; t < steps; t++) {
+    int first = I->vals.len;
+    for (int j = 0; j < n + m; j++) {
+      const char *bn = body->input[j]->name;
+      if (!bn || !*bn) return imp_error(I, "body input %d has no name", j + 1);
+      int s = j - n;
+      Val *v = j < n ? state[j]
+                     : slice_at(I, scanned[s], (int)in_axes[s], in_dirs[s] ? steps - 1 - t : t,
+                                xprintf("%s_in%d_%lld", nd->output[0], s, (long long)t));
+      imp_alias_as(I, bn, v);
+    }
+    if (!imp_import_graph(I, body)) return false;
+    for (int j = 0; j < n + k; j++) {
+      const char *bn = body->output[j]->name;
+      Val *v = bn ? imp_val(I, bn) : NULL;
+      if (!v) return imp_error(I, "body output %d ('%s') is computed by no node", j + 1, bn ? bn : "");
+      if (j < n) state[j] = v;
+      else outs[(j - n) * steps + t] = v;
+    }
+    for (int i = first; i < I->vals.len; i++) { /* the step's values: out of the next step's way */
+      Val *v = VEC_AT(I->vals, i);
+      v->name = xprintf("%s@%lld", v->name, (long long)t);
+    }
+  }
+  for (int j = 0; j < nout; j++) {
+    if (!*nd->output[j]) continue;
+    if (j < n) {
+      imp_alias_as(I, nd->output[j], state[j]);
+      continue;
+    }
+    Val **per = outs + (int64_t)(j - n) * steps;
+    for (int64_t t = 1; t < steps; t++)
+      if (per[t]->ndim != per[0]->ndim || memcmp(per[t]->shape, per[0]->shape, sizeof(int64_t) * (size_t)per[0]->ndim))
+        return imp_error(I, "scan output %d changes its shape between steps", j - n + 1);
+    if (out_dirs[j - n]) /* reverse: the last step's value first */
+      for (int64_t t = 0; t < steps / 2; t++) {
+        Val *x = per[t];
+        per[t] = per[steps - 1 - t], per[steps - 1 - t] = x;
+      }
+    int a = imp_axis_of(I, out_axes[j - n], per[0]->ndim + 1);
+    if (a < 0) return false;
+    imp_alias_as(I, nd->output[j], imp_stack(I, per, steps, a, nd->output[j]));
+  }
+  return true;
+}
+
+int onnx_control_op(Imp *I, const char *op) {
+  if (!strcmp(op, "If")) return op_if(I);
+  if (!strcmp(op, "Scan")) return op_scan(I);
+  return -1;
+}
