@@ -358,17 +358,6 @@ static bool op_tensor_scatter(Imp *I) {
 
 /* ---- LinearAttention (opset 27) -------------------------------------------------------- */
 
-/* A float network tensor of shape SHAPE whose text name is TEX. */
-static Val *tensor_val(const char *tex, int nd, const int64_t *shape) {
-  Val *v = xalloc(sizeof *v);
-  v->name = tex;
-  v->tex = tex;
-  v->dtype = OT_FLOAT;
-  v->ndim = nd;
-  memcpy(v->shape, shape, sizeof(int64_t) * (size_t)nd);
-  return v;
-}
-
 /* LinearAttention: the recurrence over the tokens unrolled at import (a state kernel and an
  * output kernel a token, each reading its token's row of the inputs; the outputs stacked by
  * pairs): S_t = G_t S_{t-1} + k_t (x) w_t, where G_t is exp(decay) per key dimension or per
@@ -409,7 +398,7 @@ static bool op_linear_attention(Imp *I) {
   int64_t ss[4] = {b, hkv, dk, dv}, os[2] = {b, hq * dv};
   const char *st = xprintf("f32[%lld, %lld, %lld, %lld]", b, hkv, dk, dv), *name = I->node->output[0];
   const char *prev = past ? imp_tensor(I, past) : NULL;
-  Val **outs = xalloc(sizeof(Val *) * (size_t)t);
+  Val **outs = xalloc(sizeof(Val *) * (size_t)t), *state = NULL;
   for (long long s = 0; s < t; s++) {
     /* the state: its kernel reads token S's row of K, V, decay and beta */
     char *params = xprintf("K: %s, V: %s", imp_ty(k), imp_ty(v)), *args = xprintf("%s, %s", imp_tensor(I, k), imp_tensor(I, v));
@@ -432,19 +421,21 @@ static bool op_linear_attention(Imp *I) {
                      b, hkv, dv, SD("m", "i2"), KT("m"), dk, SD("i2", "i3"), bt, KT("i2"), vt);
 #undef KT
 #undef SD
-    prev = emit(I, delta ? "linear_attention_delta" : "linear_attention_state", params, args, xprintf("%lld, %lld, %lld, %lld", b, hkv, dk, dv),
-                body, xprintf("%s_state%lld", name, s));
+    state = imp_tmp_val(I, NULL, xprintf("%s_state%lld", name, s), 4, ss);
+    imp_call(I, state->tex, imp_kernel(I, delta ? "linear_attention_delta" : "linear_attention_state",
+                                       xprintf("(%s) -> Y: %s {\n%s\n}", params, st, body)), args);
+    prev = state->tex;
     /* the token's output: query head h = i1 / dv reads state h / (Hq / Hkv) */
     const char *h = xprintf("(i1 / %lld)", dv), *kvh = hq == hkv ? h : xprintf("(i1 / %lld)", dv * (hq / hkv));
-    const char *o = emit(I, "linear_attention_out", xprintf("S: %s, Q: %s", st, imp_ty(q)), xprintf("%s, %s", prev, imp_tensor(I, q)),
-                         xprintf("%lld, %lld", b, hq * dv),
-                         xprintf("  Y[i0, i1] += %s * Q[i0, %lld, %s * %lld + m] * S[i0, %s, m, i1 %% %lld] where m in 0..%lld",
-                                 imp_flit((float)sc), s, h, dk, kvh, dv, dk),
-                         xprintf("%s_out%lld", name, s));
-    outs[s] = tensor_val(o, 2, os);
+    outs[s] = imp_tmp_val(I, NULL, xprintf("%s_out%lld", name, s), 2, os);
+    imp_call(I, outs[s]->tex,
+             imp_kernel(I, "linear_attention_out",
+                        xprintf("(S: %s, Q: %s) -> Y: %s {\n  Y[i0, i1] += %s * Q[i0, %lld, %s * %lld + m] * S[i0, %s, m, i1 %% %lld] "
+                                "where m in 0..%lld\n}", st, imp_ty(q), imp_ty(outs[s]), imp_flit((float)sc), s, h, dk, kvh, dv, dk)),
+             xprintf("%s, %s", prev, imp_tensor(I, q)));
   }
   imp_alias_as(I, name, imp_stack(I, outs, t, 1, name));
-  if (I->node->n_output > 1 && *I->node->output[1]) imp_alias_as(I, I->node->output[1], tensor_val(prev, 4, ss));
+  if (I->node->n_output > 1 && *I->node->output[1]) imp_alias_as(I, I->node->output[1], state);
   return true;
 }
 

@@ -42,13 +42,11 @@ static bool op_if(Imp *I) {
 
 /* ---- Scan ------------------------------------------------------------------------------ */
 
-/* A network tensor made here, in no ONNX name's hands: of X's kind (run-time integers stay
- * integers), shape SHAPE, named after HINT. */
-static Val *tmp_like(Imp *I, const Val *x, const char *hint, int nd, const int64_t *shape) {
+Val *imp_tmp_val(Imp *I, const Val *x, const char *hint, int nd, const int64_t *shape) {
   Val *v = xalloc(sizeof *v);
   v->name = hint;
-  v->dtype = !x->c && (imp_run_time_int(x) || x->dtype == OT_BOOL) ? x->dtype : OT_FLOAT;
-  v->fint = !x->c && x->fint;
+  v->dtype = x && !x->c && (imp_run_time_int(x) || x->dtype == OT_BOOL) ? x->dtype : OT_FLOAT;
+  v->fint = x && !x->c && x->fint;
   v->ndim = nd;
   if (nd) memcpy(v->shape, shape, sizeof(int64_t) * (size_t)nd);
   v->tex = imp_name(I, hint);
@@ -73,7 +71,7 @@ static Val *slice_at(Imp *I, Val *x, int a, int64_t idx, const char *hint) {
   int nd = 0;
   for (int d = 0; d < x->ndim; d++)
     if (d != a) shape[nd++] = x->shape[d];
-  Val *o = tmp_like(I, x, hint, nd, shape);
+  Val *o = imp_tmp_val(I, x, hint, nd, shape);
   if (x->c) {
     int64_t inner = 1, n = x->shape[a];
     for (int d = a + 1; d < x->ndim; d++) inner *= x->shape[d];
@@ -97,7 +95,7 @@ Val *imp_stack(Imp *I, Val **v, int64_t n, int a, const char *hint) {
   int r = v[0]->ndim;
   int64_t shape[HT_MAX_DIMS];
   for (int d = 0, k = 0; d <= r; d++) shape[d] = d == a ? n : v[0]->shape[k++];
-  Val *o = tmp_like(I, v[0], hint, r + 1, shape);
+  Val *o = imp_tmp_val(I, v[0], hint, r + 1, shape);
   char *all = imp_idx("i", r + 1);
   if (n == 1) {
     const char *kn = imp_kernel(I, "scan_unsqueeze", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(v[0]),

@@ -182,6 +182,9 @@ bool imp_import_graph(Imp *I, const Onnx__GraphProto *g);
 Val *imp_alias_as(Imp *I, const char *name, const Val *v);
 /* onnx_control.c: If and Scan (1 or 0, reported), else -1. */
 int onnx_control_op(Imp *I, const char *op);
+/* A network tensor that no ONNX name holds, of X's kind (run-time integers stay integers,
+ * masks masks; X NULL: float), shape SHAPE, named after HINT. */
+Val *imp_tmp_val(Imp *I, const Val *x, const char *hint, int nd, const int64_t *shape);
 /* The N values V (one rank, one shape) stacked along a new axis A (log2 N kinds of kernel):
  * a network tensor named after HINT. */
 Val *imp_stack(Imp *I, Val **v, int64_t n, int a, const char *hint);

@@ -49,13 +49,7 @@ typedef struct {
 
 /* A network tensor of shape SHAPE that no ONNX name holds, named after HINT. */
 static Val *net_tmp(Imp *I, const char *hint, int nd, const int64_t *shape) {
-  Val *v = xalloc(sizeof *v);
-  v->name = hint;
-  v->dtype = OT_FLOAT;
-  v->ndim = nd;
-  memcpy(v->shape, shape, sizeof(int64_t) * (size_t)nd);
-  v->tex = imp_name(I, hint);
-  return v;
+  return imp_tmp_val(I, NULL, hint, nd, shape);
 }
 
 /* N values for a constant made here, in the arena: no ONNX name holds it, so the importer,
