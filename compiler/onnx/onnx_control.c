@@ -1,6 +1,7 @@
 /* onnx_control.c — ONNX's control flow where the import can decide it (docs/ONNX.md): If
- * whose condition is known at import imports its chosen branch in place; Scan, whose trip
- * count is a static shape, is unrolled: each step slices its scan inputs, imports the body
+ * whose condition is known at import imports its chosen branch in place; Loop whose trip
+ * count and condition are known at import, and Scan, whose trip count is a static shape,
+ * are unrolled: each step slices its scan inputs, imports the body
  * with the body's inputs bound to the states and slices, and the steps' scan outputs are
  * stacked by pairs (log2 T kinds of kernel). A body imported again per step makes the same
  * kernels (imp_kernel defines each text once); its values are renamed after the step, so that
@@ -77,6 +78,7 @@ static Val *slice_at(Imp *I, Val *x, int a, int64_t idx, const char *hint) {
     for (int d = a + 1; d < x->ndim; d++) inner *= x->shape[d];
     o->c = imp_vals(val_numel(o));
     o->dtype = x->dtype;
+    o->tex = NULL; /* a constant: a weight where a kernel reads it */
     for (int64_t i = 0; i < val_numel(o); i++) o->c[i] = x->c[(i / inner * n + idx) * inner + i % inner];
     return o;
   }
@@ -96,6 +98,18 @@ Val *imp_stack(Imp *I, Val **v, int64_t n, int a, const char *hint) {
   int64_t shape[HT_MAX_DIMS];
   for (int d = 0, k = 0; d <= r; d++) shape[d] = d == a ? n : v[0]->shape[k++];
   Val *o = imp_tmp_val(I, v[0], hint, r + 1, shape);
+  bool folded = true;
+  for (int64_t t = 0; t < n; t++) folded &= v[t]->c != NULL;
+  if (folded) { /* constants (a loop over shapes): stacked here, in their type */
+    int64_t inner = 1, each = val_numel(v[0]);
+    for (int d = a; d < r; d++) inner *= v[0]->shape[d];
+    o->c = imp_vals(each * n);
+    o->dtype = v[0]->dtype;
+    o->tex = NULL; /* a constant: a weight where a kernel reads it */
+    for (int64_t t = 0; t < n; t++)
+      for (int64_t e = 0; e < each; e++) o->c[(e / inner * n + t) * inner + e % inner] = v[t]->c[e];
+    return o;
+  }
   char *all = imp_idx("i", r + 1);
   if (n == 1) {
     const char *kn = imp_kernel(I, "scan_unsqueeze", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(v[0]),
@@ -207,8 +221,84 @@ static bool op_scan(Imp *I) {
   return true;
 }
 
+/* ---- Loop ------------------------------------------------------------------------------ */
+
+/* A constant scalar value NAME of type DT holding X. */
+static Val *scalar(Imp *I, const char *name, int dt, double x) {
+  return imp_alias_as(I, name, &(Val){.dtype = dt, .ndim = 0, .shape = {1}, .c = &x});
+}
+
+/* Loop whose iterations the import can count: a constant trip count M (or none) and a
+ * condition that is a constant at every iteration (the body's cond_out folds: passed
+ * through, or shape arithmetic), unrolled as Scan is; a condition computed at run time is
+ * refused by name. Its scan outputs are stacked along a new first axis. */
+static bool op_loop(Imp *I) {
+  const Onnx__NodeProto *nd = I->node;
+  if (!imp_attrs_known(I, "body")) return false;
+  const Onnx__AttributeProto *ba = imp_attr(I, "body");
+  if (!ba || !ba->g) return imp_error(I, "no body graph");
+  const Onnx__GraphProto *body = ba->g;
+  int n = imp_nin(I) - 2, nout = (int)nd->n_output, k = nout - n;
+  if (n < 0 || k < 0 || n > SCAN_MAX_VALUES || nout > SCAN_MAX_VALUES)
+    return imp_error(I, "%d inputs and %d outputs (M, cond, then the loop's values)", imp_nin(I), nout);
+  if ((int)body->n_input != n + 2 || (int)body->n_output != n + 1 + k)
+    return imp_error(I, "the body has %zu inputs and %zu outputs; %d and %d here", body->n_input, body->n_output, n + 2, n + 1 + k);
+  Val *mv = imp_in(I, 0), *cv = imp_in(I, 1);
+  if ((mv && !mv->c) || (cv && !cv->c))
+    return imp_unsupported(I, "a Loop whose %s is computed at run time (its iterations are unrolled at import)",
+                           mv && !mv->c ? "trip count" : "condition");
+  int64_t trips = mv ? (int64_t)mv->c[0] : SCAN_MAX_STEPS + 1;
+  bool cond = cv ? cv->c[0] != 0 : true;
+  if (mv && trips > SCAN_MAX_STEPS)
+    return imp_unsupported(I, "a Loop of %lld iterations (unrolled at import: %d at most)", (long long)trips, SCAN_MAX_STEPS);
+  Val *state[SCAN_MAX_VALUES];
+  for (int j = 0; j < n; j++)
+    if (!(state[j] = imp_in(I, j + 2))) return imp_error(I, "input %d is missing", j + 3);
+  Val **outs = xalloc(sizeof(Val *) * (size_t)(k * SCAN_MAX_STEPS + 1));
+  int64_t it = 0;
+  for (; it < trips && cond; it++) {
+    if (it == SCAN_MAX_STEPS) return imp_unsupported(I, "a Loop of more than %d iterations (unrolled at import)", SCAN_MAX_STEPS);
+    int first = I->vals.len;
+    for (int j = 0; j < n + 2; j++)
+      if (!body->input[j]->name || !*body->input[j]->name) return imp_error(I, "body input %d has no name", j + 1);
+    scalar(I, body->input[0]->name, OT_INT64, (double)it);
+    scalar(I, body->input[1]->name, OT_BOOL, 1);
+    for (int j = 0; j < n; j++) imp_alias_as(I, body->input[j + 2]->name, state[j]);
+    if (!imp_import_graph(I, body)) return false;
+    for (int j = 0; j < n + 1 + k; j++) {
+      const char *bn = body->output[j]->name;
+      Val *v = bn ? imp_val(I, bn) : NULL;
+      if (!v) return imp_error(I, "body output %d ('%s') is computed by no node", j + 1, bn ? bn : "");
+      if (j == 0 && (!v->c || val_numel(v) != 1))
+        return imp_unsupported(I, "a Loop whose condition is computed at run time (its iterations are unrolled at import)");
+      if (j == 0) cond = v->c[0] != 0;
+      else if (j <= n) state[j - 1] = v;
+      else outs[(j - n - 1) * SCAN_MAX_STEPS + it] = v;
+    }
+    for (int i = first; i < I->vals.len; i++) { /* the iteration's values: out of the next one's way */
+      Val *v = VEC_AT(I->vals, i);
+      v->name = xprintf("%s@%lld", v->name, (long long)it);
+    }
+  }
+  for (int j = 0; j < nout; j++) {
+    if (!*nd->output[j]) continue;
+    if (j < n) {
+      imp_alias_as(I, nd->output[j], state[j]);
+      continue;
+    }
+    if (it == 0) return imp_unsupported(I, "scan output %d of no iteration (an empty tensor)", j - n + 1);
+    Val **per = outs + (int64_t)(j - n) * SCAN_MAX_STEPS;
+    for (int64_t t = 1; t < it; t++)
+      if (per[t]->ndim != per[0]->ndim || memcmp(per[t]->shape, per[0]->shape, sizeof(int64_t) * (size_t)per[0]->ndim))
+        return imp_error(I, "scan output %d changes its shape between iterations", j - n + 1);
+    imp_alias_as(I, nd->output[j], imp_stack(I, per, it, 0, nd->output[j]));
+  }
+  return true;
+}
+
 int onnx_control_op(Imp *I, const char *op) {
   if (!strcmp(op, "If")) return op_if(I);
   if (!strcmp(op, "Scan")) return op_scan(I);
+  if (!strcmp(op, "Loop")) return op_loop(I);
   return -1;
 }

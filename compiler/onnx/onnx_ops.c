@@ -405,6 +405,7 @@ static bool fold_ew(Imp *I, const char *op) {
   if (!foldable(op)) return imp_unsupported(I, "%s of constants (not folded at import)", op);
   Val *x[3] = {0};
   int n = imp_nin(I) < 3 ? imp_nin(I) : 3;
+  if (n < 1) return imp_error(I, "no inputs");
   int no = 0;
   int64_t os[HT_MAX_DIMS];
   for (int k = 0; k < n; k++) {
@@ -960,6 +961,8 @@ static bool as_mask(Imp *I, bool ok) {
  * constant, else a mask kernel. */
 static bool op_logic(Imp *I, const char *op) {
   if (!imp_attrs_known(I, !strcmp(op, "IsInf") ? "detect_negative,detect_positive" : "") || !imp_one_output(I)) return false;
+  int want = !strcmp(op, "Not") || !strcmp(op, "IsNaN") || !strcmp(op, "IsInf") ? 1 : 2;
+  if (imp_nin(I) != want) return imp_error(I, "%d inputs (%d)", imp_nin(I), want);
   bool run_time = false;
   for (int k = 0; k < imp_nin(I); k++) run_time |= imp_in(I, k) && !imp_in(I, k)->c;
   if (!run_time) return fold_ew(I, op);
@@ -1103,7 +1106,7 @@ bool onnx_op_known(const char *op) {
       "HannWindow", "HammingWindow", "BlackmanWindow", "EyeLike", "ReverseSequence", "Compress", "DFT", "STFT",
       "MelWeightMatrix", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv",
       "Attention", "RotaryEmbedding", "RMSNormalization", "Swish", "GroupNormalization", "TensorScatter", "CumProd",
-      "SwiGLU", "CausalConvWithState", "If", "Scan", "LinearAttention"};
+      "SwiGLU", "CausalConvWithState", "If", "Scan", "Loop", "LinearAttention"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
   return false;
@@ -1189,7 +1192,7 @@ static const struct {
     {"QuantizeLinear", 10, 0, NULL}, {"DequantizeLinear", 10, 0, NULL}, {"DynamicQuantizeLinear", 11, 0, NULL},
     {"MatMulInteger", 10, 0, NULL}, {"ConvInteger", 10, 0, NULL}, {"QLinearMatMul", 10, 0, NULL}, {"QLinearConv", 10, 0, NULL},
     {"Attention", 23, 0, NULL}, {"RotaryEmbedding", 23, 0, NULL}, {"RMSNormalization", 23, 0, NULL}, {"Swish", 24, 0, NULL}, {"GroupNormalization", 18, 0, NULL}, {"TensorScatter", 24, 0, NULL},
-    {"Scan", 8, 9, "Scan-8 has a batch axis and sequence_lens"}, {"CumProd", 26, 0, NULL}, {"CausalConvWithState", 27, 0, NULL}, {"LinearAttention", 27, 0, NULL}, {"SwiGLU", 28, 0, NULL},
+    {"Scan", 8, 9, "Scan-8 has a batch axis and sequence_lens"}, {"Loop", 1, 0, NULL}, {"CumProd", 26, 0, NULL}, {"CausalConvWithState", 27, 0, NULL}, {"LinearAttention", 27, 0, NULL}, {"SwiGLU", 28, 0, NULL},
 };
 
 /* Does the node's operator mean in this opset what onnx_op reads? false: reported. */

@@ -202,6 +202,10 @@ expect_all "Scan unrolled (a state, scan inputs along axes 0 and 1, reversed one
 expect_all "opset 27: LinearAttention (gated delta rule, grouped heads, past state) = Python reference" \
   "$B/linear_attention.onnx" --input "$B/linear_attention_q.npy" --input "$B/linear_attention_past.npy" \
   --expect "$B/linear_attention_o.npy" --expect "$B/linear_attention_present.npy"
+expect_all "Loop unrolled (a folded condition stops it early; a scan output) = Python reference" "$B/loop.onnx" \
+  --input "$B/loop_x.npy" --expect "$B/loop_y.npy" --expect "$B/loop_ys.npy"
+expect_error "Loop of a run-time condition" "node 'loop' (Loop): not supported: a Loop whose condition is computed at run time" \
+  "$TEXC" run "$B/loop_runtime.onnx"
 # float16 and double models (held as f32): their inputs, weights (raw bytes, int32_data bits,
 # a bfloat16 constant) and results in their own types; Casts to float16 round
 expect_all "float16 model (f16 input and results, a bfloat16 constant, Casts) = Python reference" "$B/half.onnx" \

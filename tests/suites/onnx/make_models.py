@@ -1277,6 +1277,38 @@ def recurrences(out):
     npy(out + "/linear_attention_present.npy", "<f4", (B, HKV, DK, DV), struct.pack("<%df" % len(present), *present))
 
 
+def loop(out):
+    """Loop unrolled at import: M = 5 iterations, but the body's condition (iter < 2, folded)
+    stops it after 3; the body doubles the state x [2, 3] and adds the iteration number,
+    its scan output is the state each iteration (stacked along a new first axis). The
+    results here. loop_runtime.onnx: a condition that depends on x (refused by name)."""
+    x = rand(6, 209, 1.0)
+    def graph(name, nodes, inits, ins, outs):
+        return (b"".join(field(1, n) for n in nodes) + field(2, name) + b"".join(field(5, t) for t in inits) +
+                b"".join(field(11, v) for v in ins) + b"".join(field(12, v) for v in outs))
+    def the_loop(cond_nodes):
+        body = graph("body", cond_nodes + [node("Cast", ["i"], ["fi"], "cast", to=1), node("Mul", ["s", "two"], ["d"], "mul"),
+                                           node("Add", ["d", "fi"], ["s2"], "add"), node("Identity", ["s2"], ["each"], "id")],
+                     [], [value_info("i", [], 7), value_info("c", [], 9), value_info("s", [2, 3])],
+                     [value_info("c2", [], 9), value_info("s2", [2, 3]), value_info("each", [2, 3])])
+        return (field(1, "M") + field(1, "") + field(1, "x") + field(2, "y") + field(2, "ys") + field(3, "loop") +
+                field(4, "Loop") + field(5, field(1, "body") + field(6, body) + ivar(20, 5)))
+    stop = [node("Less", ["i", "two_i"], ["c2"], "less")]
+    inits = [int_init("M", [5], shape=[]), initializer("two", [], [2.0]), int_init("two_i", [2], shape=[])]
+    open(out + "/loop.onnx", "wb").write(model([the_loop(stop)], inits, [value_info("x", [2, 3])],
+                                               [value_info("y", [2, 3]), value_info("ys", [3, 2, 3])], opset=16))
+    st, ys = list(x), []
+    for i in range(3):
+        st = [2 * v + i for v in st]
+        ys += st
+    npy(out + "/loop_x.npy", "<f4", (2, 3), struct.pack("<6f", *x))
+    npy(out + "/loop_y.npy", "<f4", (2, 3), struct.pack("<6f", *st))
+    npy(out + "/loop_ys.npy", "<f4", (3, 2, 3), struct.pack("<18f", *ys))
+    data_cond = [node("ReduceSum", ["s"], ["sum"], "sum", keepdims=0), node("Less", ["sum", "two"], ["c2"], "less")]
+    open(out + "/loop_runtime.onnx", "wb").write(model([the_loop(data_cond)], inits, [value_info("x", [2, 3])],
+                                                       [value_info("y", [2, 3]), value_info("ys", [3, 2, 3])], opset=16))
+
+
 def decoder_step(out):
     """A decoder's step with a static key / value cache (opset 24), as a fixed-shape library
     runs it per token: the token's keys and values written into [1, 2, 6, 4] caches at
@@ -2350,6 +2382,7 @@ def main(out):
     opset28(out)
     if_const(out)
     recurrences(out)
+    loop(out)
     convtr3d(out)
     cnn(out)
     block(out)
