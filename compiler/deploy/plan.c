@@ -15,6 +15,11 @@ typedef struct Lives {
   const Network *n;
   int *first, *last; /* per tensor: the groups that write it and read it last (-1: none) */
   int64_t *bytes;    /* per tensor, rounded up to PLAN_ALIGN */
+  int *live_start;   /* group k's planned live tensors: live[live_start[k] .. live_start[k + 1]] */
+  int *live;
+  int *stamp;        /* per tensor: the last place() that met it (scratch) */
+  int nstamp;
+  struct Span *spans; /* scratch of ntensors */
 } Lives;
 
 static bool planned(const Lives *v, int i) {
@@ -22,37 +27,70 @@ static bool planned(const Lives *v, int i) {
   return t->kind == NT_VALUE && net_output_index(v->n, t) < 0 && v->first[i] >= 0 && !v->n->groups[v->first[i]]->folded;
 }
 
-static bool overlap(const Lives *v, int i, int j) {
-  return v->first[i] <= v->last[j] && v->first[j] <= v->last[i];
+typedef struct Span {
+  int64_t start, end;
+} Span;
+
+static int by_start(const void *a, const void *b) {
+  int64_t x = ((const Span *)a)->start, y = ((const Span *)b)->start;
+  return (x > y) - (x < y);
+}
+
+static int ascending(const void *a, const void *b) {
+  return *(const int *)a - *(const int *)b;
 }
 
 /* The offset of tensor T among the tensors placed in OFF (-1: not yet) whose lives overlap
- * its own (gathered first into NEAR, scratch of ntensors: a network of thousands of
- * short-lived tensors, an unrolled recurrent layer's, has few at each): the start of the
- * smallest gap that fits (gaps start at 0 or just above a block), else the top. */
-static int64_t place(const Lives *v, const int64_t *off, int t, int *near) {
-  int nt = v->n->ntensors, m = 0;
+ * its own (gathered first into NEAR, scratch of ntensors, from the tensors live at each of
+ * its groups: a network of thousands of short-lived tensors, an unrolled recurrent layer's,
+ * has few at each; in index order, which breaks ties): the start of the smallest gap that
+ * fits (gaps start at 0 or just above a block), else the top. */
+static int64_t place(Lives *v, const int64_t *off, int t, int *near) {
+  int m = 0, stamp = ++v->nstamp;
   int64_t best = -1, best_gap = 0, top = 0, size = v->bytes[t];
-  for (int j = 0; j < nt; j++)
-    if (off[j] >= 0 && overlap(v, t, j)) {
+  /* the tensors live where T is written, and those written while T lives */
+  for (int k = v->first[t]; k <= v->last[t]; k++) {
+    int e0 = k == v->first[t] ? v->live_start[k] : 0, e1 = k == v->first[t] ? v->live_start[k + 1] : 1;
+    for (int e = e0; e < e1; e++) {
+      int j = k == v->first[t] ? v->live[e] : v->n->groups[k]->out->index;
+      if (v->stamp[j] == stamp || off[j] < 0) continue;
+      v->stamp[j] = stamp;
       near[m++] = j;
       if (off[j] + v->bytes[j] > top) top = off[j] + v->bytes[j];
     }
+  }
+  qsort(near, (size_t)m, sizeof(int), ascending);
+  /* the blocks' bytes as disjoint spans sorted by start (merged where they touch or overlap) */
+  Span *u = v->spans;
+  int nu = 0;
+  for (int k = 0; k < m; k++) u[k] = (Span){off[near[k]], off[near[k]] + v->bytes[near[k]]};
+  qsort(u, (size_t)m, sizeof(Span), by_start);
+  for (int k = 0; k < m; k++) {
+    if (u[k].end <= u[k].start) continue;
+    if (nu && u[k].start < u[nu - 1].end) {
+      if (u[k].end > u[nu - 1].end) u[nu - 1].end = u[k].end;
+    } else
+      u[nu++] = u[k];
+  }
+  /* candidates: 0, then just above each block in index order; the first smallest gap wins */
   for (int i = -1; i < m; i++) {
-    int64_t at = i < 0 ? 0 : off[near[i]] + v->bytes[near[i]], ceil = top;
-    bool clash = at >= top;
-    for (int k = 0; k < m && !clash; k++) {
-      int j = near[k];
-      if (off[j] < at + size && at < off[j] + v->bytes[j]) clash = true;
-      else if (off[j] >= at + size && off[j] < ceil) ceil = off[j];
+    int64_t at = i < 0 ? 0 : off[near[i]] + v->bytes[near[i]];
+    if (at >= top) continue;
+    int lo = 0, hi = nu; /* the first span ending after AT */
+    while (lo < hi) {
+      int mid = (lo + hi) / 2;
+      if (u[mid].end <= at) lo = mid + 1;
+      else hi = mid;
     }
-    if (!clash && (best < 0 || ceil - at < best_gap)) best = at, best_gap = ceil - at;
+    if (lo < nu && u[lo].start < at + size) continue; /* a block inside [at, at + size) */
+    int64_t ceil = lo < nu && u[lo].start < top ? u[lo].start : top;
+    if (best < 0 || ceil - at < best_gap) best = at, best_gap = ceil - at;
   }
   return best >= 0 ? best : top;
 }
 
 /* Place the tensors in ORDER (NORDER of them) into OFF; the arena's size. */
-static int64_t place_all(const Lives *v, const int *order, int norder, int64_t *off) {
+static int64_t place_all(Lives *v, const int *order, int norder, int64_t *off) {
   int64_t arena = 0;
   int *near = xalloc(sizeof(int) * (size_t)(v->n->ntensors + 1));
   for (int i = 0; i < v->n->ntensors; i++) off[i] = -1;
@@ -87,6 +125,21 @@ static void lives(const Network *n, Lives *v) {
     v->first[g->out->index] = v->last[g->out->index] = k;
     for (int a = 0; a < g->ninputs; a++) v->last[g->inputs[a]->index] = k;
   }
+  /* the planned tensors live at each group, by counting then filling */
+  v->live_start = xalloc(sizeof(int) * (size_t)(n->ngroups + 2));
+  v->stamp = xalloc(sizeof(int) * (size_t)(n->ntensors + 1));
+  v->spans = xalloc(sizeof(struct Span) * (size_t)(n->ntensors + 1));
+  v->nstamp = 0;
+  int64_t total = 0;
+  for (int i = 0; i < n->ntensors; i++)
+    if (planned(v, i))
+      for (int k = v->first[i]; k <= v->last[i]; k++) v->live_start[k + 1]++, total++;
+  for (int k = 0; k < n->ngroups; k++) v->live_start[k + 1] += v->live_start[k];
+  v->live = xalloc(sizeof(int) * (size_t)(total + 1));
+  int *fill = xalloc(sizeof(int) * (size_t)(n->ngroups + 1));
+  for (int i = 0; i < n->ntensors; i++)
+    if (planned(v, i))
+      for (int k = v->first[i]; k <= v->last[i]; k++) v->live[v->live_start[k] + fill[k]++] = i;
 }
 
 void net_plan(const Network *n, NetPlan *p) {
@@ -108,8 +161,7 @@ void net_plan(const Network *n, NetPlan *p) {
   for (int k = 0; k < norder; k++) p->sum_bytes += v.bytes[order[k]];
   for (int k = 0; k < n->ngroups; k++) { /* the bound: the most bytes live at one group */
     int64_t live = 0;
-    for (int i = 0; i < n->ntensors; i++)
-      if (planned(&v, i) && v.first[i] <= k && k <= v.last[i]) live += v.bytes[i];
+    for (int e = v.live_start[k]; e < v.live_start[k + 1]; e++) live += v.bytes[v.live[e]];
     if (live > p->live_bytes) p->live_bytes = live;
   }
 }

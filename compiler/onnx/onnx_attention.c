@@ -358,12 +358,64 @@ static bool op_tensor_scatter(Imp *I) {
 
 /* ---- LinearAttention (opset 27) -------------------------------------------------------- */
 
-/* LinearAttention: the recurrence over the tokens unrolled at import (a state kernel and an
- * output kernel a token, each reading its token's row of the inputs; the outputs stacked by
- * pairs): S_t = G_t S_{t-1} + k_t (x) w_t, where G_t is exp(decay) per key dimension or per
- * head (gated rules; else 1) and w_t is v_t (linear, gated) or beta_t (v_t - (G_t
- * S_{t-1})^T k_t) (delta rules); o_t = scale q_t^T S_t, query head h reading state h / (Hq /
- * Hkv). past_state (else zeros) is S_0's predecessor, present_state the last. */
+/* A LinearAttention being unrolled: its form, sizes, the state so far and the tokens'
+ * outputs. */
+typedef struct {
+  bool gated, delta, dc_dim, be_head; /* decay per key dimension, beta per head */
+  long long b, hq, hkv, dk, dv;
+  double scale;
+  const char *name;
+  Val *state;  /* S after the last token (NULL: none yet, and no past_state) */
+  Val **outs;  /* each token's output [B, Hq x dv] */
+} Linear;
+
+/* Token T (ImpStepFn): ROWS holds its row (one along axis 1) of Q, K, V, then decay and beta
+ * when the rule reads them; its state and output kernels read row 0, alike for every token. */
+static bool linear_step(Imp *I, void *ctx, int64_t t, Val **rows) {
+  Linear *L = ctx;
+  Val *q = rows[0], *k = rows[1], *v = rows[2], *dc = L->gated ? rows[3] : NULL, *be = L->delta ? rows[3 + L->gated] : NULL;
+  long long dk = L->dk, dv = L->dv;
+  int64_t ss[4] = {L->b, L->hkv, dk, dv}, os[2] = {L->b, L->hq * dv};
+  const char *st = xprintf("f32[%lld, %lld, %lld, %lld]", L->b, L->hkv, dk, dv);
+  char *params = xprintf("K: %s, V: %s", imp_ty(k), imp_ty(v)), *args = xprintf("%s, %s", imp_tensor(I, k), imp_tensor(I, v));
+  if (L->state) params = xprintf("SP: %s, %s", st, params), args = xprintf("%s, %s", L->state->tex, args);
+  if (dc) params = xprintf("%s, Dc: %s", params, imp_ty(dc)), args = xprintf("%s, %s", args, imp_tensor(I, dc));
+  if (be) params = xprintf("%s, Be: %s", params, imp_ty(be)), args = xprintf("%s, %s", args, imp_tensor(I, be));
+#define KT(i) xprintf("K[i0, 0, i1 * %lld + %s]", dk, i)
+#define SD(i, j) (dc ? xprintf("exp(%s) * SP[i0, i1, %s, %s]", L->dc_dim ? xprintf("Dc[i0, 0, i1 * %lld + %s]", dk, i) : "Dc[i0, 0, i1]", i, j) \
+                     : xprintf("SP[i0, i1, %s, %s]", i, j))
+  const char *vt = xprintf("V[i0, 0, i1 * %lld + i3]", dv), *bt = L->be_head ? "Be[i0, 0, i1]" : "Be[i0, 0, 0]", *body;
+  if (!L->delta)
+    body = xprintf("  Y[i0, i1, i2, i3] = %s%s * %s", L->state ? xprintf("%s + ", SD("i2", "i3")) : "", KT("i2"), vt);
+  else if (!L->state)
+    body = xprintf("  Y[i0, i1, i2, i3] = %s * %s * %s", bt, KT("i2"), vt);
+  else
+    body = xprintf("  tensor U: f32[%lld, %lld, %lld]\n  U[i0, i1, i2] += %s * %s where m in 0..%lld\n"
+                   "  Y[i0, i1, i2, i3] = %s + %s * %s * (%s - U[i0, i1, i3])",
+                   L->b, L->hkv, dv, SD("m", "i2"), KT("m"), dk, SD("i2", "i3"), bt, KT("i2"), vt);
+#undef KT
+#undef SD
+  L->state = imp_tmp_val(I, NULL, xprintf("%s_state", L->name), 4, ss);
+  imp_call(I, L->state->tex, imp_kernel(I, L->delta ? "linear_attention_delta" : "linear_attention_state",
+                                        xprintf("(%s) -> Y: %s {\n%s\n}", params, st, body)), args);
+  /* the token's output: query head h = i1 / dv reads state h / (Hq / Hkv) */
+  const char *h = xprintf("(i1 / %lld)", dv), *kvh = L->hq == L->hkv ? h : xprintf("(i1 / %lld)", dv * (L->hq / L->hkv));
+  Val *o = L->outs[t] = imp_tmp_val(I, NULL, xprintf("%s_out", L->name), 2, os);
+  imp_call(I, o->tex,
+           imp_kernel(I, "linear_attention_out",
+                      xprintf("(S: %s, Q: %s) -> Y: %s {\n  Y[i0, i1] += %s * Q[i0, 0, %s * %lld + m] * S[i0, %s, m, i1 %% %lld] "
+                              "where m in 0..%lld\n}", st, imp_ty(q), imp_ty(o), imp_flit((float)L->scale), h, dk, kvh, dv, dk)),
+           xprintf("%s, %s", L->state->tex, imp_tensor(I, q)));
+  return true;
+}
+
+/* LinearAttention: the recurrence over the tokens unrolled at import (imp_walk_steps: a state
+ * kernel and an output kernel a token, alike for every token, each reading its token's row
+ * of the inputs; the outputs stacked by pairs): S_t = G_t S_{t-1} + k_t (x) w_t, where G_t
+ * is exp(decay) per key dimension or per head (gated rules; else 1) and w_t is v_t (linear,
+ * gated) or beta_t (v_t - (G_t S_{t-1})^T k_t) (delta rules); o_t = scale q_t^T S_t, query
+ * head h reading state h / (Hq / Hkv). past_state (else zeros) is S_0's predecessor,
+ * present_state the last. */
 static bool op_linear_attention(Imp *I) {
   if (!imp_attrs_known(I, "chunk_size,kv_num_heads,q_num_heads,scale,update_rule")) return false;
   for (size_t k = 2; k < I->node->n_output; k++)
@@ -373,69 +425,42 @@ static bool op_linear_attention(Imp *I) {
   if (!v || (past && !(past = imp_float_in(I, 3))) || (dc && !(dc = imp_float_in(I, 4))) || (be && !(be = imp_float_in(I, 5))))
     return false;
   const char *rule = imp_attr_s(I, "update_rule", "gated_delta");
-  bool gated = !strcmp(rule, "gated") || !strcmp(rule, "gated_delta"), delta = !strcmp(rule, "delta") || !strcmp(rule, "gated_delta");
-  if (!gated && !delta && strcmp(rule, "linear")) return imp_error(I, "update_rule '%s' (linear, gated, delta, gated_delta)", rule);
-  long long hq = imp_attr_i(I, "q_num_heads", 0), hkv = imp_attr_i(I, "kv_num_heads", 0);
-  if (hq < 1 || hkv < 1 || hq % hkv) return imp_error(I, "q_num_heads %lld and kv_num_heads %lld (a multiple of it)", hq, hkv);
+  Linear L = {.gated = !strcmp(rule, "gated") || !strcmp(rule, "gated_delta"), .delta = !strcmp(rule, "delta") || !strcmp(rule, "gated_delta"),
+              .hq = imp_attr_i(I, "q_num_heads", 0), .hkv = imp_attr_i(I, "kv_num_heads", 0), .name = I->node->output[0]};
+  if (!L.gated && !L.delta && strcmp(rule, "linear")) return imp_error(I, "update_rule '%s' (linear, gated, delta, gated_delta)", rule);
+  if (L.hq < 1 || L.hkv < 1 || L.hq % L.hkv) return imp_error(I, "q_num_heads %lld and kv_num_heads %lld (a multiple of it)", L.hq, L.hkv);
   if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3) return imp_error(I, "query, key and value of ranks %d, %d, %d (3)", q->ndim, k->ndim, v->ndim);
-  long long b = q->shape[0], t = q->shape[1], dk = q->shape[2] / hq, dv = v->shape[2] / hkv;
-  if (q->shape[2] % hq || k->shape[2] != hkv * dk || v->shape[2] % hkv || k->shape[0] != b || v->shape[0] != b ||
+  long long b = L.b = q->shape[0], t = q->shape[1], dk = L.dk = q->shape[2] / L.hq, dv = L.dv = v->shape[2] / L.hkv, hkv = L.hkv;
+  if (q->shape[2] % L.hq || k->shape[2] != hkv * dk || v->shape[2] % hkv || k->shape[0] != b || v->shape[0] != b ||
       k->shape[1] != t || v->shape[1] != t)
     return imp_error(I, "query %s, key %s and value %s do not hold %lld and %lld heads of one size", imp_ty(q), imp_ty(k),
-                     imp_ty(v), hq, hkv);
-  if (t > 1024) return imp_unsupported(I, "%lld tokens (unrolled at import: 1024 at most)", t);
-  if (gated && !dc) return imp_error(I, "update_rule '%s' needs decay (input 5)", rule);
-  if (delta && !be) return imp_error(I, "update_rule '%s' needs beta (input 6)", rule);
-  bool dc_dim = dc && dc->ndim == 3 && dc->shape[2] == hkv * dk, be_head = be && be->ndim == 3 && be->shape[2] == hkv;
-  if (gated && !(dc->ndim == 3 && dc->shape[0] == b && dc->shape[1] == t && (dc_dim || dc->shape[2] == hkv)))
+                     imp_ty(v), L.hq, hkv);
+  if (t > 4096) return imp_unsupported(I, "%lld tokens (unrolled at import: 4096 at most)", t);
+  if (L.gated && !dc) return imp_error(I, "update_rule '%s' needs decay (input 5)", rule);
+  if (L.delta && !be) return imp_error(I, "update_rule '%s' needs beta (input 6)", rule);
+  L.dc_dim = dc && dc->ndim == 3 && dc->shape[2] == hkv * dk, L.be_head = be && be->ndim == 3 && be->shape[2] == hkv;
+  if (L.gated && !(dc->ndim == 3 && dc->shape[0] == b && dc->shape[1] == t && (L.dc_dim || dc->shape[2] == hkv)))
     return imp_error(I, "decay is %s: [%lld, %lld, %lld] or [%lld, %lld, %lld]", imp_ty(dc), b, t, hkv * dk, b, t, hkv);
-  if (delta && !(be->ndim == 3 && be->shape[0] == b && be->shape[1] == t && (be_head || be->shape[2] == 1)))
+  if (L.delta && !(be->ndim == 3 && be->shape[0] == b && be->shape[1] == t && (L.be_head || be->shape[2] == 1)))
     return imp_error(I, "beta is %s: [%lld, %lld, %lld] or [%lld, %lld, 1]", imp_ty(be), b, t, hkv, b, t);
   if (past && (past->ndim != 4 || past->shape[0] != b || past->shape[1] != hkv || past->shape[2] != dk || past->shape[3] != dv))
     return imp_error(I, "past_state is %s, not f32[%lld, %lld, %lld, %lld]", imp_ty(past), b, hkv, dk, dv);
-  double sc = imp_attr_f(I, "scale", 0);
-  if (sc == 0) sc = 1 / sqrt((double)dk);
-  int64_t ss[4] = {b, hkv, dk, dv}, os[2] = {b, hq * dv};
-  const char *st = xprintf("f32[%lld, %lld, %lld, %lld]", b, hkv, dk, dv), *name = I->node->output[0];
-  const char *prev = past ? imp_tensor(I, past) : NULL;
-  Val **outs = xalloc(sizeof(Val *) * (size_t)t), *state = NULL;
-  for (long long s = 0; s < t; s++) {
-    /* the state: its kernel reads token S's row of K, V, decay and beta */
-    char *params = xprintf("K: %s, V: %s", imp_ty(k), imp_ty(v)), *args = xprintf("%s, %s", imp_tensor(I, k), imp_tensor(I, v));
-    if (prev) params = xprintf("SP: %s, %s", st, params), args = xprintf("%s, %s", prev, args);
-    if (gated) params = xprintf("%s, Dc: %s", params, imp_ty(dc)), args = xprintf("%s, %s", args, imp_tensor(I, dc));
-    if (delta) params = xprintf("%s, Be: %s", params, imp_ty(be)), args = xprintf("%s, %s", args, imp_tensor(I, be));
-#define KT(i) xprintf("K[i0, %lld, i1 * %lld + %s]", s, dk, i)
-#define SD(i, j) (gated ? xprintf("exp(%s) * SP[i0, i1, %s, %s]", dc_dim ? xprintf("Dc[i0, %lld, i1 * %lld + %s]", s, dk, i) \
-                                                                          : xprintf("Dc[i0, %lld, i1]", s), i, j)     \
-                        : xprintf("SP[i0, i1, %s, %s]", i, j))
-    const char *vt = xprintf("V[i0, %lld, i1 * %lld + i3]", s, dv), *bt = xprintf("Be[i0, %lld, %s]", s, be_head ? "i1" : "0");
-    const char *body;
-    if (!delta)
-      body = xprintf("  Y[i0, i1, i2, i3] = %s%s * %s", prev ? xprintf("%s + ", SD("i2", "i3")) : "", KT("i2"), vt);
-    else if (!prev)
-      body = xprintf("  Y[i0, i1, i2, i3] = %s * %s * %s", bt, KT("i2"), vt);
-    else
-      body = xprintf("  tensor U: f32[%lld, %lld, %lld]\n  U[i0, i1, i2] += %s * %s where m in 0..%lld\n"
-                     "  Y[i0, i1, i2, i3] = %s + %s * %s * (%s - U[i0, i1, i3])",
-                     b, hkv, dv, SD("m", "i2"), KT("m"), dk, SD("i2", "i3"), bt, KT("i2"), vt);
-#undef KT
-#undef SD
-    state = imp_tmp_val(I, NULL, xprintf("%s_state%lld", name, s), 4, ss);
-    imp_call(I, state->tex, imp_kernel(I, delta ? "linear_attention_delta" : "linear_attention_state",
-                                       xprintf("(%s) -> Y: %s {\n%s\n}", params, st, body)), args);
-    prev = state->tex;
-    /* the token's output: query head h = i1 / dv reads state h / (Hq / Hkv) */
-    const char *h = xprintf("(i1 / %lld)", dv), *kvh = hq == hkv ? h : xprintf("(i1 / %lld)", dv * (hq / hkv));
-    outs[s] = imp_tmp_val(I, NULL, xprintf("%s_out%lld", name, s), 2, os);
-    imp_call(I, outs[s]->tex,
-             imp_kernel(I, "linear_attention_out",
-                        xprintf("(S: %s, Q: %s) -> Y: %s {\n  Y[i0, i1] += %s * Q[i0, %lld, %s * %lld + m] * S[i0, %s, m, i1 %% %lld] "
-                                "where m in 0..%lld\n}", st, imp_ty(q), imp_ty(outs[s]), imp_flit((float)sc), s, h, dk, kvh, dv, dk)),
-             xprintf("%s, %s", prev, imp_tensor(I, q)));
+  L.scale = imp_attr_f(I, "scale", 0);
+  if (L.scale == 0) L.scale = 1 / sqrt((double)dk);
+  if (past) {
+    int64_t ss[4] = {b, hkv, dk, dv};
+    L.state = imp_tmp_val(I, NULL, "past", 4, ss);
+    L.state->tex = imp_tensor(I, past);
   }
-  imp_alias_as(I, name, imp_stack(I, outs, t, 1, name));
-  if (I->node->n_output > 1 && *I->node->output[1]) imp_alias_as(I, I->node->output[1], state);
+  L.outs = xalloc(sizeof(Val *) * (size_t)t);
+  Val *xs[5] = {q, k, v};
+  int m = 3, axes[5] = {1, 1, 1, 1, 1};
+  bool rev[5] = {0};
+  if (L.gated) xs[m++] = dc;
+  if (L.delta) xs[m++] = be;
+  if (!imp_walk_steps(I, xs, axes, rev, m, t, linear_step, &L, xprintf("%s_rows", L.name))) return false;
+  imp_alias_as(I, L.name, imp_stack(I, L.outs, t, 1, L.name));
+  if (I->node->n_output > 1 && *I->node->output[1]) imp_alias_as(I, I->node->output[1], L.state);
   return true;
 }
 

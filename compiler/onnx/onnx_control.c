@@ -92,6 +92,58 @@ static Val *slice_at(Imp *I, Val *x, int a, int64_t idx, const char *hint) {
   return o;
 }
 
+/* X's positions START..START+LEN along axis A (a constant cut here, else a kernel). */
+static Val *rows_of(Imp *I, Val *x, int a, int64_t start, int64_t len, const char *hint) {
+  int64_t shape[HT_MAX_DIMS], n = x->shape[a], inner = 1;
+  memcpy(shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+  shape[a] = len;
+  for (int d = a + 1; d < x->ndim; d++) inner *= x->shape[d];
+  Val *o = imp_tmp_val(I, x, hint, x->ndim, shape);
+  if (x->c) {
+    o->c = imp_vals(val_numel(o));
+    o->dtype = x->dtype;
+    o->tex = NULL; /* a constant: a weight where a kernel reads it */
+    for (int64_t f = 0; f < val_numel(o); f++) {
+      int64_t outer = f / (len * inner), p = f / inner % len;
+      o->c[f] = x->c[(outer * n + start + p) * inner + f % inner];
+    }
+    return o;
+  }
+  const char *ia = start ? xprintf("i%d + %lld", a, (long long)start) : xprintf("i%d", a);
+  const char *kn = imp_kernel(I, "steps", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(x), imp_ty(o),
+                                                  imp_idx("i", x->ndim), index_with(x->ndim, a, ia)));
+  imp_call(I, o->tex, kn, imp_tensor(I, x));
+  return o;
+}
+
+typedef struct {
+  ImpStepFn step;
+  void *ctx;
+  const int *axes;
+  const bool *rev;
+  int m;
+  const char *hint;
+} Walk;
+
+/* Steps T0..T0+N of W, PIECES their positions of each input (reversed ones read from the
+ * end): halved until one step is left. */
+static bool walk(Imp *I, const Walk *w, Val **pieces, int64_t t0, int64_t n) {
+  if (n == 1) return w->step(I, w->ctx, t0, pieces);
+  int64_t n1 = n / 2;
+  Val **a = xalloc(sizeof(Val *) * (size_t)w->m), **b = xalloc(sizeof(Val *) * (size_t)w->m);
+  for (int j = 0; j < w->m; j++) {
+    a[j] = rows_of(I, pieces[j], w->axes[j], w->rev[j] ? n - n1 : 0, n1, w->hint);
+    b[j] = rows_of(I, pieces[j], w->axes[j], w->rev[j] ? 0 : n1, n - n1, w->hint);
+  }
+  return walk(I, w, a, t0, n1) && walk(I, w, b, t0 + n1, n - n1);
+}
+
+bool imp_walk_steps(Imp *I, Val **xs, const int *axes, const bool *rev, int m, int64_t steps, ImpStepFn step, void *ctx,
+                    const char *hint) {
+  Walk w = {step, ctx, axes, rev, m, hint};
+  return walk(I, &w, xs, 0, steps);
+}
+
 /* (onnx_internal.h) One value unsqueezed, else the two halves stacked and put together. */
 Val *imp_stack(Imp *I, Val **v, int64_t n, int a, const char *hint) {
   int r = v[0]->ndim;
@@ -137,6 +189,43 @@ static bool axes_attr(Imp *I, const char *name, int64_t *out, int n, int64_t def
   return !I->failed;
 }
 
+/* A Scan being unrolled: its body, counts, the states so far and the steps' scan outputs. */
+typedef struct {
+  const Onnx__GraphProto *body;
+  int n, m, k;
+  int64_t steps;
+  Val **state, **outs;
+  const int *axes;
+  const char *hint;
+} ScanRun;
+
+/* Step T of a Scan (ImpStepFn): the body imported with its inputs bound to the states and
+ * ROWS (each scan input's position of this step, one along its axis); its values renamed
+ * after. */
+static bool scan_step(Imp *I, void *ctx, int64_t t, Val **rows) {
+  ScanRun *r = ctx;
+  const Onnx__GraphProto *body = r->body;
+  int first = I->vals.len;
+  for (int j = 0; j < r->n + r->m; j++) {
+    const char *bn = body->input[j]->name;
+    if (!bn || !*bn) return imp_error(I, "body input %d has no name", j + 1);
+    imp_alias_as(I, bn, j < r->n ? r->state[j] : slice_at(I, rows[j - r->n], r->axes[j - r->n], 0, r->hint));
+  }
+  if (!imp_import_graph(I, body)) return false;
+  for (int j = 0; j < r->n + r->k; j++) {
+    const char *bn = body->output[j]->name;
+    Val *v = bn ? imp_val(I, bn) : NULL;
+    if (!v) return imp_error(I, "body output %d ('%s') is computed by no node", j + 1, bn ? bn : "");
+    if (j < r->n) r->state[j] = v;
+    else r->outs[(j - r->n) * r->steps + t] = v;
+  }
+  for (int i = first; i < I->vals.len; i++) { /* the step's values: out of the next step's way */
+    Val *v = VEC_AT(I->vals, i);
+    v->name = xprintf("%s@%lld", v->name, (long long)t);
+  }
+  return true;
+}
+
 /* Scan (opset 9 on): the body run once per position of the scan inputs, unrolled. */
 static bool op_scan(Imp *I) {
   const Onnx__NodeProto *nd = I->node;
@@ -175,30 +264,11 @@ static bool op_scan(Imp *I) {
   if (steps < 1) return imp_unsupported(I, "a scan of no position (empty tensors)");
   if (steps > SCAN_MAX_STEPS) return imp_unsupported(I, "a scan of %lld positions (unrolled at import: %d at most)", (long long)steps, SCAN_MAX_STEPS);
   Val **outs = xalloc(sizeof(Val *) * (size_t)(k * steps + 1));
-  for (int64_t t = 0; t < steps; t++) {
-    int first = I->vals.len;
-    for (int j = 0; j < n + m; j++) {
-      const char *bn = body->input[j]->name;
-      if (!bn || !*bn) return imp_error(I, "body input %d has no name", j + 1);
-      int s = j - n;
-      Val *v = j < n ? state[j]
-                     : slice_at(I, scanned[s], (int)in_axes[s], in_dirs[s] ? steps - 1 - t : t,
-                                xprintf("%s_in%d_%lld", nd->output[0], s, (long long)t));
-      imp_alias_as(I, bn, v);
-    }
-    if (!imp_import_graph(I, body)) return false;
-    for (int j = 0; j < n + k; j++) {
-      const char *bn = body->output[j]->name;
-      Val *v = bn ? imp_val(I, bn) : NULL;
-      if (!v) return imp_error(I, "body output %d ('%s') is computed by no node", j + 1, bn ? bn : "");
-      if (j < n) state[j] = v;
-      else outs[(j - n) * steps + t] = v;
-    }
-    for (int i = first; i < I->vals.len; i++) { /* the step's values: out of the next step's way */
-      Val *v = VEC_AT(I->vals, i);
-      v->name = xprintf("%s@%lld", v->name, (long long)t);
-    }
-  }
+  int axes[SCAN_MAX_VALUES];
+  bool rev[SCAN_MAX_VALUES];
+  for (int j = 0; j < m; j++) axes[j] = (int)in_axes[j], rev[j] = in_dirs[j] != 0;
+  ScanRun run = {body, n, m, k, steps, state, outs, axes, nd->output[0]};
+  if (!imp_walk_steps(I, scanned, axes, rev, m, steps, scan_step, &run, xprintf("%s_in", nd->output[0]))) return false;
   for (int j = 0; j < nout; j++) {
     if (!*nd->output[j]) continue;
     if (j < n) {

@@ -184,13 +184,37 @@ static bool keyword(const char *s) {
   return false;
 }
 
-/* The slot of NAME in I's hash set of names, or the free slot where it would go. */
-static size_t name_slot(const Imp *I, const char *name) {
+/* The slot of NAME in the hash set SET of CAP slots (a power of 2), or the free slot where
+ * it would go. */
+static size_t hash_slot(const char *const *set, size_t cap, const char *name) {
   uint64_t h = 1469598103934665603ull; /* FNV-1a */
   for (const char *p = name; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
-  size_t i = (size_t)h & (I->name_cap - 1);
-  while (I->name_set[i] && strcmp(I->name_set[i], name) != 0) i = (i + 1) & (I->name_cap - 1);
+  size_t i = (size_t)h & (cap - 1);
+  while (set[i] && strcmp(set[i], name) != 0) i = (i + 1) & (cap - 1);
   return i;
+}
+
+static size_t name_slot(const Imp *I, const char *name) {
+  return hash_slot(I->name_set, I->name_cap, name);
+}
+
+/* The next number imp_name tries for hint BASE (2 the first time). */
+static int *base_number(Imp *I, const char *base) {
+  if (2 * (I->base_len + 1) > I->base_cap) { /* grow to keep it at most half full */
+    size_t cap = I->base_cap ? 2 * I->base_cap : 256;
+    const char **set = xalloc(sizeof(char *) * cap);
+    int *next = xalloc(sizeof(int) * cap);
+    memset(set, 0, sizeof(char *) * cap);
+    for (size_t i = 0; i < I->base_cap; i++)
+      if (I->base_set[i]) {
+        size_t j = hash_slot(set, cap, I->base_set[i]);
+        set[j] = I->base_set[i], next[j] = I->base_next[i];
+      }
+    I->base_set = set, I->base_next = next, I->base_cap = cap;
+  }
+  size_t i = hash_slot(I->base_set, I->base_cap, base);
+  if (!I->base_set[i]) I->base_set[i] = base, I->base_next[i] = 2, I->base_len++;
+  return &I->base_next[i];
 }
 
 static void name_add(Imp *I, const char *name) {
@@ -212,7 +236,11 @@ const char *imp_name(Imp *I, const char *hint) {
   if (*s >= '0' && *s <= '9') s = xprintf("t%s", s);
   if (keyword(s)) s = xprintf("%s_", s);
   const char *name = s;
-  for (int k = 2; I->name_cap && I->name_set[name_slot(I, name)]; k++) name = xprintf("%s_%d", s, k);
+  if (I->name_cap && I->name_set[name_slot(I, name)]) { /* taken: S_2, S_3, ... from where the last search stopped */
+    int *k = base_number(I, s);
+    do name = xprintf("%s_%d", s, (*k)++);
+    while (I->name_set[name_slot(I, name)]);
+  }
   name_add(I, name);
   return name;
 }

@@ -73,6 +73,9 @@ typedef struct Imp {
   Vec names;              /* network names in use, in order */
   const char **name_set;  /* the same, hashed (open addressing; NULL: free slot) */
   size_t name_cap;
+  const char **base_set;  /* the hints imp_name has numbered, hashed, and ... */
+  int *base_next;         /* ... the next number to try for each (a hint used N times: N tries, not N^2) */
+  size_t base_cap, base_len;
   WeightSet weights;
   int ninputs;
   Define *defs;           /* -D values of symbolic dimensions */
@@ -182,6 +185,14 @@ bool imp_import_graph(Imp *I, const Onnx__GraphProto *g);
 Val *imp_alias_as(Imp *I, const char *name, const Val *v);
 /* onnx_control.c: If and Scan (1 or 0, reported), else -1. */
 int onnx_control_op(Imp *I, const char *op);
+/* Step T of a recurrence unrolled at import; ROWS: its position of each stepped input, one
+ * along that input's axis. false: reported. */
+typedef bool (*ImpStepFn)(Imp *I, void *ctx, int64_t t, Val **rows);
+/* STEP for each of STEPS positions along axis AXES[j] of the M inputs XS (REV[j]: read from
+ * the end), in order; the inputs are halved until one position is left, so that every step
+ * reads alike (one kind of kernel for any step, log2 STEPS kinds of cut) (onnx_control.c). */
+bool imp_walk_steps(Imp *I, Val **xs, const int *axes, const bool *rev, int m, int64_t steps, ImpStepFn step, void *ctx,
+                    const char *hint);
 /* A network tensor that no ONNX name holds, of X's kind (run-time integers stay integers,
  * masks masks; X NULL: float), shape SHAPE, named after HINT. */
 Val *imp_tmp_val(Imp *I, const Val *x, const char *hint, int nd, const int64_t *shape);
