@@ -144,15 +144,35 @@ bool imp_walk_steps(Imp *I, Val **xs, const int *axes, const bool *rev, int m, i
   return walk(I, &w, xs, 0, steps);
 }
 
-/* (onnx_internal.h) One value unsqueezed, else the two halves stacked and put together. */
+/* The N values V (one rank; one shape but along axis A) put together along A: the two halves
+ * put together, then the pair (a kernel reading A or B by which side of the seam). */
+static Val *concat(Imp *I, Val **v, int64_t n, int a, const char *hint) {
+  if (n == 1) return v[0];
+  int64_t n1 = n / 2;
+  Val *x = concat(I, v, n1, a, hint), *y = concat(I, v + n1, n - n1, a, hint);
+  int r = x->ndim;
+  int64_t shape[HT_MAX_DIMS];
+  memcpy(shape, x->shape, sizeof(int64_t) * (size_t)r);
+  shape[a] += y->shape[a];
+  Val *o = imp_tmp_val(I, x, hint, r, shape);
+  const char *ia = xprintf("i%d", a), *all = imp_idx("i", r);
+  long long na = x->shape[a];
+  const char *kn = imp_kernel(I, "put_together", xprintf("(A: %s, B: %s) -> Y: %s {\n  Y[%s] = %s < %lld ? A[%s] : B[%s]\n}",
+                                                         imp_ty(x), imp_ty(y), imp_ty(o), all, ia, na, all,
+                                                         index_with(r, a, xprintf("%s - %lld", ia, na))));
+  imp_call(I, o->tex, kn, xprintf("%s, %s", imp_tensor(I, x), imp_tensor(I, y)));
+  return o;
+}
+
+/* (onnx_internal.h) Constants stacked here; else each value unsqueezed, then put together. */
 Val *imp_stack(Imp *I, Val **v, int64_t n, int a, const char *hint) {
   int r = v[0]->ndim;
   int64_t shape[HT_MAX_DIMS];
   for (int d = 0, k = 0; d <= r; d++) shape[d] = d == a ? n : v[0]->shape[k++];
-  Val *o = imp_tmp_val(I, v[0], hint, r + 1, shape);
   bool folded = true;
   for (int64_t t = 0; t < n; t++) folded &= v[t]->c != NULL;
   if (folded) { /* constants (a loop over shapes): stacked here, in their type */
+    Val *o = imp_tmp_val(I, v[0], hint, r + 1, shape);
     int64_t inner = 1, each = val_numel(v[0]);
     for (int d = a; d < r; d++) inner *= v[0]->shape[d];
     o->c = imp_vals(each * n);
@@ -162,21 +182,15 @@ Val *imp_stack(Imp *I, Val **v, int64_t n, int a, const char *hint) {
       for (int64_t e = 0; e < each; e++) o->c[(e / inner * n + t) * inner + e % inner] = v[t]->c[e];
     return o;
   }
-  char *all = imp_idx("i", r + 1);
-  if (n == 1) {
-    const char *kn = imp_kernel(I, "scan_unsqueeze", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(v[0]),
-                                                             imp_ty(o), all, index_with(r + 1, a, NULL)));
-    imp_call(I, o->tex, kn, imp_tensor(I, v[0]));
-    return o;
+  shape[a] = 1;
+  Val **u = xalloc(sizeof(Val *) * (size_t)n);
+  for (int64_t t = 0; t < n; t++) {
+    u[t] = imp_tmp_val(I, v[t], hint, r + 1, shape);
+    const char *kn = imp_kernel(I, "unsqueeze", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(v[t]),
+                                                       imp_ty(u[t]), imp_idx("i", r + 1), index_with(r + 1, a, NULL)));
+    imp_call(I, u[t]->tex, kn, imp_tensor(I, v[t]));
   }
-  int64_t n1 = n / 2;
-  Val *x = imp_stack(I, v, n1, a, hint), *y = imp_stack(I, v + n1, n - n1, a, hint);
-  const char *ia = xprintf("i%d", a);
-  const char *kn = imp_kernel(I, "scan_stack", xprintf("(A: %s, B: %s) -> Y: %s {\n  Y[%s] = %s < %lld ? A[%s] : B[%s]\n}",
-                                                       imp_ty(x), imp_ty(y), imp_ty(o), all, ia, (long long)n1, all,
-                                                       index_with(r + 1, a, xprintf("%s - %lld", ia, (long long)n1))));
-  imp_call(I, o->tex, kn, xprintf("%s, %s", x->tex, y->tex));
-  return o;
+  return concat(I, u, n, a, hint);
 }
 
 /* Up to MAX ints of attribute NAME into OUT, else DEF for each of N; false: reported. */
@@ -366,9 +380,108 @@ static bool op_loop(Imp *I) {
   return true;
 }
 
+/* ---- sequences -------------------------------------------------------------------------- */
+
+/* A sequence's tensors are known at import (the loops that build one are unrolled): a Val
+ * with is_seq holds them; each operator makes a new list. */
+static bool seq_out(Imp *I, Val **items, int n) {
+  int64_t one = 1;
+  Val *o = imp_out(I, 0, OT_FLOAT, 0, &one);
+  o->is_seq = true;
+  o->nseq = n;
+  o->seq = xalloc(sizeof(Val *) * (size_t)(n + 1));
+  if (n) memcpy(o->seq, items, sizeof(Val *) * (size_t)n);
+  return true;
+}
+
+static Val *seq_in(Imp *I, int k) {
+  Val *v = imp_in(I, k);
+  if (!v) return imp_error(I, "input %d is missing", k + 1), NULL;
+  if (!v->is_seq) return imp_error(I, "input %d is a tensor, not a sequence", k + 1), NULL;
+  return v;
+}
+
+/* Input K, a constant position in a sequence of N (negative: from the end), into *POS;
+ * absent: DEF. AT_END: N itself is a position (an insertion's). false: reported. */
+static bool seq_position(Imp *I, int k, int n, int def, bool at_end, int *pos) {
+  Val *p = imp_in(I, k);
+  if (!p) return *pos = def, true;
+  if (!(p = imp_const_in(I, k, "position"))) return false;
+  long long x = (long long)p->c[0];
+  if (x < -n || x > n - !at_end) return imp_error(I, "position %lld in a sequence of %d", x, n);
+  *pos = (int)(x < 0 ? x + n : x);
+  return true;
+}
+
+static bool op_sequence(Imp *I, const char *op) {
+  if (!imp_one_output(I)) return false;
+  if (!strcmp(op, "SequenceEmpty")) return imp_attrs_known(I, "dtype") && seq_out(I, NULL, 0);
+  if (!strcmp(op, "SequenceConstruct")) {
+    Val **items = xalloc(sizeof(Val *) * (size_t)(imp_nin(I) + 1));
+    for (int k = 0; k < imp_nin(I); k++) {
+      if (!(items[k] = imp_in(I, k))) return imp_error(I, "input %d is missing", k + 1);
+      if (items[k]->is_seq) return imp_unsupported(I, "a sequence of sequences");
+    }
+    return imp_attrs_known(I, "") && seq_out(I, items, imp_nin(I));
+  }
+  Val *s = seq_in(I, 0);
+  if (!s || !imp_attrs_known(I, !strcmp(op, "ConcatFromSequence") ? "axis,new_axis" : "")) return false;
+  int n = s->nseq, pos;
+  Val **items = xalloc(sizeof(Val *) * (size_t)(n + 2));
+  if (!strcmp(op, "SequenceInsert")) {
+    Val *t = imp_in(I, 1);
+    if (!t) return imp_error(I, "input 2 is missing");
+    if (t->is_seq) return imp_unsupported(I, "a sequence of sequences");
+    if (!seq_position(I, 2, n, n, true, &pos)) return false;
+    for (int k = 0, j = 0; k <= n; k++) items[k] = k == pos ? t : s->seq[j++];
+    return seq_out(I, items, n + 1);
+  }
+  if (!strcmp(op, "SequenceErase")) {
+    if (!n) return imp_error(I, "erasing from an empty sequence");
+    if (!seq_position(I, 1, n, n - 1, false, &pos)) return false;
+    for (int k = 0, j = 0; k < n; k++)
+      if (k != pos) items[j++] = s->seq[k];
+    return seq_out(I, items, n - 1);
+  }
+  if (!strcmp(op, "SequenceAt")) {
+    if (!imp_in(I, 1)) return imp_error(I, "input 2 (position) is missing");
+    if (!seq_position(I, 1, n, 0, false, &pos)) return false;
+    return imp_alias_as(I, I->node->output[0], s->seq[pos]);
+  }
+  if (!strcmp(op, "SequenceLength")) {
+    double *c = imp_vals(1);
+    c[0] = n;
+    int64_t one = 1;
+    return imp_const_out(I, 0, OT_INT64, 0, &one, c);
+  }
+  /* ConcatFromSequence */
+  if (!n) return imp_unsupported(I, "an empty sequence (an empty tensor)");
+  bool stack = imp_attr_i(I, "new_axis", 0) != 0;
+  Val *first = s->seq[0];
+  int r = first->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", 0), r + stack);
+  if (a < 0) return false;
+  for (int k = 1; k < n; k++) {
+    const Val *v = s->seq[k];
+    bool same = v->ndim == r;
+    for (int d = 0; same && d < r; d++) same = v->shape[d] == first->shape[d] || (!stack && d == a);
+    if (!same) return imp_error(I, "tensor %d of the sequence is %s, the first %s", k + 1, imp_ty(v), imp_ty(first));
+  }
+  const char *name = I->node->output[0];
+  return imp_alias_as(I, name, stack ? imp_stack(I, s->seq, n, a, name) : concat(I, s->seq, n, a, name));
+}
+
+bool onnx_reads_sequences(const char *op) {
+  static const char *const ops[] = {"SequenceInsert", "SequenceAt", "SequenceErase", "SequenceLength", "SequenceConstruct",
+                                    "ConcatFromSequence", "Identity", "Loop", "If", "Scan"};
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (!strcmp(op, ops[i])) return true;
+  return false;
+}
+
 int onnx_control_op(Imp *I, const char *op) {
   if (!strcmp(op, "If")) return op_if(I);
   if (!strcmp(op, "Scan")) return op_scan(I);
   if (!strcmp(op, "Loop")) return op_loop(I);
+  if (!strncmp(op, "Sequence", 8) || !strcmp(op, "ConcatFromSequence")) return op_sequence(I, op);
   return -1;
 }

@@ -58,6 +58,11 @@ typedef struct Val {
   const char *as_u8;  /* a quantized value as u8 NHWC, channels padded to 4 (quant_u8_nhwc) */
   double as_u8_zx;    /* ... with this zero point in its padding */
   const char *as_u8_rows; /* ... as u8, its last axis padded to 4 with zeros (imp_qdense) */
+  /* A sequence (SequenceEmpty, SequenceInsert, ...: onnx_control.c): its tensors, known at
+   * import as the loops that build it are unrolled there; IS_SEQ with NSEQ of them */
+  bool is_seq;
+  struct Val **seq;
+  int nseq;
 } Val;
 
 typedef struct Imp {
@@ -185,6 +190,9 @@ bool imp_import_graph(Imp *I, const Onnx__GraphProto *g);
 Val *imp_alias_as(Imp *I, const char *name, const Val *v);
 /* onnx_control.c: If and Scan (1 or 0, reported), else -1. */
 int onnx_control_op(Imp *I, const char *op);
+/* Does OP read sequences (the Sequence operators, ConcatFromSequence, Identity and the control
+ * flow that carries them)? Every other operator refuses one. */
+bool onnx_reads_sequences(const char *op);
 /* Step T of a recurrence unrolled at import; ROWS: its position of each stepped input, one
  * along that input's axis. false: reported. */
 typedef bool (*ImpStepFn)(Imp *I, void *ctx, int64_t t, Val **rows);

@@ -1106,7 +1106,9 @@ bool onnx_op_known(const char *op) {
       "HannWindow", "HammingWindow", "BlackmanWindow", "EyeLike", "ReverseSequence", "Compress", "DFT", "STFT",
       "MelWeightMatrix", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv",
       "Attention", "RotaryEmbedding", "RMSNormalization", "Swish", "GroupNormalization", "TensorScatter", "CumProd",
-      "SwiGLU", "CausalConvWithState", "If", "Scan", "Loop", "LinearAttention"};
+      "SwiGLU", "CausalConvWithState", "If", "Scan", "Loop", "LinearAttention",
+      "SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt", "SequenceErase", "SequenceLength",
+      "ConcatFromSequence"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
   return false;
@@ -1192,7 +1194,10 @@ static const struct {
     {"QuantizeLinear", 10, 0, NULL}, {"DequantizeLinear", 10, 0, NULL}, {"DynamicQuantizeLinear", 11, 0, NULL},
     {"MatMulInteger", 10, 0, NULL}, {"ConvInteger", 10, 0, NULL}, {"QLinearMatMul", 10, 0, NULL}, {"QLinearConv", 10, 0, NULL},
     {"Attention", 23, 0, NULL}, {"RotaryEmbedding", 23, 0, NULL}, {"RMSNormalization", 23, 0, NULL}, {"Swish", 24, 0, NULL}, {"GroupNormalization", 18, 0, NULL}, {"TensorScatter", 24, 0, NULL},
-    {"Scan", 8, 9, "Scan-8 has a batch axis and sequence_lens"}, {"Loop", 1, 0, NULL}, {"CumProd", 26, 0, NULL}, {"CausalConvWithState", 27, 0, NULL}, {"LinearAttention", 27, 0, NULL}, {"SwiGLU", 28, 0, NULL},
+    {"Scan", 8, 9, "Scan-8 has a batch axis and sequence_lens"}, {"Loop", 1, 0, NULL},
+    {"SequenceEmpty", 11, 0, NULL}, {"SequenceConstruct", 11, 0, NULL}, {"SequenceInsert", 11, 0, NULL},
+    {"SequenceAt", 11, 0, NULL}, {"SequenceErase", 11, 0, NULL}, {"SequenceLength", 11, 0, NULL},
+    {"ConcatFromSequence", 11, 0, NULL}, {"CumProd", 26, 0, NULL}, {"CausalConvWithState", 27, 0, NULL}, {"LinearAttention", 27, 0, NULL}, {"SwiGLU", 28, 0, NULL},
 };
 
 /* Does the node's operator mean in this opset what onnx_op reads? false: reported. */
@@ -1246,6 +1251,9 @@ static void int_result(Imp *I, const char *op, bool moves) {
  * transpose...) of a run-time mask are masks too. */
 bool onnx_op(Imp *I) {
   const char *op = I->node->op_type;
+  if (!onnx_reads_sequences(op)) /* a sequence where a tensor belongs: refused, not read as one */
+    for (int k = 0; k < imp_nin(I); k++)
+      if (imp_in(I, k) && imp_in(I, k)->is_seq) return imp_unsupported(I, "input %d is a sequence (%s reads tensors)", k + 1, op);
   if (!opset_ok(I, op) || !dispatch(I, op)) return false;
   static const char *const movers[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Gather",
                                        "GatherND", "GatherElements", "Slice", "Expand", "Split", "Tile"};
@@ -1314,6 +1322,8 @@ static bool dispatch(Imp *I, const char *op) {
   if (!strcmp(op, "Sum")) return op_sum_mean(I, false);
   if (!strcmp(op, "Mean")) return op_sum_mean(I, true);
   if (!strcmp(op, "Cast") || !strcmp(op, "CastLike")) return op_cast(I, !strcmp(op, "CastLike"));
+  if (!strcmp(op, "Identity") && imp_in(I, 0) && imp_in(I, 0)->is_seq) /* a sequence: the same tensors */
+    return imp_attrs_known(I, "") && imp_one_output(I) && imp_alias_as(I, I->node->output[0], imp_in(I, 0));
   if (!strcmp(op, "Identity")) return imp_attrs_known(I, "") && imp_one_output(I) && (imp_in(I, 0) ? imp_alias(I, imp_in(I, 0)) : imp_error(I, "input 1 is missing"));
   if (!strcmp(op, "Dropout")) return op_dropout(I);
   int r = onnx_nn_op(I, op); /* onnx_nn.c, then onnx_layout.c, onnx_rnn.c, onnx_attention.c, onnx_quant.c, onnx_control.c */

@@ -206,6 +206,9 @@ expect_all "Loop unrolled (a folded condition stops it early; a scan output) = P
   --input "$B/loop_x.npy" --expect "$B/loop_y.npy" --expect "$B/loop_ys.npy"
 expect_error "Loop of a run-time condition" "node 'loop' (Loop): not supported: a Loop whose condition is computed at run time" \
   "$TEXC" run "$B/loop_runtime.onnx"
+expect_all "a list built in a Loop (SequenceEmpty, SequenceInsert, SequenceAt, SequenceLength, SequenceErase, ConcatFromSequence) = Python reference" \
+  "$B/sequences.onnx" --input "$B/sequences_x.npy" --expect "$B/sequences_y.npy" --expect "$B/sequences_z.npy" \
+  --expect "$B/sequences_w.npy"
 # float16 and double models (held as f32): their inputs, weights (raw bytes, int32_data bits,
 # a bfloat16 constant) and results in their own types; Casts to float16 round
 expect_all "float16 model (f16 input and results, a bfloat16 constant, Casts) = Python reference" "$B/half.onnx" \

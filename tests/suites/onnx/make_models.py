@@ -1309,6 +1309,48 @@ def loop(out):
                                                        [value_info("y", [2, 3]), value_info("ys", [3, 2, 3])], opset=16))
 
 
+def sequences(out):
+    """A list built in a loop, as TorchScript exports `outs.append(h)` (SequenceEmpty, a Loop
+    carrying the sequence, SequenceInsert in its body, ConcatFromSequence after), unrolled
+    at import: the sequence's tensors are known there. y = the 3 states stacked (new_axis
+    1), z = SequenceAt -1 of it plus its SequenceLength, w = the states concatenated along
+    axis 1 after SequenceErase of the first. The results here."""
+    x = rand(4, 211, 1.0)
+    def graph(name, nodes, inits, ins, outs):
+        return (b"".join(field(1, n) for n in nodes) + field(2, name) + b"".join(field(5, t) for t in inits) +
+                b"".join(field(11, v) for v in ins) + b"".join(field(12, v) for v in outs))
+    seq_type = lambda name: field(1, name) + field(2, field(4, field(1, field(1, ivar(1, 1)))))  # sequence(tensor(float))
+    body = graph("body", [node("Cast", ["i"], ["fi"], "cast", to=1), node("Add", ["fi", "one"], ["f1"], "add"),
+                          node("Mul", ["h", "f1"], ["hm"], "mul"), node("Tanh", ["hm"], ["h2"], "tanh"),
+                          node("SequenceInsert", ["sq", "h2"], ["sq2"], "insert"), node("Identity", ["c"], ["c2"], "id")],
+                 [], [value_info("i", [], 7), value_info("c", [], 9), value_info("h", [2, 2]), seq_type("sq")],
+                 [value_info("c2", [], 9), value_info("h2", [2, 2]), seq_type("sq2")])
+    loop = (field(1, "M") + field(1, "") + field(1, "x") + field(1, "empty") + field(2, "hT") + field(2, "list") +
+            field(3, "loop") + field(4, "Loop") + field(5, field(1, "body") + field(6, body) + ivar(20, 5)))
+    nodes = [node("SequenceEmpty", [], ["empty"], "empty"), loop,
+             node("ConcatFromSequence", ["list"], ["y"], "stack", axis=0, new_axis=1),
+             node("SequenceAt", ["list", "minus1"], ["last"], "at"), node("SequenceLength", ["list"], ["n"], "len"),
+             node("Cast", ["n"], ["fn"], "castn", to=1), node("Add", ["last", "fn"], ["z"], "addn"),
+             node("SequenceErase", ["list", "zero"], ["rest"], "erase"),
+             node("ConcatFromSequence", ["rest"], ["w"], "cat", axis=1)]
+    inits = [int_init("M", [3], shape=[]), initializer("one", [], [1.0]), int_init("minus1", [-1], shape=[]),
+             int_init("zero", [0], shape=[])]
+    open(out + "/sequences.onnx", "wb").write(model(nodes, inits, [value_info("x", [2, 2])],
+                                                    [value_info("y", [3, 2, 2]), value_info("z", [2, 2]), value_info("w", [2, 4])],
+                                                    opset=16))
+    h, hs = list(x), []
+    for i in range(3):
+        h = [math.tanh(v * (i + 1)) for v in h]
+        hs.append(h)
+    y = [v for st in hs for v in st]
+    z = [v + 3 for v in hs[2]]
+    w = [hs[k][r * 2 + c] for r in range(2) for k in (1, 2) for c in range(2)]
+    npy(out + "/sequences_x.npy", "<f4", (2, 2), struct.pack("<4f", *x))
+    npy(out + "/sequences_y.npy", "<f4", (3, 2, 2), struct.pack("<12f", *y))
+    npy(out + "/sequences_z.npy", "<f4", (2, 2), struct.pack("<4f", *z))
+    npy(out + "/sequences_w.npy", "<f4", (2, 4), struct.pack("<8f", *w))
+
+
 def decoder_step(out):
     """A decoder's step with a static key / value cache (opset 24), as a fixed-shape library
     runs it per token: the token's keys and values written into [1, 2, 6, 4] caches at
@@ -2383,6 +2425,7 @@ def main(out):
     if_const(out)
     recurrences(out)
     loop(out)
+    sequences(out)
     convtr3d(out)
     cnn(out)
     block(out)
