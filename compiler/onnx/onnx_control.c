@@ -1,11 +1,13 @@
 /* onnx_control.c — ONNX's control flow where the import can decide it (docs/ONNX.md): If
  * whose condition is known at import imports its chosen branch in place; Loop whose trip
  * count and condition are known at import, and Scan, whose trip count is a static shape,
- * are unrolled: each step slices its scan inputs, imports the body
- * with the body's inputs bound to the states and slices, and the steps' scan outputs are
- * stacked by pairs (log2 T kinds of kernel). A body imported again per step makes the same
- * kernels (imp_kernel defines each text once); its values are renamed after the step, so that
- * the next step defines them anew. onnx_control_op is the entry from the table.
+ * are unrolled: the stepped inputs are halved until one position is left (imp_walk_steps:
+ * log2 T kinds of cut, every step reading alike), the body is imported per step with its
+ * inputs bound to the states and that position, and the steps' scan outputs are put
+ * together by pairs (log2 T kinds of kernel). A body imported again per step makes the same
+ * kernels (imp_kernel defines each text once); its values are renamed after the step, so
+ * that the next step defines them anew. Sequences (a list appended to in a loop) are lists
+ * of tensors known at import. onnx_control_op is the entry from the table.
  */
 #include "onnx/onnx_internal.h"
 
