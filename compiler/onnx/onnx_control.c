@@ -18,16 +18,61 @@ enum { SCAN_MAX_STEPS = 1024, SCAN_MAX_VALUES = 64 };
 
 /* ---- If -------------------------------------------------------------------------------- */
 
+/* If of a condition computed at run time: both branches imported (the first's values renamed
+ * out of the second's way), each output the one or the other by the condition (a kernel);
+ * the branches must make outputs of one shape and kind. */
+static bool if_both(Imp *I, Val *c) {
+  const Onnx__NodeProto *nd = I->node;
+  const Onnx__AttributeProto *ta = imp_attr(I, "then_branch"), *ea = imp_attr(I, "else_branch");
+  if (!ta || !ta->g || !ea || !ea->g) return imp_error(I, "no then_branch or else_branch graph");
+  const Onnx__GraphProto *br[2] = {ta->g, ea->g};
+  Val **outs[2];
+  for (int w = 0; w < 2; w++) {
+    if (br[w]->n_output != nd->n_output) return imp_error(I, "a branch has %zu outputs, the node %zu", br[w]->n_output, nd->n_output);
+    int first = I->vals.len;
+    if (!imp_import_graph(I, br[w])) return false;
+    outs[w] = xalloc(sizeof(Val *) * (nd->n_output + 1));
+    for (size_t k = 0; k < nd->n_output; k++) {
+      Val *v = br[w]->output[k]->name ? imp_val(I, br[w]->output[k]->name) : NULL;
+      if (!v) return imp_error(I, "%s's output %zu is computed by no node", w ? "else_branch" : "then_branch", k + 1);
+      outs[w][k] = v;
+    }
+    for (int i = first; i < I->vals.len; i++) { /* the branch's values: out of the other's way */
+      Val *v = VEC_AT(I->vals, i);
+      v->name = xprintf("%s@%s", v->name, w ? "else" : "then");
+    }
+  }
+  for (size_t k = 0; k < nd->n_output; k++) {
+    if (!*nd->output[k]) continue;
+    Val *a = outs[0][k], *b = outs[1][k];
+    if (a->is_seq || b->is_seq) return imp_unsupported(I, "If of a run-time condition whose output %zu is a sequence", k + 1);
+    if (a->ndim != b->ndim || memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim))
+      return imp_unsupported(I, "If of a run-time condition whose branches make output %zu as %s and %s (both are computed, one "
+                             "kept: they must agree)", k + 1, imp_ty(a), imp_ty(b));
+    if (imp_ty(a)[0] != imp_ty(b)[0] || (!a->c && !b->c && a->dtype != b->dtype))
+      return imp_unsupported(I, "If of a run-time condition whose branches make output %zu of kinds %s and %s", k + 1,
+                             imp_type_name(a->dtype), imp_type_name(b->dtype));
+    Val *o = imp_tmp_val(I, a->c ? b : a, nd->output[k], a->ndim, a->shape);
+    const char *all = imp_idx("i", a->ndim);
+    const char *kn = imp_kernel(I, "if_select", xprintf("(C: %s, A: %s, B: %s) -> Y: %s {\n  Y[%s] = %s ? A[%s] : B[%s]\n}",
+                                                        imp_ty(c), imp_ty(a), imp_ty(b), imp_ty(o), all,
+                                                        imp_run_time_int(c) ? "C[0] != 0" : "C[0] != 0.0", all, all));
+    imp_call(I, o->tex, kn, xprintf("%s, %s, %s", imp_tensor(I, c), imp_tensor(I, a), imp_tensor(I, b)));
+    imp_alias_as(I, nd->output[k], o);
+  }
+  return true;
+}
+
 /* If whose condition is known at import (a constant, folded shape arithmetic, or a file
  * given with --input): the chosen branch's initializers and nodes imported in place, its
- * outputs the If's. A condition computed at run time is refused by name. */
+ * outputs the If's; else both (if_both). */
 static bool op_if(Imp *I) {
   const Onnx__NodeProto *nd = I->node;
   if (!imp_attrs_known(I, "then_branch,else_branch")) return false;
   Val *c = imp_in(I, 0);
   if (!c) return imp_error(I, "input 1 (cond) is missing");
-  if (!c->c) return imp_unsupported(I, "If of a condition computed at run time (one known at import imports its branch)");
   if (val_numel(c) != 1) return imp_error(I, "cond has %lld values (one)", (long long)val_numel(c));
+  if (!c->c) return if_both(I, c);
   const char *which = c->c[0] != 0 ? "then_branch" : "else_branch";
   const Onnx__AttributeProto *a = imp_attr(I, which);
   if (!a || !a->g) return imp_error(I, "no %s graph", which);
@@ -472,6 +517,43 @@ static bool op_sequence(Imp *I, const char *op) {
   return imp_alias_as(I, name, stack ? imp_stack(I, s->seq, n, a, name) : concat(I, s->seq, n, a, name));
 }
 
+/* SplitToSequence: the input cut along `axis` into pieces of 1 (squeezed unless keepdims),
+ * of `split` each (a scalar: the last one shorter), or of the sizes `split` lists. */
+static bool op_split_to_sequence(Imp *I) {
+  if (!imp_attrs_known(I, "axis,keepdims") || !imp_one_output(I)) return false;
+  Val *x = imp_in(I, 0), *sp = imp_in(I, 1);
+  if (!x) return imp_error(I, "input 1 is missing");
+  if (sp && !(sp = imp_const_in(I, 1, "split"))) return false;
+  int a = imp_axis_of(I, imp_attr_i(I, "axis", 0), x->ndim);
+  if (a < 0) return false;
+  int64_t n = x->shape[a], sizes[SCAN_MAX_STEPS];
+  int np = 0;
+  if (!sp || (val_numel(sp) == 1 && sp->ndim == 0)) {
+    int64_t each = sp ? (int64_t)sp->c[0] : 1;
+    if (each < 1) return imp_error(I, "split %lld", (long long)each);
+    for (int64_t at = 0; at < n; at += each) {
+      if (np == SCAN_MAX_STEPS) return imp_unsupported(I, "more than %d pieces", SCAN_MAX_STEPS);
+      sizes[np++] = at + each <= n ? each : n - at;
+    }
+  } else {
+    int64_t sum = 0;
+    if (val_numel(sp) > SCAN_MAX_STEPS) return imp_unsupported(I, "more than %d pieces", SCAN_MAX_STEPS);
+    for (int64_t k = 0; k < val_numel(sp); k++) {
+      sizes[np++] = (int64_t)sp->c[k];
+      if (sizes[np - 1] < 1) return imp_unsupported(I, "a piece of %lld (empty tensors)", (long long)sizes[np - 1]);
+      sum += sizes[np - 1];
+    }
+    if (sum != n) return imp_error(I, "split sums to %lld along an axis of %lld", (long long)sum, (long long)n);
+  }
+  bool squeeze = !sp && !imp_attr_i(I, "keepdims", 1);
+  Val **items = xalloc(sizeof(Val *) * (size_t)(np + 1));
+  for (int64_t k = 0, at = 0; k < np; at += sizes[k++]) {
+    const char *hint = xprintf("%s_%lld", I->node->output[0], (long long)k);
+    items[k] = squeeze ? slice_at(I, x, a, at, hint) : sizes[k] == n ? x : rows_of(I, x, a, at, sizes[k], hint);
+  }
+  return seq_out(I, items, np);
+}
+
 bool onnx_reads_sequences(const char *op) {
   static const char *const ops[] = {"SequenceInsert", "SequenceAt", "SequenceErase", "SequenceLength", "SequenceConstruct",
                                     "ConcatFromSequence", "Identity", "Loop", "If", "Scan"};
@@ -485,5 +567,6 @@ int onnx_control_op(Imp *I, const char *op) {
   if (!strcmp(op, "Scan")) return op_scan(I);
   if (!strcmp(op, "Loop")) return op_loop(I);
   if (!strncmp(op, "Sequence", 8) || !strcmp(op, "ConcatFromSequence")) return op_sequence(I, op);
+  if (!strcmp(op, "SplitToSequence")) return op_split_to_sequence(I);
   return -1;
 }

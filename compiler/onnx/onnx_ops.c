@@ -1108,7 +1108,7 @@ bool onnx_op_known(const char *op) {
       "Attention", "RotaryEmbedding", "RMSNormalization", "Swish", "GroupNormalization", "TensorScatter", "CumProd",
       "SwiGLU", "CausalConvWithState", "If", "Scan", "Loop", "LinearAttention",
       "SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt", "SequenceErase", "SequenceLength",
-      "ConcatFromSequence"};
+      "ConcatFromSequence", "SplitToSequence"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(op, known[i])) return true;
   return false;
@@ -1197,7 +1197,7 @@ static const struct {
     {"Scan", 8, 9, "Scan-8 has a batch axis and sequence_lens"}, {"Loop", 1, 0, NULL},
     {"SequenceEmpty", 11, 0, NULL}, {"SequenceConstruct", 11, 0, NULL}, {"SequenceInsert", 11, 0, NULL},
     {"SequenceAt", 11, 0, NULL}, {"SequenceErase", 11, 0, NULL}, {"SequenceLength", 11, 0, NULL},
-    {"ConcatFromSequence", 11, 0, NULL}, {"CumProd", 26, 0, NULL}, {"CausalConvWithState", 27, 0, NULL}, {"LinearAttention", 27, 0, NULL}, {"SwiGLU", 28, 0, NULL},
+    {"ConcatFromSequence", 11, 0, NULL}, {"SplitToSequence", 11, 0, NULL}, {"CumProd", 26, 0, NULL}, {"CausalConvWithState", 27, 0, NULL}, {"LinearAttention", 27, 0, NULL}, {"SwiGLU", 28, 0, NULL},
 };
 
 /* Does the node's operator mean in this opset what onnx_op reads? false: reported. */

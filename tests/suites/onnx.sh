@@ -195,8 +195,10 @@ expect_all "opsets 26 to 28: CausalConvWithState, SwiGLU, CumProd, SpaceToDepth 
   --expect "$B/opset28_y5.npy" --expect "$B/opset28_y6.npy"
 expect_all "If of a condition known at import: its branch in place = Python reference" "$B/if_const.onnx" \
   --input "$B/if_const_x.npy" --expect "$B/if_const_y.npy"
-expect_error "If of a run-time condition" "node 'if' (If): not supported: If of a condition computed at run time" \
-  "$TEXC" run "$B/if_runtime.onnx"
+for c in 1 0; do
+  expect_all "If of a run-time condition ($c): both branches, one kept = Python reference" "$B/if_runtime.onnx" \
+    --input "$B/if_const_x.npy" --input "$B/if_runtime_c$c.npy" --expect "$B/if_runtime_z$c.npy"
+done
 expect_all "Scan unrolled (a state, scan inputs along axes 0 and 1, reversed ones) = Python reference" "$B/scan.onnx" \
   --input "$B/scan_x.npy" --input "$B/scan_y.npy" --expect "$B/scan_sT.npy" --expect "$B/scan_z.npy" --expect "$B/scan_w.npy"
 expect_all "opset 27: LinearAttention (gated delta rule, grouped heads, past state) = Python reference" \
@@ -206,9 +208,9 @@ expect_all "Loop unrolled (a folded condition stops it early; a scan output) = P
   --input "$B/loop_x.npy" --expect "$B/loop_y.npy" --expect "$B/loop_ys.npy"
 expect_error "Loop of a run-time condition" "node 'loop' (Loop): not supported: a Loop whose condition is computed at run time" \
   "$TEXC" run "$B/loop_runtime.onnx"
-expect_all "a list built in a Loop (SequenceEmpty, SequenceInsert, SequenceAt, SequenceLength, SequenceErase, ConcatFromSequence) = Python reference" \
+expect_all "a list built in a Loop (SequenceEmpty, SequenceInsert, SequenceAt, SequenceLength, SequenceErase, ConcatFromSequence, SplitToSequence) = Python reference" \
   "$B/sequences.onnx" --input "$B/sequences_x.npy" --expect "$B/sequences_y.npy" --expect "$B/sequences_z.npy" \
-  --expect "$B/sequences_w.npy"
+  --expect "$B/sequences_w.npy" --expect "$B/sequences_v.npy"
 # float16 and double models (held as f32): their inputs, weights (raw bytes, int32_data bits,
 # a bfloat16 constant) and results in their own types; Casts to float16 round
 expect_all "float16 model (f16 input and results, a bfloat16 constant, Casts) = Python reference" "$B/half.onnx" \

@@ -1195,9 +1195,13 @@ def if_const(out):
              node("Add", ["z", "one"], ["y"], "add")]
     inits = [int_init("four", [4], shape=[]), initializer("one", [], [1.0])]
     open(out + "/if_const.onnx", "wb").write(model(nodes, inits, [value_info("x", [2, 3])], [value_info("y", [2, 3])]))
-    # the condition a run-time input (bool [1]): refused by name
+    # the condition a run-time input (bool [1]): both branches computed, one kept
     open(out + "/if_runtime.onnx", "wb").write(model([if_node], [], [value_info("x", [2, 3]), value_info("c", [1], 9)],
                                                      [value_info("z", [2, 3])]))
+    npy(out + "/if_runtime_c1.npy", "|u1", (1,), b"\x01")
+    npy(out + "/if_runtime_c0.npy", "|u1", (1,), b"\x00")
+    npy(out + "/if_runtime_z1.npy", "<f4", (2, 3), struct.pack("<6f", *[3 * max(v, 0.0) for v in x]))
+    npy(out + "/if_runtime_z0.npy", "<f4", (2, 3), struct.pack("<6f", *[-v for v in x]))
     y = [3 * max(v, 0.0) + 1 for v in x]
     npy(out + "/if_const_x.npy", "<f4", (2, 3), struct.pack("<6f", *x))
     npy(out + "/if_const_y.npy", "<f4", (2, 3), struct.pack("<6f", *y))
@@ -1314,7 +1318,8 @@ def sequences(out):
     carrying the sequence, SequenceInsert in its body, ConcatFromSequence after), unrolled
     at import: the sequence's tensors are known there. y = the 3 states stacked (new_axis
     1), z = SequenceAt -1 of it plus its SequenceLength, w = the states concatenated along
-    axis 1 after SequenceErase of the first. The results here."""
+    axis 1 after SequenceErase of the first, v = x's columns (SplitToSequence, keepdims 0)
+    stacked again (x transposed). The results here."""
     x = rand(4, 211, 1.0)
     def graph(name, nodes, inits, ins, outs):
         return (b"".join(field(1, n) for n in nodes) + field(2, name) + b"".join(field(5, t) for t in inits) +
@@ -1332,11 +1337,14 @@ def sequences(out):
              node("SequenceAt", ["list", "minus1"], ["last"], "at"), node("SequenceLength", ["list"], ["n"], "len"),
              node("Cast", ["n"], ["fn"], "castn", to=1), node("Add", ["last", "fn"], ["z"], "addn"),
              node("SequenceErase", ["list", "zero"], ["rest"], "erase"),
-             node("ConcatFromSequence", ["rest"], ["w"], "cat", axis=1)]
+             node("ConcatFromSequence", ["rest"], ["w"], "cat", axis=1),
+             node("SplitToSequence", ["x"], ["cols"], "split", axis=1, keepdims=0),
+             node("ConcatFromSequence", ["cols"], ["v"], "restack", axis=0, new_axis=1)]
     inits = [int_init("M", [3], shape=[]), initializer("one", [], [1.0]), int_init("minus1", [-1], shape=[]),
              int_init("zero", [0], shape=[])]
     open(out + "/sequences.onnx", "wb").write(model(nodes, inits, [value_info("x", [2, 2])],
-                                                    [value_info("y", [3, 2, 2]), value_info("z", [2, 2]), value_info("w", [2, 4])],
+                                                    [value_info("y", [3, 2, 2]), value_info("z", [2, 2]), value_info("w", [2, 4]),
+                                                     value_info("v", [2, 2])],
                                                     opset=16))
     h, hs = list(x), []
     for i in range(3):
@@ -1349,6 +1357,7 @@ def sequences(out):
     npy(out + "/sequences_y.npy", "<f4", (3, 2, 2), struct.pack("<12f", *y))
     npy(out + "/sequences_z.npy", "<f4", (2, 2), struct.pack("<4f", *z))
     npy(out + "/sequences_w.npy", "<f4", (2, 4), struct.pack("<8f", *w))
+    npy(out + "/sequences_v.npy", "<f4", (2, 2), struct.pack("<4f", x[0], x[2], x[1], x[3]))  # x's columns stacked: x^T
 
 
 def decoder_step(out):
