@@ -17,8 +17,6 @@ typedef struct Lives {
   int64_t *bytes;    /* per tensor, rounded up to PLAN_ALIGN */
   int *live_start;   /* group k's planned live tensors: live[live_start[k] .. live_start[k + 1]] */
   int *live;
-  int *stamp;        /* per tensor: the last place() that met it (scratch) */
-  int nstamp;
   struct Span *spans; /* scratch of ntensors */
 } Lives;
 
@@ -45,20 +43,21 @@ static int ascending(const void *a, const void *b) {
  * its groups: a network of thousands of short-lived tensors, an unrolled recurrent layer's,
  * has few at each; in index order, which breaks ties): the start of the smallest gap that
  * fits (gaps start at 0 or just above a block), else the top. */
-static int64_t place(Lives *v, const int64_t *off, int t, int *near) {
-  int m = 0, stamp = ++v->nstamp;
+static int64_t place(const Lives *v, const int64_t *off, int t, int *near) {
+  int m = 0, f = v->first[t];
   int64_t best = -1, best_gap = 0, top = 0, size = v->bytes[t];
-  /* the tensors live where T is written, and those written while T lives */
-  for (int k = v->first[t]; k <= v->last[t]; k++) {
-    int e0 = k == v->first[t] ? v->live_start[k] : 0, e1 = k == v->first[t] ? v->live_start[k + 1] : 1;
-    for (int e = e0; e < e1; e++) {
-      int j = k == v->first[t] ? v->live[e] : v->n->groups[k]->out->index;
-      if (v->stamp[j] == stamp || off[j] < 0) continue;
-      v->stamp[j] = stamp;
-      near[m++] = j;
-      if (off[j] + v->bytes[j] > top) top = off[j] + v->bytes[j];
-    }
+  /* the tensors live where T is written, then those written while T lives (no tensor is
+   * both: the first are written before T, the others after); the placed ones */
+  for (int e = v->live_start[f]; e < v->live_start[f + 1]; e++) near[m++] = v->live[e];
+  for (int k = f + 1; k <= v->last[t]; k++) near[m++] = v->n->groups[k]->out->index;
+  int placed = 0;
+  for (int i = 0; i < m; i++) {
+    int j = near[i];
+    if (off[j] < 0) continue;
+    near[placed++] = j;
+    if (off[j] + v->bytes[j] > top) top = off[j] + v->bytes[j];
   }
+  m = placed;
   qsort(near, (size_t)m, sizeof(int), ascending);
   /* the blocks' bytes as disjoint spans sorted by start (merged where they touch or overlap) */
   Span *u = v->spans;
@@ -90,7 +89,7 @@ static int64_t place(Lives *v, const int64_t *off, int t, int *near) {
 }
 
 /* Place the tensors in ORDER (NORDER of them) into OFF; the arena's size. */
-static int64_t place_all(Lives *v, const int *order, int norder, int64_t *off) {
+static int64_t place_all(const Lives *v, const int *order, int norder, int64_t *off) {
   int64_t arena = 0;
   int *near = xalloc(sizeof(int) * (size_t)(v->n->ntensors + 1));
   for (int i = 0; i < v->n->ntensors; i++) off[i] = -1;
@@ -127,9 +126,7 @@ static void lives(const Network *n, Lives *v) {
   }
   /* the planned tensors live at each group, by counting then filling */
   v->live_start = xalloc(sizeof(int) * (size_t)(n->ngroups + 2));
-  v->stamp = xalloc(sizeof(int) * (size_t)(n->ntensors + 1));
   v->spans = xalloc(sizeof(struct Span) * (size_t)(n->ntensors + 1));
-  v->nstamp = 0;
   int64_t total = 0;
   for (int i = 0; i < n->ntensors; i++)
     if (planned(v, i))

@@ -18,6 +18,29 @@ enum { SCAN_MAX_STEPS = 1024, SCAN_MAX_VALUES = 64 };
 
 /* ---- If -------------------------------------------------------------------------------- */
 
+/* Subgraph G (a branch, a body) imported once: its first NIN inputs bound to IN (a tensor
+ * or constant each), its outputs into OUT (WHAT names G in errors); then the values it made
+ * renamed NAME@SUFFIX, out of the way of G's next import. false: reported. */
+static bool run_graph(Imp *I, const Onnx__GraphProto *g, const char *what, Val **in, int nin, Val **out, const char *suffix) {
+  int first = I->vals.len;
+  for (int j = 0; j < nin; j++) {
+    const char *bn = g->input[j]->name;
+    if (!bn || !*bn) return imp_error(I, "%s input %d has no name", what, j + 1);
+    imp_alias_as(I, bn, in[j]);
+  }
+  if (!imp_import_graph(I, g)) return false;
+  for (size_t j = 0; j < g->n_output; j++) {
+    const char *bn = g->output[j]->name;
+    if (!(out[j] = bn ? imp_val(I, bn) : NULL))
+      return imp_error(I, "%s output %zu ('%s') is computed by no node", what, j + 1, bn ? bn : "");
+  }
+  for (int i = first; i < I->vals.len; i++) {
+    Val *v = VEC_AT(I->vals, i);
+    v->name = xprintf("%s@%s", v->name, suffix);
+  }
+  return true;
+}
+
 /* If of a condition computed at run time: both branches imported (the first's values renamed
  * out of the second's way), each output the one or the other by the condition (a kernel);
  * the branches must make outputs of one shape and kind. */
@@ -29,18 +52,8 @@ static bool if_both(Imp *I, Val *c) {
   Val **outs[2];
   for (int w = 0; w < 2; w++) {
     if (br[w]->n_output != nd->n_output) return imp_error(I, "a branch has %zu outputs, the node %zu", br[w]->n_output, nd->n_output);
-    int first = I->vals.len;
-    if (!imp_import_graph(I, br[w])) return false;
     outs[w] = xalloc(sizeof(Val *) * (nd->n_output + 1));
-    for (size_t k = 0; k < nd->n_output; k++) {
-      Val *v = br[w]->output[k]->name ? imp_val(I, br[w]->output[k]->name) : NULL;
-      if (!v) return imp_error(I, "%s's output %zu is computed by no node", w ? "else_branch" : "then_branch", k + 1);
-      outs[w][k] = v;
-    }
-    for (int i = first; i < I->vals.len; i++) { /* the branch's values: out of the other's way */
-      Val *v = VEC_AT(I->vals, i);
-      v->name = xprintf("%s@%s", v->name, w ? "else" : "then");
-    }
+    if (!run_graph(I, br[w], w ? "else_branch" : "then_branch", NULL, 0, outs[w], w ? "else" : "then")) return false;
   }
   for (size_t k = 0; k < nd->n_output; k++) {
     if (!*nd->output[k]) continue;
@@ -265,24 +278,13 @@ typedef struct {
  * after. */
 static bool scan_step(Imp *I, void *ctx, int64_t t, Val **rows) {
   ScanRun *r = ctx;
-  const Onnx__GraphProto *body = r->body;
-  int first = I->vals.len;
-  for (int j = 0; j < r->n + r->m; j++) {
-    const char *bn = body->input[j]->name;
-    if (!bn || !*bn) return imp_error(I, "body input %d has no name", j + 1);
-    imp_alias_as(I, bn, j < r->n ? r->state[j] : slice_at(I, rows[j - r->n], r->axes[j - r->n], 0, r->hint));
-  }
-  if (!imp_import_graph(I, body)) return false;
+  Val *in[SCAN_MAX_VALUES], *out[SCAN_MAX_VALUES];
+  for (int j = 0; j < r->n + r->m; j++)
+    in[j] = j < r->n ? r->state[j] : slice_at(I, rows[j - r->n], r->axes[j - r->n], 0, r->hint);
+  if (!run_graph(I, r->body, "body", in, r->n + r->m, out, xprintf("%lld", (long long)t))) return false;
   for (int j = 0; j < r->n + r->k; j++) {
-    const char *bn = body->output[j]->name;
-    Val *v = bn ? imp_val(I, bn) : NULL;
-    if (!v) return imp_error(I, "body output %d ('%s') is computed by no node", j + 1, bn ? bn : "");
-    if (j < r->n) r->state[j] = v;
-    else r->outs[(j - r->n) * r->steps + t] = v;
-  }
-  for (int i = first; i < I->vals.len; i++) { /* the step's values: out of the next step's way */
-    Val *v = VEC_AT(I->vals, i);
-    v->name = xprintf("%s@%lld", v->name, (long long)t);
+    if (j < r->n) r->state[j] = out[j];
+    else r->outs[(j - r->n) * r->steps + t] = out[j];
   }
   return true;
 }
@@ -354,11 +356,6 @@ static bool op_scan(Imp *I) {
 
 /* ---- Loop ------------------------------------------------------------------------------ */
 
-/* A constant scalar value NAME of type DT holding X. */
-static Val *scalar(Imp *I, const char *name, int dt, double x) {
-  return imp_alias_as(I, name, &(Val){.dtype = dt, .ndim = 0, .shape = {1}, .c = &x});
-}
-
 /* Loop whose iterations the import can count: a constant trip count M (or none) and a
  * condition that is a constant at every iteration (the body's cond_out folds: passed
  * through, or shape arithmetic), unrolled as Scan is; a condition computed at run time is
@@ -389,26 +386,18 @@ static bool op_loop(Imp *I) {
   int64_t it = 0;
   for (; it < trips && cond; it++) {
     if (it == SCAN_MAX_STEPS) return imp_unsupported(I, "a Loop of more than %d iterations (unrolled at import)", SCAN_MAX_STEPS);
-    int first = I->vals.len;
-    for (int j = 0; j < n + 2; j++)
-      if (!body->input[j]->name || !*body->input[j]->name) return imp_error(I, "body input %d has no name", j + 1);
-    scalar(I, body->input[0]->name, OT_INT64, (double)it);
-    scalar(I, body->input[1]->name, OT_BOOL, 1);
-    for (int j = 0; j < n; j++) imp_alias_as(I, body->input[j + 2]->name, state[j]);
-    if (!imp_import_graph(I, body)) return false;
+    double iter = (double)it, yes = 1;
+    Val num = {.dtype = OT_INT64, .shape = {1}, .c = &iter}, go = {.dtype = OT_BOOL, .shape = {1}, .c = &yes};
+    Val *in[SCAN_MAX_VALUES + 2] = {&num, &go}, *out[SCAN_MAX_VALUES + 1];
+    for (int j = 0; j < n; j++) in[j + 2] = state[j];
+    if (!run_graph(I, body, "body", in, n + 2, out, xprintf("%lld", (long long)it))) return false;
     for (int j = 0; j < n + 1 + k; j++) {
-      const char *bn = body->output[j]->name;
-      Val *v = bn ? imp_val(I, bn) : NULL;
-      if (!v) return imp_error(I, "body output %d ('%s') is computed by no node", j + 1, bn ? bn : "");
+      Val *v = out[j];
       if (j == 0 && (!v->c || val_numel(v) != 1))
         return imp_unsupported(I, "a Loop whose condition is computed at run time (its iterations are unrolled at import)");
       if (j == 0) cond = v->c[0] != 0;
       else if (j <= n) state[j - 1] = v;
       else outs[(j - n - 1) * SCAN_MAX_STEPS + it] = v;
-    }
-    for (int i = first; i < I->vals.len; i++) { /* the iteration's values: out of the next one's way */
-      Val *v = VEC_AT(I->vals, i);
-      v->name = xprintf("%s@%lld", v->name, (long long)it);
     }
   }
   for (int j = 0; j < nout; j++) {
@@ -557,9 +546,7 @@ static bool op_split_to_sequence(Imp *I) {
 bool onnx_reads_sequences(const char *op) {
   static const char *const ops[] = {"SequenceInsert", "SequenceAt", "SequenceErase", "SequenceLength", "SequenceConstruct",
                                     "ConcatFromSequence", "Identity", "Loop", "If", "Scan"};
-  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-    if (!strcmp(op, ops[i])) return true;
-  return false;
+  return IMP_ONE_OF(op, ops);
 }
 
 int onnx_control_op(Imp *I, const char *op) {

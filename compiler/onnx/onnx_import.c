@@ -179,51 +179,31 @@ bool imp_unsupported(Imp *I, const char *fmt, ...) {
 static bool keyword(const char *s) {
   static const char *const kw[] = {"const", "import", "kernel", "tensor", "where", "in", "schedule", "for", "auto",
                                    "network", "f32", "f64", "f16", "i8", "i16", "i32", "i64", "u8", "u32", "bool"};
-  for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++)
-    if (strcmp(s, kw[i]) == 0) return true;
-  return false;
+  return IMP_ONE_OF(s, kw);
 }
 
-/* The slot of NAME in the hash set SET of CAP slots (a power of 2), or the free slot where
- * it would go. */
-static size_t hash_slot(const char *const *set, size_t cap, const char *name) {
+/* The slot of NAME in I's hash set of names, or the free slot where it would go. */
+static size_t name_slot(const Imp *I, const char *name) {
   uint64_t h = 1469598103934665603ull; /* FNV-1a */
   for (const char *p = name; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
-  size_t i = (size_t)h & (cap - 1);
-  while (set[i] && strcmp(set[i], name) != 0) i = (i + 1) & (cap - 1);
+  size_t i = (size_t)h & (I->name_cap - 1);
+  while (I->name_set[i] && strcmp(I->name_set[i], name) != 0) i = (i + 1) & (I->name_cap - 1);
   return i;
-}
-
-static size_t name_slot(const Imp *I, const char *name) {
-  return hash_slot(I->name_set, I->name_cap, name);
-}
-
-/* The next number imp_name tries for hint BASE (2 the first time). */
-static int *base_number(Imp *I, const char *base) {
-  if (2 * (I->base_len + 1) > I->base_cap) { /* grow to keep it at most half full */
-    size_t cap = I->base_cap ? 2 * I->base_cap : 256;
-    const char **set = xalloc(sizeof(char *) * cap);
-    int *next = xalloc(sizeof(int) * cap);
-    memset(set, 0, sizeof(char *) * cap);
-    for (size_t i = 0; i < I->base_cap; i++)
-      if (I->base_set[i]) {
-        size_t j = hash_slot(set, cap, I->base_set[i]);
-        set[j] = I->base_set[i], next[j] = I->base_next[i];
-      }
-    I->base_set = set, I->base_next = next, I->base_cap = cap;
-  }
-  size_t i = hash_slot(I->base_set, I->base_cap, base);
-  if (!I->base_set[i]) I->base_set[i] = base, I->base_next[i] = 2, I->base_len++;
-  return &I->base_next[i];
 }
 
 static void name_add(Imp *I, const char *name) {
   if (2 * (size_t)(I->names.len + 1) > I->name_cap) { /* grow to keep it at most half full */
-    size_t cap = I->name_cap ? 2 * I->name_cap : 256;
-    I->name_set = xalloc(sizeof(char *) * cap);
-    memset(I->name_set, 0, sizeof(char *) * cap);
+    const char **old = I->name_set;
+    int *old_next = I->name_next;
+    size_t old_cap = I->name_cap, cap = old_cap ? 2 * old_cap : 256;
+    I->name_set = xalloc(sizeof(char *) * cap); /* zeroed */
+    I->name_next = xalloc(sizeof(int) * cap);
     I->name_cap = cap;
-    for (int i = 0; i < I->names.len; i++) I->name_set[name_slot(I, VEC_AT(I->names, i))] = VEC_AT(I->names, i);
+    for (size_t i = 0; i < old_cap; i++)
+      if (old[i]) {
+        size_t j = name_slot(I, old[i]);
+        I->name_set[j] = old[i], I->name_next[j] = old_next[i];
+      }
   }
   I->name_set[name_slot(I, name)] = name;
   vec_push(&I->names, (void *)name);
@@ -236,10 +216,12 @@ const char *imp_name(Imp *I, const char *hint) {
   if (*s >= '0' && *s <= '9') s = xprintf("t%s", s);
   if (keyword(s)) s = xprintf("%s_", s);
   const char *name = s;
-  if (I->name_cap && I->name_set[name_slot(I, name)]) { /* taken: S_2, S_3, ... from where the last search stopped */
-    int *k = base_number(I, s);
-    do name = xprintf("%s_%d", s, (*k)++);
+  size_t taken = I->name_cap ? name_slot(I, name) : 0;
+  if (I->name_cap && I->name_set[taken]) { /* S_2, S_3, ... from where the last search for S stopped */
+    int k = I->name_next[taken] ? I->name_next[taken] : 2;
+    do name = xprintf("%s_%d", s, k++);
     while (I->name_set[name_slot(I, name)]);
+    I->name_next[taken] = k;
   }
   name_add(I, name);
   return name;
@@ -844,12 +826,11 @@ static bool load_output(Imp *I, const Onnx__GraphProto *g, size_t k, const Vec *
    * as f32) or integers held as f32 converted. */
   const char *res = imp_tensor(I, v); /* a constant: a weight of its values (f32), copied */
   bool taken = false, convert = dtype == OT_BOOL || v->fint || v->dtype != dtype || (v->c && dtype != OT_FLOAT);
-  bool narrow = dtype == OT_FLOAT16 || dtype == OT_DOUBLE; /* f32 converted to the result's float type */
   for (int i = 0; i < results->len; i++) taken |= strcmp(VEC_AT(*results, i), res) == 0;
   if ((v->param && !v->nhwc) || taken || convert) {
     const char *src = res, *ix = idx_text(v->ndim);
     const char *rhs = dtype == OT_BOOL ? xprintf("X[%s] != 0.0", ix)
-                      : convert ? xprintf("%s(X[%s])", narrow || dtype == OT_INT64 ? ty : "i32", ix) : xprintf("X[%s]", ix);
+                      : convert ? xprintf("%s(X[%s])", ty, ix) : xprintf("X[%s]", ix);
     const char *xdecl = v->fint || v->dtype == OT_BOOL || v->c ? xprintf("f32%s", dims) : shape_decl(v);
     res = imp_name(I, xprintf("%s_out", vi->name));
     const char *copy = imp_kernel(I, convert ? "to_output" : "copy", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = %s\n}", xdecl, *decl, ix, rhs));

@@ -77,10 +77,9 @@ typedef struct Imp {
   char *params;           /* the header's weight parameters */
   Vec names;              /* network names in use, in order */
   const char **name_set;  /* the same, hashed (open addressing; NULL: free slot) */
+  int *name_next;         /* per slot: the next number imp_name tries for that name as a hint (0:
+                             2; a hint used N times costs N tries, not N^2) */
   size_t name_cap;
-  const char **base_set;  /* the hints imp_name has numbered, hashed, and ... */
-  int *base_next;         /* ... the next number to try for each (a hint used N times: N tries, not N^2) */
-  size_t base_cap, base_len;
   WeightSet weights;
   int ninputs;
   Define *defs;           /* -D values of symbolic dimensions */
@@ -183,6 +182,9 @@ const char *imp_attr_s(Imp *I, const char *name, const char *def);
 int imp_attr_ints(Imp *I, const char *name, int64_t *out, int max);
 /* ONNX's name of element type DT (TensorProto.DataType), for messages. */
 const char *imp_type_name(int dt);
+/* Is S one of the N strings of LIST (IMP_ONE_OF: of the array LIST)? */
+bool imp_one_of(const char *s, const char *const *list, size_t n);
+#define IMP_ONE_OF(s, list) imp_one_of(s, list, sizeof(list) / sizeof((list)[0]))
 /* Subgraph G (an If's branch, a Scan's body) imported in place: its initializers, then its
  * nodes (they read the enclosing graph's values by name); false: reported. */
 bool imp_import_graph(Imp *I, const Onnx__GraphProto *g);

@@ -1672,9 +1672,7 @@ static bool op_resize(Imp *I, bool upsample) {
   m.nm = old ? "floor" : imp_attr_s(I, "nearest_mode", "round_prefer_floor");
   static const char *const modes[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
                                       "asymmetric", "tf_half_pixel_for_nn"};
-  bool known = false;
-  for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) known |= !strcmp(ct, modes[i]);
-  if (!known || (!strcmp(ct, "half_pixel_symmetric") && I->opset < 19))
+  if (!IMP_ONE_OF(ct, modes) || (!strcmp(ct, "half_pixel_symmetric") && I->opset < 19))
     return imp_unsupported(I, "coordinate_transformation_mode '%s'", ct);
   if (imp_attr_i(I, "antialias", 0)) return imp_unsupported(I, "antialias");
   if (strcmp(imp_attr_s(I, "keep_aspect_ratio_policy", "stretch"), "stretch"))

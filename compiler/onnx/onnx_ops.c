@@ -305,6 +305,12 @@ static bool is_int(int dtype) {
  * by the caller); attributes from the node (I). */
 static double fold_value(Imp *I, const char *op, int dt, double a, double b, double c);
 
+bool imp_one_of(const char *s, const char *const *list, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(s, list[i])) return true;
+  return false;
+}
+
 /* Every operator fold_value knows: a constant input to any other is refused (it would
  * otherwise fold as the identity: a wrong model, not an error). */
 static bool foldable(const char *op) {
@@ -314,9 +320,7 @@ static bool foldable(const char *op) {
       "Sigmoid", "Tanh", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Round", "Sign",
       "Softplus", "Softsign", "HardSwish", "LeakyRelu", "HardSigmoid", "Elu", "Selu", "Celu", "ThresholdedRelu",
       "Shrink", "Asinh", "Acosh", "Atanh", "Mish", "PRelu", "Identity", "Cast", "IsNaN", "Gelu", "IsInf", "Xor", "Swish"};
-  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-    if (!strcmp(op, ops[i])) return true;
-  return false;
+  return IMP_ONE_OF(op, ops);
 }
 
 static double fold_value(Imp *I, const char *op, int dt, double a, double b, double c) {
@@ -1109,9 +1113,7 @@ bool onnx_op_known(const char *op) {
       "SwiGLU", "CausalConvWithState", "If", "Scan", "Loop", "LinearAttention",
       "SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt", "SequenceErase", "SequenceLength",
       "ConcatFromSequence", "SplitToSequence"};
-  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-    if (!strcmp(op, known[i])) return true;
-  return false;
+  return IMP_ONE_OF(op, known);
 }
 
 /* Opsets before 11 (ONNX's Changelog.md, operator by operator): the first opset of each
@@ -1194,7 +1196,7 @@ static const struct {
     {"QuantizeLinear", 10, 0, NULL}, {"DequantizeLinear", 10, 0, NULL}, {"DynamicQuantizeLinear", 11, 0, NULL},
     {"MatMulInteger", 10, 0, NULL}, {"ConvInteger", 10, 0, NULL}, {"QLinearMatMul", 10, 0, NULL}, {"QLinearConv", 10, 0, NULL},
     {"Attention", 23, 0, NULL}, {"RotaryEmbedding", 23, 0, NULL}, {"RMSNormalization", 23, 0, NULL}, {"Swish", 24, 0, NULL}, {"GroupNormalization", 18, 0, NULL}, {"TensorScatter", 24, 0, NULL},
-    {"Scan", 8, 9, "Scan-8 has a batch axis and sequence_lens"}, {"Loop", 1, 0, NULL},
+    {"Scan", 8, 9, "Scan-8 has a batch axis and sequence_lens"},
     {"SequenceEmpty", 11, 0, NULL}, {"SequenceConstruct", 11, 0, NULL}, {"SequenceInsert", 11, 0, NULL},
     {"SequenceAt", 11, 0, NULL}, {"SequenceErase", 11, 0, NULL}, {"SequenceLength", 11, 0, NULL},
     {"ConcatFromSequence", 11, 0, NULL}, {"SplitToSequence", 11, 0, NULL}, {"CumProd", 26, 0, NULL}, {"CausalConvWithState", 27, 0, NULL}, {"LinearAttention", 27, 0, NULL}, {"SwiGLU", 28, 0, NULL},
@@ -1231,9 +1233,7 @@ static bool dispatch(Imp *I, const char *op);
 static void int_result(Imp *I, const char *op, bool moves) {
   static const char *const arith[] = {"Add", "Sub", "Mul", "Neg", "Abs", "Max", "Min", "Sum", "CumSum", "CumProd", "Where",
                                       "ReduceSum", "ReduceMax", "ReduceMin", "Identity", "Trilu"};
-  bool listed = moves;
-  for (size_t i = 0; i < sizeof arith / sizeof arith[0]; i++) listed |= !strcmp(op, arith[i]);
-  if (!listed) return;
+  if (!moves && !IMP_ONE_OF(op, arith)) return;
   bool run_time = false;
   for (int k = !strcmp(op, "Where"); k < imp_nin(I); k++) {
     Val *v = imp_in(I, k);
@@ -1258,8 +1258,7 @@ bool onnx_op(Imp *I) {
   static const char *const movers[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Gather",
                                        "GatherND", "GatherElements", "Slice", "Expand", "Split", "Tile"};
   Val *x = imp_nin(I) ? imp_in(I, 0) : NULL;
-  bool moves = false;
-  for (size_t i = 0; i < sizeof movers / sizeof movers[0]; i++) moves |= !strcmp(op, movers[i]);
+  bool moves = IMP_ONE_OF(op, movers);
   bool q8 = x && (x->dtype == OT_UINT8 || x->dtype == OT_INT8); /* quantized values (a Gather of an int8 table) */
   if (moves && x && ((!x->c && x->dtype == OT_BOOL) || q8))
     for (size_t k = 0; k < I->node->n_output; k++) {

@@ -969,9 +969,7 @@ static bool op_qlinear_concat(Imp *I) {
 
 bool onnx_contrib_known(const char *op) {
   static const char *const known[] = {"QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QGemm", "QLinearConcat"};
-  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-    if (!strcmp(op, known[i])) return true;
-  return false;
+  return IMP_ONE_OF(op, known);
 }
 
 /* Node I->node if OP is one of this file's operators: 1 or 0 (reported), else -1. */
