@@ -132,6 +132,13 @@ int drv_main(int argc, char **argv) {
   fill_int_edges = c.int_edges;
   onnx_random_weights(c.random_weights);
   if (c.cmd == CMD_RECORDS) return cmd_records(&c);      /* no .tex file */
+  for (int i = 0; i < c.ndefs; i++)
+    if (c.ndef_values[i] > 1 && (c.cmd != CMD_COMPILE || !(onnx_is_model(c.file) || net_is_network_file(c.file)))) {
+      fprintf(stderr, "texc: error: -D %s with several values makes a network's library of several sizes (`texc "
+              "NET --emit so`); `texc %s%s` takes one value\n", c.defs[i].name,
+              c.cmd == CMD_COMPILE ? "" : cli_command_names[c.cmd], c.cmd == CMD_COMPILE ? "KERNELS.tex" : "");
+      return 1;
+    }
   if (c.cmd == CMD_IMPORT) { /* onnx/: the text for this target's CPU (integer convolutions with VNNI) */
     onnx_int8_convs(net_rewrites(c.o.target).int8);
     return onnx_import_main(c.file, c.out, c.defs, c.ndefs);

@@ -476,19 +476,16 @@ static void print_steps(Cli *c, Network *n) {
   }
 }
 
-/* `--emit so|header`: one library for the network (deploy/). The caller's parameters are
- * the leading ones that are the input or, with a weight set, not in it (an ONNX graph's
- * inputs); the others are weights, with the data `texc run` would give them. --weights
- * FILE: an existing file is where the weights come from (create() reads it again); a new
- * one gets them written. */
-static int cmd_deploy(Cli *c, Network *n, LoweredFunc **fns, int ntuned, const char *kind) {
-  DeploySpec s = {.kind = kind, .out = c->out, .name = c->name, .o = &c->o, .weights_file = c->weights, .ntuned = ntuned};
-  if (c->weights && access(c->weights, F_OK) != 0) s.weights_out = c->weights, c->weights = NULL;
+/* The caller's parameters and the weights of network N in a library (deploy/): the
+ * caller's are the leading ones that are the input or, with a weight set, not in it (an
+ * ONNX graph's inputs); the others are weights, with the data `texc run` would give them. */
+static bool deploy_net(Cli *c, Network *n, LoweredFunc **fns, int ntuned, DeployNet *d) {
+  *d = (DeployNet){.n = n, .fns = fns, .ntuned = ntuned};
   bool bad, leading = true;
   WeightSet *w = net_weight_set(c, n, &bad);
-  if (bad) return 1;
-  s.input = xalloc(sizeof(bool) * (size_t)(n->ntensors + 1));
-  s.data = xalloc(sizeof(float *) * (size_t)(n->ntensors + 1));
+  if (bad) return false;
+  d->input = xalloc(sizeof(bool) * (size_t)(n->ntensors + 1));
+  d->data = xalloc(sizeof(float *) * (size_t)(n->ntensors + 1));
   for (int i = 0, p = 0; i < n->ntensors; i++, p++) {
     NetTensor *t = n->tensors[i];
     if (t->kind == NT_VALUE) {
@@ -497,19 +494,92 @@ static int cmd_deploy(Cli *c, Network *n, LoweredFunc **fns, int ntuned, const c
     }
     bool weight = w && ws_find(w, t->name); /* a graph of constants only: its first parameter is one */
     if (leading && !weight && (t->kind == NT_INPUT || t->dtype != DT_F32 || w)) {
-      s.input[i] = true;
+      d->input[i] = true;
       continue;
     }
     leading = false;
     if (t->dtype != DT_F32) {
       diag_error(n->loc, "network %s: parameter %s is %s after a weight; a library's integer tensors are inputs, "
                  "the leading parameters", n->name, t->name, dtype_name(t->dtype));
-      return 1;
+      return false;
     }
-    s.data[i] = xalloc(tbytes(t) + 1);
-    if (!net_param_data(c, w, false, t, p, s.data[i])) return 1;
+    d->data[i] = xalloc(tbytes(t) + 1);
+    if (!net_param_data(c, w, false, t, p, d->data[i])) return false;
   }
-  return net_deploy_emit(&s, n, fns);
+  return true;
+}
+
+/* What --emit so|header asks for, but its networks. --weights FILE: an existing file is
+ * where the weights come from (create() reads it again); a new one gets them written. */
+static DeploySpec deploy_spec(Cli *c, const char *kind) {
+  DeploySpec s = {.kind = kind, .out = c->out, .name = c->name, .o = &c->o, .weights_file = c->weights};
+  if (c->weights && access(c->weights, F_OK) != 0) s.weights_out = c->weights, c->weights = NULL;
+  return s;
+}
+
+/* `--emit so|header`: one library for the network (deploy/). */
+static int cmd_deploy(Cli *c, Network *n, LoweredFunc **fns, int ntuned, const char *kind) {
+  DeploySpec s = deploy_spec(c, kind);
+  DeployNet d;
+  if (!deploy_net(c, n, fns, ntuned, &d)) return 1;
+  s.nnets = 1, s.nets = &d;
+  return net_deploy_emit(&s);
+}
+
+/* What `texc NET` compiles to: --emit's kind, else "so" (or "header" for -o X.h) when
+ * there is an -o, else NULL (a summary). */
+static const char *compile_kind(const Cli *c) {
+  if (c->emit) return c->emit;
+  if (!c->out) return NULL;
+  size_t len = strlen(c->out);
+  return len > 2 && strcmp(c->out + len - 2, ".h") == 0 ? "header" : "so";
+}
+
+/* `-D NAME=V1,V2,...` (one or more lists) with --emit so|header: one network per
+ * combination of the lists' values, loaded and lowered each, in one library (deploy/;
+ * DEPLOY.md "Several sizes"). */
+static int deploy_sizes(Cli *c, const NetRewrites *rw) {
+  const char *kind = c->cmd == CMD_COMPILE ? compile_kind(c) : NULL;
+  int list[MAX_DEFINES], nsizes = 0, nnets = 1;
+  for (int i = 0; i < c->ndefs; i++)
+    if (c->ndef_values[i] > 1) list[nsizes++] = i, nnets *= c->ndef_values[i];
+  if (!kind || (strcmp(kind, "so") != 0 && strcmp(kind, "header") != 0)) {
+    fprintf(stderr, "texc: error: -D %s with several values makes a library of several sizes (`texc %s --emit so` or "
+            "`--emit header`); `texc %s%s%s` takes one value\n", c->defs[list[0]].name, c->file,
+            cli_command_names[c->cmd], c->emit ? " --emit " : "", c->emit ? c->emit : "");
+    return 1;
+  }
+  if (nnets > 64) {
+    fprintf(stderr, "texc: error: the -D lists make %d networks; a library holds at most 64\n", nnets);
+    return 1;
+  }
+  DeploySpec s = deploy_spec(c, kind);
+  const char **names = xalloc(sizeof(char *) * (size_t)nsizes);
+  for (int k = 0; k < nsizes; k++) names[k] = c->defs[list[k]].name;
+  s.nsizes = nsizes, s.size_names = names, s.nnets = nnets;
+  s.nets = xalloc(sizeof *s.nets * (size_t)nnets);
+  for (int v = 0; v < nnets; v++) {
+    int64_t *values = xalloc(sizeof(int64_t) * (size_t)nsizes);
+    for (int k = nsizes - 1, r = v; k >= 0; k--) { /* the last list varies fastest */
+      int i = list[k];
+      values[k] = c->defs[i].value = c->def_values[i][r % c->ndef_values[i]];
+      r /= c->ndef_values[i];
+    }
+    if (c->o.verbose) {
+      fprintf(stderr, "%s at", c->file);
+      for (int k = 0; k < nsizes; k++) fprintf(stderr, "%s %s=%lld", k ? "," : "", names[k], (long long)values[k]);
+      fprintf(stderr, "\n");
+    }
+    Network *n = net_load(c->file, c->kernel, c->defs, c->ndefs, rw);
+    if (!n || diag_errors()) return 1;
+    for (int i = 0; i < c->ndefs && v == 0; i++)
+      if (!c->defs[i].used) diag_warning((Loc){0}, "-D %s: no constant of that name in %s", c->defs[i].name, c->file);
+    int ntuned;
+    LoweredFunc **fns = lower_tasks(c, n, &ntuned);
+    if (!fns || !deploy_net(c, n, fns, ntuned, &s.nets[v])) return 1;
+    s.nets[v].values = values;
+  }
+  return net_deploy_emit(&s);
 }
 
 static int cmd_compile(Cli *c, Network *n) {
@@ -531,13 +601,11 @@ static int cmd_compile(Cli *c, Network *n) {
     }
     return 0;
   }
-  if (!c->emit && !c->out) {
+  const char *kind = compile_kind(c);
+  if (!kind) {
     print_summary(n);
     return 0;
   }
-  const char *kind = c->emit ? c->emit : "so";
-  size_t len = c->out ? strlen(c->out) : 0;
-  if (!c->emit && len > 2 && strcmp(c->out + len - 2, ".h") == 0) kind = "header";
   if (!strcmp(kind, "so") || !strcmp(kind, "header")) return cmd_deploy(c, n, fns, ntuned, kind);
   return backend_for(c->o.target)->emit(fns, n->ntasks, kind, c->out ? c->out : "-", &c->o) ? 0 : 1;
 }
@@ -774,6 +842,8 @@ int net_run_cli(Cli *c) {
   if (c->cmd == CMD_FUZZ) return net_fuzz(c);
   onnx_bind_inputs(c->inputs, c->ninputs);
   NetRewrites rw = net_rewrites(c->o.target);
+  for (int i = 0; i < c->ndefs; i++)
+    if (c->ndef_values[i] > 1) return deploy_sizes(c, &rw);
   Network *n = net_load(c->file, c->kernel, c->defs, c->ndefs, &rw);
   if (!n || diag_errors()) return 1;
   int kept = 0; /* the inputs folded in at import are no parameters */

@@ -88,7 +88,7 @@ static const OptSpec options[] = {
     {"--target", "T", OV_TARGET, F(o.target), BUILDS, "llvm (default), cuda or opencl"},
     {"--schedule", "V", OV_STR, F(schedule), B(CMD_COMPILE) | B(CMD_RUN) | B(CMD_BENCH),
      "the schedule variant V of each kernel (bench: also 'all'; networks: 'bare')"},
-    {"-D", "NAME=VALUE", OV_DEFINE, 0, BUILDS | B(CMD_IMPORT), "give a constant or symbolic size a decimal value"},
+    {"-D", "NAME=VALUE", OV_DEFINE, 0, BUILDS | B(CMD_IMPORT), "give a constant or symbolic size a decimal value (a network's --emit so: V1,V2,... for one network per value)"},
     {"--kernel", "K", OV_STR, F(kernel), BUILDS, "only kernel K"},
     {"--extern", "LIB.so", OV_EXTERN, 0, B(CMD_RUN) | B(CMD_BENCH) | B(CMD_FUZZ),
      "load LIB.so, which defines the file's extern kernels (again for another library)"},
@@ -213,15 +213,31 @@ static bool parse_decimal(const char *s, long long *v) {
   return !*end && end != s && errno == 0;
 }
 
+/* -D NAME=VALUE, or NAME=V1,V2,... (a network library with one network per value). */
 static void add_define(Cli *c, const char *arg) {
   const char *eq = strchr(arg, '=');
-  long long v;
-  if (!eq || eq == arg || !parse_decimal(eq + 1, &v)) {
-    if (eq && eq != arg && errno == ERANGE) fail("-D %s: the value does not fit in 64 bits", arg);
-    fail("-D expects NAME=INTEGER, not '%s'", arg);
-  }
+  if (!eq || eq == arg) fail("-D expects NAME=INTEGER, not '%s'", arg);
   if (c->ndefs == MAX_DEFINES) fail("more than %d -D options", MAX_DEFINES);
-  c->defs[c->ndefs++] = (Define){xstrndup(arg, (size_t)(eq - arg)), v, false};
+  int64_t *values = xalloc(sizeof(int64_t) * 16);
+  int n = 0;
+  for (const char *v = eq + 1;; n++) {
+    const char *comma = strchr(v, ',');
+    char *one = comma ? xstrndup(v, (size_t)(comma - v)) : xstrdup(v);
+    long long x;
+    if (!parse_decimal(one, &x)) {
+      if (errno == ERANGE) fail("-D %s: the value does not fit in 64 bits", arg);
+      fail("-D expects NAME=INTEGER (or NAME=INTEGER,INTEGER,... for a library of several sizes), not '%s'", arg);
+    }
+    if (n == 16) fail("-D %s: more than 16 values", arg);
+    for (int k = 0; k < n; k++)
+      if (values[k] == x) fail("-D %s: the value %lld twice", arg, x);
+    values[n] = x;
+    if (!comma) break;
+    v = comma + 1;
+  }
+  c->def_values[c->ndefs] = values;
+  c->ndef_values[c->ndefs] = n + 1;
+  c->defs[c->ndefs++] = (Define){xstrndup(arg, (size_t)(eq - arg)), values[0], false};
 }
 
 /* FILE appended to the N files of LIST (option OPT, at most MAX_INPUTS). */

@@ -30,6 +30,8 @@ typedef struct Cli {
   const char *action;          /* records: show, best or distill */
   Define defs[MAX_DEFINES];
   int ndefs;
+  int64_t *def_values[MAX_DEFINES]; /* -D NAME=V1,V2,...: a network library's sizes (deploy/); defs[i].value is V1 */
+  int ndef_values[MAX_DEFINES];
   Options o;                   /* target, -O, --mcpu, --mtriple, --opencl-device, -v */
   bool check, interp;          /* run (interp: also fuzz-schedule) */
   bool int_edges;              /* run, fuzz-schedule: edge-heavy integer inputs */

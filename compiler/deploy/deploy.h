@@ -30,6 +30,16 @@ void net_plan(const Network *n, NetPlan *p);
 /* "memory: N intermediate tensors in an arena of X MiB (peak; at least L ...), Y MiB apart". */
 void net_plan_print(FILE *f, const NetPlan *p);
 
+/* One network of a library: the model at one value of each of the -D lists. */
+typedef struct DeployNet {
+  Network *n;
+  LoweredFunc **fns;        /* per task, lowered for the target */
+  int ntuned;               /* tasks whose schedule is a record of --records (for -v) */
+  bool *input;              /* per tensor: a parameter the caller passes at each run */
+  float **data;             /* per tensor: a weight's data (host f32), else NULL */
+  const int64_t *values;    /* this network's value of each of DeploySpec's size names */
+} DeployNet;
+
 /* What `texc NET --emit so|header` asks for (cli/network_run.c fills it). */
 typedef struct DeploySpec {
   const char *kind;         /* "so" or "header" */
@@ -38,12 +48,13 @@ typedef struct DeploySpec {
   const char *weights_file; /* --weights: the file create() reads; NULL: embedded */
   const char *weights_out;  /* write the weights there (safetensors), or NULL */
   const Options *o;         /* the target: llvm or cuda */
-  int ntuned;               /* tasks whose schedule is a record of --records (for -v) */
-  bool *input;              /* per tensor: a parameter the caller passes at each run */
-  float **data;             /* per tensor: a weight's data (host f32), else NULL */
+  int nnets;                /* 1, or one per combination of the -D lists' values */
+  DeployNet *nets;          /* the first is what create() and the one-shot call run */
+  int nsizes;               /* the -D names given several values (0: one network) */
+  const char *const *size_names;
 } DeploySpec;
 
-/* The library (or its header) of network N, whose task functions FNS (N->ntasks) are
- * lowered for S's target. 0, or 1 after an error (reported). */
-int net_deploy_emit(const DeploySpec *s, Network *n, LoweredFunc **fns);
+/* The library (or its header) of S's networks, their task functions lowered for S's
+ * target. 0, or 1 after an error (reported). */
+int net_deploy_emit(const DeploySpec *s);
 #endif

@@ -389,6 +389,64 @@ if [ $rc -eq 0 ] && grep -q "int ires(const int64_t \*input, int64_t \*output);"
   echo "ok - an integer result (int64_t *output) as a library: equal to texc run"
 else echo "not ok - an integer result as a library (exit $rc)"; sed 's/^/  # /' "$OUT/ires.log" | head -8; fi
 
+# Several sizes (tests/lit/network/deploy_sizes.tex, -D N=1,3): one library, a context per
+# variant (create_variant, found by variant()), each variant's results equal `texc run -D
+# N=...`'s on the same input; a weights file written by --weights serves every variant.
+mkdir -p "$OUT/sizes"
+cat >"$OUT/sizes/sizes.c" <<'C'
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "sz.h"
+int main(int argc, char **argv) {
+  const char *weights = argc > 1 ? argv[1] : NULL;
+  int64_t sizes[][1] = sz_VARIANT_VALUES, none = 2, shape[8];
+  if (sz_variant(&none) != -1 || sz_create_variant(sz_NUM_VARIANTS, NULL) || sz_shape(0, 3, shape) != -1) {
+    printf("not ok - several sizes: a variant that is not there\n");
+    return 1;
+  }
+  for (int i = 0; i < sz_NUM_VARIANTS; i++) {
+    int v = sz_variant(sizes[i]);
+    int64_t n[3] = {1, 1, 1};
+    for (int k = 0; k < 3; k++) {
+      int r = sz_shape(v, k, shape);
+      for (int d = 0; d < r; d++) n[k] *= shape[d];
+    }
+    float *x = malloc(4 * n[0]), *y = malloc(4 * n[1]), *z = malloc(4 * n[2]);
+    char path[64];
+    snprintf(path, sizeof path, "x%lld.bin", (long long)sizes[i][0]);
+    FILE *f = fopen(path, "rb");
+    if (!f || fread(x, 4, n[0], f) != (size_t)n[0]) return 2;
+    fclose(f);
+    sz_ctx *c = sz_create_variant(v, weights);
+    if (!c || sz_run(c, x, y, z)) { printf("not ok - several sizes: %s\n", sz_last_error()); return 1; }
+    snprintf(path, sizeof path, "out%lld.bin", (long long)sizes[i][0]);
+    f = fopen(path, "wb");
+    fwrite(y, 4, n[1], f), fwrite(z, 4, n[2], f);
+    if (fclose(f)) return 2;
+    sz_destroy(c);
+  }
+  return 0;
+}
+C
+SZ=$PWD/tests/lit/network/deploy_sizes.tex
+(cd "$OUT/sizes" && for n in 1 3; do
+   rm -rf dump && mkdir dump && TEXC_NET_DUMP=dump "$TEXC" run "$SZ" -D N=$n --output y$n.npy --output z$n.npy &&
+   cp dump/x.bin x$n.bin || exit 1; done &&
+   "$TEXC" "$SZ" -D N=1,3 --emit so -o libsz.so && "$TEXC" "$SZ" -D N=1,3 --emit header -o sz.h &&
+   cc $SAN -O1 -o sizes sizes.c -L. -lsz -Wl,-rpath,'$ORIGIN' && ./sizes &&
+   "$TEXC" "$SZ" -D N=1,3 --emit so --weights w.safetensors -o libsz.so && mkdir -p f && mv out1.bin out3.bin f/ &&
+   ./sizes w.safetensors) >"$OUT/sizes.log" 2>&1
+rc=$?
+same=1
+for n in 1 3; do
+  cmp -s "$OUT/sizes/out$n.bin" <(tail -c $((n * 2048)) "$OUT/sizes/y$n.npy"; tail -c $((n * 20)) "$OUT/sizes/z$n.npy") &&
+    cmp -s "$OUT/sizes/out$n.bin" "$OUT/sizes/f/out$n.bin" || same=0
+done
+if [ $rc -eq 0 ] && [ $same = 1 ] && [ "$(nm -D --defined-only "$OUT/sizes/libsz.so" | grep -c " T sz_\(create_variant\|variant\|shape\)$")" = 3 ]; then
+  echo "ok - several sizes in one library (-D N=1,3): each variant equals texc run -D N=..., embedded or from a weights file"
+else echo "not ok - several sizes in one library (exit $rc, equal $same)"; sed 's/^/  # /' "$OUT/sizes.log" | head -8; fi
+
 # CUDA: the same library for --target cuda (PTX embedded, the driver loaded with dlopen at
 # create). Without a GPU, create() fails with "no CUDA device"; with one, the top-5 classes
 # are the CPU library's.
