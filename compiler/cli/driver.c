@@ -11,6 +11,7 @@
  */
 #include "driver.h"
 
+#include <limits.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -103,10 +104,34 @@ static int cmd_records(Cli *c) {
   return records_main(c);
 }
 
+/* `texc tune NET -D N=1,8`: the network at each size (each combination of the -D lists)
+ * tuned in turn into the same records, for an equal share of --time and --trials; a
+ * library of those sizes (`--emit so -D N=1,8 --records`) finds each one's schedules. */
+static int cmd_tune(Cli *c, Program *p);
+static int tune_sizes(Cli *c) {
+  int nnets = cli_size_combos(c, 0, NULL), rc = 0;
+  Cli one = *c;
+  for (int i = 0; i < one.ndefs; i++) one.ndef_values[i] = 1;
+  if (c->time_s > 0) one.time_s = c->time_s / nnets;
+  if (c->trials > 0 && c->trials < INT_MAX) one.trials = (c->trials + nnets - 1) / nnets; /* INT_MAX: --time alone */
+  for (int v = 0; v < nnets && rc == 0; v++) {
+    cli_size_combos(c, v, NULL);
+    printf("%s%s at", v ? "\n" : "", c->file);
+    for (int i = 0, k = 0; i < c->ndefs; i++) {
+      one.defs[i].value = c->defs[i].value;
+      if (c->ndef_values[i] > 1) printf("%s %s=%lld", k++ ? "," : "", c->defs[i].name, (long long)c->defs[i].value);
+    }
+    printf(" (%d of %d sizes)\n", v + 1, nnets);
+    rc = cmd_tune(&one, NULL);
+  }
+  return rc;
+}
+
 /* `texc tune` of the kernels of P, or of the network of C's file when P is NULL. With
  * --runner, the runner (compiler/dist/) is started here and measures every candidate as
  * the tuner's shared measurer. */
 static int cmd_tune(Cli *c, Program *p) {
+  if (!p && cli_size_combos(c, 0, NULL) > 1) return tune_sizes(c);
   if (!c->runner) return p ? tune_main(c, p) : net_tune_main(c);
   if (c->o.target != TARGET_LLVM && c->o.target != TARGET_OPENCL) {
     fprintf(stderr, "texc tune: error: --runner measures llvm (CPU) and opencl candidates; "
@@ -133,9 +158,10 @@ int drv_main(int argc, char **argv) {
   onnx_random_weights(c.random_weights);
   if (c.cmd == CMD_RECORDS) return cmd_records(&c);      /* no .tex file */
   for (int i = 0; i < c.ndefs; i++)
-    if (c.ndef_values[i] > 1 && (c.cmd != CMD_COMPILE || !(onnx_is_model(c.file) || net_is_network_file(c.file)))) {
+    if (c.ndef_values[i] > 1 && ((c.cmd != CMD_COMPILE && c.cmd != CMD_TUNE) ||
+                                 !(onnx_is_model(c.file) || net_is_network_file(c.file)))) {
       fprintf(stderr, "texc: error: -D %s with several values makes a network's library of several sizes (`texc "
-              "NET --emit so`); `texc %s%s` takes one value\n", c.defs[i].name,
+              "NET --emit so`, tuned by `texc tune NET`); `texc %s%s` takes one value\n", c.defs[i].name,
               c.cmd == CMD_COMPILE ? "" : cli_command_names[c.cmd], c.cmd == CMD_COMPILE ? "KERNELS.tex" : "");
       return 1;
     }

@@ -540,13 +540,13 @@ static const char *compile_kind(const Cli *c) {
  * DEPLOY.md "Several sizes"). */
 static int deploy_sizes(Cli *c, const NetRewrites *rw) {
   const char *kind = c->cmd == CMD_COMPILE ? compile_kind(c) : NULL;
-  int list[MAX_DEFINES], nsizes = 0, nnets = 1;
+  int nsizes = 0, nnets = cli_size_combos(c, 0, NULL);
+  const char *names[MAX_DEFINES];
   for (int i = 0; i < c->ndefs; i++)
-    if (c->ndef_values[i] > 1) list[nsizes++] = i, nnets *= c->ndef_values[i];
+    if (c->ndef_values[i] > 1) names[nsizes++] = c->defs[i].name;
   if (!kind || (strcmp(kind, "so") != 0 && strcmp(kind, "header") != 0)) {
     fprintf(stderr, "texc: error: -D %s with several values makes a library of several sizes (`texc %s --emit so` or "
-            "`--emit header`); `texc %s%s%s` takes one value\n", c->defs[list[0]].name, c->file,
-            cli_command_names[c->cmd], c->emit ? " --emit " : "", c->emit ? c->emit : "");
+            "`--emit header`), not %s\n", names[0], c->file, c->emit ? xprintf("`--emit %s`", c->emit) : "a summary");
     return 1;
   }
   if (nnets > 64) {
@@ -554,17 +554,11 @@ static int deploy_sizes(Cli *c, const NetRewrites *rw) {
     return 1;
   }
   DeploySpec s = deploy_spec(c, kind);
-  const char **names = xalloc(sizeof(char *) * (size_t)nsizes);
-  for (int k = 0; k < nsizes; k++) names[k] = c->defs[list[k]].name;
   s.nsizes = nsizes, s.size_names = names, s.nnets = nnets;
   s.nets = xalloc(sizeof *s.nets * (size_t)nnets);
   for (int v = 0; v < nnets; v++) {
     int64_t *values = xalloc(sizeof(int64_t) * (size_t)nsizes);
-    for (int k = nsizes - 1, r = v; k >= 0; k--) { /* the last list varies fastest */
-      int i = list[k];
-      values[k] = c->defs[i].value = c->def_values[i][r % c->ndef_values[i]];
-      r /= c->ndef_values[i];
-    }
+    cli_size_combos(c, v, values);
     if (c->o.verbose) {
       fprintf(stderr, "%s at", c->file);
       for (int k = 0; k < nsizes; k++) fprintf(stderr, "%s %s=%lld", k ? "," : "", names[k], (long long)values[k]);

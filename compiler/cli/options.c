@@ -216,7 +216,7 @@ static bool parse_decimal(const char *s, long long *v) {
 /* -D NAME=VALUE, or NAME=V1,V2,... (a network library with one network per value). */
 static void add_define(Cli *c, const char *arg) {
   const char *eq = strchr(arg, '=');
-  if (!eq || eq == arg) fail("-D expects NAME=INTEGER, not '%s'", arg);
+  if (!eq || eq == arg) fail("-D expects NAME=INTEGER or NAME=INTEGER,INTEGER,..., not '%s'", arg);
   if (c->ndefs == MAX_DEFINES) fail("more than %d -D options", MAX_DEFINES);
   int64_t *values = xalloc(sizeof(int64_t) * 16);
   int n = 0;
@@ -226,7 +226,7 @@ static void add_define(Cli *c, const char *arg) {
     long long x;
     if (!parse_decimal(one, &x)) {
       if (errno == ERANGE) fail("-D %s: the value does not fit in 64 bits", arg);
-      fail("-D expects NAME=INTEGER (or NAME=INTEGER,INTEGER,... for a library of several sizes), not '%s'", arg);
+      fail("-D expects NAME=INTEGER or NAME=INTEGER,INTEGER,..., not '%s'", arg);
     }
     if (n == 16) fail("-D %s: more than 16 values", arg);
     for (int k = 0; k < n; k++)
@@ -238,6 +238,19 @@ static void add_define(Cli *c, const char *arg) {
   c->def_values[c->ndefs] = values;
   c->ndef_values[c->ndefs] = n + 1;
   c->defs[c->ndefs++] = (Define){xstrndup(arg, (size_t)(eq - arg)), values[0], false};
+}
+
+int cli_size_combos(Cli *c, int v, int64_t *values) {
+  int total = 1, nlists = 0;
+  for (int i = 0; i < c->ndefs; i++) nlists += c->ndef_values[i] > 1;
+  for (int i = c->ndefs - 1, k = nlists; i >= 0; i--) {
+    if (c->ndef_values[i] < 2) continue;
+    int n = c->ndef_values[i];
+    c->defs[i].value = c->def_values[i][(v / total) % n];
+    if (values) values[--k] = c->defs[i].value;
+    total *= n;
+  }
+  return total;
 }
 
 /* FILE appended to the N files of LIST (option OPT, at most MAX_INPUTS). */

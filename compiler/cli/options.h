@@ -59,6 +59,11 @@ typedef struct Cli {
   Ast *ast;                    /* drv_load's parse of FILE */
 } Cli;
 
+/* The -D lists (NAME=V1,V2,...): how many combinations of their values there are (1: no
+ * list), and with V in [0, that) C's defines set to combination V (the last list varying
+ * fastest) and, if VALUES, the lists' values of it written there in the order of C's -D. */
+int cli_size_combos(Cli *c, int v, int64_t *values);
+
 /* Parse ARGV (ARGV[0] is the program) into C. On a bad command line: `texc: error: ...`
  * and exit 1; on --help: the command's usage and exit 0. */
 void cli_parse(Cli *c, int argc, char **argv);

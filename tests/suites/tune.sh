@@ -141,3 +141,12 @@ t0=$(date +%s)
 el=$(( $(date +%s) - t0 )); nt=$(wc -l <"$T/time.jsonl")
 { [ "$nt" -gt 200 ] || [ "$el" -ge 19 ]; } && [ "$el" -le 60 ] && grep -q "for 20 s" "$T/time.err"
 check "--time 20s alone: $nt trials in $el s (> 200, or until the time is up)" $?
+
+# 12. a network at several sizes (-D N=1,2): each size tuned in turn into one log, and the
+#     library of those sizes takes every task's schedule from it
+SZ=tests/lit/network/deploy_sizes.tex
+"$TEXC" tune "$SZ" -D N=1,2 --trials 12 --records "$T/sizes.jsonl" >"$T/sizes.out" 2>&1
+"$TEXC" "$SZ" -D N=1,2 --records "$T/sizes.jsonl" --emit header -o /dev/null -v 2>"$T/sizes.err"
+grep -q "at N=1 (1 of 2 sizes)" "$T/sizes.out" && grep -q "at N=2 (2 of 2 sizes)" "$T/sizes.out" &&
+  grep -q " at N=1: .*(3 tuned)" "$T/sizes.err" && grep -q "at N=2: .*(3 tuned)" "$T/sizes.err"
+check "tune -D N=1,2: both sizes tuned into one log, a library of both sizes tuned" $?
