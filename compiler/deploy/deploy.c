@@ -408,6 +408,14 @@ static void h_shape(FILE *f, const char *macro, const NetTensor *t) {
                                     : xprintf("%s values", c_type(t->dtype)));
 }
 
+/* S as the text of a C comment: an ONNX name is any string, so no star-slash, no line break. */
+static const char *comment_text(const char *s) {
+  char *t = xstrdup(s);
+  for (char *p = t; *p; p++)
+    if (*p == '\n' || *p == '\r' || (*p == '*' && p[1] == '/')) *p = ' ';
+  return t;
+}
+
 /* "[1, 3, 224, 224]" */
 static const char *shape_text(const NetTensor *t) {
   char *s = xstrdup("[");
@@ -475,7 +483,7 @@ static bool write_header(const DeploySpec *s, const Lib *l, int nl, const Blob *
     }
   fprintf(f, "#define %s_NUM_OUTPUTS %d\n", N, l->noutputs);
   for (int i = 0; i < l->noutputs; i++) {
-    fprintf(f, "/* output %d: '%s' */\n", i, l->n->outputs[i]->name);
+    fprintf(f, "/* output %d: '%s' */\n", i, comment_text(net_output_name(l->n, i)));
     h_shape(f, l->noutputs == 1 ? xprintf("%s_OUTPUT", N) : xprintf("%s_OUTPUT%d", N, i), l->n->outputs[i]);
   }
   fprintf(f, "#define %s_ARENA_BYTES %lld /* the intermediate tensors, planned */\n", N, (long long)l->plan.arena_bytes);

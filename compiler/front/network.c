@@ -1024,6 +1024,10 @@ static bool check_results(Loader *L, const Ast *hdr) {
   return true;
 }
 
+const char *net_output_name(const Network *n, int i) {
+  return n->output_names && n->output_names[i] ? n->output_names[i] : n->outputs[i]->name;
+}
+
 int net_output_index(const Network *n, const NetTensor *t) {
   for (int i = 0; i < n->noutputs; i++)
     if (n->outputs[i] == t) return i;
@@ -1167,8 +1171,8 @@ static void order_for_fusion(Network *n) {
 
 /* FILE parsed; a model (.onnx) imported into *WEIGHTS first (DEFS give its symbolic
  * sizes). NULL: reported. */
-static Ast *parse_network_file(const char *file, Define *defs, int ndefs, WeightSet **weights) {
-  *weights = NULL;
+static Ast *parse_network_file(const char *file, Define *defs, int ndefs, WeightSet **weights, const char ***names) {
+  *weights = NULL, *names = NULL;
   if (!onnx_is_model(file)) return parse_file(file);
   OnnxImport im;
   const char *tex = xprintf("%s.tex", file); /* the text's name in diagnostics */
@@ -1176,14 +1180,16 @@ static Ast *parse_network_file(const char *file, Define *defs, int ndefs, Weight
   *weights = xalloc(sizeof **weights);
   **weights = im.weights;
   (*weights)->file = file;
+  *names = im.output_names;
   return parse_string(tex, im.text);
 }
 
 Network *net_load(const char *file, const char *name, Define *defs, int ndefs, const NetRewrites *rw) {
   WeightSet *weights;
+  const char **output_names;
   for (int i = 0; i < ndefs; i++) defs[i].used = false;
   onnx_int8_convs(rw && rw->int8);
-  Ast *ast = parse_network_file(file, defs, ndefs, &weights);
+  Ast *ast = parse_network_file(file, defs, ndefs, &weights, &output_names);
   Ast *hdr = ast ? pick_network(ast, name) : NULL;
   if (!hdr) return NULL;
   Loader L = {.rw = rw, .items = &ast->list};
@@ -1192,6 +1198,7 @@ Network *net_load(const char *file, const char *name, Define *defs, int ndefs, c
   L.net->file = file;
   L.net->loc = hdr->loc;
   L.net->weights = weights;
+  L.net->output_names = output_names;
   NetBinding *ovr = NULL;
   int novr = 0;
   for (int i = 0; i < ndefs; i++) env_push(&ovr, &novr, defs[i].name, defs[i].value);

@@ -95,6 +95,8 @@ typedef struct Network {
   int ntasks;
   NetTensor **outputs; /* the results, in the header's order (distinct tensors, each a call's) */
   int noutputs;
+  const char **output_names; /* per result: the model's name of it (an ONNX graph output's;
+                                net_output_name), or NULL: the tensors' names */
   struct WeightSet *weights; /* an imported model's weights (onnx/); NULL for .tex files */
   Vec externs; /* the `extern kernel` items of the file and its imports (group kernels call them) */
 } Network;
@@ -128,6 +130,8 @@ bool net_is_network_file(const char *path);
 bool net_is_folded(const Network *n, const NetTensor *t);
 /* The position of T among N's results, or -1. */
 int net_output_index(const Network *n, const NetTensor *t);
+/* The model's name of result I: the ONNX graph output's, else the tensor's. */
+const char *net_output_name(const Network *n, int i);
 /* T's number of elements. */
 int64_t net_numel(const NetTensor *t);
 

@@ -74,6 +74,8 @@ typedef struct OnnxImport {
   char *text;      /* the `.tex` file */
   WeightSet weights;
   int ninputs;     /* the graph's inputs: the network's first parameters */
+  const char **output_names; /* per result: the graph's output name (a result's tensor may
+                                be named otherwise: an alias, a conversion's `y_out`) */
 } OnnxImport;
 
 /* Import PATH. TEX_NAME is the .tex file that the text will be (its sidecar is named in the

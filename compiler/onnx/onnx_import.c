@@ -927,6 +927,8 @@ static bool import_model(Imp *I, const Onnx__ModelProto *m, const char *tex_name
                       gname, inputs, *inputs ? I->params : I->params + strspn(I->params, ",\n "), results, I->body);
   out->weights = I->weights;
   out->ninputs = I->ninputs;
+  out->output_names = xalloc(sizeof(char *) * (g->n_output + 1));
+  for (size_t k = 0; k < g->n_output; k++) out->output_names[k] = xstrdup(g->output[k]->name);
   return true;
 }
 

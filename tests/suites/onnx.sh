@@ -221,6 +221,12 @@ expect_all "double model (f64 input and result) = Python reference" "$B/double.o
 grep -q "^int half(const uint16_t \*input, uint16_t \*output0, float \*output1, uint16_t \*output2);" "$tmp/half.h" &&
   echo "ok - onnx float16 model: a library of uint16_t (half) inputs and results" ||
   echo "not ok - onnx float16 model: a library of uint16_t (half) inputs and results"
+# the header names each result as the graph does: y (converted to double: the tensor y_out)
+# and z (a Cast of y to float: the tensor y itself)
+"$TEXC" "$B/double.onnx" --emit header --name dbl -o "$tmp/dbl.h" 2>/dev/null
+grep -q "^/\* output 0: 'y' \*/" "$tmp/dbl.h" && grep -q "^/\* output 1: 'z' \*/" "$tmp/dbl.h" &&
+  echo "ok - onnx library header: the results named as the graph's outputs" ||
+  echo "not ok - onnx library header: the results named as the graph's outputs"
 expect_all "ReduceMean of NHWC = Python reference" "$B/se_mean.onnx" --input "$B/se_mean_x.npy" --expect "$B/se_mean_y1.npy" \
   --expect "$B/se_mean_y2.npy"
 "$TEXC" import "$B/se_mean.onnx" -o "$tmp/se_mean.tex" >/dev/null 2>&1
