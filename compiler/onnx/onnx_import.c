@@ -290,6 +290,16 @@ const char *imp_tensor(Imp *I, Val *v) {
   return v->tex;
 }
 
+Val *imp_as_tensor(Imp *I, Val *v, const char *what) {
+  if (!v->c) return v;
+  if (v->dtype != OT_FLOAT) return imp_unsupported(I, "%s of a constant of element type %s", what, imp_type_name(v->dtype)), NULL;
+  Val *t = xalloc(sizeof *t);
+  *t = (Val){.name = v->name, .dtype = v->dtype, .ndim = v->ndim, .declared = v->declared, .param = true};
+  memcpy(t->shape, v->shape, sizeof v->shape);
+  t->tex = imp_tensor(I, v);
+  return t;
+}
+
 const char *imp_kernel(Imp *I, const char *base, const char *text) {
   for (int i = 0; i < I->ktext.len; i++)
     if (strcmp(VEC_AT(I->ktext, i), text) == 0) return VEC_AT(I->kname, i);

@@ -106,6 +106,12 @@ const char *imp_name(Imp *I, const char *hint);
 /* The network tensor of V in the model's layout: a constant made a weight parameter on
  * first use, an NHWC value transformed back (nhwc_to_nchw) on first use. */
 const char *imp_tensor(Imp *I, Val *v);
+/* Float constant V as a network tensor, for an operator with no fold of constants: a Val of
+ * V's shape without values whose tensor is V's weight (imp_tensor), so that the operator
+ * computes from it (a call on weights alone is folded: computed once at load; the position
+ * embeddings a ViT resizes). V itself stays a constant for the nodes that fold it. NULL
+ * (reported: "WHAT of a constant") for integer constants. */
+Val *imp_as_tensor(Imp *I, Val *v, const char *what);
 /* The network tensor of rank-4 V channels last (NCHW constants permuted at import,
  * NCHW tensors through nchw_to_nhwc). */
 const char *imp_tensor_nhwc(Imp *I, Val *v);

@@ -805,7 +805,7 @@ static bool op_depth_space(Imp *I, bool to_space) {
   if (!imp_attrs_known(I, "blocksize,mode") || !imp_one_output(I)) return false; /* SpaceToDepth's mode: opset 28 */
   Val *x = imp_float_in(I, 0);
   if (!x) return false;
-  if (x->c) return imp_unsupported(I, "a constant input");
+  if (!(x = imp_as_tensor(I, x, I->node->op_type))) return false;
   if (x->ndim != 4) return imp_error(I, "the input has rank %d (4)", x->ndim);
   long long b = imp_attr_i(I, "blocksize", 0), n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
   if (b < 1) return imp_error(I, "blocksize %lld", b);
@@ -836,7 +836,7 @@ static bool op_tile(Imp *I) {
   if (!imp_attrs_known(I, "") || !imp_one_output(I)) return false;
   Val *x = imp_float_in(I, 0), *rv = x ? imp_const_in(I, 1, "repeats") : NULL;
   if (!rv) return false;
-  if (x->c) return imp_unsupported(I, "Tile of a constant");
+  if (!(x = imp_as_tensor(I, x, "Tile"))) return false;
   int r = x->ndim;
   if (val_numel(rv) != r) return imp_error(I, "%lld repeats for rank %d", (long long)val_numel(rv), r);
   int64_t os[HT_MAX_DIMS];

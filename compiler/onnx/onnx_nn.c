@@ -124,7 +124,7 @@ static bool op_conv(Imp *I) {
   if (!w) return false;
   int n = x->ndim - 2;
   if (n < 1 || n > 3 || w->ndim != x->ndim) return imp_unsupported(I, "a %d-D convolution (1-D to 3-D only)", n);
-  if (x->c) return imp_unsupported(I, "a constant input");
+  if (!(x = imp_as_tensor(I, x, "Conv"))) return false;
   if (!kernel_shape_fits(I, w)) return false;
   int64_t g = imp_attr_i(I, "group", 1), s[3], d[3], p[6], ks[3] = {w->shape[2], n >= 2 ? w->shape[3] : 1, n == 3 ? w->shape[4] : 1};
   if (!spatial_n(I, n, "strides", s) || !spatial_n(I, n, "dilations", d) || !pads_of(I, n, x->shape + 2, ks, s, d, p)) return false;
@@ -363,7 +363,7 @@ static bool op_conv_transpose(Imp *I) {
   int n = x->ndim - 2;
   if (n < 1 || n > 3 || w->ndim != x->ndim) return imp_unsupported(I, "a %d-D transposed convolution (1-D to 3-D only)", n);
   int64_t g = imp_attr_i(I, "group", 1);
-  if (x->c) return imp_unsupported(I, "a constant input");
+  if (!(x = imp_as_tensor(I, x, "ConvTranspose"))) return false;
   if (w->shape[0] != x->shape[1]) return imp_error(I, "the filter has %lld input channels, the input %lld", (long long)w->shape[0], (long long)x->shape[1]);
   if (g < 1 || x->shape[1] % g) return imp_error(I, "group %lld does not divide the %lld input channels", (long long)g, (long long)x->shape[1]);
   if (g != 1 && !w->c) return imp_unsupported(I, "group %lld of a run-time filter (groups of constant filters only)", (long long)g);
@@ -1046,7 +1046,7 @@ static bool op_layer_norm(Imp *I) {
   if (!imp_attrs_known(I, "axis,epsilon,stash_type")) return false;
   Val *x = imp_float_in(I, 0), *sc = x ? imp_float_in(I, 1) : NULL, *b = imp_in(I, 2);
   if (!sc || (b && !(b = imp_float_in(I, 2)))) return false;
-  if (x->c) return imp_unsupported(I, "a constant input");
+  if (!(x = imp_as_tensor(I, x, "LayerNormalization"))) return false;
   int r = x->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", -1), r);
   if (a < 0) return false;
   bool mask[HT_MAX_DIMS] = {0};
@@ -1075,7 +1075,7 @@ static bool op_rms_norm(Imp *I) {
   if (imp_attr_i(I, "stash_type", 1) != 1) return imp_unsupported(I, "stash_type %lld (float only)", (long long)imp_attr_i(I, "stash_type", 1));
   Val *x = imp_float_in(I, 0), *sc = x ? imp_float_in(I, 1) : NULL;
   if (!sc) return false;
-  if (x->c) return imp_unsupported(I, "a constant input");
+  if (!(x = imp_as_tensor(I, x, "RMSNormalization"))) return false;
   int r = x->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", -1), r);
   if (a < 0) return false;
   int64_t bs[HT_MAX_DIMS];
@@ -1106,7 +1106,7 @@ static bool op_group_norm(Imp *I) {
   if (imp_attr_i(I, "stash_type", 1) != 1) return imp_unsupported(I, "stash_type %lld (float only)", (long long)imp_attr_i(I, "stash_type", 1));
   Val *x = imp_float_in(I, 0), *sc = x ? imp_float_in(I, 1) : NULL, *bi = sc ? imp_float_in(I, 2) : NULL;
   if (!bi) return false;
-  if (x->c) return imp_unsupported(I, "a constant input");
+  if (!(x = imp_as_tensor(I, x, I->node->op_type))) return false;
   int r = x->ndim;
   if (r < 3) return imp_error(I, "the input has rank %d (N, C and spatial axes)", r);
   int64_t c = x->shape[1], g = imp_attr_i(I, "num_groups", 0), per = I->opset >= 21 ? c : g;
@@ -1139,7 +1139,7 @@ static bool op_instance_norm(Imp *I) {
   if (!imp_attrs_known(I, "epsilon") || !imp_one_output(I)) return false;
   Val *x = imp_float_in(I, 0), *sc = x ? imp_float_in(I, 1) : NULL, *bi = sc ? imp_float_in(I, 2) : NULL;
   if (!bi) return false;
-  if (x->c) return imp_unsupported(I, "a constant input");
+  if (!(x = imp_as_tensor(I, x, I->node->op_type))) return false;
   int r = x->ndim;
   if (r < 3) return imp_error(I, "the input has rank %d (N, C and spatial axes)", r);
   int64_t c = x->shape[1];
@@ -1161,7 +1161,7 @@ static bool op_lrn(Imp *I) {
   if (!imp_attrs_known(I, "alpha,beta,bias,size") || !imp_one_output(I)) return false;
   Val *x = imp_float_in(I, 0);
   if (!x) return false;
-  if (x->c) return imp_unsupported(I, "LRN of a constant");
+  if (!(x = imp_as_tensor(I, x, "LRN"))) return false;
   int r = x->ndim;
   long long size = imp_attr_i(I, "size", 0), c = r >= 2 ? x->shape[1] : 0, lo = (size - 1) / 2;
   if (r < 3) return imp_error(I, "the input has rank %d (N, C and spatial axes)", r);
@@ -1185,7 +1185,7 @@ static bool op_hardmax(Imp *I) {
   if (!imp_attrs_known(I, "axis") || !imp_one_output(I)) return false;
   Val *x = imp_float_in(I, 0);
   if (!x) return false;
-  if (x->c) return imp_unsupported(I, "Hardmax of a constant");
+  if (!(x = imp_as_tensor(I, x, "Hardmax"))) return false;
   int r = x->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", I->opset >= 13 ? -1 : 1), r ? r : 1);
   if (a < 0) return false;
   bool mask[HT_MAX_DIMS] = {0};
@@ -1421,7 +1421,7 @@ static bool op_mvn(Imp *I) {
   if (!imp_attrs_known(I, "axes") || !imp_one_output(I)) return false;
   Val *x = imp_float_in(I, 0);
   if (!x) return false;
-  if (x->c) return imp_unsupported(I, "a constant input");
+  if (!(x = imp_as_tensor(I, x, "MeanVarianceNormalization"))) return false;
   int r = x->ndim;
   int64_t axes[HT_MAX_DIMS] = {0, 2, 3};
   int na = imp_attr_ints(I, "axes", axes, HT_MAX_DIMS);
@@ -1663,7 +1663,7 @@ static bool op_resize(Imp *I, bool upsample) {
     return false;
   Val *x = imp_float_in(I, 0);
   if (!x) return false;
-  if (x->c) return imp_unsupported(I, "%s of a constant", upsample ? "Upsample" : "Resize");
+  if (!(x = imp_as_tensor(I, x, upsample ? "Upsample" : "Resize"))) return false;
   const char *mode = imp_attr_s(I, "mode", "nearest");
   ResizeMode m = {.taps = !strcmp(mode, "linear") ? 2 : !strcmp(mode, "cubic") && !old ? 4 : 1,
                   .a = imp_attr_f(I, "cubic_coeff_a", -0.75), .exclude = imp_attr_i(I, "exclude_outside", 0) != 0};
@@ -2042,7 +2042,7 @@ static bool op_argmax(Imp *I, bool max) {
   if (!imp_attrs_known(I, "axis,keepdims,select_last_index") || !imp_one_output(I)) return false;
   Val *x = imp_float_in(I, 0);
   if (!x) return false;
-  if (x->c) return imp_unsupported(I, "%s of a constant", max ? "ArgMax" : "ArgMin");
+  if (!(x = imp_as_tensor(I, x, max ? "ArgMax" : "ArgMin"))) return false;
   int r = x->ndim, a = imp_axis_of(I, imp_attr_i(I, "axis", 0), r ? r : 1), no = 0;
   if (a < 0) return false;
   bool keep = imp_attr_i(I, "keepdims", 1), last = imp_attr_i(I, "select_last_index", 0);
@@ -2083,7 +2083,7 @@ static bool op_topk(Imp *I) {
   if (!imp_attrs_known(I, I->opset < 10 ? "axis,k" : "axis,largest,sorted")) return false;
   Val *x = imp_float_in(I, 0);
   if (!x) return false;
-  if (x->c) return imp_unsupported(I, "TopK of a constant");
+  if (!(x = imp_as_tensor(I, x, "TopK"))) return false;
   int64_t k = imp_attr_i(I, "k", 0);
   if (I->opset >= 10) {
     Val *kv = imp_const_in(I, 1, "k");

@@ -834,7 +834,7 @@ static bool op_clip(Imp *I) {
     e = xprintf("%s(%s, $%d)", k == 1 ? "max" : "min", e, n);
     n++;
   }
-  if (x[0]->c) return imp_unsupported(I, "Clip of a constant");
+  if (!(x[0] = imp_as_tensor(I, x[0], "Clip"))) return false;
   return imp_ew(I, "clip", x, n, e);
 }
 
@@ -1047,7 +1047,7 @@ static bool op_prelu(Imp *I) {
   Val *x[2] = {imp_float_in(I, 0), NULL};
   if (!imp_attrs_known(I, "") || !x[0] || !(x[1] = imp_float_in(I, 1)) || !imp_one_output(I)) return false;
   if (x[0]->c && x[1]->c) return fold_ew(I, "PRelu");
-  if (x[0]->c) return imp_unsupported(I, "PRelu of a constant");
+  if (!(x[0] = imp_as_tensor(I, x[0], "PRelu"))) return false;
   return imp_ew(I, "prelu", x, 2, "$0 < 0.0 ? $1 * $0 : $0");
 }
 
@@ -1057,7 +1057,7 @@ static bool op_swiglu(Imp *I) {
   if (!imp_attrs_known(I, "alpha") || !x[0] || !(x[1] = imp_float_in(I, 1)) || !imp_one_output(I)) return false;
   if (x[0]->ndim != x[1]->ndim || memcmp(x[0]->shape, x[1]->shape, sizeof(int64_t) * (size_t)x[0]->ndim))
     return imp_error(I, "A is %s but B is %s (SwiGLU does not broadcast)", imp_ty(x[0]), imp_ty(x[1]));
-  if (x[0]->c && x[1]->c) return imp_unsupported(I, "SwiGLU of constants (not folded at import)");
+  if (x[0]->c && x[1]->c && !(x[0] = imp_as_tensor(I, x[0], "SwiGLU"))) return false;
   return imp_ew(I, "swiglu", x, 2, xprintf("$0 * sigmoid(%s * $0) * $1", imp_flit((float)imp_attr_f(I, "alpha", 1))));
 }
 

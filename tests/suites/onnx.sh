@@ -211,6 +211,14 @@ expect_error "Loop of a run-time condition" "node 'loop' (Loop): not supported: 
 expect_all "a list built in a Loop (SequenceEmpty, SequenceInsert, SequenceAt, SequenceLength, SequenceErase, ConcatFromSequence, SplitToSequence) = Python reference" \
   "$B/sequences.onnx" --input "$B/sequences_x.npy" --expect "$B/sequences_y.npy" --expect "$B/sequences_z.npy" \
   --expect "$B/sequences_w.npy" --expect "$B/sequences_v.npy"
+# operators with no fold of constants, of a constant (Resize, LayerNormalization, Conv, TopK,
+# ... 15 of them): computed from the weight, equal to the same operators of an input of its values
+cd_out=() cd_exp=()
+for i in $(seq 0 14); do cd_out+=(--output "$tmp/cd_$i.npy"); cd_exp+=(--expect "$tmp/cd_$i.npy"); done
+if "$TEXC" run "$B/const_data_x.onnx" --input "$B/const_data_src.npy" --input "$B/const_data_z.npy" "${cd_out[@]}" >/dev/null 2>&1; then
+  expect_all "15 operators of a constant (Resize, LayerNormalization, Conv, TopK, ...) = the same of an input" \
+    "$B/const_data_c.onnx" --input "$B/const_data_z.npy" "${cd_exp[@]}"
+else echo "not ok - onnx 15 operators of an input (const_data_x.onnx)"; fi
 # float16 and double models (held as f32): their inputs, weights (raw bytes, int32_data bits,
 # a bfloat16 constant) and results in their own types; Casts to float16 round
 expect_all "float16 model (f16 input and results, a bfloat16 constant, Casts) = Python reference" "$B/half.onnx" \

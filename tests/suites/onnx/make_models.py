@@ -1177,6 +1177,56 @@ def opset28(out):
         npy(out + "/opset28_%s.npy" % n, "<f4", sh, struct.pack("<%df" % len(v), *v))
 
 
+def const_data(out):
+    """Operators with no fold of constants, applied to a constant (a ViT's position embeddings
+    resized, a LayerNormalization of a constant): each computes from the weight at run time (a
+    call on weights alone: once at load). const_data_c.onnx applies them to an initializer C,
+    const_data_x.onnx the same to the input X given C's values: their results must agree.
+    Both add an input z (0) to every float result, for a graph with a run-time input."""
+    N, C, H, W = 1, 4, 6, 6
+    c = rand(N * C * H * W, 211, 1.0)
+    ops = [("Resize", ["", "scales"], dict(mode="nearest"), [N, C, 2 * H, 2 * W]),
+           ("Resize", ["", "scales"], dict(mode="linear"), [N, C, 2 * H, 2 * W]),
+           ("LayerNormalization", ["ln_s", "ln_b"], dict(axis=-1), [N, C, H, W]),
+           ("InstanceNormalization", ["in_s", "in_b"], {}, [N, C, H, W]),
+           ("LRN", [], dict(size=3), [N, C, H, W]),
+           ("Hardmax", [], dict(axis=-1), [N, C, H, W]),
+           ("MeanVarianceNormalization", [], {}, [N, C, H, W]),
+           ("DepthToSpace", [], dict(blocksize=2), [N, C // 4, 2 * H, 2 * W]),
+           ("Tile", ["reps"], {}, [N, C, 2 * H, W]),
+           ("Conv", ["cw"], dict(pads=[1, 1, 1, 1]), [N, 3, H, W]),
+           ("ConvTranspose", ["tw"], dict(strides=[2, 2]), [N, 2, 2 * H + 1, 2 * W + 1]),
+           ("Clip", ["lo", "hi"], {}, [N, C, H, W]),
+           ("PRelu", ["slope"], {}, [N, C, H, W]),
+           ("TopK", ["k"], dict(axis=-1), [N, C, H, 2]),
+           ("ArgMax", [], dict(axis=-1), [N, C, H, 1])]
+    inits = [initializer("scales", [4], [1.0, 1.0, 2.0, 2.0]), initializer("ln_s", [W], rand(W, 212, 1.0)),
+             initializer("ln_b", [W], rand(W, 213, 1.0)), initializer("in_s", [C], rand(C, 214, 1.0)),
+             initializer("in_b", [C], rand(C, 215, 1.0)), int_init("reps", [1, 1, 2, 1]),
+             initializer("cw", [3, C, 3, 3], rand(3 * C * 9, 216, 0.5)), initializer("tw", [C, 2, 3, 3], rand(C * 18, 217, 0.5)),
+             initializer("lo", [], [-0.5]), initializer("hi", [], [0.5]), initializer("slope", [C, 1, 1], rand(C, 218, 1.0)),
+             int_init("k", [2])]
+    for kind in ("c", "x"):
+        nodes, outs = [], []
+        for i, (op, rest, attrs, shape) in enumerate(ops):
+            outputs = ["o%d" % i] + (["ix%d" % i] if op == "TopK" else [])
+            nodes.append(node(op, ["src"] + rest, outputs, "n%d" % i, **attrs))
+            if op == "ArgMax":
+                outs.append(value_info("o%d" % i, shape, elem=7))
+            else:
+                nodes.append(node("Add", ["o%d" % i, "z"], ["y%d" % i], "a%d" % i))
+                outs.append(value_info("y%d" % i, shape))
+        ins = [value_info("z", [1])]
+        more = []
+        if kind == "c":
+            more = [initializer("src", [N, C, H, W], c)]
+        else:
+            ins = [value_info("src", [N, C, H, W])] + ins
+        open(out + "/const_data_%s.onnx" % kind, "wb").write(model(nodes, inits + more, ins, outs, opset=17))
+    npy(out + "/const_data_src.npy", "<f4", (N, C, H, W), struct.pack("<%df" % len(c), *c))
+    npy(out + "/const_data_z.npy", "<f4", (1,), struct.pack("<f", 0.0))
+
+
 def if_const(out):
     """If whose condition shape arithmetic decides at import (Size(x) > 4: true): the then
     branch (Relu of the outer x, times a constant of the branch's own) imported in place,
@@ -2385,6 +2435,7 @@ def shuffle(out):
 
 def main(out):
     shuffle(out)
+    const_data(out)
     topk(out)
     castlike(out)
     recurrent(out)
