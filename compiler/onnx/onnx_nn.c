@@ -2128,7 +2128,53 @@ static bool op_topk(Imp *I) {
 }
 
 /* Node I->node if OP is one of this file's operators (convolutions, pools, products, reductions, normalizations, Einsum, CumSum, ArgMax, Resize): 1 or 0 (reported), else -1. */
+/* Col2Im (opset 18; MobileViTv2's folding of patches back into the image): the blocks of an
+ * im2col, X [N, C x KH x KW, L], summed into the image [N, C, H, W]: each output point the sum
+ * of the block elements that land on it (2-D; image_shape and block_shape constants). */
+static bool op_col2im(Imp *I) {
+  if (!imp_attrs_known(I, "dilations,pads,strides") || !imp_one_output(I)) return false;
+  Val *x = imp_float_in(I, 0), *is = x ? imp_const_in(I, 1, "image_shape") : NULL, *bs = is ? imp_const_in(I, 2, "block_shape") : NULL;
+  if (!bs || !(x = imp_as_tensor(I, x, "Col2Im"))) return false;
+  if (val_numel(is) != 2 || val_numel(bs) != 2) return imp_unsupported(I, "a %lld-D image (2-D only)", (long long)val_numel(is));
+  if (x->ndim != 3) return imp_error(I, "the input has rank %d (3: [N, C x block, blocks])", x->ndim);
+  int64_t img[2] = {(int64_t)is->c[0], (int64_t)is->c[1]}, k[2] = {(int64_t)bs->c[0], (int64_t)bs->c[1]}, s[2], d[2], p[4] = {0};
+  if (!spatial_n(I, 2, "strides", s) || !spatial_n(I, 2, "dilations", d)) return false;
+  int np = imp_attr_ints(I, "pads", p, 4);
+  if (np >= 0 && np != 4) return imp_unsupported(I, "pads of %d values (2-D: 4)", np);
+  int64_t o[2];
+  for (int i = 0; i < 2; i++) {
+    if (img[i] < 1 || k[i] < 1 || p[i] < 0 || p[i + 2] < 0 || img[i] > (1 << 24) || k[i] > (1 << 24) || p[i] > (1 << 24) || p[i + 2] > (1 << 24))
+      return imp_error(I, "image %lld, block %lld, pads %lld and %lld along axis %d", (long long)img[i], (long long)k[i],
+                       (long long)p[i], (long long)p[i + 2], i);
+    o[i] = (img[i] + p[i] + p[i + 2] - d[i] * (k[i] - 1) - 1) / s[i] + 1;
+    if (o[i] < 1) return imp_error(I, "the block (%lld, dilated %lld) does not fit the padded image (%lld) along axis %d",
+                                   (long long)k[i], (long long)d[i], (long long)(img[i] + p[i] + p[i + 2]), i);
+  }
+  int64_t kk = k[0] * k[1], n = x->shape[0];
+  if (x->shape[1] % kk || x->shape[2] != o[0] * o[1])
+    return imp_error(I, "the input %s is not [N, C x %lld, %lld] (blocks of %lld x %lld over %lld x %lld)", imp_ty(x), (long long)kk,
+                     (long long)(o[0] * o[1]), (long long)k[0], (long long)k[1], (long long)o[0], (long long)o[1]);
+  int64_t os[4] = {n, x->shape[1] / kk, img[0], img[1]};
+  Val *out = imp_net_out(I, 0, 4, os);
+  /* along each axis the padded position v + P - tap D: a block start where a multiple of S */
+  char *at[2], *ok = xstrdup("");
+  const char *v[2] = {"y", "x"}, *t[2] = {"i", "j"};
+  for (int i = 0; i < 2; i++) {
+    char *e = xprintf("(%s + %lld - %s * %lld)", v[i], (long long)p[i], t[i], (long long)d[i]);
+    ok = xprintf("%s%s%s %% %lld == 0 && %s >= 0 && %s / %lld < %lld", ok, i ? " && " : "", e, (long long)s[i], e, e,
+                 (long long)s[i], (long long)o[i]);
+    at[i] = xprintf("clamp(%s / %lld, 0, %lld)", e, (long long)s[i], (long long)(o[i] - 1));
+  }
+  const char *kn = imp_kernel(I, "col2im", xprintf("(X: %s) -> Y: %s {\n  Y[n, c, y, x] += %s ? X[n, c * %lld + i * %lld + j, %s * %lld + %s] "
+                                                   ": 0.0 where i in 0..%lld, j in 0..%lld\n}", imp_ty(x), imp_ty(out), ok,
+                                                   (long long)kk, (long long)k[1], at[0], (long long)o[1], at[1], (long long)k[0],
+                                                   (long long)k[1]));
+  imp_call(I, out->tex, kn, imp_tensor(I, x));
+  return true;
+}
+
 int onnx_nn_op(Imp *I, const char *op) {
+  if (!strcmp(op, "Col2Im")) return op_col2im(I);
   if (!strcmp(op, "LayerNormalization")) return op_layer_norm(I);
   if (!strcmp(op, "RMSNormalization")) return op_rms_norm(I);
   if (!strcmp(op, "GroupNormalization")) return op_group_norm(I);

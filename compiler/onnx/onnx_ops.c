@@ -1110,7 +1110,7 @@ bool onnx_op_known(const char *op) {
       "HannWindow", "HammingWindow", "BlackmanWindow", "EyeLike", "ReverseSequence", "Compress", "DFT", "STFT",
       "MelWeightMatrix", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv",
       "Attention", "RotaryEmbedding", "RMSNormalization", "Swish", "GroupNormalization", "TensorScatter", "CumProd",
-      "SwiGLU", "CausalConvWithState", "If", "Scan", "Loop", "LinearAttention",
+      "SwiGLU", "CausalConvWithState", "If", "Scan", "Loop", "LinearAttention", "Col2Im",
       "SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt", "SequenceErase", "SequenceLength",
       "ConcatFromSequence", "SplitToSequence"};
   return IMP_ONE_OF(op, known);
@@ -1134,6 +1134,7 @@ static const struct {
     {"Tile", 1, 6, "Tile-1 takes the tiles and the axis as inputs"},
     {"Resize", 10, 0, NULL},
     {"GridSample", 16, 0, NULL},
+    {"Col2Im", 18, 0, NULL},
     {"OneHot", 9, 0, NULL},
     {"MaxUnpool", 9, 0, NULL},
     {"NegativeLogLikelihoodLoss", 12, 0, NULL},

@@ -219,6 +219,7 @@ if "$TEXC" run "$B/const_data_x.onnx" --input "$B/const_data_src.npy" --input "$
   expect_all "15 operators of a constant (Resize, LayerNormalization, Conv, TopK, ...) = the same of an input" \
     "$B/const_data_c.onnx" --input "$B/const_data_z.npy" "${cd_exp[@]}"
 else echo "not ok - onnx 15 operators of an input (const_data_x.onnx)"; fi
+expect_all "Col2Im (strides, dilations, pads) = Python reference" "$B/col2im.onnx" --input "$B/col2im_x.npy" --expect "$B/col2im_y.npy"
 # float16 and double models (held as f32): their inputs, weights (raw bytes, int32_data bits,
 # a bfloat16 constant) and results in their own types; Casts to float16 round
 expect_all "float16 model (f16 input and results, a bfloat16 constant, Casts) = Python reference" "$B/half.onnx" \

@@ -1227,6 +1227,31 @@ def const_data(out):
     npy(out + "/const_data_z.npy", "<f4", (1,), struct.pack("<f", 0.0))
 
 
+def col2im(out):
+    """Col2Im (opset 18): blocks of 2 x 3 of 2 channels with strides, dilations and pads summed
+    back into a 5 x 6 image; the result here."""
+    N, C, H, W, KH, KW = 1, 2, 5, 6, 2, 3
+    s, d, p = (1, 2), (2, 1), (1, 0, 0, 1)  # pads: top, left, bottom, right
+    oh = (H + p[0] + p[2] - d[0] * (KH - 1) - 1) // s[0] + 1
+    ow = (W + p[1] + p[3] - d[1] * (KW - 1) - 1) // s[1] + 1
+    x = rand(N * C * KH * KW * oh * ow, 221, 1.0)
+    y = [0.0] * (N * C * H * W)
+    for c in range(C):
+        for i in range(KH):
+            for j in range(KW):
+                for bh in range(oh):
+                    for bw in range(ow):
+                        yy, xx = bh * s[0] - p[0] + i * d[0], bw * s[1] - p[1] + j * d[1]
+                        if 0 <= yy < H and 0 <= xx < W:
+                            y[(c * H + yy) * W + xx] += x[((c * KH + i) * KW + j) * oh * ow + bh * ow + bw]
+    nodes = [node("Col2Im", ["x", "image", "block"], ["y"], "c2i", strides=list(s), dilations=list(d), pads=list(p))]
+    inits = [int_init("image", [H, W]), int_init("block", [KH, KW])]
+    open(out + "/col2im.onnx", "wb").write(model(nodes, inits, [value_info("x", [N, C * KH * KW, oh * ow])],
+                                                 [value_info("y", [N, C, H, W])], opset=18))
+    npy(out + "/col2im_x.npy", "<f4", (N, C * KH * KW, oh * ow), struct.pack("<%df" % len(x), *x))
+    npy(out + "/col2im_y.npy", "<f4", (N, C, H, W), struct.pack("<%df" % len(y), *y))
+
+
 def if_const(out):
     """If whose condition shape arithmetic decides at import (Size(x) > 4: true): the then
     branch (Relu of the outer x, times a constant of the branch's own) imported in place,
@@ -2435,6 +2460,7 @@ def shuffle(out):
 
 def main(out):
     shuffle(out)
+    col2im(out)
     const_data(out)
     topk(out)
     castlike(out)
