@@ -831,12 +831,29 @@ static bool op_depth_space(Imp *I, bool to_space) {
   return true;
 }
 
+/* Tile of a constant X to shape OS, folded (up to 2^22 values: a decoder's position ids). */
+static bool tile_fold(Imp *I, const Val *x, const int64_t *os) {
+  Val shape = {.ndim = x->ndim};
+  memcpy(shape.shape, os, sizeof(int64_t) * (size_t)x->ndim);
+  int64_t n = val_numel(&shape);
+  double *c = imp_vals(n);
+  for (int64_t k = 0; k < n; k++) {
+    int64_t rest = k, src = 0, stride = 1;
+    for (int d = x->ndim - 1; d >= 0; d--) {
+      src += (rest % os[d]) % x->shape[d] * stride;
+      rest /= os[d], stride *= x->shape[d];
+    }
+    c[k] = x->c[src];
+  }
+  imp_const_out(I, 0, x->dtype, x->ndim, os, c);
+  return true;
+}
+
 /* Tile: each axis repeated (repeats from input 2, a constant). */
 static bool op_tile(Imp *I) {
   if (!imp_attrs_known(I, "") || !imp_one_output(I)) return false;
   Val *x = imp_float_in(I, 0), *rv = x ? imp_const_in(I, 1, "repeats") : NULL;
   if (!rv) return false;
-  if (!(x = imp_as_tensor(I, x, "Tile"))) return false;
   int r = x->ndim;
   if (val_numel(rv) != r) return imp_error(I, "%lld repeats for rank %d", (long long)val_numel(rv), r);
   int64_t os[HT_MAX_DIMS];
@@ -850,6 +867,10 @@ static bool op_tile(Imp *I) {
   }
   if (!r) return imp_alias(I, x);
   if (!imp_shape_ok(I, os, r)) return false;
+  Val shape = {.ndim = r};
+  memcpy(shape.shape, os, sizeof(int64_t) * (size_t)r);
+  if (x->c && val_numel(&shape) <= ((int64_t)1 << 22)) return tile_fold(I, x, os);
+  if (!(x = imp_as_tensor(I, x, "Tile"))) return false;
   Val *o = imp_net_out(I, 0, r, os);
   const char *k = imp_kernel(I, "tile", xprintf("(X: %s) -> Y: %s {\n  Y[%s] = X[%s]\n}", imp_ty(x), imp_ty(o), imp_idx("i", r), src));
   imp_call(I, o->tex, k, imp_tensor(I, x));
