@@ -999,8 +999,12 @@ bool onnx_import(const char *path, const char *tex_name, Define *defs, int ndefs
   bool ok = import_attempt(path, tex_name, defs, ndefs, m, false, out);
   diag_silent = quiet;
   if (!ok && retry) {
+    const char *first = xstrdup(diag_last()), *colon = strstr(first, "error: ");
     diag_reset(); /* the first attempt's errors, unseen */
     ok = import_attempt(path, tex_name, defs, ndefs, m, true, out);
+    if (!ok && strcmp(first, diag_last()) != 0) /* both errors: the first may be the model's real limit */
+      diag_note((Loc){0}, "with the integer inputs at run time (as the model takes them), the import stopped at: %s",
+                colon ? colon + 7 : first);
   }
   onnx__model_proto__free_unpacked(m, NULL);
   return ok;

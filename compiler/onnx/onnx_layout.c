@@ -831,6 +831,30 @@ static bool op_depth_space(Imp *I, bool to_space) {
   return true;
 }
 
+/* NonZero of a constant, folded: the indices [rank, count] of its nonzero values in
+ * row-major order (Longformer's of a ConstantOfShape). Of a run-time tensor the result's
+ * shape would depend on the data, which static shapes cannot hold: refused by name. */
+static bool op_nonzero(Imp *I) {
+  if (!imp_attrs_known(I, "") || !imp_one_output(I)) return false;
+  Val *x = imp_in(I, 0);
+  if (!x) return imp_error(I, "input 1 is missing");
+  if (!x->c) return imp_unsupported(I, "NonZero of a tensor computed at run time (its result's shape depends on the data)");
+  if (!x->ndim) return imp_unsupported(I, "NonZero of a scalar");
+  int64_t n = val_numel(x), count = 0;
+  for (int64_t k = 0; k < n; k++) count += x->c[k] != 0;
+  if (!count) return imp_unsupported(I, "an empty result (NonZero of all zeros)");
+  int r = x->ndim;
+  double *c = imp_vals(r * count);
+  for (int64_t k = 0, j = 0; k < n; k++) {
+    if (x->c[k] == 0) continue;
+    for (int64_t d = r - 1, rest = k; d >= 0; d--) c[d * count + j] = (double)(rest % x->shape[d]), rest /= x->shape[d];
+    j++;
+  }
+  int64_t os[2] = {r, count};
+  imp_const_out(I, 0, OT_INT64, 2, os, c);
+  return true;
+}
+
 /* Tile of a constant X to shape OS, folded (up to 2^22 values: a decoder's position ids). */
 static bool tile_fold(Imp *I, const Val *x, const int64_t *os) {
   Val shape = {.ndim = x->ndim};
@@ -1413,6 +1437,7 @@ int onnx_layout_op(Imp *I, const char *op) {
   if (!strcmp(op, "DepthToSpace")) return op_depth_space(I, true);
   if (!strcmp(op, "SpaceToDepth")) return op_depth_space(I, false);
   if (!strcmp(op, "Tile")) return op_tile(I);
+  if (!strcmp(op, "NonZero")) return op_nonzero(I);
   if (!strcmp(op, "GatherElements")) return op_gather_elements(I);
   if (!strcmp(op, "Size")) return op_size(I);
   if (!strcmp(op, "Trilu")) return op_trilu(I);

@@ -1110,7 +1110,7 @@ bool onnx_op_known(const char *op) {
       "HannWindow", "HammingWindow", "BlackmanWindow", "EyeLike", "ReverseSequence", "Compress", "DFT", "STFT",
       "MelWeightMatrix", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv",
       "Attention", "RotaryEmbedding", "RMSNormalization", "Swish", "GroupNormalization", "TensorScatter", "CumProd",
-      "SwiGLU", "CausalConvWithState", "If", "Scan", "Loop", "LinearAttention", "Col2Im",
+      "SwiGLU", "CausalConvWithState", "If", "Scan", "Loop", "LinearAttention", "Col2Im", "NonZero",
       "SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt", "SequenceErase", "SequenceLength",
       "ConcatFromSequence", "SplitToSequence"};
   return IMP_ONE_OF(op, known);
@@ -1135,6 +1135,7 @@ static const struct {
     {"Resize", 10, 0, NULL},
     {"GridSample", 16, 0, NULL},
     {"Col2Im", 18, 0, NULL},
+    {"NonZero", 9, 0, NULL},
     {"OneHot", 9, 0, NULL},
     {"MaxUnpool", 9, 0, NULL},
     {"NegativeLogLikelihoodLoss", 12, 0, NULL},
