@@ -566,8 +566,15 @@ static int deploy_sizes(Cli *c, const NetRewrites *rw) {
     }
     Network *n = net_load(c->file, c->kernel, c->defs, c->ndefs, rw);
     if (!n || diag_errors()) return 1;
-    for (int i = 0; i < c->ndefs && v == 0; i++)
-      if (!c->defs[i].used) diag_warning((Loc){0}, "-D %s: no constant of that name in %s", c->defs[i].name, c->file);
+    for (int i = 0; i < c->ndefs && v == 0; i++) {
+      if (c->defs[i].used) continue;
+      if (c->ndef_values[i] > 1) { /* every network the same: a misspelt name */
+        fprintf(stderr, "texc: error: -D %s: no constant or symbolic dimension of that name in %s, so its values "
+                "make no different networks\n", c->defs[i].name, c->file);
+        return 1;
+      }
+      diag_warning((Loc){0}, "-D %s: no constant of that name in %s", c->defs[i].name, c->file);
+    }
     int ntuned;
     LoweredFunc **fns = lower_tasks(c, n, &ntuned);
     if (!fns || !deploy_net(c, n, fns, ntuned, &s.nets[v])) return 1;
