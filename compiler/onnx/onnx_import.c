@@ -875,6 +875,8 @@ static bool import_nodes(Imp *I, const Onnx__GraphProto *g) {
   for (size_t i = 0; i < g->n_node; i++) {
     if (skip[order[i]]) continue;
     I->node = g->node[order[i]];
+    for (size_t j = 0; j < I->node->n_attribute; j++) /* protobuf-c leaves a missing name NULL */
+      if (!I->node->attribute[j]->name || !*I->node->attribute[j]->name) return imp_error(I, "attribute %zu has no name", j + 1);
     for (size_t j = 0; j < I->node->n_output; j++)
       if (*I->node->output[j] && imp_val(I, I->node->output[j])) return imp_error(I, "value '%s' is defined twice", I->node->output[j]);
     if (!onnx_channel_shuffle(I, g, order[i], skip) && !onnx_op(I)) return false;

@@ -83,6 +83,7 @@ expect_error "corrupt model" "junk.onnx: not an ONNX model" "$TEXC" run "$B/junk
 expect_error "missing model" "nope.onnx: cannot read" "$TEXC" import "$B/nope.onnx"
 expect_error "cycle" "cycle.onnx: node 'first' (Relu): the graph has a cycle" "$TEXC" import "$B/cycle.onnx"
 expect_error "a node without op_type" "no_op.onnx: node 'anon' (?): the node has no op_type" "$TEXC" import "$B/no_op.onnx"
+expect_error "an attribute without a name" "no_attr_name.onnx: node 'relu' (Relu): attribute 1 has no name" "$TEXC" import "$B/no_attr_name.onnx"
 expect_error "a Resize to 3e9 columns" "resize_huge.onnx: node 'up' (Resize): not supported: an axis of 3e+09 elements" "$TEXC" import "$B/resize_huge.onnx"
 expect_error "initializer size" "bad_init.onnx: initializer 'w': 3 values for a shape of 6" "$TEXC" import "$B/bad_init.onnx"
 expect_error "unknown opset" "opset30.onnx: not supported: opset 30 of the default domain (texc imports opsets 1 to 28)" "$TEXC" run "$B/opset30.onnx"

@@ -2527,6 +2527,8 @@ def main(out):
                              node("Relu", ["b"], ["y"], "last")], [], [x], [y]),
         # a node without op_type (a corrupt file: it crashed the importer)
         "no_op.onnx": model([field(1, "x") + field(2, "y") + field(3, "anon")], [], [x], [y]),
+        # an attribute without a name (a corrupt file: it crashed the attribute lookup)
+        "no_attr_name.onnx": model([node("Relu", ["x"], ["y"], "relu") + field(5, ivar(3, 1) + ivar(20, 2))], [], [x], [y]),
         "bad_init.onnx": model([node("Add", ["x", "w"], ["y"], "add")],
                                [initializer("w", [2, 3], [1, 2, 3])], [x], [y]),
         # the same with a symbolic batch (relu(x * w + w), w broadcast over the batch)
