@@ -447,6 +447,36 @@ if [ $rc -eq 0 ] && [ $same = 1 ] && [ "$(nm -D --defined-only "$OUT/sizes/libsz
   echo "ok - several sizes in one library (-D N=1,3): each variant equals texc run -D N=..., embedded or from a weights file"
 else echo "not ok - several sizes in one library (exit $rc, equal $same)"; sed 's/^/  # /' "$OUT/sizes.log" | head -8; fi
 
+# A cache that grows a position per token (tests/suites/onnx/make_models.py `growing`: present
+# = Concat(past, x), y their mean): one library of past = 1..5, each step's present fed back
+# as the next step's past through the variant of its length.
+mkdir -p "$OUT/grow"
+cat >"$OUT/grow/grow.c" <<'C'
+#include <math.h>
+#include <stdio.h>
+#include "grow.h"
+int main(void) {
+  float cache[2][8 * 3] = {{0.0f, 0.0f, 0.0f}}, x[3], y[3], sum = 0.0f;
+  int cur = 0;
+  for (int64_t past = 1; past <= 5; past++) {
+    for (int d = 0; d < 3; d++) x[d] = (float)past * (d + 1);
+    grow_ctx *c = grow_create_variant(grow_variant(&past), NULL);
+    if (!c || grow_run(c, x, cache[cur], y, cache[!cur])) { printf("not ok - a growing cache: %s\n", grow_last_error()); return 1; }
+    grow_destroy(c);
+    cur = !cur, sum += (float)past;
+    for (int d = 0; d < 3; d++)
+      if (fabsf(y[d] - sum * (d + 1) / (float)(past + 1)) > 1e-5f) { printf("not ok - a growing cache: step %lld\n", (long long)past); return 1; }
+  }
+  return grow_variant((int64_t[]){6}) == -1 ? 0 : 1;
+}
+C
+[ -f "$OUT/quant/growing.onnx" ] || python3 "$MM" "$OUT/quant" >/dev/null 2>&1
+(cd "$OUT/grow" && "$TEXC" "$OUT/quant/growing.onnx" -D past=1,2,3,4,5 --emit so -o libgrow.so &&
+   "$TEXC" "$OUT/quant/growing.onnx" -D past=1,2,3,4,5 --emit header -o grow.h &&
+   cc $SAN -O1 -o grow grow.c -L. -lgrow -lm -Wl,-rpath,'$ORIGIN' && ./grow) >"$OUT/grow.log" 2>&1 &&
+  echo "ok - a cache that grows each token: one library of past = 1..5, each step through its variant" ||
+  { echo "not ok - a cache that grows each token (past = 1..5)"; sed 's/^/  # /' "$OUT/grow.log" | head -8; }
+
 # CUDA: the same library for --target cuda (PTX embedded, the driver loaded with dlopen at
 # create). Without a GPU, create() fails with "no CUDA device"; with one, the top-5 classes
 # are the CPU library's.

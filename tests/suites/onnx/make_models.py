@@ -1475,6 +1475,18 @@ def decoder_step(out):
     npy(out + "/decoder_step_y1.npy", "<f4", (1, H, 1, D), struct.pack("<%df" % len(y), *y))
     npy(out + "/decoder_step_y2.npy", "<f4", (1, H, L, D), struct.pack("<%df" % len(kn), *kn))
 
+def growing(out):
+    """A decoder's step with a cache that grows by a position each token (a Concat, as
+    exporters write a KV cache with a dynamic length `past`): present = past and x, y their
+    mean over the positions. tests/suites/deploy.sh builds one library of the sizes past =
+    1..5 and feeds each step's present back as the next one's past."""
+    D = 3
+    nodes = [node("Concat", ["past", "x"], ["present"], "cat", axis=1),
+             node("ReduceMean", ["present"], ["y"], "mean", axes=[1], keepdims=1)]
+    open(out + "/growing.onnx", "wb").write(model(nodes, [], [value_info("x", [1, 1, D]), value_info("past", [1, "past", D])],
+                                                  [value_info("y", [1, 1, D]), value_info("present", [1, "total", D])]))
+
+
 def se_mean(out):
     """A squeeze-excitation's mean: ReduceMean over H and W of a Conv's output (channels
     last inside), keepdims 1 then Mul back onto it (y1), and keepdims 0 (y2, [N, C]):
@@ -2460,6 +2472,7 @@ def shuffle(out):
 
 def main(out):
     shuffle(out)
+    growing(out)
     col2im(out)
     const_data(out)
     topk(out)
