@@ -503,6 +503,12 @@ static bool deploy_net(Cli *c, Network *n, LoweredFunc **fns, int ntuned, Deploy
                  "the leading parameters", n->name, t->name, dtype_name(t->dtype));
       return false;
     }
+    HostTensor *f = w && p >= c->ninputs ? ws_find(w, t->name) : NULL; /* the model's data itself, not a copy */
+    int nd = f && f->ndim ? f->ndim : 1;
+    if (f && nd == t->ndim && (!f->ndim || !memcmp(f->shape, t->shape, sizeof(int64_t) * (size_t)nd))) {
+      d->data[i] = f->data;
+      continue;
+    }
     d->data[i] = xalloc(tbytes(t) + 1);
     if (!net_param_data(c, w, false, t, p, d->data[i])) return false;
   }
@@ -549,7 +555,7 @@ static int deploy_sizes(Cli *c, const NetRewrites *rw) {
             "`--emit header`), not %s\n", names[0], c->file, c->emit ? xprintf("`--emit %s`", c->emit) : "a summary");
     return 1;
   }
-  if (nnets > 64) {
+  if (nnets > 64) { /* each network is loaded and lowered in memory (tens of MB) until the library is written */
     fprintf(stderr, "texc: error: the -D lists make %d networks; a library holds at most 64\n", nnets);
     return 1;
   }

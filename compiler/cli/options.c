@@ -213,44 +213,52 @@ static bool parse_decimal(const char *s, long long *v) {
   return !*end && end != s && errno == 0;
 }
 
-/* -D NAME=VALUE, or NAME=V1,V2,... (a network library with one network per value). */
+/* -D NAME=VALUE, or a list NAME=V1,V2,... whose items may be ranges A..B (A to B - 1, as
+ * the language's ranges): a network library with one network per value. */
+enum { MAX_DEFINE_VALUES = 64 };
 static void add_define(Cli *c, const char *arg) {
   const char *eq = strchr(arg, '=');
   if (!eq || eq == arg) fail("-D expects NAME=INTEGER or NAME=INTEGER,INTEGER,..., not '%s'", arg);
   if (c->ndefs == MAX_DEFINES) fail("more than %d -D options", MAX_DEFINES);
-  int64_t *values = xalloc(sizeof(int64_t) * 16);
+  int64_t *values = xalloc(sizeof(int64_t) * MAX_DEFINE_VALUES);
   int n = 0;
-  for (const char *v = eq + 1;; n++) {
+  for (const char *v = eq + 1;;) {
     const char *comma = strchr(v, ',');
-    char *one = comma ? xstrndup(v, (size_t)(comma - v)) : xstrdup(v);
-    long long x;
-    if (!parse_decimal(one, &x)) {
+    char *item = comma ? xstrndup(v, (size_t)(comma - v)) : xstrdup(v), *dots = strstr(item, "..");
+    long long lo, hi;
+    if (dots) *dots = 0;
+    if (!parse_decimal(item, &lo) || (dots && !parse_decimal(dots + 2, &hi))) {
       if (errno == ERANGE) fail("-D %s: the value does not fit in 64 bits", arg);
       fail("-D expects NAME=INTEGER or NAME=INTEGER,INTEGER,..., not '%s'", arg);
     }
-    if (n == 16) fail("-D %s: more than 16 values", arg);
-    for (int k = 0; k < n; k++)
-      if (values[k] == x) fail("-D %s: the value %lld twice", arg, x);
-    values[n] = x;
+    if (!dots) hi = lo + 1;
+    if (hi <= lo) fail("-D %s: the range %lld..%lld is empty (A..B is A to B - 1)", arg, lo, hi);
+    for (long long x = lo; x < hi; x++) {
+      if (n == MAX_DEFINE_VALUES) fail("-D %s: more than %d values", arg, MAX_DEFINE_VALUES);
+      for (int k = 0; k < n; k++)
+        if (values[k] == x) fail("-D %s: the value %lld twice", arg, x);
+      values[n++] = x;
+    }
     if (!comma) break;
     v = comma + 1;
   }
   c->def_values[c->ndefs] = values;
-  c->ndef_values[c->ndefs] = n + 1;
+  c->ndef_values[c->ndefs] = n;
   c->defs[c->ndefs++] = (Define){xstrndup(arg, (size_t)(eq - arg)), values[0], false};
 }
 
 int cli_size_combos(Cli *c, int v, int64_t *values) {
-  int total = 1, nlists = 0;
+  int64_t total = 1; /* at most 256^64: saturated below */
+  int nlists = 0;
   for (int i = 0; i < c->ndefs; i++) nlists += c->ndef_values[i] > 1;
   for (int i = c->ndefs - 1, k = nlists; i >= 0; i--) {
     if (c->ndef_values[i] < 2) continue;
     int n = c->ndef_values[i];
     c->defs[i].value = c->def_values[i][(v / total) % n];
     if (values) values[--k] = c->defs[i].value;
-    total *= n;
+    if ((total *= n) > INT_MAX / 256) total = INT_MAX / 256; /* more than any library holds */
   }
-  return total;
+  return (int)total;
 }
 
 /* FILE appended to the N files of LIST (option OPT, at most MAX_INPUTS). */
