@@ -106,12 +106,31 @@ static SchedSource task_steps(Cli *c, Network *n, int t, Vec *steps, const char 
   return SRC_NONE;
 }
 
-/* One lowered function per task, for the CLI's target. NULL on errors (reported). */
-static LoweredFunc **lower_tasks(Cli *c, Network *n, int *ntuned) {
+/* Tasks lowered before, by their kernel text (kernel_canonical): a task's schedule (its
+ * record, keyed by that text, or the default) and so its lowering follow from the text. */
+typedef struct Lowered {
+  Vec text, fn, tuned;
+} Lowered;
+
+/* One lowered function per task, for the CLI's target; with SEEN, a task lowered before
+ * (another size of the network) is that function under this network's name. NULL on
+ * errors (reported). */
+static LoweredFunc **lower_tasks_seen(Cli *c, Network *n, int *ntuned, Lowered *seen) {
   LoweredFunc **fns = xalloc(sizeof *fns * (size_t)(n->ntasks + 1));
   *ntuned = 0;
   for (int t = 0; t < n->ntasks; t++) {
     Kernel *k = n->groups[n->tasks[t].group]->kernel;
+    const char *canon = seen ? kernel_canonical(k) : NULL;
+    int j = 0;
+    while (seen && j < seen->text.len && strcmp(VEC_AT(seen->text, j), canon) != 0) j++;
+    if (seen && j < seen->text.len) {
+      LoweredFunc *f = xalloc(sizeof *f);
+      *f = *(LoweredFunc *)VEC_AT(seen->fn, j);
+      f->name = k->name; /* unique in this network: its tables find functions by name */
+      fns[t] = f;
+      *ntuned += VEC_AT(seen->tuned, j) != NULL;
+      continue;
+    }
     Vec steps = {0};
     const char *text;
     SchedSource src = task_steps(c, n, t, &steps, &text);
@@ -119,8 +138,13 @@ static LoweredFunc **lower_tasks(Cli *c, Network *n, int *ntuned) {
     if (src == SRC_RECORD) (*ntuned)++;
     fns[t] = drv_lower(c, k, c->o.target, &steps);
     if (!fns[t]) return NULL;
+    if (seen) vec_push(&seen->text, (void *)canon), vec_push(&seen->fn, fns[t]), vec_push(&seen->tuned, src == SRC_RECORD ? fns[t] : NULL);
   }
   return fns;
+}
+
+static LoweredFunc **lower_tasks(Cli *c, Network *n, int *ntuned) {
+  return lower_tasks_seen(c, n, ntuned, NULL);
 }
 
 /* ---- execution ------------------------------------------------------------------- */
@@ -560,6 +584,7 @@ static int deploy_sizes(Cli *c, const NetRewrites *rw) {
     return 1;
   }
   DeploySpec s = deploy_spec(c, kind);
+  Lowered seen = {0};
   s.nsizes = nsizes, s.size_names = names, s.nnets = nnets;
   s.nets = xalloc(sizeof *s.nets * (size_t)nnets);
   for (int v = 0; v < nnets; v++) {
@@ -582,7 +607,7 @@ static int deploy_sizes(Cli *c, const NetRewrites *rw) {
       diag_warning((Loc){0}, "-D %s: no constant of that name in %s", c->defs[i].name, c->file);
     }
     int ntuned;
-    LoweredFunc **fns = lower_tasks(c, n, &ntuned);
+    LoweredFunc **fns = lower_tasks_seen(c, n, &ntuned, &seen);
     if (!fns || !deploy_net(c, n, fns, ntuned, &s.nets[v])) return 1;
     s.nets[v].values = values;
   }
