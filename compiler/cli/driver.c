@@ -158,10 +158,10 @@ int drv_main(int argc, char **argv) {
   onnx_random_weights(c.random_weights);
   if (c.cmd == CMD_RECORDS) return cmd_records(&c);      /* no .tex file */
   for (int i = 0; i < c.ndefs; i++)
-    if (c.ndef_values[i] > 1 && ((c.cmd != CMD_COMPILE && c.cmd != CMD_TUNE) ||
+    if (c.ndef_values[i] > 1 && ((c.cmd != CMD_COMPILE && c.cmd != CMD_TUNE && c.cmd != CMD_BENCH) ||
                                  !(onnx_is_model(c.file) || net_is_network_file(c.file)))) {
       fprintf(stderr, "texc: error: -D %s with several values makes a network's library of several sizes (`texc "
-              "NET --emit so`, tuned by `texc tune NET`); `texc %s%s` takes one value\n", c.defs[i].name,
+              "NET --emit so`, timed by `texc bench NET`, tuned by `texc tune NET`); `texc %s%s` takes one value\n", c.defs[i].name,
               c.cmd == CMD_COMPILE ? "" : cli_command_names[c.cmd], c.cmd == CMD_COMPILE ? "KERNELS.tex" : "");
       return 1;
     }

@@ -814,35 +814,83 @@ static int bench_passes(const Cli *c, double warm_ms) {
   return (int)fmin(1000, ceil(c->min_repeat_ms / fmax(warm_ms, 1e-3)));
 }
 
-static int cmd_bench(Cli *c, Network *n) {
-  int ntuned, missing;
+/* N's forward pass timed: MS[0, --repeat) sorted (each the mean of *PASSES passes), the
+ * profile with -v; *HOW: ", one CUDA graph" or "". 0, or 1 after an error. */
+static int bench_network(Cli *c, Network *n, double *ms, int *passes, const char **how, NetPlan *plan) {
+  int ntuned;
   LoweredFunc **fns = lower_tasks(c, n, &ntuned);
   Exec e;
   if (!fns || !exec_init(c, n, fns, &e)) return 1;
   double t0 = now_ms();
   int rc = exec_forward(&e); /* warm-up */
-  int passes = bench_passes(c, now_ms() - t0);
-  double *ms = xalloc(sizeof(double) * (size_t)(c->repeat + 1));
+  *passes = bench_passes(c, now_ms() - t0);
   for (int r = 0; rc == 0 && r < c->repeat; r++) {
     t0 = now_ms();
-    for (int p = 0; rc == 0 && p < passes; p++) rc = exec_forward(&e);
-    ms[r] = (now_ms() - t0) / passes;
+    for (int p = 0; rc == 0 && p < *passes; p++) rc = exec_forward(&e);
+    ms[r] = (now_ms() - t0) / *passes;
   }
   if (rc == 0 && c->o.verbose) rc = print_profile(c, &e);
-  const char *how = rt_seq_is_graph(e.seq) ? ", one CUDA graph" : "";
+  *how = rt_seq_is_graph(e.seq) ? ", one CUDA graph" : "";
+  *plan = e.plan;
   exec_free(&e);
   if (rc) return 1;
   median(ms, c->repeat);
+  return 0;
+}
+
+static int cmd_bench(Cli *c, Network *n) {
+  int missing, passes;
+  double *ms = xalloc(sizeof(double) * (size_t)(c->repeat + 1));
+  const char *how;
+  NetPlan plan;
+  if (bench_network(c, n, ms, &passes, &how, &plan)) return 1;
   double est = estimate_ms(c, n, &missing);
   if (c->json) return bench_json(c, n, ms, passes, est, missing);
   print_summary(n);
-  net_plan_print(stdout, &e.plan); /* deploy/plan.c */
+  net_plan_print(stdout, &plan); /* deploy/plan.c */
   printf("Measured latency: %.3f ms (median of %d, best %.3f, %s%s%s)  Estimated: ", ms[c->repeat / 2], c->repeat,
          ms[0], target_names[c->o.target], how, passes > 1 ? xprintf(", %d passes each", passes) : "");
   int timed = 0; /* the folded tasks are not timed */
   for (int t = 0; t < n->ntasks; t++) timed += !n->tasks[t].folded;
   if (missing) printf("n/a (%d of %d tasks have no record in %s)\n", missing, timed, c->records);
   else printf("%.3f ms (sum of weight x best record)\n", est);
+  return 0;
+}
+
+/* `texc bench NET -D batch=1,8`: the network at each size (each combination of the -D
+ * lists) timed in turn, one table of their latencies: what a library of those sizes runs. */
+static int bench_sizes(Cli *c, const NetRewrites *rw) {
+  int nnets = cli_size_combos(c, 0, NULL), nsizes = 0;
+  if (nnets > 64) {
+    fprintf(stderr, "texc: error: the -D lists make %d networks; bench times at most 64\n", nnets);
+    return 1;
+  }
+  const char *names[MAX_DEFINES];
+  for (int i = 0; i < c->ndefs; i++)
+    if (c->ndef_values[i] > 1) names[nsizes++] = c->defs[i].name;
+  char **rows = xalloc(sizeof(char *) * (size_t)nnets);
+  double *ms = xalloc(sizeof(double) * (size_t)(c->repeat + 1));
+  for (int v = 0; v < nnets; v++) {
+    int64_t *values = xalloc(sizeof(int64_t) * (size_t)nsizes);
+    cli_size_combos(c, v, values);
+    Network *n = net_load(c->file, c->kernel, c->defs, c->ndefs, rw);
+    if (!n || diag_errors()) return 1;
+    int passes;
+    const char *how;
+    NetPlan plan;
+    if (bench_network(c, n, ms, &passes, &how, &plan)) return 1;
+    char *row = xstrdup("|");
+    for (int k = 0; k < nsizes; k++) row = xprintf("%s %10lld |", row, (long long)values[k]);
+    rows[v] = xprintf("%s %12.3f | %12.3f | %10.2f |", row, ms[c->repeat / 2], ms[0], (double)plan.arena_bytes / (1024.0 * 1024.0));
+    fprintf(stderr, "%s: %d of %d sizes timed\r", c->file, v + 1, nnets);
+  }
+  fprintf(stderr, "\n");
+  printf("%s at %d sizes (%s, median of %d):\n|", c->file, nnets, target_names[c->o.target], c->repeat);
+  for (int k = 0; k < nsizes; k++) printf(" %10s |", names[k]);
+  printf(" latency (ms) |    best (ms) | arena (MiB) |\n|");
+  for (int k = 0; k < nsizes; k++) printf("------------|");
+  printf("--------------|--------------|------------|\n");
+  for (int v = 0; v < nnets; v++) printf("%s\n", rows[v]);
   return 0;
 }
 
@@ -875,7 +923,7 @@ int net_run_cli(Cli *c) {
   onnx_bind_inputs(c->inputs, c->ninputs);
   NetRewrites rw = net_rewrites(c->o.target);
   for (int i = 0; i < c->ndefs; i++)
-    if (c->ndef_values[i] > 1) return deploy_sizes(c, &rw);
+    if (c->ndef_values[i] > 1) return c->cmd == CMD_BENCH ? bench_sizes(c, &rw) : deploy_sizes(c, &rw);
   Network *n = net_load(c->file, c->kernel, c->defs, c->ndefs, &rw);
   if (!n || diag_errors()) return 1;
   int kept = 0; /* the inputs folded in at import are no parameters */
