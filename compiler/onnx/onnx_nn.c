@@ -776,9 +776,8 @@ static bool fold_reduce(Imp *I, const Val *x, const bool *mask, bool keep, const
   int64_t os[HT_MAX_DIMS], stride[HT_MAX_DIMS] = {0}, n = 1;
   for (int d = r - 1; d >= 0; d--)
     if (!mask[d]) stride[d] = n, n *= x->shape[d];
-  for (int d = 0; d < r; d++)
+  for (int d = 0; d < r; d++) /* a full reduction without keepdims: a scalar (rank 0), as ONNX's */
     if (!mask[d] || keep) os[no++] = mask[d] ? 1 : x->shape[d];
-  if (!no) os[no++] = 1;
   bool mx = !strcmp(kind, "max"), mn = !strcmp(kind, "min"), prod = !strcmp(kind, "prod");
   bool lse = !strcmp(kind, "logsumexp"), l1 = !strcmp(kind, "l1");
   bool sq = !strcmp(kind, "sumsq") || !strcmp(kind, "l2");

@@ -825,6 +825,19 @@ static bool op_clip(Imp *I) {
   if (!imp_attrs_known(I, "") || !imp_one_output(I)) return false;
   Val *x[3] = {imp_float_in(I, 0), imp_in(I, 1), imp_in(I, 2)};
   if (!x[0]) return false;
+  if (x[0]->c && (!x[1] || x[1]->c) && (!x[2] || x[2]->c)) { /* of constants: folded (LayoutLMv3's int64 clamp) */
+    if ((x[1] && val_numel(x[1]) != 1) || (x[2] && val_numel(x[2]) != 1)) return imp_error(I, "a bound is not a scalar");
+    int64_t n = val_numel(x[0]);
+    double *c = imp_vals(n);
+    for (int64_t i = 0; i < n; i++) {
+      double v = x[0]->c[i];
+      if (x[1] && v < x[1]->c[0]) v = x[1]->c[0];
+      if (x[2] && v > x[2]->c[0]) v = x[2]->c[0];
+      c[i] = v;
+    }
+    imp_const_out(I, 0, x[0]->dtype, x[0]->ndim, x[0]->shape, c);
+    return true;
+  }
   int n = 1;
   char *e = xstrdup("$0");
   for (int k = 1; k < 3; k++) {

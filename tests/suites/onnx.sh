@@ -220,6 +220,8 @@ if "$TEXC" run "$B/const_data_x.onnx" --input "$B/const_data_src.npy" --input "$
   expect_all "15 operators of a constant (Resize, LayerNormalization, Conv, TopK, ...) = the same of an input" \
     "$B/const_data_c.onnx" --input "$B/const_data_z.npy" "${cd_exp[@]}"
 else echo "not ok - onnx 15 operators of an input (const_data_x.onnx)"; fi
+expect_all "a full reduction of a constant is a scalar (Unsqueeze, Concat: a detection transform's padding)" "$B/reduce_scalar.onnx" \
+  --input "$B/reduce_scalar_x.npy" --expect "$B/reduce_scalar_y.npy"
 expect_all "Col2Im (strides, dilations, pads) = Python reference" "$B/col2im.onnx" --input "$B/col2im_x.npy" --expect "$B/col2im_y.npy"
 # float16 and double models (held as f32): their inputs, weights (raw bytes, int32_data bits,
 # a bfloat16 constant) and results in their own types; Casts to float16 round

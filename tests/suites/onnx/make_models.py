@@ -1475,6 +1475,19 @@ def decoder_step(out):
     npy(out + "/decoder_step_y1.npy", "<f4", (1, H, 1, D), struct.pack("<%df" % len(y), *y))
     npy(out + "/decoder_step_y2.npy", "<f4", (1, H, L, D), struct.pack("<%df" % len(kn), *kn))
 
+def reduce_scalar(out):
+    """A full reduction of a constant without keepdims is a scalar (rank 0), which Unsqueeze
+    makes [1] (torchvision's detection transform computes its padding so: Concat of [1]
+    pieces); it was folded as [1], and the Concat refused ranks 1 and 2. y = x + [0, 320]."""
+    nodes = [node("ReduceMax", ["c"], ["m"], "max", keepdims=0), node("Cast", ["m"], ["mi"], "cast", to=7),
+             node("Unsqueeze", ["mi", "ax"], ["u"], "unsq"), node("Concat", ["z", "u"], ["p"], "cat", axis=0),
+             node("Cast", ["p"], ["pf"], "castf", to=1), node("Add", ["x", "pf"], ["y"], "add")]
+    inits = [initializer("c", [1], [320.0]), int_init("ax", [0]), int_init("z", [0])]
+    open(out + "/reduce_scalar.onnx", "wb").write(model(nodes, inits, [value_info("x", [2])], [value_info("y", [2])]))
+    npy(out + "/reduce_scalar_x.npy", "<f4", (2,), struct.pack("<2f", 1.0, 2.0))
+    npy(out + "/reduce_scalar_y.npy", "<f4", (2,), struct.pack("<2f", 1.0, 322.0))
+
+
 def growing(out):
     """A decoder's step with a cache that grows by a position each token (a Concat, as
     exporters write a KV cache with a dynamic length `past`): present = past and x, y their
@@ -2472,6 +2485,7 @@ def shuffle(out):
 
 def main(out):
     shuffle(out)
+    reduce_scalar(out)
     growing(out)
     col2im(out)
     const_data(out)
