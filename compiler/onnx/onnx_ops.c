@@ -1247,7 +1247,7 @@ static bool dispatch(Imp *I, const char *op);
  * times the mask, plus the padding index). Where's condition is not counted. */
 static void int_result(Imp *I, const char *op, bool moves) {
   static const char *const arith[] = {"Add", "Sub", "Mul", "Neg", "Abs", "Max", "Min", "Sum", "CumSum", "CumProd", "Where",
-                                      "ReduceSum", "ReduceMax", "ReduceMin", "Identity", "Trilu"};
+                                      "ReduceSum", "ReduceMax", "ReduceMin", "Identity", "Trilu", "Clip"};
   if (!moves && !IMP_ONE_OF(op, arith)) return;
   bool run_time = false;
   for (int k = !strcmp(op, "Where"); k < imp_nin(I); k++) {

@@ -222,6 +222,8 @@ if "$TEXC" run "$B/const_data_x.onnx" --input "$B/const_data_src.npy" --input "$
 else echo "not ok - onnx 15 operators of an input (const_data_x.onnx)"; fi
 expect_all "a full reduction of a constant is a scalar (Unsqueeze, Concat: a detection transform's padding)" "$B/reduce_scalar.onnx" \
   --input "$B/reduce_scalar_x.npy" --expect "$B/reduce_scalar_y.npy"
+expect_all "a Gather of run-time int64 ids clamped by Clip = Python reference" "$B/gather_clip.onnx" --input "$B/gather_clip_ids.npy" \
+  --expect "$B/gather_clip_y.npy"
 expect_all "Col2Im (strides, dilations, pads) = Python reference" "$B/col2im.onnx" --input "$B/col2im_x.npy" --expect "$B/col2im_y.npy"
 # float16 and double models (held as f32): their inputs, weights (raw bytes, int32_data bits,
 # a bfloat16 constant) and results in their own types; Casts to float16 round

@@ -1488,6 +1488,21 @@ def reduce_scalar(out):
     npy(out + "/reduce_scalar_y.npy", "<f4", (2,), struct.pack("<2f", 1.0, 322.0))
 
 
+def gather_clip(out):
+    """Run-time int64 ids clamped by Clip, then the rows of an embedding they index (LayoutLMv3's
+    position embeddings of its boxes): a Clip of integers is integers; its result was floats,
+    which Gather refused as indices. The result here."""
+    V, D = 10, 2
+    w = rand(V * D, 231, 1.0)
+    ids = [-5, 3, 12, 0, 9, 7]
+    y = [w[min(max(i, 0), V - 1) * D + d] for i in ids for d in range(D)]
+    nodes = [node("Clip", ["ids", "lo", "hi"], ["c"], "clip"), node("Gather", ["w", "c"], ["y"], "gather")]
+    inits = [initializer("w", [V, D], w), int_init("lo", [0], shape=[]), int_init("hi", [V - 1], shape=[])]
+    open(out + "/gather_clip.onnx", "wb").write(model(nodes, inits, [value_info("ids", [1, 6], 7)], [value_info("y", [1, 6, D])]))
+    npy(out + "/gather_clip_ids.npy", "<i8", (1, 6), struct.pack("<6q", *ids))
+    npy(out + "/gather_clip_y.npy", "<f4", (1, 6, D), struct.pack("<%df" % len(y), *y))
+
+
 def growing(out):
     """A decoder's step with a cache that grows by a position each token (a Concat, as
     exporters write a KV cache with a dynamic length `past`): present = past and x, y their
@@ -2485,6 +2500,7 @@ def shuffle(out):
 
 def main(out):
     shuffle(out)
+    gather_clip(out)
     reduce_scalar(out)
     growing(out)
     col2im(out)
