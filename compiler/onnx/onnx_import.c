@@ -261,6 +261,24 @@ double *imp_permute_nhwc(const Val *v) {
   return d;
 }
 
+/* V's tensor moved to the other layout (TO_NCHW: from channels last) into a new tensor:
+ * stdlib's nchw_to_nhwc / nhwc_to_nchw for f32, a kernel of their element type for
+ * integers (a ConvInteger's i32 result read as a graph output). */
+static const char *layout_call(Imp *I, Val *v, bool to_nchw) {
+  const char *out = imp_name(I, xprintf("%s_%s", v->name, to_nchw ? "nchw" : "nhwc"));
+  const char *et = v->fint ? NULL : v->dtype == OT_INT64 ? "i64" : v->dtype == OT_INT32 ? "i32" : NULL;
+  if (!et) {
+    imp_call(I, out, to_nchw ? "nhwc_to_nchw" : "nchw_to_nhwc", v->tex);
+    return out;
+  }
+  long long n = v->shape[0], c = v->shape[1], h = v->shape[2], w = v->shape[3];
+  const char *nchw = xprintf("%s[%lld, %lld, %lld, %lld]", et, n, c, h, w), *nhwc = xprintf("%s[%lld, %lld, %lld, %lld]", et, n, h, w, c);
+  const char *k = to_nchw ? imp_kernel(I, "nhwc_to_nchw", xprintf("(X: %s) -> Y: %s {\n  Y[n, c, h, w] = X[n, h, w, c]\n}", nhwc, nchw))
+                          : imp_kernel(I, "nchw_to_nhwc", xprintf("(X: %s) -> Y: %s {\n  Y[n, h, w, c] = X[n, c, h, w]\n}", nchw, nhwc));
+  imp_call(I, out, k, v->tex);
+  return out;
+}
+
 const char *imp_tensor_nhwc(Imp *I, Val *v) {
   if (v->nhwc) return v->tex;
   if (v->other) return v->other;
@@ -269,19 +287,13 @@ const char *imp_tensor_nhwc(Imp *I, Val *v) {
     double *d = imp_permute_nhwc(v);
     v->other = new_weight(I, xprintf("%s_nhwc", v->name), d, 4, sh);
     free(d);
-  } else {
-    v->other = imp_name(I, xprintf("%s_nhwc", v->name));
-    imp_call(I, v->other, "nchw_to_nhwc", v->tex);
-  }
+  } else v->other = layout_call(I, v, false);
   return v->other;
 }
 
 const char *imp_tensor(Imp *I, Val *v) {
   if (v->nhwc) {
-    if (!v->other) {
-      v->other = imp_name(I, xprintf("%s_nchw", v->name));
-      imp_call(I, v->other, "nhwc_to_nchw", v->tex);
-    }
+    if (!v->other) v->other = layout_call(I, v, true);
     return v->other;
   }
   if (v->tex) return v->tex;

@@ -2302,16 +2302,20 @@ def dyn_conv(out):
     npy(out + "/dyn_conv_acc.npy", "<i4", (1, M, OH, OW), struct.pack("<%di" % len(acc), *acc))
     # without the filter's zero point, 8 output channels: the integer kernel where the CPU
     # has a four-byte dot product (qconv2d_nhwc_rzp: the run-time zero point pads)
+    # (its i32 sums a graph output too: channels last converted back as i32, not f32)
     M = 8
     wq = [int(v * 127) for v in rand(M * C * 9, 93, 1.0)]
-    y = [f32(f32(a) * f32(s * f32(ws))) for a in conv_acc(wq, [0] * M, M)]
+    acc8 = conv_acc(wq, [0] * M, M)
+    y = [f32(f32(a) * f32(s * f32(ws))) for a in acc8]
     nodes = [node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], "dql"),
              node("ConvInteger", ["xq", "wq", "xz"], ["acc"], "ci", pads=[1, 1, 1, 1], strides=[1, 2]),
              node("Cast", ["acc"], ["accf"], "cast", to=1), node("Mul", ["xs", "ws"], ["sc"], "scale"),
              node("Mul", ["accf", "sc"], ["y"], "mul")]
     inits = [typed_init("wq", [M, C, 3, 3], 3, wq), initializer("ws", [], [ws])]
-    open(out + "/dyn_conv8.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, H, W])], [value_info("y", [1, M, OH, OW])], opset=11))
+    open(out + "/dyn_conv8.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, H, W])],
+                                                    [value_info("y", [1, M, OH, OW]), value_info("acc", [1, M, OH, OW], 6)], opset=11))
     npy(out + "/dyn_conv8_y.npy", "<f4", (1, M, OH, OW), struct.pack("<%df" % len(y), *y))
+    npy(out + "/dyn_conv8_acc.npy", "<i4", (1, M, OH, OW), struct.pack("<%di" % len(acc8), *acc8))
 
 
 def dyn_matmul(out):
