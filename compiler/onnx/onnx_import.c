@@ -273,8 +273,8 @@ static const char *layout_call(Imp *I, Val *v, bool to_nchw) {
   }
   long long n = v->shape[0], c = v->shape[1], h = v->shape[2], w = v->shape[3];
   const char *nchw = xprintf("%s[%lld, %lld, %lld, %lld]", et, n, c, h, w), *nhwc = xprintf("%s[%lld, %lld, %lld, %lld]", et, n, h, w, c);
-  const char *k = to_nchw ? imp_kernel(I, "nhwc_to_nchw", xprintf("(X: %s) -> Y: %s {\n  Y[n, c, h, w] = X[n, h, w, c]\n}", nhwc, nchw))
-                          : imp_kernel(I, "nchw_to_nhwc", xprintf("(X: %s) -> Y: %s {\n  Y[n, h, w, c] = X[n, c, h, w]\n}", nchw, nhwc));
+  const char *k = to_nchw ? imp_kernel(I, xprintf("nhwc_to_nchw_%s", et), xprintf("(X: %s) -> Y: %s {\n  Y[n, c, h, w] = X[n, h, w, c]\n}", nhwc, nchw))
+                          : imp_kernel(I, xprintf("nchw_to_nhwc_%s", et), xprintf("(X: %s) -> Y: %s {\n  Y[n, h, w, c] = X[n, c, h, w]\n}", nchw, nhwc));
   imp_call(I, out, k, v->tex);
   return out;
 }
