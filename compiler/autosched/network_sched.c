@@ -990,6 +990,47 @@ static char *serial(const char *steps) {
   return s;
 }
 
+/* Does some load in E read its buffer along V (V its last index: contiguous)? */
+static bool loads_along(const Expr *e, const IrVar *v) {
+  if (!e) return false;
+  if (e->kind == E_LOAD && e->nargs > 0 && e->args[e->nargs - 1]->kind == E_VAR && e->args[e->nargs - 1]->var == v) return true;
+  for (int i = 0; i < e->nargs; i++)
+    if (loads_along(e->args[i], v)) return true;
+  return loads_along(e->a, v) || loads_along(e->b, v) || loads_along(e->c, v);
+}
+
+/* Dot products: a kernel of one sum over an axis its operands hold contiguously, whose
+ * output is too narrow for vectors (a matrix times a vector: MoE experts gathered per
+ * token, [64, 512, 128] by [64, 128, 1]). One parallel loop over the outputs (their axes
+ * fused), each a dot product L lanes at a time (rfactor, as a row's statistic). The
+ * product defaults vectorize over the output's last axis, of extent 1 here: serial scalar
+ * dot products, 1.34 ms where these take 0.13 (in cache). NULL when K is not of that form. */
+static char *dot_steps(Kernel *k, Op *o) {
+  int L = target_cpu(NULL)->lanes, d = o->ndim;
+  if (k->nops != 1 || d < 1 || !plain_reduction(o) || o->rop != RED_SUM || !statistic_lanes(o, L)) return NULL;
+  if (extent(o, d - 1) >= L || !loads_along(o->value, o->raxes[0])) return NULL;
+  /* an output axis some operand holds contiguously (a convolution's 8 channels): the
+   * product defaults' vectors of it */
+  if (extent(o, d - 1) > 1 && loads_along(o->value, o->axes[d - 1])) return NULL;
+  for (int a = 0; a < d; a++)
+    if (!extent(o, a)) return NULL;
+  const char *on = o->name, *r = o->raxes[0]->name;
+  char *s = xstrdup("");
+  step(&s, xprintf("%s_ko, %s_kv = split(%s.%s, %d)", on, on, on, r, L));
+  step(&s, xprintf("%s_rf = rfactor(%s, %s_kv)", on, on, on));
+  const char *row = xprintf("%s.%s", on, o->axes[0]->name);
+  for (int a = 1; a < d; a++) {
+    const char *f = xprintf("%s_r%d", on, a);
+    step(&s, xprintf("%s = fuse(%s, %s.%s)", f, row, on, o->axes[a]->name));
+    row = f;
+  }
+  step(&s, xprintf("parallel(%s)", row));
+  step(&s, xprintf("compute_at(%s_rf, %s, %s)", on, on, row));
+  step(&s, xprintf("reorder(%s_rf.%s_ko, %s_rf.%s_kv)", on, on, on, on));
+  step(&s, xprintf("vectorize(%s_rf.%s_kv)", on, on));
+  return s;
+}
+
 static char *default_steps(Kernel *k);
 
 bool net_threads_pay(const Kernel *k) {
@@ -1009,6 +1050,8 @@ static char *default_steps(Kernel *k) {
   Op *o = k->outputs[0]->op;
   char *tr = transpose_steps(k, o);
   if (tr) return tr;
+  char *dot = dot_steps(k, o);
+  if (dot) return dot;
   bool ok;
   Op *a = find_anchor(k, o, &ok);
   if (!ok) {
