@@ -509,6 +509,19 @@ static char *winograd_product_steps(Kernel *k) {
   return s;
 }
 
+/* Steps: the first N axes of stage O fused into one loop (O_r1, ..., the last returned as
+ * "O_rK", or "O.axis" for N = 1), run in parallel: O's rows. */
+static const char *parallel_rows(char **s, const Op *o, int n) {
+  const char *on = o->name, *row = xprintf("%s.%s", on, o->axes[0]->name);
+  for (int a = 1; a < n; a++) {
+    const char *f = xprintf("%s_r%d", on, a);
+    step(s, xprintf("%s = fuse(%s, %s.%s)", f, row, on, o->axes[a]->name));
+    row = f;
+  }
+  step(s, xprintf("parallel(%s)", row));
+  return row;
+}
+
 /* Steps: statistic PN (a sum, max or min over its reduction axis R) L lanes at a time:
  * `PN_rf` accumulates L partial results over the axis in steps of L, PN combines them; the
  * partial results computed at loop AT (NULL: at the root). */
@@ -561,13 +574,7 @@ static char *rowwise_steps(Kernel *k, Op *o) {
   }
   const char *on = o->name;
   char *s = xstrdup("");
-  const char *row = xprintf("%s.%s", on, o->axes[0]->name);
-  for (int a = 1; a < d - 1; a++) {
-    const char *f = xprintf("%s_r%d", on, a);
-    step(&s, xprintf("%s = fuse(%s, %s.%s)", f, row, on, o->axes[a]->name));
-    row = f;
-  }
-  step(&s, xprintf("parallel(%s)", row));
+  const char *row = parallel_rows(&s, o, d - 1);
   bool vec = extent(o, d - 1) >= L;
   if (vec) vector_steps(&s, on, o->axes[d - 1]->name, L);
   for (int i = 0; i < k->nops; i++) {
@@ -1018,13 +1025,7 @@ static char *dot_steps(Kernel *k, Op *o) {
   char *s = xstrdup("");
   step(&s, xprintf("%s_ko, %s_kv = split(%s.%s, %d)", on, on, on, r, L));
   step(&s, xprintf("%s_rf = rfactor(%s, %s_kv)", on, on, on));
-  const char *row = xprintf("%s.%s", on, o->axes[0]->name);
-  for (int a = 1; a < d; a++) {
-    const char *f = xprintf("%s_r%d", on, a);
-    step(&s, xprintf("%s = fuse(%s, %s.%s)", f, row, on, o->axes[a]->name));
-    row = f;
-  }
-  step(&s, xprintf("parallel(%s)", row));
+  const char *row = parallel_rows(&s, o, d);
   step(&s, xprintf("compute_at(%s_rf, %s, %s)", on, on, row));
   step(&s, xprintf("reorder(%s_rf.%s_ko, %s_rf.%s_kv)", on, on, on, on));
   step(&s, xprintf("vectorize(%s_rf.%s_kv)", on, on));
@@ -1067,13 +1068,7 @@ static char *narrow_steps(Kernel *k, Op *o) {
   const char *an = a->name, *on = o->name;
   step(&s, xprintf("%s_ko, %s_kv = split(%s.%s, %d)", an, an, an, ci->name, L));
   step(&s, xprintf("%s_rf = rfactor(%s, %s_kv)", an, an, an));
-  const char *row = xprintf("%s.%s", on, o->axes[0]->name);
-  for (int x = 1; x < d - 2; x++) {
-    const char *f = xprintf("%s_r%d", on, x);
-    step(&s, xprintf("%s = fuse(%s, %s.%s)", f, row, on, o->axes[x]->name));
-    row = f;
-  }
-  step(&s, xprintf("parallel(%s)", row));
+  parallel_rows(&s, o, d - 2);
   const char *at = xprintf("%s, %s.%s", on, on, o->axes[d - 2]->name);
   if (a != o) step(&s, xprintf("compute_at(%s, %s)", an, at));
   step(&s, xprintf("compute_at(%s_rf, %s)", an, at));
