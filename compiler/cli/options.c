@@ -225,19 +225,19 @@ static void add_define(Cli *c, const char *arg) {
   for (const char *v = eq + 1;;) {
     const char *comma = strchr(v, ',');
     char *item = comma ? xstrndup(v, (size_t)(comma - v)) : xstrdup(v), *dots = strstr(item, "..");
-    long long lo, hi;
+    long long lo, hi = 0;
     if (dots) *dots = 0;
     if (!parse_decimal(item, &lo) || (dots && !parse_decimal(dots + 2, &hi))) {
       if (errno == ERANGE) fail("-D %s: the value does not fit in 64 bits", arg);
       fail("-D expects NAME=INTEGER or NAME=INTEGER,INTEGER,..., not '%s'", arg);
     }
-    if (!dots) hi = lo + 1;
-    if (hi <= lo) fail("-D %s: the range %lld..%lld is empty (A..B is A to B - 1)", arg, lo, hi);
-    for (long long x = lo; x < hi; x++) {
+    if (dots && hi <= lo) fail("-D %s: the range %lld..%lld is empty (A..B is A to B - 1)", arg, lo, hi);
+    for (long long x = lo;; x++) { /* a single value: LO alone (LO + 1 may not exist) */
       if (n == MAX_DEFINE_VALUES) fail("-D %s: more than %d values", arg, MAX_DEFINE_VALUES);
       for (int k = 0; k < n; k++)
         if (values[k] == x) fail("-D %s: the value %lld twice", arg, x);
       values[n++] = x;
+      if (!dots || x + 1 >= hi) break; /* x < hi: no overflow */
     }
     if (!comma) break;
     v = comma + 1;
