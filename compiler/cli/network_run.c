@@ -565,15 +565,39 @@ static const char *compile_kind(const Cli *c) {
   return len > 2 && strcmp(c->out + len - 2, ".h") == 0 ? "header" : "so";
 }
 
+/* The -D names given several values into NAMES; how many. */
+static int size_names(const Cli *c, const char **names) {
+  int n = 0;
+  for (int i = 0; i < c->ndefs; i++)
+    if (c->ndef_values[i] > 1) names[n++] = c->defs[i].name;
+  return n;
+}
+
+/* The network at combination V of the -D lists (their values into VALUES), loaded. The
+ * first (V = 0) also checks that every -D names something: a list that names nothing
+ * would make identical networks (an error), a single value a warning. NULL after errors. */
+static Network *load_size(Cli *c, int v, int64_t *values, const NetRewrites *rw) {
+  cli_size_combos(c, v, values);
+  Network *n = net_load(c->file, c->kernel, c->defs, c->ndefs, rw);
+  if (!n || diag_errors()) return NULL;
+  for (int i = 0; i < c->ndefs && v == 0; i++) {
+    if (c->defs[i].used) continue;
+    if (c->ndef_values[i] > 1) {
+      fprintf(stderr, "texc: error: -D %s: no constant or symbolic dimension of that name in %s, so its values "
+              "make no different networks\n", c->defs[i].name, c->file);
+      return NULL;
+    }
+    diag_warning((Loc){0}, "-D %s: no constant of that name in %s", c->defs[i].name, c->file);
+  }
+  return n;
+}
+
 /* `-D NAME=V1,V2,...` (one or more lists) with --emit so|header: one network per
  * combination of the lists' values, loaded and lowered each, in one library (deploy/;
  * DEPLOY.md "Several sizes"). */
 static int deploy_sizes(Cli *c, const NetRewrites *rw) {
-  const char *kind = c->cmd == CMD_COMPILE ? compile_kind(c) : NULL;
-  int nsizes = 0, nnets = cli_size_combos(c, 0, NULL);
-  const char *names[MAX_DEFINES];
-  for (int i = 0; i < c->ndefs; i++)
-    if (c->ndef_values[i] > 1) names[nsizes++] = c->defs[i].name;
+  const char *kind = compile_kind(c), *names[MAX_DEFINES]; /* bench and tune do not come here */
+  int nsizes = size_names(c, names), nnets = cli_size_combos(c, 0, NULL);
   if (!kind || (strcmp(kind, "so") != 0 && strcmp(kind, "header") != 0)) {
     fprintf(stderr, "texc: error: -D %s with several values makes a library of several sizes (`texc %s --emit so` or "
             "`--emit header`), not %s\n", names[0], c->file, c->emit ? xprintf("`--emit %s`", c->emit) : "a summary");
@@ -589,22 +613,12 @@ static int deploy_sizes(Cli *c, const NetRewrites *rw) {
   s.nets = xalloc(sizeof *s.nets * (size_t)nnets);
   for (int v = 0; v < nnets; v++) {
     int64_t *values = xalloc(sizeof(int64_t) * (size_t)nsizes);
-    cli_size_combos(c, v, values);
+    Network *n = load_size(c, v, values, rw);
+    if (!n) return 1;
     if (c->o.verbose) {
       fprintf(stderr, "%s at", c->file);
       for (int k = 0; k < nsizes; k++) fprintf(stderr, "%s %s=%lld", k ? "," : "", names[k], (long long)values[k]);
       fprintf(stderr, "\n");
-    }
-    Network *n = net_load(c->file, c->kernel, c->defs, c->ndefs, rw);
-    if (!n || diag_errors()) return 1;
-    for (int i = 0; i < c->ndefs && v == 0; i++) {
-      if (c->defs[i].used) continue;
-      if (c->ndef_values[i] > 1) { /* every network the same: a misspelt name */
-        fprintf(stderr, "texc: error: -D %s: no constant or symbolic dimension of that name in %s, so its values "
-                "make no different networks\n", c->defs[i].name, c->file);
-        return 1;
-      }
-      diag_warning((Loc){0}, "-D %s: no constant of that name in %s", c->defs[i].name, c->file);
     }
     int ntuned;
     LoweredFunc **fns = lower_tasks_seen(c, n, &ntuned, &seen);
@@ -860,21 +874,18 @@ static int cmd_bench(Cli *c, Network *n) {
 /* `texc bench NET -D batch=1,8`: the network at each size (each combination of the -D
  * lists) timed in turn, one table of their latencies: what a library of those sizes runs. */
 static int bench_sizes(Cli *c, const NetRewrites *rw) {
-  int nnets = cli_size_combos(c, 0, NULL), nsizes = 0;
+  const char *names[MAX_DEFINES];
+  int nnets = cli_size_combos(c, 0, NULL), nsizes = size_names(c, names);
   if (nnets > 64) {
     fprintf(stderr, "texc: error: the -D lists make %d networks; bench times at most 64\n", nnets);
     return 1;
   }
-  const char *names[MAX_DEFINES];
-  for (int i = 0; i < c->ndefs; i++)
-    if (c->ndef_values[i] > 1) names[nsizes++] = c->defs[i].name;
   char **rows = xalloc(sizeof(char *) * (size_t)nnets);
   double *ms = xalloc(sizeof(double) * (size_t)(c->repeat + 1));
   for (int v = 0; v < nnets; v++) {
     int64_t *values = xalloc(sizeof(int64_t) * (size_t)nsizes);
-    cli_size_combos(c, v, values);
-    Network *n = net_load(c->file, c->kernel, c->defs, c->ndefs, rw);
-    if (!n || diag_errors()) return 1;
+    Network *n = load_size(c, v, values, rw);
+    if (!n) return 1;
     int passes;
     const char *how;
     NetPlan plan;

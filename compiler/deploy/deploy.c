@@ -579,28 +579,26 @@ static bool sized(const Lib *l) {
 }
 
 /* The CPU kernels of the NL networks L as one object OBJ, symbols NAME__ + each Lib's SYM.
- * A task of the same kernel text (kernel_canonical: the fused kernel with its shapes) in
- * several networks is one function: its schedule and lowering follow from that text (the
- * records are keyed by it), so a batch size's or cache length's networks share every task
- * their sizes leave alone. The first network's functions keep their names; another's are
- * `vK_` + name. */
+ * A task lowered once for several networks (the CLI lowers a kernel text it has lowered
+ * for another size no more: the same body) is one function, so a batch size's or cache
+ * length's networks share every task their sizes leave alone. The first network's
+ * functions keep their names; another's are `vK_` + name. */
 static bool build_cpu_kernels(const DeploySpec *s, Lib *l, int nl, const char *obj) {
   int total = 0, nu = 0;
   for (int v = 0; v < nl; v++) total += l[v].n->ntasks;
   LoweredFunc **u = xalloc(sizeof *u * (size_t)(total + 1));
-  const char **text = xalloc(sizeof(char *) * (size_t)(total + 1));
   for (int v = 0; v < nl; v++) {
     Network *n = l[v].n;
     l[v].sym = xalloc(sizeof(char *) * (size_t)(n->ntasks + 1));
     for (int t = 0; t < n->ntasks; t++) {
-      const char *k = kernel_canonical(n->groups[n->tasks[t].group]->kernel);
+      const LoweredFunc *g = l[v].dn->fns[t];
       int j = 0;
-      while (j < nu && strcmp(text[j], k) != 0) j++;
+      while (j < nu && u[j]->body != g->body) j++;
       if (j == nu) {
         LoweredFunc *f = xalloc(sizeof *f);
-        *f = *l[v].dn->fns[t];
+        *f = *g;
         if (v) f->name = xprintf("v%d_%s", v, f->name);
-        text[nu] = k, u[nu++] = f;
+        u[nu++] = f;
       }
       l[v].sym[t] = u[j]->name;
     }

@@ -33,7 +33,8 @@ void net_plan_print(FILE *f, const NetPlan *p);
 /* One network of a library: the model at one value of each of the -D lists. */
 typedef struct DeployNet {
   Network *n;
-  LoweredFunc **fns;        /* per task, lowered for the target */
+  LoweredFunc **fns;        /* per task, lowered for the target (a task lowered once for
+                               several networks: functions of one body, compiled once) */
   int ntuned;               /* tasks whose schedule is a record of --records (for -v) */
   bool *input;              /* per tensor: a parameter the caller passes at each run */
   float **data;             /* per tensor: a weight's data (host f32), else NULL */
