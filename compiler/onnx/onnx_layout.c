@@ -1389,13 +1389,49 @@ static bool reshapes_to(Imp *I, const Onnx__GraphProto *g, const Onnx__NodeProto
   return true;
 }
 
+/* Is node N of G a QuantizeLinear (Q) or DequantizeLinear (DQ) by the one scale S and zero
+ * point Z (NULL: none) of quantized type DT, constants, per tensor? */
+static bool same_q(Imp *I, const Onnx__GraphProto *g, const Onnx__NodeProto *n, const char *op, const Val *s, const Val *z, int dt,
+                   bool *skip) {
+  if (strcmp(n->op_type, op) != 0 || n->n_output != 1 || n->n_input < 2 || n->n_input > 3) return false;
+  for (size_t i = 0; i < n->n_attribute; i++)
+    if (!n->attribute[i]->name || strcmp(n->attribute[i]->name, "axis") != 0) return false;
+  Val *ns = val_now(I, g, n->input[1], skip), *nz = n->n_input == 3 && *n->input[2] ? val_now(I, g, n->input[2], skip) : NULL;
+  if (!ns || !ns->c || val_numel(ns) != 1 || (float)ns->c[0] != (float)s->c[0]) return false;
+  if (n->n_input == 3 && *n->input[2] && (!nz || !nz->c || val_numel(nz) != 1)) return false;
+  int ndt = nz ? nz->dtype : OT_UINT8;
+  return ndt == dt && (nz ? nz->c[0] : 0) == (z ? z->c[0] : 0);
+}
+
+/* NAME, or past a QuantizeLinear -> DequantizeLinear pair that alone reads it (*Q, *DQ: the
+ * two nodes, else -1), when X is the DequantizeLinear of a quantized value by one constant
+ * scale and zero point and the pair quantizes by the same ones. A permutation of X's
+ * values (a channel shuffle) is on X's grid, where the pair is the identity: round((q -
+ * z) * s / s) is q - z exactly for the 8-bit q (ONNX's QDQ form puts a pair after every
+ * Reshape and Transpose of a quantized model). */
+static const char *past_qdq(Imp *I, const Onnx__GraphProto *g, const char *name, const Val *x, int *q, int *dq, bool *skip) {
+  *q = *dq = -1;
+  const Val *s = x->dq_s, *z = x->dq_z;
+  if (!x->dq_x || !s || !s->c || val_numel(s) != 1 || (z && (!z->c || val_numel(z) != 1))) return name;
+  int dt = x->dq_x->dtype, a = sole_reader(g, name);
+  if (dt != OT_UINT8 && dt != OT_INT8) return name;
+  if (a < 0 || !same_q(I, g, g->node[a], "QuantizeLinear", s, z, dt, skip)) return name;
+  int b = sole_reader(g, g->node[a]->output[0]);
+  if (b < 0 || !same_q(I, g, g->node[b], "DequantizeLinear", s, z, dt, skip) || strcmp(g->node[b]->input[0], g->node[a]->output[0]))
+    return name;
+  *q = a, *dq = b;
+  return g->node[b]->output[0];
+}
+
 /* ShuffleNet's channel shuffle of a channels-last value: Reshape [N, C, H, W] -> [N, G,
  * C / G, H, W], Transpose (0, 2, 1, 3, 4), Reshape back to [N, C, H, W], the two later nodes
  * reading only what the one before makes. Node K (of G) is the first Reshape: the three
  * become one kernel permuting the channels of the NHWC tensor, output channel o reading
  * channel (o % G) * (C / G) + o / G, and *SKIP marks the two others done. In the model's
- * layout they were five copies (to NCHW, reshape, transpose, reshape, back to NHWC). False:
- * not this form (the nodes are imported one by one). */
+ * layout they were five copies (to NCHW, reshape, transpose, reshape, back to NHWC). In a
+ * QDQ model a QuantizeLinear -> DequantizeLinear pair follows the first Reshape and the
+ * Transpose: skipped (past_qdq) when X is dequantized by their scale and zero point.
+ * False: not this form (the nodes are imported one by one). */
 bool onnx_channel_shuffle(Imp *I, const Onnx__GraphProto *g, int k, bool *skip) {
   const Onnx__NodeProto *n0 = g->node[k];
   if (strcmp(n0->op_type, "Reshape") != 0 || n0->n_input != 2 || n0->n_output != 1) return false;
@@ -1407,7 +1443,8 @@ bool onnx_channel_shuffle(Imp *I, const Onnx__GraphProto *g, int k, bool *skip) 
   if (gr < 1 || c % gr != 0) return false;
   int64_t split[5] = {n, gr, c / gr, h, w};
   if (!reshapes_to(I, g, n0, 5, split, skip)) return false;
-  int t = sole_reader(g, n0->output[0]);
+  int q1, dq1, q2, dq2;
+  int t = sole_reader(g, past_qdq(I, g, n0->output[0], x, &q1, &dq1, skip));
   if (t < 0 || strcmp(g->node[t]->op_type, "Transpose") != 0 || g->node[t]->n_output != 1) return false;
   const Onnx__NodeProto *saved = I->node;
   I->node = g->node[t];
@@ -1416,8 +1453,9 @@ bool onnx_channel_shuffle(Imp *I, const Onnx__GraphProto *g, int k, bool *skip) 
   I->node = saved;
   static const int64_t swap12[5] = {0, 2, 1, 3, 4};
   if (np != 5 || memcmp(perm, swap12, sizeof swap12) != 0) return false;
-  int r = sole_reader(g, g->node[t]->output[0]);
+  int r = sole_reader(g, past_qdq(I, g, g->node[t]->output[0], x, &q2, &dq2, skip));
   if (r < 0 || g->node[r]->n_output != 1 || !reshapes_to(I, g, g->node[r], 4, x->shape, skip)) return false;
+  if ((q1 < 0) != (q2 < 0)) return false; /* both pairs or none */
   I->node = g->node[r];
   int64_t os[4] = {n, h, w, c};
   Val *o = imp_net_out(I, 0, 4, os);
@@ -1427,6 +1465,7 @@ bool onnx_channel_shuffle(Imp *I, const Onnx__GraphProto *g, int k, bool *skip) 
   memcpy(o->shape, x->shape, sizeof o->shape);
   o->nhwc = true;
   skip[t] = skip[r] = true;
+  if (q1 >= 0) skip[q1] = skip[dq1] = skip[q2] = skip[dq2] = true;
   return true;
 }
 

@@ -1005,6 +1005,75 @@ static LLVMValueRef few_offsets(CG *g, Buffer *buf, Expr **args) {
   return out;
 }
 
+/* The most elements a masked span load (span_masked) reads for a vector of LANES lanes. */
+static bool span_fits(const LaneOffsets *o, int lanes) {
+  return o->nd == lanes && o->hi - o->lo + 1 <= 4 * (int64_t)lanes;
+}
+
+/* Is the 64-bit integer E a multiple of S (a power of two: so it stays one when E wraps)? */
+static bool multiple_of(const Expr *e, int64_t s) {
+  int64_t k;
+  if (ir_is_const(e, &k)) return k % s == 0;
+  if (e->kind != E_BIN || e->dtype != DT_I64) return false;
+  if (e->op == OP_MUL) return multiple_of(e->a, s) || multiple_of(e->b, s);
+  if (e->op == OP_ADD || e->op == OP_SUB) return multiple_of(e->a, s) && multiple_of(e->b, s);
+  return false;
+}
+
+/* The row of BUF's innermost axis that the flat offset E reads in: *S its extent (2 to 8,
+ * a power of two, rows unpadded) when E is a multiple of it plus a constant *J below it
+ * (flatten's `... * S + j`). Every element of a row is in BUF when one is. */
+static bool in_row(const Buffer *buf, const Expr *e, int64_t *s, int64_t *j) {
+  if (buf->ndim < 1 || buf->pad || !ir_is_const(buf->shape[buf->ndim - 1], s) || *s < 2 || *s > 8 || (*s & (*s - 1)))
+    return false;
+  if (multiple_of(e, *s)) return *j = 0, true;
+  if (e->kind != E_BIN || e->op != OP_ADD) return false;
+  if (ir_is_const(e->b, j) && *j >= 0 && *j < *s) return multiple_of(e->a, *s);
+  return ir_is_const(e->a, j) && *j >= 0 && *j < *s && multiple_of(e->b, *s);
+}
+
+/* A gather under a mask whose lanes read distinct elements at constant distances, a span
+ * of at most 4 x lanes (a packed int8 filter's [.., co, 4] read at one of its 4 bytes by
+ * a tail tile's lanes of co, stride 4): one masked load of the span in which only the
+ * elements the live lanes read are enabled, then a shuffle into lanes. A masked gather
+ * was lane by lane (vpinsrb per byte: a 7 x 7 x 232 int8 convolution's tail tile took
+ * 15x the time of a full one). NULL: not of that form. */
+static LLVMValueRef span_masked(CG *g, Buffer *buf, Expr **args) {
+  LaneOffsets o;
+  if (!g->mask || !g->vmin || !LLVMIsAConstantInt(g->vmin)) return NULL;
+  if (!lane_offsets(args, g->vvar, LLVMConstIntGetSExtValue(g->vmin), g->lanes, &o) || !span_fits(&o, g->lanes)) return NULL;
+  /* each live lane's whole row when the rows are disjoint (the loads of a row's other
+   * elements then are this same load: a tail tile's four bytes of each filter channel in
+   * one vector, as a full tile reads them), else its element alone */
+  int64_t rs = 1, j = 0, lo = o.lo;
+  int owner[4 * MAX_VECTOR_LANES + 8], span;
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 0 && !in_row(buf, args[0], &rs, &j)) continue;
+    if (pass == 1) rs = 1, j = 0;
+    lo = o.lo - j, span = (int)(o.hi - j + rs - lo);
+    bool disjoint = true;
+    for (int p = 0; p < span; p++) owner[p] = -1;
+    for (int l = 0; l < g->lanes && disjoint; l++)
+      for (int64_t t = 0; t < rs; t++) {
+        int p = (int)(o.off[l] - j + t - lo);
+        disjoint &= owner[p] < 0;
+        owner[p] = l;
+      }
+    if (disjoint) break;
+  }
+  LLVMValueRef m[4 * MAX_VECTOR_LANES + 8], sel[MAX_VECTOR_LANES];
+  for (int p = 0; p < span; p++) m[p] = LLVMConstInt(g->i32, (unsigned)(owner[p] < 0 ? g->lanes : owner[p]), 0);
+  for (int l = 0; l < g->lanes; l++) sel[l] = LLVMConstInt(g->i32, (unsigned long long)(o.off[l] - lo), 0);
+  LLVMValueRef none = LLVMConstNull(LLVMTypeOf(g->mask));
+  LLVMValueRef mask = LLVMBuildShuffleVector(g->b, g->mask, none, LLVMConstVector(m, (unsigned)span), "");
+  LLVMTypeRef vt = LLVMVectorType(mem_type(g, buf->dtype), (unsigned)span);
+  LLVMValueRef ptr = elem_ptr(g, buf, LLVMBuildAdd(g->b, lane0_index(g, args), i64c(g, lo), ""));
+  LLVMValueRef margs[4] = {ptr, LLVMConstInt(g->i32, (unsigned)dtype_bytes(buf->dtype), 0), mask, LLVMConstNull(vt)};
+  LLVMValueRef l = masked_intrinsic(g, "llvm.masked.load", vt, g->ptr, margs, 4);
+  LLVMValueRef sh = LLVMBuildShuffleVector(g->b, l, LLVMGetPoison(vt), LLVMConstVector(sel, (unsigned)g->lanes), "");
+  return from_mem(g, sh, buf->dtype);
+}
+
 static LLVMValueRef emit_load(CG *g, Expr *e) {
   Buffer *buf = e->buf;
   bool vec = false;
@@ -1026,6 +1095,7 @@ static LLVMValueRef emit_load(CG *g, Expr *e) {
   }
   default: {
     LLVMValueRef v = few_offsets(g, buf, e->args);
+    if (!v) v = span_masked(g, buf, e->args);
     return v ? v : gather(g, buf, emit_expr(g, e->args[0])); /* lane by lane */
   }
   }
@@ -1164,19 +1234,43 @@ static LLVMValueRef dot4_word(CG *g, const Dot4 *d) {
 }
 
 /* ACC + SUM as vpdpbusd when SUM is a four-byte dot product (Dot4) on a multiple of 4
- * lanes, with no lane mask in force; NULL otherwise. The lanes go 16, 8 or 4 at a time
+ * lanes (under a lane mask, a tail tile's: each live lane's four bytes by one masked load);
+ * NULL otherwise. The lanes go 16, 8 or 4 at a time
  * (zmm, ymm, xmm: every VNNI CPU has the narrower forms), the widest that the target has and
  * that fits what is left: 24 output channels are vectors of 8 (emit_for), each one ymm
  * vpdpbusd on an AVX-512 CPU too (mobilenet_v2's 24-channel layers were 14x slower). */
 static LLVMValueRef emit_dot4(CG *g, Expr *acc, Expr *sum) {
   Dot4 d;
   int lanes = g->lanes;
-  if (!g->dot_lanes || lanes % 4 || g->mask || !dot4_of(g, sum, &d)) return NULL;
+  if (!g->dot_lanes || lanes % 4 || !dot4_of(g, sum, &d)) return NULL;
   LLVMValueRef a = splat(g, emit_expr(g, acc));
-  LLVMValueRef word = dot4_word(g, &d);
-  LLVMValueRef bytes = LLVMBuildLoad2(g->b, LLVMVectorType(g->i8, (unsigned)(4 * lanes)),
-                                      elem_ptr(g, d.s[0]->buf, lane0_index(g, d.s[0]->args)), "");
-  LLVMSetAlignment(bytes, 1);
+  LLVMValueRef word, bytes, sptr = elem_ptr(g, d.s[0]->buf, lane0_index(g, d.s[0]->args));
+  LLVMTypeRef bt = LLVMVectorType(g->i8, (unsigned)(4 * lanes));
+  if (g->mask) { /* a tail tile: each live lane's four bytes, the u word when a lane lives */
+    LLVMValueRef m4[4 * MAX_VECTOR_LANES];
+    for (int i = 0; i < 4 * lanes; i++) m4[i] = LLVMConstInt(g->i32, (unsigned)(i / 4), 0);
+    LLVMValueRef bmask = LLVMBuildShuffleVector(g->b, g->mask, LLVMGetPoison(LLVMTypeOf(g->mask)), LLVMConstVector(m4, (unsigned)(4 * lanes)), "");
+    LLVMValueRef margs[4] = {sptr, LLVMConstInt(g->i32, 1, 0), bmask, LLVMConstNull(bt)};
+    bytes = masked_intrinsic(g, "llvm.masked.load", bt, g->ptr, margs, 4);
+    LLVMValueRef live = intrinsic1(g, "llvm.vector.reduce.or", g->mask, NULL);
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "dot.live");
+    LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "dot.lj");
+    LLVMBuildCondBr(g->b, live, tb, jb);
+    LLVMPositionBuilderAtEnd(g->b, tb);
+    LLVMValueRef x = dot4_word(g, &d);
+    LLVMBasicBlockRef tend = LLVMGetInsertBlock(g->b);
+    LLVMBuildBr(g->b, jb);
+    LLVMPositionBuilderAtEnd(g->b, jb);
+    word = LLVMBuildPhi(g->b, g->i32, "dot.lword");
+    LLVMValueRef vals[2] = {x, LLVMConstInt(g->i32, 0, 0)};
+    LLVMBasicBlockRef blocks[2] = {tend, pre};
+    LLVMAddIncoming(word, vals, blocks, 2);
+  } else {
+    word = dot4_word(g, &d);
+    bytes = LLVMBuildLoad2(g->b, bt, sptr, "");
+    LLVMSetAlignment(bytes, 1);
+  }
   LLVMValueRef s = LLVMBuildBitCast(g->b, bytes, LLVMVectorType(g->i32, (unsigned)lanes), "");
   LLVMValueRef out = NULL, m[MAX_VECTOR_LANES];
   for (int at = 0, w; at < lanes; at += w) {

@@ -256,6 +256,14 @@ expect_all "GridSample = Python reference" "$B/grid_sample.onnx" --input "$B/gri
 out=$("$TEXC" bench "$B/grid_sample.onnx" --repeat 2 2>&1)
 grep -q "Measured latency" <<<"$out" && echo "ok - onnx bench of a model of two float inputs" ||
   echo "not ok - onnx bench of a model of two float inputs: $out"
+# the same in a QDQ model: the QuantizeLinear -> DequantizeLinear pairs inside by the
+# shuffled value's own scale skipped (one channel_shuffle kernel); by another, node by node
+expect_int8_paths "QDQ shuffle" "$B/qdq_shuffle.onnx" --input "$B/qdq_shuffle_x.npy" \
+  --expect "$B/qdq_shuffle_y1.npy" --expect "$B/qdq_shuffle_y2.npy"
+out=$("$TEXC" import "$B/qdq_shuffle.onnx" -o "$B/qdq_shuffle.tex" 2>&1)
+[ "$(grep -c "= channel_shuffle" "$B/qdq_shuffle.tex")" = 1 ] && [ "$(grep -c "= transpose" "$B/qdq_shuffle.tex")" = 1 ] &&
+  echo "ok - onnx QDQ shuffle: one channel_shuffle kernel, the other node by node" ||
+  echo "not ok - onnx QDQ shuffle: one channel_shuffle kernel, the other node by node: $out $(cat "$B/qdq_shuffle.tex")"
 # ShuffleNet's channel shuffle (Reshape, Transpose, Reshape after a Conv) and a Split in
 # halves: one kernel permuting the channels of the NHWC tensor, channels-last slices; a
 # second shuffle whose transposed value is an output, node by node

@@ -2502,8 +2502,47 @@ def shuffle(out):
     npy(out + "/shuffle_y3.npy", "<f4", (1, C // G, G, H, H), struct.pack("<%df" % len(y3), *y3))
 
 
+def qdq_shuffle(out):
+    """The channel shuffle of a QDQ model (onnxruntime's quantize_static after ShuffleNet):
+    a QuantizeLinear -> DequantizeLinear pair after the first Reshape and after the
+    Transpose, by the scale and zero point of the value shuffled (a Conv's output, quantized
+    and dequantized): on that grid each pair is the identity, and texc imports the whole as
+    one channel permutation (y1, then quantized again as the model does). A second shuffle
+    whose pairs quantize by another scale (three times coarser) is imported node by node
+    (y2: the values on the coarser grid, shuffled)."""
+    C, G, H = 6, 2, 3
+    x = rand(4 * H * H, 44, 1.0)
+    w = rand(C * 4, 45, 0.5)
+    c = conv(x, 4, H, H, w, C, 1, 0, 1, None)
+    cz = 128
+    cs = next(v for v in (0.01 + 0.0001 * t for t in range(400)) if min(margin(y, v) for y in c) > 1e-3)
+    cd = [dequantize(quantize(v, cs, cz, 0, 255), cs, cz) for v in c]
+    cs2 = f32(3 * cs)
+    c2 = [dequantize(quantize(v, cs2, cz, 0, 255), cs2, cz) for v in cd]
+    perm = [(o % G) * (C // G) + o // G for o in range(C)]
+    y1 = [cd[perm[o] * H * H + p] for o in range(C) for p in range(H * H)]
+    y2 = [c2[perm[o] * H * H + p] for o in range(C) for p in range(H * H)]
+
+    def qdq(src, dst, tag, scale):
+        return [node("QuantizeLinear", [src, scale, "cz"], [dst + "_q"], "q" + tag),
+                node("DequantizeLinear", [dst + "_q", scale, "cz"], [dst], "dq" + tag)]
+    nodes = [node("Conv", ["x", "w"], ["c"], "conv", kernel_shape=[1, 1])] + qdq("c", "cd", "c", "cs")
+    for k, sc in (("1", "cs"), ("2", "cs2")):
+        nodes += [node("Reshape", ["cd", "s5"], ["r" + k], "split" + k)] + qdq("r" + k, "rd" + k, "r" + k, sc)
+        nodes += [node("Transpose", ["rd" + k], ["t" + k], "swap" + k, perm=[0, 2, 1, 3, 4])] + qdq("t" + k, "td" + k, "t" + k, sc)
+        nodes += [node("Reshape", ["td" + k, "s4"], ["m" + k], "merge" + k)] + qdq("m" + k, "y" + k, "m" + k, sc)
+    inits = [initializer("w", [C, 4, 1, 1], w), initializer("cs", [], [cs]), initializer("cs2", [], [cs2]),
+             typed_init("cz", [], 2, [cz]), int_init("s5", [1, G, C // G, H, H]), int_init("s4", [1, C, H, H])]
+    outs = [value_info("y1", [1, C, H, H]), value_info("y2", [1, C, H, H])]
+    open(out + "/qdq_shuffle.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, 4, H, H])], outs))
+    npy(out + "/qdq_shuffle_x.npy", "<f4", (1, 4, H, H), struct.pack("<%df" % len(x), *x))
+    npy(out + "/qdq_shuffle_y1.npy", "<f4", (1, C, H, H), struct.pack("<%df" % len(y1), *y1))
+    npy(out + "/qdq_shuffle_y2.npy", "<f4", (1, C, H, H), struct.pack("<%df" % len(y2), *y2))
+
+
 def main(out):
     shuffle(out)
+    qdq_shuffle(out)
     gather_clip(out)
     reduce_scalar(out)
     growing(out)
