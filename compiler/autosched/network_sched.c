@@ -895,7 +895,12 @@ static char *totals_steps(Kernel *k) {
  * divide by L when the vectorized one does (its last block shorter): a segmentation's 21
  * classes, 224 x 224 x 21 to NCHW, 0.57 -> 0.27 ms (AVX2 code 0.47 -> 0.17). The other
  * indices may be expressions, and an elementwise stage may read the transpose (inlined):
- * s3d's depth slices back to NCDHW, `X[n * 16 + z, y, x, c]` with its Relu, 52 -> 7.4 ms.
+ * s3d's depth slices back to NCDHW, `X[n * 16 + z, y, x, c]` with its Relu, 52 -> 7.4 ms;
+ * so may P's own (in the input's index nearest the last), and the load may be guarded
+ * (`zin >= 0 && zin < D ? X[..] : 0`): s3d's depth slices of NCDHW into channels
+ * (`X[b / 8, c % 64, zin, h, w]`, zin from b and c / 64), the guard uniform in a block.
+ * The load's last index may be Q % W (a plane read as rows of W: `X[n, c, z, q / W, q %
+ * W]`, a temporal convolution's input channels last), Q's vectors then within a row.
  * NULL when K is not one, or the vectorized axis does not divide by 4 lanes, or the
  * unrolled one is shorter than L (an image's 3 channels). */
 static char *transpose_steps(Kernel *k, Op *o) {
@@ -908,19 +913,24 @@ static char *transpose_steps(Kernel *k, Op *o) {
     if (o->nred || t->ndim != d || !loads_prefix(o->value, t->out, o->axes, d)) return NULL;
   }
   const Expr *v = t->value;
+  /* a guarded load (`inside ? X[...] : 0`, a padded window: s3d's depth slices) as the load */
+  if (v && v->kind == E_SELECT && v->b->kind == E_LOAD && (v->c->kind == E_FLOAT || v->c->kind == E_INT)) v = v->b;
   if (k->nops > 2 || d < 2 || d > NET_MAX_DIMS || t->nred || t->scatter || t->is_scan || o->scatter || o->is_scan || !v ||
       v->kind != E_LOAD || v->nargs < 1 || v->nargs > NET_MAX_DIMS)
     return NULL;
   int n = v->nargs, jp = -1;
   bool seen[NET_MAX_DIMS] = {false};
+  int64_t wrap = 0; /* the last index Q % WRAP (Q / WRAP the one before: a plane's rows of W) */
   for (int j = 0; j < n; j++) { /* at[j]: the output axis of the load's index j, or -1 (an expression) */
     const Expr *ix = v->args[j];
     at[j] = -1;
+    if (j == n - 1 && ix->kind == E_BIN && ix->op == OP_MOD && ix->a->kind == E_VAR && ir_is_const(ix->b, &wrap) && wrap > 0)
+      ix = ix->a;
     for (int i = 0; ix->kind == E_VAR && i < d; i++)
       if (t->axes[i] == ix->var) at[j] = i;
     if (at[j] >= 0 && seen[at[j]]) return NULL;
     if (at[j] >= 0) seen[at[j]] = true;
-    if (at[j] == d - 1) jp = j;
+    if (j < n - 1 && ir_uses_var(ix, t->axes[d - 1])) jp = j; /* P's innermost index (P itself, or P % 64) */
   }
   q = at[n - 1];
   int p = d - 1;
@@ -933,29 +943,39 @@ static char *transpose_steps(Kernel *k, Op *o) {
   }
   int vec = out_q < in_p ? q : p, unr = vec == q ? p : q;
   int64_t ev = extent(o, vec), eu = extent(o, unr);
+  if (wrap && vec == q) ev = wrap; /* Q's vectors must not cross a row of WRAP */
   int full = L;
   while (L >= 4 && (ev % L || eu % L)) L /= 2;
   if (L < 4) { /* the unrolled axis need not divide (its last block shorter): 21 classes */
     for (L = full; L >= 4 && ev % L;) L /= 2;
     if (L < 4 || eu < L) return NULL;
   }
-  const char *on = o->name;
+  if (wrap && extent(o, q) % wrap) return NULL;
+  const char *on = o->name, *ax[NET_MAX_DIMS + 1];
   char *s = xstrdup(""), *order = xstrdup(""), *par = NULL;
   if (t != o) step(&s, xprintf("compute_inline(%s)", t->name));
-  step(&s, xprintf("%s_tv0, %s_tv1 = split(%s.%s, %d)", on, on, on, o->axes[vec]->name, L));
-  step(&s, xprintf("%s_tu0, %s_tu1 = split(%s.%s, %d)", on, on, on, o->axes[unr]->name, L));
-  for (int i = 0; i < d; i++)
-    if (i != p && i != q) order = xprintf("%s%s.%s, ", order, on, o->axes[i]->name);
+  for (int i = 0; i < d; i++) ax[i] = xprintf("%s.%s", on, o->axes[i]->name);
+  bool rows = wrap && vec == q && extent(o, q) > wrap; /* Q as rows of WRAP first: the vectors' index Q % WRAP then a plain one */
+  if (rows) {
+    step(&s, xprintf("%s_tr0, %s_tr1 = split(%s, %lld)", on, on, ax[q], (long long)wrap));
+    ax[q] = xprintf("%s_tr1", on);
+  }
+  step(&s, xprintf("%s_tv0, %s_tv1 = split(%s, %d)", on, on, ax[vec], L));
+  step(&s, xprintf("%s_tu0, %s_tu1 = split(%s, %d)", on, on, ax[unr], L));
+  for (int i = 0; i < d; i++) {
+    if (i != p && i != q) order = xprintf("%s%s, ", order, ax[i]);
+    if (i == q && rows) order = xprintf("%s%s_tr0, ", order, on);
+  }
   /* the two block loops in the output's order (Q before P, the last), then the block */
   step(&s, xprintf(vec == q ? "reorder(%s%s_tv0, %s_tu0, %s_tu1, %s_tv1)" : "reorder(%s%s_tu0, %s_tv0, %s_tu1, %s_tv1)", order, on,
                    on, on, on));
   for (int i = 0; i <= d; i++) { /* the axes outside the block and its first loop, fused: the parallel loop */
-    if (i == p || i == q) continue;
-    const char *ax = i < d ? xprintf("%s.%s", on, o->axes[i]->name) : xprintf("%s_%s", on, vec == q ? "tv0" : "tu0");
-    if (!par) par = xstrdup(ax);
+    if (i == p || (i == q && !rows)) continue;
+    const char *a = i == q ? xprintf("%s_tr0", on) : i < d ? ax[i] : xprintf("%s_%s", on, vec == q ? "tv0" : "tu0");
+    if (!par) par = xstrdup(a);
     else {
       const char *f = xprintf("%s_tf%d", on, i);
-      step(&s, xprintf("%s = fuse(%s, %s)", f, par, ax));
+      step(&s, xprintf("%s = fuse(%s, %s)", f, par, a));
       par = xstrdup(f);
     }
   }

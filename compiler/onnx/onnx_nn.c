@@ -292,6 +292,38 @@ static bool conv2d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, 
   return conv_bias(I, o, b);
 }
 
+/* The 3-D convolution of conv3d by a filter of KD x 1 x 1 (a (2+1)-D or separable video
+ * model's temporal convolution: r2plus1d's, s3d's), stride and padding in depth only, as a
+ * 2-D convolution of a KD x 1 filter over the image [N, C, D, H x W]: no depth slices
+ * stacked (they were KD copies of the input: s3d's first, 7 x 1 x 1 over 64 channels of 16
+ * x 112 x 112, wrote 180 MB), the input channels last once ([N, D, H x W, C]), the output
+ * back to NCDHW once. OD: the output's depth. */
+static bool conv3d_temporal(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, const int64_t *d, const int64_t *p,
+                            int64_t od) {
+  int64_t n = x->shape[0], c = x->shape[1], dz = x->shape[2], hh = x->shape[3], ww = x->shape[4], co = w->shape[0], kd = w->shape[2];
+  Val *xs = xalloc(sizeof *xs);
+  *xs = (Val){.name = xprintf("%s_rows", x->name), .dtype = OT_FLOAT, .ndim = 4, .shape = {n, c, dz, hh * ww}, .nhwc = true};
+  const char *k = imp_kernel(I, "depth_rows", xprintf("(X: %s) -> Y: f32[%lld, %lld, %lld, %lld] {\n  Y[n, z, q, c] = X[n, c, z, q / %lld, q %% %lld]\n}",
+                                                      imp_ty(x), (long long)n, (long long)dz, (long long)(hh * ww), (long long)c,
+                                                      (long long)ww, (long long)ww));
+  xs->tex = imp_name(I, xs->name);
+  imp_call(I, xs->tex, k, imp_tensor(I, x));
+  Val *ws = xalloc(sizeof *ws);
+  *ws = (Val){.name = xprintf("%s_rows", w->name), .dtype = OT_FLOAT, .ndim = 4, .shape = {co, w->shape[1], kd, 1}, .c = w->c};
+  int64_t s2[2] = {s[0], 1}, d2[2] = {d[0], 1}, p2[4] = {p[0], 0, p[3], 0};
+  Val *o4;
+  if (!conv2d(I, xs, ws, b, g, s2, d2, p2, &o4)) return false;
+  int64_t os[5] = {n, co, od, hh, ww};
+  Val *o = imp_net_out(I, 0, 5, os);
+  const char *src = o4->nhwc ? o4->tex : imp_tensor(I, o4);
+  const char *at = o4->nhwc ? xprintf("n, z, y * %lld + x, c", (long long)ww) : xprintf("n, c, z, y * %lld + x", (long long)ww);
+  const char *k2 = imp_kernel(I, "rows_back", xprintf("(X: f32[%lld, %lld, %lld, %lld]) -> Y: %s {\n  Y[n, c, z, y, x] = X[%s]\n}", (long long)n,
+                                                      (long long)(o4->nhwc ? od : co), (long long)(o4->nhwc ? hh * ww : od),
+                                                      (long long)(o4->nhwc ? co : hh * ww), imp_ty(o), at));
+  imp_call(I, o->tex, k2, src);
+  return true;
+}
+
 /* A 3-D convolution (NCDHW, a constant filter) as one 2-D convolution: each output depth z
  * of each image is an image of the batch (N * OD of them), whose channels are the KD input
  * depth slices it reads, stacked within each group (g * KD * Cg + rz * Cg + ci, zero where
@@ -307,6 +339,8 @@ static bool conv3d(Imp *I, Val *x, Val *w, Val *b, int64_t g, const int64_t *s, 
   int64_t cg = c / g;
   int64_t dspan = dz + p[0] + p[3] - d[0] * (kd - 1) - 1, od = dspan / s[0] + 1;
   if (dspan < 0) return imp_error(I, "the output would be empty"); /* the window outgrows the padded input */
+  if (kd > 1 && w->shape[3] == 1 && w->shape[4] == 1 && s[1] == 1 && s[2] == 1 && !p[1] && !p[2] && !p[4] && !p[5])
+    return conv3d_temporal(I, x, w, b, g, s, d, p, od);
   /* the stacked slices, channels last: Y[b, h, w, rz * C + ci] */
   Val *xs = xalloc(sizeof *xs);
   *xs = (Val){.name = xprintf("%s_depths", x->name), .dtype = OT_FLOAT, .ndim = 4, .shape = {n * od, kd * c, x->shape[3], x->shape[4]},

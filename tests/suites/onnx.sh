@@ -162,9 +162,10 @@ expect_all "block = Python reference" "$B/block.onnx" --input "$B/block_x.npy" -
 # comparisons, Not/And/Or, Cast and Where on run-time masks; ScatterND and ScatterElements
 # (duplicate indices, add) with constant indices; into constants (folded; constant data,
 # run-time updates); 1-D Conv (stride, pads; groups, dilation) and pools; a 3-D Conv and pools;
+# temporal (KD x 1 x 1) 3-D Convs, grouped too;
 # a 1-D and a 3-D ConvTranspose; CastLike of a constant and of the input; reductions of
 # constants (a weight norm's ReduceL2, ReduceLogSumExp, ReduceMax: folded at import)
-for m in layout_ops pad_old resize upsample einsum_cumsum masks scatter scatter_const conv1d const_reduce conv3d pool3d convtr1d convtr3d castlike; do
+for m in layout_ops pad_old resize upsample einsum_cumsum masks scatter scatter_const conv1d const_reduce conv3d conv3d_t pool3d convtr1d convtr3d castlike; do
   expect_all "$m = Python reference" "$B/$m.onnx" --input "$B/${m}_x.npy" --expect "$B/${m}_ref.npy"
 done
 # 2-D ConvTransposes by constant filters (a 1 x 1 product, then col2im): a 2 x 2 upsampling

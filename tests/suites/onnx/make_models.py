@@ -826,6 +826,52 @@ def conv3d(out):
     npy(out + "/conv3d_ref.npy", "<f4", tuple(oshape), struct.pack("<%df" % len(y), *y))
 
 
+def conv3d_ref(x, c, dhw, w, co, k, st, dil, pb, pe, group, bias):
+    """NCDHW convolution of x flat [c, D, H, W] by w flat [co, c / group, kd, kh, kw]; (y, odhw)."""
+    cg, og = c // group, co // group
+    osz = [(n + pb[i] + pe[i] - dil[i] * (k[i] - 1) - 1) // st[i] + 1 for i, n in enumerate(dhw)]
+    D, H, W = dhw
+    y = []
+    for o in range(co):
+        g = o // og
+        for z in range(osz[0]):
+            for yy in range(osz[1]):
+                for xx in range(osz[2]):
+                    acc = bias[o] if bias else 0.0
+                    for ci in range(cg):
+                        for a in range(k[0]):
+                            for b_ in range(k[1]):
+                                for c_ in range(k[2]):
+                                    iz, iy, ix = z * st[0] + a * dil[0] - pb[0], yy * st[1] + b_ * dil[1] - pb[1], xx * st[2] + c_ * dil[2] - pb[2]
+                                    if 0 <= iz < D and 0 <= iy < H and 0 <= ix < W:
+                                        acc += x[(((g * cg + ci) * D + iz) * H + iy) * W + ix] * w[((((o * cg + ci) * k[0] + a) * k[1] + b_) * k[2]) + c_]
+                    y.append(acc)
+    return y, osz
+
+
+def conv3d_t(out):
+    """Temporal 3-D convolutions (KD x 1 x 1, (2+1)-D and separable video models' r2plus1d,
+    s3d): a 3 x 1 x 1 one with stride 2, dilation 2 and uneven pads in depth and a bias,
+    Relu, then a grouped (2 groups) 2 x 1 x 1 one; texc computes them as 2-D convolutions
+    of a KD x 1 filter over [N, C, D, H x W] (onnx_nn.c conv3d_temporal)."""
+    C, D, H, W, CO = 4, 7, 3, 5, 6
+    x = rand(C * D * H * W, 85, 1.0)
+    w = rand(CO * C * 3, 86, 0.5)
+    bias = rand(CO, 87, 0.5)
+    y, osz = conv3d_ref(x, C, (D, H, W), w, CO, (3, 1, 1), (2, 1, 1), (2, 1, 1), (2, 0, 0), (1, 0, 0), 1, bias)
+    y = [max(v, 0.0) for v in y]
+    w2 = rand(4 * (CO // 2) * 2, 88, 0.5)
+    y2, osz2 = conv3d_ref(y, CO, osz, w2, 4, (2, 1, 1), (1, 1, 1), (1, 1, 1), (0, 0, 0), (0, 0, 0), 2, None)
+    nodes = [node("Conv", ["x", "w", "b"], ["c"], "conv_t", strides=[2, 1, 1], dilations=[2, 1, 1], pads=[2, 0, 0, 1, 0, 0]),
+             node("Relu", ["c"], ["r"], "relu"),
+             node("Conv", ["r", "w2"], ["y"], "conv_t2", group=2)]
+    inits = [initializer("w", [CO, C, 3, 1, 1], w), initializer("b", [CO], bias), initializer("w2", [4, CO // 2, 2, 1, 1], w2)]
+    oshape = [1, 4] + osz2
+    open(out + "/conv3d_t.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, D, H, W])], [value_info("y", oshape)]))
+    npy(out + "/conv3d_t_x.npy", "<f4", (1, C, D, H, W), struct.pack("<%df" % len(x), *x))
+    npy(out + "/conv3d_t_ref.npy", "<f4", tuple(oshape), struct.pack("<%df" % len(y2), *y2))
+
+
 def pool3d(out):
     """3-D pools (video models: s3d): a MaxPool with pads, strides and ceil_mode, and an
     AveragePool with pads (count_include_pad 0) and ceil_mode, summed; the result here."""
@@ -2542,6 +2588,7 @@ def qdq_shuffle(out):
 
 def main(out):
     shuffle(out)
+    conv3d_t(out)
     qdq_shuffle(out)
     gather_clip(out)
     reduce_scalar(out)
