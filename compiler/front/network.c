@@ -533,17 +533,18 @@ static void pack_weight(Loader *L, NetNode *nd) {
  *   winograd_output   Y = A^T M A (the convolution's fused tail, batch norm, relu, joins it)
  * with B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1],
  * A^T = [1 1 1 0; 0 1 -1 -1], written out as selects. Odd heights and widths compute a last
- * half block that Y drops. */
+ * half block that Y drops. PAD: the padding on every side, 1 (the same size out) or 0 (an
+ * output 2 smaller: inception_v3's unpadded 3 x 3 layers); TY x TX blocks of the output. */
 static const char winograd_src[] =
     "kernel winograd_weights(K: f32[3, 3, CI, CO]) -> U: f32[4, 4, CI, CO] {\n"
     "  tensor G: f32[4, 3, CI, CO]\n"
     "  G[a, x, ci, co] = a == 0 ? K[0, x, ci, co] : a == 3 ? K[2, x, ci, co] : a == 1 ? 0.5 * (K[0, x, ci, co] + K[1, x, ci, co] + K[2, x, ci, co]) : 0.5 * (K[0, x, ci, co] - K[1, x, ci, co] + K[2, x, ci, co])\n"
     "  U[a, e, ci, co] = e == 0 ? G[a, 0, ci, co] : e == 3 ? G[a, 2, ci, co] : e == 1 ? 0.5 * (G[a, 0, ci, co] + G[a, 1, ci, co] + G[a, 2, ci, co]) : 0.5 * (G[a, 0, ci, co] - G[a, 1, ci, co] + G[a, 2, ci, co])\n"
     "}\n"
-    "kernel winograd_input(X: f32[N, H, W, CI]) -> V: f32[4, 4, N, (H + 1) / 2, (W + 1) / 2, CI] {\n"
-    "  tensor P: f32[N, 2 * ((H + 1) / 2) + 2, 2 * ((W + 1) / 2) + 2, CI]\n"
-    "  P[n, h, w, c] = h >= 1 && h <= H && w >= 1 && w <= W ? X[n, h - 1, w - 1, c] : 0.0\n"
-    "  tensor T: f32[4, N, (H + 1) / 2, (W + 1) / 2, 4, CI]\n"
+    "kernel winograd_input(X: f32[N, H, W, CI]) -> V: f32[4, 4, N, TY, TX, CI] {\n"
+    "  tensor P: f32[N, 2 * TY + 2, 2 * TX + 2, CI]\n"
+    "  P[n, h, w, c] = h >= PAD && h < H + PAD && w >= PAD && w < W + PAD ? X[n, h - PAD, w - PAD, c] : 0.0\n"
+    "  tensor T: f32[4, N, TY, TX, 4, CI]\n"
     "  T[a, n, ty, tx, j, c] = a == 0 ? P[n, 2 * ty, 2 * tx + j, c] - P[n, 2 * ty + 2, 2 * tx + j, c] : a == 1 ? P[n, 2 * ty + 1, 2 * tx + j, c] + P[n, 2 * ty + 2, 2 * tx + j, c] : a == 2 ? P[n, 2 * ty + 2, 2 * tx + j, c] - P[n, 2 * ty + 1, 2 * tx + j, c] : P[n, 2 * ty + 1, 2 * tx + j, c] - P[n, 2 * ty + 3, 2 * tx + j, c]\n"
     "  V[a, e, n, ty, tx, c] = e == 0 ? T[a, n, ty, tx, 0, c] - T[a, n, ty, tx, 2, c] : e == 1 ? T[a, n, ty, tx, 1, c] + T[a, n, ty, tx, 2, c] : e == 2 ? T[a, n, ty, tx, 2, c] - T[a, n, ty, tx, 1, c] : T[a, n, ty, tx, 1, c] - T[a, n, ty, tx, 3, c]\n"
     "}\n"
@@ -571,35 +572,38 @@ static int64_t env_get(const NetNode *nd, const char *name, int64_t def) {
 
 /* Is ND a convolution that Winograd's F(2x2, 3x3) computes: stdlib's conv2d_nhwc (or the
  * ONNX importer's conv2d_nhwc_pad) with a 3 x 3 filter that is a weight, stride 1,
- * dilation 1, padding 1 on every side, and at least 16 channels in and out (fewer leave the
- * transforms' cost uncovered)? */
-static bool winograd_fits(const NetNode *nd) {
+ * dilation 1, the same padding on every side, 1 or 0 (*PADDING), and at least 16 channels
+ * in and out (fewer leave the transforms' cost uncovered)? */
+static bool winograd_fits(const NetNode *nd, int64_t *padding) {
   bool pad = strcmp(nd->op, "conv2d_nhwc_pad") == 0;
   if ((strcmp(nd->op, "conv2d_nhwc") != 0 && !pad) || nd->nargs != 2 || nd->args[1]->kind != NT_WEIGHT) return false;
-  const NetTensor *k = nd->args[1];
+  const NetTensor *k = nd->args[1], *x = nd->args[0];
   if (k->ndim != 4 || k->shape[0] != 3 || k->shape[1] != 3 || k->shape[2] < 16 || k->shape[3] < 16) return false;
   const char *one[] = {"SH", "SW", "DH", "DW"};
   for (int i = 0; i < 4; i++)
     if (env_get(nd, one[i], 1) != 1) return false;
   const char *pads[] = {"PT", "PL", "PB", "PR", "PH", "PW"};
+  *padding = env_get(nd, pads[pad ? 0 : 4], 0);
   for (int i = pad ? 0 : 4; i < (pad ? 4 : 6); i++)
-    if (env_get(nd, pads[i], 0) != 1) return false;
-  return true;
+    if (env_get(nd, pads[i], 0) != *padding) return false;
+  return (*padding == 1 || *padding == 0) && x->ndim == 4 && x->shape[1] + 2 * *padding >= 3 && x->shape[2] + 2 * *padding >= 3;
 }
 
 /* ND (when winograd_fits and the caller asks for it, NetRewrites.winograd) computed by
  * Winograd: the filter's transform, the input's and the products as three nodes before
  * it, and ND itself the output transform of the products. */
 static void winograd(Loader *L, NetNode *nd) {
-  if (!L->rw || !L->rw->winograd || !winograd_fits(nd)) return;
+  int64_t pad;
+  if (!L->rw || !L->rw->winograd || !winograd_fits(nd, &pad)) return;
   NetTensor *x = nd->args[0], *k = nd->args[1];
   int64_t n = x->shape[0], h = x->shape[1], w = x->shape[2], ci = k->shape[2], co = k->shape[3];
-  int64_t ty = (h + 1) / 2, tx = (w + 1) / 2;
-  NetBinding we[] = {{"CI", ci}, {"CO", co}}, ie[] = {{"N", n}, {"H", h}, {"W", w}, {"CI", ci}},
+  int64_t oh = h + 2 * pad - 2, ow = w + 2 * pad - 2, ty = (oh + 1) / 2, tx = (ow + 1) / 2;
+  NetBinding we[] = {{"CI", ci}, {"CO", co}},
+             ie[] = {{"N", n}, {"H", h}, {"W", w}, {"CI", ci}, {"TY", ty}, {"TX", tx}, {"PAD", pad}},
              pe[] = {{"N", n}, {"TY", ty}, {"TX", tx}, {"CI", ci}, {"CO", co}};
   NetTensor *u = insert_node(L, nd, "winograd_weights", winograd_kernel(0), &k, 1, we, 2,
                              xprintf("%s.winograd", k->name), 4, (int64_t[]){4, 4, ci, co});
-  NetTensor *v = insert_node(L, nd, "winograd_input", winograd_kernel(1), &x, 1, ie, 4,
+  NetTensor *v = insert_node(L, nd, "winograd_input", winograd_kernel(1), &x, 1, ie, 7,
                              xprintf("%s.winograd_in", nd->out->name), 6, (int64_t[]){4, 4, n, ty, tx, ci});
   NetTensor *m = insert_node(L, nd, "winograd_product", winograd_kernel(2), (NetTensor *[]){v, u}, 2, pe, 5,
                              xprintf("%s.winograd_m", nd->out->name), 6, (int64_t[]){4, 4, n, ty, tx, co});
@@ -608,7 +612,7 @@ static void winograd(Loader *L, NetNode *nd) {
   nd->op = "winograd_output";
   nd->kernel = winograd_kernel(3);
   nd->env = NULL, nd->nenv = 0;
-  const NetBinding oe[] = {{"N", n}, {"H", h}, {"W", w}, {"CO", co}};
+  const NetBinding oe[] = {{"N", n}, {"H", oh}, {"W", ow}, {"CO", co}};
   for (int j = 0; j < 4; j++) env_push(&nd->env, &nd->nenv, oe[j].name, oe[j].value);
 }
 
