@@ -1032,16 +1032,27 @@ static bool in_row(const Buffer *buf, const Expr *e, int64_t *s, int64_t *j) {
   return ir_is_const(e->a, j) && *j >= 0 && *j < *s && multiple_of(e->b, *s);
 }
 
-/* A gather under a mask whose lanes read distinct elements at constant distances, a span
- * of at most 4 x lanes (a packed int8 filter's [.., co, 4] read at one of its 4 bytes by
- * a tail tile's lanes of co, stride 4): one masked load of the span in which only the
- * elements the live lanes read are enabled, then a shuffle into lanes. A masked gather
- * was lane by lane (vpinsrb per byte: a 7 x 7 x 232 int8 convolution's tail tile took
- * 15x the time of a full one). NULL: not of that form. */
+/* A gather whose lanes read distinct elements at constant distances, a span of at most 4
+ * x lanes: one load of the span and a shuffle into lanes. Without a mask the span lies
+ * between two elements that lanes read, so all of it is in the buffer (a pooling's stride
+ * 2: vgatherdps before). Under a mask (a packed int8 filter's [.., co, 4] read at one of
+ * its 4 bytes by a tail tile's lanes of co, stride 4) one masked load in which only the
+ * elements the live lanes read are enabled: a masked gather was lane by lane (vpinsrb per
+ * byte: a 7 x 7 x 232 int8 convolution's tail tile took 15x the time of a full one). NULL:
+ * not of that form. */
 static LLVMValueRef span_masked(CG *g, Buffer *buf, Expr **args) {
   LaneOffsets o;
-  if (!g->mask || !g->vmin || !LLVMIsAConstantInt(g->vmin)) return NULL;
+  if (!g->vmin || !LLVMIsAConstantInt(g->vmin)) return NULL;
   if (!lane_offsets(args, g->vvar, LLVMConstIntGetSExtValue(g->vmin), g->lanes, &o) || !span_fits(&o, g->lanes)) return NULL;
+  if (!g->mask) { /* every lane reads: the span between the first and the last element read */
+    LLVMValueRef sel[MAX_VECTOR_LANES];
+    for (int l = 0; l < g->lanes; l++) sel[l] = LLVMConstInt(g->i32, (unsigned long long)(o.off[l] - o.lo), 0);
+    LLVMTypeRef vt = LLVMVectorType(mem_type(g, buf->dtype), (unsigned)(o.hi - o.lo + 1));
+    LLVMValueRef l = LLVMBuildLoad2(g->b, vt, elem_ptr(g, buf, LLVMBuildAdd(g->b, lane0_index(g, args), i64c(g, o.lo), "")), "");
+    LLVMSetAlignment(l, (unsigned)dtype_bytes(buf->dtype));
+    LLVMValueRef sh = LLVMBuildShuffleVector(g->b, l, LLVMGetPoison(vt), LLVMConstVector(sel, (unsigned)g->lanes), "");
+    return from_mem(g, sh, buf->dtype);
+  }
   /* each live lane's whole row when the rows are disjoint (the loads of a row's other
    * elements then are this same load: a tail tile's four bytes of each filter channel in
    * one vector, as a full tile reads them), else its element alone */
