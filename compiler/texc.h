@@ -688,6 +688,13 @@ bool compare_values(const void *got, const void *ref, DType t, int64_t n, const 
                     CompareResult *r);
 /* Every output of F (params ninputs..nparams-1) in GOT against REF; R is zeroed first. */
 bool compare_outputs(const LoweredFunc *f, void **got, void **ref, CompareResult *r);
+/* compare_values with the tolerances of PRECISION for floats (what the values were
+ * computed in; T their storage type). */
+bool compare_values_as(const void *got, const void *ref, DType t, DType precision, int64_t n, const char *name,
+                       CompareResult *r);
+/* The float type whose tolerances fit output type T of F: T, but f32 (f16) for an f64
+ * output when F computes or stores in f32 (f16) anywhere. */
+DType compare_dtype(const LoweredFunc *f, DType t);
 /* What failed, e.g. `C at flat index 7: got 1, expected 2` ("" when nothing). */
 char *compare_mismatch(const CompareResult *r);
 /* `  MISMATCH in ...` when failed, then `  check: max abs err A, max rel err R, rel L2 E: ok`. */

@@ -541,7 +541,7 @@ static int check_in_child(const Task *task, const char *text, bool small, char *
       ((unsigned char *)got)[dtype_bytes(fn->params[i]->dtype) - 1] ^= 0x40;
     int64_t n = args[i]->nbytes / dtype_bytes(fn->params[i]->dtype);
     CompareResult r = {0};
-    if (!compare_values(got, host[i], fn->params[i]->dtype, n, fn->params[i]->name, &r))
+    if (!compare_values_as(got, host[i], fn->params[i]->dtype, compare_dtype(fn, fn->params[i]->dtype), n, fn->params[i]->name, &r))
       return snprintf(msg, sz, "wrong result against %s: %s", compiled_ref ? "the unscheduled kernel" : "the interpreter", compare_mismatch(&r)), 0;
   }
   return 1;

@@ -122,7 +122,7 @@ static bool rec_fill(const cJSON *o, Record *r) {
   jnum(o, "timestamp", &ts);
   const cJSON *x;
   cJSON_ArrayForEach(x, c) {
-    if (!cJSON_IsNumber(x)) return false;
+    if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0) return false; /* not a time */
     if (r->ncosts < REC_MAX_COSTS) r->costs[r->ncosts++] = x->valuedouble;
   }
   if (err == TE_OK && r->ncosts == 0) return false;
@@ -433,8 +433,8 @@ static int best_per_task(const RecordList *l, int *idx) {
     if (j == n) idx[n++] = i;
   }
   for (int j = 0; j < n; j++) {
-    const Record *r = &l->r[idx[j]];
-    idx[j] = (int)(records_best(l, r->workload, r->target, r->code) - l->r);
+    const Record *r = &l->r[idx[j]], *b = records_best(l, r->workload, r->target, r->code);
+    if (b) idx[j] = (int)(b - l->r);
   }
   return n;
 }

@@ -136,8 +136,8 @@ static bool expect_one(Cli *c, const LoweredFunc *f, void **args, int j) {
   bool ok = same_type(f, i, &a, c->expects[j]);
   if (ok) {
     CompareResult r = {0};
-    ok = compare_values(args[i], a.data, f->params[i]->dtype, ir_buffer_numel(f->params[i], f, NULL),
-                        f->params[i]->name, &r);
+    ok = compare_values_as(args[i], a.data, f->params[i]->dtype, compare_dtype(f, f->params[i]->dtype),
+                           ir_buffer_numel(f->params[i], f, NULL), f->params[i]->name, &r);
     compare_print_as(stdout, xprintf("expect %s", c->expects[j]), &r);
   }
   free(a.data);

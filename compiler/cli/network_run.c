@@ -442,7 +442,8 @@ static bool check_groups(Cli *c, Exec *e) {
     args[g->ninputs] = xalloc(tbytes(g->out) + 1);
     if (interp_run(ref, args, NULL)) return false;
     void *got = download(e, g->out);
-    if (!compare_values(got, args[g->ninputs], g->out->dtype, net_numel(g->out), g->kernel->name, &r)) {
+    if (!compare_values_as(got, args[g->ninputs], g->out->dtype, compare_dtype(ref, g->out->dtype), net_numel(g->out),
+                           g->kernel->name, &r)) {
       NetNode *nd = n->nodes[g->nodes[g->nnodes - 1]];
       printf("  MISMATCH in %s (%s:%d)\n", compare_mismatch(&r), nd->loc.file, nd->loc.line);
       printf("  check: FAILED\n");

@@ -628,7 +628,8 @@ static int check_child(Pool *pool, Runner *r, Measurer *m, const Task *task, con
     uint64_t nb = (uint64_t)(count[i] * dtype_bytes(fn->params[i]->dtype));
     if (at + nb > npl) return snprintf(msg, sz, "the server sent too few output bytes"), -1;
     CompareResult cr = {0};
-    if (!compare_values(pl + at, host[i], fn->params[i]->dtype, count[i], fn->params[i]->name, &cr))
+    if (!compare_values_as(pl + at, host[i], fn->params[i]->dtype, compare_dtype(fn, fn->params[i]->dtype), count[i],
+                           fn->params[i]->name, &cr))
       return snprintf(msg, sz, "wrong result against the interpreter: %s", compare_mismatch(&cr)), 0;
     at += nb;
   }
