@@ -185,8 +185,28 @@ static RtTensor *exec_tensor(Exec *e, Target target, const NetTensor *t) {
 /* The intermediates in one planned arena, unless --check reads them all after the run,
  * --interp fills them one by one, or the device's buffers cannot be offset (OpenCL's
  * cl_mem). false: printed. */
-static bool exec_arena(Cli *c, Exec *e) {
+/* Does what a run of E's network holds at once fit half of this machine's memory (plans
+ * E->plan)? */
+static bool exec_fits(Cli *c, Exec *e) {
   net_plan(e->n, &e->plan);
+  /* what a run holds at once: the arena, the parameters and the results (and with --check
+   * or the interpreter each intermediate in its own buffer); an error at the network
+   * rather than an allocation failing (a model declaring a 12 TiB input) */
+  double bytes = (double)(c->check || c->interp ? e->plan.sum_bytes : e->plan.arena_bytes);
+  for (int i = 0; i < e->n->ntensors; i++) {
+    const NetTensor *t = e->n->tensors[i];
+    if (t->kind != NT_VALUE || e->plan.offset[i] < 0) bytes += (double)net_numel(t) * dtype_bytes(t->dtype);
+  }
+  double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGE_SIZE);
+  if (phys > 0 && bytes > phys / 2) {
+    diag_error(e->n->loc, "network %s needs %.1f GiB for its tensors, more than half of this machine's memory (%.1f GiB)",
+               e->n->name, bytes / (1 << 30), phys / (1 << 30));
+    return false;
+  }
+  return true;
+}
+
+static bool exec_arena(Cli *c, Exec *e) {
   if (c->check || c->interp || backend_for(c->o.target)->rt_device == RT_OPENCL) return true;
   int64_t bytes = e->plan.arena_bytes;
   e->arena = rt_tensor_alloc(target_device(c->o.target), 1, 1, &bytes);
@@ -340,6 +360,7 @@ static bool exec_init(Cli *c, Network *n, LoweredFunc **fns, Exec *e) {
     for (int t = 0; t < n->ntasks; t++)
       if (!(e->fns[t] = rt_module_func(e->m, fns[t]->name))) goto rt_error;
   }
+  if (!exec_fits(c, e)) return false;
   if (!exec_arena(c, e)) goto rt_error;
   e->tensors = xalloc(sizeof *e->tensors * (size_t)(n->ntensors + 1));
   for (int i = 0, p = 0; i < n->ntensors; i++) {

@@ -43,12 +43,12 @@ static double tensor_bytes(const LoweredFunc *f) {
 bool drv_fits(const LoweredFunc *f, int copies) {
   double bytes = tensor_bytes(f);
   if (bytes < 0) {
-    diag_error((Loc){0}, "kernel %s has a symbolic size: give it a value with -D NAME=VALUE", f->name);
+    diag_error(f->loc, "kernel %s has a symbolic size: give it a value with -D NAME=VALUE", f->name);
     return false;
   }
   double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGE_SIZE);
   if (phys > 0 && bytes * copies > phys / 2) {
-    diag_error((Loc){0},
+    diag_error(f->loc,
                "kernel %s needs %.1f GiB for its tensors, more than half of this machine's memory "
                "(%.1f GiB): use -D to run it at smaller sizes",
                f->name, bytes * copies / (1 << 30), phys / (1 << 30));
@@ -57,7 +57,7 @@ bool drv_fits(const LoweredFunc *f, int copies) {
   struct rlimit as; /* `ulimit -v`: the address space this process may have */
   if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY &&
       bytes * copies > 0.8 * (double)as.rlim_cur) {
-    diag_error((Loc){0},
+    diag_error(f->loc,
                "kernel %s needs %.1f GiB for its tensors, more than this process may allocate "
                "(ulimit -v: %.1f GiB): use -D to run it at smaller sizes",
                f->name, bytes * copies / (1 << 30), (double)as.rlim_cur / (1 << 30));

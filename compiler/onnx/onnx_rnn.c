@@ -551,7 +551,8 @@ static bool rnn(Imp *I, const char *op) {
   R.B = R.x->shape[R.batch_first ? 0 : 1];
   R.In = R.x->shape[2];
   R.H = imp_attr_i(I, "hidden_size", R.r->shape[2]);
-  if (R.H < 1) return imp_error(I, "hidden_size %lld", (long long)R.H);
+  if (R.H < 1 || R.H != R.r->shape[2]) /* R is [D, gates x H, H] (and H * gates must not overflow) */
+    return imp_error(I, "hidden_size %lld, but R is %s", (long long)R.H, imp_ty(R.r));
   const char *dir = imp_attr_s(I, "direction", "forward");
   if (strcmp(dir, "forward") && strcmp(dir, "reverse") && strcmp(dir, "bidirectional"))
     return imp_error(I, "direction '%s' (forward, reverse or bidirectional)", dir);
