@@ -31,8 +31,22 @@ const Onnx__AttributeProto *imp_attr(Imp *I, const char *name) {
   return NULL;
 }
 
+/* Is NAME an attribute of geometry (pads, strides, a kernel's shape, groups, a block
+ * size), whose values texc computes with, and V out of the range such values can have
+ * (|V| < 2^31)? Then the value is an error: an import went on to overflow with it
+ * (2^63 - 1 strides, found by mutating models). */
+static bool geometry_out_of_range(Imp *I, const char *name, int64_t v) {
+  static const char *const geometry[] = {"pads", "strides", "dilations", "kernel_shape", "output_padding", "output_shape",
+                                         "group", "blocksize"};
+  if (v > -(INT64_C(1) << 31) && v < (INT64_C(1) << 31)) return false;
+  for (size_t i = 0; i < sizeof geometry / sizeof geometry[0]; i++)
+    if (!strcmp(name, geometry[i])) return imp_error(I, "attribute '%s' is %lld, out of range", name, (long long)v), true;
+  return false;
+}
+
 int64_t imp_attr_i(Imp *I, const char *name, int64_t def) {
   const Onnx__AttributeProto *a = imp_attr(I, name);
+  if (a && a->has_i && geometry_out_of_range(I, name, a->i)) return def;
   return a && a->has_i ? a->i : def;
 }
 
@@ -53,6 +67,8 @@ int imp_attr_ints(Imp *I, const char *name, int64_t *out, int max) {
   if (a->n_ints > (size_t)max) /* the import fails (I->failed); the caller goes on as without it */
     return imp_error(I, "attribute '%s' has %zu values (at most %d here)", name, a->n_ints, max), -1;
   int n = (int)a->n_ints;
+  for (int i = 0; i < n; i++)
+    if (geometry_out_of_range(I, name, a->ints[i])) return -1;
   for (int i = 0; i < n; i++) out[i] = a->ints[i];
   return n;
 }

@@ -687,6 +687,10 @@ def recurrent(out):
     nd = node("RNN", ["x", "wr", "rr"], ["", "yh"], "rnn", hidden_size=H, layout=1)
     wrong = [initializer("wr", [1, H, In + 1], rand(H * (In + 1), 840, 0.5)), rnn_w[1]]
     open(out + "/rnn_wshape.onnx", "wb").write(model([nd], wrong, [x], [value_info("yh", [B, 1, H])], opset=14))
+    # geometry out of range (byte mutants overflowed computing with them): a MaxPool's
+    # kernel_shape of 2^63 - 1
+    nd = node("MaxPool", ["x"], ["yh"], "pool", kernel_shape=[1, 2 ** 63 - 1])
+    open(out + "/pool_huge.onnx", "wb").write(model([nd], [], [value_info("x", [B, T, In, 1])], [value_info("yh", [B, T, 1, 1])]))
     # a hidden_size that is not R's (2^63 - 1 overflowed gates x hidden_size: a byte mutant)
     nd = node("RNN", ["x", "wr", "rr"], ["", "yh"], "rnn", hidden_size=2 ** 63 - 1, layout=1)
     open(out + "/rnn_hidden.onnx", "wb").write(model([nd], rnn_w, [x], [value_info("yh", [B, 1, H])], opset=14))
