@@ -1430,13 +1430,15 @@ static const char *past_qdq(Imp *I, const Onnx__GraphProto *g, const char *name,
  * channel (o % G) * (C / G) + o / G, and *SKIP marks the two others done. In the model's
  * layout they were five copies (to NCHW, reshape, transpose, reshape, back to NHWC). In a
  * QDQ model a QuantizeLinear -> DequantizeLinear pair follows the first Reshape and the
- * Transpose: skipped (past_qdq) when X is dequantized by their scale and zero point.
- * False: not this form (the nodes are imported one by one). */
+ * Transpose: skipped (past_qdq) when X is dequantized by their scale and zero point. X may
+ * be quantized values themselves (a QOperator model's uint8). False: not this form (the
+ * nodes are imported one by one). */
 bool onnx_channel_shuffle(Imp *I, const Onnx__GraphProto *g, int k, bool *skip) {
   const Onnx__NodeProto *n0 = g->node[k];
   if (strcmp(n0->op_type, "Reshape") != 0 || n0->n_input != 2 || n0->n_output != 1) return false;
   Val *x = imp_val(I, n0->input[0]);
-  if (!x || !x->nhwc || x->ndim != 4 || x->dtype != OT_FLOAT) return false;
+  bool q8 = x && !x->c && (x->dtype == OT_UINT8 || x->dtype == OT_INT8); /* a QOperator model's uint8 values */
+  if (!x || !x->nhwc || x->ndim != 4 || (x->dtype != OT_FLOAT && !q8)) return false;
   Val *s = imp_val(I, n0->input[1]);
   if (!s || !s->c || s->ndim != 1 || s->shape[0] != 5) return false;
   int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3], gr = (int64_t)s->c[1];
@@ -1464,6 +1466,7 @@ bool onnx_channel_shuffle(Imp *I, const Onnx__GraphProto *g, int k, bool *skip) 
   imp_call(I, o->tex, kn, x->tex);
   memcpy(o->shape, x->shape, sizeof o->shape);
   o->nhwc = true;
+  if (q8) o->dtype = x->dtype, o->fint = true; /* the quantized integers, moved (onnx_op's movers) */
   skip[t] = skip[r] = true;
   if (q1 >= 0) skip[q1] = skip[dq1] = skip[q2] = skip[dq2] = true;
   return true;

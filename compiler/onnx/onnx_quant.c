@@ -381,7 +381,7 @@ int imp_qdepthwise(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, c
   int64_t c = w->shape[0], kh = w->shape[2], kw = w->shape[3];
   Val *xq = x->ndim == 4 ? dq_input(I, x, &sx, &zx, &xo) : NULL;
   const Val *wq = xq ? dq_filter(w, 0, c) : NULL;
-  if (!wq || c % 4 || w->shape[1] != 1 || x->shape[1] != c || kh * kw > 514 || !bias_fits(qo)) return 0;
+  if (!wq || w->shape[1] != 1 || x->shape[1] != c || kh * kw > 514 || !bias_fits(qo)) return 0;
   /* the int8 filter [KH, KW, C] as f32 values, Z: ZX times each channel's sum (below 2^24)
    * less a QLinearConv's bias: exact in f32 only below 2^24 too, else the plain path (the
    * sum A less Z is then one rounding of the exact integer, as onnxruntime's f32(acc + B)) */
@@ -394,7 +394,7 @@ int imp_qdepthwise(Imp *I, Val *x, Val *w, const int64_t *s, const int64_t *d, c
     if (qo && qo->b) z->c[i] -= qo->b->c[i]; /* a QLinearConv's bias */
     if (fabs(z->c[i]) >= 16777216.0) return 0;
   }
-  const char *xu = q_nhwc_u8(I, xq, c, zx, xo); /* as imp_qconv2d's (C a multiple of 4: no padding) */
+  const char *xu = q_nhwc_u8(I, xq, (c + 3) / 4 * 4, zx, xo); /* imp_qconv2d's copy: channels padded to 4 (read below C) */
   Val *sc = q_scales(w, sx, c, qo);
   *out = q_conv_call(I, x, c, kh, kw, s, d, p, "qdepthwise_conv2d_nhwc_pad",
                      xprintf("%s, %s, %s, %s, ZX = %lld", xu, imp_tensor(I, k), imp_tensor(I, sc), imp_tensor(I, z), (long long)zx));

@@ -2043,7 +2043,24 @@ def qdq_conv_int(out, s8=False):
                         if 0 <= hi < H and 0 <= wj < W:
                             t += ybq[(o * H + hi) * W + wj] * dequantize(wd[o * 9 + r * 3 + q], wsd[o], 0)
                 yd.append(t)
+    # ... and x by a depthwise 3 x 3 one (18 channels, not a multiple of 4: qdepthwise reads
+    # x's u8 copy of 20, made for conv_a and conv_b), pads 1
+    we = [int(v * 127.99) for v in rand(C * 9, 89, 1.0)]
+    wse = [0.002 + 0.001 * (o % 4) for o in range(C)]
+    ye = []
+    for o in range(C):
+        for i in range(H):
+            for j in range(W):
+                t = 0.0
+                for r in range(3):
+                    for q in range(3):
+                        hi, wj = i + r - 1, j + q - 1
+                        if 0 <= hi < H and 0 <= wj < W:
+                            t += xd[(o * H + hi) * W + wj] * dequantize(we[o * 9 + r * 3 + q], wse[o], 0)
+                ye.append(t)
     nodes = [node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], "qx"), node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], "dqx"),
+             node("DequantizeLinear", ["we", "wse"], ["fe"], "dqe", axis=0),
+             node("Conv", ["xd", "fe"], ["ye"], "conv_e", group=C, pads=[1, 1, 1, 1]),
              node("DequantizeLinear", ["wa", "wsa"], ["fa"], "dqa", axis=0), node("DequantizeLinear", ["wb", "wsb"], ["fb"], "dqb"),
              node("Conv", ["xd", "fa"], ["ya"], "conv_a", strides=[2, 2], pads=[1, 2, 2, 1]),
              node("Conv", ["xd", "fb", "bias"], ["yb"], "conv_b"),
@@ -2055,10 +2072,12 @@ def qdq_conv_int(out, s8=False):
              initializer("wsa", [CA], wsa), typed_init("wb", [CB, C, 1, 1], 3, wb), initializer("wsb", [], [wsb]),
              initializer("bias", [CB], bias), initializer("ys", [], [ys]), typed_init("yz", [], 2, [yz]),
              typed_init("wc", [CC, CB, 1, 1], 3, wc), initializer("wsc", [], [wsc]), typed_init("wd", [CB, 1, 3, 3], 3, wd),
-             initializer("wsd", [CB], wsd)]
+             initializer("wsd", [CB], wsd), typed_init("we", [C, 1, 3, 3], 3, we), initializer("wse", [C], wse)]
     open(out + "/" + tag + ".onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, H, W])],
                                                       [value_info("ya", [1, CA, 5, 5]), value_info("yb", [1, CB, H, W]),
-                                                       value_info("yc", [1, CC, H, W]), value_info("yd", [1, CB, OD[0], OD[1]])]))
+                                                       value_info("yc", [1, CC, H, W]), value_info("yd", [1, CB, OD[0], OD[1]]),
+                                                       value_info("ye", [1, C, H, W])]))
+    npy(out + "/" + tag + "_ye.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(ye), *ye))
     npy(out + "/" + tag + "_yc.npy", "<f4", (1, CC, H, W), struct.pack("<%df" % len(yc), *yc))
     npy(out + "/" + tag + "_yd.npy", "<f4", (1, CB, OD[0], OD[1]), struct.pack("<%df" % len(yd), *yd))
     npy(out + "/" + tag + "_x.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(x), *x))
@@ -2562,7 +2581,8 @@ def qdq_shuffle(out):
     and dequantized): on that grid each pair is the identity, and texc imports the whole as
     one channel permutation (y1, then quantized again as the model does). A second shuffle
     whose pairs quantize by another scale (three times coarser) is imported node by node
-    (y2: the values on the coarser grid, shuffled)."""
+    (y2: the values on the coarser grid, shuffled). A third shuffles the uint8 values
+    themselves (QOperator models': y3, dequantized after), one kernel too."""
     C, G, H = 6, 2, 3
     x = rand(4 * H * H, 44, 1.0)
     w = rand(C * 4, 45, 0.5)
@@ -2584,13 +2604,17 @@ def qdq_shuffle(out):
         nodes += [node("Reshape", ["cd", "s5"], ["r" + k], "split" + k)] + qdq("r" + k, "rd" + k, "r" + k, sc)
         nodes += [node("Transpose", ["rd" + k], ["t" + k], "swap" + k, perm=[0, 2, 1, 3, 4])] + qdq("t" + k, "td" + k, "t" + k, sc)
         nodes += [node("Reshape", ["td" + k, "s4"], ["m" + k], "merge" + k)] + qdq("m" + k, "y" + k, "m" + k, sc)
+    # the QOperator form: the shuffle of the uint8 values themselves, then dequantized (y3)
+    nodes += [node("Reshape", ["cd_q", "s5"], ["u5"], "split3"), node("Transpose", ["u5"], ["ut"], "swap3", perm=[0, 2, 1, 3, 4]),
+              node("Reshape", ["ut", "s4"], ["u4"], "merge3"), node("DequantizeLinear", ["u4", "cs", "cz"], ["y3"], "dq3")]
     inits = [initializer("w", [C, 4, 1, 1], w), initializer("cs", [], [cs]), initializer("cs2", [], [cs2]),
              typed_init("cz", [], 2, [cz]), int_init("s5", [1, G, C // G, H, H]), int_init("s4", [1, C, H, H])]
-    outs = [value_info("y1", [1, C, H, H]), value_info("y2", [1, C, H, H])]
+    outs = [value_info("y1", [1, C, H, H]), value_info("y2", [1, C, H, H]), value_info("y3", [1, C, H, H])]
     open(out + "/qdq_shuffle.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, 4, H, H])], outs))
     npy(out + "/qdq_shuffle_x.npy", "<f4", (1, 4, H, H), struct.pack("<%df" % len(x), *x))
     npy(out + "/qdq_shuffle_y1.npy", "<f4", (1, C, H, H), struct.pack("<%df" % len(y1), *y1))
     npy(out + "/qdq_shuffle_y2.npy", "<f4", (1, C, H, H), struct.pack("<%df" % len(y2), *y2))
+    npy(out + "/qdq_shuffle_y3.npy", "<f4", (1, C, H, H), struct.pack("<%df" % len(y1), *y1))
 
 
 def main(out):
