@@ -567,9 +567,20 @@ static bool op_matmul_integer(Imp *I) {
 static bool requantize(Imp *I, Val *acc, Val *bias, const char *bidx, Val *sa, Val *sb, const char *sbidx, Val *sy, Val *zy) {
   int dt = zy ? zy->dtype : OT_UINT8;
   ImpCall o = {0};
-  imp_call_arg(I, &o, "X", acc);
+  /* sums held channels last (qlinear_conv_f32's) stay so: the channel index is i3 */
+  bool nhwc = acc->nhwc && acc->ndim == 4;
+  int64_t ps[4] = {acc->shape[0], acc->shape[2], acc->shape[3], acc->shape[1]};
+  if (nhwc) {
+    o.params = xprintf("X: f32[%s]", imp_dims_text(ps, 4));
+    o.args = xstrdup(imp_tensor_nhwc(I, acc));
+    o.n = 1;
+    if (!strcmp(bidx, "i1")) bidx = "i3";
+    if (!strcmp(sbidx, "i1")) sbidx = "i3";
+  } else {
+    imp_call_arg(I, &o, "X", acc);
+  }
   char *ix = imp_idx("i", acc->ndim);
-  char *sum = xprintf("X[%s]", ix);
+  char *sum = xprintf(acc->fint ? "i32(X[%s])" : "X[%s]", ix); /* i32 sums held as f32 (qlinear_conv_f32): exact */
   if (bias) {
     /* int32 bias values beyond 2^24 do not fit f32 weights: as high and low parts */
     bool big = false;
@@ -593,10 +604,11 @@ static bool requantize(Imp *I, Val *acc, Val *bias, const char *bidx, Val *sa, V
   }
   char *m = xprintf("((%s * %s) / %s)", operand(I, &o, sa, "0", false), operand(I, &o, sb, sbidx, false), operand(I, &o, sy, "0", false));
   char *z = zy ? operand(I, &o, zy, "0", false) : NULL;
-  Val *y = imp_net_out(I, 0, acc->ndim, acc->shape);
+  Val *y = imp_net_out(I, 0, acc->ndim, nhwc ? ps : acc->shape);
   y->dtype = dt;
   y->fint = true;
   imp_call_kernel(I, &o, "requantize", y, xprintf("Y[%s] = %s", ix, q_saturate(xprintf("f32(%s) * %s", sum, m), z, dt)));
+  if (nhwc) memcpy(y->shape, acc->shape, sizeof y->shape), y->nhwc = true;
   return true;
 }
 
@@ -725,10 +737,20 @@ static bool read_as_float(const Imp *I, const char *name) {
  * convolution rounds (the Cast of the exact sum rounds there too). The plain i32 kernel
  * (conv_integer) took resnet18's 20 convolutions 980 ms; onnxruntime 130 ms. 1: done; 0:
  * not of that form (nothing written); -1: reported. */
+static int conv_less_zp_f32(Imp *I, Val *x, Val *xz, Val *w, Val *wz, Val **acc);
+
 static int conv_integer_f32(Imp *I, Val *x, Val *xz, Val *w, Val *wz) {
   if (!w->c || x->c || x->ndim != 4 || w->ndim != 4 || (wz && !wz->c) || (xz && val_numel(xz) != 1) ||
       !read_as_float(I, I->node->output[0]))
     return 0;
+  Val *acc;
+  return conv_less_zp_f32(I, x, xz, w, wz, &acc);
+}
+
+/* The integer convolution of X less its zero point XZ by the constant filter W less WZ
+ * as Conv's f32 one (conv_integer_f32), into *ACC (i32 values held as f32): 1, or -1
+ * after an error. */
+static int conv_less_zp_f32(Imp *I, Val *x, Val *xz, Val *w, Val *wz, Val **acc) {
   int64_t g = imp_attr_i(I, "group", 1), s[2], d[2], p[4];
   if (!int_conv_attrs(I, x, w, s, d, p)) return -1;
   int64_t m = w->shape[0], per = val_numel(w) / m;
@@ -754,7 +776,27 @@ static int conv_integer_f32(Imp *I, Val *x, Val *xz, Val *w, Val *wz) {
   if (!imp_conv2d(I, u, k, NULL, g, s, d, p, &out)) return -1;
   out->dtype = OT_INT32;
   out->fint = true;
+  *acc = out;
   return 1;
+}
+
+/* A QLinearConv's sums by Conv's f32 convolution (channels last, packed filters, Winograd)
+ * where the integer kernels are not used (no VNNI, TEXC_NET_INT8=0): exact when no sum can
+ * reach 2^24, which a constant filter and a constant zero point of X bound (per output
+ * channel the filter's |w - wz| summed, times X's largest |x - zx|); else 0 (the plain i32
+ * convolution, conv_integer). A QOperator shufflenet_v2 took 81 ms on one thread by the
+ * plain one. */
+static int qlinear_conv_f32(Imp *I, Val *x, Val *xz, Val *w, Val *wz, Val **acc) {
+  if (!w->c || x->c || x->ndim != 4 || w->ndim != 4 || (wz && !wz->c) || (xz && (val_numel(xz) != 1 || !xz->c))) return 0;
+  int64_t m = w->shape[0], per = val_numel(w) / m;
+  if (wz && val_numel(wz) != 1 && !(wz->ndim == 1 && wz->shape[0] == m)) return 0;
+  double zx = xz ? xz->c[0] : 0, xmax = fmax(fabs(qlo(x->dtype) - zx), fabs(qhi(x->dtype) - zx));
+  for (int64_t o = 0; o < m; o++) {
+    double sum = 0, z = wz ? wz->c[val_numel(wz) == 1 ? 0 : o] : 0;
+    for (int64_t i = 0; i < per; i++) sum += fabs(w->c[o * per + i] - z);
+    if (sum * xmax >= 16777216.0) return 0;
+  }
+  return conv_less_zp_f32(I, x, xz, w, wz, acc);
 }
 
 /* ConvInteger of a run-time uint8 X with a run-time zero point (a DynamicQuantizeLinear's)
@@ -825,7 +867,10 @@ static bool op_qlinear_conv(Imp *I) {
     return imp_error(I, "w_scale has %lld values (one, or one per output channel: %lld)", (long long)val_numel(s[1]), (long long)w->shape[0]);
   int fast = w->ndim == 4 ? qlinear_conv_int(I, x, w, b, s, z) : 0;
   if (fast) return fast > 0;
-  Val *acc = conv_integer(I, x, z[0], w, z[1]);
+  Val *acc = NULL;
+  int f32 = qlinear_conv_f32(I, x, z[0], w, z[1], &acc);
+  if (f32 < 0) return false;
+  if (!f32) acc = conv_integer(I, x, z[0], w, z[1]);
   return acc && requantize(I, acc, b, "i1", s[0], s[1], "i1", s[2], z[2]);
 }
 

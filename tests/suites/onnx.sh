@@ -377,6 +377,14 @@ fi
 ql=$("$TEXC" import "$B/qlinear_int.onnx" -o "$B/qlinear_int.tex" >/dev/null 2>&1 && grep -c "= q[a-z_]*conv2d_nhwc_pad(" "$B/qlinear_int.tex")
 [ "$ql" = $((vnni ? 2 : 0)) ] && echo "ok - onnx QLinearConv: integer kernels with VNNI only" || echo "not ok - onnx QLinearConv: integer kernels with VNNI only: $ql"
 expect_int8_paths "QLinearConv" "$B/qlinear_int.onnx" --input "$B/qlinear_int_x.npy" --expect "$B/qlinear_int_y.npy"
+# without the integer kernels, Conv's f32 convolutions of the values less their zero points
+# where no sum can reach 2^24 (exact), the plain i32 one where one can (qlinear_big: 600
+# channels, sums near -1.9e7)
+expect_int8_paths "QLinearConv past 2^24" "$B/qlinear_big.onnx" --input "$B/qlinear_big_x.npy" --expect "$B/qlinear_big_y.npy"
+f32a=$(TEXC_NET_INT8=0 "$TEXC" import "$B/qlinear_int.onnx" -o "$B/qlinear_f32.tex" >/dev/null 2>&1 && grep -c "= conv2d_nhwc_pad(\|= depthwise_conv2d_nhwc(" "$B/qlinear_f32.tex")
+f32b=$(TEXC_NET_INT8=0 "$TEXC" import "$B/qlinear_big.onnx" -o "$B/qlinear_big.tex" >/dev/null 2>&1 && grep -c "= conv_integer_" "$B/qlinear_big.tex")
+[ "$f32a" = 2 ] && [ "$f32b" = 1 ] && echo "ok - onnx QLinearConv without integer kernels: f32 convolutions, i32 past 2^24" ||
+  echo "not ok - onnx QLinearConv without integer kernels: f32 convolutions, i32 past 2^24: $f32a $f32b"
 # onnxruntime's QOperator contrib operators (com.microsoft): QLinearAdd, QLinearMul,
 # QLinearGlobalAveragePool, QGemm, QLinearConcat, as their definitions compute them; other contrib
 # operators and these names in the default domain refused by name

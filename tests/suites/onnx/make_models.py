@@ -2186,6 +2186,24 @@ def qlinear_conv_int(out):
     open(out + "/qlinear_int.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, C, H, W])], [value_info("y", [1, CA, OH, OW])]))
     npy(out + "/qlinear_int_x.npy", "<f4", (1, C, H, W), struct.pack("<%df" % len(x), *x))
     npy(out + "/qlinear_int_y.npy", "<f4", (1, CA, OH, OW), struct.pack("<%df" % len(y), *y))
+    # a 1 x 1 QLinearConv over 600 channels of filters near +-127 and x near 0 (zero point
+    # 255): its sums pass 2^24, so without the integer kernels it is not an f32 convolution
+    # (whose sums would round) but the plain i32 one; y = onnxruntime's requantization
+    CB, P = 600, 3
+    xb = [0 if v % 7 else 9 for v in range(CB * P)]
+    wb = [127 - (v % 2) if v % 9 else 120 for v in range(2 * CB)]
+    accs = [sum((xb[c * P + p] - 255) * wb[o * CB + c] for c in range(CB)) for o in range(2) for p in range(P)]
+    xbs, wbs, ybs, ybz = 0.01, [0.02, 0.03], 60.0, 128
+    yb = [dequantize(rq(a, 0, xbs, wbs[k // P], ybs, ybz), ybs, ybz) for k, a in enumerate(accs)]
+    nodes = [node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], "qx"),
+             node("QLinearConv", ["xq", "xs", "xz", "w", "ws", "w0", "ys", "yz"], ["yq"], "conv"),
+             node("DequantizeLinear", ["yq", "ys", "yz"], ["y"], "dqy")]
+    inits = [initializer("xs", [], [xbs]), typed_init("xz", [], 2, [255]), typed_init("w", [2, CB, 1, 1], 3, wb),
+             initializer("ws", [2], wbs), typed_init("w0", [2], 3, [0, 0]), initializer("ys", [], [ybs]), typed_init("yz", [], 2, [ybz])]
+    xf = [dequantize(v, xbs, 255) for v in xb]
+    open(out + "/qlinear_big.onnx", "wb").write(model(nodes, inits, [value_info("x", [1, CB, 1, P])], [value_info("y", [1, 2, 1, P])]))
+    npy(out + "/qlinear_big_x.npy", "<f4", (1, CB, 1, P), struct.pack("<%df" % len(xf), *xf))
+    npy(out + "/qlinear_big_y.npy", "<f4", (1, 2, 1, P), struct.pack("<%df" % len(yb), *yb))
 
 
 def qoperator_contrib(out):
