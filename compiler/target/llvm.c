@@ -67,6 +67,9 @@ typedef struct CG {
   LLVMBasicBlockRef allocas;  /* its first block: allocas go before its branch */
   LLVMValueRef errp;          /* i32* error flag of the kernel call */
   Buffer *store_buf;          /* the buffer of the store being emitted (never_nan) */
+  const Expr *kept;           /* the store's own element in `B[i] = c ? v : B[i]` (tails.c
+                                 guarded_locals): read where the store writes, so every lane
+                                 may read it, unmasked like the store */
   VarBind *vars;
   int nvars, capvars;
   BufBind *bufs;
@@ -757,9 +760,11 @@ static LLVMValueRef emit_under_mask(CG *g, LLVMValueRef m, Expr *e) {
  * by lane evaluates each branch under the mask of its lanes. */
 static LLVMValueRef emit_select(CG *g, Expr *e) {
   LLVMValueRef c = emit_expr(g, e->a);
+  bool kept = e->c == g->kept; /* the stored element itself: read by every lane, as written */
+  g->kept = NULL;
   if (is_vec(c) && !(expr_safe(e->b) && expr_safe(e->c))) {
     LLVMValueRef x = expr_safe(e->b) ? splat(g, emit_expr(g, e->b)) : emit_under_mask(g, c, e->b);
-    LLVMValueRef y = expr_safe(e->c) ? splat(g, emit_expr(g, e->c)) : emit_under_mask(g, LLVMBuildNot(g->b, c, ""), e->c);
+    LLVMValueRef y = expr_safe(e->c) || kept ? splat(g, emit_expr(g, e->c)) : emit_under_mask(g, LLVMBuildNot(g->b, c, ""), e->c);
     return LLVMBuildSelect(g->b, c, x, y, "");
   }
   if ((expr_safe(e->b) && expr_safe(e->c)) || is_vec(c)) {
@@ -1414,9 +1419,12 @@ static void emit_store(CG *g, Stmt *s) {
   }
   Buffer *buf = s->buf;
   Buffer *outer = g->store_buf;
+  const Expr *kept = g->kept, *c = s->value->kind == E_SELECT ? s->value->c : NULL;
   g->store_buf = buf;
+  g->kept = c && c->kind == E_LOAD && c->buf == buf && c->nargs == 1 && s->nargs == 1 && ir_equal(c->args[0], s->args[0]) ? c : NULL;
   LLVMValueRef v = emit_expr(g, s->value);
   g->store_buf = outer;
+  g->kept = kept;
   bool vec = false;
   for (int d = 0; g->lanes > 1 && d < s->nargs; d++) vec |= ir_uses_var(s->args[d], g->vvar);
   if (!vec) { /* every lane writes the same place: the last one wins, as in serial order */
