@@ -176,6 +176,10 @@ int drv_main(int argc, char **argv) {
   }
   Program *p = drv_load(&c);                             /* 1. parse + check */
   if (!p) return 1;
+  if (c.cmd != CMD_COMPILE && p->nkernels == 0) { /* not a silent empty result */
+    fprintf(stderr, "texc: error: %s defines no kernel to %s\n", c.file, cli_command_names[c.cmd]);
+    return 1;
+  }
   switch (c.cmd) {                                       /* 2.. pick steps, schedule, lower */
   case CMD_COMPILE: return cmd_compile(&c, p);           /* ... -> emit */
   case CMD_RUN: return drv_run(&c, p);                   /* ... -> build -> call (--check) */

@@ -819,6 +819,7 @@ static bool load_output(Imp *I, const Onnx__GraphProto *g, size_t k, const Vec *
   const Onnx__ValueInfoProto *vi = g->output[k];
   int dtype, nd;
   int64_t shape[HT_MAX_DIMS];
+  if (!vi->name || !*vi->name) return imp_error(I, "graph output %zu has no name", k + 1);
   if (!value_type(I, vi, "output", &dtype, &nd, shape, g)) return false;
   Val *v = imp_val(I, vi->name);
   if (!v) return imp_error(I, "output '%s' is computed by no node", vi->name);

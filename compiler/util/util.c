@@ -1,6 +1,7 @@
 /* util.c — arenas, strings, growable arrays, dtypes. */
 #include "texc.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,6 +92,13 @@ char *read_file(const char *path, size_t *len) {
     size_t got = fread(buf + n, 1, cap - n - 1, f);
     n += got;
     if (got == 0) break;
+  }
+  if (ferror(f)) { /* a directory opens but does not read (EISDIR): not an empty file */
+    int e = errno;
+    fclose(f);
+    free(buf);
+    errno = e ? e : EIO;
+    return NULL;
   }
   fclose(f);
   buf[n] = 0;
