@@ -880,8 +880,11 @@ static bool load_outputs(Imp *I, const Onnx__GraphProto *g, const char **decls) 
   return true;
 }
 
+Imp *imp_now;
+
 /* G's nodes in an order where each reads what is defined before it; false after errors. */
 static bool import_nodes(Imp *I, const Onnx__GraphProto *g) {
+  imp_now = I;
   int *order = xalloc(sizeof(int) * (g->n_node + 1));
   if (!topo_order(I, g, order)) return false;
   bool *skip = xalloc(sizeof(bool) * (g->n_node + 1)); /* nodes imported with an earlier one */

@@ -242,6 +242,10 @@ bool imp_alias(Imp *I, Val *v);
 bool imp_broadcast(Imp *I, const int64_t *a_in, int na, const int64_t *b_in, int nb, int64_t *out, int *no);
 int64_t imp_bidx(const int64_t *sh, int ns, const int64_t *idxs, int no);
 char *imp_baccess(const char *name, const Val *v, const int64_t *oshape, int no);
+/* The most values of a constant computed at import (imp_vals; 2^31: 16 GiB as doubles);
+ * the importer running (its node named when imp_vals refuses more). */
+#define IMP_MAX_FOLD (INT64_C(1) << 31)
+extern Imp *imp_now;
 double *imp_vals(int64_t n);
 Val *imp_const_out(Imp *I, int k, int dtype, int nd, const int64_t *shape, double *c);
 int imp_shape_from(Imp *I, Val *v, int64_t *out);

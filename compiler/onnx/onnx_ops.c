@@ -280,7 +280,18 @@ char *imp_baccess(const char *name, const Val *v, const int64_t *oshape, int no)
 /* ---- constant folding ------------------------------------------------------------ */
 
 double *imp_vals(int64_t n) {
-  return malloc(sizeof(double) * (size_t)(n ? n : 1));
+  /* a constant computed at import (folded) of more values than this is refused: a model
+   * asking for 2^61 (an EyeLike of a mutated shape) wrapped the size and overflowed */
+  if (n < 0 || n > IMP_MAX_FOLD) {
+    if (imp_now) imp_unsupported(imp_now, "a constant of %lld values to compute at import (at most %lld)", (long long)n,
+                                 (long long)IMP_MAX_FOLD);
+    else fprintf(stderr, "texc: error: a constant of %lld values to compute at import (at most %lld)\n", (long long)n,
+                 (long long)IMP_MAX_FOLD);
+    exit(1);
+  }
+  double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
+  if (!v) die_oom(sizeof(double) * (size_t)n);
+  return v;
 }
 
 /* A constant output K. */

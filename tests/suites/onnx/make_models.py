@@ -691,6 +691,10 @@ def recurrent(out):
     # kernel_shape of 2^63 - 1
     nd = node("MaxPool", ["x"], ["yh"], "pool", kernel_shape=[1, 2 ** 63 - 1])
     open(out + "/pool_huge.onnx", "wb").write(model([nd], [], [value_info("x", [B, T, In, 1])], [value_info("yh", [B, T, 1, 1])]))
+    # a constant too large to fold: EyeLike of a [2^31, 5] input (2^61 values wrapped the
+    # allocation's size)
+    nd = node("EyeLike", ["x"], ["yh"], "eye")
+    open(out + "/eye_huge.onnx", "wb").write(model([nd], [], [value_info("x", [2 ** 31, 5])], [value_info("yh", [2 ** 31, 5])]))
     # a hidden_size that is not R's (2^63 - 1 overflowed gates x hidden_size: a byte mutant)
     nd = node("RNN", ["x", "wr", "rr"], ["", "yh"], "rnn", hidden_size=2 ** 63 - 1, layout=1)
     open(out + "/rnn_hidden.onnx", "wb").write(model([nd], rnn_w, [x], [value_info("yh", [B, 1, H])], opset=14))
