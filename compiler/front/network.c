@@ -842,6 +842,21 @@ static bool reads_from(const Network *n, int first, int last, int k) {
   return false;
 }
 
+/* How many of node K's arguments nodes FIRST..LAST make (at least 1). Inlined into K, each
+ * is a copy of its producer's expression: a chain of `t = t + t` doubles the group's
+ * expression with every node (20 such Adds took 2.5 GB and 3.5 s to compile, and their
+ * kernel computed 2^20 additions an element), so a group stops where its first node's
+ * value would be copied more than MAX_FUSED_COPIES times. */
+enum { MAX_FUSED_COPIES = 64 };
+static int64_t reads_of(const Network *n, int first, int last, int k) {
+  int64_t r = 0;
+  for (int a = 0; a < n->nodes[k]->nargs; a++) {
+    int p = n->nodes[k]->args[a]->producer;
+    r += p >= first && p <= last;
+  }
+  return r > 1 ? r : 1;
+}
+
 /* Group K's name, its inputs (every argument its nodes read from outside it) and whether
  * it is folded. */
 static void group_inputs(Network *n, int k) {
@@ -868,11 +883,13 @@ static void make_groups(Network *n) {
   n->groups = xalloc(sizeof(NetGroup *) * (size_t)(n->nnodes + 1));
   for (int i = 0; i < n->nnodes;) {
     int last = i;
+    int64_t copies = 1; /* of the first node's value in the group's one expression */
     while (last + 1 < n->nnodes) {
-      if (joins(n, i, last + 1)) {
+      if (joins(n, i, last + 1) && (copies *= reads_of(n, i, last, last + 1)) <= MAX_FUSED_COPIES) {
         last++;
         continue;
       }
+      if (copies > MAX_FUSED_COPIES) break;
       int e = last + 1; /* side calls, then the call they feed: that call joins with them */
       while (e < n->nnodes && n->nodes[e]->side) e++;
       if (e == last + 1 || e >= n->nnodes || !reads_from(n, i, last, e) || !joins(n, i, e)) break;

@@ -37,11 +37,44 @@ static bool check_attach(Stage *p) {
   return true;
 }
 
+/* The operations of E once the inlined stages' values stand for their loads (SIZES: of
+ * the stages before, by topo), saturating at MAX_INLINED; *FROM: the inlined stage that
+ * adds the most. */
+enum { MAX_INLINED = 1 << 20 };
+static int64_t inlined_size(LowerCtx *L, const Expr *e, const int64_t *sizes, Stage **from) {
+  if (!e) return 0;
+  int64_t n = 1, best = 0;
+  if (e->kind == E_LOAD) {
+    Stage *p = sched_stage_of_buf(L->s, e->buf);
+    if (p && p->attach == ATTACH_INLINE && p->topo >= 0 && p->done) n = sizes[p->topo], *from = p;
+  }
+  const Expr *sub[3] = {e->a, e->b, e->c};
+  for (int i = 0; i < 3 + e->nargs && n < MAX_INLINED; i++) {
+    Stage *f = NULL;
+    int64_t k = inlined_size(L, i < 3 ? sub[i] : e->args[i - 3], sizes, &f);
+    n += k;
+    if (f && k > best) best = k, *from = f;
+  }
+  return n < MAX_INLINED ? n : MAX_INLINED;
+}
+
 bool pass_inline(LowerCtx *L) {
+  int64_t *sizes = xalloc(sizeof(int64_t) * (size_t)(L->s->stages.len + 1));
+  for (int i = 0; i < L->s->stages.len; i++) lower_stage(L, i)->topo = -1, lower_stage(L, i)->done = false;
   for (int i = 0; i < L->s->stages.len; i++) {
-    Stage *x = lower_stage(L, i);
+    Stage *x = lower_stage(L, i), *from = NULL;
     x->topo = i;
-    x->done = false;
+    /* inlining copies a producer's value at every load of it: a chain of stages that each
+     * read the one before 4 times grows 4-fold a stage (38 lines took 1.9 GB) */
+    sizes[i] = inlined_size(L, x->op->value, sizes, &from);
+    if (sizes[i] >= MAX_INLINED) {
+      diag_error(from ? from->attach_loc : x->loc,
+                 "inlining makes stage '%s' an expression of more than %d operations: compute '%s' at the root "
+                 "or at a loop (compute_root, compute_at) instead",
+                 x->name, MAX_INLINED, from ? from->name : x->name);
+      return false;
+    }
+    x->done = true; /* its size is known (inlined_size reads it) */
     x->eff = inline_expr(L, x->op->value);
     x->scatter_eff = NULL;
     x->init_eff = inline_expr(L, x->op->init);
@@ -51,5 +84,6 @@ bool pass_inline(LowerCtx *L) {
     }
     if (!check_attach(x)) return false;
   }
+  for (int i = 0; i < L->s->stages.len; i++) lower_stage(L, i)->done = false;
   return true;
 }
