@@ -761,7 +761,6 @@ static LLVMValueRef emit_under_mask(CG *g, LLVMValueRef m, Expr *e) {
 static LLVMValueRef emit_select(CG *g, Expr *e) {
   LLVMValueRef c = emit_expr(g, e->a);
   bool kept = e->c == g->kept; /* the stored element itself: read by every lane, as written */
-  g->kept = NULL;
   if (is_vec(c) && !(expr_safe(e->b) && expr_safe(e->c))) {
     LLVMValueRef x = expr_safe(e->b) ? splat(g, emit_expr(g, e->b)) : emit_under_mask(g, c, e->b);
     LLVMValueRef y = expr_safe(e->c) || kept ? splat(g, emit_expr(g, e->c)) : emit_under_mask(g, LLVMBuildNot(g->b, c, ""), e->c);
@@ -1092,6 +1091,13 @@ static LLVMValueRef span_masked(CG *g, Buffer *buf, Expr **args) {
 
 static LLVMValueRef emit_load(CG *g, Expr *e) {
   Buffer *buf = e->buf;
+  if (g->mask && g->kept && e != g->kept && e->buf == g->kept->buf && e->nargs == 1 && ir_equal(e->args[0], g->kept->args[0])) {
+    LLVMValueRef m = g->mask; /* the stored element (a tail tile's accumulator): every lane may read it */
+    g->mask = NULL;
+    LLVMValueRef v = emit_load(g, (Expr *)g->kept);
+    g->mask = m;
+    return v;
+  }
   bool vec = false;
   for (int d = 0; g->lanes > 1 && d < e->nargs; d++) vec |= ir_uses_var(e->args[d], g->vvar);
   if (!vec) return load_scalar(g, buf, emit_expr(g, e->args[0]));
@@ -1496,13 +1502,14 @@ static void add_access(Accesses *acc, Buffer *b, Expr **args, bool store) {
 }
 
 /* Is every load of E that moves with V cheap on LANES lanes under a mask (masked, a
- * contiguous or a uniform access, or few elements: few_offsets)? A masked gather is slower
+ * contiguous or a uniform access, few elements: few_offsets, or a short span:
+ * span_masked)? A masked gather is slower
  * than the scalar loop (argmax's lanes). */
 static bool masked_loads_cheap(const Expr *e, const IrVar *v, int lanes) {
   LaneOffsets o;
   if (!e) return true;
   if (e->kind == E_LOAD && ir_uses_var(e->args[0], v) && classify(e->args, v) == ACC_GATHER &&
-      !(lane_offsets(e->args, v, 0, lanes, &o) && few(&o, lanes, true)))
+      !(lane_offsets(e->args, v, 0, lanes, &o) && (few(&o, lanes, true) || span_fits(&o, lanes))))
     return false;
   for (int i = 0; i < e->nargs; i++)
     if (!masked_loads_cheap(e->args[i], v, lanes)) return false;
