@@ -284,29 +284,30 @@ else echo "not ok - a network of three results as a library (exit $rc)"; sed 's/
 
 # A quantized model (tests/suites/onnx/make_models.py qdq_int: four QDQ convolutions, one
 # depthwise, integer kernels where the CPU has VNNI: u8 activations, i8 filters made at load)
-# as a library: the four results equal `texc run --output` byte for byte.
+# as a library: the five results equal `texc run --output` byte for byte.
 mkdir -p "$OUT/quant"
 cat >"$OUT/quant/quant.c" <<'C'
 #include <stdio.h>
 #include "net.h"
 int main(void) {
-  static float x[net_INPUT_SIZE], a[net_OUTPUT0_SIZE], b[net_OUTPUT1_SIZE], c[net_OUTPUT2_SIZE], d[net_OUTPUT3_SIZE];
+  static float x[net_INPUT_SIZE], a[net_OUTPUT0_SIZE], b[net_OUTPUT1_SIZE], c[net_OUTPUT2_SIZE], d[net_OUTPUT3_SIZE],
+      e[net_OUTPUT4_SIZE];
   FILE *f = fopen("x.bin", "rb");
   if (!f || fread(x, sizeof(float), net_INPUT_SIZE, f) != net_INPUT_SIZE) return 2;
   fclose(f);
-  if (net(x, a, b, c, d)) { printf("not ok - a quantized model: %s\n", net_last_error()); return 1; }
+  if (net(x, a, b, c, d, e)) { printf("not ok - a quantized model: %s\n", net_last_error()); return 1; }
   f = fopen("out.bin", "wb");
-  fwrite(a, sizeof a, 1, f), fwrite(b, sizeof b, 1, f), fwrite(c, sizeof c, 1, f), fwrite(d, sizeof d, 1, f);
+  fwrite(a, sizeof a, 1, f), fwrite(b, sizeof b, 1, f), fwrite(c, sizeof c, 1, f), fwrite(d, sizeof d, 1, f), fwrite(e, sizeof e, 1, f);
   return fclose(f) != 0;
 }
 C
 MM=$PWD/tests/suites/onnx/make_models.py
 (cd "$OUT/quant" && python3 "$MM" . && Q=qdq_int.onnx &&
-   "$TEXC" run $Q --input qdq_int_x.npy --output ya.npy --output yb.npy --output yc.npy --output yd.npy && tail -c $((4 * 18 * 81)) qdq_int_x.npy > x.bin &&
+   "$TEXC" run $Q --input qdq_int_x.npy --output ya.npy --output yb.npy --output yc.npy --output yd.npy --output ye.npy && tail -c $((4 * 18 * 81)) qdq_int_x.npy > x.bin &&
    "$TEXC" $Q --emit so -o libnet.so && "$TEXC" $Q --emit header -o net.h --name net &&
    cc $SAN -O1 -o quant quant.c -L. -lnet -Wl,-rpath,'$ORIGIN' && ./quant) >"$OUT/quant.log" 2>&1
 rc=$?
-if [ $rc -eq 0 ] && cmp -s "$OUT/quant/out.bin" <(tail -c $((4 * 40 * 25)) "$OUT/quant/ya.npy"; tail -c $((4 * 24 * 81)) "$OUT/quant/yb.npy"; tail -c $((4 * 16 * 81)) "$OUT/quant/yc.npy"; tail -c $((4 * 24 * 25)) "$OUT/quant/yd.npy"); then
+if [ $rc -eq 0 ] && cmp -s "$OUT/quant/out.bin" <(tail -c $((4 * 40 * 25)) "$OUT/quant/ya.npy"; tail -c $((4 * 24 * 81)) "$OUT/quant/yb.npy"; tail -c $((4 * 16 * 81)) "$OUT/quant/yc.npy"; tail -c $((4 * 24 * 25)) "$OUT/quant/yd.npy"; tail -c $((4 * 18 * 81)) "$OUT/quant/ye.npy"); then
   echo "ok - a quantized model (QDQ convolutions) as a library: equal to texc run --output"
 else echo "not ok - a quantized model (QDQ convolutions) as a library (exit $rc)"; sed 's/^/  # /' "$OUT/quant.log" | head -8; fi
 
