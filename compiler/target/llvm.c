@@ -1427,7 +1427,8 @@ static void emit_store(CG *g, Stmt *s) {
   Buffer *outer = g->store_buf;
   const Expr *kept = g->kept, *c = s->value->kind == E_SELECT ? s->value->c : NULL;
   g->store_buf = buf;
-  g->kept = c && c->kind == E_LOAD && c->buf == buf && c->nargs == 1 && s->nargs == 1 && ir_equal(c->args[0], s->args[0]) ? c : NULL;
+  /* only for a store no lane mask guards: then every lane writes, and may read, that element */
+  g->kept = !g->mask && c && c->kind == E_LOAD && c->buf == buf && c->nargs == 1 && s->nargs == 1 && ir_equal(c->args[0], s->args[0]) ? c : NULL;
   LLVMValueRef v = emit_expr(g, s->value);
   g->store_buf = outer;
   g->kept = kept;
