@@ -296,6 +296,7 @@ expect_error "RNN: an empty sequence" "node 'rnn' (RNN): not supported: sequence
 expect_error "RNN: two activations for one" "node 'rnn' (RNN): 2 activations (1 for 1 direction)" "$TEXC" import "$B/rnn_acts.onnx"
 expect_error "RNN: Affine without alpha" "node 'rnn' (RNN): not supported: activation 'affine' without its activation_alpha and activation_beta" "$TEXC" import "$B/rnn_affine.onnx"
 expect_error "a kernel_shape out of range" "node 'pool' (MaxPool): attribute 'kernel_shape' is 9223372036854775807, out of range" "$TEXC" import "$B/pool_huge.onnx"
+expect_error "a graph output without a name" "out_noname.onnx: graph output 1 has no name" "$TEXC" run "$B/out_noname.onnx"
 expect_error "a constant too large to fold" "node 'eye' (EyeLike): not supported: a constant of 10737418240 values to compute at import" "$TEXC" import "$B/eye_huge.onnx"
 expect_error "RNN: hidden_size not R's" "node 'rnn' (RNN): hidden_size 9223372036854775807, but R is f32\[1, 4, 4\]" "$TEXC" import "$B/rnn_hidden.onnx"
 expect_error "RNN: W of the wrong shape" "node 'rnn' (RNN): W is f32\[1, 4, 4\], expected f32\[1, 4, 3\]" "$TEXC" import "$B/rnn_wshape.onnx"

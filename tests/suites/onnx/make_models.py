@@ -691,6 +691,10 @@ def recurrent(out):
     # kernel_shape of 2^63 - 1
     nd = node("MaxPool", ["x"], ["yh"], "pool", kernel_shape=[1, 2 ** 63 - 1])
     open(out + "/pool_huge.onnx", "wb").write(model([nd], [], [value_info("x", [B, T, In, 1])], [value_info("yh", [B, T, 1, 1])]))
+    # a graph output without a name (crashed: a byte mutant)
+    nd = node("Relu", ["x"], ["yh"], "relu")
+    noname = value_info("", [2, 3])[len(field(1, "")):]  # the ValueInfo without its name field
+    open(out + "/out_noname.onnx", "wb").write(model([nd], [], [value_info("x", [2, 3])], [noname]))
     # a constant too large to fold: EyeLike of a [2^31, 5] input (2^61 values wrapped the
     # allocation's size)
     nd = node("EyeLike", ["x"], ["yh"], "eye")
