@@ -242,6 +242,9 @@ static void add_define(Cli *c, const char *arg) {
     if (!comma) break;
     v = comma + 1;
   }
+  for (int i = 0; i < c->ndefs; i++) /* the first value was taken and the second warned about as unknown */
+    if (strlen(c->defs[i].name) == (size_t)(eq - arg) && !strncmp(c->defs[i].name, arg, (size_t)(eq - arg)))
+      fail("-D %s: %s is given a value twice (a list gives several: -D %s=V1,V2)", arg, c->defs[i].name, c->defs[i].name);
   c->def_values[c->ndefs] = values;
   c->ndef_values[c->ndefs] = n;
   c->defs[c->ndefs++] = (Define){xstrndup(arg, (size_t)(eq - arg)), values[0], false};
