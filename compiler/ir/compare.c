@@ -109,52 +109,36 @@ bool compare_values_as(const void *got, const void *ref, DType t, DType precisio
   return false;
 }
 
+/* T, or U when U is a narrower float type. */
+static DType narrower(DType t, DType u) { return dtype_is_float(u) && u < t ? u : t; }
+
 /* The narrowest float type of expression E (DT_F64 when it has none). */
 static DType narrowest_expr(const Expr *e) {
   if (!e) return DT_F64;
-  DType t = dtype_is_float(e->dtype) ? e->dtype : DT_F64;
-  if (e->kind == E_LOAD && dtype_is_float(e->buf->dtype) && e->buf->dtype < t) t = e->buf->dtype;
+  DType t = narrower(DT_F64, e->dtype);
+  if (e->kind == E_LOAD) t = narrower(t, e->buf->dtype);
   const Expr *sub[3] = {e->a, e->b, e->c};
-  for (int i = 0; i < 3; i++) {
-    DType u = narrowest_expr(sub[i]);
-    if (u < t) t = u;
-  }
-  for (int i = 0; i < e->nargs; i++) {
-    DType u = narrowest_expr(e->args[i]);
-    if (u < t) t = u;
-  }
+  for (int i = 0; i < 3; i++) t = narrower(t, narrowest_expr(sub[i]));
+  for (int i = 0; i < e->nargs; i++) t = narrower(t, narrowest_expr(e->args[i]));
   return t;
 }
 
 static DType narrowest_stmt(const Stmt *s) {
   if (!s) return DT_F64;
-  DType t = DT_F64;
   const Expr *es[4] = {s->min, s->extent, s->value, s->cond};
-  for (int i = 0; i < 4; i++) {
-    DType u = narrowest_expr(es[i]);
-    if (u < t) t = u;
-  }
-  if (s->buf && dtype_is_float(s->buf->dtype) && s->buf->dtype < t) t = s->buf->dtype;
-  for (int i = 0; i < s->nbufs; i++)
-    if (dtype_is_float(s->bufs[i]->dtype) && s->bufs[i]->dtype < t) t = s->bufs[i]->dtype;
-  const Stmt *sub[2] = {s->body, s->els};
-  for (int i = 0; i < 2; i++) {
-    DType u = narrowest_stmt(sub[i]);
-    if (u < t) t = u;
-  }
-  for (int i = 0; i < s->n; i++) {
-    DType u = narrowest_stmt(s->stmts[i]);
-    if (u < t) t = u;
-  }
+  DType t = s->buf ? narrower(DT_F64, s->buf->dtype) : DT_F64;
+  for (int i = 0; i < 4; i++) t = narrower(t, narrowest_expr(es[i]));
+  for (int i = 0; i < s->nbufs; i++) t = narrower(t, s->bufs[i]->dtype);
+  t = narrower(narrower(t, narrowest_stmt(s->body)), narrowest_stmt(s->els));
+  for (int i = 0; i < s->n; i++) t = narrower(t, narrowest_stmt(s->stmts[i]));
   return t;
 }
 
 DType compare_dtype(const LoweredFunc *f, DType t) {
   if (t != DT_F64 || !f) return t;
   DType u = narrowest_stmt(f->body);
-  for (int i = 0; i < f->nparams; i++)
-    if (dtype_is_float(f->params[i]->dtype) && f->params[i]->dtype < u) u = f->params[i]->dtype;
-  return u < t ? u : t;
+  for (int i = 0; i < f->nparams; i++) u = narrower(u, f->params[i]->dtype);
+  return u;
 }
 
 bool compare_outputs(const LoweredFunc *f, void **got, void **ref, CompareResult *r) {

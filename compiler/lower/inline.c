@@ -46,7 +46,7 @@ static int64_t inlined_size(LowerCtx *L, const Expr *e, const int64_t *sizes, St
   int64_t n = 1, best = 0;
   if (e->kind == E_LOAD) {
     Stage *p = sched_stage_of_buf(L->s, e->buf);
-    if (p && p->attach == ATTACH_INLINE && p->topo >= 0 && p->done) n = sizes[p->topo], *from = p;
+    if (p && p->attach == ATTACH_INLINE && p->topo >= 0) n = sizes[p->topo], *from = p; /* topo: set once sized */
   }
   const Expr *sub[3] = {e->a, e->b, e->c};
   for (int i = 0; i < 3 + e->nargs && n < MAX_INLINED; i++) {
@@ -60,13 +60,14 @@ static int64_t inlined_size(LowerCtx *L, const Expr *e, const int64_t *sizes, St
 
 bool pass_inline(LowerCtx *L) {
   int64_t *sizes = xalloc(sizeof(int64_t) * (size_t)(L->s->stages.len + 1));
-  for (int i = 0; i < L->s->stages.len; i++) lower_stage(L, i)->topo = -1, lower_stage(L, i)->done = false;
+  for (int i = 0; i < L->s->stages.len; i++) lower_stage(L, i)->topo = -1;
   for (int i = 0; i < L->s->stages.len; i++) {
     Stage *x = lower_stage(L, i), *from = NULL;
-    x->topo = i;
     /* inlining copies a producer's value at every load of it: a chain of stages that each
      * read the one before 4 times grows 4-fold a stage (38 lines took 1.9 GB) */
     sizes[i] = inlined_size(L, x->op->value, sizes, &from);
+    x->topo = i;
+    x->done = false;
     if (sizes[i] >= MAX_INLINED) {
       diag_error(from ? from->attach_loc : x->loc,
                  "inlining makes stage '%s' an expression of more than %d operations: compute '%s' at the root "
@@ -74,7 +75,6 @@ bool pass_inline(LowerCtx *L) {
                  x->name, MAX_INLINED, from ? from->name : x->name);
       return false;
     }
-    x->done = true; /* its size is known (inlined_size reads it) */
     x->eff = inline_expr(L, x->op->value);
     x->scatter_eff = NULL;
     x->init_eff = inline_expr(L, x->op->init);
@@ -84,6 +84,5 @@ bool pass_inline(LowerCtx *L) {
     }
     if (!check_attach(x)) return false;
   }
-  for (int i = 0; i < L->s->stages.len; i++) lower_stage(L, i)->done = false;
   return true;
 }

@@ -1009,7 +1009,7 @@ static LLVMValueRef few_offsets(CG *g, Buffer *buf, Expr **args) {
   return out;
 }
 
-/* The most elements a masked span load (span_masked) reads for a vector of LANES lanes. */
+/* Does a span load (span_load) serve these offsets: distinct, at most 4 x LANES elements? */
 static bool span_fits(const LaneOffsets *o, int lanes) {
   return o->nd == lanes && o->hi - o->lo + 1 <= 4 * (int64_t)lanes;
 }
@@ -1044,7 +1044,7 @@ static bool in_row(const Buffer *buf, const Expr *e, int64_t *s, int64_t *j) {
  * elements the live lanes read are enabled: a masked gather was lane by lane (vpinsrb per
  * byte: a 7 x 7 x 232 int8 convolution's tail tile took 15x the time of a full one). NULL:
  * not of that form. */
-static LLVMValueRef span_masked(CG *g, Buffer *buf, Expr **args) {
+static LLVMValueRef span_load(CG *g, Buffer *buf, Expr **args) {
   LaneOffsets o;
   if (!g->vmin || !LLVMIsAConstantInt(g->vmin)) return NULL;
   if (!lane_offsets(args, g->vvar, LLVMConstIntGetSExtValue(g->vmin), g->lanes, &o) || !span_fits(&o, g->lanes)) return NULL;
@@ -1117,7 +1117,7 @@ static LLVMValueRef emit_load(CG *g, Expr *e) {
   }
   default: {
     LLVMValueRef v = few_offsets(g, buf, e->args);
-    if (!v) v = span_masked(g, buf, e->args);
+    if (!v) v = span_load(g, buf, e->args);
     return v ? v : gather(g, buf, emit_expr(g, e->args[0])); /* lane by lane */
   }
   }
@@ -1274,12 +1274,8 @@ static LLVMValueRef emit_dot4(CG *g, Expr *acc, Expr *sum) {
     LLVMValueRef bmask = LLVMBuildShuffleVector(g->b, g->mask, LLVMGetPoison(LLVMTypeOf(g->mask)), LLVMConstVector(m4, (unsigned)(4 * lanes)), "");
     LLVMValueRef margs[4] = {sptr, LLVMConstInt(g->i32, 1, 0), bmask, LLVMConstNull(bt)};
     bytes = masked_intrinsic(g, "llvm.masked.load", bt, g->ptr, margs, 4);
-    LLVMValueRef live = intrinsic1(g, "llvm.vector.reduce.or", g->mask, NULL);
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
-    LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "dot.live");
-    LLVMBasicBlockRef jb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "dot.lj");
-    LLVMBuildCondBr(g->b, live, tb, jb);
-    LLVMPositionBuilderAtEnd(g->b, tb);
+    LLVMValueRef outer; /* the word where some lane lives (lanes_on, as emit_under_mask) */
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b), jb = lanes_on(g, g->mask, &outer);
     LLVMValueRef x = dot4_word(g, &d);
     LLVMBasicBlockRef tend = LLVMGetInsertBlock(g->b);
     LLVMBuildBr(g->b, jb);
@@ -1288,6 +1284,7 @@ static LLVMValueRef emit_dot4(CG *g, Expr *acc, Expr *sum) {
     LLVMValueRef vals[2] = {x, LLVMConstInt(g->i32, 0, 0)};
     LLVMBasicBlockRef blocks[2] = {tend, pre};
     LLVMAddIncoming(word, vals, blocks, 2);
+    g->mask = outer;
   } else {
     word = dot4_word(g, &d);
     bytes = LLVMBuildLoad2(g->b, bt, sptr, "");
@@ -1504,7 +1501,7 @@ static void add_access(Accesses *acc, Buffer *b, Expr **args, bool store) {
 
 /* Is every load of E that moves with V cheap on LANES lanes under a mask (masked, a
  * contiguous or a uniform access, few elements: few_offsets, or a short span:
- * span_masked)? A masked gather is slower
+ * span_load)? A masked gather is slower
  * than the scalar loop (argmax's lanes). */
 static bool masked_loads_cheap(const Expr *e, const IrVar *v, int lanes) {
   LaneOffsets o;
